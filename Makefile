@@ -1,0 +1,100 @@
+# recio: `make` builds the library, the CLI and the examples under build/.
+#   make test       run the test suite (installs libstb-dev first when missing)
+#   make demo       the main job, end to end, on the sample data
+#   make sanitize   the tests under ASan + UBSan        make tsan   threaded tests under TSan
+#   make bench      benchmarks (tables with ratios)     make cross ARCH=aarch64|armhf|s390x
+#   make install PREFIX=/usr/local                      make clean
+CC      ?= cc
+CXX     ?= c++
+BUILD   ?= build
+OPT     ?= -O2
+STB     ?= /usr/include/stb
+PREFIX  ?= /usr/local
+RUN     ?=
+WARN     = -Wall -Wextra -Wpedantic -Werror
+CPPFLAGS = -I. -I$(STB) -D_FILE_OFFSET_BITS=64 -DRECIO_THREADS
+CFLAGS_R = -std=c99 $(WARN) $(OPT) $(EXTRA_CFLAGS)
+LDLIBS   = -lm -lpthread
+HDR      = recio.h
+
+TOOLS    = $(BUILD)/recio
+EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(filter-out examples/mpi_%,$(wildcard examples/*.c)))
+TESTS    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c)) $(BUILD)/tests/test_cpp
+BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/bench_*.c))
+
+.PHONY: all deps test demo sanitize tsan bench cross install clean
+all: deps $(BUILD)/librecio.a $(BUILD)/librecio.so $(TOOLS) $(EXAMPLES)
+
+# Debian's libstb-dev carries stb_image(_resize,_write).h. Install it when missing and allowed.
+deps: $(STB)/stb_image.h
+$(STB)/stb_image.h:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "recio: installing libstb-dev"; apt-get update -qq && apt-get install -y -qq libstb-dev >/dev/null; \
+	else echo "recio: $(STB)/stb_image.h is missing: run 'sudo apt-get install libstb-dev'"; exit 1; fi
+
+$(BUILD)/obj/recio.o: recio_impl.c $(HDR) | deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS_R) -fPIC -c $< -o $@
+$(BUILD)/librecio.a: $(BUILD)/obj/recio.o
+	$(AR) rcs $@ $^
+$(BUILD)/librecio.so: $(BUILD)/obj/recio.o
+	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
+$(BUILD)/recio: $(wildcard tools/*.c) tools/cli.h $(BUILD)/librecio.a
+	$(CC) $(CPPFLAGS) -Itools $(CFLAGS_R) $(wildcard tools/*.c) -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
+$(BUILD)/examples/%: examples/%.c $(BUILD)/librecio.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
+$(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/librecio.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
+# The header, implementation included, must also be clean C++.
+$(BUILD)/tests/test_cpp: tests/cpp_unit.cpp tests/test.h $(HDR) | deps
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(WARN) $(OPT) $(EXTRA_CFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)
+$(BUILD)/bench/%: bench/%.c $(BUILD)/librecio.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS) $(BENCH_LIBS)
+
+test: all $(TESTS)
+	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" tests/run.sh $(TESTS)
+
+demo: all
+	@RECIO=$(BUILD)/recio sh examples/demo.sh
+
+sanitize:
+	$(MAKE) test BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" LDFLAGS="-fsanitize=address,undefined"
+
+tsan:
+	$(MAKE) test BUILD=build/tsan OPT="-O1 -g" EXTRA_CFLAGS="-fsanitize=thread" LDFLAGS="-fsanitize=thread"
+
+bench: all $(BENCHES)
+	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+
+# Cross builds run the test suite under qemu-user; s390x is big-endian.
+ARCH ?= s390x
+TRIPLE_aarch64 = aarch64-linux-gnu
+TRIPLE_armhf   = arm-linux-gnueabihf
+TRIPLE_s390x   = s390x-linux-gnu
+QEMU_aarch64 = qemu-aarch64
+QEMU_armhf   = qemu-arm
+QEMU_s390x   = qemu-s390x
+TRIPLE = $(TRIPLE_$(ARCH))
+cross: deps
+	@[ -n "$(TRIPLE)" ] || { echo "recio: ARCH must be aarch64, armhf or s390x"; exit 2; }
+	@if ! command -v $(TRIPLE)-gcc >/dev/null 2>&1 || ! command -v $(TRIPLE)-g++ >/dev/null 2>&1 || ! command -v $(QEMU_$(ARCH)) >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq gcc-$(TRIPLE) g++-$(TRIPLE) qemu-user >/dev/null; \
+	  else echo "recio: install gcc-$(TRIPLE) g++-$(TRIPLE) qemu-user"; exit 1; fi; fi
+	$(MAKE) test BUILD=build/$(ARCH) CC=$(TRIPLE)-gcc CXX=$(TRIPLE)-g++ AR=$(TRIPLE)-ar \
+	  RUN="$(QEMU_$(ARCH)) -L /usr/$(TRIPLE)"
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 recio.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(BUILD)/librecio.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/librecio.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/recio $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|' recio.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/recio.pc
+
+clean:
+	rm -rf build

@@ -1,0 +1,27 @@
+// The header, implementation included, compiled as C++: round-trip one record through memory.
+#define RECIO_IMPLEMENTATION
+#define RECIO_STATIC
+#include "recio.h"
+#include "test.h"
+
+static void test_cpp_roundtrip() {
+    recio_buffer buf = recio_buffer();
+    recio_writer *w = 0;
+    recio_reader *r = 0;
+    recio_record rec;
+    const char msg[] = "hello from C++";
+    CHECK(recio_writer_open_mem(&w, &buf) == RECIO_OK);
+    CHECK(recio_writer_write(w, msg, sizeof msg) == RECIO_OK);
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    CHECK(recio_reader_open_mem(&r, buf.data, buf.size) == RECIO_OK);
+    CHECK(recio_reader_next(r, &rec) == RECIO_OK);
+    CHECK(rec.size == sizeof msg && memcmp(rec.data, msg, sizeof msg) == 0);
+    CHECK(recio_reader_next(r, &rec) == RECIO_END);
+    recio_reader_close(r);
+    recio_buffer_free(&buf);
+}
+
+int main() {
+    RUN(test_cpp_roundtrip);
+    return t_done("cpp");
+}

@@ -1,0 +1,54 @@
+/* Minimal test harness: TEST cases of CHECKs; the last line is "N passed, N failed". */
+#ifndef RECIO_TEST_H
+#define RECIO_TEST_H
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int t_passed, t_failed, t_case_bad;
+static const char *t_case;
+
+#define CHECK(c) ((c) ? (void)0 : t_fail_at(__FILE__, __LINE__, #c))
+#define CHECK_EQ_INT(a, b) t_check_eq_int(__FILE__, __LINE__, #a, (long long)(a), (long long)(b))
+#define RUN(fn) t_run(#fn, fn)
+
+static inline void t_fail_at(const char *file, int line, const char *what) {
+    if (t_case_bad < 5) fprintf(stderr, "FAIL %s (%s:%d): %s\n", t_case, file, line, what);
+    t_case_bad++;
+}
+
+static inline void t_check_eq_int(const char *file, int line, const char *what, long long a, long long b) {
+    char buf[256];
+    if (a == b) return;
+    snprintf(buf, sizeof buf, "%s == %lld, expected %lld", what, a, b);
+    t_fail_at(file, line, buf);
+}
+
+static inline void t_run(const char *name, void (*fn)(void)) {
+    t_case = name;
+    t_case_bad = 0;
+    fn();
+    if (t_case_bad) t_failed++;
+    else t_passed++;
+}
+
+static inline int t_done(const char *suite) {
+    printf("%s: %d passed, %d failed\n", suite, t_passed, t_failed);
+    return t_failed ? 1 : 0;
+}
+
+/* Read a whole file; NULL when missing. */
+static inline unsigned char *t_slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *b;
+    long sz;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    sz = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    b = (unsigned char *)malloc(sz > 0 ? (size_t)sz : 1);
+    *n = fread(b, 1, (size_t)sz, f);
+    fclose(f);
+    return b;
+}
+#endif

@@ -1,0 +1,30 @@
+/* Shared by the recio command's source files: messages, exits and argument parsing. */
+#ifndef RECIO_CLI_H
+#define RECIO_CLI_H
+#include "recio.h"
+#include <stdio.h>
+
+/* Exit statuses: 1 for errors in the data or the system, 2 for bad usage. */
+#define CLI_EXIT_ERR 1
+#define CLI_EXIT_USAGE 2
+
+typedef struct cli_command {
+    const char *name;
+    const char *summary;               /* one line for `recio --help` */
+    int (*run)(int argc, char **argv); /* argv[0] is the command name */
+} cli_command;
+
+/* "recio: what" on stderr. */
+void cli_err(const char *fmt, ...);
+/* Print "recio CMD: msg" and a pointer to --help; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...);
+/* 1 when argv[i] is -h or --help. */
+int cli_is_help(const char *arg);
+/* Parse an unsigned integer option value; returns 0 on success. */
+int cli_parse_u64(const char *s, unsigned long long *out);
+
+#define CLI_COMMAND(fn) int fn(int argc, char **argv)
+CLI_COMMAND(cli_cmd_dump);
+CLI_COMMAND(cli_cmd_verify);
+CLI_COMMAND(cli_cmd_index);
+#endif

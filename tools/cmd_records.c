@@ -1,0 +1,174 @@
+/* recio dump / verify / index: the RecordIO commands. */
+#include "cli.h"
+#include <errno.h>
+#include <string.h>
+#include <stdlib.h>
+
+static int open_reader(recio_reader **r, const char *path) {
+    recio_err e = recio_reader_open(r, path);
+    if (e == RECIO_OK) return 0;
+    if (e == RECIO_ERR_IO) cli_err("%s: cannot open: %s", path, strerror(errno));
+    else cli_err("%s: %s", path, recio_strerror(e));
+    return -1;
+}
+
+/* After the loop: RECIO_END is success, anything else is reported with the reader's detail. */
+static int reader_result(recio_reader *r, recio_err e) {
+    if (e == RECIO_END) return 0;
+    cli_err("%s", recio_reader_errmsg(r));
+    return -1;
+}
+
+static void print_header(const recio_irecord *ir) {
+    uint32_t i, n = recio_irecord_nlabels(ir);
+    for (i = 0; i < n; i++) printf(i ? ",%.9g" : "%.9g", (double)recio_irecord_label(ir, i));
+    printf("\t%llu\t%llu\t%llu\n", (unsigned long long)ir->id, (unsigned long long)ir->id2,
+           (unsigned long long)ir->image_size);
+}
+
+static const char dump_help[] =
+    "usage: recio dump [--header] FILE.rec\n\n"
+    "Print one line per record: ordinal<TAB>offset<TAB>length, where offset is the byte offset of\n"
+    "the record's first header and length the payload size (parts joined).\n\n"
+    "  --header   also read the MXNet image record header and print\n"
+    "             ordinal offset length flag labels id id2 image_length\n"
+    "             (labels comma-separated, %.9g: the header label when flag is 0, else the\n"
+    "             flag labels that follow the header)\n\n"
+    "example: recio dump --header train.rec | head\n";
+
+CLI_COMMAND(cli_cmd_dump) {
+    int i, header = 0, rc = 0;
+    const char *path = NULL;
+    recio_reader *r;
+    recio_record rec;
+    recio_err e;
+    uint64_t n = 0;
+    for (i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) return fputs(dump_help, stdout), 0;
+        if (strcmp(argv[i], "--header") == 0) header = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("dump", "unknown option '%s'", argv[i]);
+        else if (path) return cli_usage_error("dump", "one file at a time");
+        else path = argv[i];
+    }
+    if (!path) return cli_usage_error("dump", "which file?");
+    if (open_reader(&r, path)) return CLI_EXIT_ERR;
+    while ((e = recio_reader_next(r, &rec)) == RECIO_OK) {
+        printf("%llu\t%llu\t%llu", (unsigned long long)n, (unsigned long long)rec.offset, (unsigned long long)rec.size);
+        if (header) {
+            recio_irecord ir;
+            if (recio_irecord_unpack(&ir, rec.data, rec.size) != RECIO_OK) {
+                putchar('\n');
+                fflush(stdout);
+                cli_err("%s: offset %llu: record of %llu bytes is too short for its image header", path,
+                        (unsigned long long)rec.offset, (unsigned long long)rec.size);
+                rc = CLI_EXIT_ERR;
+                break;
+            }
+            printf("\t%u\t", (unsigned)ir.flag);
+            print_header(&ir);
+        } else {
+            putchar('\n');
+        }
+        n++;
+    }
+    fflush(stdout);
+    if (!rc && reader_result(r, e)) rc = CLI_EXIT_ERR;
+    recio_reader_close(r);
+    return rc;
+}
+
+static const char verify_help[] =
+    "usage: recio verify FILE.rec...\n\n"
+    "Read every record of each file strictly: magic, lengths, part sequence, padding to the end.\n"
+    "Prints 'FILE: N records, B bytes, ok' per sound file and exits 0 when all are sound; otherwise\n"
+    "prints 'recio: FILE: offset N: what' for the first record that cannot be read and exits 1.\n";
+
+CLI_COMMAND(cli_cmd_verify) {
+    int i, nfiles = 0, bad = 0;
+    for (i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) return fputs(verify_help, stdout), 0;
+        if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("verify", "unknown option '%s'", argv[i]);
+    }
+    for (i = 1; i < argc; i++) {
+        recio_reader *r;
+        recio_record rec;
+        recio_err e;
+        uint64_t n = 0, bytes = 0;
+        nfiles++;
+        if (open_reader(&r, argv[i])) {
+            bad = 1;
+            continue;
+        }
+        while ((e = recio_reader_next(r, &rec)) == RECIO_OK) {
+            n++;
+            bytes += rec.size;
+        }
+        if (reader_result(r, e)) bad = 1;
+        else printf("%s: %llu records, %llu bytes, ok\n", argv[i], (unsigned long long)n, (unsigned long long)bytes);
+        recio_reader_close(r);
+    }
+    if (!nfiles) return cli_usage_error("verify", "which files?");
+    return bad ? CLI_EXIT_ERR : 0;
+}
+
+static const char index_help[] =
+    "usage: recio index [-o OUT.idx] FILE.rec\n\n"
+    "Scan FILE.rec and write its MXNet index, one 'key<TAB>offset' line per record with key = the\n"
+    "record's ordinal. The default output replaces .rec by .idx (train.rec -> train.idx), as im2rec\n"
+    "names it. The index is written to OUT.idx.tmp and renamed, so a failure never leaves half a file.\n";
+
+static char *default_idx_path(const char *rec) {
+    size_t n = strlen(rec);
+    char *p = (char *)malloc(n + 5);
+    if (!p) return NULL;
+    memcpy(p, rec, n + 1);
+    if (n > 4 && strcmp(rec + n - 4, ".rec") == 0) p[n - 4] = 0;
+    strcat(p, ".idx");
+    return p;
+}
+
+CLI_COMMAND(cli_cmd_index) {
+    int i, rc = 0;
+    const char *path = NULL, *out = NULL;
+    char *defout = NULL, *tmp;
+    recio_reader *r;
+    recio_record rec;
+    recio_err e;
+    FILE *f;
+    unsigned long long n = 0;
+    for (i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) return fputs(index_help, stdout), 0;
+        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("index", "unknown option '%s'", argv[i]);
+        else if (path) return cli_usage_error("index", "one file at a time");
+        else path = argv[i];
+    }
+    if (!path) return cli_usage_error("index", "which file?");
+    if (!out) out = defout = default_idx_path(path);
+    tmp = (char *)malloc(strlen(out) + 5);
+    if (!out || !tmp) return cli_err("out of memory"), CLI_EXIT_ERR;
+    strcat(strcpy(tmp, out), ".tmp");
+    if (open_reader(&r, path)) rc = CLI_EXIT_ERR;
+    else if (!(f = fopen(tmp, "wb"))) {
+        cli_err("%s: cannot create: %s", tmp, strerror(errno));
+        recio_reader_close(r);
+        rc = CLI_EXIT_ERR;
+    } else {
+        while ((e = recio_reader_next(r, &rec)) == RECIO_OK) fprintf(f, "%llu\t%llu\n", n++, (unsigned long long)rec.offset);
+        if (reader_result(r, e)) rc = CLI_EXIT_ERR;
+        if (fclose(f) != 0 && !rc) {
+            cli_err("%s: write failed: %s", tmp, strerror(errno));
+            rc = CLI_EXIT_ERR;
+        }
+        if (!rc && rename(tmp, out) != 0) {
+            cli_err("%s: cannot rename into place: %s", out, strerror(errno));
+            rc = CLI_EXIT_ERR;
+        }
+        if (rc) remove(tmp);
+        else printf("%s: %llu records indexed\n", out, n);
+        recio_reader_close(r);
+    }
+    free(tmp);
+    free(defout);
+    return rc;
+}

@@ -1,0 +1,71 @@
+/* recio: the command-line tool. Each command lives in a function of the cli_command table;
+   every command takes --help. Errors: "recio: FILE: offset N: what", exit 1; bad usage exits 2. */
+#include "cli.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const cli_command commands[] = {
+    {"dump", "print every record: ordinal, offset, length (--header: image record fields)", cli_cmd_dump},
+    {"verify", "check that every record of .rec files can be read", cli_cmd_verify},
+    {"index", "rebuild the .idx of a .rec by scanning it", cli_cmd_index},
+};
+
+void cli_err(const char *fmt, ...) {
+    va_list ap;
+    fputs("recio: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "recio %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(see 'recio %s --help')\n", cmd);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
+
+int cli_parse_u64(const char *s, unsigned long long *out) {
+    char *end;
+    if (!s || !*s || *s == '-') return -1;
+    errno = 0;
+    *out = strtoull(s, &end, 10);
+    return (errno || *end) ? -1 : 0;
+}
+
+static void usage(FILE *f) {
+    size_t i;
+    fputs("usage: recio COMMAND [OPTIONS] ...\n\n"
+          "recio reads and writes MXNet / dmlc-core RecordIO datasets (.rec, .idx, .lst).\n\ncommands:\n", f);
+    for (i = 0; i < sizeof commands / sizeof commands[0]; i++) fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fputs("\n'recio COMMAND --help' tells more. Errors print as 'recio: FILE: offset N: what'\n"
+          "and exit 1; bad usage exits 2.\n", f);
+}
+
+int main(int argc, char **argv) {
+    size_t i;
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    if (cli_is_help(argv[1])) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("recio %d.%d\n", RECIO_VERSION_MAJOR, RECIO_VERSION_MINOR);
+        return 0;
+    }
+    for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    cli_err("unknown command '%s' (see 'recio --help')", argv[1]);
+    return CLI_EXIT_USAGE;
+}
