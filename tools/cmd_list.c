@@ -97,8 +97,8 @@ static int read_dir(const char *root, const char *rel, const char *exts, strvec 
     closedir(d);
     free(full);
     if (rc) cli_err("out of memory");
-    qsort(files->v, files->n, sizeof(char *), cmp_str);
-    if (dirs) qsort(dirs->v, dirs->n, sizeof(char *), cmp_str);
+    if (files->n > 1) qsort(files->v, files->n, sizeof(char *), cmp_str);
+    if (dirs && dirs->n > 1) qsort(dirs->v, dirs->n, sizeof(char *), cmp_str);
     return rc;
 }
 

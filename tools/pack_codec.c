@@ -25,8 +25,20 @@
 #define STB_IMAGE_RESIZE_IMPLEMENTATION
 #include "stb_image_resize.h"
 #define STB_IMAGE_WRITE_STATIC
-#define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STBI_WRITE_NO_STDIO
+#include "stb_image_write.h"
+/* stb_image_write 1.16's JPEG bit writer shifts a signed int into its sign bit (`bitBuf <<= 8`):
+   undefined in C, harmless on every compiler we know, and it stops a -fsanitize=undefined build.
+   The shift check is switched off for that one function by declaring it (unprototyped, so no
+   private stb type is needed) with no_sanitize before its body is parsed: STBIWDEF, which stb
+   puts before each public definition, carries the declaration in. */
+#if defined(__has_attribute)
+#if __has_attribute(no_sanitize)
+#undef STBIWDEF
+#define STBIWDEF static void stbiw__jpg_writeBits() __attribute__((no_sanitize("shift"))); static
+#endif
+#endif
+#define STB_IMAGE_WRITE_IMPLEMENTATION
 #include "stb_image_write.h"
 
 static void set_why(const char **why, const char *w) {
