@@ -288,6 +288,7 @@ CLI_COMMAND(cli_cmd_list) {
     o.train = 1.0;
     if ((rc = parse_list_args(argc, argv, &o, &prefix, &root)) != 0) return rc;
     rc = collect(root, &o, &items, &n) ? CLI_EXIT_ERR : 0;
+    fflush(stdout); /* the label map before any message on stderr */
     if (!rc && n == 0) cli_err("%s: no files ending in %s%s", root, o.exts, o.recursive ? "" : " (sub-folders need --recursive)");
     if (!rc && o.shuffle) shuffle(items, n, o.seed);
     if (!rc && write_chunks(prefix, &o, items, n)) rc = CLI_EXIT_ERR;
