@@ -773,10 +773,10 @@ static recio_err recio__rd_header(recio_reader *r, uint64_t rec_off, int first, 
         if (first) return RECIO_END;
         return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "multi-part record ends at end of file without its last part");
     }
-    if (got < 8) return recio__rd_fail(r, RECIO_ERR_CORRUPT, first ? rec_off : at, "truncated header: %u bytes before end of file", (unsigned)got);
+    if (got < 8) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "truncated header: %u bytes before end of file", (unsigned)got);
     magic = recio_load_u32le(p);
     lrec = recio_load_u32le(p + 4);
-    if (magic != RECIO_MAGIC) return recio__rd_fail(r, RECIO_ERR_CORRUPT, first ? rec_off : at, "bad magic 0x%x (expected 0xced7230a)", (unsigned)magic);
+    if (magic != RECIO_MAGIC) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "bad magic 0x%x (expected 0xced7230a)", (unsigned)magic);
     *cflag = lrec >> 29;
     *len = lrec & RECIO_MAX_RECORD;
     if (*cflag > 3) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "invalid cflag %u", *cflag);
