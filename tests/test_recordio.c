@@ -558,7 +558,7 @@ static void test_writer_errors_are_sticky_and_too_big_is_harmless(void) {
     recio_buffer out;
     recio_reader *r;
     recio_record rec;
-    static const unsigned char small[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    static const unsigned char small[128] = {1, 2, 3, 4, 5, 6, 7, 8};
     memset(&d, 0, sizeof d);
     s.budget = 100;
     d.io.write = failing_write;
