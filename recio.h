@@ -69,7 +69,8 @@
 /* The implementation uses POSIX (fseeko, fsync, mmap, pthreads) where the host has it. Under a strict
    -std=c99 those are hidden unless asked for before the first system header: include recio.h first
    in the implementation file, or build that file in a gnu mode or with _POSIX_C_SOURCE defined. */
-#if defined(RECIO_IMPLEMENTATION) && !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && !defined(_WIN32)
+#if defined(RECIO_IMPLEMENTATION) && !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && !defined(_WIN32) && \
+    !defined(_FEATURES_H) /* glibc and musl read feature macros once, at the first system header */
 #define _POSIX_C_SOURCE 200809L
 #endif
 
@@ -1219,7 +1220,9 @@ RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, 
     if (e != RECIO_OK) {
         if (w) {
             if (w->io.close) w->io.close(w->io.user);
+#ifndef RECIO_NO_STDIO
             if (w->tmp_path) remove(w->tmp_path);
+#endif
             recio__wr_free(w);
         }
         return e;
