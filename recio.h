@@ -69,7 +69,8 @@
 /* The implementation uses POSIX (fseeko, fsync, mmap, pthreads) where the host has it. Under a strict
    -std=c99 those are hidden unless asked for before the first system header: include recio.h first
    in the implementation file, or build that file in a gnu mode or with _POSIX_C_SOURCE defined. */
-#if defined(RECIO_IMPLEMENTATION) && !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && !defined(_WIN32)
+#if defined(RECIO_IMPLEMENTATION) && !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && !defined(_WIN32) && \
+    !defined(_FEATURES_H) /* glibc and musl read feature macros once, at the first system header */
 #define _POSIX_C_SOURCE 200809L
 #endif
 
@@ -234,8 +235,11 @@ RECIODEF recio_err recio_writer_write(recio_writer *w, const void *data, size_t 
 RECIODEF recio_err recio_writer_write_key(recio_writer *w, uint64_t key, const void *data, size_t size);
 RECIODEF uint64_t recio_writer_tell(const recio_writer *w); /* offset the next record will have */
 RECIODEF const char *recio_writer_errmsg(const recio_writer *w);
-/* Flush, sync and rename (atomic), close; returns the first error that happened, if any. On error
-   an atomic writer removes its temporary file and leaves PATH untouched. */
+/* Flush, sync and rename (atomic) and close the sink, keeping the handle so recio_writer_errmsg
+   still tells what went wrong; returns the first error that happened, if any. On error an atomic
+   writer removes its temporary file and leaves PATH untouched. Later writes return RECIO_ERR_ARG. */
+RECIODEF recio_err recio_writer_finish(recio_writer *w);
+/* recio_writer_finish (unless done) and free the handle; returns the first error. */
 RECIODEF recio_err recio_writer_close(recio_writer *w);
 
 /* ==================================================================================================
@@ -699,9 +703,9 @@ struct recio_reader {
     uint64_t mem_size;
     void *map_base;
     size_t map_len;
-    /* streaming mode: buf[0] is at file offset base; bytes [pos, end) are valid */
-    unsigned char *buf;
-    size_t cap, pos, end;
+    /* streaming mode: buf[0] is at file offset base; bytes [lo, end) hold the file, pos is next */
+    unsigned char *raw, *buf;
+    size_t cap, lo, pos, end;
     uint64_t base;
     int eof;
     int64_t size;
@@ -726,6 +730,36 @@ static recio_err recio__rd_fail(recio_reader *r, recio_err e, uint64_t off, cons
     return e;
 }
 
+/* The stream buffer mirrors the file's page alignment: buf is page-aligned and buf[i] holds file
+   offset base + i with base a multiple of RECIO__PAGE. The kernel then copies page-aligned to
+   page-aligned; a destination a few bytes past the source's alignment (malloc's usual +16) makes
+   read() up to 2x slower on some CPUs (measured on AMD EPYC: 0.063 s vs 0.030 s for 512 MB). */
+#define RECIO__PAGE 4096u
+
+static recio_err recio__rd_setbuf(recio_reader *r, size_t cap) {
+    unsigned char *raw = (unsigned char *)recio__malloc(&r->alloc, cap + RECIO__PAGE);
+    unsigned char *buf;
+    if (!raw) return RECIO_ERR_NOMEM;
+    buf = raw + (RECIO__PAGE - (size_t)((uintptr_t)raw % RECIO__PAGE)) % RECIO__PAGE;
+    if (r->buf && r->end > r->pos) memcpy(buf + r->pos, r->buf + r->pos, r->end - r->pos);
+    recio__free(&r->alloc, r->raw);
+    r->raw = raw;
+    r->buf = buf;
+    r->cap = cap;
+    r->lo = r->pos;
+    return RECIO_OK;
+}
+
+/* Drop consumed bytes, keeping the page alignment of the rest. */
+static void recio__rd_compact(recio_reader *r) {
+    size_t k = (size_t)((r->base + r->pos) % RECIO__PAGE);
+    if (k >= r->pos) return;
+    memmove(r->buf + k, r->buf + r->pos, r->end - r->pos);
+    r->base += r->pos - k;
+    r->end -= r->pos - k;
+    r->pos = r->lo = k;
+}
+
 /* Make `need` bytes at the current position addressable; returns how many are (less only at end
    of file). Streaming mode compacts and refills the buffer, growing it only as data arrives so a
    corrupt length cannot make it allocate more than the file holds. */
@@ -738,18 +772,11 @@ static recio_err recio__rd_avail(recio_reader *r, size_t need, const unsigned ch
     }
     while (r->end - r->pos < need && !r->eof) {
         int64_t n;
-        if (r->pos > 0 && r->cap - r->pos < need) {
-            memmove(r->buf, r->buf + r->pos, r->end - r->pos);
-            r->base += r->pos;
-            r->end -= r->pos;
-            r->pos = 0;
-        }
+        if (r->cap - r->pos < need || r->end == r->cap) recio__rd_compact(r);
         if (r->end == r->cap) {
-            size_t ncap = r->cap * 2 < need ? need : r->cap * 2;
-            unsigned char *nb = (unsigned char *)recio__realloc(&r->alloc, r->buf, r->end, ncap);
-            if (!nb) return recio__rd_fail(r, RECIO_ERR_NOMEM, recio__rd_off(r), "cannot grow read buffer to %U bytes", (uint64_t)ncap);
-            r->buf = nb;
-            r->cap = ncap;
+            size_t ncap = r->cap * 2 < r->pos + need ? r->pos + need : r->cap * 2;
+            if (ncap < r->cap || recio__rd_setbuf(r, ncap))
+                return recio__rd_fail(r, RECIO_ERR_NOMEM, recio__rd_off(r), "cannot grow read buffer to %U bytes", (uint64_t)ncap);
         }
         n = r->io.read(r->io.user, r->buf + r->end, r->cap - r->end);
         if (n < 0) return recio__rd_fail(r, RECIO_ERR_IO, r->base + r->end, "read failed: %s", recio__errno_str(errno));
@@ -773,10 +800,10 @@ static recio_err recio__rd_header(recio_reader *r, uint64_t rec_off, int first, 
         if (first) return RECIO_END;
         return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "multi-part record ends at end of file without its last part");
     }
-    if (got < 8) return recio__rd_fail(r, RECIO_ERR_CORRUPT, first ? rec_off : at, "truncated header: %u bytes before end of file", (unsigned)got);
+    if (got < 8) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "truncated header: %u bytes before end of file", (unsigned)got);
     magic = recio_load_u32le(p);
     lrec = recio_load_u32le(p + 4);
-    if (magic != RECIO_MAGIC) return recio__rd_fail(r, RECIO_ERR_CORRUPT, first ? rec_off : at, "bad magic 0x%x (expected 0xced7230a)", (unsigned)magic);
+    if (magic != RECIO_MAGIC) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "bad magic 0x%x (expected 0xced7230a)", (unsigned)magic);
     *cflag = lrec >> 29;
     *len = lrec & RECIO_MAX_RECORD;
     if (*cflag > 3) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "invalid cflag %u", *cflag);
@@ -942,9 +969,7 @@ RECIODEF recio_err recio_reader_open_desc(recio_reader **out, const char *path, 
     }
     if (e == RECIO_OK && r->has_io) {
         r->size = r->io.size ? r->io.size(r->io.user) : -1;
-        r->cap = d.buffer_size < 16 ? 16 : d.buffer_size;
-        r->buf = (unsigned char *)recio__malloc(&r->alloc, r->cap);
-        if (!r->buf) e = RECIO_ERR_NOMEM;
+        e = recio__rd_setbuf(r, d.buffer_size < 2 * RECIO__PAGE ? 2 * RECIO__PAGE : d.buffer_size);
     }
     if (e != RECIO_OK) {
         recio_reader_close(r);
@@ -974,14 +999,14 @@ RECIODEF recio_err recio_reader_seek(recio_reader *r, uint64_t offset) {
         r->pos = (size_t)offset;
         return RECIO_OK;
     }
-    if (offset >= r->base && offset <= r->base + r->end) { /* inside the buffer: no I/O */
+    if (offset >= r->base + r->lo && offset <= r->base + r->end) { /* inside the buffer: no I/O */
         r->pos = (size_t)(offset - r->base);
         return RECIO_OK;
     }
     if (!r->io.seek || r->io.seek(r->io.user, offset) != 0)
         return recio__rd_fail(r, RECIO_ERR_IO, offset, "seek failed: %s", recio__errno_str(errno));
-    r->base = offset;
-    r->pos = r->end = 0;
+    r->base = offset - offset % RECIO__PAGE;
+    r->lo = r->pos = r->end = (size_t)(offset % RECIO__PAGE);
     r->eof = 0;
     return RECIO_OK;
 }
@@ -996,7 +1021,7 @@ RECIODEF void recio_reader_close(recio_reader *r) {
 #if defined(RECIO__POSIX)
     if (r->map_base) munmap(r->map_base, r->map_len);
 #endif
-    recio__free(&r->alloc, r->buf);
+    recio__free(&r->alloc, r->raw);
     recio__free(&r->alloc, r->join);
     recio__free(&r->alloc, r->name);
     recio__free(&r->alloc, r);
@@ -1013,6 +1038,7 @@ struct recio_writer {
     unsigned char idx_buf[4096];
     size_t idx_len;
     char *path, *tmp_path, *idx_path, *idx_tmp_path;
+    int finished;
     recio_err sticky;
     char *name;
     char errmsg[RECIO__ERRMSG];
@@ -1037,7 +1063,9 @@ static recio_err recio__wr_flush(recio_writer *w) {
     return RECIO_OK;
 }
 
-/* Append bytes; large blocks bypass the buffer so big records cost one copy (the kernel's). */
+/* Append bytes through the buffer; only blocks larger than the buffer go straight to the sink.
+   Writing each large payload directly saves a copy but measured slower on ext4 (0.196 s vs 0.157 s
+   for 528 MB of 110 KB records): the file system's cost per write() call outweighs the memcpy. */
 static recio_err recio__wr_put(recio_writer *w, const void *data, size_t n) {
     if (n <= w->cap - w->len) {
         if (n) memcpy(w->buf + w->len, data, n);
@@ -1045,9 +1073,9 @@ static recio_err recio__wr_put(recio_writer *w, const void *data, size_t n) {
         w->offset += n;
         return RECIO_OK;
     }
-    w->offset += n;
     if (recio__wr_flush(w)) return w->sticky;
-    if (n >= w->cap) {
+    w->offset += n;
+    if (n > w->cap) {
         if (w->io.write(w->io.user, data, n) != 0) return recio__wr_io_fail(w, w->offset - n, "write failed");
         return RECIO_OK;
     }
@@ -1085,7 +1113,7 @@ RECIODEF recio_err recio_writer_write_key(recio_writer *w, uint64_t key, const v
     size_t i, start = 0;
     uint64_t rec_off;
     unsigned cflag = 0;
-    if (!w || (!data && size)) return RECIO_ERR_ARG;
+    if (!w || (!data && size) || w->finished) return RECIO_ERR_ARG;
     if (w->sticky) return w->sticky;
     if (size > RECIO_MAX_RECORD) {
         recio__errf(w->errmsg, w->name, w->offset, "record of %U bytes: RecordIO allows at most 2^29-1", (uint64_t)size);
@@ -1192,7 +1220,9 @@ RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, 
     if (e != RECIO_OK) {
         if (w) {
             if (w->io.close) w->io.close(w->io.user);
+#ifndef RECIO_NO_STDIO
             if (w->tmp_path) remove(w->tmp_path);
+#endif
             recio__wr_free(w);
         }
         return e;
@@ -1239,9 +1269,10 @@ static void recio__wr_commit(recio_writer *w, const char *tmp, const char *path)
 }
 #endif
 
-RECIODEF recio_err recio_writer_close(recio_writer *w) {
-    recio_err e;
+RECIODEF recio_err recio_writer_finish(recio_writer *w) {
     if (!w) return RECIO_ERR_ARG;
+    if (w->finished) return w->sticky;
+    w->finished = 1;
     if (!w->sticky) recio__wr_flush(w);
     if (w->has_idx && !w->sticky && w->idx_len && w->idx_io.write(w->idx_io.user, w->idx_buf, w->idx_len) != 0)
         recio__wr_io_fail(w, w->offset, "index write failed");
@@ -1251,7 +1282,13 @@ RECIODEF recio_err recio_writer_close(recio_writer *w) {
     recio__wr_commit(w, w->tmp_path, w->path);
     recio__wr_commit(w, w->idx_tmp_path, w->idx_path);
 #endif
-    e = w->sticky;
+    return w->sticky;
+}
+
+RECIODEF recio_err recio_writer_close(recio_writer *w) {
+    recio_err e;
+    if (!w) return RECIO_ERR_ARG;
+    e = recio_writer_finish(w);
     recio__wr_free(w);
     return e;
 }
