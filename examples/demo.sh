@@ -1,7 +1,7 @@
 #!/bin/sh
 # recio's first run (`make demo`): the repo's sample photos become a dataset MXNet, DALI and
 # dmlc-core can read, and you look at it. Every output goes under build/demo/.
-#   list -> pack (progress) -> verify -> image headers -> contact sheet PNG
+#   list -> pack (progress) -> verify -> image headers -> read back -> contact sheet PNG
 set -eu
 RECIO=${RECIO:-build/recio}
 PHOTOS=tests/data/photos
@@ -30,11 +30,15 @@ step "3. verify: every record of the .rec reads back" "recio verify $OUT/photos.
 step "4. headers: ordinal offset length flag label id id2 image_bytes" "recio dump --header $OUT/photos.rec | head -n 5"
 "$RECIO" dump --header "$OUT/photos.rec" | head -n 5
 
-step "5. look: a contact sheet of the records, 'id:label' under each" "recio show $OUT/photos.rec $OUT/sheet.png --tile 128"
+step "5. read back: every record's image and labels, back to files" "recio unpack $OUT/photos.rec $OUT/unpacked"
+"$RECIO" unpack "$OUT/photos.rec" "$OUT/unpacked"
+
+step "6. look: a contact sheet of the records, 'id:label' under each" "recio show $OUT/photos.rec $OUT/sheet.png --tile 128"
 "$RECIO" show "$OUT/photos.rec" "$OUT/sheet.png" --tile 128
 
 printf '\nDone. Outputs in %s/:\n' "$OUT"
 printf '  %-22s %s\n' photos.lst "the image list (im2rec format)" \
     photos.rec "the records (MXNet image records in RecordIO)" \
     photos.idx "record index: key<TAB>offset" \
+    unpacked/ "the packed images read back as files, labels in unpacked/photos.lst" \
     sheet.png "contact sheet: open it to see what was packed"

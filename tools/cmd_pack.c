@@ -388,7 +388,9 @@ static int pack_files(const recio_lst *lst, const char *prefix, const char *root
         rc = CLI_EXIT_ERR;
     } else {
         rc = run_pool(lst, root, o, &out) ? CLI_EXIT_ERR : 0;
-        if ((e = recio_writer_close(out.w)) != RECIO_OK && !rc) rc = CLI_EXIT_ERR, cli_err("%s: %s", out.rec_path, recio_strerror(e));
+        /* finish keeps the handle, so the message can say what failed (a full disk shows here) */
+        if (recio_writer_finish(out.w) != RECIO_OK && !rc) rc = CLI_EXIT_ERR, cli_err("%s", recio_writer_errmsg(out.w));
+        recio_writer_close(out.w);
     }
     if (out.skipped && fclose(out.skipped) != 0) rc = CLI_EXIT_ERR, cli_err("%s: write failed", out.skipped_path);
     dt = pack_now() - t0;
