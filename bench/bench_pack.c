@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "tools/pack_codec.c" /* the adapter pack uses: the baseline runs the very same image code */
+#include "tests/test.h"       /* t_slurp */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -39,20 +40,6 @@ static double cpu(int who) {
     struct rusage u;
     getrusage(who, &u);
     return (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec + ((double)u.ru_utime.tv_usec + (double)u.ru_stime.tv_usec) * 1e-6;
-}
-
-static unsigned char *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    unsigned char *b;
-    long sz;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b = (unsigned char *)malloc(sz > 0 ? (size_t)sz : 1);
-    *n = b ? fread(b, 1, (size_t)sz, f) : 0;
-    fclose(f);
-    return b;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -110,7 +97,7 @@ static int make_dataset(void) {
         unsigned char *b;
         const char *why;
         snprintf(path, sizeof path, "tests/data/photos/%s", photos[i]);
-        if (!(b = slurp(path, &n)) || codec_decode(b, n, 3, 1, &src[i], &why)) return fprintf(stderr, "%s: cannot load\n", path), -1;
+        if (!(b = t_slurp(path, &n)) || codec_decode(b, n, 3, 1, &src[i], &why)) return fprintf(stderr, "%s: cannot load\n", path), -1;
         free(b);
     }
     lst = fopen(DIR "/bench.lst.tmp", "wb");
@@ -138,7 +125,7 @@ static int load_files(void) {
     total_mb = 0;
     for (k = 0; k < NIMG; k++) {
         snprintf(path, sizeof path, DIR "/src/%d.jpg", k);
-        if (!(files[k].p = slurp(path, &files[k].n))) return -1;
+        if (!(files[k].p = t_slurp(path, &files[k].n))) return -1;
         total_mb += (double)files[k].n / 1e6;
     }
     return 0;

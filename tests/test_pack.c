@@ -8,16 +8,8 @@
 #include <math.h>
 #include <sys/wait.h>
 
-/* The test decodes packed images with stb_image (a third party, not the code under test). Debian's
-   stb_image 2.27 with STB_IMAGE_STATIC declares a function it never defines: that warning stays off
-   in this file (GCC reports it at the end of the file, so a pop would not help). */
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic ignored "-Wunused-function"
-#endif
-#define STB_IMAGE_STATIC
-#define STB_IMAGE_IMPLEMENTATION
-#define STBI_NO_STDIO
-#include "stb_image.h"
+/* The test decodes packed images with stb_image (a third party, not the code under test). */
+#include "tools/stb_image_private.h"
 
 #define T "build/test_pack"
 #define PHOTOS "tests/data/photos"
@@ -51,6 +43,11 @@ static int recio(const char *args) {
     read_text(T "/out.txt", out_text, sizeof out_text);
     read_text(T "/err.txt", err_text, sizeof err_text);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void put_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    if (f) fputs(text, f), fclose(f);
 }
 
 static int sh(const char *cmd) { return system(cmd) == 0 ? 0 : -1; }
@@ -254,9 +251,7 @@ static void test_pack_resize(void) {
 static void test_pack_imagenet_shrink(void) {
     rec_t r[2];
     int n, w, h, c;
-    FILE *f = fopen(T "/in.lst", "wb");
-    fprintf(f, "0\t1\tchelsea-500x375.jpg\n1\t2\tcoffee-500x333.jpg\n");
-    fclose(f);
+    put_text(T "/in.lst", "0\t1\tchelsea-500x375.jpg\n1\t2\tcoffee-500x333.jpg\n");
     CHECK_EQ_INT(recio("pack --resize 256 " T "/in " PHOTOS), 0);
     n = read_recs(T "/in.rec", r, 2);
     CHECK_EQ_INT(n, 2);
@@ -296,12 +291,10 @@ static void test_pack_threads_identical(void) {
 }
 
 static void test_pack_bad_inputs(void) {
-    FILE *f = fopen(T "/bad.lst", "wb");
     rec_t r[8];
     int n;
-    fprintf(f, "0\t0\tphotos/retina-120x90.jpg\n1\t1\tpack/empty.jpg\n2\t2\tpack/truncated.jpg\n"
-               "3\t3\tpack/text.jpg\n4\t4\tpack/missing.jpg\n5\t5\tphotos/rocket-640x480.jpg\n");
-    fclose(f);
+    put_text(T "/bad.lst", "0\t0\tphotos/retina-120x90.jpg\n1\t1\tpack/empty.jpg\n2\t2\tpack/truncated.jpg\n"
+                              "3\t3\tpack/text.jpg\n4\t4\tpack/missing.jpg\n5\t5\tphotos/rocket-640x480.jpg\n");
     CHECK_EQ_INT(recio("pack --num-thread 2 " T "/bad tests/data"), 0);
     CHECK(strstr(out_text, "2 packed, 4 skipped") != NULL);
     CHECK(strstr(err_text, "recio: tests/data/pack/empty.jpg: ") != NULL);
@@ -346,9 +339,7 @@ static void test_pack_exif(void) {
     rec_t r[1];
     int n, w, h, c, k;
     unsigned char *px;
-    FILE *f = fopen(T "/ex.lst", "wb");
-    fprintf(f, "7\t0\tastronaut-exif-rot90-400x300.jpg\n");
-    fclose(f);
+    put_text(T "/ex.lst", "7\t0\tastronaut-exif-rot90-400x300.jpg\n");
     CHECK_EQ_INT(recio("pack --encoding .png " T "/ex " PHOTOS), 0);
     n = read_recs(T "/ex.rec", r, 1);
     CHECK_EQ_INT(n, 1);
@@ -373,9 +364,7 @@ static void test_pack_colour_kinds(void) {
     int n, w, h, c, i, bad = 0;
     double mean[3] = {0, 0, 0};
     unsigned char *px;
-    FILE *f = fopen(T "/ck.lst", "wb");
-    fprintf(f, "0\t0\tcamera-gray-400x300.jpg\n1\t0\trocket-alpha-256x256.png\n2\t0\tchelsea-cmyk-300x400.jpg\n");
-    fclose(f);
+    put_text(T "/ck.lst", "0\t0\tcamera-gray-400x300.jpg\n1\t0\trocket-alpha-256x256.png\n2\t0\tchelsea-cmyk-300x400.jpg\n");
     CHECK_EQ_INT(recio("pack --color 0 " T "/ck " PHOTOS), 0);
     n = read_recs(T "/ck.rec", r, 3);
     /* stb_image_write's JPEGs always carry 3 components: gray shows as R = G = B (chroma exactly neutral) */
@@ -410,9 +399,7 @@ static void test_pack_16bit(void) {
     rec_t r[1];
     int n, w, h, c, x, y, bad = 0;
     unsigned char *px;
-    FILE *f = fopen(T "/p16.lst", "wb");
-    fprintf(f, "0\t0\trgb16-64x48.png\n");
-    fclose(f);
+    put_text(T "/p16.lst", "0\t0\trgb16-64x48.png\n");
     CHECK_EQ_INT(recio("pack --encoding .png " T "/p16 tests/data/pack"), 0);
     n = read_recs(T "/p16.rec", r, 1);
     px = n == 1 ? stbi_load_from_memory(r[0].img, (int)r[0].img_n, &w, &h, &c, 3) : NULL;
@@ -431,9 +418,7 @@ static void test_pack_16bit(void) {
 static void test_pack_labels(void) {
     rec_t r[2];
     int n;
-    FILE *f = fopen(T "/ml.lst", "wb");
-    fprintf(f, "4\t1.5\t2\t-3\tretina-120x90.jpg\n9\t0.25\tretina-120x90.jpg\n");
-    fclose(f);
+    put_text(T "/ml.lst", "4\t1.5\t2\t-3\tretina-120x90.jpg\n9\t0.25\tretina-120x90.jpg\n");
     CHECK_EQ_INT(recio("pack --pack-label --pass-through " T "/ml " PHOTOS), 0);
     n = read_recs(T "/ml.rec", r, 2);
     CHECK_EQ_INT(n, 2);

@@ -5,18 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Debian's stb_image 2.27 (and stb_image_write) with *_STATIC declare functions they never define,
-   and the static writer/resizer bring functions this file does not call: under -Werror those
-   unused-function warnings would stop the build, though nothing is wrong. GCC reports "declared
-   static but never defined" at the end of the file, after any pop, so the warning stays off for this
-   one file (the stb code is most of it). */
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic ignored "-Wunused-function"
-#endif
-#define STB_IMAGE_STATIC
-#define STB_IMAGE_IMPLEMENTATION
-#define STBI_NO_STDIO
-#include "stb_image.h"
+#include "stb_image_private.h" /* also turns -Wunused-function off: the static stb writer and resizer
+                                  bring functions this file does not call */
 /* stb_image_resize 0.97 asserts that filter weights sum below 1.1 and trips on common shrinks with
    the triangle filter (500x375 -> 341x256); it renormalises the weights right after, so the assert
    only stops correct work. */
