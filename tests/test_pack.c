@@ -302,6 +302,7 @@ static void test_pack_bad_inputs(void) {
     CHECK(strstr(err_text, "recio: tests/data/pack/text.jpg: ") != NULL);
     CHECK(strstr(err_text, "recio: tests/data/pack/missing.jpg: ") != NULL);
     CHECK_EQ_INT(count_lines(T "/bad.skipped"), 4);
+    CHECK(strstr(err_text, "missing.jpg: cannot read: No such file or directory") != NULL);
     n = read_recs(T "/bad.rec", r, 8);
     CHECK_EQ_INT(n, 2);
     CHECK(n == 2 && r[0].id == 0 && r[1].id == 5 && r[1].label == 5.0f);
@@ -311,6 +312,10 @@ static void test_pack_bad_inputs(void) {
     CHECK_EQ_INT(recio("pack --pass-through " T "/bad tests/data"), 0);
     CHECK(strstr(out_text, "2 packed, 4 skipped") != NULL);
     CHECK_EQ_INT(recio("pack --strict --quiet " T "/bad tests/data"), 1);
+    /* a 29-byte JPEG whose header claims 20000x20000 pixels is refused before any allocation */
+    put_text(T "/huge.lst", "0\t0\tpack/huge-header-20000x20000.jpg\n");
+    CHECK_EQ_INT(recio("pack " T "/huge tests/data"), 0);
+    CHECK(strstr(err_text, "huge-header-20000x20000.jpg: image too large") != NULL);
     /* a clean run removes a stale .skipped */
     write_photo_lst(T "/bad.lst");
     CHECK_EQ_INT(recio("pack --strict --resize 32 " T "/bad " PHOTOS), 0);
@@ -434,6 +439,23 @@ static void test_pack_labels(void) {
     free_recs(r, n);
 }
 
+/* Killed in the middle: the temporary files go, the previous output stays. */
+static void test_pack_interrupted(void) {
+    FILE *f = fopen(T "/big.lst", "wb");
+    char cmd[1024];
+    const char *exe = getenv("RECIO");
+    int i;
+    for (i = 0; f && i < 400; i++) fprintf(f, "%d\t0\thubble-1600x1200.jpg\n", i);
+    if (f) fclose(f);
+    put_text(T "/big.rec", "previous output");
+    snprintf(cmd, sizeof cmd, "%s pack --quiet --resize 300 " T "/big " PHOTOS " >/dev/null 2>&1 & p=$!; sleep 0.5; kill -TERM $p; wait $p",
+             exe && *exe ? exe : "build/recio");
+    CHECK(system(cmd) != 0); /* the shell reports the pack's death by SIGTERM */
+    CHECK(sh("ls " T "/big.rec.tmp >/dev/null 2>&1") != 0);
+    CHECK(sh("ls " T "/big.idx.tmp >/dev/null 2>&1") != 0);
+    CHECK(same_text(T "/big.rec", "previous output"));
+}
+
 static void test_pack_usage(void) {
     CHECK_EQ_INT(recio("pack --quality 0 " T "/x " PHOTOS), 2);
     CHECK_EQ_INT(recio("pack --encoding .gif " T "/x " PHOTOS), 2);
@@ -502,6 +524,7 @@ int main(void) {
     RUN(test_pack_colour_kinds);
     RUN(test_pack_16bit);
     RUN(test_pack_labels);
+    RUN(test_pack_interrupted);
     RUN(test_pack_usage);
     RUN(test_unpack_roundtrip);
     RUN(test_show_png_size);

@@ -9,6 +9,7 @@
 #include "pack_codec.h"
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -368,6 +369,30 @@ static char *out_name(const char *prefix, const char *ext) {
     return p;
 }
 
+/* Ctrl-C or a kill in the middle of a long pack: remove the writer's temporary files (PATH.tmp) so
+   nothing half-written is left behind; the previous PREFIX.rec, if any, stays as it was. A handler
+   needs file-scope state: the two names, set before the handler is installed. */
+static char *interrupt_tmp[2];
+
+static void on_interrupt(int sig) {
+    if (interrupt_tmp[0]) unlink(interrupt_tmp[0]);
+    if (interrupt_tmp[1]) unlink(interrupt_tmp[1]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void cleanup_on_interrupt(const char *rec, const char *idx) {
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa;
+    size_t i;
+    interrupt_tmp[0] = pack_cat(rec, ".tmp");
+    interrupt_tmp[1] = pack_cat(idx, ".tmp");
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+}
+
 static int pack_files(const recio_lst *lst, const char *prefix, const char *root, const pack_opts *o) {
     pack_out out;
     recio_writer_desc d;
@@ -382,6 +407,7 @@ static int pack_files(const recio_lst *lst, const char *prefix, const char *root
     if (!idx || !out.rec_path || !out.skipped_path) return cli_err("out of memory"), CLI_EXIT_ERR;
     d.index_path = idx;
     d.atomic = 1;
+    cleanup_on_interrupt(out.rec_path, idx);
     remove(out.skipped_path); /* a stale list from an earlier run would lie */
     if ((e = recio_writer_open_desc(&out.w, out.rec_path, &d)) != RECIO_OK) {
         cli_err("%s: cannot create: %s", out.rec_path, recio_strerror(e));

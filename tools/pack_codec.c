@@ -31,6 +31,8 @@
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include "stb_image_write.h"
 
+#define CODEC_MAX_PIXELS (double)(1 << 28)
+
 static void set_why(const char **why, const char *w) {
     if (why) *why = w;
 }
@@ -149,6 +151,9 @@ int codec_decode(const void *bytes, size_t n, int channels, int apply_exif, code
     int w, h, c;
     memset(out, 0, sizeof *out);
     if (n > 0x7fffffff) return set_why(why, "file too large to decode"), -1;
+    /* a small file can claim a huge size (a "decompression bomb"): refuse before allocating */
+    if (stbi_info_from_memory((const unsigned char *)bytes, (int)n, &w, &h, &c) && (double)w * h > CODEC_MAX_PIXELS)
+        return set_why(why, "image too large (more than 2^28 pixels)"), -1;
     out->px = stbi_load_from_memory((const unsigned char *)bytes, (int)n, &w, &h, &c, channels);
     if (!out->px) return set_why(why, stbi_failure_reason() ? stbi_failure_reason() : "cannot decode"), -1;
     out->w = w;
