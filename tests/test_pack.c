@@ -191,6 +191,8 @@ static void test_list_recursive(void) {
     /* --exts narrows the set */
     CHECK_EQ_INT(recio("list --recursive --no-shuffle --exts .png " T "/recpng " T "/tree"), 0);
     CHECK_EQ_INT(count_lines(T "/recpng.lst"), 1);
+    CHECK_EQ_INT(recio("list --recursive --exts JPG " T "/recjpg " T "/tree"), 0); /* no dot, any case */
+    CHECK_EQ_INT(count_lines(T "/recjpg.lst"), 3);
 }
 
 static void test_list_splits(void) {

@@ -51,17 +51,19 @@ static void strvec_free(strvec *s) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Case-insensitive suffix match against a comma-separated list such as ".jpg,.jpeg,.png". */
+/* Case-insensitive suffix match against a comma-separated list such as ".jpg,.jpeg,.png" (the dots
+   may be left out: "jpg,png"). */
 static int has_ext(const char *name, const char *exts) {
     const char *dot = strrchr(name, '.');
     size_t n;
     if (!dot) return 0;
-    n = strlen(dot);
+    n = strlen(++dot);
     while (*exts) {
         const char *end = strchr(exts, ',');
         size_t k = end ? (size_t)(end - exts) : strlen(exts), i;
-        if (k == n) {
-            for (i = 0; i < n && (dot[i] | 0x20) == (exts[i] | 0x20); i++) {}
+        const char *e = exts + (*exts == '.');
+        if (k - (size_t)(e - exts) == n) {
+            for (i = 0; i < n && (dot[i] | 0x20) == (e[i] | 0x20); i++) {}
             if (i == n) return 1;
         }
         exts += k + (end != NULL);
