@@ -2518,7 +2518,8 @@ static recio_err recio__sp_setup(recio_split *s, const char *uris) {
     if (e) return e;
     recio__probe_close(&s->probe);
     if (s->d.equalize == RECIO_EQUALIZE_PAD && s->count == 0 && s->target > 0)
-        return recio__sp_fail(s, RECIO_ERR_ARG, "rank %u of %u has no records to repeat for padding (byte parts can be empty: use the index mode)", s->rank, s->nsplit);
+        return recio__sp_fail(s, RECIO_ERR_ARG, "rank %u of %u has no records to repeat for padding (%s)", s->rank, s->nsplit,
+                              s->indexed ? "fewer records than ranks" : "byte parts can be empty: use the index mode");
     return recio_split_reset(s, s->d.epoch);
 }
 
