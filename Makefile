@@ -22,7 +22,7 @@ EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(filter-out examples/mpi
 TESTS    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c)) $(BUILD)/tests/test_cpp
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/bench_*.c))
 
-.PHONY: all deps test demo sanitize tsan bench cross install clean
+.PHONY: all deps test demo sanitize tsan bench cross install clean mpi-example
 all: deps $(BUILD)/librecio.a $(BUILD)/librecio.so $(TOOLS) $(EXAMPLES)
 
 # Debian's libstb-dev carries stb_image(_resize,_write).h. Install it when missing and allowed.
@@ -54,6 +54,15 @@ $(BUILD)/tests/test_cpp: tests/cpp_unit.cpp tests/test.h $(HDR) | deps
 $(BUILD)/bench/%: bench/%.c $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS) $(BENCH_LIBS)
+
+# The MPI example is built only on request (OpenMPI from Debian's libopenmpi-dev).
+mpi-example: $(BUILD)/librecio.a
+	@if ! command -v mpicc >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then echo "recio: installing libopenmpi-dev"; \
+	    apt-get update -qq && apt-get install -y -qq libopenmpi-dev >/dev/null; \
+	  else echo "recio: mpicc is missing: run 'sudo apt-get install libopenmpi-dev'"; exit 1; fi; fi
+	@mkdir -p $(BUILD)/examples
+	mpicc $(CPPFLAGS) $(CFLAGS_R) examples/mpi_split.c -o $(BUILD)/examples/mpi_split $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
 
 test: all $(TESTS)
 	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" tests/run.sh $(TESTS)
