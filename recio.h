@@ -378,8 +378,9 @@ typedef struct recio_split_desc {
     recio_split_equalize equalize;
     int ordinals;                   /* byte mode: also find the ordinal of the first record when a
                                        part starts inside a file (FILE.idx, else a header hop) */
-    int use_mmap;                   /* map the files (POSIX) instead of reading through a buffer */
-    size_t buffer_size;             /* reader buffer (default 1 MiB; 64 KiB when shuffled) */
+    int use_mmap;                   /* 1: map the files (POSIX); -1: never; 0: map them only for
+                                       shuffled reads (random access), read through a buffer else */
+    size_t buffer_size;             /* reader buffer (default 1 MiB; shuffled: about 2 records) */
     /* Optional opener for another file system; default: the stdio backend. */
     recio_err (*open_file)(void *user, const char *path, recio_io *io);
     void *open_user;
@@ -1664,8 +1665,9 @@ RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32
 
 /* ---- 4. SPLIT: implementation ------------------------------------------------------------------ */
 
-#define RECIO__SPLIT_READERS 4
-#define RECIO__PROBE_BLOCK 65536u
+#define RECIO__SPLIT_READERS 16 /* open files kept by shuffled reads when mapped (no descriptor each) */
+#define RECIO__SPLIT_FDS 4       /* ... and when each holds a descriptor and a buffer */
+#define RECIO__PROBE_BLOCK 16384u
 
 typedef struct recio__sfile {
     char *path;
@@ -1723,6 +1725,7 @@ struct recio_split {
     /* the epoch stream */
     uint64_t epoch, count, target, seq;
     recio__sreader rd[RECIO__SPLIT_READERS];
+    size_t rbuf; /* reader buffer when not set in the desc (0: the reader's default) */
     uint64_t tick;
     recio__probe probe;
     recio_err sticky;
@@ -2196,13 +2199,25 @@ static recio_err recio__sp_byte_counts(recio_split *s) {
 
 /* ---- readers: a few open files, least recently used closed first ---- */
 
+/* Random reads through a buffer read a whole buffer per record: map the files instead. */
+static int recio__sp_mmap(const recio_split *s) {
+#if defined(RECIO__POSIX)
+    if (s->d.open_file || s->d.use_mmap < 0) return 0;
+    return s->d.use_mmap > 0 || s->d.shuffle != RECIO_SHUFFLE_NONE;
+#else
+    return 0;
+#endif
+}
+
 static recio_err recio__sp_reader(recio_split *s, unsigned f, recio_reader **out) {
     recio__sreader *slot = &s->rd[0];
     recio_reader_desc rd;
     const char *path = recio__sp_name(s, f);
     recio_err e;
-    int k;
-    for (k = 0; k < RECIO__SPLIT_READERS; k++) {
+    /* Sequential reading needs one file at a time: closing it first lets its buffer be reused
+       while still warm in the cache. Shuffled reading keeps a few files open. */
+    int k, slots = !s->d.shuffle ? 1 : recio__sp_mmap(s) ? RECIO__SPLIT_READERS : RECIO__SPLIT_FDS;
+    for (k = 0; k < slots; k++) {
         if (s->rd[k].r && s->rd[k].file == f) {
             s->rd[k].used = ++s->tick;
             return *out = s->rd[k].r, RECIO_OK;
@@ -2214,14 +2229,14 @@ static recio_err recio__sp_reader(recio_split *s, unsigned f, recio_reader **out
     slot->r = NULL;
     memset(&rd, 0, sizeof rd);
     rd.alloc = s->alloc;
-    rd.buffer_size = s->d.buffer_size ? s->d.buffer_size : (s->d.shuffle ? 65536u : 0);
+    rd.buffer_size = s->d.buffer_size ? s->d.buffer_size : s->rbuf;
     rd.name = path;
     if (s->d.open_file) {
         if ((e = recio__sp_open_io(s, path, &rd.io)) != RECIO_OK) return recio__sp_open_fail(s, path, e);
         e = recio_reader_open_desc(&slot->r, NULL, &rd);
         if (e && rd.io.close) rd.io.close(rd.io.user);
     } else {
-        rd.use_mmap = s->d.use_mmap;
+        rd.use_mmap = recio__sp_mmap(s);
         e = recio_reader_open_desc(&slot->r, path, &rd);
     }
     if (e) return recio__sp_open_fail(s, path, e);
@@ -2374,6 +2389,10 @@ static recio_err recio__sp_index_open(recio_split *s) {
     s->begin = s->sbeg < s->n ? s->offs[s->sbeg] : s->total;
     s->end = s->send < s->n ? s->offs[s->send] : s->total;
     s->count = s->send - s->sbeg;
+    if (s->d.shuffle) { /* a buffered random read costs one buffer fill: make it about two records */
+        uint64_t avg = s->total / s->n * 2;
+        s->rbuf = avg < 4096 ? 4096 : avg > RECIO__DEFAULT_BUFFER ? RECIO__DEFAULT_BUFFER : (size_t)avg;
+    }
     /* balanced slices hold floor(n/N) or ceil(n/N) records */
     if (s->d.equalize == RECIO_EQUALIZE_PAD) s->target = s->n / s->nsplit + (s->n % s->nsplit != 0);
     else if (s->d.equalize == RECIO_EQUALIZE_DROP) s->target = s->n / s->nsplit;
@@ -2422,13 +2441,15 @@ static recio_err recio__sp_chunk_window(recio_split *s, uint64_t w) {
     recio_err e;
     for (c = w * s->W; c < (w + 1) * s->W && c < s->nchunks; c++) {
         uint64_t ch = s->cperm[c], g = s->cstart[ch], nrec = ch == s->nchunks - 1 ? s->n - ch * s->K : s->K;
-        for (i = 0; i < nrec; i++) {
-            unsigned f = recio__sp_file_at(s, g);
-            uint64_t next;
+        for (i = 0; i < nrec; i++) { /* a sequential pass over the chunk (cheap when mapped) */
+            recio_record rec;
+            recio_reader *r;
+            unsigned f;
             s->went[at].off = g;
             s->went[at++].pos = ch * s->K + i;
-            if ((e = recio__sp_hop(s, f, g - s->files[f].base, &next)) != RECIO_OK) return e;
-            g = s->files[f].base + next;
+            if ((e = recio__sp_read_at(s, g, &rec, &f)) != RECIO_OK) return e;
+            if ((e = recio__sp_reader(s, f, &r)) != RECIO_OK) return e;
+            g = s->files[f].base + recio_reader_tell(r);
         }
         if (ch + 1 < s->nchunks && g != s->cstart[ch + 1])
             return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U: the index skips records here; chunk shuffle needs an index of every record",
