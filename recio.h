@@ -1676,7 +1676,7 @@ typedef struct recio__sfile {
     uint64_t first;       /* index mode: global position of its first record */
     uint64_t *offs;       /* sorted local record offsets (byte-mode ordinals and counts) */
     size_t noffs;
-    int have_offs;
+    int have_offs, sized;
 } recio__sfile;
 
 typedef struct recio__sreader {
@@ -1891,7 +1891,10 @@ static recio_err recio__sp_item(recio_split *s, const char *item, size_t n) {
     z[n] = 0;
     if (strpbrk(z, "*?[")) e = recio__sp_glob(s, z);
     else if (stat(z, &st) == 0 && S_ISDIR(st.st_mode)) e = recio__sp_dir(s, z);
-    else e = recio__sp_push(s, item, n);
+    else if ((e = recio__sp_push(s, item, n)) == RECIO_OK && S_ISREG(st.st_mode)) {
+        s->files[s->nfiles - 1].size = (uint64_t)st.st_size; /* one stat per file is the whole open cost */
+        s->files[s->nfiles - 1].sized = 1;
+    }
     recio__free(&s->alloc, z);
     return e;
 #else
@@ -1933,7 +1936,7 @@ static recio_err recio__sp_files(recio_split *s, const char *uris) {
     if (s->nfiles == 0) return recio__sp_fail(s, RECIO_ERR_ARG, "no file in '%s'", uris);
     for (i = 0; i < s->nfiles; i++) {
         recio__sfile *f = &s->files[i];
-        if ((e = recio__sp_size(s, f->path, &f->size)) != RECIO_OK) return e;
+        if (!f->sized && (e = recio__sp_size(s, f->path, &f->size)) != RECIO_OK) return e;
         if (f->size % 4)
             return recio__sp_fail(s, RECIO_ERR_CORRUPT, "%s: offset %U: size %U is not a multiple of 4: not a RecordIO file, or truncated",
                                   f->path, f->size - f->size % 4, f->size);
