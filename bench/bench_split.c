@@ -134,24 +134,31 @@ static double run_split(void *arg) {
     return now() - t;
 }
 
+/* The next path of a ';'-separated list into path; 0 at the end. */
+static int next_path(const char **p, char path[256]) {
+    const char *q;
+    size_t n;
+    if (!**p) return 0;
+    q = strchr(*p, ';');
+    n = q ? (size_t)(q - *p) : strlen(*p);
+    memcpy(path, *p, n);
+    path[n] = 0;
+    *p += n + (q != NULL);
+    return 1;
+}
+
 /* Every file of the list through its own reader, one after the other. */
 static double run_scan(void *arg) {
-    const char *uris = (const char *)arg;
+    const char *p = (const char *)arg;
     char path[256];
-    const char *p = uris;
     double t = now();
     uint64_t sum = 0;
-    while (*p) {
-        const char *q = strchr(p, ';');
-        size_t n = q ? (size_t)(q - p) : strlen(p);
+    while (next_path(&p, path)) {
         recio_reader *r;
         recio_record rec;
-        memcpy(path, p, n);
-        path[n] = 0;
         if (recio_reader_open(&r, path) != RECIO_OK) exit(1);
         while (recio_reader_next(r, &rec) == RECIO_OK) sum += touch(rec.data, rec.size);
         recio_reader_close(r);
-        p += n + (q != NULL);
     }
     sink += sum;
     return now() - t;
@@ -162,35 +169,23 @@ static double run_stat(void *arg) {
     char path[256];
     double t = now();
     struct stat st;
-    while (*p) {
-        const char *q = strchr(p, ';');
-        size_t n = q ? (size_t)(q - p) : strlen(p);
-        memcpy(path, p, n);
-        path[n] = 0;
+    while (next_path(&p, path))
         if (stat(path, &st) == 0) sink += (uint64_t)st.st_size;
-        p += n + (q != NULL);
-    }
     return now() - t;
 }
 
 static double run_read_loop(void *arg) {
-    const char *uris = (const char *)arg;
     static unsigned char buf[1 << 20];
+    const char *p = (const char *)arg;
     char path[256];
-    const char *p = uris;
     double t = now();
     uint64_t sum = 0;
-    while (*p) {
-        const char *q = strchr(p, ';');
-        size_t n = q ? (size_t)(q - p) : strlen(p);
+    while (next_path(&p, path)) {
         ssize_t k;
-        int fd;
-        memcpy(path, p, n);
-        path[n] = 0;
-        if ((fd = open(path, O_RDONLY)) < 0) exit(1);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) exit(1);
         while ((k = read(fd, buf, sizeof buf)) > 0) sum += touch(buf, (size_t)k);
         close(fd);
-        p += n + (q != NULL);
     }
     sink += sum;
     return now() - t;
@@ -205,73 +200,64 @@ static uint64_t bytes_of(const char *uris) {
     return n;
 }
 
-static void row(const char *what, double t, double base, uint64_t bytes) {
+/* Measure one line and print it; the baseline line passes base 0 and returns its time. */
+static double line(const char *what, bench_fn fn, void *arg, double base, uint64_t bytes) {
+    double t = median(fn, arg);
+    if (base == 0) base = t;
     printf("  %-46s %10.3f ms", what, t * 1e3);
     if (bytes) printf(" %8.0f MB/s", (double)bytes / t / 1e6);
     else printf(" %13s", "");
     printf("   x%.3f\n", base / t);
+    return t;
 }
 
 int main(void) {
     char *small, *large, *one;
     job j;
-    double base, t;
+    double base;
     uint64_t nb;
     make_files(ROOT "/small", 1000, 64, 256, 3072, &small);
     make_files(ROOT "/large", 4, 300, 100000, 120000, &large);
     make_files(ROOT "/one", 1, 16000, 2000, 6000, &one);
 
     printf("1. open part 128 of 256 over 1,000 small files, %.0f MB (ratio = full scan / open)\n", (double)bytes_of(small) / 1e6);
-    base = median(run_scan, small);
-    row("full scan of every record (baseline)", base, base, 0);
+    base = line("full scan of every record (baseline)", run_scan, small, 0, 0);
+    line("stat() of every file (the floor of an open)", run_stat, small, base, 0);
     memset(&j, 0, sizeof j);
     j.uris = small;
     j.rank = 128;
     j.nsplit = 256;
-    t = median(run_stat, small);
-    row("stat() of every file (the floor of an open)", t, base, 0);
-    t = median(run_open, &j);
-    row("recio_split_open, byte mode", t, base, 0);
+    line("recio_split_open, byte mode", run_open, &j, base, 0);
     j.d.mode = RECIO_SPLIT_INDEX;
-    t = median(run_open, &j);
-    row("recio_split_open, index mode (reads 1,000 .idx)", t, base, 0);
+    line("recio_split_open, index mode (reads 1,000 .idx)", run_open, &j, base, 0);
 
-    printf("2. whole dataset (4 files, %.0f MB), nsplit 1 (ratio = throughput vs read())\n", (double)bytes_of(large) / 1e6);
     nb = bytes_of(large);
-    base = median(run_read_loop, large);
-    row("read() loop, 1 MiB buffer (baseline)", base, base, nb);
+    printf("2. whole dataset (4 files, %.0f MB), nsplit 1 (ratio = throughput vs read())\n", (double)nb / 1e6);
+    base = line("read() loop, 1 MiB buffer (baseline)", run_read_loop, large, 0, nb);
     memset(&j, 0, sizeof j);
     j.uris = large;
     j.nsplit = 1;
-    t = median(run_split, &j);
-    row("split, byte mode", t, base, nb);
+    line("split, byte mode", run_split, &j, base, nb);
     j.d.use_mmap = 1;
-    t = median(run_split, &j);
-    row("split, byte mode, mmap", t, base, nb);
+    line("split, byte mode, mmap", run_split, &j, base, nb);
 
     printf("3. one file of 16,000 records of 2-6 KB (ratio = throughput vs sequential reader)\n");
     nb = bytes_of(one);
-    base = median(run_scan, one);
-    row("recio_reader sequential (baseline)", base, base, nb);
+    base = line("recio_reader sequential (baseline)", run_scan, one, 0, nb);
     memset(&j, 0, sizeof j);
     j.uris = one;
     j.nsplit = 1;
     j.d.mode = RECIO_SPLIT_INDEX;
-    t = median(run_split, &j);
-    row("split, index mode, in order", t, base, nb);
+    line("split, index mode, in order", run_split, &j, base, nb);
     j.d.shuffle = RECIO_SHUFFLE_FULL;
-    t = median(run_split, &j);
-    row("split, full shuffle (files mapped: default)", t, base, nb);
+    line("split, full shuffle (files mapped: default)", run_split, &j, base, nb);
     j.d.shuffle = RECIO_SHUFFLE_CHUNK;
-    t = median(run_split, &j);
-    row("split, chunk shuffle 256 x 16 (mapped)", t, base, nb);
+    line("split, chunk shuffle 256 x 16 (mapped)", run_split, &j, base, nb);
     j.d.use_mmap = -1;
     j.d.shuffle = RECIO_SHUFFLE_FULL;
-    t = median(run_split, &j);
-    row("split, full shuffle, buffered reads", t, base, nb);
+    line("split, full shuffle, buffered reads", run_split, &j, base, nb);
     j.d.shuffle = RECIO_SHUFFLE_CHUNK;
-    t = median(run_split, &j);
-    row("split, chunk shuffle 256 x 16, buffered reads", t, base, nb);
+    line("split, chunk shuffle 256 x 16, buffered reads", run_split, &j, base, nb);
     free(small);
     free(large);
     free(one);
