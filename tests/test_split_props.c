@@ -223,6 +223,12 @@ static void check_equalized(const dataset *ds, unsigned nsplit, recio_split_desc
             distinct++;
         }
     }
+    { /* the count announced at open is the count yielded */
+        recio_split *s = NULL;
+        CHECK_EQ_INT(recio_split_open_desc(&s, ds->uris, nsplit - 1, nsplit, &d), RECIO_OK);
+        CHECK_EQ_INT(recio_split_count(s), first);
+        recio_split_close(s);
+    }
     if (d.equalize == RECIO_EQUALIZE_PAD) CHECK_EQ_INT(distinct, ds->n);
     else CHECK_EQ_INT(distinct, (uint64_t)first * nsplit);
     free(ids);
@@ -533,6 +539,30 @@ static void test_custom_opener(void) {
     recio_buffer_free(&mem_files[1]);
 }
 
+/* reset() in byte mode reads the same part again; an epoch changes nothing unshuffled. */
+static void test_byte_reset_rereads(void) {
+    dataset ds;
+    recio_split *s = NULL;
+    recio_record rec;
+    uint32_t first[4096];
+    long n = 0, k = 0;
+    do {
+        make_dataset(&ds, 3, 0);
+    } while (ds.n < 20 && (free_dataset(&ds), 1));
+    CHECK_EQ_INT(recio_split_open(&s, ds.uris, 1, 3), RECIO_OK);
+    while (recio_split_next(s, &rec) == RECIO_OK)
+        if (n < 4096) first[n++] = rec_id(&rec);
+    CHECK(recio_split_next(s, &rec) == RECIO_END); /* stays at the end */
+    CHECK_EQ_INT(recio_split_reset(s, 5), RECIO_OK);
+    while (recio_split_next(s, &rec) == RECIO_OK) {
+        if (k < n) CHECK_EQ_INT(rec_id(&rec), first[k]);
+        k++;
+    }
+    CHECK_EQ_INT(k, n);
+    recio_split_close(s);
+    free_dataset(&ds);
+}
+
 int main(void) {
     RUN(test_byte_parts_random_datasets);
     RUN(test_index_parts_random_datasets);
@@ -542,5 +572,6 @@ int main(void) {
     RUN(test_bad_input);
     RUN(test_wildcards_and_directories);
     RUN(test_custom_opener);
+    RUN(test_byte_reset_rereads);
     return t_done("split_props");
 }
