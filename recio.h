@@ -1884,14 +1884,15 @@ static recio_err recio__sp_item(recio_split *s, const char *item, size_t n) {
     char *z;
     struct stat st;
     recio_err e;
+    int known = 0;
     if (s->d.open_file) return recio__sp_push(s, item, n);
     z = (char *)recio__malloc(&s->alloc, n + 1);
     if (!z) return RECIO_ERR_NOMEM;
     memcpy(z, item, n);
     z[n] = 0;
     if (strpbrk(z, "*?[")) e = recio__sp_glob(s, z);
-    else if (stat(z, &st) == 0 && S_ISDIR(st.st_mode)) e = recio__sp_dir(s, z);
-    else if ((e = recio__sp_push(s, item, n)) == RECIO_OK && S_ISREG(st.st_mode)) {
+    else if ((known = stat(z, &st) == 0) != 0 && S_ISDIR(st.st_mode)) e = recio__sp_dir(s, z);
+    else if ((e = recio__sp_push(s, item, n)) == RECIO_OK && known && S_ISREG(st.st_mode)) {
         s->files[s->nfiles - 1].size = (uint64_t)st.st_size; /* one stat per file is the whole open cost */
         s->files[s->nfiles - 1].sized = 1;
     }
