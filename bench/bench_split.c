@@ -1,5 +1,5 @@
-/* bench_split: what a split costs. Medians of 5 runs; each line is a ratio to a baseline measured
-   in the same run (page cache warm: every measurement is preceded by an untimed pass).
+/* bench_split: what a split costs. Medians of 7 runs; each line is the median ratio to a baseline timed right before each
+   run (page cache warm: every measurement is preceded by an untimed pass).
    1. Opening part 128 of 256 over 1,000 small files, vs one full scan of the same records.
    2. Reading a whole dataset through a split with nsplit 1, vs a plain read() loop (1 MiB buffer).
    3. Indexed reading, unshuffled and shuffled, vs sequential reading of the same file.
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 
 #define ROOT "build/bench_split"
-#define RUNS 5
+#define RUNS 7
 
 static double now(void) {
     struct timespec ts;
@@ -30,15 +30,15 @@ static int cmp_d(const void *a, const void *b) {
 
 typedef double (*bench_fn)(void *arg);
 
-/* One untimed pass, then the median of RUNS timed ones. */
-static double median(bench_fn fn, void *arg) {
-    double t[RUNS];
-    int i;
-    fn(arg);
-    for (i = 0; i < RUNS; i++) t[i] = fn(arg);
-    qsort(t, RUNS, sizeof t[0], cmp_d);
-    return t[RUNS / 2];
+static double med(double *v) {
+    qsort(v, RUNS, sizeof v[0], cmp_d);
+    return v[RUNS / 2];
 }
+
+/* The baseline of the current group; every line times it again right before itself, so the
+   ratio compares two runs made seconds apart (this machine's load drifts). */
+static bench_fn base_fn;
+static void *base_arg;
 
 static volatile uint64_t sink;
 
@@ -200,64 +200,79 @@ static uint64_t bytes_of(const char *uris) {
     return n;
 }
 
-/* Measure one line and print it; the baseline line passes base 0 and returns its time. */
-static double line(const char *what, bench_fn fn, void *arg, double base, uint64_t bytes) {
-    double t = median(fn, arg);
-    if (base == 0) base = t;
-    printf("  %-46s %10.3f ms", what, t * 1e3);
-    if (bytes) printf(" %8.0f MB/s", (double)bytes / t / 1e6);
+/* Measure one line: RUNS pairs (baseline, this), after one untimed pair; prints the median time
+   and the median of the per-pair ratios. */
+static void line(const char *what, bench_fn fn, void *arg, uint64_t bytes) {
+    double t[RUNS], r[RUNS], tm;
+    int i;
+    base_fn(base_arg);
+    fn(arg);
+    for (i = 0; i < RUNS; i++) {
+        double b = base_fn(base_arg);
+        t[i] = fn(arg);
+        r[i] = b / t[i];
+    }
+    tm = med(t);
+    printf("  %-46s %10.3f ms", what, tm * 1e3);
+    if (bytes) printf(" %8.0f MB/s", (double)bytes / tm / 1e6);
     else printf(" %13s", "");
-    printf("   x%.3f\n", base / t);
-    return t;
+    printf("   x%.3f\n", med(r));
+}
+
+static void baseline(bench_fn fn, void *arg) {
+    base_fn = fn;
+    base_arg = arg;
 }
 
 int main(void) {
     char *small, *large, *one;
     job j;
-    double base;
     uint64_t nb;
     make_files(ROOT "/small", 1000, 64, 256, 3072, &small);
     make_files(ROOT "/large", 4, 300, 100000, 120000, &large);
     make_files(ROOT "/one", 1, 16000, 2000, 6000, &one);
 
     printf("1. open part 128 of 256 over 1,000 small files, %.0f MB (ratio = full scan / open)\n", (double)bytes_of(small) / 1e6);
-    base = line("full scan of every record (baseline)", run_scan, small, 0, 0);
-    line("stat() of every file (the floor of an open)", run_stat, small, base, 0);
+    baseline(run_scan, small);
+    line("full scan of every record (baseline)", run_scan, small, 0);
+    line("stat() of every file (the floor of an open)", run_stat, small, 0);
     memset(&j, 0, sizeof j);
     j.uris = small;
     j.rank = 128;
     j.nsplit = 256;
-    line("recio_split_open, byte mode", run_open, &j, base, 0);
+    line("recio_split_open, byte mode", run_open, &j, 0);
     j.d.mode = RECIO_SPLIT_INDEX;
-    line("recio_split_open, index mode (reads 1,000 .idx)", run_open, &j, base, 0);
+    line("recio_split_open, index mode (reads 1,000 .idx)", run_open, &j, 0);
 
     nb = bytes_of(large);
     printf("2. whole dataset (4 files, %.0f MB), nsplit 1 (ratio = throughput vs read())\n", (double)nb / 1e6);
-    base = line("read() loop, 1 MiB buffer (baseline)", run_read_loop, large, 0, nb);
+    baseline(run_read_loop, large);
+    line("read() loop, 1 MiB buffer (baseline)", run_read_loop, large, nb);
     memset(&j, 0, sizeof j);
     j.uris = large;
     j.nsplit = 1;
-    line("split, byte mode", run_split, &j, base, nb);
+    line("split, byte mode", run_split, &j, nb);
     j.d.use_mmap = 1;
-    line("split, byte mode, mmap", run_split, &j, base, nb);
+    line("split, byte mode, mmap", run_split, &j, nb);
 
     printf("3. one file of 16,000 records of 2-6 KB (ratio = throughput vs sequential reader)\n");
     nb = bytes_of(one);
-    base = line("recio_reader sequential (baseline)", run_scan, one, 0, nb);
+    baseline(run_scan, one);
+    line("recio_reader sequential (baseline)", run_scan, one, nb);
     memset(&j, 0, sizeof j);
     j.uris = one;
     j.nsplit = 1;
     j.d.mode = RECIO_SPLIT_INDEX;
-    line("split, index mode, in order", run_split, &j, base, nb);
+    line("split, index mode, in order", run_split, &j, nb);
     j.d.shuffle = RECIO_SHUFFLE_FULL;
-    line("split, full shuffle (files mapped: default)", run_split, &j, base, nb);
+    line("split, full shuffle (files mapped: default)", run_split, &j, nb);
     j.d.shuffle = RECIO_SHUFFLE_CHUNK;
-    line("split, chunk shuffle 256 x 16 (mapped)", run_split, &j, base, nb);
+    line("split, chunk shuffle 256 x 16 (mapped)", run_split, &j, nb);
     j.d.use_mmap = -1;
     j.d.shuffle = RECIO_SHUFFLE_FULL;
-    line("split, full shuffle, buffered reads", run_split, &j, base, nb);
+    line("split, full shuffle, buffered reads", run_split, &j, nb);
     j.d.shuffle = RECIO_SHUFFLE_CHUNK;
-    line("split, chunk shuffle 256 x 16, buffered reads", run_split, &j, base, nb);
+    line("split, chunk shuffle 256 x 16, buffered reads", run_split, &j, nb);
     free(small);
     free(large);
     free(one);
