@@ -517,7 +517,8 @@ static void test_custom_opener(void) {
         memset(&mem_files[f], 0, sizeof mem_files[f]);
         CHECK_EQ_INT(recio_writer_open_mem(&wr, &mem_files[f]), RECIO_OK);
         for (i = 0; i < 10; i++) {
-            uint32_t v[3] = {(uint32_t)(f * 10 + i), 1, 2};
+            unsigned char v[12] = {0};
+            recio_store_u32le(v, (uint32_t)(f * 10 + i)); /* ids are little-endian, as rec_id reads them */
             CHECK_EQ_INT(recio_writer_write(wr, v, sizeof v), RECIO_OK);
         }
         CHECK_EQ_INT(recio_writer_close(wr), RECIO_OK);
