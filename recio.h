@@ -331,8 +331,9 @@ RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32
       RECIO_SHUFFLE_CHUNK  positions cut into chunks of chunk_records consecutive records; the chunks
                            are permuted (Fisher-Yates, seed recio_seed_for(seed, epoch, 0)); the
                            permuted sequence is cut into windows of window_chunks chunks, and each
-                           window w is shuffled again (seed recio_seed_for(seed, epoch, w + 1)). Keeps
-                           only one offset per chunk plus one window in memory after opening.
+                           window w is shuffled again (seed recio_seed_for(seed, epoch, w + 1)). The
+                           index is streamed, keeping one offset per chunk (plus one window of
+                           offsets while reading): it never has to fit in memory when sorted.
    then rank r takes its slice of that order. recio_split_reset(s, epoch) starts another epoch.
 
    Equalised parts (equalize): every rank yields the same number of records per epoch, so that
@@ -2089,12 +2090,13 @@ static recio_err recio__sp_load_index(recio_split *s, const char *path, uint64_t
     return RECIO_OK;
 }
 
-/* FILE.idx beside the file, or with .rec replaced by .idx (im2rec's name); 1 when found. */
-static int recio__sp_find_index(recio_split *s, recio__sfile *f, recio_err *e) {
+/* FILE.idx beside the file, or with .rec replaced by .idx (im2rec's name), into f->idx; 1 when found. */
+static int recio__sp_index_name(recio_split *s, recio__sfile *f, recio_err *e) {
     size_t n = strlen(f->path), k;
-    char *name = (char *)recio__malloc(&s->alloc, n + 5);
+    char *name;
     *e = RECIO_OK;
-    if (!name) return *e = RECIO_ERR_NOMEM, 0;
+    if (f->idx) return 1;
+    if (!(name = (char *)recio__malloc(&s->alloc, n + 5))) return *e = RECIO_ERR_NOMEM, 0;
     for (k = 0; k < 2; k++) {
         recio_io io;
         memcpy(name, f->path, n + 1);
@@ -2106,13 +2108,23 @@ static int recio__sp_find_index(recio_split *s, recio__sfile *f, recio_err *e) {
         if (recio__sp_open_io(s, name, &io) == RECIO_OK) {
             if (io.close) io.close(io.user);
             f->idx = name;
-            *e = recio__sp_load_index(s, name, f->size, &f->offs, &f->noffs);
-            f->have_offs = *e == RECIO_OK;
             return 1;
         }
     }
     recio__free(&s->alloc, name);
     return 0;
+}
+
+static int recio__sp_find_index(recio_split *s, recio__sfile *f, recio_err *e) {
+    if (!recio__sp_index_name(s, f, e)) return 0;
+    *e = recio__sp_load_index(s, f->idx, f->size, &f->offs, &f->noffs);
+    f->have_offs = *e == RECIO_OK;
+    return 1;
+}
+
+static recio_err recio__sp_no_index(recio_split *s, const recio__sfile *f) {
+    return recio__sp_fail(s, RECIO_ERR_IO, "%s: no index (looked for %s.idx and the name with .rec replaced by .idx); build one with 'recio index %s'",
+                          f->path, f->path, f->path);
 }
 
 /* Every record head of file f: from its index, else by hopping over the headers. */
@@ -2353,9 +2365,7 @@ static recio_err recio__sp_gather(recio_split *s) {
     all.alloc = s->alloc;
     for (i = 0; i < s->nfiles; i++) {
         recio__sfile *f = &s->files[i];
-        if (!recio__sp_find_index(s, f, &e) && !e)
-            e = recio__sp_fail(s, RECIO_ERR_IO, "%s: no index (looked for %s.idx and the name with .rec replaced by .idx); build one with 'recio index %s'",
-                               f->path, f->path, f->path);
+        if (!recio__sp_find_index(s, f, &e) && !e) e = recio__sp_no_index(s, f);
         for (k = 0; !e && k < f->noffs; k++) {
             uint64_t g = f->base + f->offs[k];
             if (recio__mem_write(&all, &g, sizeof g)) e = RECIO_ERR_NOMEM;
@@ -2371,6 +2381,94 @@ static recio_err recio__sp_gather(recio_split *s) {
     return RECIO_OK;
 }
 
+/* CHUNK mode reads its index as a stream and keeps every K-th offset: an index that does not fit
+   in memory never has to. An index not sorted by offset is loaded whole instead (RECIO_END). */
+typedef struct recio__ixstream {
+    recio_buffer starts; /* global offset of every K-th record */
+    uint64_t count, last;
+    unsigned fi;         /* one global index: the file holding `last` */
+    int global;
+} recio__ixstream;
+
+static recio_err recio__sp_ix_line(recio_split *s, recio__ixstream *st, const char *b, const char *e, uint64_t line, const char *path,
+                                   uint64_t base, uint64_t limit) {
+    uint64_t key, off, g;
+    if (recio__parse_u64(&b, e, &key)) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: expected 'key<TAB>offset'", path, line);
+    while (b < e && recio__is_blank(*b)) b++;
+    if (recio__parse_u64(&b, e, &off)) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: expected an offset after the key", path, line);
+    while (b < e && recio__is_blank(*b)) b++;
+    if (b != e) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: unexpected text after the offset", path, line);
+    if (off + 8 > limit) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is past the end of the data (%U bytes): stale index?", path, off, limit);
+    if (off % 4) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is not a record head (not 4-aligned): stale index?", path, off);
+    g = base + off;
+    if (st->count && g <= st->last) return RECIO_END;
+    if (st->global)
+        while (st->fi + 1 < s->nfiles && g >= s->files[st->fi + 1].base) s->files[++st->fi].first = st->count;
+    if (st->count % s->K == 0 && recio__mem_write(&st->starts, &g, sizeof g)) return RECIO_ERR_NOMEM;
+    st->count++;
+    st->last = g;
+    return RECIO_OK;
+}
+
+static recio_err recio__sp_ix_stream(recio_split *s, recio__ixstream *st, const char *path, uint64_t base, uint64_t limit) {
+    enum { BLOCK = 65536 };
+    recio_io io;
+    char *buf = (char *)recio__malloc(&s->alloc, BLOCK + 1);
+    size_t have = 0;
+    uint64_t line = 0;
+    int64_t k = 1;
+    recio_err e = RECIO_OK;
+    if (!buf) return RECIO_ERR_NOMEM;
+    if ((e = recio__sp_open_io(s, path, &io)) != RECIO_OK) return recio__free(&s->alloc, buf), recio__sp_open_fail(s, path, e);
+    while (!e && k > 0) {
+        char *p = buf, *end, *nl;
+        if ((k = io.read(io.user, buf + have, BLOCK - have)) < 0) e = recio__sp_fail(s, RECIO_ERR_IO, "%s: read failed", path);
+        have += k > 0 ? (size_t)k : 0;
+        end = buf + have;
+        if (k == 0 && have && end[-1] != '\n') *end++ = '\n'; /* a last line without its newline */
+        for (; !e && (nl = (char *)memchr(p, '\n', (size_t)(end - p))) != NULL; p = nl + 1) {
+            char *t = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
+            line++;
+            if (t > p) e = recio__sp_ix_line(s, st, p, t, line, path, base, limit);
+        }
+        if (!e && p == buf && have == BLOCK) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U is too long", path, line + 1);
+        have = p < buf + have ? (size_t)(buf + have - p) : 0; /* the unfinished line moves to the front */
+        if (have) memmove(buf, p, have);
+    }
+    if (io.close) io.close(io.user);
+    recio__free(&s->alloc, buf);
+    return e;
+}
+
+/* Chunk starts from the index stream(s); RECIO_END when an index is not sorted by offset. */
+static recio_err recio__sp_chunk_stream(recio_split *s) {
+    recio__ixstream st;
+    unsigned i;
+    recio_err e = RECIO_OK;
+    uint64_t end;
+    memset(&st, 0, sizeof st);
+    st.starts.alloc = s->alloc;
+    st.global = s->index_path != NULL;
+    if (st.global) e = recio__sp_ix_stream(s, &st, s->index_path, 0, s->total);
+    for (i = 0; !st.global && !e && i < s->nfiles; i++) {
+        recio__sfile *f = &s->files[i];
+        f->first = st.count;
+        if (!recio__sp_index_name(s, f, &e) && !e) e = recio__sp_no_index(s, f);
+        if (!e) e = recio__sp_ix_stream(s, &st, f->idx, f->base, f->size);
+    }
+    for (i = st.fi + 1; st.global && !e && i < s->nfiles; i++) s->files[i].first = st.count;
+    end = s->total;
+    if (!e && recio__mem_write(&st.starts, &end, sizeof end)) e = RECIO_ERR_NOMEM;
+    if (e) {
+        if (e == RECIO_END) s->errmsg[0] = 0, s->sticky = RECIO_OK;
+        recio_buffer_free(&st.starts);
+        return e;
+    }
+    s->n = st.count;
+    s->cstart = (uint64_t *)(void *)st.starts.data;
+    return RECIO_OK;
+}
+
 /* Positions [r*n/N, (r+1)*n/N) when equalised, else dmlc's ceil(n/N) per rank. */
 static void recio__sp_slice(const recio_split *s, uint64_t r, uint64_t *b) {
     uint64_t n = s->n, N = s->nsplit, step;
@@ -2382,16 +2480,35 @@ static void recio__sp_slice(const recio_split *s, uint64_t r, uint64_t *b) {
     *b = r > n / (step ? step : 1) ? n : (r * step < n ? r * step : n);
 }
 
-static recio_err recio__sp_index_open(recio_split *s) {
+/* Every offset in memory, sorted (NONE, FULL, and CHUNK over an unsorted index). */
+static recio_err recio__sp_index_all(recio_split *s) {
     unsigned i;
+    uint64_t c;
     recio_err e;
     if ((e = recio__sp_gather(s)) != RECIO_OK) return e;
-    if (s->n == 0) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: the index lists no record", s->index_path ? s->index_path : s->files[0].path);
     for (i = 0; i < s->nfiles; i++) s->files[i].first = recio__sp_lower(s->offs, (size_t)s->n, s->files[i].base);
+    if (s->d.shuffle != RECIO_SHUFFLE_CHUNK || s->n == 0) return RECIO_OK;
+    if (!(s->cstart = (uint64_t *)recio__malloc(&s->alloc, (size_t)((s->n + s->K - 1) / s->K + 1) * sizeof(uint64_t)))) return RECIO_ERR_NOMEM;
+    for (c = 0; c * s->K < s->n; c++) s->cstart[c] = s->offs[c * s->K];
+    s->cstart[c] = s->total;
+    recio__free(&s->alloc, s->offs); /* from here one offset per chunk is all that is kept */
+    s->offs = NULL;
+    return RECIO_OK;
+}
+
+static recio_err recio__sp_index_open(recio_split *s) {
+    recio_err e = RECIO_END;
+    s->K = s->d.chunk_records ? s->d.chunk_records : 256;
+    s->W = s->d.window_chunks ? s->d.window_chunks : 16;
+    if (s->K > (SIZE_MAX / sizeof(recio__sent)) / s->W) return recio__sp_fail(s, RECIO_ERR_ARG, "chunk_records * window_chunks is too large");
+    if (s->d.shuffle == RECIO_SHUFFLE_CHUNK) e = recio__sp_chunk_stream(s);
+    if (e == RECIO_END) e = recio__sp_index_all(s);
+    if (e) return e;
+    if (s->n == 0) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: the index lists no record", s->index_path ? s->index_path : s->files[0].path);
     recio__sp_slice(s, s->rank, &s->sbeg);
     recio__sp_slice(s, (uint64_t)s->rank + 1, &s->send);
-    s->begin = s->sbeg < s->n ? s->offs[s->sbeg] : s->total;
-    s->end = s->send < s->n ? s->offs[s->send] : s->total;
+    s->begin = !s->offs ? 0 : s->sbeg < s->n ? s->offs[s->sbeg] : s->total;
+    s->end = !s->offs ? s->total : s->send < s->n ? s->offs[s->send] : s->total;
     s->count = s->send - s->sbeg;
     if (s->d.shuffle) { /* a buffered random read costs one buffer fill: make it about two records */
         uint64_t avg = s->total / s->n * 2;
@@ -2405,21 +2522,12 @@ static recio_err recio__sp_index_open(recio_split *s) {
         if (!(s->perm = (uint64_t *)recio__malloc(&s->alloc, (size_t)s->n * sizeof(uint64_t)))) return RECIO_ERR_NOMEM;
     }
     if (s->d.shuffle == RECIO_SHUFFLE_CHUNK) {
-        uint64_t c;
-        s->K = s->d.chunk_records ? s->d.chunk_records : 256;
-        s->W = s->d.window_chunks ? s->d.window_chunks : 16;
         s->nchunks = (s->n + s->K - 1) / s->K;
         s->nwin = (s->nchunks + s->W - 1) / s->W;
-        if (s->K > (SIZE_MAX / sizeof(recio__sent)) / s->W) return recio__sp_fail(s, RECIO_ERR_ARG, "chunk_records * window_chunks is too large");
-        s->cstart = (uint64_t *)recio__malloc(&s->alloc, (size_t)(s->nchunks + 1) * sizeof(uint64_t));
         s->cperm = (uint64_t *)recio__malloc(&s->alloc, (size_t)s->nchunks * sizeof(uint64_t));
         s->wstart = (uint64_t *)recio__malloc(&s->alloc, (size_t)(s->nwin + 1) * sizeof(uint64_t));
         s->went = (recio__sent *)recio__malloc(&s->alloc, (size_t)(s->K * s->W) * sizeof(recio__sent));
-        if (!s->cstart || !s->cperm || !s->wstart || !s->went) return RECIO_ERR_NOMEM;
-        for (c = 0; c < s->nchunks; c++) s->cstart[c] = s->offs[c * s->K];
-        s->cstart[s->nchunks] = s->total;
-        recio__free(&s->alloc, s->offs); /* from here one offset per chunk is all that is kept */
-        s->offs = NULL;
+        if (!s->cperm || !s->wstart || !s->went) return RECIO_ERR_NOMEM;
     }
     return RECIO_OK;
 }

@@ -564,6 +564,44 @@ static void test_byte_reset_rereads(void) {
     free_dataset(&ds);
 }
 
+/* The chunk shuffle streams a sorted index (per file or global, CRLF, no final newline) and loads
+   an unsorted one whole: the same order every way. */
+static void test_chunk_index_sources(void) {
+    dataset ds;
+    char gidx[128];
+    uint32_t *a, *b;
+    recio_split_desc d;
+    uint64_t i;
+    FILE *f;
+    long na, nb;
+    do {
+        make_dataset(&ds, 4, 1);
+    } while (ds.n < 30 && (free_dataset(&ds), 1));
+    a = (uint32_t *)malloc(ds.n * sizeof *a);
+    b = (uint32_t *)malloc(ds.n * sizeof *b);
+    memset(&d, 0, sizeof d);
+    d.shuffle = RECIO_SHUFFLE_CHUNK;
+    d.seed = 3;
+    d.chunk_records = 4;
+    d.window_chunks = 3;
+    na = read_part(ds.uris, 1, 2, &d, a, (long)ds.n, NULL);
+    snprintf(gidx, sizeof gidx, "%s/all.idx", ds.dir);
+    f = fopen(gidx, "wb");
+    for (i = 0; i < ds.n; i++) fprintf(f, "%llu\t%llu%s", (unsigned long long)i, (unsigned long long)ds.goff[i], i + 1 < ds.n ? "\r\n" : "");
+    fclose(f);
+    d.index_path = gidx;
+    nb = read_part(ds.uris, 1, 2, &d, b, (long)ds.n, NULL);
+    CHECK(na > 0 && na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0);
+    f = fopen(gidx, "wb");
+    for (i = ds.n; i-- > 0;) fprintf(f, "%llu %llu\n", (unsigned long long)i, (unsigned long long)ds.goff[i]);
+    fclose(f);
+    nb = read_part(ds.uris, 1, 2, &d, b, (long)ds.n, NULL);
+    CHECK(na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0);
+    free(a);
+    free(b);
+    free_dataset(&ds);
+}
+
 int main(void) {
     RUN(test_byte_parts_random_datasets);
     RUN(test_index_parts_random_datasets);
@@ -574,5 +612,6 @@ int main(void) {
     RUN(test_wildcards_and_directories);
     RUN(test_custom_opener);
     RUN(test_byte_reset_rereads);
+    RUN(test_chunk_index_sources);
     return t_done("split_props");
 }
