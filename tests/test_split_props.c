@@ -78,6 +78,11 @@ static void free_dataset(dataset *ds) {
     free(ds->ord);
 }
 
+/* A dataset with at least min records (the generator may give fewer). */
+static void make_dataset_min(dataset *ds, unsigned nfiles, int with_idx, uint64_t min) {
+    for (make_dataset(ds, nfiles, with_idx); ds->n < min; make_dataset(ds, nfiles, with_idx)) free_dataset(ds);
+}
+
 static uint32_t rec_id(const recio_record *rec) { return rec->size >= 4 ? recio_load_u32le(rec->data) : 0xffffffffu; }
 
 /* The README rule on the generator's offsets. */
@@ -335,11 +340,7 @@ static void test_shuffle_is_documented_fisher_yates(void) {
     uint64_t *perm, i;
     recio_rng rng;
     long n;
-    make_dataset(&ds, 3, 1);
-    while (ds.n < 10) {
-        free_dataset(&ds);
-        make_dataset(&ds, 3, 1);
-    }
+    make_dataset_min(&ds, 3, 1, 10);
     got = (uint32_t *)malloc(ds.n * sizeof *got);
     perm = (uint64_t *)malloc(ds.n * sizeof *perm);
     memset(&d, 0, sizeof d);
@@ -451,9 +452,7 @@ static void test_wildcards_and_directories(void) {
     uint32_t *ids;
     long n;
     recio_split_desc d;
-    do {
-        make_dataset(&ds, 4, 0);
-    } while (ds.n == 0 && (free_dataset(&ds), 1));
+    make_dataset_min(&ds, 4, 0, 1);
     ids = (uint32_t *)malloc(ds.n * sizeof *ids);
     memset(&d, 0, sizeof d);
     snprintf(uri, sizeof uri, "%s/part-*.rec", ds.dir);
@@ -547,9 +546,7 @@ static void test_byte_reset_rereads(void) {
     recio_record rec;
     uint32_t first[4096];
     long n = 0, k = 0;
-    do {
-        make_dataset(&ds, 3, 0);
-    } while (ds.n < 20 && (free_dataset(&ds), 1));
+    make_dataset_min(&ds, 3, 0, 20);
     CHECK_EQ_INT(recio_split_open(&s, ds.uris, 1, 3), RECIO_OK);
     while (recio_split_next(s, &rec) == RECIO_OK)
         if (n < 4096) first[n++] = rec_id(&rec);
@@ -574,9 +571,7 @@ static void test_chunk_index_sources(void) {
     uint64_t i;
     FILE *f;
     long na, nb;
-    do {
-        make_dataset(&ds, 4, 1);
-    } while (ds.n < 30 && (free_dataset(&ds), 1));
+    make_dataset_min(&ds, 4, 1, 30);
     a = (uint32_t *)malloc(ds.n * sizeof *a);
     b = (uint32_t *)malloc(ds.n * sizeof *b);
     memset(&d, 0, sizeof d);
