@@ -22,7 +22,7 @@ EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(filter-out examples/mpi
 TESTS    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c)) $(BUILD)/tests/test_cpp
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/bench_*.c))
 
-.PHONY: all deps test demo sanitize tsan bench cross install clean mpi-example
+.PHONY: all deps test demo sanitize tsan bench cross install clean
 all: deps $(BUILD)/librecio.a $(BUILD)/librecio.so $(TOOLS) $(EXAMPLES)
 
 # Debian's libstb-dev carries stb_image(_resize,_write).h. Install it when missing and allowed.
@@ -56,6 +56,7 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/librecio.a
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS) $(BENCH_LIBS)
 
 # The MPI example is built only on request (OpenMPI from Debian's libopenmpi-dev).
+.PHONY: mpi-example
 mpi-example: $(BUILD)/librecio.a
 	@if ! command -v mpicc >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then echo "recio: installing libopenmpi-dev"; \
