@@ -1791,9 +1791,6 @@ static int recio__sp_cmp_u64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static int recio__sp_cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* ---- file list: ';'-separated items, wildcards and directories expanded in sorted order ---- */
 
@@ -1819,6 +1816,10 @@ static recio_err recio__sp_push(recio_split *s, const char *path, size_t n) {
 #if defined(RECIO__POSIX)
 #include <glob.h>
 #include <dirent.h>
+
+static int recio__sp_cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 static recio_err recio__sp_push_sorted(recio_split *s, char **names, size_t n, const char *dir) {
     size_t i, dl = dir ? strlen(dir) : 0;
@@ -2221,6 +2222,7 @@ static int recio__sp_mmap(const recio_split *s) {
     if (s->d.open_file || s->d.use_mmap < 0) return 0;
     return s->d.use_mmap > 0 || s->d.shuffle != RECIO_SHUFFLE_NONE;
 #else
+    (void)s;
     return 0;
 #endif
 }
