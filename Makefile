@@ -61,6 +61,16 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS) $(BENCH_LIBS)
 
+# The MPI example is built only on request (OpenMPI from Debian's libopenmpi-dev).
+.PHONY: mpi-example
+mpi-example: $(BUILD)/librecio.a
+	@if ! command -v mpicc >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then echo "recio: installing libopenmpi-dev"; \
+	    apt-get update -qq && apt-get install -y -qq libopenmpi-dev >/dev/null; \
+	  else echo "recio: mpicc is missing: run 'sudo apt-get install libopenmpi-dev'"; exit 1; fi; fi
+	@mkdir -p $(BUILD)/examples
+	mpicc $(CPPFLAGS) $(CFLAGS_R) examples/mpi_split.c -o $(BUILD)/examples/mpi_split $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
+
 test: all $(TESTS)
 	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" tests/run.sh $(TESTS)
 

@@ -27,6 +27,7 @@ int cli_parse_u64(const char *s, unsigned long long *out);
 CLI_COMMAND(cli_cmd_dump);
 CLI_COMMAND(cli_cmd_verify);
 CLI_COMMAND(cli_cmd_index);
+CLI_COMMAND(cli_cmd_split);
 CLI_COMMAND(cli_cmd_list);
 CLI_COMMAND(cli_cmd_pack);
 CLI_COMMAND(cli_cmd_unpack);
