@@ -222,6 +222,8 @@ typedef struct recio_writer_desc {
     const char *index_path; /* also write an MXNet .idx ("key\toffset\n") here; NULL: none */
     int atomic;             /* write PATH.tmp, fsync, rename to PATH on a clean close */
     size_t buffer_size;     /* default 1 MiB */
+    int background;         /* RECIO_THREADS: a thread writes one buffer while you fill the next (the
+                               hooks then run on that thread); without RECIO_THREADS: ignored */
     recio_allocator alloc;
 } recio_writer_desc;
 
@@ -481,6 +483,10 @@ RECIODEF void recio_split_close(recio_split *s);
 #include <sys/mman.h>
 #include <fcntl.h>
 #include <unistd.h>
+#endif
+
+#ifdef RECIO_THREADS
+#include <pthread.h>
 #endif
 
 #if defined(RECIO_MALLOC) && defined(RECIO_FREE) && defined(RECIO_REALLOC)
@@ -1155,6 +1161,19 @@ struct recio_writer {
     recio_err sticky;
     char *name;
     char errmsg[RECIO__ERRMSG];
+#ifdef RECIO_THREADS
+    /* background mode: the caller fills buf while the thread writes spare; all below under mu */
+    int bg;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned char *spare;
+    size_t spare_len;
+    uint64_t spare_off;
+    int pending, stop;
+    recio_err bg_err;
+    char bg_msg[RECIO__ERRMSG];
+#endif
 };
 
 static recio_err recio__wr_fail(recio_writer *w, recio_err e, uint64_t off, const char *what) {
@@ -1169,10 +1188,110 @@ static recio_err recio__wr_io_fail(recio_writer *w, uint64_t off, const char *wh
     return recio__wr_fail(w, RECIO_ERR_IO, off, tmp);
 }
 
-static recio_err recio__wr_flush(recio_writer *w) {
+static recio_err recio__wr_flush_sync(recio_writer *w) {
     if (w->len && w->io.write(w->io.user, w->buf, w->len) != 0)
         return recio__wr_io_fail(w, w->offset - w->len, "write failed");
     w->len = 0;
+    return RECIO_OK;
+}
+
+#ifdef RECIO_THREADS
+/* Copying the caller's bytes costs about as much as write() itself (bench_recordio: 0.175 s vs
+   0.103 s per 537 MB), so in background mode a thread writes one buffer while the caller fills the
+   other: the two overlap on two cores. Errors come back on the caller's next call. */
+static void *recio__wr_thread(void *arg) {
+    recio_writer *w = (recio_writer *)arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->pending && !w->stop) pthread_cond_wait(&w->cv, &w->mu);
+        if (!w->pending) break;
+        pthread_mutex_unlock(&w->mu);
+        if (w->io.write(w->io.user, w->spare, w->spare_len) != 0) {
+            char what[200];
+            recio__fmt(what, sizeof what, "write failed: %s", recio__errno_str(errno));
+            pthread_mutex_lock(&w->mu);
+            recio__errf(w->bg_msg, w->name, w->spare_off, "%s", what);
+            w->bg_err = RECIO_ERR_IO;
+        } else {
+            pthread_mutex_lock(&w->mu);
+        }
+        w->pending = 0;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Wait until the thread holds no buffer; adopt its error, if any. */
+static recio_err recio__wr_idle(recio_writer *w) {
+    pthread_mutex_lock(&w->mu);
+    while (w->pending) pthread_cond_wait(&w->cv, &w->mu);
+    if (w->bg_err && !w->sticky) {
+        memcpy(w->errmsg, w->bg_msg, sizeof w->errmsg);
+        w->sticky = w->bg_err;
+    }
+    pthread_mutex_unlock(&w->mu);
+    return w->sticky;
+}
+
+/* Hand the filled buffer to the thread and continue in the spare one. */
+static recio_err recio__wr_handoff(recio_writer *w) {
+    unsigned char *t;
+    if (recio__wr_idle(w) || !w->len) return w->sticky;
+    pthread_mutex_lock(&w->mu);
+    t = w->spare;
+    w->spare = w->buf;
+    w->spare_len = w->len;
+    w->spare_off = w->offset - w->len;
+    w->pending = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    w->buf = t;
+    w->len = 0;
+    return RECIO_OK;
+}
+
+static recio_err recio__wr_start(recio_writer *w) {
+    w->spare = (unsigned char *)recio__malloc(&w->alloc, w->cap);
+    if (!w->spare) return RECIO_ERR_NOMEM;
+    if (pthread_mutex_init(&w->mu, NULL) != 0) return RECIO_ERR_NOMEM;
+    if (pthread_cond_init(&w->cv, NULL) != 0) return pthread_mutex_destroy(&w->mu), RECIO_ERR_NOMEM;
+    if (pthread_create(&w->thread, NULL, recio__wr_thread, w) != 0) {
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->mu);
+        return RECIO_ERR_NOMEM;
+    }
+    w->bg = 1;
+    return RECIO_OK;
+}
+
+static void recio__wr_stop(recio_writer *w) {
+    if (!w->bg) return;
+    recio__wr_idle(w);
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    w->bg = 0;
+}
+#endif
+
+static recio_err recio__wr_flush(recio_writer *w) {
+#ifdef RECIO_THREADS
+    if (w->bg) return recio__wr_handoff(w);
+#endif
+    return recio__wr_flush_sync(w);
+}
+
+/* Nothing of ours is in flight: safe to touch the sink from this thread. */
+static recio_err recio__wr_drain(recio_writer *w) {
+    if (recio__wr_flush(w)) return w->sticky;
+#ifdef RECIO_THREADS
+    if (w->bg) return recio__wr_idle(w);
+#endif
     return RECIO_OK;
 }
 
@@ -1186,7 +1305,7 @@ static recio_err recio__wr_put(recio_writer *w, const void *data, size_t n) {
         w->offset += n;
         return RECIO_OK;
     }
-    if (recio__wr_flush(w)) return w->sticky;
+    if ((n > w->cap ? recio__wr_drain(w) : recio__wr_flush(w)) != RECIO_OK) return w->sticky;
     w->offset += n;
     if (n > w->cap) {
         if (w->io.write(w->io.user, data, n) != 0) return recio__wr_io_fail(w, w->offset - n, "write failed");
@@ -1266,6 +1385,9 @@ static recio_err recio__wr_alloc(recio_writer **out, const recio_writer_desc *d)
 }
 
 static void recio__wr_free(recio_writer *w) {
+#ifdef RECIO_THREADS
+    recio__free(&w->alloc, w->spare);
+#endif
     recio__free(&w->alloc, w->buf);
     recio__free(&w->alloc, w->name);
     recio__free(&w->alloc, w->path);
@@ -1322,6 +1444,9 @@ RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, 
     } else if (e == RECIO_OK) {
         w->io = d.io;
     }
+#ifdef RECIO_THREADS
+    if (e == RECIO_OK && d.background) e = recio__wr_start(w);
+#endif
     if (e == RECIO_OK && d.index_path) {
 #ifndef RECIO_NO_STDIO
         e = recio__wr_open_file(w, &w->idx_io, d.index_path, d.atomic, &w->idx_path, &w->idx_tmp_path);
@@ -1332,6 +1457,9 @@ RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, 
     }
     if (e != RECIO_OK) {
         if (w) {
+#ifdef RECIO_THREADS
+            recio__wr_stop(w);
+#endif
             if (w->io.close) w->io.close(w->io.user);
 #ifndef RECIO_NO_STDIO
             if (w->tmp_path) remove(w->tmp_path);
@@ -1386,7 +1514,10 @@ RECIODEF recio_err recio_writer_finish(recio_writer *w) {
     if (!w) return RECIO_ERR_ARG;
     if (w->finished) return w->sticky;
     w->finished = 1;
-    if (!w->sticky) recio__wr_flush(w);
+    if (!w->sticky) recio__wr_drain(w);
+#ifdef RECIO_THREADS
+    recio__wr_stop(w);
+#endif
     if (w->has_idx && !w->sticky && w->idx_len && w->idx_io.write(w->idx_io.user, w->idx_buf, w->idx_len) != 0)
         recio__wr_io_fail(w, w->offset, "index write failed");
     recio__wr_finish(w, &w->io, w->tmp_path != NULL);
