@@ -2776,7 +2776,7 @@ static recio_err recio__parse_op(recio__parser *ps, int *out) {
 
 /* Ops until `close` (not consumed) or the end; commas may separate them inside policies. */
 static recio_err recio__parse_list(recio__parser *ps, int *first, char close, int commas) {
-    int prev = -1, node;
+    int prev = -1, node = -1;
     recio_err e;
     for (;;) {
         recio__skip_ws(ps);
