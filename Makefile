@@ -21,8 +21,9 @@ TOOLS    = $(BUILD)/recio
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(filter-out examples/mpi_%,$(wildcard examples/*.c)))
 TESTS    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c)) $(BUILD)/tests/test_cpp
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/bench_*.c))
+BENCHES_CV = $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(wildcard bench/bench_*.cpp))
 
-.PHONY: all deps test demo sanitize tsan bench cross install clean
+.PHONY: all deps test demo sanitize tsan bench opencv cross install clean
 all: deps $(BUILD)/librecio.a $(BUILD)/librecio.so $(TOOLS) $(EXAMPLES)
 
 # Debian's libstb-dev carries stb_image(_resize,_write).h. Install it when missing and allowed.
@@ -68,8 +69,17 @@ sanitize:
 tsan:
 	$(MAKE) test BUILD=build/tsan OPT="-O1 -g" EXTRA_CFLAGS="-fsanitize=thread" LDFLAGS="-fsanitize=thread"
 
-bench: all $(BENCHES)
-	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+bench: all $(BENCHES) $(BENCHES_CV)
+	@for b in $(BENCHES) $(BENCHES_CV); do echo "== $$b"; $$b || exit 1; done
+
+# C++ benchmarks compare against OpenCV, a benchmark-only dependency installed here when missing.
+$(BUILD)/bench/%: bench/%.cpp $(BUILD)/librecio.a | opencv
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(WARN) $(OPT) $$(pkg-config --cflags opencv4) $< -o $@ $(BUILD)/librecio.a $$(pkg-config --libs opencv4) $(LDFLAGS) $(LDLIBS)
+opencv:
+	@pkg-config --exists opencv4 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "recio: installing libopencv-dev (benchmarks only)"; apt-get update -qq && apt-get install -y -qq libopencv-dev >/dev/null; \
+	  else echo "recio: the benchmarks need OpenCV: run 'sudo apt-get install libopencv-dev'"; exit 1; fi; }
 
 # Cross builds run the test suite under qemu-user; s390x is big-endian.
 ARCH ?= s390x
