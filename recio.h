@@ -1733,6 +1733,10 @@ RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32
 #endif
 
 #define RECIO__ALIGN 64 /* scratch blocks start on cache lines */
+#if (defined(__SSE2__) || defined(_M_X64)) && !defined(RECIO_NO_SIMD)
+#define RECIO__SSE2 1
+#include <emmintrin.h>
+#endif
 
 RECIODEF size_t recio_dtype_size(recio_dtype t) {
     switch (t) {
@@ -2030,7 +2034,7 @@ static void *recio__arena_get(recio__arena *a, size_t n) {
     }
     if (!a->growable || n > SIZE_MAX - 2 * RECIO__ALIGN) return NULL;
     {
-        size_t cap = n + 2 * RECIO__ALIGN < ((size_t)1 << 20) ? ((size_t)1 << 20) : n + 2 * RECIO__ALIGN;
+        size_t cap = n + 2 * RECIO__ALIGN < ((size_t)1 << 16) ? ((size_t)1 << 16) : n + 2 * RECIO__ALIGN;
         unsigned char *b = (unsigned char *)recio__malloc(&a->alloc, cap);
         if (!b) return NULL;
         memcpy(b, &a->blocks, sizeof(void *));
@@ -2052,12 +2056,16 @@ static void recio__arena_free(recio__arena *a) {
 }
 
 /* Taps of one axis: output i of the full output size `dn` (window from o, n outputs, reversed when
-   flip), source size sn. LINEAR follows OpenCV: x = (i + 0.5) * sn/dn - 0.5, clamped to the edges.
-   AREA (when shrinking) weighs source pixel j by |[j, j+1] & [i*s, (i+1)*s]| / s. */
-static int recio__axis_taps(recio__arena *a, recio__axis *ax, int sn, int dn, int o, int n, int flip, recio_filter f) {
-    double scale = (double)sn / dn;
+   flip), source size sn. LINEAR is OpenCV's cv::resize INTER_LINEAR to the bit: fx = (float)((d +
+   0.5) * scale - 0.5), weights rounded to nearest-even on 2^11; along x a tap outside the image is
+   clamped to the edge pixel, along y (`rows`) the first row index may be -1 or sn - 1 and rows are
+   clamped when fetched. AREA (when shrinking) weighs source pixel j by |[j, j+1] & [i*s, (i+1)*s]| / s. */
+static int recio__axis_taps(recio__arena *a, recio__axis *ax, int sn, int dn, int o, int n, int flip, recio_filter f,
+                            int rows) {
+    double scale = 1.0 / ((double)dn / sn);
     int i, k, K = (f == RECIO_AREA && scale > 1.0) ? (int)ceil(scale) + 1 : 2;
     if (K > 2 && K > sn) K = sn; /* the whole source row already */
+    if (sn == 1 && !rows) K = 1;  /* one column: nothing to blend, and no second tap to read */
     ax->n = n;
     ax->k = K;
     ax->ofs = (int *)recio__arena_get(a, (size_t)n * sizeof(int));
@@ -2067,18 +2075,19 @@ static int recio__axis_taps(recio__arena *a, recio__axis *ax, int sn, int dn, in
         int d = o + (flip ? n - 1 - i : i), *ofs = &ax->ofs[i];
         int16_t *cf = &ax->coef[(size_t)i * (size_t)K];
         memset(cf, 0, (size_t)K * sizeof(int16_t));
-        if (K == 2) {
+        if (K == 1) {
+            *ofs = 0;
+            cf[0] = RECIO__FIX;
+        } else if (f == RECIO_LINEAR || scale <= 1.0) {
             float fx = (float)((d + 0.5) * scale - 0.5);
-            int sx = (int)floorf(fx), a1;
+            int sx = (int)floorf(fx);
             fx -= (float)sx;
-            if (sx < 0) fx = 0, sx = 0;
-            if (sx >= sn - 1) fx = 0, sx = sn - 1;
-            a1 = (int)floorf(fx * RECIO__FIX + 0.5f);
+            if (!rows && sx < 0) fx = 0, sx = 0;
+            if (!rows && sx >= sn - 1) fx = 0, sx = sn - 1;
+            cf[0] = (int16_t)lrintf((1.0f - fx) * RECIO__FIX);
+            cf[1] = (int16_t)lrintf(fx * RECIO__FIX);
             *ofs = sx;
-            cf[0] = (int16_t)(RECIO__FIX - a1);
-            cf[1] = (int16_t)a1;
-            if (sx + 1 >= sn) *ofs = sx > 0 && a1 == 0 ? sx - 1 : sx, cf[0] = 0, cf[1] = RECIO__FIX; /* stay inside */
-            if (sn == 1) *ofs = 0, cf[0] = RECIO__FIX, cf[1] = 0;
+            if (!rows && sx == sn - 1) *ofs = sx - 1, cf[1] = cf[0], cf[0] = 0; /* same value, read inside */
         } else {
             double lo = d * scale, hi = (d + 1) * scale;
             int j0 = (int)floor(lo), sum = 0, big = 0;
@@ -2097,30 +2106,35 @@ static int recio__axis_taps(recio__arena *a, recio__axis *ax, int sn, int dn, in
     return 0;
 }
 
-/* Horizontal pass of one source row into dst (n*C ints). */
-static void recio__hrow(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
-    int i, k, c, n = ax->n, K = ax->k;
+/* Horizontal pass of one source row of sw pixels into dst (n*C ints, plus 4 ints of slack that the
+   SIMD path may overwrite). The SSE2 path computes exactly what the scalar code does. */
+static void recio__hrow(const unsigned char *s, int sw, int C, const recio__axis *ax, int32_t *dst) {
+    int i = 0, k, c, n = ax->n, K = ax->k;
     const int *ofs = ax->ofs;
     const int16_t *cf = ax->coef;
-    if (K == 2 && C == 3) {
-        for (i = 0; i < n; i++, dst += 3, cf += 2) {
-            const unsigned char *p = s + ofs[i] * 3;
-            int a0 = cf[0], a1 = cf[1];
-            dst[0] = p[0] * a0 + p[3] * a1;
-            dst[1] = p[1] * a0 + p[4] * a1;
-            dst[2] = p[2] * a0 + p[5] * a1;
+    if (K == 2 && (C == 3 || C == 4)) {
+#if defined(RECIO__SSE2)
+        __m128i z = _mm_setzero_si128();
+        int last = sw * C - 2 * C - (C == 3 ? 1 : 0); /* last ofs*C whose 4-byte loads stay in the row */
+        for (; i < n && ofs[i] * C <= last; i++) {
+            const unsigned char *p = s + ofs[i] * C;
+            int32_t lo, hi, w;
+            __m128i px, wt;
+            memcpy(&lo, p, 4);
+            memcpy(&hi, p + C, 4);
+            px = _mm_unpacklo_epi8(_mm_unpacklo_epi8(_mm_cvtsi32_si128(lo), _mm_cvtsi32_si128(hi)), z);
+            w = (int32_t)(((uint32_t)(uint16_t)cf[2 * i + 1] << 16) | (uint16_t)cf[2 * i]);
+            wt = _mm_set1_epi32(w);
+            _mm_storeu_si128((__m128i *)(void *)(dst + i * C), _mm_madd_epi16(px, wt));
+        }
+#endif
+        for (; i < n; i++) {
+            const unsigned char *p = s + ofs[i] * C;
+            int a0 = cf[2 * i], a1 = cf[2 * i + 1];
+            for (c = 0; c < C; c++) dst[i * C + c] = p[c] * a0 + p[c + C] * a1;
         }
     } else if (K == 2 && C == 1) {
         for (i = 0; i < n; i++, cf += 2) dst[i] = s[ofs[i]] * cf[0] + s[ofs[i] + 1] * cf[1];
-    } else if (K == 2 && C == 4) {
-        for (i = 0; i < n; i++, dst += 4, cf += 2) {
-            const unsigned char *p = s + ofs[i] * 4;
-            int a0 = cf[0], a1 = cf[1];
-            dst[0] = p[0] * a0 + p[4] * a1;
-            dst[1] = p[1] * a0 + p[5] * a1;
-            dst[2] = p[2] * a0 + p[6] * a1;
-            dst[3] = p[3] * a0 + p[7] * a1;
-        }
     } else {
         for (i = 0; i < n; i++, dst += C, cf += K)
             for (c = 0; c < C; c++) {
@@ -2129,6 +2143,28 @@ static void recio__hrow(const unsigned char *s, int C, const recio__axis *ax, in
                 for (k = 0; k < K; k++) v += p[k * C] * cf[k];
                 dst[c] = v;
             }
+    }
+}
+
+/* Two rows into u8 as OpenCV's VResizeLinear for 8-bit does it: ((r >> 4) * b) >> 16 per row, then
+   (sum + 2) >> 2. The SSE2 path and the scalar loop give the same bits. */
+static void recio__vrow2(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n) {
+    int x = 0;
+#if defined(RECIO__SSE2)
+    __m128i vb0 = _mm_set1_epi16((short)b0), vb1 = _mm_set1_epi16((short)b1), two = _mm_set1_epi16(2);
+    for (; x + 8 <= n; x += 8) {
+        __m128i a = _mm_packs_epi32(_mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r0 + x)), 4),
+                                    _mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r0 + x + 4)), 4));
+        __m128i b = _mm_packs_epi32(_mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r1 + x)), 4),
+                                    _mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r1 + x + 4)), 4));
+        __m128i v = _mm_adds_epi16(_mm_mulhi_epi16(a, vb0), _mm_mulhi_epi16(b, vb1));
+        v = _mm_srai_epi16(_mm_adds_epi16(v, two), 2);
+        _mm_storel_epi64((__m128i *)(void *)(line + x), _mm_packus_epi16(v, v));
+    }
+#endif
+    for (; x < n; x++) {
+        int32_t v = ((((r0[x] >> 4) * b0) >> 16) + (((r1[x] >> 4) * b1) >> 16) + 2) >> 2;
+        line[x] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
     }
 }
 
@@ -2185,7 +2221,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, int dw
         }
         return RECIO_OK;
     }
-    if (recio__axis_taps(a, &hx, src->width, dw, ox, ow, flip, f) || recio__axis_taps(a, &vy, src->height, dh, oy, oh, 0, f))
+    if (recio__axis_taps(a, &hx, src->width, dw, ox, ow, flip, f, 0) || recio__axis_taps(a, &vy, src->height, dh, oy, oh, 0, f, 1))
         return RECIO_ERR_NOMEM;
     K = vy.k;
     rows = (int32_t **)recio__arena_get(a, (size_t)K * sizeof(int32_t *));
@@ -2194,7 +2230,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, int dw
     line = (unsigned char *)recio__arena_get(a, rl);
     if (!rows || !rp || !tag || !line) return RECIO_ERR_NOMEM;
     for (r = 0; r < K; r++) {
-        rows[r] = (int32_t *)recio__arena_get(a, rl * sizeof(int32_t));
+        rows[r] = (int32_t *)recio__arena_get(a, (rl + 4) * sizeof(int32_t));
         tag[r] = -1;
         if (!rows[r]) return RECIO_ERR_NOMEM;
     }
@@ -2202,20 +2238,15 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, int dw
         const int16_t *b = &vy.coef[(size_t)y * (size_t)K];
         int y0 = vy.ofs[y];
         for (r = 0; r < K; r++) {
-            int sy = y0 + r < src->height ? y0 + r : src->height - 1, slot = sy % K;
+            int sy = y0 + r < 0 ? 0 : y0 + r < src->height ? y0 + r : src->height - 1, slot = sy % K;
             if (tag[slot] != sy) {
-                recio__hrow(recio__at(src, 0, sy, 0), C, &hx, rows[slot]);
+                recio__hrow(recio__at(src, 0, sy, 0), src->width, C, &hx, rows[slot]);
                 tag[slot] = sy;
             }
             rp[r] = rows[slot];
         }
         if (K == 2) {
-            int b0 = b[0], b1 = b[1];
-            const int32_t *r0 = rp[0], *r1 = rp[1];
-            for (x = 0; x < (int)rl; x++) {
-                int32_t v = (r0[x] * b0 + r1[x] * b1 + (1 << 21)) >> 22;
-                line[x] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
-            }
+            recio__vrow2(rp[0], rp[1], b[0], b[1], line, (int)rl);
         } else {
             for (x = 0; x < (int)rl; x++) {
                 int64_t v = 1 << 21;
