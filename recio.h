@@ -2016,6 +2016,9 @@ typedef struct recio__axis {
     int n, k;      /* outputs, taps per output */
     int *ofs;      /* first source index per output */
     int16_t *coef; /* n*k */
+    int32_t *wv;   /* SIMD: per output the weight pair 4 times */
+    int *bofs;     /* SIMD: byte offset of the first tap */
+    int lo, hi;    /* SIMD: outputs whose 4-byte loads stay inside the row (a contiguous run: ofs is monotonic) */
 } recio__axis;
 
 typedef struct recio__arena {
@@ -2106,33 +2109,37 @@ static int recio__axis_taps(recio__arena *a, recio__axis *ax, int sn, int dn, in
     return 0;
 }
 
+static void recio__hpx(const unsigned char *p, int C, int a0, int a1, int32_t *d) {
+    int c;
+    for (c = 0; c < C; c++) d[c] = p[c] * a0 + p[c + C] * a1;
+}
+
 /* Horizontal pass of one source row of sw pixels into dst (n*C ints, plus 4 ints of slack that the
    SIMD path may overwrite). The SSE2 path computes exactly what the scalar code does. */
-static void recio__hrow(const unsigned char *s, int sw, int C, const recio__axis *ax, int32_t *dst) {
+static void recio__hrow(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
     int i = 0, k, c, n = ax->n, K = ax->k;
     const int *ofs = ax->ofs;
     const int16_t *cf = ax->coef;
     if (K == 2 && (C == 3 || C == 4)) {
 #if defined(RECIO__SSE2)
+        /* Outputs [lo, hi) read only inside the row with two 4-byte loads (see the taps). */
         __m128i z = _mm_setzero_si128();
-        int last = sw * C - 2 * C - (C == 3 ? 1 : 0); /* last ofs*C whose 4-byte loads stay in the row */
-        for (; i < n && ofs[i] * C <= last; i++) {
-            const unsigned char *p = s + ofs[i] * C;
-            int32_t lo, hi, w;
-            __m128i px, wt;
-            memcpy(&lo, p, 4);
-            memcpy(&hi, p + C, 4);
+        const int32_t *wv = ax->wv + 4 * ax->lo;
+        const int *bo = ax->bofs + ax->lo;
+        int32_t *d = dst + ax->lo * C;
+        for (i = 0; i < ax->lo; i++) recio__hpx(s + ofs[i] * C, C, cf[2 * i], cf[2 * i + 1], dst + i * C);
+        for (i = ax->lo; i < ax->hi; i++, wv += 4, bo++, d += C) {
+            int32_t lo, hi;
+            __m128i px;
+            memcpy(&lo, s + *bo, 4);
+            memcpy(&hi, s + *bo + C, 4);
             px = _mm_unpacklo_epi8(_mm_unpacklo_epi8(_mm_cvtsi32_si128(lo), _mm_cvtsi32_si128(hi)), z);
-            w = (int32_t)(((uint32_t)(uint16_t)cf[2 * i + 1] << 16) | (uint16_t)cf[2 * i]);
-            wt = _mm_set1_epi32(w);
-            _mm_storeu_si128((__m128i *)(void *)(dst + i * C), _mm_madd_epi16(px, wt));
+            _mm_storeu_si128((__m128i *)(void *)d, _mm_madd_epi16(px, _mm_loadu_si128((const __m128i *)(const void *)wv)));
         }
+        for (; i < n; i++) recio__hpx(s + ofs[i] * C, C, cf[2 * i], cf[2 * i + 1], dst + i * C);
+        i = n;
 #endif
-        for (; i < n; i++) {
-            const unsigned char *p = s + ofs[i] * C;
-            int a0 = cf[2 * i], a1 = cf[2 * i + 1];
-            for (c = 0; c < C; c++) dst[i * C + c] = p[c] * a0 + p[c + C] * a1;
-        }
+        for (; i < n; i++) recio__hpx(s + ofs[i] * C, C, cf[2 * i], cf[2 * i + 1], dst + i * C);
     } else if (K == 2 && C == 1) {
         for (i = 0; i < n; i++, cf += 2) dst[i] = s[ofs[i]] * cf[0] + s[ofs[i] + 1] * cf[1];
     } else {
@@ -2223,6 +2230,24 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, int dw
     }
     if (recio__axis_taps(a, &hx, src->width, dw, ox, ow, flip, f, 0) || recio__axis_taps(a, &vy, src->height, dh, oy, oh, 0, f, 1))
         return RECIO_ERR_NOMEM;
+#if defined(RECIO__SSE2)
+    if (hx.k == 2 && (C == 3 || C == 4)) {
+        int i, last = src->width - 2 - (C == 3); /* loads of 4 bytes at ofs*C and (ofs+1)*C */
+        hx.wv = (int32_t *)recio__arena_get(a, (size_t)ow * 4 * sizeof(int32_t));
+        hx.bofs = (int *)recio__arena_get(a, (size_t)ow * sizeof(int));
+        if (!hx.wv || !hx.bofs) return RECIO_ERR_NOMEM;
+        hx.lo = 0;
+        hx.hi = ow;
+        for (i = 0; i < ow; i++) {
+            int32_t w;
+            memcpy(&w, hx.coef + 2 * i, 4); /* x86 is little-endian: (a1 << 16) | a0, madd's pair order */
+            hx.wv[4 * i] = hx.wv[4 * i + 1] = hx.wv[4 * i + 2] = hx.wv[4 * i + 3] = w;
+            hx.bofs[i] = hx.ofs[i] * C;
+        }
+        while (hx.lo < ow && hx.ofs[hx.lo] > last) hx.lo++;
+        while (hx.hi > hx.lo && hx.ofs[hx.hi - 1] > last) hx.hi--;
+    }
+#endif
     K = vy.k;
     rows = (int32_t **)recio__arena_get(a, (size_t)K * sizeof(int32_t *));
     rp = (const int32_t **)recio__arena_get(a, (size_t)K * sizeof(int32_t *));
@@ -2240,7 +2265,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, int dw
         for (r = 0; r < K; r++) {
             int sy = y0 + r < 0 ? 0 : y0 + r < src->height ? y0 + r : src->height - 1, slot = sy % K;
             if (tag[slot] != sy) {
-                recio__hrow(recio__at(src, 0, sy, 0), src->width, C, &hx, rows[slot]);
+                recio__hrow(recio__at(src, 0, sy, 0), C, &hx, rows[slot]);
                 tag[slot] = sy;
             }
             rp[r] = rows[slot];
@@ -3387,7 +3412,7 @@ static size_t recio__shp_add(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZ
 /* Resampling temporaries for sw x sh -> dw x dh (taps, K rows of ints, one line) plus the image. */
 static size_t recio__resample_bound(int sw, int sh, int dw, int dh, int c) {
     size_t kx = (size_t)sw / (size_t)dw + 3, ky = (size_t)sh / (size_t)dh + 3, rl = (size_t)dw * (size_t)c;
-    size_t n = (size_t)dw * (sizeof(int) + 2 * kx) + (size_t)dh * (sizeof(int) + 2 * ky);
+    size_t n = (size_t)dw * (sizeof(int) + 2 * kx + 5 * sizeof(int32_t)) + (size_t)dh * (sizeof(int) + 2 * ky);
     n += ky * (rl * 4 + sizeof(void *) * 2 + sizeof(int) + RECIO__ALIGN) + rl + 16 * RECIO__ALIGN;
     return n;
 }
