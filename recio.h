@@ -2225,7 +2225,16 @@ static void recio__emit(const recio__sink *k, int y, const unsigned char *row, i
         }
         return;
     }
-    if (k->img->layout == RECIO_CHW) {
+    if (k->img->layout == RECIO_CHW && C == 3) { /* the hot path: one pass, three planes */
+        float *d0 = (float *)(void *)recio__at(k->img, 0, y, 0), *d1 = (float *)(void *)recio__at(k->img, 0, y, 1);
+        float *d2 = (float *)(void *)recio__at(k->img, 0, y, 2);
+        const float *l0 = k->lut, *l1 = k->lut + 256, *l2 = k->lut + 512;
+        for (x = 0; x < n; x++, row += 3) {
+            d0[x] = l0[row[0]];
+            d1[x] = l1[row[1]];
+            d2[x] = l2[row[2]];
+        }
+    } else if (k->img->layout == RECIO_CHW) {
         for (c = 0; c < C; c++) {
             float *d = (float *)(void *)recio__at(k->img, 0, y, c);
             const float *l = k->lut + c * 256;
@@ -2233,7 +2242,8 @@ static void recio__emit(const recio__sink *k, int y, const unsigned char *row, i
         }
     } else {
         float *d = (float *)(void *)recio__at(k->img, 0, y, 0);
-        for (x = 0; x < n * C; x++) d[x] = k->lut[(x % C) * 256 + row[x]];
+        for (x = 0; x < n; x++)
+            for (c = 0; c < C; c++, d++, row++) *d = k->lut[c * 256 + *row];
     }
 }
 

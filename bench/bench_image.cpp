@@ -33,18 +33,27 @@ static double now() {
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-// Median over 5 runs of images/s; a run repeats the photo set `reps` times.
-template <class F> static double rate(F f, int reps) {
-    std::vector<double> r;
+// images/s of one run: the photo set repeated `reps` times
+template <class F> static double run_once(F f, int reps) {
+    double t0 = now();
+    int n = 0;
+    for (int k = 0; k < reps; k++)
+        for (int i = 0; i < nfiles; i++) f(i, k), n++;
+    return n / (now() - t0);
+}
+
+// Medians over 5 runs of images/s for recio (fa) and OpenCV (fb), runs interleaved so that the
+// load of a shared machine weighs on both sides alike.
+template <class A, class B> static void pair(A fa, B fb, int reps, double *ra, double *rb) {
+    std::vector<double> a, b;
     for (int run = 0; run < 5; run++) {
-        double t0 = now();
-        int n = 0;
-        for (int k = 0; k < reps; k++)
-            for (int i = 0; i < nfiles; i++) f(i, k), n++;
-        r.push_back(n / (now() - t0));
+        a.push_back(run_once(fa, reps));
+        b.push_back(run_once(fb, reps));
     }
-    std::sort(r.begin(), r.end());
-    return r[2];
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    *ra = a[2];
+    *rb = b[2];
 }
 
 static void line(const char *what, double a, double b) {
@@ -156,28 +165,22 @@ int main() {
     };
 
     double a, b;
-    a = rate([&](int i, int) { recio_image img; decode(i, &img); recio_image_free(&img); }, 3);
-    b = rate([&](int i, int) { sink = cv_decode(i).data[0]; }, 3);
+    pair([&](int i, int) { recio_image img; decode(i, &img); recio_image_free(&img); }, [&](int i, int) { sink = cv_decode(i).data[0]; }, 3, &a, &b);
     line("JPEG decode (stb_image vs cv::imdecode)", a, b);
-    a = rate([&](int i, int) { resize_short(i, RECIO_LINEAR); }, 40);
-    b = rate([&](int i, int) { cv_resize_short(i, cv::INTER_LINEAR); }, 40);
+    pair([&](int i, int) { resize_short(i, RECIO_LINEAR); }, [&](int i, int) { cv_resize_short(i, cv::INTER_LINEAR); }, 40, &a, &b);
     line("resize short side to 256, LINEAR vs INTER_LINEAR (no AA)", a, b);
-    a = rate([&](int i, int) { resize_short(i, RECIO_AREA); }, 20);
-    b = rate([&](int i, int) { cv_resize_short(i, cv::INTER_AREA); }, 20);
+    pair([&](int i, int) { resize_short(i, RECIO_AREA); }, [&](int i, int) { cv_resize_short(i, cv::INTER_AREA); }, 20, &a, &b);
     line("resize short side to 256, AREA vs INTER_AREA (antialiased)", a, b);
-    a = rate([&](int i, int) { apply(eval, &pixels[i], 0); }, 40);
-    b = rate([&](int i, int) { cv_eval(cvpixels[i]); }, 40);
+    pair([&](int i, int) { apply(eval, &pixels[i], 0); }, [&](int i, int) { cv_eval(cvpixels[i]); }, 40, &a, &b);
     line("eval chain on decoded pixels (LINEAR, no AA)", a, b);
-    a = rate([&](int i, int k) { apply(train, &pixels[i], recio_seed_for(1, (uint64_t)k, (uint64_t)i)); }, 40);
-    b = rate([&](int i, int) { cv_train(cvpixels[i]); }, 40);
+    pair([&](int i, int k) { apply(train, &pixels[i], recio_seed_for(1, (uint64_t)k, (uint64_t)i)); }, [&](int i, int) { cv_train(cvpixels[i]); }, 40, &a, &b);
     line("train chain on decoded pixels (LINEAR, no AA)", a, b);
-    a = rate([&](int i, int) { recio_image img; decode(i, &img); apply(eval, &img, 0); recio_image_free(&img); }, 3);
-    b = rate([&](int i, int) { cv_eval(cv_decode(i)); }, 3);
+    pair([&](int i, int) { recio_image img; decode(i, &img); apply(eval, &img, 0); recio_image_free(&img); }, [&](int i, int) { cv_eval(cv_decode(i)); }, 3, &a, &b);
     line("eval chain with decode (LINEAR, no AA)", a, b);
-    a = rate([&](int i, int) { recio_image img; decode(i, &img); apply(eval_area, &img, 0); recio_image_free(&img); }, 3);
+    pair([&](int i, int) { recio_image img; decode(i, &img); apply(eval_area, &img, 0); recio_image_free(&img); },
+         [&](int i, int) { cv_eval(cv_decode(i)); }, 3, &a, &b);
     line("eval chain with decode, recio AREA (antialiased) vs INTER_LINEAR", a, b);
-    a = rate([&](int i, int k) { recio_image img; decode(i, &img); apply(train, &img, recio_seed_for(1, (uint64_t)k, (uint64_t)i)); recio_image_free(&img); }, 3);
-    b = rate([&](int i, int) { cv_train(cv_decode(i)); }, 3);
+    pair([&](int i, int k) { recio_image img; decode(i, &img); apply(train, &img, recio_seed_for(1, (uint64_t)k, (uint64_t)i)); recio_image_free(&img); }, [&](int i, int) { cv_train(cv_decode(i)); }, 3, &a, &b);
     line("train chain with decode (LINEAR, no AA)", a, b);
 
     for (auto &p : pixels) recio_image_free(&p);
