@@ -48,6 +48,11 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/librecio.a
 $(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
+# RECIO_TURBOJPEG is opt-in: its test builds against libjpeg-turbo when that is installed.
+ifneq ($(shell pkg-config --exists libturbojpeg 2>/dev/null && echo yes),)
+$(BUILD)/tests/test_image_turbo: private CPPFLAGS += -DRECIO_TEST_TURBO
+$(BUILD)/tests/test_image_turbo: private LDLIBS += -lturbojpeg
+endif
 # The header, implementation included, must also be clean C++.
 $(BUILD)/tests/test_cpp: tests/cpp_unit.cpp tests/test.h $(HDR) | deps
 	@mkdir -p $(@D)
@@ -73,9 +78,11 @@ bench: all $(BENCHES) $(BENCHES_CV)
 	@for b in $(BENCHES) $(BENCHES_CV); do echo "== $$b"; $$b || exit 1; done
 
 # C++ benchmarks compare against OpenCV, a benchmark-only dependency installed here when missing.
-$(BUILD)/bench/%: bench/%.cpp $(BUILD)/librecio.a | opencv
+# They compile recio themselves, with RECIO_TURBOJPEG when libjpeg-turbo is there.
+BENCH_TURBO = $$(pkg-config --exists libturbojpeg && echo -DRECIO_BENCH_TURBO -lturbojpeg)
+$(BUILD)/bench/%: bench/%.cpp $(HDR) | opencv
 	@mkdir -p $(@D)
-	$(CXX) $(CPPFLAGS) $(WARN) $(OPT) $$(pkg-config --cflags opencv4) $< -o $@ $(BUILD)/librecio.a $$(pkg-config --libs opencv4) $(LDFLAGS) $(LDLIBS)
+	$(CXX) $(CPPFLAGS) $(WARN) $(OPT) $$(pkg-config --cflags opencv4) $< -o $@ $$(pkg-config --libs opencv4) $(BENCH_TURBO) $(LDFLAGS) $(LDLIBS)
 opencv:
 	@pkg-config --exists opencv4 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "recio: installing libopencv-dev (benchmarks only)"; apt-get update -qq && apt-get install -y -qq libopencv-dev >/dev/null; \

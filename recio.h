@@ -377,6 +377,14 @@ RECIODEF void recio_image_set(recio_image *img, int x, int y, int c, float v);
 RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_t n, int channels);
 RECIODEF recio_err recio_image_decode_ex(recio_image *out, const void *bytes, size_t n, int channels, char *errmsg,
                                          size_t errmsg_size);
+/* Decode a JPEG reduced by its DCT scaling (1/2, 1/4 or 1/8, the strongest that keeps the shorter
+   side >= min_short; 0 = full size) when the implementation is built with RECIO_TURBOJPEG (link
+   -lturbojpeg). Other formats, or builds without it, decode at full size as recio_image_decode_ex.
+   Pair it with recio_transform_decode_hint(). With RECIO_TURBOJPEG every JPEG goes through
+   libjpeg-turbo (CMYK/YCCK converted to RGB as stb does); a decode that libjpeg-turbo only warns
+   about (e.g. a truncated scan, filled with grey) is accepted. */
+RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes, size_t n, int channels, int min_short,
+                                             char *errmsg, size_t errmsg_size);
 /* Size and stored channel count without decoding pixels. */
 RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h, int *channels);
 
@@ -465,6 +473,9 @@ RECIODEF size_t recio_transform_scratch_size(const recio_transform *t, int w, in
 /* Output shape (data NULL) for that input; RECIO_ERR_ARG when it depends on the seed or cannot fit
    (e.g. a crop larger than the image). */
 RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w, int h, int channels, recio_image *shape);
+/* The smallest shorter side the transform's first resize needs (S of a leading resize_short(S) or
+   random_resized_crop(S)), 0 when it needs full resolution: the min_short of recio_image_decode_scaled. */
+RECIODEF int recio_transform_decode_hint(const recio_transform *t);
 /* The spec of the AutoAugment ImageNet policy in this grammar, for recio_transform_parse. */
 RECIODEF const char *recio_autoaugment_imagenet(void);
 
@@ -1733,6 +1744,9 @@ RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32
 #endif
 
 #define RECIO__ALIGN 64 /* scratch blocks start on cache lines */
+#ifdef RECIO_TURBOJPEG
+#include <turbojpeg.h>
+#endif
 #if (defined(__SSE2__) || defined(_M_X64)) && !defined(RECIO_NO_SIMD)
 #define RECIO__SSE2 1
 #include <emmintrin.h>
@@ -1922,8 +1936,72 @@ RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h,
     return RECIO_OK;
 }
 
-RECIODEF recio_err recio_image_decode_ex(recio_image *out, const void *bytes, size_t n, int channels, char *errmsg,
-                                         size_t errmsg_size) {
+#ifdef RECIO_TURBOJPEG
+/* stb's CMYK to RGB: Adobe JPEGs store inverted inks, so r = c * k / 255 (stbi__blinn_8x8). */
+static unsigned char recio__blinn(unsigned x, unsigned y) {
+    unsigned t = x * y + 128;
+    return (unsigned char)((t + (t >> 8)) >> 8);
+}
+
+static recio_err recio__tj_fail(tjhandle h, char *errmsg, size_t cap) {
+    if (errmsg) recio__fmt(errmsg, cap, "decode: %s", tjGetErrorStr2(h));
+    tjDestroy(h);
+    return RECIO_ERR_DECODE;
+}
+
+static recio_err recio__tj_decode(recio_image *out, const unsigned char *b, size_t n, int channels, int min_short,
+                                  char *errmsg, size_t cap) {
+    tjhandle h = tjInitDecompress();
+    int w, ht, sub, cs, nsf = 0, i, sw, sh, want, cmyk, pf;
+    tjscalingfactor best = {1, 1}, *sf;
+    unsigned char *dst;
+    recio_err e;
+    if (!h) return RECIO_ERR_NOMEM;
+    if (tjDecompressHeader3(h, b, (unsigned long)n, &w, &ht, &sub, &cs) != 0) return recio__tj_fail(h, errmsg, cap);
+    sf = min_short > 0 ? tjGetScalingFactors(&nsf) : NULL;
+    for (i = 0; sf && i < nsf; i++) /* only 1/2, 1/4, 1/8: the other factors cost more than a full decode */
+        if (sf[i].num == 1 && (sf[i].denom == 2 || sf[i].denom == 4 || sf[i].denom == 8) && sf[i].denom > best.denom &&
+            TJSCALED(w, sf[i]) >= min_short && TJSCALED(ht, sf[i]) >= min_short)
+            best = sf[i];
+    sw = TJSCALED(w, best);
+    sh = TJSCALED(ht, best);
+    want = channels ? channels : cs == TJCS_GRAY ? 1 : 3;
+    cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK; /* libjpeg-turbo will not make RGB of these */
+    pf = cmyk ? TJPF_CMYK : want == 1 ? TJPF_GRAY : want == 3 ? TJPF_RGB : TJPF_RGBA;
+    if (!recio__shape_ok(sw, sh, 4, RECIO_U8)) {
+        tjDestroy(h);
+        if (errmsg) recio__fmt(errmsg, cap, "decode: image too large");
+        return RECIO_ERR_DECODE;
+    }
+    if ((e = recio_image_alloc(out, sw, sh, cmyk ? 4 : want, RECIO_U8, RECIO_HWC, NULL)) != RECIO_OK) {
+        tjDestroy(h);
+        return e;
+    }
+    dst = (unsigned char *)out->data;
+    if (tjDecompress2(h, b, (unsigned long)n, dst, sw, (int)out->stride, sh, pf, 0) != 0 && tjGetErrorCode(h) != TJERR_WARNING) {
+        recio_image_free(out);
+        return recio__tj_fail(h, errmsg, cap);
+    }
+    tjDestroy(h);
+    if (cmyk) { /* in place: the packed want-channel pixels never overtake the 4-channel ones */
+        size_t k, np = (size_t)sw * (size_t)sh;
+        for (k = 0; k < np; k++) {
+            const unsigned char *q = dst + 4 * k;
+            unsigned char r = recio__blinn(q[0], q[3]), g = recio__blinn(q[1], q[3]), bl = recio__blinn(q[2], q[3]);
+            unsigned char *d = dst + (size_t)want * k;
+            if (want == 1) d[0] = (unsigned char)((r * 77 + g * 150 + bl * 29) >> 8); /* stb's luma */
+            else d[0] = r, d[1] = g, d[2] = bl;
+            if (want == 4) d[3] = 255;
+        }
+        out->channels = want;
+        out->stride = (size_t)sw * (size_t)want;
+    }
+    return RECIO_OK;
+}
+#endif
+
+RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes, size_t n, int channels, int min_short,
+                                             char *errmsg, size_t errmsg_size) {
     int w = 0, h = 0, c = 0, want = channels;
     stbi_uc *px;
     if (errmsg && errmsg_size) errmsg[0] = 0;
@@ -1932,6 +2010,12 @@ RECIODEF recio_err recio_image_decode_ex(recio_image *out, const void *bytes, si
         return RECIO_ERR_ARG;
     }
     memset(out, 0, sizeof *out);
+#ifdef RECIO_TURBOJPEG
+    if (n >= 3 && ((const unsigned char *)bytes)[0] == 0xff && ((const unsigned char *)bytes)[1] == 0xd8)
+        return recio__tj_decode(out, (const unsigned char *)bytes, n, channels, min_short, errmsg, errmsg_size);
+#else
+    (void)min_short;
+#endif
     if (want == 0) {
         if (!stbi_info_from_memory((const stbi_uc *)bytes, (int)n, &w, &h, &c)) goto fail;
         want = c == 2 ? 4 : c;
@@ -1951,8 +2035,13 @@ fail:
     return RECIO_ERR_DECODE;
 }
 
+RECIODEF recio_err recio_image_decode_ex(recio_image *out, const void *bytes, size_t n, int channels, char *errmsg,
+                                         size_t errmsg_size) {
+    return recio_image_decode_scaled(out, bytes, n, channels, 0, errmsg, errmsg_size);
+}
+
 RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_t n, int channels) {
-    return recio_image_decode_ex(out, bytes, n, channels, NULL, 0);
+    return recio_image_decode_scaled(out, bytes, n, channels, 0, NULL, 0);
 }
 
 /* ---- geometry ---- */
@@ -2944,6 +3033,14 @@ RECIODEF recio_err recio_transform_parse_ex(recio_transform **t, const char *spe
     }
     *t = tr;
     return RECIO_OK;
+}
+
+RECIODEF int recio_transform_decode_hint(const recio_transform *t) {
+    int i = t ? t->first : -1;
+    while (i >= 0 && t->nodes[i].kind == RECIO__OP_AREA) i = t->nodes[i].next;
+    if (i < 0) return 0;
+    if (t->nodes[i].kind == RECIO__OP_RESIZE_SHORT || t->nodes[i].kind == RECIO__OP_RRC) return (int)t->nodes[i].arg[0];
+    return 0;
 }
 
 RECIODEF recio_err recio_transform_parse(recio_transform **t, const char *spec) {

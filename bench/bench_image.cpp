@@ -2,6 +2,13 @@
 // on the sample photographs (every JPEG of tests/data/photos, decoded to 3 channels).
 // Each line: images per second, median of 5 runs, and recio/OpenCV. OpenCV is a benchmark-only
 // dependency (C++: OpenCV 4 has no C API); `make bench` installs libopencv-dev when missing.
+// recio is compiled into this program (a private copy), with RECIO_TURBOJPEG when the Makefile
+// finds libjpeg-turbo; stb's decoder is then called directly for the stb lines.
+#ifdef RECIO_BENCH_TURBO
+#define RECIO_TURBOJPEG
+#endif
+#define RECIO_STATIC
+#define RECIO_IMPLEMENTATION
 #include "recio.h"
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
@@ -120,7 +127,11 @@ int main() {
         std::fclose(f);
         jpegs.push_back(b);
         recio_image img = {};
-        if (recio_image_decode(&img, b.data(), b.size(), 3) != RECIO_OK) return 1;
+        int w, h, c;
+        unsigned char *px = stbi_load_from_memory(b.data(), (int)b.size(), &w, &h, &c, 3);
+        if (!px) return 1;
+        img = recio_image_wrap(px, w, h, 3, RECIO_U8, RECIO_HWC, 0);
+        img.owned = px;
         pixels.push_back(img);
         cvpixels.push_back(cv_decode(i));
     }
@@ -160,8 +171,12 @@ int main() {
         cv::resize(cvpixels[i], r, cv::Size(w, h), 0, 0, mode);
         sink = r.data[0];
     };
-    auto decode = [&](int i, recio_image *img) {
-        if (recio_image_decode(img, jpegs[i].data(), jpegs[i].size(), 3) != RECIO_OK) std::abort();
+    auto decode = [&](int i, recio_image *img) { // stb_image, as recio decodes without RECIO_TURBOJPEG
+        int w, h, c;
+        unsigned char *px = stbi_load_from_memory(jpegs[i].data(), (int)jpegs[i].size(), &w, &h, &c, 3);
+        if (!px) std::abort();
+        *img = recio_image_wrap(px, w, h, 3, RECIO_U8, RECIO_HWC, 0);
+        img->owned = px;
     };
 
     double a, b;
@@ -182,6 +197,23 @@ int main() {
     line("eval chain with decode, recio AREA (antialiased) vs INTER_LINEAR", a, b);
     pair([&](int i, int k) { recio_image img; decode(i, &img); apply(train, &img, recio_seed_for(1, (uint64_t)k, (uint64_t)i)); recio_image_free(&img); }, [&](int i, int) { cv_train(cv_decode(i)); }, 3, &a, &b);
     line("train chain with decode (LINEAR, no AA)", a, b);
+
+#ifdef RECIO_BENCH_TURBO
+    auto decode_tj = [&](int i, recio_image *img, int min_short) {
+        if (recio_image_decode_scaled(img, jpegs[i].data(), jpegs[i].size(), 3, min_short, NULL, 0) != RECIO_OK) std::abort();
+    };
+    pair([&](int i, int) { recio_image img; decode_tj(i, &img, 0); recio_image_free(&img); }, [&](int i, int) { sink = cv_decode(i).data[0]; }, 3, &a, &b);
+    line("JPEG decode, RECIO_TURBOJPEG full size", a, b);
+    int hint_eval = recio_transform_decode_hint(eval), hint_train = recio_transform_decode_hint(train);
+    pair([&](int i, int) { recio_image img; decode_tj(i, &img, hint_eval); apply(eval, &img, 0); recio_image_free(&img); },
+         [&](int i, int) { cv_eval(cv_decode(i)); }, 3, &a, &b);
+    line("eval chain, RECIO_TURBOJPEG DCT-scaled (LINEAR, no AA)", a, b);
+    pair([&](int i, int k) { recio_image img; decode_tj(i, &img, hint_train); apply(train, &img, recio_seed_for(1, (uint64_t)k, (uint64_t)i)); recio_image_free(&img); },
+         [&](int i, int) { cv_train(cv_decode(i)); }, 3, &a, &b);
+    line("train chain, RECIO_TURBOJPEG DCT-scaled (LINEAR, no AA)", a, b);
+#else
+    std::printf("(libjpeg-turbo not installed: RECIO_TURBOJPEG lines skipped)\n");
+#endif
 
     for (auto &p : pixels) recio_image_free(&p);
     recio_transform_free(eval);
