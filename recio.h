@@ -1956,7 +1956,10 @@ static recio_err recio__tj_decode(recio_image *out, const unsigned char *b, size
     tjscalingfactor best = {1, 1}, *sf;
     unsigned char *dst;
     recio_err e;
-    if (!h) return RECIO_ERR_NOMEM;
+    if (!h) {
+        if (errmsg) recio__fmt(errmsg, cap, "decode: cannot start libjpeg-turbo");
+        return RECIO_ERR_NOMEM;
+    }
     if (tjDecompressHeader3(h, b, (unsigned long)n, &w, &ht, &sub, &cs) != 0) return recio__tj_fail(h, errmsg, cap);
     sf = min_short > 0 ? tjGetScalingFactors(&nsf) : NULL;
     for (i = 0; sf && i < nsf; i++) /* only 1/2, 1/4, 1/8: the other factors cost more than a full decode */
@@ -1975,6 +1978,7 @@ static recio_err recio__tj_decode(recio_image *out, const unsigned char *b, size
     }
     if ((e = recio_image_alloc(out, sw, sh, cmyk ? 4 : want, RECIO_U8, RECIO_HWC, NULL)) != RECIO_OK) {
         tjDestroy(h);
+        if (errmsg) recio__fmt(errmsg, cap, "decode: no memory for %dx%d pixels", sw, sh);
         return e;
     }
     dst = (unsigned char *)out->data;

@@ -94,12 +94,13 @@ static void test_turbo_damaged(void) {
             s = s * 6364136223846793005ULL + 1442695040888963407ULL;
             d[(s >> 33) % n] ^= (unsigned char)(1u << ((s >> 20) & 7));
         }
-        if (recio_image_decode_ex(&img, d, len, 3, msg, sizeof msg) == RECIO_OK) {
-            CHECK(img.width == 480 && img.height == 360);
+        recio_err e = recio_image_decode_ex(&img, d, len, 3, msg, sizeof msg);
+        if (e == RECIO_OK) {
+            CHECK(img.width > 0 && img.height > 0); /* a flipped bit may change the stored size */
             recio_image_free(&img);
         } else {
             errors++;
-            CHECK(strncmp(msg, "decode: ", 8) == 0);
+            CHECK((e == RECIO_ERR_DECODE || e == RECIO_ERR_NOMEM) && strncmp(msg, "decode: ", 8) == 0);
         }
     }
     CHECK(errors > 0);
