@@ -2004,6 +2004,42 @@ static recio_err recio__tj_decode(recio_image *out, const unsigned char *b, size
 }
 #endif
 
+/* stb_image 2.27 (Debian 12) trusts a DHT table's symbol count and writes past its 257-entry size
+   array when the counts add up to more than 256 (fixed in stb 2.28). Walk the JPEG's segments,
+   entropy-coded data included (progressive files define tables between scans), and refuse such a
+   table before stb sees it. Returns 0 when a table is bad. */
+static int recio__jpeg_dht_ok(const unsigned char *b, size_t n) {
+    size_t i = 2;
+    while (i + 4 <= n) {
+        unsigned m;
+        size_t len;
+        if (b[i] != 0xff) { /* entropy-coded data: the next marker is 0xff not followed by 0 or RSTn */
+            const unsigned char *p = (const unsigned char *)memchr(b + i, 0xff, n - i);
+            if (!p) return 1;
+            i = (size_t)(p - b);
+            continue;
+        }
+        m = b[i + 1];
+        if (m == 0xff || m == 0x00 || (m >= 0xd0 && m <= 0xd7) || m == 0x01) { /* fill, stuffing, RSTn, TEM */
+            i += m == 0xff ? 1 : 2;
+            continue;
+        }
+        if (m == 0xd9) return 1; /* EOI */
+        len = (size_t)b[i + 2] << 8 | b[i + 3];
+        if (m == 0xc4) {
+            size_t at = i + 4, end = i + 2 + len < n ? i + 2 + len : n;
+            while (at + 17 <= end) {
+                unsigned k, total = 0;
+                for (k = 1; k <= 16; k++) total += b[at + k];
+                if (total > 256) return 0;
+                at += 17 + total;
+            }
+        }
+        i += 2 + len;
+    }
+    return 1;
+}
+
 RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes, size_t n, int channels, int min_short,
                                              char *errmsg, size_t errmsg_size) {
     int w = 0, h = 0, c = 0, want = channels;
@@ -2020,6 +2056,11 @@ RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes
 #else
     (void)min_short;
 #endif
+    if (n >= 2 && ((const unsigned char *)bytes)[0] == 0xff && ((const unsigned char *)bytes)[1] == 0xd8 &&
+        !recio__jpeg_dht_ok((const unsigned char *)bytes, n)) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad DHT header (more than 256 Huffman symbols)");
+        return RECIO_ERR_DECODE;
+    }
     if (want == 0) {
         if (!stbi_info_from_memory((const stbi_uc *)bytes, (int)n, &w, &h, &c)) goto fail;
         want = c == 2 ? 4 : c;
@@ -3641,7 +3682,7 @@ static recio__shp recio__shape_of(const recio_transform *t, int w, int h, int ch
 
 RECIODEF size_t recio_transform_scratch_size(const recio_transform *t, int w, int h, int channels) {
     recio__shp s = recio__shape_of(t, w, h, channels);
-    return recio__shp_add(s.scratch, recio__resample_bound(w, h, w, h, channels) + (size_t)w * (size_t)h * (size_t)channels * 4);
+    return recio__shp_add(s.scratch, 16 * RECIO__ALIGN);
 }
 
 RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w, int h, int channels, recio_image *shape) {

@@ -422,6 +422,25 @@ static void test_decode_errors(void) {
     CHECK(recio_image_decode(&img, junk, 0, 3) == RECIO_ERR_ARG);
 }
 
+/* A Huffman table whose 16 counts add up to more than 256 symbols: stb_image 2.27 would write past
+   its table (fixed upstream in 2.28), recio refuses it first. Made by hand: the first DHT segment
+   (ff c4) of a real JPEG with its counts set to 255. */
+static void test_decode_bad_dht(void) {
+    size_t n = 0, i;
+    unsigned char *b = t_slurp("tests/data/photos/chelsea-500x375.jpg", &n);
+    char msg[128];
+    recio_image img = {0};
+    CHECK(b != NULL);
+    for (i = 2; b && i + 22 < n; i++)
+        if (b[i] == 0xff && b[i + 1] == 0xc4) {
+            memset(b + i + 5, 255, 16);
+            break;
+        }
+    CHECK(b && recio_image_decode_ex(&img, b, n, 3, msg, sizeof msg) == RECIO_ERR_DECODE);
+    CHECK(strstr(msg, "DHT") != NULL);
+    free(b);
+}
+
 /* Truncated and bit-flipped copies: an error or a valid image, never a crash (run under ASan). */
 static void test_decode_damaged(void) {
     size_t i, n, k;
@@ -482,6 +501,7 @@ int main(void) {
     RUN(test_decode_alpha_and_gray);
     RUN(test_decode_16bit_png);
     RUN(test_decode_errors);
+    RUN(test_decode_bad_dht);
     RUN(test_decode_damaged);
     return t_done("image");
 }
