@@ -2282,6 +2282,17 @@ static void recio__hrow(const unsigned char *s, int C, const recio__axis *ax, in
         for (; i < n; i++) recio__hpx(s + ofs[i] * C, C, cf[2 * i], cf[2 * i + 1], dst + i * C);
     } else if (K == 2 && C == 1) {
         for (i = 0; i < n; i++, cf += 2) dst[i] = s[ofs[i]] * cf[0] + s[ofs[i] + 1] * cf[1];
+    } else if (C == 3) {
+        for (i = 0; i < n; i++, dst += 3, cf += K) {
+            const unsigned char *p = s + ofs[i] * 3;
+            int32_t v0 = 0, v1 = 0, v2 = 0;
+            for (k = 0; k < K; k++, p += 3) {
+                v0 += p[0] * cf[k];
+                v1 += p[1] * cf[k];
+                v2 += p[2] * cf[k];
+            }
+            dst[0] = v0, dst[1] = v1, dst[2] = v2;
+        }
     } else {
         for (i = 0; i < n; i++, dst += C, cf += K)
             for (c = 0; c < C; c++) {
@@ -2312,6 +2323,26 @@ __attribute__((target("avx2"))) static int recio__vrow2_avx2(const int32_t *r0, 
     return x;
 }
 #endif
+
+/* K rows (AREA) into u8: row by row into acc, skipping the zero taps at the window's ends. The sum
+   is at most 255 * 2^11 * 2^11 < 2^31 since the taps add up to 2^11. */
+static void recio__vrowk(const int32_t *const *rp, const int16_t *b, int K, int32_t *acc, unsigned char *line, int n) {
+    int r, x, first = 1;
+    for (r = 0; r < K; r++) {
+        const int32_t *row = rp[r];
+        int32_t w = b[r];
+        if (!w) continue;
+        if (first)
+            for (x = 0; x < n; x++) acc[x] = row[x] * w + (1 << 21);
+        else
+            for (x = 0; x < n; x++) acc[x] += row[x] * w;
+        first = 0;
+    }
+    for (x = 0; x < n; x++) {
+        int32_t v = first ? 0 : acc[x] >> 22;
+        line[x] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+    }
+}
 
 /* Two rows into u8 as OpenCV's VResizeLinear for 8-bit does it: ((r >> 4) * b) >> 16 per row, then
    (sum + 2) >> 2. The SSE2 path and the scalar loop give the same bits. */
@@ -2386,7 +2417,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, int dw
                                  int flip, recio_filter f, const recio__sink *k) {
     recio__axis hx, vy;
     int C = src->channels, y, r, x, K, avx2 = 0;
-    int32_t **rows;
+    int32_t **rows, *acc;
     const int32_t **rp;
     int *tag;
     unsigned char *line;
@@ -2428,6 +2459,8 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, int dw
     avx2 = __builtin_cpu_supports("avx2");
 #endif
     rows = (int32_t **)recio__arena_get(a, (size_t)K * sizeof(int32_t *));
+    acc = K > 2 ? (int32_t *)recio__arena_get(a, rl * sizeof(int32_t)) : NULL;
+    if (K > 2 && !acc) return RECIO_ERR_NOMEM;
     rp = (const int32_t **)recio__arena_get(a, (size_t)K * sizeof(int32_t *));
     tag = (int *)recio__arena_get(a, (size_t)K * sizeof(int));
     line = (unsigned char *)recio__arena_get(a, rl);
@@ -2451,12 +2484,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, int dw
         if (K == 2) {
             recio__vrow2(rp[0], rp[1], b[0], b[1], line, (int)rl, avx2);
         } else {
-            for (x = 0; x < (int)rl; x++) {
-                int64_t v = 1 << 21;
-                for (r = 0; r < K; r++) v += (int64_t)rp[r][x] * b[r];
-                v >>= 22;
-                line[x] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
-            }
+            recio__vrowk(rp, b, K, acc, line, (int)rl);
         }
         recio__emit(k, y, line, ow, C);
     }
@@ -3599,7 +3627,7 @@ static size_t recio__shp_add(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZ
 static size_t recio__resample_bound(int sw, int sh, int dw, int dh, int c) {
     size_t kx = (size_t)sw / (size_t)dw + 3, ky = (size_t)sh / (size_t)dh + 3, rl = (size_t)dw * (size_t)c;
     size_t n = (size_t)dw * (sizeof(int) + 2 * kx + 5 * sizeof(int32_t)) + (size_t)dh * (sizeof(int) + 2 * ky);
-    n += ky * (rl * 4 + sizeof(void *) * 2 + sizeof(int) + RECIO__ALIGN) + rl + 16 * RECIO__ALIGN;
+    n += ky * (rl * 4 + sizeof(void *) * 2 + sizeof(int) + RECIO__ALIGN) + rl * 5 + 16 * RECIO__ALIGN;
     return n;
 }
 
