@@ -2622,27 +2622,75 @@ static recio_err recio__colour_check(const recio_image *in, recio_image *out) {
 }
 
 /* out = a * x + b * g(x) + off[c] per pixel, alpha copied. */
-static void recio__mix(const recio_image *in, recio_image *out, float a, float b, const float off[3]) {
-    int x, y, c;
-    for (y = 0; y < in->height; y++)
-        for (x = 0; x < in->width; x++) {
-            float p[4], g;
-            for (c = 0; c < in->channels; c++) p[c] = recio_image_get(in, x, y, c);
-            g = 0.299f * p[0] + 0.587f * p[1] + 0.114f * p[2];
-            for (c = 0; c < 3; c++) recio_image_set(out, x, y, c, a * p[c] + b * g + (off ? off[c] : 0.0f));
-            if (in->channels == 4) recio_image_set(out, x, y, 3, p[3]);
+/* Colour ops see pixels as float[4]; u8 HWC (the common case) is read and written through row
+   pointers, anything else through the element accessors. Same arithmetic either way. */
+typedef struct recio__pxwalk {
+    const recio_image *in;
+    recio_image *out;
+    int fast, x, y;
+    const unsigned char *s;
+    unsigned char *d;
+} recio__pxwalk;
+
+static int recio__px_next(recio__pxwalk *w, float p[4]) {
+    int c, C = w->in->channels;
+    if (w->x == w->in->width) {
+        w->x = 0;
+        w->y++;
+    }
+    if (w->y >= w->in->height) return 0;
+    if (w->fast) {
+        if (w->x == 0) {
+            w->s = recio__at(w->in, 0, w->y, 0);
+            w->d = recio__at(w->out, 0, w->y, 0);
         }
+        for (c = 0; c < C; c++) p[c] = (float)w->s[w->x * C + c];
+    } else {
+        for (c = 0; c < C; c++) p[c] = recio_image_get(w->in, w->x, w->y, c);
+    }
+    return 1;
+}
+
+static void recio__px_put(recio__pxwalk *w, const float p[4]) {
+    int c, C = w->in->channels;
+    if (w->fast)
+        for (c = 0; c < C; c++) w->d[w->x * C + c] = recio__u8(p[c]);
+    else
+        for (c = 0; c < C; c++) recio_image_set(w->out, w->x, w->y, c, p[c]);
+    w->x++;
+}
+
+static recio__pxwalk recio__px_walk(const recio_image *in, recio_image *out) {
+    recio__pxwalk w;
+    memset(&w, 0, sizeof w);
+    w.in = in;
+    w.out = out;
+    w.fast = recio__is_u8hwc(in) && recio__is_u8hwc(out);
+    return w;
+}
+
+/* out = a * x + b * g(x) + off[c] per pixel, alpha copied. */
+static void recio__mix(const recio_image *in, recio_image *out, float a, float b, const float off[3]) {
+    recio__pxwalk w = recio__px_walk(in, out);
+    float p[4] = {0, 0, 0, 0}, q[4];
+    int c;
+    while (recio__px_next(&w, p)) {
+        float g = 0.299f * p[0] + 0.587f * p[1] + 0.114f * p[2];
+        for (c = 0; c < 3; c++) q[c] = a * p[c] + b * g + (off ? off[c] : 0.0f);
+        q[3] = p[3];
+        recio__px_put(&w, q);
+    }
 }
 
 static void recio__matrix(const recio_image *in, recio_image *out, const float m[9]) {
-    int x, y, c;
-    for (y = 0; y < in->height; y++)
-        for (x = 0; x < in->width; x++) {
-            float p[4];
-            for (c = 0; c < in->channels; c++) p[c] = recio_image_get(in, x, y, c);
-            for (c = 0; c < 3; c++) recio_image_set(out, x, y, c, m[3 * c] * p[0] + m[3 * c + 1] * p[1] + m[3 * c + 2] * p[2]);
-            if (in->channels == 4) recio_image_set(out, x, y, 3, p[3]);
-        }
+    recio__pxwalk w = recio__px_walk(in, out);
+    float p[4] = {0, 0, 0, 0}, q[4];
+    int c;
+    while (recio__px_next(&w, p)) {
+        for (c = 0; c < 3; c++) q[c] = m[3 * c] * p[0] + m[3 * c + 1] * p[1] + m[3 * c + 2] * p[2];
+        q[3] = p[3];
+        recio__px_put(&w, q);
+    }
 }
 
 RECIODEF recio_err recio_image_brightness(const recio_image *in, recio_image *out, float f) {
