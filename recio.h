@@ -1744,6 +1744,9 @@ RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32
 #endif
 
 #define RECIO__ALIGN 64 /* scratch blocks start on cache lines */
+#ifndef RECIO_MAX_PIXELS
+#define RECIO_MAX_PIXELS ((uint64_t)1 << 28) /* a decoded image larger than this is refused (corrupt sizes) */
+#endif
 #ifdef RECIO_TURBOJPEG
 #include <turbojpeg.h>
 #endif
@@ -1968,6 +1971,11 @@ static recio_err recio__tj_decode(recio_image *out, const unsigned char *b, size
             best = sf[i];
     sw = TJSCALED(w, best);
     sh = TJSCALED(ht, best);
+    if ((uint64_t)sw * (uint64_t)sh > RECIO_MAX_PIXELS) {
+        tjDestroy(h);
+        if (errmsg) recio__fmt(errmsg, cap, "decode: %dx%d pixels is more than RECIO_MAX_PIXELS", sw, sh);
+        return RECIO_ERR_DECODE;
+    }
     want = channels ? channels : cs == TJCS_GRAY ? 1 : 3;
     cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK; /* libjpeg-turbo will not make RGB of these */
     pf = cmyk ? TJPF_CMYK : want == 1 ? TJPF_GRAY : want == 3 ? TJPF_RGB : TJPF_RGBA;
@@ -2061,9 +2069,11 @@ RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad DHT header (more than 256 Huffman symbols)");
         return RECIO_ERR_DECODE;
     }
-    if (want == 0) {
-        if (!stbi_info_from_memory((const stbi_uc *)bytes, (int)n, &w, &h, &c)) goto fail;
-        want = c == 2 ? 4 : c;
+    if (!stbi_info_from_memory((const stbi_uc *)bytes, (int)n, &w, &h, &c)) goto fail;
+    if (want == 0) want = c == 2 ? 4 : c;
+    if ((uint64_t)w * (uint64_t)h > RECIO_MAX_PIXELS) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: %dx%d pixels is more than RECIO_MAX_PIXELS", w, h);
+        return RECIO_ERR_DECODE;
     }
     px = stbi_load_from_memory((const stbi_uc *)bytes, (int)n, &w, &h, &c, want);
     if (!px) goto fail;

@@ -425,6 +425,21 @@ static void test_decode_errors(void) {
     CHECK(recio_image_decode(&img, junk, 0, 3) == RECIO_ERR_ARG);
 }
 
+/* A PNG whose header claims 20000 x 20000 pixels (IHDR width and height at bytes 16..23, edited by
+   hand; stb itself accepts up to 2^30 bytes): refused from the header, before any allocation. */
+static void test_decode_huge_header(void) {
+    size_t n = 0;
+    unsigned char *b = t_slurp("tests/data/image/gray16-3x1.png", &n);
+    char msg[128];
+    recio_image img = {0};
+    CHECK(b && n > 24);
+    if (!b) return;
+    memcpy(b + 16, "\0\0\x4e\x20\0\0\x4e\x20", 8);
+    CHECK(recio_image_decode_ex(&img, b, n, 3, msg, sizeof msg) == RECIO_ERR_DECODE);
+    CHECK(strstr(msg, "20000x20000 pixels is more than RECIO_MAX_PIXELS") != NULL);
+    free(b);
+}
+
 /* A Huffman table whose 16 counts add up to more than 256 symbols: stb_image 2.27 would write past
    its table (fixed upstream in 2.28), recio refuses it first. Made by hand: the first DHT segment
    (ff c4) of a real JPEG with its counts set to 255. */
@@ -504,6 +519,7 @@ int main(void) {
     RUN(test_decode_alpha_and_gray);
     RUN(test_decode_16bit_png);
     RUN(test_decode_errors);
+    RUN(test_decode_huge_header);
     RUN(test_decode_bad_dht);
     RUN(test_decode_damaged);
     return t_done("image");
