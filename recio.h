@@ -388,7 +388,8 @@ RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes
 /* Size and stored channel count without decoding pixels. */
 RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h, int *channels);
 
-/* GEOMETRY (views where possible: crops of HWC images share in's memory, out is always a view) */
+/* GEOMETRY. Crops of HWC images are views sharing in's memory (nothing to free); crops of CHW
+   images are owned copies (free them). */
 RECIODEF recio_err recio_image_crop(const recio_image *in, recio_image *view, int x, int y, int w, int h);
 RECIODEF recio_err recio_image_center_crop(const recio_image *in, recio_image *view, int w, int h);
 RECIODEF recio_err recio_image_flip(const recio_image *in, recio_image *out); /* horizontal mirror, any type */
@@ -409,7 +410,8 @@ RECIODEF recio_err recio_image_rotate(const recio_image *in, recio_image *out, f
 RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int n, float value);
 
 /* COLOUR (MXNet mx.image math, g = 0.299 R + 0.587 G + 0.114 B; 3 or 4 channels, alpha untouched;
-   u8 or f32, HWC or CHW; u8 results rounded and clamped). */
+   brightness, contrast, saturation and gray also take 1 channel, where g is the pixel; u8 or f32,
+   HWC or CHW; u8 results rounded and clamped). */
 RECIODEF recio_err recio_image_brightness(const recio_image *in, recio_image *out, float f);
 RECIODEF recio_err recio_image_contrast(const recio_image *in, recio_image *out, float f);
 RECIODEF recio_err recio_image_saturation(const recio_image *in, recio_image *out, float f);
@@ -2624,14 +2626,14 @@ RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int 
 
 /* ---- colour: one 3x3 matrix (plus offset) per pixel, or per-pixel grey mixing ---- */
 
-static recio_err recio__colour_check(const recio_image *in, recio_image *out) {
+/* grey_ok: the op also makes sense on one channel (g is then the pixel itself). */
+static recio_err recio__colour_check(const recio_image *in, recio_image *out, int grey_ok) {
     if (!recio__valid(in)) return RECIO_ERR_ARG;
-    if (in->channels < 3 || (in->dtype != RECIO_U8 && in->dtype != RECIO_F32)) return RECIO_ERR_UNSUPPORTED;
+    if ((in->channels < 3 && !grey_ok) || (in->dtype != RECIO_U8 && in->dtype != RECIO_F32)) return RECIO_ERR_UNSUPPORTED;
     if (out && out->data == in->data) return RECIO_ERR_ARG;
     return recio__out(out, in->width, in->height, in->channels, in->dtype, in->layout);
 }
 
-/* out = a * x + b * g(x) + off[c] per pixel, alpha copied. */
 /* Colour ops see pixels as float[4]; u8 HWC (the common case) is read and written through row
    pointers, anything else through the element accessors. Same arithmetic either way. */
 typedef struct recio__pxwalk {
@@ -2680,12 +2682,13 @@ static recio__pxwalk recio__px_walk(const recio_image *in, recio_image *out) {
 }
 
 /* out = a * x + b * g(x) + off[c] per pixel, alpha copied. */
+/* out = a * x + b * g(x) + off[c] per pixel, alpha copied; a grey image is its own g. */
 static void recio__mix(const recio_image *in, recio_image *out, float a, float b, const float off[3]) {
     recio__pxwalk w = recio__px_walk(in, out);
     float p[4] = {0, 0, 0, 0}, q[4];
     int c;
     while (recio__px_next(&w, p)) {
-        float g = 0.299f * p[0] + 0.587f * p[1] + 0.114f * p[2];
+        float g = in->channels == 1 ? p[0] : 0.299f * p[0] + 0.587f * p[1] + 0.114f * p[2];
         for (c = 0; c < 3; c++) q[c] = a * p[c] + b * g + (off ? off[c] : 0.0f);
         q[3] = p[3];
         recio__px_put(&w, q);
@@ -2704,13 +2707,13 @@ static void recio__matrix(const recio_image *in, recio_image *out, const float m
 }
 
 RECIODEF recio_err recio_image_brightness(const recio_image *in, recio_image *out, float f) {
-    recio_err e = recio__colour_check(in, out);
+    recio_err e = recio__colour_check(in, out, 1);
     if (e == RECIO_OK) recio__mix(in, out, f, 0, NULL);
     return e;
 }
 
 RECIODEF recio_err recio_image_saturation(const recio_image *in, recio_image *out, float f) {
-    recio_err e = recio__colour_check(in, out);
+    recio_err e = recio__colour_check(in, out, 1);
     if (e == RECIO_OK) recio__mix(in, out, f, 1 - f, NULL);
     return e;
 }
@@ -2719,11 +2722,13 @@ RECIODEF recio_err recio_image_contrast(const recio_image *in, recio_image *out,
     double sum = 0;
     float off[3];
     int x, y;
-    recio_err e = recio__colour_check(in, out);
+    recio_err e = recio__colour_check(in, out, 1);
     if (e != RECIO_OK) return e;
     for (y = 0; y < in->height; y++)
         for (x = 0; x < in->width; x++)
-            sum += 0.299 * recio_image_get(in, x, y, 0) + 0.587 * recio_image_get(in, x, y, 1) + 0.114 * recio_image_get(in, x, y, 2);
+            sum += in->channels == 1 ? recio_image_get(in, x, y, 0)
+                                     : 0.299 * recio_image_get(in, x, y, 0) + 0.587 * recio_image_get(in, x, y, 1) +
+                                           0.114 * recio_image_get(in, x, y, 2);
     off[0] = off[1] = off[2] = (float)((1 - f) * sum / ((double)in->width * in->height));
     recio__mix(in, out, f, 0, off);
     return RECIO_OK;
@@ -2736,7 +2741,7 @@ RECIODEF recio_err recio_image_hue(const recio_image *in, recio_image *out, floa
     double bt[9], t1[9];
     float m[9];
     int i, j, k;
-    recio_err e = recio__colour_check(in, out);
+    recio_err e = recio__colour_check(in, out, 0);
     if (e != RECIO_OK) return e;
     if (f == 0) return recio_image_copy(in, out); /* YIQ there and back is only 3 digits exact */
     bt[0] = 1, bt[1] = 0, bt[2] = 0, bt[3] = 0, bt[4] = u, bt[5] = -w, bt[6] = 0, bt[7] = w, bt[8] = u;
@@ -2760,7 +2765,7 @@ RECIODEF recio_err recio_image_lighting(const recio_image *in, recio_image *out,
     static const float eigvec[9] = {-0.5675f, 0.7192f, 0.4009f, -0.5808f, -0.0045f, -0.8140f, -0.5836f, -0.6948f, 0.4203f};
     float off[3];
     int c;
-    recio_err e = recio__colour_check(in, out);
+    recio_err e = recio__colour_check(in, out, 0);
     if (e != RECIO_OK) return e;
     if (!alpha) return RECIO_ERR_ARG;
     for (c = 0; c < 3; c++)
@@ -2770,7 +2775,7 @@ RECIODEF recio_err recio_image_lighting(const recio_image *in, recio_image *out,
 }
 
 RECIODEF recio_err recio_image_gray(const recio_image *in, recio_image *out) {
-    recio_err e = recio__colour_check(in, out);
+    recio_err e = recio__colour_check(in, out, 1);
     if (e == RECIO_OK) recio__mix(in, out, 0, 1, NULL);
     return e;
 }

@@ -298,6 +298,23 @@ static void test_colour_identities(void) {
     recio_image_free(&in);
 }
 
+/* One channel: g is the pixel. By hand on 10 and 200: brightness(1.5) 15 255, contrast(0.5) around
+   the mean 105: 57.5 -> 58 and 152.5 -> 153, saturation and gray leave grey as it is; hue needs colour. */
+static void test_colour_grey(void) {
+    static const int v[2] = {10, 200};
+    recio_image in = gray_from(v, 2, 1), o = {0};
+    CHECK(recio_image_brightness(&in, &o, 1.5f) == RECIO_OK && recio_image_get(&o, 0, 0, 0) == 15 && recio_image_get(&o, 1, 0, 0) == 255);
+    recio_image_free(&o);
+    CHECK(recio_image_contrast(&in, &o, 0.5f) == RECIO_OK && recio_image_get(&o, 0, 0, 0) == 58 && recio_image_get(&o, 1, 0, 0) == 153);
+    recio_image_free(&o);
+    CHECK(recio_image_saturation(&in, &o, 0.3f) == RECIO_OK && recio_image_get(&o, 0, 0, 0) == 10 && recio_image_get(&o, 1, 0, 0) == 200);
+    recio_image_free(&o);
+    CHECK(recio_image_gray(&in, &o) == RECIO_OK && recio_image_get(&o, 1, 0, 0) == 200);
+    recio_image_free(&o);
+    CHECK(recio_image_hue(&in, &o, 0.1f) == RECIO_ERR_UNSUPPORTED && o.data == NULL);
+    recio_image_free(&in);
+}
+
 static void test_rotate_pad(void) {
     recio_image in = {0}, r = {0}, f = {0}, p = {0}, t = {0};
     int x, y, ok = 1;
@@ -513,6 +530,7 @@ int main(void) {
     RUN(test_chw_layout);
     RUN(test_colour_golden);
     RUN(test_colour_identities);
+    RUN(test_colour_grey);
     RUN(test_rotate_pad);
     RUN(test_convert_types);
     RUN(test_decode_photos);
