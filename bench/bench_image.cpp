@@ -64,7 +64,7 @@ template <class A, class B> static void pair(A fa, B fb, int reps, double *ra, d
 }
 
 static void line(const char *what, double a, double b) {
-    std::printf("%-58s %10.0f %10.0f %7.2fx\n", what, a, b, a / b);
+    std::printf("%-60s %10.0f %10.0f %7.2fx\n", what, a, b, a / b);
 }
 
 // --- the OpenCV side, written as an OpenCV user would ---
@@ -152,7 +152,7 @@ int main() {
 
     std::printf("recio vs OpenCV %s, single thread, %d photos (120x90 .. 1600x1200), images/s, median of 5\n",
                 CV_VERSION, nfiles);
-    std::printf("%-58s %10s %10s %8s\n", "", "recio", "OpenCV", "ratio");
+    std::printf("%-60s %10s %10s %8s\n", "", "recio", "OpenCV", "ratio");
 
     auto apply = [&](recio_transform *t, const recio_image *in, uint64_t seed) {
         recio_image out = recio_image_wrap(tensor.data(), 224, 224, 3, RECIO_F32, RECIO_CHW, 0);
@@ -194,7 +194,7 @@ int main() {
     line("eval chain with decode (LINEAR, no AA)", a, b);
     pair([&](int i, int) { recio_image img; decode(i, &img); apply(eval_area, &img, 0); recio_image_free(&img); },
          [&](int i, int) { cv_eval(cv_decode(i)); }, 3, &a, &b);
-    line("eval chain with decode, recio AREA (antialiased) vs INTER_LINEAR", a, b);
+    line("eval chain with decode, AREA (AA) vs INTER_LINEAR (no AA)", a, b);
     pair([&](int i, int k) { recio_image img; decode(i, &img); apply(train, &img, recio_seed_for(1, (uint64_t)k, (uint64_t)i)); recio_image_free(&img); }, [&](int i, int) { cv_train(cv_decode(i)); }, 3, &a, &b);
     line("train chain with decode (LINEAR, no AA)", a, b);
 
