@@ -48,8 +48,9 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/librecio.a
 $(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
-# RECIO_TURBOJPEG is opt-in: its test builds against libjpeg-turbo when that is installed.
-ifneq ($(shell pkg-config --exists libturbojpeg 2>/dev/null && echo yes),)
+# RECIO_TURBOJPEG is opt-in: its test builds against libjpeg-turbo when $(CC) can link it (not in
+# cross builds unless the target's library is installed).
+ifneq ($(shell printf '\043include <turbojpeg.h>\nint main(void){return tjInitDecompress()==0;}\n' | $(CC) -x c - -o /dev/null -lturbojpeg 2>/dev/null && echo yes),)
 $(BUILD)/tests/test_image_turbo: private CPPFLAGS += -DRECIO_TEST_TURBO
 $(BUILD)/tests/test_image_turbo: private LDLIBS += -lturbojpeg
 endif

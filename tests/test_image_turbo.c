@@ -9,12 +9,6 @@
 #include "recio.h"
 #include "test.h"
 
-static unsigned char *photo(const char *name, size_t *n) {
-    char path[256];
-    snprintf(path, sizeof path, "tests/data/photos/%s", name);
-    return t_slurp(path, n);
-}
-
 static void test_decode_hint(void) {
     static const struct { const char *spec; int hint; } cases[] = {
         {"resize_short(256) center_crop(224) normalize(imagenet) chw", 256}, {"area random_resized_crop(224) flip", 224},
@@ -29,6 +23,12 @@ static void test_decode_hint(void) {
 }
 
 #ifdef RECIO_TEST_TURBO
+static unsigned char *photo(const char *name, size_t *n) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/data/photos/%s", name);
+    return t_slurp(path, n);
+}
+
 /* Every JPEG: same size and channels as stb, and close to stb's pixels (two IDCTs and chroma
    upsamplers differ by a few levels; a wrong colour conversion would be off by tens). */
 static void test_turbo_matches_stb(void) {
