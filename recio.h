@@ -2080,13 +2080,22 @@ RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes
     px = stbi_load_from_memory((const stbi_uc *)bytes, (int)n, &w, &h, &c, want);
     if (!px) goto fail;
     if (!recio__shape_ok(w, h, want, RECIO_U8)) {
-        RECIO_FREE(px, NULL);
+        stbi_image_free(px);
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: image too large");
         return RECIO_ERR_DECODE;
     }
+#ifdef RECIO_NO_STB_IMPLEMENTATION
+    { /* the user's stb allocates with its own malloc: hand out pixels that recio_image_free can free */
+        recio_image copy = recio_image_wrap(px, w, h, want, RECIO_U8, RECIO_HWC, 0);
+        recio_err e = recio_image_copy(&copy, out);
+        stbi_image_free(px);
+        return e;
+    }
+#else
     *out = recio_image_shape(w, h, want, RECIO_U8, RECIO_HWC);
-    out->data = out->owned = px;
+    out->data = out->owned = px; /* stb allocated through RECIO_MALLOC */
     return RECIO_OK;
+#endif
 fail:
     if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: %s", stbi_failure_reason() ? stbi_failure_reason() : "unknown");
     return RECIO_ERR_DECODE;
