@@ -2170,8 +2170,9 @@ RECIODEF void recio_resize_short_size(int w, int h, int s, int *ow, int *oh) {
 /* ---- the resampler: separable, fixed point, any crop window of the output, mirrored or not ----
    One axis maps output i to taps src[ofs[i] + k] * coef[i*K + k], k < K, coefs summing to 2^11
    (OpenCV's INTER_RESIZE_COEF_BITS). Rows are resampled horizontally once into int rows (value *
-   2^11), cached by source row, then K rows combine vertically into u8: (sum + 2^21) >> 22. Only the
-   window [o, o+n) of the full-size output is computed, so "resize then crop" costs the crop only. */
+   2^11), cached by source row, then combined vertically into u8 (two rows: OpenCV's 16-bit blend,
+   recio__vrow2; more: (sum + 2^21) >> 22, recio__vrowk). Only the window [o, o+n) of the full-size
+   output is computed, so "resize then crop" costs the crop only. */
 #define RECIO__FIX 2048
 typedef struct recio__axis {
     int n, k;      /* outputs, taps per output */
