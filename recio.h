@@ -1066,8 +1066,8 @@ static recio_err recio__rd_avail(recio_reader *r, size_t need, const unsigned ch
 
 /* Read one part header at the current position. */
 static recio_err recio__rd_header(recio_reader *r, uint64_t rec_off, int first, unsigned *cflag, size_t *len) {
-    const unsigned char *p;
-    size_t got;
+    const unsigned char *p = NULL;
+    size_t got = 0;
     uint32_t magic, lrec;
     uint64_t at = recio__rd_off(r);
     recio_err e = recio__rd_avail(r, 8, &p, &got);
@@ -1091,8 +1091,8 @@ static recio_err recio__rd_header(recio_reader *r, uint64_t rec_off, int first, 
 
 /* Make the part body (len bytes + padding) addressable after its 8-byte header. */
 static recio_err recio__rd_body(recio_reader *r, uint64_t rec_off, size_t len, const unsigned char **body) {
-    const unsigned char *p;
-    size_t got, total = 8 + RECIO__ALIGN4(len);
+    const unsigned char *p = NULL;
+    size_t got = 0, total = 8 + RECIO__ALIGN4(len);
     recio_err e;
     if (r->size >= 0 && recio__rd_off(r) + total > (uint64_t)r->size)
         return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "length %U runs past end of file (size %U)", (uint64_t)len, (uint64_t)r->size);
