@@ -28,6 +28,7 @@ CLI_COMMAND(cli_cmd_dump);
 CLI_COMMAND(cli_cmd_verify);
 CLI_COMMAND(cli_cmd_index);
 CLI_COMMAND(cli_cmd_split);
+CLI_COMMAND(cli_cmd_apply);
 CLI_COMMAND(cli_cmd_list);
 CLI_COMMAND(cli_cmd_pack);
 CLI_COMMAND(cli_cmd_unpack);
