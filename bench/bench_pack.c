@@ -55,24 +55,21 @@ static double median(double *v, int n) {
 
 /* Image k: a seeded crop of 60-100% of a sample photo, rescaled to a longer side of 400-500 pixels
    (ImageNet-like), JPEG quality 90. */
-static int make_image(codec_image *src, int k, const char *path) {
+static int make_image(const recio_image *src, int k, const char *path) {
     recio_rng rng;
-    codec_image im;
+    recio_image im;
     unsigned char *jpg;
     size_t n;
     double f;
-    int cw, ch, x0, y0, y, longer, rc;
+    int cw, ch, x0, y0, longer, rc;
     recio_rng_seed(&rng, recio_seed_for(42, 0, (uint64_t)k));
     f = 0.6 + 0.4 * recio_rng_uniform(&rng);
-    cw = (int)(src->w * f), ch = (int)(src->h * f);
-    x0 = (int)recio_rng_below(&rng, (uint64_t)(src->w - cw + 1));
-    y0 = (int)recio_rng_below(&rng, (uint64_t)(src->h - ch + 1));
-    im.w = cw, im.h = ch, im.c = src->c;
-    im.px = (unsigned char *)malloc((size_t)cw * ch * src->c);
-    for (y = 0; y < ch; y++)
-        memcpy(im.px + (size_t)y * cw * im.c, src->px + ((size_t)(y0 + y) * src->w + x0) * src->c, (size_t)cw * im.c);
+    cw = (int)(src->width * f), ch = (int)(src->height * f);
+    x0 = (int)recio_rng_below(&rng, (uint64_t)(src->width - cw + 1));
+    y0 = (int)recio_rng_below(&rng, (uint64_t)(src->height - ch + 1));
+    if (recio_image_crop(src, &im, x0, y0, cw, ch) != RECIO_OK) return -1; /* a view: resizing replaces it */
     longer = 400 + (int)recio_rng_below(&rng, 101);
-    rc = cw >= ch ? codec_resize(&im, longer, ch * longer / cw) : codec_resize(&im, cw * longer / ch, longer);
+    rc = cw >= ch ? codec_resize(&im, longer, ch * longer / cw, RECIO_AREA) : codec_resize(&im, cw * longer / ch, longer, RECIO_AREA);
     rc = rc || codec_encode(&im, 0, 90, 0, &jpg, &n);
     if (!rc) {
         FILE *o = fopen(path, "wb");
@@ -80,12 +77,12 @@ static int make_image(codec_image *src, int k, const char *path) {
         if (o) rc |= fclose(o) != 0;
         free(jpg);
     }
-    codec_image_free(&im);
+    recio_image_free(&im);
     return rc;
 }
 
 static int make_dataset(void) {
-    codec_image src[NPHOTOS];
+    recio_image src[NPHOTOS];
     char path[256];
     FILE *lst;
     size_t i, n;
@@ -96,9 +93,9 @@ static int make_dataset(void) {
     printf("making %d images under %s/src (once) ...\n", NIMG, DIR);
     for (i = 0; i < NPHOTOS; i++) {
         unsigned char *b;
-        const char *why;
+        char why[160];
         snprintf(path, sizeof path, "tests/data/photos/%s", photos[i]);
-        if (!(b = t_slurp(path, &n)) || codec_decode(b, n, 3, 1, &src[i], &why)) return fprintf(stderr, "%s: cannot load\n", path), -1;
+        if (!(b = t_slurp(path, &n)) || codec_decode(b, n, 3, 1, &src[i], why, sizeof why)) return fprintf(stderr, "%s: cannot load\n", path), -1;
         free(b);
     }
     lst = fopen(DIR "/bench.lst.tmp", "wb");
@@ -107,7 +104,7 @@ static int make_dataset(void) {
         rc = make_image(&src[k % NPHOTOS], k, path);
         fprintf(lst, "%d\t%d\t%d.jpg\n", k, k % 10, k);
     }
-    for (i = 0; i < NPHOTOS; i++) codec_image_free(&src[i]);
+    for (i = 0; i < NPHOTOS; i++) recio_image_free(&src[i]);
     if (!lst || fclose(lst) != 0 || rc) return -1;
     return rename(DIR "/bench.lst.tmp", DIR "/bench.lst");
 }
@@ -136,14 +133,14 @@ static int load_files(void) {
 static int work_alone(int first, int step) {
     int k;
     for (k = first; k < NIMG; k += step) {
-        codec_image im;
+        recio_image im;
         unsigned char *out;
         size_t n;
-        const char *why;
-        if (codec_decode(files[k].p, files[k].n, 3, 1, &im, &why) || codec_resize_short(&im, 256) ||
-            codec_encode(&im, 0, 90, 24, &out, &n))
-            return -1;
-        codec_image_free(&im);
+        char why[160];
+        if (codec_decode(files[k].p, files[k].n, 3, 1, &im, why, sizeof why)) return -1;
+        if (codec_resize_short(&im, 256, RECIO_LINEAR) || codec_encode(&im, 0, 90, 24, &out, &n))
+            return recio_image_free(&im), -1;
+        recio_image_free(&im);
         free(out);
     }
     return 0;
@@ -215,33 +212,36 @@ static void encoder_compare(void) {
     for (r = 0; r < RUNS; r++) {
         ts[r] = tt[r] = 0;
         for (k = 0; k < m; k++) {
-            codec_image im;
-            const char *why;
+            recio_image im;
+            char why[160];
             unsigned char *s, *t = NULL;
             size_t sn;
             unsigned long tn = 0;
             double t0;
-            if (codec_decode(files[k].p, files[k].n, 3, 1, &im, &why) || codec_resize_short(&im, 256)) return;
+            if (codec_decode(files[k].p, files[k].n, 3, 1, &im, why, sizeof why)) return;
+            if (codec_resize_short(&im, 256, RECIO_LINEAR)) {
+                recio_image_free(&im);
+                return;
+            }
             t0 = now();
             if (codec_encode(&im, 0, 90, 0, &s, &sn)) return;
             ts[r] += now() - t0;
             t0 = now();
-            if (comp(h, im.px, im.w, 0, im.h, 0 /* TJPF_RGB */, &t, &tn, 2 /* TJSAMP_420 */, 90, 0) != 0) return;
+            if (comp(h, (unsigned char *)im.data, im.width, (int)im.stride, im.height, 0 /* TJPF_RGB */, &t, &tn, 2 /* TJSAMP_420 */, 90, 0) != 0) return;
             tt[r] += now() - t0;
-            if (r == 0) { /* size and PSNR against the resized pixels, both decoded by stb_image */
-                int i, w, hh, c;
-                unsigned char *pix[2];
-                pix[0] = stbi_load_from_memory(s, (int)sn, &w, &hh, &c, 3);
-                pix[1] = stbi_load_from_memory(t, (int)tn, &w, &hh, &c, 3);
+            if (r == 0) { /* size and PSNR against the resized pixels (packed), both decoded by stb_image */
+                recio_image pix[2];
+                int i;
                 bytes[0] += (double)sn, bytes[1] += (double)tn;
-                for (i = 0; i < 2; i++) {
-                    q[i] += pix[i] ? psnr(im.px, pix[i], (size_t)im.w * im.h * 3) : 0;
-                    stbi_image_free(pix[i]);
-                }
+                for (i = 0; i < 2; i++)
+                    if (recio_image_decode(&pix[i], i ? t : s, i ? tn : sn, 3) == RECIO_OK) {
+                        q[i] += psnr((const unsigned char *)im.data, (const unsigned char *)pix[i].data, recio_image_bytes(&im));
+                        recio_image_free(&pix[i]);
+                    }
             }
             free(s);
             tfree(t);
-            codec_image_free(&im);
+            recio_image_free(&im);
         }
     }
     destroy(h);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # recio's first run (`make demo`): the repo's sample photos become a dataset MXNet, DALI and
 # dmlc-core can read, and you look at it. Every output goes under build/demo/.
-#   list -> pack (progress) -> verify -> image headers -> read back -> contact sheet PNG
+#   list -> pack (progress) -> verify -> image headers -> read back -> contact sheets (as packed, and
+#   through a transform chain as the model sees them)
 set -eu
 RECIO=${RECIO:-build/recio}
 PHOTOS=tests/data/photos
@@ -36,9 +37,15 @@ step "5. read back: every record's image and labels, back to files" "recio unpac
 step "6. look: a contact sheet of the records, 'id:label' under each" "recio show $OUT/photos.rec $OUT/sheet.png --tile 128"
 "$RECIO" show "$OUT/photos.rec" "$OUT/sheet.png" --tile 128
 
+AUG='random_resized_crop(128) random_flip(0.5) color_jitter(0.4,0.4,0.4)'
+step "7. what the model sees: the records through a training transform chain (epoch 0, seed 1)" \
+     "recio show $OUT/photos.rec $OUT/augmented.png --tile 128 --seed 1 --spec '$AUG'"
+"$RECIO" show "$OUT/photos.rec" "$OUT/augmented.png" --tile 128 --seed 1 --spec "$AUG"
+
 printf '\nDone. Outputs in %s/:\n' "$OUT"
 printf '  %-22s %s\n' photos.lst "the image list (im2rec format)" \
     photos.rec "the records (MXNet image records in RecordIO)" \
     photos.idx "record index: key<TAB>offset" \
     unpacked/ "the packed images read back as files, labels in unpacked/photos.lst" \
-    sheet.png "contact sheet: open it to see what was packed"
+    sheet.png "contact sheet: open it to see what was packed" \
+    augmented.png "the same records as a training run would see them"

@@ -8,8 +8,6 @@
 #include <math.h>
 #include <sys/wait.h>
 
-/* The test decodes packed images with stb_image (a third party, not the code under test). */
-#include "tools/stb_image_private.h"
 
 #define T "build/test_pack"
 #define PHOTOS "tests/data/photos"
@@ -103,6 +101,23 @@ static int read_recs(const char *path, rec_t *out, int max) {
     }
     recio_reader_close(r);
     return n;
+}
+
+/* Size and channels of a record's image, and its pixels as packed RGB (malloc'd), through recio's
+   decoder: stb_image, a third party, not the code under test. */
+static int info_of(const rec_t *r, int *w, int *h, int *c) { return recio_image_info(r->img, r->img_n, w, h, c) == RECIO_OK; }
+
+static unsigned char *load_rgb(const rec_t *r, int *w, int *h) {
+    recio_image im;
+    unsigned char *px;
+    int y;
+    if (recio_image_decode(&im, r->img, r->img_n, 3) != RECIO_OK) return NULL;
+    *w = im.width, *h = im.height;
+    px = (unsigned char *)malloc((size_t)im.width * im.height * 3);
+    for (y = 0; px && y < im.height; y++)
+        memcpy(px + (size_t)y * im.width * 3, (unsigned char *)im.data + y * im.stride, (size_t)im.width * 3);
+    recio_image_free(&im);
+    return px;
 }
 
 static void free_recs(rec_t *r, int n) {
@@ -235,7 +250,7 @@ static void test_pack_resize(void) {
         CHECK_EQ_INT(r[i].id, i);
         CHECK_EQ_INT(r[i].id2, 0);
         CHECK(r[i].img_n > 2 && r[i].img[0] == 0xff && r[i].img[1] == 0xd8); /* JPEG */
-        CHECK(stbi_info_from_memory(r[i].img, (int)r[i].img_n, &w, &h, &c));
+        CHECK(info_of(&r[i], &w, &h, &c));
         CHECK_EQ_INT(w, size[i][0]);
         CHECK_EQ_INT(h, size[i][1]);
         CHECK_EQ_INT(c, 3); /* --color 1: gray, CMYK and RGBA all become RGB */
@@ -249,7 +264,7 @@ static void test_pack_resize(void) {
     CHECK(sh("ls " T "/rs.rec.tmp " T "/rs.idx.tmp " T "/rs.skipped >/dev/null 2>&1") != 0); /* nothing left over */
 }
 
-/* Shrinks stb_image_resize 0.97 asserts on with the triangle filter (ImageNet's 500x375 -> 341x256). */
+/* ImageNet's common shrink 500x375 -> 341x256 (stb_image_resize 0.97 asserted on it with its triangle filter). */
 static void test_pack_imagenet_shrink(void) {
     rec_t r[2];
     int n, w, h, c;
@@ -257,9 +272,16 @@ static void test_pack_imagenet_shrink(void) {
     CHECK_EQ_INT(recio("pack --resize 256 " T "/in " PHOTOS), 0);
     n = read_recs(T "/in.rec", r, 2);
     CHECK_EQ_INT(n, 2);
-    CHECK(n == 2 && stbi_info_from_memory(r[0].img, (int)r[0].img_n, &w, &h, &c) && w == 341 && h == 256);
-    CHECK(n == 2 && stbi_info_from_memory(r[1].img, (int)r[1].img_n, &w, &h, &c) && w == 384 && h == 256);
+    CHECK(n == 2 && info_of(&r[0], &w, &h, &c) && w == 341 && h == 256);
+    CHECK(n == 2 && info_of(&r[1], &w, &h, &c) && w == 384 && h == 256);
     CHECK(n == 2 && r[0].label == 1.0f && r[1].label == 2.0f && r[1].id == 1);
+    free_recs(r, n);
+    /* --area: the same sizes, other pixels */
+    put_text(T "/in_area.lst", "0\t1\tchelsea-500x375.jpg\n1\t2\tcoffee-500x333.jpg\n");
+    CHECK_EQ_INT(recio("pack --resize 256 --area " T "/in_area " PHOTOS), 0);
+    n = read_recs(T "/in_area.rec", r, 2);
+    CHECK(n == 2 && info_of(&r[0], &w, &h, &c) && w == 341 && h == 256);
+    CHECK(!same_file(T "/in.rec", T "/in_area.rec"));
     free_recs(r, n);
 }
 
@@ -352,15 +374,15 @@ static void test_pack_exif(void) {
     CHECK_EQ_INT(n, 1);
     if (n != 1) return;
     CHECK_EQ_INT(r[0].id, 7);
-    px = stbi_load_from_memory(r[0].img, (int)r[0].img_n, &w, &h, &c, 3);
+    px = load_rgb(&r[0], &w, &h);
     CHECK(px && w == 300 && h == 400);
     /* decoders differ by a few levels (IDCT, chroma upsampling): 6 is far below a wrong rotation */
     for (k = 0; px && w == 300 && h == 400 && k < 4; k++) CHECK(corner_err(px, w, h, k, exif_corner[k]) < 6);
-    stbi_image_free(px);
+    free(px);
     free_recs(r, n);
     CHECK_EQ_INT(recio("pack --no-exif " T "/ex " PHOTOS), 0);
     n = read_recs(T "/ex.rec", r, 1);
-    CHECK(n == 1 && stbi_info_from_memory(r[0].img, (int)r[0].img_n, &w, &h, &c) && w == 400 && h == 300);
+    CHECK(n == 1 && info_of(&r[0], &w, &h, &c) && w == 400 && h == 300);
     free_recs(r, n);
 }
 
@@ -375,27 +397,27 @@ static void test_pack_colour_kinds(void) {
     CHECK_EQ_INT(recio("pack --color 0 " T "/ck " PHOTOS), 0);
     n = read_recs(T "/ck.rec", r, 3);
     /* stb_image_write's JPEGs always carry 3 components: gray shows as R = G = B (chroma exactly neutral) */
-    px = n == 3 ? stbi_load_from_memory(r[1].img, (int)r[1].img_n, &w, &h, &c, 3) : NULL;
+    px = n == 3 ? load_rgb(&r[1], &w, &h) : NULL;
     CHECK(px && w == 256 && h == 256);
     for (i = 0; px && i < w * h; i++) bad += abs(px[3 * i] - px[3 * i + 1]) > 2 || abs(px[3 * i] - px[3 * i + 2]) > 2;
     CHECK(px && bad == 0);
-    stbi_image_free(px);
+    free(px);
     free_recs(r, n);
     CHECK_EQ_INT(recio("pack --color 0 --encoding .png " T "/ck " PHOTOS), 0);
     n = read_recs(T "/ck.rec", r, 3);
-    CHECK(n == 3 && stbi_info_from_memory(r[0].img, (int)r[0].img_n, &w, &h, &c) && c == 1 && w == 400);
-    CHECK(n == 3 && stbi_info_from_memory(r[2].img, (int)r[2].img_n, &w, &h, &c) && c == 1 && w == 300);
+    CHECK(n == 3 && info_of(&r[0], &w, &h, &c) && c == 1 && w == 400);
+    CHECK(n == 3 && info_of(&r[2], &w, &h, &c) && c == 1 && w == 300);
     free_recs(r, n);
     CHECK_EQ_INT(recio("pack --color -1 --encoding .png " T "/ck " PHOTOS), 0);
     n = read_recs(T "/ck.rec", r, 3);
-    CHECK(n == 3 && stbi_info_from_memory(r[1].img, (int)r[1].img_n, &w, &h, &c) && c == 4 && w == 256);
-    CHECK(n == 3 && stbi_info_from_memory(r[0].img, (int)r[0].img_n, &w, &h, &c) && c == 1);
-    px = n == 3 ? stbi_load_from_memory(r[2].img, (int)r[2].img_n, &w, &h, &c, 3) : NULL;
+    CHECK(n == 3 && info_of(&r[1], &w, &h, &c) && c == 4 && w == 256);
+    CHECK(n == 3 && info_of(&r[0], &w, &h, &c) && c == 1);
+    px = n == 3 ? load_rgb(&r[2], &w, &h) : NULL;
     CHECK(px && w == 300 && h == 400);
     for (i = 0; px && i < w * h * 3; i++) mean[i % 3] += px[i];
     for (i = 0; px && i < 3; i++) mean[i] /= (double)w * h;
     CHECK(fabs(mean[0] - 149.0) < 4 && fabs(mean[1] - 108.8) < 4 && fabs(mean[2] - 79.9) < 4);
-    stbi_image_free(px);
+    free(px);
     free_recs(r, n);
 }
 
@@ -404,12 +426,12 @@ static void test_pack_16bit(void) {
        R = x*1000, G = y*1000, B = 40000. In 8 bits: the high byte (stb) or rounded v*255/65535,
        so within 1 of v/257. */
     rec_t r[1];
-    int n, w, h, c, x, y, bad = 0;
+    int n, w, h, x, y, bad = 0;
     unsigned char *px;
     put_text(T "/p16.lst", "0\t0\trgb16-64x48.png\n");
     CHECK_EQ_INT(recio("pack --encoding .png " T "/p16 tests/data/pack"), 0);
     n = read_recs(T "/p16.rec", r, 1);
-    px = n == 1 ? stbi_load_from_memory(r[0].img, (int)r[0].img_n, &w, &h, &c, 3) : NULL;
+    px = n == 1 ? load_rgb(&r[0], &w, &h) : NULL;
     CHECK(px && w == 64 && h == 48);
     for (y = 0; px && y < 48; y++)
         for (x = 0; x < 64; x++) {
@@ -418,7 +440,7 @@ static void test_pack_16bit(void) {
                    fabs(p[2] - 40000 / 257.0) > 1.01;
         }
     CHECK_EQ_INT(bad, 0);
-    stbi_image_free(px);
+    free(px);
     free_recs(r, n);
 }
 
@@ -511,6 +533,49 @@ static void test_show_png_size(void) {
     CHECK_EQ_INT(recio("show " T "/sh.rec"), 2);
 }
 
+/* The centre pixel of tile k (tile 32, 3 columns) of a sheet PNG. */
+static void sheet_px(const char *path, int k, unsigned char rgb[3]) {
+    rec_t r;
+    unsigned char *px;
+    int w = 0, h = 0;
+    memset(&r, 0, sizeof r);
+    r.img = t_slurp(path, &r.img_n);
+    px = r.img ? load_rgb(&r, &w, &h) : NULL;
+    memset(rgb, 0, 3);
+    if (px && w == 108) memcpy(rgb, px + ((size_t)((k / 3) * 47 + 2 + 16) * w + (k % 3) * 36 + 2 + 16) * 3, 3);
+    free(px);
+    free(r.img);
+}
+
+static void test_show_spec(void) {
+    unsigned char a[3], b[3];
+    int k, gray = 1;
+    write_photo_lst(T "/sp.lst");
+    CHECK_EQ_INT(recio("pack --pass-through " T "/sp " PHOTOS), 0);
+    /* 'gray' puts g in R, G and B: every tile's centre is neutral; without it, the coffee is not */
+    CHECK_EQ_INT(recio("show " T "/sp.rec " T "/sp_gray.png --n 9 --tile 32 --spec gray"), 0);
+    for (k = 0; k < 9; k++) {
+        sheet_px(T "/sp_gray.png", k, a);
+        gray &= a[0] == a[1] && a[1] == a[2];
+    }
+    CHECK(gray);
+    CHECK_EQ_INT(recio("show " T "/sp.rec " T "/sp_plain.png --n 9 --tile 32"), 0);
+    sheet_px(T "/sp_plain.png", 6, b); /* coffee-500x333.jpg: a red-brown cup */
+    CHECK(b[0] > b[2] + 20);
+    /* random ops follow the seed: the same seed gives the same sheet, another seed another one */
+    CHECK_EQ_INT(recio("show " T "/sp.rec " T "/sp_r1.png --n 9 --tile 32 --seed 3 --spec 'random_resized_crop(48)'"), 0);
+    CHECK_EQ_INT(recio("show " T "/sp.rec " T "/sp_r2.png --n 9 --tile 32 --seed 3 --spec 'random_resized_crop(48)'"), 0);
+    CHECK_EQ_INT(recio("show " T "/sp.rec " T "/sp_r3.png --n 9 --tile 32 --seed 4 --spec 'random_resized_crop(48)'"), 0);
+    CHECK(same_file(T "/sp_r1.png", T "/sp_r2.png"));
+    CHECK(!same_file(T "/sp_r1.png", T "/sp_r3.png"));
+    /* a float CHW tensor is shown too (stretched to 0..255) */
+    CHECK_EQ_INT(recio("show " T "/sp.rec " T "/sp_f.png --n 4 --tile 32 --spec 'resize_short(40) center_crop(32) normalize(imagenet) chw'"), 0);
+    CHECK(strstr(out_text, "4 records") != NULL);
+    /* a bad spec is bad usage, with the column of the mistake */
+    CHECK_EQ_INT(recio("show " T "/sp.rec " T "/sp_bad.png --spec 'resize_short(40) flipp'"), 2);
+    CHECK(strstr(err_text, "flipp") != NULL);
+}
+
 int main(void) {
     if (sh("mkdir -p " T) != 0) return 1;
     RUN(test_list_sorted);
@@ -530,5 +595,6 @@ int main(void) {
     RUN(test_pack_usage);
     RUN(test_unpack_roundtrip);
     RUN(test_show_png_size);
+    RUN(test_show_spec);
     return t_done("pack");
 }

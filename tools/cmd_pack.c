@@ -90,6 +90,7 @@ double pack_now(void) {
 
 typedef struct pack_opts {
     int resize, center_crop, quality, png, color, pass_through, pack_label, exif, strict, quiet;
+    recio_filter filter;
     unsigned long long threads;
 } pack_opts;
 
@@ -108,17 +109,15 @@ static size_t header_size(const recio_lst_item *it, const pack_opts *o) {
 }
 
 static int transcode(const unsigned char *src, size_t n, const recio_lst_item *it, const pack_opts *o, pack_result *r) {
-    codec_image img;
-    const char *why = "out of memory";
+    recio_image img;
+    const char *why;
     int bad;
-    if (codec_probe(src, n, &why) || codec_decode(src, n, o->color == 1 ? 3 : o->color == 0 ? 1 : 0, o->exif, &img, &why)) {
-        snprintf(r->why, sizeof r->why, "%s", why);
-        return -1;
-    }
+    if (codec_probe(src, n, &why)) return snprintf(r->why, sizeof r->why, "%s", why), -1;
+    if (codec_decode(src, n, o->color == 1 ? 3 : o->color == 0 ? 1 : 0, o->exif, &img, r->why, sizeof r->why)) return -1;
     bad = o->center_crop && codec_center_square(&img);
-    bad = bad || (o->resize && codec_resize_short(&img, o->resize));
+    bad = bad || (o->resize && codec_resize_short(&img, o->resize, o->filter));
     bad = bad || codec_encode(&img, o->png, o->quality, header_size(it, o), &r->rec, &r->n);
-    codec_image_free(&img);
+    recio_image_free(&img);
     if (bad) return snprintf(r->why, sizeof r->why, "cannot resize or encode (out of memory?)"), -1;
     put_header(r->rec, it, o);
     return 0;
@@ -296,7 +295,9 @@ static const char pack_help[] =
     "each image from ROOT/path and write PREFIX.rec (one MXNet image record each: IRHeader with id =\n"
     "index, the labels, the encoded image) and PREFIX.idx (index<TAB>offset), as im2rec does. Both are\n"
     "written to a temporary file and renamed when complete.\n\n"
-    "  --resize S           shorter side to S pixels (longer: floor(long*S/short)); 0 = keep (default)\n"
+    "  --resize S           shorter side to S pixels (longer: floor(long*S/short)); 0 = keep (default);\n"
+    "                       bilinear, exactly OpenCV's INTER_LINEAR as im2rec uses\n"
+    "  --area               resize with the antialiased area filter (OpenCV INTER_AREA) instead\n"
     "  --center-crop        crop the largest centred square first\n"
     "  --quality Q          JPEG quality 1..100 (default 95)\n"
     "  --encoding E         .jpg (default) or .png\n"
@@ -343,6 +344,7 @@ static int parse_pack_args(int argc, char **argv, pack_opts *o, const char **pre
             takes = 0;
             if (strcmp(a, "--center-crop") == 0) o->center_crop = 1;
             else if (strcmp(a, "--pass-through") == 0) o->pass_through = 1;
+            else if (strcmp(a, "--area") == 0) o->filter = RECIO_AREA;
             else if (strcmp(a, "--pack-label") == 0) o->pack_label = 1;
             else if (strcmp(a, "--no-exif") == 0) o->exif = 0;
             else if (strcmp(a, "--strict") == 0) o->strict = 1;

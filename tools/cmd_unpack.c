@@ -146,7 +146,9 @@ static const struct glyph {
 
 typedef struct sheet {
     int w, h, tile, cols;
-    unsigned char *px; /* RGB */
+    unsigned char *px;          /* RGB */
+    const recio_transform *spec; /* NULL: the images as decoded */
+    uint64_t seed;
 } sheet;
 
 static const struct glyph *glyph_of(char c) {
@@ -172,13 +174,14 @@ static void draw_text(sheet *s, int x, int y, int max_w, const char *t) {
     }
 }
 
-/* Fit img into the tile of cell k (aspect kept, centred). */
-static void draw_tile(sheet *s, int k, const codec_image *img) {
+/* Fit img (u8 HWC, 3 channels) into the tile of cell k (aspect kept, centred). */
+static void draw_tile(sheet *s, int k, const recio_image *img) {
     int cw = s->tile + 2 * SHOW_PAD, ch = cw + SHOW_LABEL;
     int x0 = (k % s->cols) * cw + SHOW_PAD, y0 = (k / s->cols) * ch + SHOW_PAD;
-    int x, y, ox = (s->tile - img->w) / 2, oy = (s->tile - img->h) / 2;
-    for (y = 0; y < img->h; y++)
-        for (x = 0; x < img->w; x++) put_px(s, x0 + ox + x, y0 + oy + y, img->px + ((size_t)y * img->w + x) * 3);
+    int x, y, ox = (s->tile - img->width) / 2, oy = (s->tile - img->height) / 2;
+    for (y = 0; y < img->height; y++)
+        for (x = 0; x < img->width; x++)
+            put_px(s, x0 + ox + x, y0 + oy + y, (const unsigned char *)img->data + y * img->stride + (size_t)x * 3);
 }
 
 static void draw_broken(sheet *s, int k) {
@@ -199,46 +202,107 @@ static void draw_label(sheet *s, int k, const recio_irecord *ir) {
     draw_text(s, (k % s->cols) * cw + SHOW_PAD, (k / s->cols) * ch + SHOW_PAD + s->tile + 2, s->tile, text);
 }
 
-static int fit_tile(codec_image *img, int tile) {
-    if (img->w >= img->h) return codec_resize(img, tile, img->h * tile / img->w > 0 ? img->h * tile / img->w : 1);
-    return codec_resize(img, img->w * tile / img->h > 0 ? img->w * tile / img->h : 1, tile);
+static int fit_tile(recio_image *img, int tile) {
+    int w = img->width, h = img->height;
+    if (w >= h) return codec_resize(img, tile, h * tile / w > 0 ? h * tile / w : 1, RECIO_AREA);
+    return codec_resize(img, w * tile / h > 0 ? w * tile / h : 1, tile, RECIO_AREA);
+}
+
+/* Any transform output (u8/f32/i8/f16, HWC/CHW, 1-4 channels) as u8 RGB HWC to look at: u8 as is,
+   other types stretched from their min..max over the image to 0..255 (a normalized tensor then shows
+   its content, not a black square); gray repeated, alpha dropped. */
+static int displayable(const recio_image *in, recio_image *out) {
+    float lo = 0, hi = 255, v;
+    int x, y, c, n = in->channels < 3 ? 1 : 3;
+    if (in->dtype != RECIO_U8) {
+        lo = hi = recio_image_get(in, 0, 0, 0);
+        for (y = 0; y < in->height; y++)
+            for (x = 0; x < in->width; x++)
+                for (c = 0; c < n; c++) {
+                    v = recio_image_get(in, x, y, c);
+                    lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+                }
+        if (hi <= lo) hi = lo + 1;
+    }
+    if (recio_image_alloc(out, in->width, in->height, 3, RECIO_U8, RECIO_HWC, NULL) != RECIO_OK) return -1;
+    for (y = 0; y < in->height; y++)
+        for (x = 0; x < in->width; x++)
+            for (c = 0; c < 3; c++)
+                recio_image_set(out, x, y, c, (recio_image_get(in, x, y, n == 1 ? 0 : c) - lo) * 255.0f / (hi - lo));
+    return 0;
+}
+
+/* The record's image as the model would get it: decoded, through the transform (when given, with the
+   seed the iterator gives this record in epoch 0), made displayable and fitted into a tile. */
+static int record_tile(const recio_irecord *ir, const recio_transform *t, uint64_t seed, int tile, recio_image *img,
+                       char *why, size_t cap) {
+    recio_image dec, tr;
+    recio_err e;
+    memset(&tr, 0, sizeof tr);
+    if (codec_decode(ir->image, ir->image_size, 3, 0, &dec, why, cap)) return -1;
+    if (t && (e = recio_transform_apply(t, &dec, &tr, recio_seed_for(seed, 0, ir->id))) != RECIO_OK) {
+        snprintf(why, cap, "transform: %s", recio_strerror(e));
+        recio_image_free(&dec);
+        return -1;
+    }
+    e = displayable(t ? &tr : &dec, img) ? RECIO_ERR_NOMEM : RECIO_OK;
+    recio_image_free(&dec);
+    recio_image_free(&tr);
+    if (e == RECIO_OK && fit_tile(img, tile) == 0) return 0;
+    if (e == RECIO_OK) recio_image_free(img);
+    snprintf(why, cap, "out of memory");
+    return -1;
 }
 
 static void show_record(sheet *s, int k, const recio_irecord *ir, const char *path, uint64_t off) {
-    codec_image img;
-    const char *why = "out of memory";
-    if (codec_decode(ir->image, ir->image_size, 3, 0, &img, &why) == 0 && fit_tile(&img, s->tile) == 0) draw_tile(s, k, &img);
-    else {
-        cli_err("%s: offset %llu: record id %llu: cannot decode: %s", path, (unsigned long long)off,
-                (unsigned long long)ir->id, why);
+    recio_image img;
+    char why[256];
+    if (record_tile(ir, s->spec, s->seed, s->tile, &img, why, sizeof why) == 0) {
+        draw_tile(s, k, &img);
+        recio_image_free(&img);
+    } else {
+        cli_err("%s: offset %llu: record id %llu: %s", path, (unsigned long long)off, (unsigned long long)ir->id, why);
         draw_broken(s, k);
     }
-    codec_image_free(&img);
     draw_label(s, k, ir);
 }
 
 static const char show_help[] =
-    "usage: recio show FILE.rec OUT.png [--n N] [--tile PX] [--cols C]\n\n"
+    "usage: recio show FILE.rec OUT.png [--n N] [--tile PX] [--cols C] [--spec SPEC [--seed S]]\n\n"
     "Draw the first N records (default 64) of FILE.rec as a contact sheet: each image fitted into a\n"
     "PX x PX tile (default 128; aspect kept), with 'id:label' under it, so you can look at what was\n"
     "packed. C columns (default: ceil(sqrt(count))); the PNG is C*(PX+4) wide and rows*(PX+15) high.\n"
     "Records whose image does not decode get a red cross and a message on stderr.\n\n"
-    "example: recio show train.rec sheet.png --n 16 --tile 96\n";
+    "  --spec SPEC   run each image through a transform chain first (the spec of 'recio apply' and the\n"
+    "                iterator), with the seed the iterator gives that record in epoch 0: what the model\n"
+    "                will see. Float results (normalize) are stretched from their min..max to be seen.\n"
+    "  --seed S      the iterator's seed (default 0); another seed shows other random choices\n\n"
+    "example: recio show train.rec sheet.png --n 16 --tile 96\n"
+    "         recio show train.rec aug.png --spec 'random_resized_crop(160) random_flip(0.5) color_jitter(0.4,0.4,0.4)'\n";
 
-static int show_args(int argc, char **argv, const char **in, const char **out, unsigned long long v[3]) {
+typedef struct show_opts {
+    const char *in, *out, *spec;
+    unsigned long long n, tile, cols, seed;
+} show_opts;
+
+static int show_args(int argc, char **argv, show_opts *o) {
     int i;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int which = strcmp(a, "--n") == 0 ? 0 : strcmp(a, "--tile") == 0 ? 1 : strcmp(a, "--cols") == 0 ? 2 : -1;
-        if (which >= 0) {
-            if (i + 1 >= argc || cli_parse_u64(argv[++i], &v[which]) || v[which] < 1 || v[which] > 4096)
+        unsigned long long *v = strcmp(a, "--n") == 0 ? &o->n : strcmp(a, "--tile") == 0 ? &o->tile
+                              : strcmp(a, "--cols") == 0 ? &o->cols : NULL;
+        if (v) {
+            if (i + 1 >= argc || cli_parse_u64(argv[++i], v) || *v < 1 || *v > 4096)
                 return cli_usage_error("show", "%s wants a number from 1 to 4096", a);
-        } else if (a[0] == '-' && a[1]) return cli_usage_error("show", "unknown option '%s'", a);
-        else if (!*in) *in = a;
-        else if (!*out) *out = a;
+        } else if (strcmp(a, "--seed") == 0) {
+            if (i + 1 >= argc || cli_parse_u64(argv[++i], &o->seed)) return cli_usage_error("show", "--seed wants a whole number");
+        } else if (strcmp(a, "--spec") == 0 && i + 1 < argc) o->spec = argv[++i];
+        else if (a[0] == '-' && a[1]) return cli_usage_error("show", "unknown option '%s'", a);
+        else if (!o->in) o->in = a;
+        else if (!o->out) o->out = a;
         else return cli_usage_error("show", "unexpected argument '%s'", a);
     }
-    if (!*in || !*out) return cli_usage_error("show", "want FILE.rec and OUT.png");
+    if (!o->in || !o->out) return cli_usage_error("show", "want FILE.rec and OUT.png");
     return 0;
 }
 
@@ -248,8 +312,8 @@ static int count_records(const char *path, unsigned long long n, int *count) {
     recio_irecord ir;
     uint64_t off;
     int k = 0;
-    if (open_rec(&r, path)) return -1;
     *count = 0;
+    if (open_rec(&r, path)) return -1;
     while ((unsigned long long)*count < n && (k = next_image(r, path, &ir, &off)) == 1) (*count)++;
     recio_reader_close(r);
     return k < 0 ? -1 : 0;
@@ -266,37 +330,46 @@ static int draw_sheet(const char *path, sheet *s, int count) {
     return k == count ? 0 : -1;
 }
 
-CLI_COMMAND(cli_cmd_show) {
-    const char *in = NULL, *out = NULL;
-    unsigned long long v[3] = {64, 128, 0};
-    sheet s;
-    codec_image img;
+static int write_sheet(const sheet *s, const char *out, int count) {
+    recio_image img = recio_image_wrap(s->px, s->w, s->h, 3, RECIO_U8, RECIO_HWC, 0);
     unsigned char *png;
-    size_t png_n;
+    size_t n;
+    int bad;
+    if (codec_encode(&img, 1, 0, 0, &png, &n)) return cli_err("%s: cannot encode PNG", out), -1;
+    bad = pack_write_file(out, png, n);
+    if (bad) cli_err("%s: cannot write: %s", out, strerror(errno));
+    else printf("%s: %d records, %dx%d\n", out, count, s->w, s->h);
+    free(png);
+    return bad;
+}
+
+CLI_COMMAND(cli_cmd_show) {
+    show_opts o = {NULL, NULL, NULL, 64, 128, 0, 0};
+    recio_transform *t = NULL;
+    char msg[256];
+    sheet s;
     int i, count, rows, rc;
     for (i = 1; i < argc; i++)
         if (cli_is_help(argv[i])) return fputs(show_help, stdout), 0;
-    if ((rc = show_args(argc, argv, &in, &out, v)) != 0) return rc;
-    if (count_records(in, v[0], &count)) return CLI_EXIT_ERR;
-    if (count == 0) return cli_err("%s: no records to show", in), CLI_EXIT_ERR;
+    if ((rc = show_args(argc, argv, &o)) != 0) return rc;
+    if (o.spec && recio_transform_parse_ex(&t, o.spec, NULL, msg, sizeof msg) != RECIO_OK)
+        return cli_usage_error("show", "%s", msg);
     memset(&s, 0, sizeof s);
-    s.tile = (int)v[1];
+    s.spec = t, s.seed = o.seed, s.tile = (int)o.tile;
+    if (count_records(o.in, o.n, &count) || (count == 0 && (cli_err("%s: no records to show", o.in), 1)))
+        return recio_transform_free(t), CLI_EXIT_ERR;
     for (s.cols = 1; s.cols * s.cols < count; s.cols++) {}
-    if (v[2]) s.cols = (int)v[2] < count ? (int)v[2] : count;
+    if (o.cols) s.cols = (int)o.cols < count ? (int)o.cols : count;
     rows = (count + s.cols - 1) / s.cols;
     s.w = s.cols * (s.tile + 2 * SHOW_PAD);
     s.h = rows * (s.tile + 2 * SHOW_PAD + SHOW_LABEL);
-    if ((double)s.w * s.h > 1 << 28 || !(s.px = (unsigned char *)malloc((size_t)s.w * s.h * 3)))
-        return cli_err("%s: a %dx%d sheet is too large", out, s.w, s.h), CLI_EXIT_ERR;
-    memset(s.px, 32, (size_t)s.w * s.h * 3);
-    rc = draw_sheet(in, &s, count) ? CLI_EXIT_ERR : 0;
-    img.w = s.w, img.h = s.h, img.c = 3, img.px = s.px;
-    if (!rc && codec_encode(&img, 1, 0, 0, &png, &png_n)) rc = CLI_EXIT_ERR, cli_err("%s: cannot encode PNG", out);
-    else if (!rc) {
-        if (pack_write_file(out, png, png_n)) rc = CLI_EXIT_ERR, cli_err("%s: cannot write: %s", out, strerror(errno));
-        else printf("%s: %d records, %dx%d\n", out, count, s.w, s.h);
-        free(png);
+    if ((double)s.w * s.h > 1 << 28 || !(s.px = (unsigned char *)malloc((size_t)s.w * s.h * 3))) {
+        cli_err("%s: a %dx%d sheet is too large", o.out, s.w, s.h);
+        return recio_transform_free(t), CLI_EXIT_ERR;
     }
+    memset(s.px, 32, (size_t)s.w * s.h * 3);
+    rc = draw_sheet(o.in, &s, count) || write_sheet(&s, o.out, count) ? CLI_EXIT_ERR : 0;
     free(s.px);
+    recio_transform_free(t);
     return rc;
 }

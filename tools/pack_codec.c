@@ -1,19 +1,17 @@
-/* Image adapter of the pack commands, on stb_image / stb_image_resize / stb_image_write.
-   Each stb implementation is private to this file (*_STATIC), so it cannot clash with the copy that
-   recio.h's implementation carries in librecio.a. */
+/* Image adapter of the pack commands: recio.h's decode and resize, EXIF orientation of our own, and
+   stb_image_write for encoding (recio.h never writes images), as a copy private to this file
+   (STB_IMAGE_WRITE_STATIC) so it cannot clash with another. */
 #include "pack_codec.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "stb_image_private.h" /* also turns -Wunused-function off: the static stb writer and resizer
-                                  bring functions this file does not call */
-/* stb_image_resize 0.97 asserts that filter weights sum below 1.1 and trips on common shrinks with
-   the triangle filter (500x375 -> 341x256); it renormalises the weights right after, so the assert
-   only stops correct work. */
-#define STBIR_ASSERT(x) ((void)0)
-#define STB_IMAGE_RESIZE_STATIC
-#define STB_IMAGE_RESIZE_IMPLEMENTATION
-#include "stb_image_resize.h"
+#if defined(__GNUC__) || defined(__clang__)
+/* The static writer brings functions this file does not call, and Debian's stb_image_write 1.16
+   declares stbi_write_hdr_to_func without defining it under STBI_WRITE_NO_STDIO; GCC reports those
+   at the end of the file, after any pop, so the warning stays off for this file. */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
 #define STB_IMAGE_WRITE_STATIC
 #define STBI_WRITE_NO_STDIO
 #include "stb_image_write.h"
@@ -37,11 +35,6 @@ static void set_why(const char **why, const char *w) {
     if (why) *why = w;
 }
 
-void codec_image_free(codec_image *img) {
-    free(img->px);
-    img->px = NULL;
-}
-
 /* 1 when `tag` (len bytes) occurs in the last `tail` bytes of b[0..n). */
 static int tail_has(const unsigned char *b, size_t n, const char *tag, size_t len, size_t tail) {
     size_t i = n > tail ? n - tail : 0;
@@ -54,8 +47,9 @@ int codec_probe(const void *bytes, size_t n, const char **why) {
     const unsigned char *b = (const unsigned char *)bytes;
     int x, y, c;
     if (n == 0) return set_why(why, "empty file"), -1;
-    if (!stbi_info_from_memory(b, (int)(n > 0x7fffffff ? 0x7fffffff : n), &x, &y, &c))
-        return set_why(why, "not an image (unknown or broken header)"), -1;
+    if (recio_image_info(b, n, &x, &y, &c) != RECIO_OK) return set_why(why, "not an image (unknown or broken header)"), -1;
+    /* a small file can claim a huge size (a "decompression bomb"): refuse before allocating */
+    if ((double)x * y > CODEC_MAX_PIXELS) return set_why(why, "image too large (more than 2^28 pixels)"), -1;
     /* stb_image fills a cut-off JPEG with grey instead of failing: the end marker is the tell. */
     if (n >= 2 && b[0] == 0xff && b[1] == 0xd8 && !tail_has(b, n, "\xff\xd9", 2, 4096))
         return set_why(why, "truncated JPEG (no end-of-image marker)"), -1;
@@ -128,74 +122,57 @@ static void oriented_src(int o, int w, int h, int x, int y, int *sx, int *sy) {
     }
 }
 
-int codec_orient(codec_image *img, int o) {
-    int ow = o >= 5 ? img->h : img->w, oh = o >= 5 ? img->w : img->h, x, y, c = img->c;
-    unsigned char *d;
+/* Replace *img by *next (the result of an op on it). */
+static int take(recio_image *img, recio_image *next, recio_err e) {
+    if (e != RECIO_OK) return recio_image_free(next), -1;
+    recio_image_free(img);
+    *img = *next;
+    return 0;
+}
+
+int codec_orient(recio_image *img, int o) {
+    int ow = o >= 5 ? img->height : img->width, oh = o >= 5 ? img->width : img->height, x, y, c = img->channels;
+    recio_image d;
     if (o < 2 || o > 8) return 0;
-    d = (unsigned char *)malloc((size_t)ow * oh * c);
-    if (!d) return -1;
+    if (recio_image_alloc(&d, ow, oh, c, RECIO_U8, RECIO_HWC, NULL) != RECIO_OK) return -1;
     for (y = 0; y < oh; y++)
         for (x = 0; x < ow; x++) {
             int sx, sy;
-            oriented_src(o, img->w, img->h, x, y, &sx, &sy);
-            memcpy(d + ((size_t)y * ow + x) * c, img->px + ((size_t)sy * img->w + sx) * c, (size_t)c);
+            oriented_src(o, img->width, img->height, x, y, &sx, &sy);
+            memcpy((unsigned char *)d.data + y * d.stride + (size_t)x * c,
+                   (const unsigned char *)img->data + sy * img->stride + (size_t)sx * c, (size_t)c);
         }
-    free(img->px);
-    img->px = d;
-    img->w = ow;
-    img->h = oh;
-    return 0;
+    return take(img, &d, RECIO_OK);
 }
 
-int codec_decode(const void *bytes, size_t n, int channels, int apply_exif, codec_image *out, const char **why) {
-    int w, h, c;
-    memset(out, 0, sizeof *out);
-    if (n > 0x7fffffff) return set_why(why, "file too large to decode"), -1;
-    /* a small file can claim a huge size (a "decompression bomb"): refuse before allocating */
-    if (stbi_info_from_memory((const unsigned char *)bytes, (int)n, &w, &h, &c) && (double)w * h > CODEC_MAX_PIXELS)
-        return set_why(why, "image too large (more than 2^28 pixels)"), -1;
-    out->px = stbi_load_from_memory((const unsigned char *)bytes, (int)n, &w, &h, &c, channels);
-    if (!out->px) return set_why(why, stbi_failure_reason() ? stbi_failure_reason() : "cannot decode"), -1;
-    out->w = w;
-    out->h = h;
-    out->c = channels ? channels : c;
-    if (apply_exif && codec_orient(out, codec_exif_orientation(bytes, n)))
-        return codec_image_free(out), set_why(why, "out of memory"), -1;
-    return 0;
-}
-
-int codec_center_square(codec_image *img) {
-    int s = img->w < img->h ? img->w : img->h, x0 = (img->w - s) / 2, y0 = (img->h - s) / 2, y;
-    size_t row = (size_t)s * img->c;
-    if (s == img->w && s == img->h) return 0;
-    /* rows move towards the start, never over rows still to be read */
-    for (y = 0; y < s; y++) memmove(img->px + y * row, img->px + ((size_t)(y0 + y) * img->w + x0) * img->c, row);
-    img->w = img->h = s;
-    return 0;
-}
-
-int codec_resize(codec_image *img, int w, int h) {
-    unsigned char *d;
-    int alpha = img->c == 4 ? 3 : img->c == 2 ? 1 : STBIR_ALPHA_CHANNEL_NONE;
-    if (w == img->w && h == img->h) return 0;
-    if (w < 1 || h < 1) return -1;
-    d = (unsigned char *)malloc((size_t)w * h * img->c);
-    if (!d) return -1;
-    if (!stbir_resize_uint8_generic(img->px, img->w, img->h, 0, d, w, h, 0, img->c, alpha, 0, STBIR_EDGE_CLAMP,
-                                    STBIR_FILTER_TRIANGLE, STBIR_COLORSPACE_LINEAR, NULL)) {
-        free(d);
+int codec_decode(const void *bytes, size_t n, int channels, int apply_exif, recio_image *out, char *why, size_t cap) {
+    if (recio_image_decode_ex(out, bytes, n, channels, why, cap) != RECIO_OK) return -1;
+    if (apply_exif && codec_orient(out, codec_exif_orientation(bytes, n))) {
+        recio_image_free(out);
+        snprintf(why, cap, "out of memory");
         return -1;
     }
-    free(img->px);
-    img->px = d;
-    img->w = w;
-    img->h = h;
     return 0;
 }
 
-int codec_resize_short(codec_image *img, int s) {
-    if (img->h > img->w) return codec_resize(img, s, (int)((long long)img->h * s / img->w));
-    return codec_resize(img, (int)((long long)img->w * s / img->h), s);
+int codec_center_square(recio_image *img) {
+    int s = img->width < img->height ? img->width : img->height;
+    recio_image view, copy;
+    memset(&copy, 0, sizeof copy);
+    if (recio_image_center_crop(img, &view, s, s) != RECIO_OK) return -1;
+    return take(img, &copy, recio_image_copy(&view, &copy));
+}
+
+int codec_resize(recio_image *img, int w, int h, recio_filter f) {
+    recio_image out;
+    memset(&out, 0, sizeof out);
+    return take(img, &out, recio_image_resize(img, &out, w, h, f));
+}
+
+int codec_resize_short(recio_image *img, int s, recio_filter f) {
+    recio_image out;
+    memset(&out, 0, sizeof out);
+    return take(img, &out, recio_image_resize_short(img, &out, s, f));
 }
 
 typedef struct grow {
@@ -221,16 +198,17 @@ static void grow_put(void *ctx, void *data, int size) {
     g->n += (size_t)size;
 }
 
-int codec_encode(const codec_image *img, int png, int quality, size_t reserve, unsigned char **out, size_t *n) {
+int codec_encode(const recio_image *img, int png, int quality, size_t reserve, unsigned char **out, size_t *n) {
     grow g;
-    int ok;
-    g.cap = reserve + (size_t)img->w * img->h / 4 + 1024; /* a typical JPEG fits: few reallocs */
+    int ok, w = img->width, h = img->height, c = img->channels;
+    g.cap = reserve + (size_t)w * h / 4 + 1024; /* a typical JPEG fits: few reallocs */
     g.p = (unsigned char *)malloc(g.cap);
     g.n = reserve;
     g.bad = !g.p;
     if (g.bad) return -1;
-    if (png) ok = stbi_write_png_to_func(grow_put, &g, img->w, img->h, img->c, img->px, img->w * img->c);
-    else ok = stbi_write_jpg_to_func(grow_put, &g, img->w, img->h, img->c, img->px, quality);
+    if (png) ok = stbi_write_png_to_func(grow_put, &g, w, h, c, img->data, (int)img->stride);
+    else if (img->stride == (size_t)w * c) ok = stbi_write_jpg_to_func(grow_put, &g, w, h, c, img->data, quality);
+    else ok = 0; /* stb's JPEG writer wants packed rows; every image here is packed */
     if (!ok || g.bad) {
         free(g.p);
         return -1;
