@@ -386,6 +386,36 @@ static void test_pack_exif(void) {
     free_recs(r, n);
 }
 
+/* Both TIFF byte orders: retina-120x90.jpg with an EXIF segment added (by a few lines of Python struct
+   calls), orientation 3 in a big-endian (MM) block and 8 in a little-endian (II) one. By the EXIF
+   definition, 3 shows the stored image turned 180 degrees and 8 turned 90 degrees counter-clockwise
+   (PIL's exif_transpose: ROTATE_180, ROTATE_90); the scan data is the same, so pixels match exactly. */
+static void test_pack_exif_byte_orders(void) {
+    rec_t r[3];
+    unsigned char *px[3] = {NULL, NULL, NULL};
+    int n, w[3], h[3], x, y, i, bad3 = 0, bad8 = 0;
+    put_text(T "/eo.lst", "0\t0\tphotos/retina-120x90.jpg\n1\t0\tpack/retina-exif3-mm-120x90.jpg\n"
+                         "2\t0\tpack/retina-exif8-ii-120x90.jpg\n");
+    CHECK_EQ_INT(recio("pack --encoding .png " T "/eo tests/data"), 0);
+    n = read_recs(T "/eo.rec", r, 3);
+    CHECK_EQ_INT(n, 3);
+    for (i = 0; i < n; i++) px[i] = load_rgb(&r[i], &w[i], &h[i]);
+    CHECK(n == 3 && px[0] && px[1] && px[2]);
+    if (n == 3 && px[0] && px[1] && px[2]) {
+        CHECK(w[0] == 120 && h[0] == 90 && w[1] == 120 && h[1] == 90 && w[2] == 90 && h[2] == 120);
+        for (y = 0; y < 90; y++)
+            for (x = 0; x < 120; x++) {
+                const unsigned char *s = px[0] + ((size_t)y * 120 + x) * 3;
+                bad3 += memcmp(px[1] + ((size_t)(89 - y) * 120 + (119 - x)) * 3, s, 3) != 0;
+                bad8 += memcmp(px[2] + ((size_t)(119 - x) * 90 + y) * 3, s, 3) != 0; /* CCW: (x,y) -> (y, 119-x) */
+            }
+        CHECK_EQ_INT(bad3, 0);
+        CHECK_EQ_INT(bad8, 0);
+    }
+    for (i = 0; i < 3; i++) free(px[i]);
+    free_recs(r, n);
+}
+
 static void test_pack_colour_kinds(void) {
     /* --color 0: one channel; --color -1 keeps RGBA in PNG; the CMYK JPEG comes out as RGB whose mean
        matches PIL's Adobe CMYK conversion, R = (255-C)(255-K)/255 etc.: mean 149.0, 108.8, 79.9. */
@@ -588,6 +618,7 @@ int main(void) {
     RUN(test_pack_threads_identical);
     RUN(test_pack_bad_inputs);
     RUN(test_pack_exif);
+    RUN(test_pack_exif_byte_orders);
     RUN(test_pack_colour_kinds);
     RUN(test_pack_16bit);
     RUN(test_pack_labels);
