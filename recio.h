@@ -265,6 +265,10 @@ RECIODEF const char *recio_writer_errmsg(const recio_writer *w);
 RECIODEF recio_err recio_writer_finish(recio_writer *w);
 /* recio_writer_finish (unless done) and free the handle; returns the first error. */
 RECIODEF recio_err recio_writer_close(recio_writer *w);
+/* Give up: close without syncing or renaming and free the handle. An atomic writer removes its
+   temporary files, so PATH (and the .idx) keep what they held before; a plain writer leaves the
+   partial file. For a job that fails half-way (a --strict pack, an interrupted conversion). */
+RECIODEF void recio_writer_abort(recio_writer *w);
 
 /* ==================================================================================================
    3. INDEX AND IMAGE RECORDS
@@ -1706,6 +1710,22 @@ RECIODEF recio_err recio_writer_finish(recio_writer *w) {
     recio__wr_commit(w, w->idx_tmp_path, w->idx_path);
 #endif
     return w->sticky;
+}
+
+RECIODEF void recio_writer_abort(recio_writer *w) {
+    if (!w) return;
+    if (!w->finished) {
+#ifdef RECIO_THREADS
+        recio__wr_stop(w);
+#endif
+        if (w->io.close) w->io.close(w->io.user);
+        if (w->has_idx && w->idx_io.close) w->idx_io.close(w->idx_io.user);
+#ifndef RECIO_NO_STDIO
+        if (w->tmp_path) remove(w->tmp_path);
+        if (w->idx_tmp_path) remove(w->idx_tmp_path);
+#endif
+    }
+    recio__wr_free(w);
 }
 
 RECIODEF recio_err recio_writer_close(recio_writer *w) {
