@@ -1522,6 +1522,26 @@ static recio_err recio__wr_index(recio_writer *w, uint64_t key, uint64_t off) {
     return RECIO_OK;
 }
 
+/* First 4-aligned offset >= i (i 4-aligned) where the magic word stands in p[0, n), or n.
+   Blocks of 64 bytes with one branch each let the compiler vectorise the compare: the per-word
+   loop it replaces took 15% of the writer's time (perf, 110 KB records). */
+static size_t recio__find_magic(const unsigned char *p, size_t i, size_t n) {
+    static const unsigned char mb[4] = {0x0a, 0x23, 0xd7, 0xce};
+    uint32_t m, w[16];
+    int k, hit;
+    memcpy(&m, mb, 4); /* the magic as this host loads it, whatever its byte order */
+    for (; i + 64 <= n; i += 64) {
+        memcpy(w, p + i, 64);
+        for (hit = 0, k = 0; k < 16; k++) hit |= w[k] == m;
+        if (hit) break;
+    }
+    for (; i + 4 <= n; i += 4) {
+        memcpy(w, p + i, 4);
+        if (w[0] == m) return i;
+    }
+    return n;
+}
+
 RECIODEF recio_err recio_writer_write_key(recio_writer *w, uint64_t key, const void *data, size_t size) {
     static const unsigned char zeros[4] = {0, 0, 0, 0};
     const unsigned char *p = (const unsigned char *)data;
@@ -1536,12 +1556,10 @@ RECIODEF recio_err recio_writer_write_key(recio_writer *w, uint64_t key, const v
     }
     rec_off = w->offset;
     /* An aligned magic word inside the payload would read as a header: cut the payload there. */
-    for (i = 0; i + 4 <= size; i += 4) {
-        if (p[i] == 0x0a && recio_load_u32le(p + i) == RECIO_MAGIC) {
-            if (recio__wr_part(w, cflag == 0 ? 1 : 2, p + start, i - start)) return w->sticky;
-            cflag = 3;
-            start = i + 4;
-        }
+    for (i = recio__find_magic(p, 0, size); i < size; i = recio__find_magic(p, i + 4, size)) {
+        if (recio__wr_part(w, cflag == 0 ? 1 : 2, p + start, i - start)) return w->sticky;
+        cflag = 3;
+        start = i + 4;
     }
     if (recio__wr_part(w, cflag, p + start, size - start)) return w->sticky;
     if (recio__wr_put(w, zeros, RECIO__ALIGN4(size) - size)) return w->sticky;
