@@ -328,7 +328,67 @@ RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32
    7. PREFETCHER (RECIO_THREADS)
    ================================================================================================== */
 
-/* (declarations of the prefetcher section) */
+/* A fixed ring of `depth` reusable slots between producer threads and one consumer (sokol_fetch
+   style: the ring and the threads are made at create, nothing is allocated after the slots have
+   grown to their working size). Items are numbered 0, 1, 2 ... per epoch and reach the consumer in
+   that order, whatever the number of producer threads:
+     fetch(user, slot, worker)  runs for one item at a time, in item order (read the source here);
+     work(user, slot, worker)   optional, runs for several items at once on `threads` threads
+                                (decode here); worker < threads indexes per-thread scratch.
+   A callback returns RECIO_OK; RECIO_END (fetch only: the epoch has no item slot->seq); or an
+   error, after writing "FILE: offset N: what" into slot->errmsg. The consumer receives every item
+   before the failing one, then the error with that message (it stays until a reset). begin(user,
+   epoch, errmsg), optional, runs before the first fetch of every epoch, serialised with fetch.
+   Callbacks run on the prefetcher's threads, never two fetch/begin at once. */
+#ifdef RECIO_THREADS
+#define RECIO_PREFETCH_ERRMSG 512
+
+typedef struct recio_prefetch recio_prefetch;
+
+typedef struct recio_prefetch_slot {
+    void *data;       /* slot_size bytes at create; recio_prefetch_slot_reserve grows it */
+    size_t capacity;  /* bytes at data */
+    size_t size;      /* bytes the producer filled (free for the producer to use) */
+    uint64_t seq;     /* item number in the epoch */
+    uint64_t epoch;
+    uint64_t tag;     /* free for the producer, e.g. the record's offset */
+    unsigned index;   /* 0 .. depth-1: lets the user keep side arrays per slot */
+    char errmsg[RECIO_PREFETCH_ERRMSG];
+} recio_prefetch_slot;
+
+typedef recio_err (*recio_prefetch_fn)(void *user, recio_prefetch_slot *slot, unsigned worker);
+typedef recio_err (*recio_prefetch_begin_fn)(void *user, uint64_t epoch, char *errmsg /* RECIO_PREFETCH_ERRMSG */);
+
+typedef struct recio_prefetch_desc {
+    recio_prefetch_fn fetch;       /* required */
+    recio_prefetch_fn work;        /* optional */
+    recio_prefetch_begin_fn begin; /* optional */
+    void *user;
+    unsigned depth;                /* slots in the ring (default 4) */
+    unsigned threads;              /* producer threads (default 1) */
+    size_t slot_size;              /* initial bytes per slot (default 0: grow on demand) */
+    uint64_t epoch;                /* first epoch (default 0) */
+    recio_allocator alloc;
+} recio_prefetch_desc;
+
+/* Make the ring and start the threads; production of `desc->epoch` starts at once. */
+RECIODEF recio_err recio_prefetch_create(recio_prefetch **p, const recio_prefetch_desc *desc);
+/* Take the next item (blocks without spinning). RECIO_OK: *slot is yours until
+   recio_prefetch_release; RECIO_END: the epoch is over; an error: recio_prefetch_errmsg says where.
+   Holding every slot and asking for more is RECIO_ERR_ARG, not a hang. */
+RECIODEF recio_err recio_prefetch_next(recio_prefetch *p, recio_prefetch_slot **slot);
+/* Give a taken slot back for reuse (any order). */
+RECIODEF void recio_prefetch_release(recio_prefetch *p, recio_prefetch_slot *slot);
+/* Drop everything produced and not taken, clear a stored error and start `epoch` (item 0 again).
+   Safe at any moment, also while producers are blocked or inside a callback: a callback already
+   running finishes and its result is dropped. Slots the consumer holds stay valid until released. */
+RECIODEF void recio_prefetch_reset(recio_prefetch *p, uint64_t epoch);
+/* Producer side: make slot->data hold at least n bytes (keeps the first slot->size bytes). */
+RECIODEF recio_err recio_prefetch_slot_reserve(recio_prefetch_slot *slot, size_t n);
+RECIODEF const char *recio_prefetch_errmsg(const recio_prefetch *p); /* "" when no error */
+/* Stop the threads (waits for running callbacks to return) and free everything. NULL is fine. */
+RECIODEF void recio_prefetch_destroy(recio_prefetch *p);
+#endif /* RECIO_THREADS */
 
 /* ==================================================================================================
    8. ITERATOR
@@ -1565,7 +1625,310 @@ RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32
 
 /* ---- 7. PREFETCHER: implementation ------------------------------------------------------------- */
 
-/* (implementation of the prefetcher section) */
+#ifdef RECIO_THREADS
+#if !defined(RECIO__POSIX)
+#error "recio: RECIO_THREADS needs POSIX threads (pthreads) on this platform"
+#endif
+#include <pthread.h>
+
+/* A slot is FREE (producers may claim it), BUSY (a callback fills it), READY (waits for the
+   consumer) or HELD (the consumer has it). Slots are claimed in item order, so at most `depth`
+   items are in flight and memory stays at depth slots whatever the dataset size. */
+enum { RECIO__PF_FREE, RECIO__PF_BUSY, RECIO__PF_READY, RECIO__PF_HELD };
+
+typedef struct recio__pf_slot {
+    recio_prefetch_slot pub; /* first member: the user's pointer converts back */
+    const recio_allocator *alloc;
+    int state;
+    uint64_t gen; /* reset generation the content belongs to */
+    recio_err err;
+} recio__pf_slot;
+
+typedef struct recio__pf_thread {
+    recio_prefetch *p;
+    unsigned worker;
+    pthread_t tid;
+} recio__pf_thread;
+
+struct recio_prefetch {
+    recio_prefetch_desc d;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_prod; /* producers: a free slot, the fetch turn, a reset, stop */
+    pthread_cond_t cv_cons; /* consumer: a ready item, the end of the epoch */
+    recio__pf_slot *slots;
+    recio__pf_thread *threads;
+    unsigned started;
+    uint64_t gen, epoch, claim, want;
+    int fetching;   /* a fetch or begin runs: they are serialised */
+    int begun;      /* begin has run for this generation */
+    int done;       /* no item `done_seq` in this generation: done_err says why */
+    uint64_t done_seq;
+    recio_err done_err, sticky;
+    int stop;
+    char done_msg[RECIO_PREFETCH_ERRMSG];
+    char errmsg[RECIO_PREFETCH_ERRMSG];
+};
+
+static void recio__pf_copymsg(char *dst, const char *src) {
+    size_t n = strlen(src);
+    if (n >= RECIO_PREFETCH_ERRMSG) n = RECIO_PREFETCH_ERRMSG - 1;
+    memcpy(dst, src, n);
+    dst[n] = 0;
+}
+
+/* The epoch stops at item `seq` because of e (RECIO_END or an error). Called with the lock held. */
+static void recio__pf_finish(recio_prefetch *p, uint64_t seq, recio_err e, const char *msg) {
+    p->done = 1;
+    p->done_seq = seq;
+    p->done_err = e;
+    recio__pf_copymsg(p->done_msg, e < 0 && !msg[0] ? recio_strerror(e) : msg);
+    pthread_cond_broadcast(&p->cv_cons);
+}
+
+/* Run begin for the current generation; called and returns with the lock held. */
+static void recio__pf_begin(recio_prefetch *p) {
+    char msg[RECIO_PREFETCH_ERRMSG];
+    uint64_t gen = p->gen, epoch = p->epoch;
+    recio_err e = RECIO_OK;
+    msg[0] = 0;
+    p->fetching = 1;
+    pthread_mutex_unlock(&p->mu);
+    if (p->d.begin) e = p->d.begin(p->d.user, epoch, msg);
+    pthread_mutex_lock(&p->mu);
+    p->fetching = 0;
+    pthread_cond_broadcast(&p->cv_prod);
+    if (gen != p->gen) return;
+    p->begun = 1;
+    if (e != RECIO_OK) recio__pf_finish(p, p->claim, e == RECIO_END ? RECIO_END : e, msg);
+}
+
+/* Drop a slot whose generation was reset away while its callback ran. */
+static int recio__pf_stale(recio_prefetch *p, recio__pf_slot *s) {
+    if (s->gen == p->gen) return 0;
+    s->state = RECIO__PF_FREE;
+    pthread_cond_broadcast(&p->cv_prod);
+    return 1;
+}
+
+/* Fetch (in turn) then work (in parallel) one item into s; called and returns with the lock held. */
+static void recio__pf_produce(recio_prefetch *p, recio__pf_slot *s, unsigned worker) {
+    recio_err e;
+    s->state = RECIO__PF_BUSY;
+    s->gen = p->gen;
+    s->err = RECIO_OK;
+    s->pub.seq = p->claim++;
+    s->pub.epoch = p->epoch;
+    s->pub.size = 0;
+    s->pub.tag = 0;
+    s->pub.errmsg[0] = 0;
+    p->fetching = 1;
+    pthread_mutex_unlock(&p->mu);
+    e = p->d.fetch(p->d.user, &s->pub, worker);
+    pthread_mutex_lock(&p->mu);
+    p->fetching = 0;
+    pthread_cond_broadcast(&p->cv_prod);
+    if (recio__pf_stale(p, s)) return;
+    if (e != RECIO_OK) {
+        s->state = RECIO__PF_FREE;
+        recio__pf_finish(p, s->pub.seq, e, s->pub.errmsg);
+        return;
+    }
+    if (p->d.work) {
+        pthread_mutex_unlock(&p->mu);
+        e = p->d.work(p->d.user, &s->pub, worker);
+        pthread_mutex_lock(&p->mu);
+        if (recio__pf_stale(p, s)) return;
+        s->err = e == RECIO_END ? RECIO_ERR_ARG : e; /* work has no "end": that is a bug in it */
+    }
+    s->state = RECIO__PF_READY;
+    pthread_cond_broadcast(&p->cv_cons);
+}
+
+static recio__pf_slot *recio__pf_find(recio_prefetch *p, int state) {
+    unsigned i;
+    for (i = 0; i < p->d.depth; i++)
+        if (p->slots[i].state == state) return &p->slots[i];
+    return NULL;
+}
+
+static void *recio__pf_main(void *arg) {
+    recio__pf_thread *t = (recio__pf_thread *)arg;
+    recio_prefetch *p = t->p;
+    pthread_mutex_lock(&p->mu);
+    while (!p->stop) {
+        recio__pf_slot *s = NULL;
+        if (!p->fetching && !p->done) {
+            if (!p->begun) {
+                recio__pf_begin(p);
+                continue;
+            }
+            s = recio__pf_find(p, RECIO__PF_FREE);
+        }
+        if (s) recio__pf_produce(p, s, t->worker);
+        else pthread_cond_wait(&p->cv_prod, &p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+static void recio__pf_stop(recio_prefetch *p) {
+    unsigned i;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->cv_prod);
+    pthread_cond_broadcast(&p->cv_cons);
+    pthread_mutex_unlock(&p->mu);
+    for (i = 0; i < p->started; i++) pthread_join(p->threads[i].tid, NULL);
+    p->started = 0;
+}
+
+RECIODEF void recio_prefetch_destroy(recio_prefetch *p) {
+    unsigned i;
+    if (!p) return;
+    recio__pf_stop(p);
+    pthread_cond_destroy(&p->cv_prod);
+    pthread_cond_destroy(&p->cv_cons);
+    pthread_mutex_destroy(&p->mu);
+    for (i = 0; p->slots && i < p->d.depth; i++) recio__free(&p->d.alloc, p->slots[i].pub.data);
+    recio__free(&p->d.alloc, p->slots);
+    recio__free(&p->d.alloc, p->threads);
+    recio__free(&p->d.alloc, p);
+}
+
+static recio_err recio__pf_alloc(recio_prefetch *p) {
+    unsigned i;
+    p->slots = (recio__pf_slot *)recio__malloc(&p->d.alloc, sizeof *p->slots * p->d.depth);
+    p->threads = (recio__pf_thread *)recio__malloc(&p->d.alloc, sizeof *p->threads * p->d.threads);
+    if (!p->slots || !p->threads) return RECIO_ERR_NOMEM;
+    memset(p->slots, 0, sizeof *p->slots * p->d.depth);
+    for (i = 0; i < p->d.depth; i++) {
+        recio__pf_slot *s = &p->slots[i];
+        s->alloc = &p->d.alloc;
+        s->pub.index = i;
+        if (p->d.slot_size && recio_prefetch_slot_reserve(&s->pub, p->d.slot_size)) return RECIO_ERR_NOMEM;
+    }
+    return RECIO_OK;
+}
+
+RECIODEF recio_err recio_prefetch_create(recio_prefetch **out, const recio_prefetch_desc *desc) {
+    recio_prefetch *p;
+    recio_err e;
+    unsigned i;
+    if (!out) return RECIO_ERR_ARG;
+    *out = NULL;
+    if (!desc || !desc->fetch || desc->depth > 4096 || desc->threads > 1024) return RECIO_ERR_ARG;
+    p = (recio_prefetch *)recio__malloc(&desc->alloc, sizeof *p);
+    if (!p) return RECIO_ERR_NOMEM;
+    memset(p, 0, sizeof *p);
+    p->d = *desc;
+    if (!p->d.depth) p->d.depth = 4;
+    if (!p->d.threads) p->d.threads = 1;
+    p->epoch = p->d.epoch;
+    if (pthread_mutex_init(&p->mu, NULL) || pthread_cond_init(&p->cv_prod, NULL) || pthread_cond_init(&p->cv_cons, NULL)) {
+        recio__free(&desc->alloc, p); /* glibc never fails these; elsewhere a leak beats a crash */
+        return RECIO_ERR_NOMEM;
+    }
+    if ((e = recio__pf_alloc(p)) != RECIO_OK) {
+        recio_prefetch_destroy(p);
+        return e;
+    }
+    for (i = 0; i < p->d.threads; i++, p->started++) {
+        p->threads[i].p = p;
+        p->threads[i].worker = i;
+        if (pthread_create(&p->threads[i].tid, NULL, recio__pf_main, &p->threads[i]) != 0) {
+            recio_prefetch_destroy(p);
+            return RECIO_ERR_NOMEM;
+        }
+    }
+    *out = p;
+    return RECIO_OK;
+}
+
+RECIODEF recio_err recio_prefetch_slot_reserve(recio_prefetch_slot *slot, size_t n) {
+    recio__pf_slot *s = (recio__pf_slot *)slot;
+    void *q;
+    if (!slot) return RECIO_ERR_ARG;
+    if (n <= slot->capacity) return RECIO_OK;
+    q = recio__realloc(s->alloc, slot->data, slot->size < slot->capacity ? slot->size : slot->capacity, n);
+    if (!q) return RECIO_ERR_NOMEM;
+    slot->data = q;
+    slot->capacity = n;
+    return RECIO_OK;
+}
+
+/* The consumer's side of next, with the lock held: RECIO_OK with *out, or 0 < r to keep waiting. */
+static recio_err recio__pf_take(recio_prefetch *p, recio_prefetch_slot **out, int *wait) {
+    unsigned i, held = 0;
+    *wait = 0;
+    if (p->sticky) return p->sticky;
+    for (i = 0; i < p->d.depth; i++) {
+        recio__pf_slot *s = &p->slots[i];
+        held += s->state == RECIO__PF_HELD;
+        if (s->state != RECIO__PF_READY || s->gen != p->gen || s->pub.seq != p->want) continue;
+        if (s->err) {
+            s->state = RECIO__PF_FREE;
+            pthread_cond_broadcast(&p->cv_prod);
+            recio__pf_copymsg(p->errmsg, s->pub.errmsg[0] ? s->pub.errmsg : recio_strerror(s->err));
+            return p->sticky = s->err;
+        }
+        s->state = RECIO__PF_HELD;
+        p->want++;
+        *out = &s->pub;
+        return RECIO_OK;
+    }
+    if (p->done && p->want >= p->done_seq) {
+        if (p->done_err == RECIO_END) return RECIO_END;
+        recio__pf_copymsg(p->errmsg, p->done_msg);
+        return p->sticky = p->done_err;
+    }
+    if (held == p->d.depth || p->stop) {
+        recio__pf_copymsg(p->errmsg, p->stop ? "prefetcher stopped" : "every slot is taken: release one before asking for more");
+        return RECIO_ERR_ARG;
+    }
+    *wait = 1;
+    return RECIO_OK;
+}
+
+RECIODEF recio_err recio_prefetch_next(recio_prefetch *p, recio_prefetch_slot **slot) {
+    recio_err e;
+    int wait;
+    if (!p || !slot) return RECIO_ERR_ARG;
+    *slot = NULL;
+    pthread_mutex_lock(&p->mu);
+    while ((e = recio__pf_take(p, slot, &wait)) == RECIO_OK && wait) pthread_cond_wait(&p->cv_cons, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+    return e;
+}
+
+RECIODEF void recio_prefetch_release(recio_prefetch *p, recio_prefetch_slot *slot) {
+    recio__pf_slot *s = (recio__pf_slot *)slot;
+    if (!p || !slot) return;
+    pthread_mutex_lock(&p->mu);
+    RECIO_ASSERT(s->state == RECIO__PF_HELD);
+    s->state = RECIO__PF_FREE;
+    pthread_cond_broadcast(&p->cv_prod);
+    pthread_mutex_unlock(&p->mu);
+}
+
+RECIODEF void recio_prefetch_reset(recio_prefetch *p, uint64_t epoch) {
+    unsigned i;
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    p->gen++;
+    p->epoch = epoch;
+    p->claim = p->want = 0;
+    p->begun = p->done = 0;
+    p->sticky = RECIO_OK;
+    p->errmsg[0] = 0;
+    for (i = 0; i < p->d.depth; i++)
+        if (p->slots[i].state == RECIO__PF_READY) p->slots[i].state = RECIO__PF_FREE;
+    pthread_cond_broadcast(&p->cv_prod);
+    pthread_cond_broadcast(&p->cv_cons);
+    pthread_mutex_unlock(&p->mu);
+}
+
+RECIODEF const char *recio_prefetch_errmsg(const recio_prefetch *p) { return p ? p->errmsg : ""; }
+#endif /* RECIO_THREADS */
 
 /* ---- 8. ITERATOR: implementation --------------------------------------------------------------- */
 
