@@ -98,3 +98,6 @@ install: all
 
 clean:
 	rm -rf build
+
+# The iterator tests share their cases through headers.
+$(BUILD)/tests/test_iter $(BUILD)/tests/test_iter_nothreads: tests/iter_cases.h tests/iter_util.h
