@@ -837,9 +837,9 @@ struct recio_reader {
     uint64_t mem_size;
     void *map_base;
     size_t map_len;
-    /* streaming mode: buf[0] is at file offset base; bytes [pos, end) are valid */
-    unsigned char *buf;
-    size_t cap, pos, end;
+    /* streaming mode: buf[0] is at file offset base; bytes [lo, end) hold the file, pos is next */
+    unsigned char *raw, *buf;
+    size_t cap, lo, pos, end;
     uint64_t base;
     int eof;
     int64_t size;
@@ -864,6 +864,36 @@ static recio_err recio__rd_fail(recio_reader *r, recio_err e, uint64_t off, cons
     return e;
 }
 
+/* The stream buffer mirrors the file's page alignment: buf is page-aligned and buf[i] holds file
+   offset base + i with base a multiple of RECIO__PAGE. The kernel then copies page-aligned to
+   page-aligned; a destination a few bytes past the source's alignment (malloc's usual +16) makes
+   read() up to 2x slower on some CPUs (measured on AMD EPYC: 0.063 s vs 0.030 s for 512 MB). */
+#define RECIO__PAGE 4096u
+
+static recio_err recio__rd_setbuf(recio_reader *r, size_t cap) {
+    unsigned char *raw = (unsigned char *)recio__malloc(&r->alloc, cap + RECIO__PAGE);
+    unsigned char *buf;
+    if (!raw) return RECIO_ERR_NOMEM;
+    buf = raw + (RECIO__PAGE - (size_t)((uintptr_t)raw % RECIO__PAGE)) % RECIO__PAGE;
+    if (r->buf && r->end > r->pos) memcpy(buf + r->pos, r->buf + r->pos, r->end - r->pos);
+    recio__free(&r->alloc, r->raw);
+    r->raw = raw;
+    r->buf = buf;
+    r->cap = cap;
+    r->lo = r->pos;
+    return RECIO_OK;
+}
+
+/* Drop consumed bytes, keeping the page alignment of the rest. */
+static void recio__rd_compact(recio_reader *r) {
+    size_t k = (size_t)((r->base + r->pos) % RECIO__PAGE);
+    if (k >= r->pos) return;
+    memmove(r->buf + k, r->buf + r->pos, r->end - r->pos);
+    r->base += r->pos - k;
+    r->end -= r->pos - k;
+    r->pos = r->lo = k;
+}
+
 /* Make `need` bytes at the current position addressable; returns how many are (less only at end
    of file). Streaming mode compacts and refills the buffer, growing it only as data arrives so a
    corrupt length cannot make it allocate more than the file holds. */
@@ -876,18 +906,11 @@ static recio_err recio__rd_avail(recio_reader *r, size_t need, const unsigned ch
     }
     while (r->end - r->pos < need && !r->eof) {
         int64_t n;
-        if (r->pos > 0 && r->cap - r->pos < need) {
-            memmove(r->buf, r->buf + r->pos, r->end - r->pos);
-            r->base += r->pos;
-            r->end -= r->pos;
-            r->pos = 0;
-        }
+        if (r->cap - r->pos < need || r->end == r->cap) recio__rd_compact(r);
         if (r->end == r->cap) {
-            size_t ncap = r->cap * 2 < need ? need : r->cap * 2;
-            unsigned char *nb = (unsigned char *)recio__realloc(&r->alloc, r->buf, r->end, ncap);
-            if (!nb) return recio__rd_fail(r, RECIO_ERR_NOMEM, recio__rd_off(r), "cannot grow read buffer to %U bytes", (uint64_t)ncap);
-            r->buf = nb;
-            r->cap = ncap;
+            size_t ncap = r->cap * 2 < r->pos + need ? r->pos + need : r->cap * 2;
+            if (ncap < r->cap || recio__rd_setbuf(r, ncap))
+                return recio__rd_fail(r, RECIO_ERR_NOMEM, recio__rd_off(r), "cannot grow read buffer to %U bytes", (uint64_t)ncap);
         }
         n = r->io.read(r->io.user, r->buf + r->end, r->cap - r->end);
         if (n < 0) return recio__rd_fail(r, RECIO_ERR_IO, r->base + r->end, "read failed: %s", recio__errno_str(errno));
@@ -911,10 +934,10 @@ static recio_err recio__rd_header(recio_reader *r, uint64_t rec_off, int first, 
         if (first) return RECIO_END;
         return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "multi-part record ends at end of file without its last part");
     }
-    if (got < 8) return recio__rd_fail(r, RECIO_ERR_CORRUPT, first ? rec_off : at, "truncated header: %u bytes before end of file", (unsigned)got);
+    if (got < 8) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "truncated header: %u bytes before end of file", (unsigned)got);
     magic = recio_load_u32le(p);
     lrec = recio_load_u32le(p + 4);
-    if (magic != RECIO_MAGIC) return recio__rd_fail(r, RECIO_ERR_CORRUPT, first ? rec_off : at, "bad magic 0x%x (expected 0xced7230a)", (unsigned)magic);
+    if (magic != RECIO_MAGIC) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "bad magic 0x%x (expected 0xced7230a)", (unsigned)magic);
     *cflag = lrec >> 29;
     *len = lrec & RECIO_MAX_RECORD;
     if (*cflag > 3) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "invalid cflag %u", *cflag);
@@ -1080,9 +1103,7 @@ RECIODEF recio_err recio_reader_open_desc(recio_reader **out, const char *path, 
     }
     if (e == RECIO_OK && r->has_io) {
         r->size = r->io.size ? r->io.size(r->io.user) : -1;
-        r->cap = d.buffer_size < 16 ? 16 : d.buffer_size;
-        r->buf = (unsigned char *)recio__malloc(&r->alloc, r->cap);
-        if (!r->buf) e = RECIO_ERR_NOMEM;
+        e = recio__rd_setbuf(r, d.buffer_size < 2 * RECIO__PAGE ? 2 * RECIO__PAGE : d.buffer_size);
     }
     if (e != RECIO_OK) {
         recio_reader_close(r);
@@ -1112,14 +1133,14 @@ RECIODEF recio_err recio_reader_seek(recio_reader *r, uint64_t offset) {
         r->pos = (size_t)offset;
         return RECIO_OK;
     }
-    if (offset >= r->base && offset <= r->base + r->end) { /* inside the buffer: no I/O */
+    if (offset >= r->base + r->lo && offset <= r->base + r->end) { /* inside the buffer: no I/O */
         r->pos = (size_t)(offset - r->base);
         return RECIO_OK;
     }
     if (!r->io.seek || r->io.seek(r->io.user, offset) != 0)
         return recio__rd_fail(r, RECIO_ERR_IO, offset, "seek failed: %s", recio__errno_str(errno));
-    r->base = offset;
-    r->pos = r->end = 0;
+    r->base = offset - offset % RECIO__PAGE;
+    r->lo = r->pos = r->end = (size_t)(offset % RECIO__PAGE);
     r->eof = 0;
     return RECIO_OK;
 }
@@ -1134,7 +1155,7 @@ RECIODEF void recio_reader_close(recio_reader *r) {
 #if defined(RECIO__POSIX)
     if (r->map_base) munmap(r->map_base, r->map_len);
 #endif
-    recio__free(&r->alloc, r->buf);
+    recio__free(&r->alloc, r->raw);
     recio__free(&r->alloc, r->join);
     recio__free(&r->alloc, r->name);
     recio__free(&r->alloc, r);
@@ -1175,7 +1196,9 @@ static recio_err recio__wr_flush(recio_writer *w) {
     return RECIO_OK;
 }
 
-/* Append bytes; large blocks bypass the buffer so big records cost one copy (the kernel's). */
+/* Append bytes through the buffer; only blocks larger than the buffer go straight to the sink.
+   Writing each large payload directly saves a copy but measured slower on ext4 (0.196 s vs 0.157 s
+   for 528 MB of 110 KB records): the file system's cost per write() call outweighs the memcpy. */
 static recio_err recio__wr_put(recio_writer *w, const void *data, size_t n) {
     if (n <= w->cap - w->len) {
         if (n) memcpy(w->buf + w->len, data, n);
@@ -1183,9 +1206,9 @@ static recio_err recio__wr_put(recio_writer *w, const void *data, size_t n) {
         w->offset += n;
         return RECIO_OK;
     }
-    w->offset += n;
     if (recio__wr_flush(w)) return w->sticky;
-    if (n >= w->cap) {
+    w->offset += n;
+    if (n > w->cap) {
         if (w->io.write(w->io.user, data, n) != 0) return recio__wr_io_fail(w, w->offset - n, "write failed");
         return RECIO_OK;
     }

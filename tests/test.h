@@ -42,6 +42,7 @@ static inline unsigned char *t_slurp(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");
     unsigned char *b;
     long sz;
+    *n = 0;
     if (!f) return NULL;
     fseek(f, 0, SEEK_END);
     sz = ftell(f);

@@ -1,0 +1,849 @@
+/* RecordIO core: golden files written by dmlc-core (tests/data/compat, see its README.md), strict
+   handling of every kind of damage, randomised round trips through every backend, writer errors. */
+#define _POSIX_C_SOURCE 200809L
+#include "recio.h"
+#include "sha256.h"
+#include "test.h"
+#include <errno.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define COMPAT "tests/data/compat/"
+
+static char tmpdir[64];
+
+static const char *tmp_path(const char *name) {
+    static char buf[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
+    return buf[k];
+}
+
+/* ---- manifests ---- */
+
+typedef struct {
+    unsigned long long ordinal, offset, length;
+    char sha[65];
+} man_row;
+
+static man_row *load_manifest(const char *path, size_t *n) {
+    FILE *f = fopen(path, "r");
+    man_row *rows = NULL;
+    size_t cap = 0;
+    man_row m;
+    *n = 0;
+    if (!f) return NULL;
+    while (fscanf(f, "%llu\t%llu\t%llu\t%64s", &m.ordinal, &m.offset, &m.length, m.sha) == 4) {
+        if (*n == cap) rows = (man_row *)realloc(rows, (cap = cap ? cap * 2 : 64) * sizeof *rows);
+        rows[(*n)++] = m;
+    }
+    fclose(f);
+    return rows;
+}
+
+/* Read everything from r and compare with the manifest; returns records read. */
+static size_t check_against_manifest(recio_reader *r, const man_row *rows, size_t n) {
+    recio_record rec;
+    recio_err e;
+    size_t k = 0;
+    char sha[65];
+    while ((e = recio_reader_next(r, &rec)) == RECIO_OK) {
+        if (k >= n) {
+            CHECK(!"more records than the manifest");
+            break;
+        }
+        CHECK_EQ_INT(rec.offset, rows[k].offset);
+        CHECK_EQ_INT(rec.size, rows[k].length);
+        t_sha256_hex(rec.data, rec.size, sha);
+        CHECK(strcmp(sha, rows[k].sha) == 0);
+        k++;
+    }
+    CHECK_EQ_INT(e, RECIO_END);
+    CHECK_EQ_INT(k, n);
+    return k;
+}
+
+static const char *golden[] = {"a", "b", "c"};
+
+static void test_sha256_known_answer(void) {
+    char h[65];
+    t_sha256_hex("abc", 3, h); /* FIPS 180-2 appendix B.1 */
+    CHECK(strcmp(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") == 0);
+    t_sha256_hex("", 0, h);
+    CHECK(strcmp(h, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855") == 0);
+}
+
+static void test_golden_read_all_backends(void) {
+    size_t i, n, sz;
+    for (i = 0; i < 3; i++) {
+        char rec_path[128], man_path[128];
+        man_row *rows;
+        recio_reader *r;
+        recio_reader_desc d;
+        unsigned char *bytes;
+        snprintf(rec_path, sizeof rec_path, COMPAT "%s.rec", golden[i]);
+        snprintf(man_path, sizeof man_path, COMPAT "%s.rec.tsv", golden[i]);
+        rows = load_manifest(man_path, &n);
+        CHECK(rows && n > 100);
+        if (!rows) continue;
+        CHECK(recio_reader_open(&r, rec_path) == RECIO_OK);
+        check_against_manifest(r, rows, n);
+        recio_reader_close(r);
+        CHECK(recio_reader_open_mmap(&r, rec_path) == RECIO_OK);
+        check_against_manifest(r, rows, n);
+        recio_reader_close(r);
+        bytes = t_slurp(rec_path, &sz);
+        CHECK(recio_reader_open_mem(&r, bytes, sz) == RECIO_OK);
+        check_against_manifest(r, rows, n);
+        recio_reader_close(r);
+        /* a tiny buffer forces every refill, compaction and growth path */
+        memset(&d, 0, sizeof d);
+        d.buffer_size = 16;
+        CHECK(recio_reader_open_desc(&r, rec_path, &d) == RECIO_OK);
+        check_against_manifest(r, rows, n);
+        recio_reader_close(r);
+        free(bytes);
+        free(rows);
+    }
+}
+
+static void test_golden_write_byte_identical(void) {
+    size_t i, sz;
+    for (i = 0; i < 3; i++) {
+        char rec_path[128], idx_path[128];
+        unsigned char *orig, *idx_orig, *idx_ours;
+        size_t idx_sz, ours_sz;
+        recio_reader *r;
+        recio_writer *w, *wf;
+        recio_writer_desc d;
+        recio_record rec;
+        recio_buffer out;
+        snprintf(rec_path, sizeof rec_path, COMPAT "%s.rec", golden[i]);
+        snprintf(idx_path, sizeof idx_path, COMPAT "%s.rec.idx", golden[i]);
+        orig = t_slurp(rec_path, &sz);
+        idx_orig = t_slurp(idx_path, &idx_sz);
+        memset(&out, 0, sizeof out);
+        memset(&d, 0, sizeof d);
+        d.index_path = tmp_path("golden.idx");
+        CHECK(recio_reader_open(&r, rec_path) == RECIO_OK);
+        CHECK(recio_writer_open_mem(&w, &out) == RECIO_OK);
+        CHECK(recio_writer_open_desc(&wf, tmp_path("golden.rec"), &d) == RECIO_OK);
+        while (recio_reader_next(r, &rec) == RECIO_OK) {
+            CHECK(recio_writer_write(w, rec.data, rec.size) == RECIO_OK);
+            CHECK(recio_writer_write(wf, rec.data, rec.size) == RECIO_OK);
+        }
+        recio_reader_close(r);
+        CHECK(recio_writer_close(w) == RECIO_OK);
+        CHECK(recio_writer_close(wf) == RECIO_OK);
+        CHECK_EQ_INT(out.size, sz);
+        CHECK(out.size == sz && memcmp(out.data, orig, sz) == 0);
+        ours_sz = 0;
+        free(orig);
+        orig = t_slurp(tmp_path("golden.rec"), &ours_sz);
+        CHECK(orig && ours_sz == out.size && memcmp(orig, out.data, ours_sz) == 0);
+        idx_ours = t_slurp(tmp_path("golden.idx"), &ours_sz);
+        CHECK(idx_ours && idx_orig && ours_sz == idx_sz && memcmp(idx_ours, idx_orig, idx_sz) == 0);
+        free(idx_ours);
+        free(idx_orig);
+        free(orig);
+        recio_buffer_free(&out);
+    }
+}
+
+/* images.rec.tsv: ordinal flag labels id id2 image_length image_sha256 */
+static void test_golden_image_records(void) {
+    FILE *f = fopen(COMPAT "images.rec.tsv", "r");
+    recio_reader *r;
+    recio_record rec;
+    char line[1024];
+    size_t n = 0;
+    CHECK(f != NULL);
+    if (!f) return;
+    CHECK(recio_reader_open(&r, COMPAT "images.rec") == RECIO_OK);
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long ord, flag, id, id2, ilen;
+        char labels[512], want_sha[65], got_labels[512], sha[65];
+        recio_irecord ir;
+        uint32_t k;
+        size_t at = 0;
+        CHECK(sscanf(line, "%llu\t%llu\t%511s\t%llu\t%llu\t%llu\t%64s", &ord, &flag, labels, &id, &id2, &ilen, want_sha) == 7);
+        CHECK(recio_reader_next(r, &rec) == RECIO_OK);
+        CHECK(recio_irecord_unpack(&ir, rec.data, rec.size) == RECIO_OK);
+        CHECK_EQ_INT(ir.flag, flag);
+        CHECK(ir.id == id && ir.id2 == id2);
+        CHECK_EQ_INT(ir.image_size, ilen);
+        for (k = 0; k < recio_irecord_nlabels(&ir); k++)
+            at += (size_t)snprintf(got_labels + at, sizeof got_labels - at, k ? ",%.9g" : "%.9g", (double)recio_irecord_label(&ir, k));
+        CHECK(strcmp(got_labels, labels) == 0);
+        t_sha256_hex(ir.image, ir.image_size, sha);
+        CHECK(strcmp(sha, want_sha) == 0);
+        n++;
+    }
+    CHECK(n == 33);
+    CHECK(recio_reader_next(r, &rec) == RECIO_END);
+    recio_reader_close(r);
+    fclose(f);
+}
+
+/* ---- damage ---- */
+
+/* Read until the end or an error; returns records read and the final code and message. */
+static size_t drain(recio_reader *r, recio_err *last) {
+    recio_record rec;
+    size_t n = 0;
+    while ((*last = recio_reader_next(r, &rec)) == RECIO_OK) n++;
+    return n;
+}
+
+static int msg_has_offset(const char *msg, unsigned long long off) {
+    char want[64];
+    snprintf(want, sizeof want, ": offset %llu: ", off);
+    return strstr(msg, want) != NULL;
+}
+
+static void test_golden_corrupt_files(void) {
+    FILE *f = fopen(COMPAT "corrupt.tsv", "r");
+    char file[128], what[256];
+    unsigned long long off, good;
+    int cases = 0;
+    CHECK(f != NULL);
+    if (!f) return;
+    while (fscanf(f, "%127s\t%llu\t%llu\t%255[^\n]", file, &off, &good, what) == 4) {
+        char path[256];
+        int mode;
+        snprintf(path, sizeof path, COMPAT "%s", file);
+        for (mode = 0; mode < 3; mode++) {
+            recio_reader *r;
+            recio_reader_desc d;
+            recio_err e;
+            memset(&d, 0, sizeof d);
+            d.use_mmap = mode == 1;
+            d.buffer_size = mode == 2 ? 16 : 0;
+            CHECK(recio_reader_open_desc(&r, path, &d) == RECIO_OK);
+            CHECK_EQ_INT(drain(r, &e), good);
+            CHECK_EQ_INT(e, RECIO_ERR_CORRUPT);
+            CHECK(msg_has_offset(recio_reader_errmsg(r), off));
+            CHECK(strncmp(recio_reader_errmsg(r), path, strlen(path)) == 0);
+            CHECK_EQ_INT(recio_reader_next(r, NULL), RECIO_ERR_ARG);
+            recio_reader_close(r);
+        }
+        cases++;
+    }
+    CHECK(cases == 2);
+    fclose(f);
+}
+
+/* Reference encoder, written from the format description only (compat README), for the tests. */
+static size_t ref_header(unsigned char *d, unsigned cflag, size_t len) {
+    uint32_t lrec = (uint32_t)cflag << 29 | (uint32_t)len;
+    d[0] = 0x0a, d[1] = 0x23, d[2] = 0xd7, d[3] = 0xce;
+    d[4] = (unsigned char)lrec, d[5] = (unsigned char)(lrec >> 8), d[6] = (unsigned char)(lrec >> 16), d[7] = (unsigned char)(lrec >> 24);
+    return 8;
+}
+
+static size_t ref_encode(unsigned char *d, const unsigned char *p, size_t n) {
+    static const unsigned char magic[4] = {0x0a, 0x23, 0xd7, 0xce};
+    size_t i, start = 0, at = 0;
+    int split = 0;
+    for (i = 0; i + 4 <= n; i += 4)
+        if (memcmp(p + i, magic, 4) == 0) {
+            at += ref_header(d + at, split ? 2 : 1, i - start);
+            memcpy(d + at, p + start, i - start);
+            at += i - start;
+            split = 1;
+            start = i + 4;
+        }
+    at += ref_header(d + at, split ? 3 : 0, n - start);
+    memcpy(d + at, p + start, n - start);
+    at += n - start;
+    while (at % 4) d[at++] = 0;
+    return at;
+}
+
+/* Build a file in memory from hand-made parts; returns its size. */
+typedef struct {
+    unsigned char b[4096];
+    size_t n;
+} hand_file;
+
+static void hf_record(hand_file *h, const char *payload) { h->n += ref_encode(h->b + h->n, (const unsigned char *)payload, strlen(payload)); }
+static void hf_part(hand_file *h, unsigned cflag, size_t len) {
+    h->n += ref_header(h->b + h->n, cflag, len);
+    memset(h->b + h->n, 'x', (len + 3) & ~(size_t)3);
+    h->n += (len + 3) & ~(size_t)3;
+}
+
+static void expect_damage(const hand_file *h, size_t good, unsigned long long off, const char *label) {
+    recio_reader *r;
+    recio_err e;
+    size_t n;
+    t_case = label;
+    CHECK(recio_reader_open_mem(&r, h->b, h->n) == RECIO_OK);
+    n = drain(r, &e);
+    CHECK_EQ_INT(n, good);
+    CHECK_EQ_INT(e, RECIO_ERR_CORRUPT);
+    CHECK(msg_has_offset(recio_reader_errmsg(r), off));
+    recio_reader_close(r);
+}
+
+/* Each case: two sound records (offsets 0 and 12: "abcd" = 8+4 bytes, "efgh" = 8+4), then damage at 24. */
+static void test_strict_damage_cases(void) {
+    hand_file h;
+    const char *name = "test_strict_damage_cases";
+#define BASE() (memset(&h, 0, sizeof h), hf_record(&h, "abcd"), hf_record(&h, "efgh"))
+    BASE(), h.n += 3, expect_damage(&h, 2, 24, "truncated header: 3 bytes");
+    BASE(), hf_part(&h, 3, 4), expect_damage(&h, 2, 24, "orphan cflag 3");
+    BASE(), hf_part(&h, 2, 4), hf_part(&h, 3, 4), expect_damage(&h, 2, 24, "orphan cflag 2");
+    BASE(), hf_part(&h, 1, 4), hf_record(&h, "ijkl"), expect_damage(&h, 2, 24, "cflag 1 then a cflag 0 record");
+    BASE(), hf_part(&h, 1, 4), expect_damage(&h, 2, 24, "cflag 1 then end of file");
+    BASE(), hf_part(&h, 1, 4), hf_part(&h, 2, 4), expect_damage(&h, 2, 24, "cflag 1, 2 then end of file");
+    BASE(), hf_part(&h, 5, 4), expect_damage(&h, 2, 24, "invalid cflag 5");
+    BASE(), h.n += 8, expect_damage(&h, 2, 24, "8 zero bytes appended");
+    BASE(), h.n += 2, expect_damage(&h, 2, 24, "2 bytes appended");
+    BASE(), ref_header(h.b + h.n, 0, 100), h.n += 8 + 40, expect_damage(&h, 2, 24, "length past end");
+    BASE(), ref_header(h.b + h.n, 0, RECIO_MAX_RECORD), h.n += 8, expect_damage(&h, 2, 24, "huge length past end");
+    BASE(), h.b[12] ^= 0x10, expect_damage(&h, 1, 12, "bad magic in the middle");
+    BASE(), ref_header(h.b + h.n, 0, 5), h.n += 8 + 5, expect_damage(&h, 2, 24, "padding missing at the end");
+    BASE(), hf_part(&h, 1, 4), h.n += 4, expect_damage(&h, 2, 24, "part header truncated");
+    BASE(), hf_part(&h, 1, 4), h.n += ref_header(h.b + h.n, 3, 40), expect_damage(&h, 2, 24, "last part runs past end");
+#undef BASE
+    t_case = name;
+}
+
+/* Damage anywhere must give an error or records, never a crash or a read out of bounds (ASan). */
+static void test_truncations_and_bitflips_never_crash(void) {
+    size_t sz, cut, k;
+    unsigned char *orig = t_slurp(COMPAT "b.rec", &sz);
+    recio_rng rng;
+    CHECK(orig != NULL);
+    if (!orig) return;
+    recio_rng_seed(&rng, 7);
+    for (cut = 0; cut < 4096; cut++) {
+        unsigned char *copy = (unsigned char *)malloc(cut ? cut : 1);
+        recio_reader *r;
+        recio_err e;
+        memcpy(copy, orig, cut);
+        CHECK(recio_reader_open_mem(&r, copy, cut) == RECIO_OK);
+        drain(r, &e);
+        CHECK(e == RECIO_END || e == RECIO_ERR_CORRUPT);
+        recio_reader_close(r);
+        free(copy);
+    }
+    for (k = 0; k < 300; k++) {
+        size_t len = 1 + (size_t)recio_rng_below(&rng, 20000);
+        unsigned char *copy = (unsigned char *)malloc(len);
+        recio_reader *r;
+        recio_err e;
+        int f;
+        memcpy(copy, orig, len);
+        for (f = 0; f < 4; f++) copy[recio_rng_below(&rng, len)] ^= (unsigned char)(1u << recio_rng_below(&rng, 8));
+        CHECK(recio_reader_open_mem(&r, copy, len) == RECIO_OK);
+        drain(r, &e);
+        CHECK(e == RECIO_END || e == RECIO_ERR_CORRUPT);
+        recio_reader_close(r);
+        free(copy);
+    }
+    free(orig);
+}
+
+/* ---- randomised round trips ---- */
+
+typedef struct {
+    unsigned char *data;
+    size_t size;
+} payload;
+
+static const unsigned char MAGIC_LE[4] = {0x0a, 0x23, 0xd7, 0xce};
+
+static payload *make_payloads(size_t count, uint64_t seed) {
+    payload *p = (payload *)calloc(count, sizeof *p);
+    recio_rng g;
+    size_t i, j;
+    recio_rng_seed(&g, seed);
+    for (i = 0; i < count; i++) {
+        size_t n;
+        switch (i % 8) {
+        case 0: n = 0; break;
+        case 1: n = (size_t)recio_rng_below(&g, 9); break;               /* around the 4-byte edges */
+        case 2: n = 4 * (size_t)recio_rng_below(&g, 6); break;
+        case 3: n = 100000 + (size_t)recio_rng_below(&g, 20000); break; /* larger than small buffers */
+        default: n = (size_t)recio_rng_below(&g, 600);
+        }
+        p[i].size = n;
+        p[i].data = (unsigned char *)malloc(n ? n : 1);
+        for (j = 0; j < n; j++) p[i].data[j] = (unsigned char)recio_rng_next(&g);
+        /* salt with the magic at every alignment, and aligned runs and ends */
+        if (n >= 4 && i % 3 == 0) {
+            size_t at = (size_t)recio_rng_below(&g, n - 3);
+            memcpy(p[i].data + at, MAGIC_LE, 4);
+            memcpy(p[i].data + (n - 4), MAGIC_LE, 4);
+            memcpy(p[i].data, MAGIC_LE, 4);
+            if (n >= 12 && i % 2) memcpy(p[i].data + 4, MAGIC_LE, 4);
+        }
+    }
+    return p;
+}
+
+static void free_payloads(payload *p, size_t count) {
+    size_t i;
+    for (i = 0; i < count; i++) free(p[i].data);
+    free(p);
+}
+
+static void expect_payloads(recio_reader *r, const payload *p, size_t count) {
+    recio_record rec;
+    size_t i;
+    for (i = 0; i < count; i++) {
+        CHECK(recio_reader_next(r, &rec) == RECIO_OK);
+        CHECK_EQ_INT(rec.size, p[i].size);
+        CHECK(rec.size == p[i].size && (rec.size == 0 || memcmp(rec.data, p[i].data, rec.size) == 0));
+    }
+    CHECK(recio_reader_next(r, &rec) == RECIO_END);
+    CHECK(recio_reader_next(r, &rec) == RECIO_END);
+}
+
+/* A source that returns short reads of 1..7 bytes, as a pipe or socket may. */
+typedef struct {
+    const unsigned char *b;
+    size_t n, at;
+    recio_rng g;
+} dribble;
+
+static int64_t dribble_read(void *u, void *buf, size_t n) {
+    dribble *d = (dribble *)u;
+    size_t k = 1 + (size_t)recio_rng_below(&d->g, 7);
+    if (k > n) k = n;
+    if (k > d->n - d->at) k = d->n - d->at;
+    memcpy(buf, d->b + d->at, k);
+    d->at += k;
+    return (int64_t)k;
+}
+
+static void test_random_roundtrip_every_backend(void) {
+    const size_t count = 400;
+    payload *p = make_payloads(count, 42);
+    recio_buffer out;
+    recio_writer *w;
+    recio_reader *r;
+    recio_reader_desc d;
+    dribble dr;
+    size_t i, at = 0;
+    unsigned char *ref = (unsigned char *)malloc(60u << 20);
+    memset(&out, 0, sizeof out);
+    CHECK(recio_writer_open_mem(&w, &out) == RECIO_OK);
+    for (i = 0; i < count; i++) {
+        CHECK(recio_writer_write(w, p[i].data, p[i].size) == RECIO_OK);
+        at += ref_encode(ref + at, p[i].data, p[i].size);
+    }
+    CHECK_EQ_INT(recio_writer_tell(w), at);
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    CHECK(out.size == at && memcmp(out.data, ref, at) == 0); /* the writer matches the reference encoder */
+    CHECK(recio_reader_open_mem(&r, out.data, out.size) == RECIO_OK);
+    expect_payloads(r, p, count);
+    recio_reader_close(r);
+    {
+        FILE *f = fopen(tmp_path("rt.rec"), "wb");
+        CHECK(f && fwrite(out.data, 1, out.size, f) == out.size);
+        if (f) fclose(f);
+    }
+    CHECK(recio_reader_open(&r, tmp_path("rt.rec")) == RECIO_OK);
+    expect_payloads(r, p, count);
+    recio_reader_close(r);
+    CHECK(recio_reader_open_mmap(&r, tmp_path("rt.rec")) == RECIO_OK);
+    expect_payloads(r, p, count);
+    recio_reader_close(r);
+    memset(&d, 0, sizeof d);
+    memset(&dr, 0, sizeof dr);
+    dr.b = out.data;
+    dr.n = out.size;
+    recio_rng_seed(&dr.g, 3);
+    d.io.read = dribble_read;
+    d.io.user = &dr;
+    d.buffer_size = 24;
+    CHECK(recio_reader_open_desc(&r, NULL, &d) == RECIO_OK);
+    expect_payloads(r, p, count);
+    recio_reader_close(r);
+    free(ref);
+    recio_buffer_free(&out);
+    free_payloads(p, count);
+}
+
+static void test_seek_with_written_index(void) {
+    const size_t count = 200;
+    payload *p = make_payloads(count, 9);
+    recio_writer_desc wd;
+    recio_writer *w;
+    recio_reader *r;
+    recio_index idx;
+    recio_record rec;
+    recio_rng g;
+    size_t i;
+    int mode;
+    memset(&wd, 0, sizeof wd);
+    wd.index_path = tmp_path("seek.idx");
+    CHECK(recio_writer_open_desc(&w, tmp_path("seek.rec"), &wd) == RECIO_OK);
+    for (i = 0; i < count; i++) CHECK(recio_writer_write_key(w, 1000 + i, p[i].data, p[i].size) == RECIO_OK);
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    memset(&idx, 0, sizeof idx);
+    CHECK(recio_index_load(&idx, tmp_path("seek.idx")) == RECIO_OK);
+    CHECK_EQ_INT(idx.count, count);
+    recio_rng_seed(&g, 5);
+    for (mode = 0; mode < 3; mode++) {
+        recio_reader_desc rd;
+        memset(&rd, 0, sizeof rd);
+        rd.use_mmap = mode == 1;
+        rd.buffer_size = mode == 2 ? 8192 : 0; /* small: seeks land in compacted and regrown buffers */
+        CHECK(recio_reader_open_desc(&r, tmp_path("seek.rec"), &rd) == RECIO_OK);
+        for (i = 0; i < 500 && idx.count == count; i++) {
+            size_t k = (size_t)recio_rng_below(&g, count);
+            CHECK_EQ_INT(idx.entries[k].key, 1000 + k);
+            CHECK(recio_reader_seek(r, idx.entries[k].offset) == RECIO_OK);
+            CHECK_EQ_INT(recio_reader_tell(r), idx.entries[k].offset);
+            CHECK(recio_reader_next(r, &rec) == RECIO_OK);
+            CHECK(rec.offset == idx.entries[k].offset && rec.size == p[k].size);
+            CHECK(rec.size == p[k].size && (rec.size == 0 || memcmp(rec.data, p[k].data, rec.size) == 0));
+        }
+        /* a seek into the middle of a record is reported as damage at that offset, and seek recovers */
+        CHECK(recio_reader_seek(r, idx.entries[3].offset + 4) == RECIO_OK);
+        CHECK(recio_reader_next(r, &rec) == RECIO_ERR_CORRUPT);
+        CHECK(msg_has_offset(recio_reader_errmsg(r), idx.entries[3].offset + 4));
+        CHECK(recio_reader_seek(r, idx.entries[3].offset) == RECIO_OK);
+        CHECK(recio_reader_next(r, &rec) == RECIO_OK && rec.size == p[3].size);
+        recio_reader_close(r);
+    }
+    recio_index_free(&idx);
+    free_payloads(p, count);
+}
+
+/* ---- writer errors ---- */
+
+static void test_writer_dev_full(void) {
+    recio_writer *w;
+    static unsigned char big[300000];
+    recio_err e = RECIO_OK;
+    int i;
+    struct stat st;
+    if (stat("/dev/full", &st) != 0) {
+        printf("skip: no /dev/full\n");
+        return;
+    }
+    CHECK(recio_writer_open(&w, "/dev/full") == RECIO_OK);
+    for (i = 0; i < 8 && e == RECIO_OK; i++) e = recio_writer_write(w, big, sizeof big);
+    CHECK_EQ_INT(e, RECIO_ERR_IO); /* the 1 MiB buffer filled and its flush failed */
+    CHECK(strstr(recio_writer_errmsg(w), "/dev/full: offset ") != NULL);
+    CHECK(strstr(recio_writer_errmsg(w), strerror(ENOSPC)) != NULL);
+    CHECK_EQ_INT(recio_writer_write(w, big, 4), RECIO_ERR_IO); /* sticky */
+    CHECK_EQ_INT(recio_writer_close(w), RECIO_ERR_IO);
+    /* a small file only fails at close: still reported */
+    CHECK(recio_writer_open(&w, "/dev/full") == RECIO_OK);
+    CHECK(recio_writer_write(w, big, 10) == RECIO_OK);
+    CHECK_EQ_INT(recio_writer_close(w), RECIO_ERR_IO);
+}
+
+typedef struct {
+    size_t budget;
+} failing_sink;
+
+static int failing_write(void *u, const void *buf, size_t n) {
+    failing_sink *s = (failing_sink *)u;
+    (void)buf;
+    if (n > s->budget) return -1;
+    s->budget -= n;
+    return 0;
+}
+
+static void test_writer_errors_are_sticky_and_too_big_is_harmless(void) {
+    recio_writer_desc d;
+    recio_writer *w;
+    failing_sink s;
+    recio_buffer out;
+    recio_reader *r;
+    recio_record rec;
+    static const unsigned char small[128] = {1, 2, 3, 4, 5, 6, 7, 8};
+    memset(&d, 0, sizeof d);
+    s.budget = 100;
+    d.io.write = failing_write;
+    d.io.user = &s;
+    d.buffer_size = 64;
+    d.name = "sink";
+    CHECK(recio_writer_open_desc(&w, NULL, &d) == RECIO_OK);
+    CHECK(recio_writer_write(w, small, 8) == RECIO_OK);
+    CHECK(recio_writer_write(w, small, 8) == RECIO_OK);
+    CHECK(recio_writer_write(w, small, 8) == RECIO_OK);
+    CHECK(recio_writer_write(w, small, 8) == RECIO_OK);
+    CHECK_EQ_INT(recio_writer_write(w, small, 8), RECIO_OK);
+    CHECK_EQ_INT(recio_writer_write(w, small, 100), RECIO_ERR_IO);
+    CHECK(strncmp(recio_writer_errmsg(w), "sink: offset ", 13) == 0);
+    CHECK_EQ_INT(recio_writer_write(w, small, 8), RECIO_ERR_IO);
+    CHECK_EQ_INT(recio_writer_close(w), RECIO_ERR_IO);
+    /* 2^29 bytes: refused before any byte is read or written, and the file stays sound */
+    memset(&out, 0, sizeof out);
+    CHECK(recio_writer_open_mem(&w, &out) == RECIO_OK);
+    CHECK(recio_writer_write(w, small, 8) == RECIO_OK);
+    CHECK_EQ_INT(recio_writer_write(w, small, (size_t)1 << 29), RECIO_ERR_TOO_BIG);
+    CHECK(strstr(recio_writer_errmsg(w), "2^29") != NULL);
+    CHECK(recio_writer_write(w, small, 4) == RECIO_OK);
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    CHECK(recio_reader_open_mem(&r, out.data, out.size) == RECIO_OK);
+    CHECK(recio_reader_next(r, &rec) == RECIO_OK && rec.size == 8);
+    CHECK(recio_reader_next(r, &rec) == RECIO_OK && rec.size == 4);
+    CHECK(recio_reader_next(r, &rec) == RECIO_END);
+    recio_reader_close(r);
+    recio_buffer_free(&out);
+}
+
+static int file_exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+static void test_writer_atomic(void) {
+    recio_writer_desc d;
+    recio_writer *w;
+    recio_reader *r;
+    recio_record rec;
+    memset(&d, 0, sizeof d);
+    d.atomic = 1;
+    d.index_path = tmp_path("atomic.idx");
+    remove(tmp_path("atomic.rec"));
+    CHECK(recio_writer_open_desc(&w, tmp_path("atomic.rec"), &d) == RECIO_OK);
+    CHECK(recio_writer_write(w, "hello", 5) == RECIO_OK);
+    CHECK(!file_exists(tmp_path("atomic.rec")) && file_exists(tmp_path("atomic.rec.tmp")));
+    CHECK(!file_exists(tmp_path("atomic.idx")) && file_exists(tmp_path("atomic.idx.tmp")));
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    CHECK(file_exists(tmp_path("atomic.rec")) && !file_exists(tmp_path("atomic.rec.tmp")));
+    CHECK(file_exists(tmp_path("atomic.idx")) && !file_exists(tmp_path("atomic.idx.tmp")));
+    CHECK(recio_reader_open(&r, tmp_path("atomic.rec")) == RECIO_OK);
+    CHECK(recio_reader_next(r, &rec) == RECIO_OK && rec.size == 5 && memcmp(rec.data, "hello", 5) == 0);
+    recio_reader_close(r);
+    /* the final name is a directory: rename fails, the error is returned, no temporary is left */
+    mkdir(tmp_path("dir.rec"), 0700);
+    d.index_path = NULL;
+    CHECK(recio_writer_open_desc(&w, tmp_path("dir.rec"), &d) == RECIO_OK);
+    CHECK(recio_writer_write(w, "x", 1) == RECIO_OK);
+    CHECK_EQ_INT(recio_writer_close(w), RECIO_ERR_IO);
+    CHECK(!file_exists(tmp_path("dir.rec.tmp")));
+    rmdir(tmp_path("dir.rec"));
+    /* cannot create: an error, and nothing left behind */
+    CHECK_EQ_INT(recio_writer_open_desc(&w, "/nonexistent-dir/x.rec", &d), RECIO_ERR_IO);
+    CHECK(w == NULL);
+}
+
+static void test_open_errors(void) {
+    recio_reader *r = (recio_reader *)&r;
+    CHECK_EQ_INT(recio_reader_open(&r, "/nonexistent/file.rec"), RECIO_ERR_IO);
+    CHECK(r == NULL);
+    CHECK_EQ_INT(recio_reader_open_mmap(&r, "/nonexistent/file.rec"), RECIO_ERR_IO);
+    CHECK_EQ_INT(recio_reader_open(&r, NULL), RECIO_ERR_ARG);
+    CHECK_EQ_INT(recio_reader_open_mem(&r, NULL, 5), RECIO_ERR_ARG);
+    CHECK(recio_reader_open_mem(&r, NULL, 0) == RECIO_OK);
+    CHECK(recio_reader_next(r, NULL) == RECIO_ERR_ARG);
+    recio_reader_close(r);
+    recio_reader_close(NULL);
+    CHECK(strcmp(recio_strerror(RECIO_ERR_CORRUPT), "corrupt RecordIO data") == 0);
+    CHECK(strcmp(recio_strerror((recio_err)-99), "unknown error") == 0);
+}
+
+/* ---- .idx, .lst, image headers ---- */
+
+static void test_index_and_lst_parsing(void) {
+    recio_index idx;
+    recio_lst lst;
+    const char *good = "0\t0\n1\t8\r\n\n7 20\n";
+    const char *lst_text = "5\t1.5\ta/b c.jpg\n6\t2\t-3.25\t1e3\tx.png\r\n";
+    memset(&idx, 0, sizeof idx);
+    CHECK(recio_index_parse(&idx, good, strlen(good), "t.idx") == RECIO_OK);
+    CHECK_EQ_INT(idx.count, 3);
+    CHECK(idx.count == 3 && idx.entries[2].key == 7 && idx.entries[2].offset == 20);
+    recio_index_free(&idx);
+    CHECK_EQ_INT(recio_index_parse(&idx, "0\t0\n1\tx\n", 8, "t.idx"), RECIO_ERR_FORMAT);
+    CHECK(strcmp(idx.errmsg, "t.idx: line 2: expected an offset after the key") == 0);
+    CHECK_EQ_INT(recio_index_parse(&idx, "99999999999999999999\t0\n", 23, "t.idx"), RECIO_ERR_FORMAT);
+    CHECK_EQ_INT(recio_index_parse(&idx, "1\t2\t3\n", 6, "t.idx"), RECIO_ERR_FORMAT);
+    CHECK(strstr(idx.errmsg, "line 1: unexpected text") != NULL);
+    memset(&lst, 0, sizeof lst);
+    CHECK(recio_lst_parse(&lst, lst_text, strlen(lst_text), "t.lst") == RECIO_OK);
+    CHECK_EQ_INT(lst.count, 2);
+    if (lst.count == 2) {
+        CHECK(lst.items[0].index == 5 && lst.items[0].nlabels == 1 && lst.items[0].labels[0] == 1.5f);
+        CHECK(strcmp(lst.items[0].path, "a/b c.jpg") == 0);
+        CHECK(lst.items[1].nlabels == 3 && lst.items[1].labels[1] == -3.25f && lst.items[1].labels[2] == 1000.0f);
+        CHECK(strcmp(lst.items[1].path, "x.png") == 0);
+    }
+    recio_lst_free(&lst);
+    CHECK_EQ_INT(recio_lst_parse(&lst, "1\tabc\tx.jpg\n", 12, "t.lst"), RECIO_ERR_FORMAT);
+    CHECK(strcmp(lst.errmsg, "t.lst: line 1: a label is not a number") == 0);
+    CHECK_EQ_INT(recio_lst_parse(&lst, "1\tx.jpg\n", 8, "t.lst"), RECIO_ERR_FORMAT);
+    CHECK_EQ_INT(recio_lst_parse(&lst, "x.jpg\n", 6, "t.lst"), RECIO_ERR_FORMAT);
+}
+
+static void test_irecord_pack_unpack(void) {
+    unsigned char buf[64];
+    const float one = 3.5f, many[3] = {1.0f, -2.0f, 0.25f};
+    recio_irecord ir;
+    size_t n = recio_irecord_pack_header(buf, &one, 1, 77, 5);
+    /* flag 0: label 3.5 = 0x40600000 little-endian in bytes 4..7, id 77 in bytes 8..15 */
+    static const unsigned char want[24] = {0, 0, 0, 0, 0, 0, 0x60, 0x40, 77, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0};
+    CHECK_EQ_INT(n, 24);
+    CHECK(memcmp(buf, want, 24) == 0);
+    memcpy(buf + n, "IMG", 3);
+    CHECK(recio_irecord_unpack(&ir, buf, n + 3) == RECIO_OK);
+    CHECK(ir.flag == 0 && ir.label == 3.5f && ir.id == 77 && ir.id2 == 5 && ir.image_size == 3 && ir.labels == NULL);
+    n = recio_irecord_pack_header(buf, many, 3, UINT64_MAX, 0);
+    CHECK_EQ_INT(n, 36);
+    CHECK(buf[0] == 3 && buf[24 + 4 + 3] == 0xc0); /* -2.0f = 0xc0000000 */
+    CHECK(recio_irecord_unpack(&ir, buf, n) == RECIO_OK);
+    CHECK(ir.flag == 3 && ir.id == UINT64_MAX && ir.image_size == 0);
+    CHECK(recio_irecord_nlabels(&ir) == 3 && recio_irecord_label(&ir, 1) == -2.0f && recio_irecord_label(&ir, 2) == 0.25f);
+    CHECK_EQ_INT(recio_irecord_unpack(&ir, buf, 23), RECIO_ERR_FORMAT);
+    CHECK_EQ_INT(recio_irecord_unpack(&ir, buf, 35), RECIO_ERR_FORMAT); /* labels cut short */
+    buf[3] = 0xff;                                                      /* flag = huge */
+    CHECK_EQ_INT(recio_irecord_unpack(&ir, buf, 36), RECIO_ERR_FORMAT);
+}
+
+static void test_endian_helpers_and_rng(void) {
+    unsigned char b[8];
+    recio_rng g;
+    recio_store_u32le(b, 0x11223344u);
+    CHECK(b[0] == 0x44 && b[3] == 0x11);
+    recio_store_u64le(b, 0x0102030405060708ULL);
+    CHECK(b[0] == 8 && b[7] == 1 && recio_load_u64le(b) == 0x0102030405060708ULL);
+    recio_store_f32le(b, 1.0f);
+    CHECK(b[3] == 0x3f && b[2] == 0x80 && recio_load_f32le(b) == 1.0f);
+    /* splitmix64 reference (Vigna's splitmix64.c) from state 0: first output 0xe220a8397b1dcdaf */
+    recio_rng_seed(&g, 0);
+    CHECK(recio_rng_next(&g) == 0xe220a8397b1dcdafULL);
+    CHECK(recio_rng_next(&g) == 0x6e789e6aa1b965f4ULL);
+    CHECK(recio_seed_for(1, 2, 3) == recio_seed_for(1, 2, 3));
+    CHECK(recio_seed_for(1, 2, 3) != recio_seed_for(1, 3, 2));
+    {
+        int hist[10] = {0}, i, ok = 1;
+        for (i = 0; i < 100000; i++) hist[recio_rng_below(&g, 10)]++;
+        for (i = 0; i < 10; i++) ok &= hist[i] > 9500 && hist[i] < 10500;
+        CHECK(ok);
+        for (i = 0; i < 1000; i++) {
+            double u = recio_rng_uniform(&g);
+            ok &= u >= 0.0 && u < 1.0;
+        }
+        CHECK(ok);
+    }
+}
+
+/* ---- the command ---- */
+
+static int run_cli(const char *args, char *out, size_t cap) {
+    const char *tool = getenv("RECIO");
+    char cmd[1024];
+    FILE *p;
+    size_t n = 0;
+    int st;
+    if (!tool) return -1;
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", tool, args);
+    p = popen(cmd, "r");
+    if (!p) return -1;
+    if (out) {
+        n = fread(out, 1, cap - 1, p);
+        out[n] = 0;
+    } else {
+        char sink[4096];
+        while (fread(sink, 1, sizeof sink, p) > 0) {
+        }
+    }
+    st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int file_equals_columns(const char *text, const char *manifest, int ncols) {
+    /* the tool's text must equal the first ncols tab-separated columns of the manifest */
+    FILE *f = fopen(manifest, "r");
+    char line[1024];
+    size_t at = 0;
+    int ok = 1;
+    if (!f) return 0;
+    while (ok && fgets(line, sizeof line, f)) {
+        char *c = line;
+        int k;
+        for (k = 0; k < ncols; k++) {
+            c = strchr(c, k + 1 < ncols ? '\t' : '\t');
+            if (!c) break;
+            c++;
+        }
+        if (c) c[-1] = '\n', c[0] = 0;
+        ok = strncmp(text + at, line, strlen(line)) == 0;
+        at += strlen(line);
+    }
+    fclose(f);
+    return ok && text[at] == 0;
+}
+
+static void test_cli(void) {
+    static char out[1 << 20];
+    if (!getenv("RECIO")) {
+        printf("skip: RECIO not set (run through make test)\n");
+        return;
+    }
+    CHECK_EQ_INT(run_cli("dump " COMPAT "a.rec", out, sizeof out), 0);
+    CHECK(file_equals_columns(out, COMPAT "a.rec.tsv", 3));
+    CHECK_EQ_INT(run_cli("dump " COMPAT "c.rec", out, sizeof out), 0);
+    CHECK(file_equals_columns(out, COMPAT "c.rec.tsv", 3));
+    CHECK_EQ_INT(run_cli("dump --header " COMPAT "images.rec | cut -f1,4-8", out, sizeof out), 0);
+    CHECK(file_equals_columns(out, COMPAT "images.rec.tsv", 6));
+    CHECK_EQ_INT(run_cli("verify " COMPAT "a.rec " COMPAT "b.rec", out, sizeof out), 0);
+    CHECK(strstr(out, COMPAT "b.rec: 103 records, ") != NULL);
+    CHECK_EQ_INT(run_cli("verify " COMPAT "corrupt-bad-magic.rec", out, sizeof out), 1);
+    CHECK(strncmp(out, "recio: " COMPAT "corrupt-bad-magic.rec: offset 156: bad magic", 57) == 0);
+    CHECK_EQ_INT(run_cli("dump " COMPAT "corrupt-trunc-payload.rec", out, sizeof out), 1);
+    CHECK(strstr(out, "3\t") != NULL && strstr(out, "recio: " COMPAT "corrupt-trunc-payload.rec: offset 252: ") != NULL);
+    {
+        char args[512];
+        unsigned char *a, *b;
+        size_t na, nb;
+        snprintf(args, sizeof args, "index -o %s " COMPAT "a.rec", tmp_path("cli.idx"));
+        CHECK_EQ_INT(run_cli(args, out, sizeof out), 0);
+        a = t_slurp(tmp_path("cli.idx"), &na);
+        b = t_slurp(COMPAT "a.rec.idx", &nb);
+        CHECK(a && b && na == nb && memcmp(a, b, na) == 0);
+        free(a);
+        free(b);
+    }
+    CHECK_EQ_INT(run_cli("--help", out, sizeof out), 0);
+    CHECK(strstr(out, "verify") != NULL);
+    CHECK_EQ_INT(run_cli("dump --help", out, sizeof out), 0);
+    CHECK(strstr(out, "usage: recio dump") != NULL);
+    CHECK_EQ_INT(run_cli("dump --frobnicate x", out, sizeof out), 2);
+    CHECK_EQ_INT(run_cli("frobnicate", out, sizeof out), 2);
+    CHECK_EQ_INT(run_cli("dump /nonexistent.rec", out, sizeof out), 1);
+    CHECK(strstr(out, "recio: /nonexistent.rec: cannot open: ") != NULL);
+    CHECK_EQ_INT(run_cli("verify", NULL, 0), 2);
+}
+
+int main(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/recio-test-XXXXXX");
+    if (!mkdtemp(tmpdir)) return perror("mkdtemp"), 1;
+    RUN(test_sha256_known_answer);
+    RUN(test_golden_read_all_backends);
+    RUN(test_golden_write_byte_identical);
+    RUN(test_golden_image_records);
+    RUN(test_golden_corrupt_files);
+    RUN(test_strict_damage_cases);
+    RUN(test_truncations_and_bitflips_never_crash);
+    RUN(test_random_roundtrip_every_backend);
+    RUN(test_seek_with_written_index);
+    RUN(test_writer_dev_full);
+    RUN(test_writer_errors_are_sticky_and_too_big_is_harmless);
+    RUN(test_writer_atomic);
+    RUN(test_open_errors);
+    RUN(test_index_and_lst_parsing);
+    RUN(test_irecord_pack_unpack);
+    RUN(test_endian_helpers_and_rng);
+    RUN(test_cli);
+    {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+        if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    }
+    return t_done("recordio");
+}
