@@ -69,7 +69,8 @@
 /* The implementation uses POSIX (fseeko, fsync, mmap, pthreads) where the host has it. Under a strict
    -std=c99 those are hidden unless asked for before the first system header: include recio.h first
    in the implementation file, or build that file in a gnu mode or with _POSIX_C_SOURCE defined. */
-#if defined(RECIO_IMPLEMENTATION) && !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && !defined(_WIN32)
+#if defined(RECIO_IMPLEMENTATION) && !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && !defined(_WIN32) && \
+    !defined(_FEATURES_H) /* glibc and musl read feature macros once, at the first system header */
 #define _POSIX_C_SOURCE 200809L
 #endif
 
@@ -234,8 +235,11 @@ RECIODEF recio_err recio_writer_write(recio_writer *w, const void *data, size_t 
 RECIODEF recio_err recio_writer_write_key(recio_writer *w, uint64_t key, const void *data, size_t size);
 RECIODEF uint64_t recio_writer_tell(const recio_writer *w); /* offset the next record will have */
 RECIODEF const char *recio_writer_errmsg(const recio_writer *w);
-/* Flush, sync and rename (atomic), close; returns the first error that happened, if any. On error
-   an atomic writer removes its temporary file and leaves PATH untouched. */
+/* Flush, sync and rename (atomic) and close the sink, keeping the handle so recio_writer_errmsg
+   still tells what went wrong; returns the first error that happened, if any. On error an atomic
+   writer removes its temporary file and leaves PATH untouched. Later writes return RECIO_ERR_ARG. */
+RECIODEF recio_err recio_writer_finish(recio_writer *w);
+/* recio_writer_finish (unless done) and free the handle; returns the first error. */
 RECIODEF recio_err recio_writer_close(recio_writer *w);
 
 /* ==================================================================================================
@@ -1172,6 +1176,7 @@ struct recio_writer {
     unsigned char idx_buf[4096];
     size_t idx_len;
     char *path, *tmp_path, *idx_path, *idx_tmp_path;
+    int finished;
     recio_err sticky;
     char *name;
     char errmsg[RECIO__ERRMSG];
@@ -1246,7 +1251,7 @@ RECIODEF recio_err recio_writer_write_key(recio_writer *w, uint64_t key, const v
     size_t i, start = 0;
     uint64_t rec_off;
     unsigned cflag = 0;
-    if (!w || (!data && size)) return RECIO_ERR_ARG;
+    if (!w || (!data && size) || w->finished) return RECIO_ERR_ARG;
     if (w->sticky) return w->sticky;
     if (size > RECIO_MAX_RECORD) {
         recio__errf(w->errmsg, w->name, w->offset, "record of %U bytes: RecordIO allows at most 2^29-1", (uint64_t)size);
@@ -1353,7 +1358,9 @@ RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, 
     if (e != RECIO_OK) {
         if (w) {
             if (w->io.close) w->io.close(w->io.user);
+#ifndef RECIO_NO_STDIO
             if (w->tmp_path) remove(w->tmp_path);
+#endif
             recio__wr_free(w);
         }
         return e;
@@ -1400,9 +1407,10 @@ static void recio__wr_commit(recio_writer *w, const char *tmp, const char *path)
 }
 #endif
 
-RECIODEF recio_err recio_writer_close(recio_writer *w) {
-    recio_err e;
+RECIODEF recio_err recio_writer_finish(recio_writer *w) {
     if (!w) return RECIO_ERR_ARG;
+    if (w->finished) return w->sticky;
+    w->finished = 1;
     if (!w->sticky) recio__wr_flush(w);
     if (w->has_idx && !w->sticky && w->idx_len && w->idx_io.write(w->idx_io.user, w->idx_buf, w->idx_len) != 0)
         recio__wr_io_fail(w, w->offset, "index write failed");
@@ -1412,7 +1420,13 @@ RECIODEF recio_err recio_writer_close(recio_writer *w) {
     recio__wr_commit(w, w->tmp_path, w->path);
     recio__wr_commit(w, w->idx_tmp_path, w->idx_path);
 #endif
-    e = w->sticky;
+    return w->sticky;
+}
+
+RECIODEF recio_err recio_writer_close(recio_writer *w) {
+    recio_err e;
+    if (!w) return RECIO_ERR_ARG;
+    e = recio_writer_finish(w);
     recio__wr_free(w);
     return e;
 }

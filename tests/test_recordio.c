@@ -536,6 +536,9 @@ static void test_writer_dev_full(void) {
     CHECK(strstr(recio_writer_errmsg(w), "/dev/full: offset ") != NULL);
     CHECK(strstr(recio_writer_errmsg(w), strerror(ENOSPC)) != NULL);
     CHECK_EQ_INT(recio_writer_write(w, big, 4), RECIO_ERR_IO); /* sticky */
+    CHECK_EQ_INT(recio_writer_finish(w), RECIO_ERR_IO);
+    CHECK(strstr(recio_writer_errmsg(w), strerror(ENOSPC)) != NULL); /* still readable after finish */
+    CHECK_EQ_INT(recio_writer_write(w, big, 4), RECIO_ERR_ARG);
     CHECK_EQ_INT(recio_writer_close(w), RECIO_ERR_IO);
     /* a small file only fails at close: still reported */
     CHECK(recio_writer_open(&w, "/dev/full") == RECIO_OK);

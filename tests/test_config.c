@@ -1,0 +1,87 @@
+/* Configuration macros: a private copy (RECIO_STATIC) built without stdio, with every allocation
+   routed through counting RECIO_MALLOC/REALLOC/FREE; and the runtime allocator of a desc. */
+#include <stdlib.h>
+static long t_allocs, t_frees, t_live;
+static void *t_malloc(size_t n) { t_allocs++, t_live++; return malloc(n); }
+static void *t_realloc(void *p, size_t n) { if (!p) t_allocs++, t_live++; return realloc(p, n); }
+static void t_free(void *p) { if (p) t_frees++, t_live--; free(p); }
+#define RECIO_MALLOC(sz, u) ((void)(u), t_malloc(sz))
+#define RECIO_REALLOC(p, sz, u) ((void)(u), t_realloc(p, sz))
+#define RECIO_FREE(p, u) ((void)(u), t_free(p))
+#define RECIO_NO_STDIO
+#define RECIO_STATIC
+#define RECIO_IMPLEMENTATION
+#include "recio.h"
+#include "test.h"
+
+static void test_no_stdio_roundtrip_with_counted_allocations(void) {
+    recio_buffer out;
+    recio_writer *w;
+    recio_reader *r;
+    recio_record rec;
+    unsigned char big[70000];
+    int i;
+    memset(&out, 0, sizeof out);
+    memset(big, 0x5a, sizeof big);
+    big[4] = 0x0a, big[5] = 0x23, big[6] = 0xd7, big[7] = 0xce; /* forces a multi-part record */
+    CHECK(recio_writer_open_mem(&w, &out) == RECIO_OK);
+    for (i = 0; i < 20; i++) CHECK(recio_writer_write(w, big, sizeof big - (size_t)i) == RECIO_OK);
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    CHECK(recio_reader_open_mem(&r, out.data, out.size) == RECIO_OK);
+    for (i = 0; i < 20; i++) {
+        CHECK(recio_reader_next(r, &rec) == RECIO_OK);
+        CHECK(rec.size == sizeof big - (size_t)i && memcmp(rec.data, big, rec.size) == 0);
+    }
+    CHECK(recio_reader_next(r, &rec) == RECIO_END);
+    recio_reader_close(r);
+    recio_buffer_free(&out);
+    CHECK(t_allocs > 3);   /* writer, buffers, join buffer: all through the macros */
+    CHECK_EQ_INT(t_live, 0); /* and all given back */
+    /* without stdio there is no file backend: path-based opens say so */
+    CHECK_EQ_INT(recio_reader_open(&r, "x.rec"), RECIO_ERR_UNSUPPORTED);
+    CHECK_EQ_INT(recio_writer_open(&w, "x.rec"), RECIO_ERR_UNSUPPORTED);
+    CHECK_EQ_INT(t_live, 0);
+}
+
+typedef struct {
+    long live, calls;
+} arena;
+static void *a_alloc(size_t n, void *u) { ((arena *)u)->live++, ((arena *)u)->calls++; return malloc(n); }
+static void a_free(void *p, void *u) { ((arena *)u)->live--; free(p); }
+
+static void test_runtime_allocator_in_desc(void) {
+    arena a = {0, 0};
+    recio_reader_desc d;
+    recio_reader *r;
+    recio_record rec;
+    recio_buffer out;
+    recio_writer *w;
+    long before = t_allocs;
+    unsigned char payload[9000];
+    memset(payload, 1, sizeof payload);
+    memcpy(payload + 8, "\x0a\x23\xd7\xce", 4);
+    memset(&out, 0, sizeof out);
+    out.alloc.alloc = a_alloc;
+    out.alloc.free = a_free;
+    out.alloc.user = &a;
+    CHECK(recio_writer_open_mem(&w, &out) == RECIO_OK);
+    CHECK(recio_writer_write(w, payload, sizeof payload) == RECIO_OK);
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    memset(&d, 0, sizeof d);
+    d.alloc = out.alloc;
+    d.io.read = NULL;
+    CHECK(recio_reader_open_mem(&r, out.data, out.size) == RECIO_OK); /* open_mem: default allocator */
+    CHECK(recio_reader_next(r, &rec) == RECIO_OK && rec.size == sizeof payload);
+    recio_reader_close(r);
+    recio_buffer_free(&out);
+    CHECK(a.calls >= 3);  /* the writer, its buffer and the growing output */
+    CHECK_EQ_INT(a.live, 0);
+    CHECK(t_allocs - before >= 1); /* only the mem reader used the macros */
+    CHECK_EQ_INT(t_live, 0);
+}
+
+int main(void) {
+    RUN(test_no_stdio_roundtrip_with_counted_allocations);
+    RUN(test_runtime_allocator_in_desc);
+    return t_done("config");
+}
