@@ -1741,7 +1741,8 @@ RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32
 /* ---- 7. PREFETCHER: implementation ------------------------------------------------------------- */
 
 #ifdef RECIO_THREADS
-#if !defined(RECIO__POSIX)
+/* pthread.h's core (create, join, mutex, cond) needs no feature macro, so a late include is fine */
+#if !defined(RECIO__POSIX) && !defined(__unix__) && !defined(__APPLE__)
 #error "recio: RECIO_THREADS needs POSIX threads (pthreads) on this platform"
 #endif
 #include <pthread.h>
