@@ -6,14 +6,14 @@
 
 /* Record i: IRHeader {flag 2, label 0, id 100+i, id2 0}, labels (i, -i), then 3(i+1) bytes of value
    i. Payload 32 + 3(i+1) bytes; on disk 8 + that rounded up to 4 (RecordIO framing). */
-static uint64_t iu_offset(unsigned i) {
+static inline uint64_t iu_offset(unsigned i) {
     uint64_t off = 0;
     unsigned k;
     for (k = 0; k < i; k++) off += 8 + ((32 + 3 * (k + 1) + 3) & ~3u);
     return off;
 }
 
-static void iu_make(const char *path, unsigned n) {
+static inline void iu_make(const char *path, unsigned n) {
     recio_writer *w = NULL;
     unsigned char buf[32 + 3 * 64];
     unsigned i;
@@ -36,7 +36,7 @@ static void iu_make(const char *path, unsigned n) {
 
 /* item = {seed, id, image length, first image byte} as 4 u64. */
 #define IU_ITEM 32
-static recio_err iu_transform(void *user, const recio_irecord *r, uint64_t seed, void *out, size_t n, unsigned worker, char *msg) {
+static inline recio_err iu_transform(void *user, const recio_irecord *r, uint64_t seed, void *out, size_t n, unsigned worker, char *msg) {
     uint64_t *o = (uint64_t *)out;
     const unsigned *fail_id = (const unsigned *)user;
     (void)worker;
@@ -52,7 +52,7 @@ static recio_err iu_transform(void *user, const recio_irecord *r, uint64_t seed,
     return RECIO_OK;
 }
 
-static uint64_t iu_fnv(const void *p, size_t n) {
+static inline uint64_t iu_fnv(const void *p, size_t n) {
     const unsigned char *b = (const unsigned char *)p;
     uint64_t h = 0xcbf29ce484222325ull;
     size_t i;
@@ -66,7 +66,7 @@ typedef struct iu_batch {
     uint64_t ids[16];
 } iu_batch;
 
-static void iu_desc(recio_iter_desc *d, const char *uris, unsigned batch, recio_last_batch lb, unsigned workers) {
+static inline void iu_desc(recio_iter_desc *d, const char *uris, unsigned batch, recio_last_batch lb, unsigned workers) {
     memset(d, 0, sizeof *d);
     d->uris = uris;
     d->batch = batch;
@@ -79,10 +79,11 @@ static void iu_desc(recio_iter_desc *d, const char *uris, unsigned batch, recio_
 }
 
 /* Take up to max batches (crossing epochs with reset until `epochs` epochs are done). */
-static size_t iu_run(recio_iter *it, iu_batch *out, size_t max, uint64_t epochs, recio_err *err) {
+static inline size_t iu_run(recio_iter *it, iu_batch *out, size_t max, uint64_t epochs, recio_err *err) {
     size_t n = 0;
     recio_batch b;
     recio_err e = RECIO_OK;
+    memset(out, 0, max * sizeof *out);
     while (n < max) {
         unsigned i;
         e = recio_iter_next(it, &b);
@@ -105,7 +106,7 @@ static size_t iu_run(recio_iter *it, iu_batch *out, size_t max, uint64_t epochs,
     return n;
 }
 
-static int iu_same(const iu_batch *a, const iu_batch *b, size_t n) {
+static inline int iu_same(const iu_batch *a, const iu_batch *b, size_t n) {
     return memcmp(a, b, n * sizeof *a) == 0;
 }
 #endif

@@ -284,6 +284,81 @@ static void test_bad_arguments(void) {
     CHECK(strcmp(recio_prefetch_errmsg(NULL), "") == 0);
 }
 
+/* The generic use: raw records from a reader, prefetched. Offsets and lengths are dmlc-core's,
+   from tests/data/compat/a.rec.tsv (ordinal, offset, length, sha256). */
+static recio_err rd_fetch(void *user, recio_prefetch_slot *s, unsigned worker) {
+    recio_reader *r = (recio_reader *)user;
+    recio_record rec;
+    recio_err e = recio_reader_next(r, &rec);
+    (void)worker;
+    if (e == RECIO_OK && (e = recio_prefetch_slot_reserve(s, rec.size ? rec.size : 1)) == RECIO_OK) {
+        memcpy(s->data, rec.data, rec.size);
+        s->size = rec.size;
+        s->tag = rec.offset;
+    } else if (e < 0) {
+        snprintf(s->errmsg, RECIO_PREFETCH_ERRMSG, "%s", recio_reader_errmsg(r));
+    }
+    return e;
+}
+
+static recio_prefetch *reader_prefetch(recio_reader *r) {
+    recio_prefetch_desc d;
+    recio_prefetch *p = NULL;
+    memset(&d, 0, sizeof d);
+    d.fetch = rd_fetch;
+    d.user = r;
+    d.depth = 3;
+    CHECK(recio_prefetch_create(&p, &d) == RECIO_OK);
+    return p;
+}
+
+static void test_records_from_a_reader(void) {
+    recio_reader *r = NULL;
+    recio_prefetch *p;
+    recio_prefetch_slot *s;
+    FILE *tsv = fopen("tests/data/compat/a.rec.tsv", "r");
+    unsigned long long ord, off, len;
+    char sha[80];
+    unsigned n = 0;
+    CHECK(tsv != NULL);
+    CHECK(recio_reader_open(&r, "tests/data/compat/a.rec") == RECIO_OK);
+    if (!tsv || !r) return;
+    p = reader_prefetch(r);
+    while (fscanf(tsv, "%llu %llu %llu %79s", &ord, &off, &len, sha) == 4) {
+        CHECK_EQ_INT(recio_prefetch_next(p, &s), RECIO_OK);
+        if (!s) break;
+        CHECK_EQ_INT(s->seq, ord);
+        CHECK_EQ_INT(s->tag, off);
+        CHECK_EQ_INT(s->size, len);
+        recio_prefetch_release(p, s);
+        n++;
+    }
+    CHECK_EQ_INT(n, 207);
+    CHECK_EQ_INT(recio_prefetch_next(p, &s), RECIO_END);
+    recio_prefetch_destroy(p);
+    recio_reader_close(r);
+    fclose(tsv);
+}
+
+/* tests/data/compat/corrupt.tsv: the magic of record 2, at offset 156, is damaged. */
+static void test_corrupt_file_reaches_consumer(void) {
+    static const char path[] = "tests/data/compat/corrupt-bad-magic.rec", want[] = "tests/data/compat/corrupt-bad-magic.rec: offset 156: ";
+    recio_reader *r = NULL;
+    recio_prefetch *p;
+    recio_prefetch_slot *s;
+    CHECK(recio_reader_open(&r, path) == RECIO_OK);
+    if (!r) return;
+    p = reader_prefetch(r);
+    CHECK_EQ_INT(recio_prefetch_next(p, &s), RECIO_OK);
+    recio_prefetch_release(p, s);
+    CHECK_EQ_INT(recio_prefetch_next(p, &s), RECIO_OK);
+    recio_prefetch_release(p, s);
+    CHECK_EQ_INT(recio_prefetch_next(p, &s), RECIO_ERR_CORRUPT);
+    CHECK(strncmp(recio_prefetch_errmsg(p), want, strlen(want)) == 0);
+    recio_prefetch_destroy(p);
+    recio_reader_close(r);
+}
+
 int main(void) {
     RUN(test_order_every_thread_count);
     RUN(test_fetch_error_reaches_consumer);
@@ -292,5 +367,7 @@ int main(void) {
     RUN(test_random_reset_and_destroy);
     RUN(test_no_allocation_in_steady_state);
     RUN(test_bad_arguments);
+    RUN(test_records_from_a_reader);
+    RUN(test_corrupt_file_reaches_consumer);
     return t_done("prefetch");
 }
