@@ -145,6 +145,16 @@ static void test_order_every_thread_count(void) {
     }
 }
 
+/* Items 0 .. n-1 of `epoch`, then error `code` with message `msg`, which stays until a reset. */
+static void expect_error(recio_prefetch *p, uint64_t epoch, uint64_t n, recio_err code, const char *msg) {
+    recio_err e;
+    CHECK_EQ_INT(consume(p, epoch, UINT64_MAX, 1, &e), n);
+    CHECK_EQ_INT(e, code);
+    CHECK(strcmp(recio_prefetch_errmsg(p), msg) == 0);
+    CHECK_EQ_INT(consume(p, epoch, UINT64_MAX, 1, &e), 0);
+    CHECK_EQ_INT(e, code);
+}
+
 static void test_fetch_error_reaches_consumer(void) {
     prod pr;
     recio_prefetch *p;
@@ -152,11 +162,7 @@ static void test_fetch_error_reaches_consumer(void) {
     prod_init(&pr, 100, 50, 7);
     pr.fail_fetch = 37;
     p = make(&pr, 4, 3, 1);
-    CHECK_EQ_INT(consume(p, 0, UINT64_MAX, 1, &e), 37);
-    CHECK_EQ_INT(e, RECIO_ERR_CORRUPT);
-    CHECK(strcmp(recio_prefetch_errmsg(p), "x.rec: offset 592: bad magic") == 0);
-    CHECK_EQ_INT(consume(p, 0, UINT64_MAX, 1, &e), 0); /* the error stays */
-    CHECK_EQ_INT(e, RECIO_ERR_CORRUPT);
+    expect_error(p, 0, 37, RECIO_ERR_CORRUPT, "x.rec: offset 592: bad magic");
     pr.fail_fetch = UINT64_MAX;
     recio_prefetch_reset(p, 1);
     CHECK(strcmp(recio_prefetch_errmsg(p), "") == 0);
@@ -169,18 +175,13 @@ static void test_fetch_error_reaches_consumer(void) {
 static void test_work_and_begin_errors(void) {
     prod pr;
     recio_prefetch *p;
-    recio_err e;
     prod_init(&pr, 100, 50, 9);
     pr.fail_work = 5;
     p = make(&pr, 3, 4, 1);
-    CHECK_EQ_INT(consume(p, 0, UINT64_MAX, 1, &e), 5);
-    CHECK_EQ_INT(e, RECIO_ERR_DECODE);
-    CHECK(strcmp(recio_prefetch_errmsg(p), "y.rec: offset 64: image cannot be decoded") == 0);
+    expect_error(p, 0, 5, RECIO_ERR_DECODE, "y.rec: offset 64: image cannot be decoded");
     pr.fail_begin = 1;
     recio_prefetch_reset(p, 1);
-    CHECK_EQ_INT(consume(p, 1, UINT64_MAX, 1, &e), 0);
-    CHECK_EQ_INT(e, RECIO_ERR_IO);
-    CHECK(strcmp(recio_prefetch_errmsg(p), "list.rec: offset 0: cannot open") == 0);
+    expect_error(p, 1, 0, RECIO_ERR_IO, "list.rec: offset 0: cannot open");
     recio_prefetch_destroy(p);
     pthread_mutex_destroy(&pr.mu);
 }
