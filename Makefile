@@ -19,10 +19,12 @@ HDR      = recio.h
 
 TOOLS    = $(BUILD)/recio
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(filter-out examples/mpi_%,$(wildcard examples/*.c)))
-TESTS    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c)) $(BUILD)/tests/test_cpp
+FUZZERS  = $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+TESTS    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c)) $(BUILD)/tests/test_cpp \
+           $(patsubst %,$(BUILD)/tests/fuzz_%,$(FUZZERS))
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/bench_*.c))
 
-.PHONY: all deps test demo sanitize tsan bench cross install clean
+.PHONY: all deps test demo sanitize tsan bench cross install clean fuzz
 all: deps $(BUILD)/librecio.a $(BUILD)/librecio.so $(TOOLS) $(EXAMPLES)
 
 # Debian's libstb-dev carries stb_image(_resize,_write).h. Install it when missing and allowed.
@@ -51,9 +53,23 @@ $(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/librecio.a
 $(BUILD)/tests/test_cpp: tests/cpp_unit.cpp tests/test.h $(HDR) | deps
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(WARN) $(OPT) $(EXTRA_CFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)
+# Each libFuzzer harness also builds as a test that replays its corpus (tests/data/fuzz/NAME).
+$(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/librecio.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS_R) -DFUZZ_NAME='"$*"' $< tests/fuzz/replay.c -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
 $(BUILD)/bench/%: bench/%.c $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS) $(BENCH_LIBS)
+
+# The MPI example is built only on request (OpenMPI from Debian's libopenmpi-dev).
+.PHONY: mpi-example
+mpi-example: $(BUILD)/librecio.a
+	@if ! command -v mpicc >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then echo "recio: installing libopenmpi-dev"; \
+	    apt-get update -qq && apt-get install -y -qq libopenmpi-dev >/dev/null; \
+	  else echo "recio: mpicc is missing: run 'sudo apt-get install libopenmpi-dev'"; exit 1; fi; fi
+	@mkdir -p $(BUILD)/examples
+	mpicc $(CPPFLAGS) $(CFLAGS_R) examples/mpi_split.c -o $(BUILD)/examples/mpi_split $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
 
 test: all $(TESTS)
 	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" tests/run.sh $(TESTS)
@@ -70,6 +86,18 @@ tsan:
 
 bench: all $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+
+# libFuzzer (clang): make fuzz FUZZ_SECONDS=60. New crashes land in build/fuzz/NAME/; keep each as a
+# regression in tests/data/fuzz/NAME/ once fixed.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@command -v clang >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq clang >/dev/null; } \
+	  || { echo "recio: install clang for libFuzzer"; exit 1; }
+	@for f in $(FUZZERS); do mkdir -p build/fuzz/$$f build/fuzz/corpus-$$f; \
+	  clang -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) tests/fuzz/fuzz_$$f.c recio_impl.c -o build/fuzz/fuzz_$$f $(LDLIBS) || exit 1; \
+	  echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
+	  build/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build/fuzz/$$f/ -print_final_stats=1 \
+	    build/fuzz/corpus-$$f tests/data/fuzz/$$f tests/data/compat 2>&1 | tail -4 || exit 1; done
 
 # Cross builds run the test suite under qemu-user; s390x is big-endian.
 ARCH ?= s390x

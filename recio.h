@@ -314,7 +314,120 @@ RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32
    4. SPLIT
    ================================================================================================== */
 
-/* (declarations of the split section) */
+/* Split a dataset of many RecordIO files into `nsplit` parts, one per worker (`rank`), with no
+   coordination between workers.
+
+   Byte mode (default) is dmlc-core's InputSplit for the "recordio" type, to the byte: the files of
+   `uris` (';'-separated, in that order, 0-byte files dropped) are one stream of `total` bytes;
+   step = ceil(total / nsplit) rounded up to a multiple of 4; part r covers [r*step, (r+1)*step)
+   with both ends moved forward to the next record head (an aligned magic followed by cflag 0/1),
+   and yields the records whose head lies in that range. Parts may cross files and may be empty.
+   Opening costs one stat per file and at most two short boundary scans: never a pass over the data.
+
+   Index mode (mode = RECIO_SPLIT_INDEX, or index_path set) partitions by record count using each
+   file's index (FILE.idx, or FILE.idx with .rec replaced; local offsets) or one index over the whole
+   list (index_path; global offsets, as dmlc's "indexed_recordio"): the offsets are sorted, n records,
+   rank r gets positions [r*ceil(n/nsplit), min((r+1)*ceil(n/nsplit), n)), as dmlc-core does.
+   With a shuffle the positions are first permuted by an order that depends only on (seed, epoch):
+      RECIO_SHUFFLE_FULL   Fisher-Yates over all n positions, driven by recio_rng seeded with
+                           recio_seed_for(seed, epoch, 0): for i = n-1 down to 1, swap i with
+                           recio_rng_below(rng, i+1). Every rank computes the same order.
+      RECIO_SHUFFLE_CHUNK  positions cut into chunks of chunk_records consecutive records; the chunks
+                           are permuted (Fisher-Yates, seed recio_seed_for(seed, epoch, 0)); the
+                           permuted sequence is cut into windows of window_chunks chunks, and each
+                           window w is shuffled again (seed recio_seed_for(seed, epoch, w + 1)). The
+                           index is streamed, keeping one offset per chunk (plus one window of
+                           offsets while reading): it never has to fit in memory when sorted.
+   then rank r takes its slice of that order. recio_split_reset(s, epoch) starts another epoch.
+
+   Equalised parts (equalize): every rank yields the same number of records per epoch, so that
+   collective operations in distributed training do not wait forever for a rank that ran out.
+      RECIO_EQUALIZE_PAD   yield max-count records: after its own records a rank repeats the first
+                           records of its own epoch sequence (cyclically if it must repeat more than
+                           it has); recio_split_where.repeat is 1 for those.
+      RECIO_EQUALIZE_DROP  yield min-count records: each rank stops after that many.
+   In index mode an equalised split balances the count: rank r gets positions
+   [r*n/nsplit, (r+1)*n/nsplit), so at most one record per rank is repeated or dropped. In byte mode
+   the byte parts are kept and counted (from each FILE.idx, else by hopping over record headers:
+   a pass over the headers, not the data); a rank with an empty byte part cannot pad (error).
+
+   Errors: on failure other than RECIO_ERR_NOMEM, *s is still set to a handle that holds the message
+   ("FILE: offset N: what") for recio_split_errmsg; close it with recio_split_close (NULL is fine). */
+typedef struct recio_split recio_split;
+
+typedef enum recio_split_mode {
+    RECIO_SPLIT_BYTES = 0, /* dmlc-core byte ranges */
+    RECIO_SPLIT_INDEX = 1  /* record count, from .idx files */
+} recio_split_mode;
+
+typedef enum recio_split_shuffle {
+    RECIO_SHUFFLE_NONE = 0,
+    RECIO_SHUFFLE_FULL = 1, /* index mode: one permutation of every record per epoch */
+    RECIO_SHUFFLE_CHUNK = 2 /* index mode: permuted chunks, shuffled within windows (bounded memory) */
+} recio_split_shuffle;
+
+typedef enum recio_split_equalize {
+    RECIO_EQUALIZE_NONE = 0,
+    RECIO_EQUALIZE_PAD = 1, /* repeat own records up to the largest part's count */
+    RECIO_EQUALIZE_DROP = 2 /* stop at the smallest part's count */
+} recio_split_equalize;
+
+typedef struct recio_split_desc {
+    recio_split_mode mode;
+    const char *index_path;         /* one index over the whole list, global offsets (implies INDEX) */
+    recio_split_shuffle shuffle;    /* implies INDEX mode */
+    uint64_t seed;                  /* shuffle seed */
+    uint64_t epoch;                 /* first epoch (recio_split_reset picks later ones) */
+    uint32_t chunk_records;         /* CHUNK: records per chunk (default 256) */
+    uint32_t window_chunks;         /* CHUNK: chunks shuffled together (default 16) */
+    recio_split_equalize equalize;
+    int ordinals;                   /* byte mode: also find the ordinal of the first record when a
+                                       part starts inside a file (FILE.idx, else a header hop) */
+    int use_mmap;                   /* 1: map the files (POSIX); -1: never; 0: map them only for
+                                       shuffled reads (random access), read through a buffer else */
+    size_t buffer_size;             /* reader buffer (default 1 MiB; shuffled: about 2 records) */
+    /* Optional opener for another file system; default: the stdio backend. */
+    recio_err (*open_file)(void *user, const char *path, recio_io *io);
+    void *open_user;
+    recio_allocator alloc;
+} recio_split_desc;
+
+#define RECIO_SPLIT_UNKNOWN UINT64_MAX
+
+/* Where the last record came from. */
+typedef struct recio_split_where {
+    unsigned file;    /* index in the expanded file list (see recio_split_file) */
+    const char *path; /* that file's name, owned by the split */
+    uint64_t ordinal; /* ordinal within its file; RECIO_SPLIT_UNKNOWN in byte mode for the records of
+                         a file the part enters mid-way, unless desc.ordinals was set */
+    uint64_t key;     /* global byte offset of the record head: unique, the same on every host and
+                         for every nsplit (a good `index` for recio_seed_for) */
+    uint64_t index;   /* index mode: position in the sorted global index; else RECIO_SPLIT_UNKNOWN */
+    uint64_t seq;     /* 0, 1, 2, ... within this epoch on this rank */
+    int repeat;       /* 1 for a record repeated by RECIO_EQUALIZE_PAD */
+} recio_split_where;
+
+/* Open part `rank` of `nsplit` of the files in `uris` (';'-separated; wildcards and directories, whose
+   *.rec files are taken, expand in sorted order). See the error note above. */
+RECIODEF recio_err recio_split_open(recio_split **s, const char *uris, unsigned rank, unsigned nsplit);
+RECIODEF recio_err recio_split_open_desc(recio_split **s, const char *uris, unsigned rank, unsigned nsplit,
+                                         const recio_split_desc *desc);
+/* Next record of this part: RECIO_OK, RECIO_END at the end of the epoch, or an error (sticky). */
+RECIODEF recio_err recio_split_next(recio_split *s, recio_record *rec);
+/* The same, and where the record came from (where may be NULL). */
+RECIODEF recio_err recio_split_next_where(recio_split *s, recio_record *rec, recio_split_where *where);
+/* Start epoch `epoch` from the beginning of the part (a new order when shuffled); clears an error. */
+RECIODEF recio_err recio_split_reset(recio_split *s, uint64_t epoch);
+/* Byte range of the part in the concatenation: byte mode [begin, end) after moving to record heads
+   (dmlc's offsets); index mode unshuffled, the range read (first record to the next part's first). */
+RECIODEF void recio_split_bounds(const recio_split *s, uint64_t *begin, uint64_t *end);
+/* Records per epoch on this rank; RECIO_SPLIT_UNKNOWN in byte mode without equalize (not counted). */
+RECIODEF uint64_t recio_split_count(const recio_split *s);
+RECIODEF uint64_t recio_split_total_bytes(const recio_split *s); /* size of all files */
+RECIODEF unsigned recio_split_nfiles(const recio_split *s);      /* after expansion, empty files dropped */
+RECIODEF const char *recio_split_file(const recio_split *s, unsigned i);
+RECIODEF const char *recio_split_errmsg(const recio_split *s);   /* "" when no error */
+RECIODEF void recio_split_close(recio_split *s);
 
 /* ==================================================================================================
    5. IMAGE OPS
@@ -1728,7 +1841,1091 @@ RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32
 
 /* ---- 4. SPLIT: implementation ------------------------------------------------------------------ */
 
-/* (implementation of the split section) */
+#define RECIO__SPLIT_READERS 16 /* open files kept by shuffled reads when mapped (no descriptor each) */
+#define RECIO__SPLIT_FDS 4       /* ... and when each holds a descriptor and a buffer */
+#define RECIO__PROBE_BLOCK 16384u
+
+typedef struct recio__sfile {
+    char *path;
+    char *idx;            /* the index file its offsets came from, or NULL */
+    uint64_t size, base;  /* base: offset of its byte 0 in the concatenation */
+    uint64_t first;       /* index mode: global position of its first record */
+    uint64_t *offs;       /* sorted local record offsets (byte-mode ordinals and counts) */
+    size_t noffs;
+    int have_offs, sized;
+} recio__sfile;
+
+typedef struct recio__sreader {
+    recio_reader *r;
+    unsigned file;
+    uint64_t used;
+} recio__sreader;
+
+typedef struct recio__sent {
+    uint64_t off, pos;
+} recio__sent;
+
+/* A few bytes at a time from one file, through a block window (boundary scans, header hops). */
+typedef struct recio__probe {
+    recio_io io;
+    int open;
+    unsigned file;
+    unsigned char *buf;
+    uint64_t off;
+    size_t len;
+} recio__probe;
+
+struct recio_split {
+    recio_allocator alloc;
+    recio_split_desc d;
+    char *index_path;
+    unsigned rank, nsplit;
+    recio__sfile *files;
+    unsigned nfiles, cap_files;
+    uint64_t total;
+    int indexed;
+    recio_err open_err;
+    /* byte mode */
+    uint64_t nbegin, nend, begin, end;
+    unsigned cur;
+    uint64_t ord;
+    int started, bdone;
+    /* index mode: positions [sbeg, send) of the epoch order belong to this rank */
+    uint64_t n, sbeg, send;
+    uint64_t *offs; /* NONE/FULL: global offset of each position */
+    uint64_t *perm; /* FULL: the epoch's order */
+    /* CHUNK */
+    uint64_t nchunks, nwin, win, K, W;
+    uint64_t *cstart, *cperm, *wstart;
+    recio__sent *went;
+    /* the epoch stream */
+    uint64_t epoch, count, target, seq;
+    recio__sreader rd[RECIO__SPLIT_READERS];
+    size_t rbuf; /* reader buffer when not set in the desc (0: the reader's default) */
+    uint64_t tick;
+    recio__probe probe;
+    recio_err sticky;
+    char errmsg[RECIO__ERRMSG];
+};
+
+static recio_err recio__sp_fail(recio_split *s, recio_err e, const char *f, ...) {
+    va_list ap;
+    va_start(ap, f);
+    recio__vfmt(s->errmsg, RECIO__ERRMSG, f, ap);
+    va_end(ap);
+    s->sticky = e;
+    return e;
+}
+
+static const char *recio__sp_name(const recio_split *s, unsigned f) { return s->files[f].path; }
+
+static recio_err recio__sp_open_io(recio_split *s, const char *path, recio_io *io) {
+    recio_err e;
+    memset(io, 0, sizeof *io);
+    if (s->d.open_file) e = s->d.open_file(s->d.open_user, path, io);
+    else {
+#ifndef RECIO_NO_STDIO
+        e = recio_io_open_file(io, path, "rb");
+#else
+        e = RECIO_ERR_UNSUPPORTED;
+#endif
+    }
+    if (e == RECIO_OK && !io->read) e = RECIO_ERR_ARG;
+    return e;
+}
+
+static recio_err recio__sp_open_fail(recio_split *s, const char *path, recio_err e) {
+    if (e == RECIO_ERR_IO) return recio__sp_fail(s, e, "%s: cannot open: %s", path, recio__errno_str(errno));
+    return recio__sp_fail(s, e, "%s: cannot open: %s", path, recio_strerror(e));
+}
+
+/* Largest i with files[i].base <= x: the file holding global offset x. */
+static unsigned recio__sp_file_at(const recio_split *s, uint64_t x) {
+    unsigned lo = 0, hi = s->nfiles;
+    while (hi - lo > 1) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (s->files[mid].base <= x) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Number of v[i] < x in a sorted array. */
+static size_t recio__sp_lower(const uint64_t *v, size_t n, uint64_t x) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static int recio__sp_cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+
+/* ---- file list: ';'-separated items, wildcards and directories expanded in sorted order ---- */
+
+static recio_err recio__sp_push(recio_split *s, const char *path, size_t n) {
+    recio__sfile *f;
+    if (s->nfiles == s->cap_files) {
+        unsigned nc = s->cap_files ? s->cap_files * 2 : 16;
+        recio__sfile *nf = (recio__sfile *)recio__realloc(&s->alloc, s->files, s->cap_files * sizeof *nf, nc * sizeof *nf);
+        if (!nf) return RECIO_ERR_NOMEM;
+        s->files = nf;
+        s->cap_files = nc;
+    }
+    f = &s->files[s->nfiles];
+    memset(f, 0, sizeof *f);
+    f->path = (char *)recio__malloc(&s->alloc, n + 1);
+    if (!f->path) return RECIO_ERR_NOMEM;
+    memcpy(f->path, path, n);
+    f->path[n] = 0;
+    s->nfiles++;
+    return RECIO_OK;
+}
+
+#if defined(RECIO__POSIX)
+#include <glob.h>
+#include <dirent.h>
+
+static int recio__sp_cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static recio_err recio__sp_push_sorted(recio_split *s, char **names, size_t n, const char *dir) {
+    size_t i, dl = dir ? strlen(dir) : 0;
+    recio_err e = RECIO_OK;
+    qsort(names, n, sizeof *names, recio__sp_cmp_str);
+    for (i = 0; i < n && !e; i++) {
+        char *full;
+        size_t nl = strlen(names[i]);
+        if (!dir) {
+            e = recio__sp_push(s, names[i], nl);
+            continue;
+        }
+        full = (char *)recio__malloc(&s->alloc, dl + nl + 2);
+        if (!full) return RECIO_ERR_NOMEM;
+        memcpy(full, dir, dl);
+        full[dl] = '/';
+        memcpy(full + dl + 1, names[i], nl + 1);
+        e = recio__sp_push(s, full, dl + nl + 1);
+        recio__free(&s->alloc, full);
+    }
+    return e;
+}
+
+static recio_err recio__sp_glob(recio_split *s, const char *pat) {
+    glob_t g;
+    recio_err e;
+    int rc = glob(pat, 0, NULL, &g);
+    if (rc == GLOB_NOMATCH) return recio__sp_fail(s, RECIO_ERR_IO, "%s: no file matches", pat);
+    if (rc != 0) return recio__sp_fail(s, RECIO_ERR_IO, "%s: cannot expand the pattern", pat);
+    e = recio__sp_push_sorted(s, g.gl_pathv, g.gl_pathc, NULL);
+    globfree(&g);
+    return e;
+}
+
+/* A directory stands for its *.rec files (not its .idx or .lst companions). */
+static recio_err recio__sp_dir(recio_split *s, const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    recio_buffer names;
+    size_t n, i;
+    recio_err e = RECIO_OK;
+    if (!d) return recio__sp_fail(s, RECIO_ERR_IO, "%s: cannot open directory: %s", dir, recio__errno_str(errno));
+    memset(&names, 0, sizeof names);
+    names.alloc = s->alloc;
+    while (!e && (de = readdir(d)) != NULL) {
+        size_t l = strlen(de->d_name);
+        char *copy;
+        if (de->d_name[0] == '.' || l < 5 || strcmp(de->d_name + l - 4, ".rec") != 0) continue;
+        copy = recio__strdup(&s->alloc, de->d_name);
+        if (!copy || recio__mem_write(&names, &copy, sizeof copy)) e = RECIO_ERR_NOMEM;
+    }
+    closedir(d);
+    n = names.size / sizeof(char *);
+    if (!e && n == 0) e = recio__sp_fail(s, RECIO_ERR_IO, "%s: no .rec file in this directory", dir);
+    if (!e) e = recio__sp_push_sorted(s, (char **)(void *)names.data, n, dir);
+    for (i = 0; i < n; i++) recio__free(&s->alloc, ((char **)(void *)names.data)[i]);
+    recio_buffer_free(&names);
+    return e;
+}
+#endif
+
+static recio_err recio__sp_item(recio_split *s, const char *item, size_t n) {
+#if defined(RECIO__POSIX)
+    char *z;
+    struct stat st;
+    recio_err e;
+    int known = 0;
+    if (s->d.open_file) return recio__sp_push(s, item, n);
+    z = (char *)recio__malloc(&s->alloc, n + 1);
+    if (!z) return RECIO_ERR_NOMEM;
+    memcpy(z, item, n);
+    z[n] = 0;
+    if (strpbrk(z, "*?[")) e = recio__sp_glob(s, z);
+    else if ((known = stat(z, &st) == 0) != 0 && S_ISDIR(st.st_mode)) e = recio__sp_dir(s, z);
+    else if ((e = recio__sp_push(s, item, n)) == RECIO_OK && known && S_ISREG(st.st_mode)) {
+        s->files[s->nfiles - 1].size = (uint64_t)st.st_size; /* one stat per file is the whole open cost */
+        s->files[s->nfiles - 1].sized = 1;
+    }
+    recio__free(&s->alloc, z);
+    return e;
+#else
+    return recio__sp_push(s, item, n);
+#endif
+}
+
+static recio_err recio__sp_size(recio_split *s, const char *path, uint64_t *size) {
+    recio_io io;
+    int64_t n;
+    recio_err e;
+#if defined(RECIO__POSIX)
+    struct stat st;
+    if (!s->d.open_file) {
+        if (stat(path, &st) != 0) return recio__sp_open_fail(s, path, RECIO_ERR_IO);
+        if (!S_ISREG(st.st_mode)) return recio__sp_fail(s, RECIO_ERR_IO, "%s: not a regular file", path);
+        *size = (uint64_t)st.st_size;
+        return RECIO_OK;
+    }
+#endif
+    if ((e = recio__sp_open_io(s, path, &io)) != RECIO_OK) return recio__sp_open_fail(s, path, e);
+    n = io.size ? io.size(io.user) : -1;
+    if (io.close) io.close(io.user);
+    if (n < 0) return recio__sp_fail(s, RECIO_ERR_IO, "%s: size unknown (the split needs file sizes)", path);
+    *size = (uint64_t)n;
+    return RECIO_OK;
+}
+
+/* Sizes and bases; 0-byte files are dropped as dmlc-core does, sizes must be whole words. */
+static recio_err recio__sp_files(recio_split *s, const char *uris) {
+    const char *p = uris, *q;
+    unsigned i, kept = 0;
+    recio_err e;
+    for (; *p; p = *q ? q + 1 : q) {
+        q = strchr(p, ';');
+        if (!q) q = p + strlen(p);
+        if (q > p && (e = recio__sp_item(s, p, (size_t)(q - p))) != RECIO_OK) return e;
+    }
+    if (s->nfiles == 0) return recio__sp_fail(s, RECIO_ERR_ARG, "no file in '%s'", uris);
+    for (i = 0; i < s->nfiles; i++) {
+        recio__sfile *f = &s->files[i];
+        if (!f->sized && (e = recio__sp_size(s, f->path, &f->size)) != RECIO_OK) return e;
+        if (f->size % 4)
+            return recio__sp_fail(s, RECIO_ERR_CORRUPT, "%s: offset %U: size %U is not a multiple of 4: not a RecordIO file, or truncated",
+                                  f->path, f->size - f->size % 4, f->size);
+    }
+    for (i = 0; i < s->nfiles; i++) {
+        recio__sfile *f = &s->files[i];
+        if (f->size == 0) {
+            recio__free(&s->alloc, f->path);
+            continue;
+        }
+        f->base = s->total;
+        s->total += f->size;
+        s->files[kept++] = *f;
+    }
+    s->nfiles = kept;
+    if (kept == 0) return recio__sp_fail(s, RECIO_ERR_ARG, "%s: every file is empty: no records", uris);
+    return RECIO_OK;
+}
+
+/* ---- probing: a window of bytes at any offset of one file ---- */
+
+static void recio__probe_close(recio__probe *p) {
+    if (p->open && p->io.close) p->io.close(p->io.user);
+    p->open = 0;
+    p->len = 0;
+}
+
+/* Bytes [at, at+n) of file f (fewer at its end) as *out; n <= RECIO__PROBE_BLOCK. */
+static recio_err recio__probe_get(recio_split *s, unsigned f, uint64_t at, size_t n, const unsigned char **out, size_t *got) {
+    recio__probe *p = &s->probe;
+    recio_err e;
+    if (!p->open || p->file != f) {
+        recio__probe_close(p);
+        if ((e = recio__sp_open_io(s, recio__sp_name(s, f), &p->io)) != RECIO_OK) return recio__sp_open_fail(s, recio__sp_name(s, f), e);
+        p->open = 1;
+        p->file = f;
+    }
+    if (!p->buf && !(p->buf = (unsigned char *)recio__malloc(&s->alloc, RECIO__PROBE_BLOCK))) return RECIO_ERR_NOMEM;
+    if (!(at >= p->off && at + n <= p->off + p->len)) {
+        int64_t k = 0;
+        if (!p->io.seek || p->io.seek(p->io.user, at) != 0)
+            return recio__sp_fail(s, RECIO_ERR_IO, "%s: offset %U: seek failed", recio__sp_name(s, f), at);
+        p->off = at;
+        p->len = 0;
+        while (p->len < RECIO__PROBE_BLOCK && (k = p->io.read(p->io.user, p->buf + p->len, RECIO__PROBE_BLOCK - p->len)) > 0) p->len += (size_t)k;
+        if (k < 0) return recio__sp_fail(s, RECIO_ERR_IO, "%s: offset %U: read failed", recio__sp_name(s, f), at);
+    }
+    *out = p->buf + (at - p->off);
+    *got = p->off + p->len - at < n ? (size_t)(p->off + p->len - at) : n;
+    return RECIO_OK;
+}
+
+/* dmlc-core's SeekRecordBegin: the first record head at or after local offset x of file f, word by
+   word (a magic followed by a cflag 2/3 word skips both), or the file's end. */
+static recio_err recio__sp_scan(recio_split *s, unsigned f, uint64_t x, uint64_t *head) {
+    const unsigned char *p;
+    size_t got;
+    recio_err e;
+    for (;;) {
+        if ((e = recio__probe_get(s, f, x, 8, &p, &got)) != RECIO_OK) return e;
+        if (got < 4) break;
+        if (recio_load_u32le(p) != RECIO_MAGIC) {
+            x += 4;
+            continue;
+        }
+        if (got < 8) return recio__sp_fail(s, RECIO_ERR_CORRUPT, "%s: offset %U: magic word at end of file: not a RecordIO file, or truncated", recio__sp_name(s, f), x);
+        if (recio_load_u32le(p + 4) >> 29 <= 1) {
+            *head = x;
+            return RECIO_OK;
+        }
+        x += 8;
+    }
+    *head = s->files[f].size;
+    return RECIO_OK;
+}
+
+/* The record at local offset x of file f: check its head and step over all its parts. */
+static recio_err recio__sp_hop(recio_split *s, unsigned f, uint64_t x, uint64_t *next) {
+    const unsigned char *p;
+    size_t got;
+    uint64_t at = x, size = s->files[f].size;
+    unsigned first = 1, cflag;
+    recio_err e;
+    do {
+        uint32_t lrec;
+        if ((e = recio__probe_get(s, f, at, 8, &p, &got)) != RECIO_OK) return e;
+        if (got < 8 || recio_load_u32le(p) != RECIO_MAGIC)
+            return recio__sp_fail(s, RECIO_ERR_CORRUPT, "%s: offset %U: no record header here", recio__sp_name(s, f), at);
+        lrec = recio_load_u32le(p + 4);
+        cflag = lrec >> 29;
+        if (first ? cflag > 1 : (cflag != 2 && cflag != 3))
+            return recio__sp_fail(s, RECIO_ERR_CORRUPT, "%s: offset %U: unexpected part (cflag %u)", recio__sp_name(s, f), at, cflag);
+        at += 8 + RECIO__ALIGN4((uint64_t)(lrec & RECIO_MAX_RECORD));
+        if (at > size) return recio__sp_fail(s, RECIO_ERR_CORRUPT, "%s: offset %U: record runs past end of file", recio__sp_name(s, f), x);
+        first = 0;
+    } while (cflag == 1 || cflag == 2);
+    *next = at;
+    return RECIO_OK;
+}
+
+/* ---- index files ---- */
+
+static recio_err recio__sp_slurp(recio_split *s, const char *path, recio_buffer *b) {
+    recio_io io;
+    char chunk[16384];
+    int64_t k;
+    memset(b, 0, sizeof *b);
+    b->alloc = s->alloc;
+    if (recio__sp_open_io(s, path, &io) != RECIO_OK) return RECIO_ERR_IO;
+    while ((k = io.read(io.user, chunk, sizeof chunk)) > 0)
+        if (recio__mem_write(b, chunk, (size_t)k)) {
+            k = -2;
+            break;
+        }
+    if (io.close) io.close(io.user);
+    if (k < 0) {
+        recio_buffer_free(b);
+        return k == -2 ? RECIO_ERR_NOMEM : recio__sp_fail(s, RECIO_ERR_IO, "%s: read failed", path);
+    }
+    return RECIO_OK;
+}
+
+/* Parse an index into a sorted array of offsets, each below `limit` and 4-aligned. */
+static recio_err recio__sp_load_index(recio_split *s, const char *path, uint64_t limit, uint64_t **out, size_t *n) {
+    recio_buffer text;
+    recio_index idx;
+    size_t i;
+    recio_err e;
+    uint64_t *v;
+    if ((e = recio__sp_slurp(s, path, &text)) != RECIO_OK) return e;
+    memset(&idx, 0, sizeof idx);
+    idx.alloc = s->alloc;
+    e = recio_index_parse(&idx, (const char *)text.data, text.size, path);
+    recio_buffer_free(&text);
+    if (e) return e == RECIO_ERR_NOMEM ? e : recio__sp_fail(s, e, "%s", idx.errmsg);
+    v = (uint64_t *)recio__malloc(&s->alloc, idx.count * sizeof *v);
+    if (!v) return recio_index_free(&idx), RECIO_ERR_NOMEM;
+    for (i = 0; i < idx.count; i++) v[i] = idx.entries[i].offset;
+    *n = idx.count;
+    recio_index_free(&idx);
+    qsort(v, *n, sizeof *v, recio__sp_cmp_u64);
+    for (e = RECIO_OK, i = 0; i < *n && !e; i++) {
+        if (v[i] + 8 > limit) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is past the end of the data (%U bytes): stale index?", path, v[i], limit);
+        else if (v[i] % 4) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is not a record head (not 4-aligned): stale index?", path, v[i]);
+        else if (i && v[i] == v[i - 1]) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is listed twice", path, v[i]);
+    }
+    if (e) return recio__free(&s->alloc, v), *n = 0, e;
+    *out = v;
+    return RECIO_OK;
+}
+
+/* FILE.idx beside the file, or with .rec replaced by .idx (im2rec's name), into f->idx; 1 when found. */
+static int recio__sp_index_name(recio_split *s, recio__sfile *f, recio_err *e) {
+    size_t n = strlen(f->path), k;
+    char *name;
+    *e = RECIO_OK;
+    if (f->idx) return 1;
+    if (!(name = (char *)recio__malloc(&s->alloc, n + 5))) return *e = RECIO_ERR_NOMEM, 0;
+    for (k = 0; k < 2; k++) {
+        recio_io io;
+        memcpy(name, f->path, n + 1);
+        if (k == 1) {
+            if (n < 5 || strcmp(f->path + n - 4, ".rec") != 0) break;
+            name[n - 4] = 0;
+        }
+        strcat(name, ".idx");
+        if (recio__sp_open_io(s, name, &io) == RECIO_OK) {
+            if (io.close) io.close(io.user);
+            f->idx = name;
+            return 1;
+        }
+    }
+    recio__free(&s->alloc, name);
+    return 0;
+}
+
+static int recio__sp_find_index(recio_split *s, recio__sfile *f, recio_err *e) {
+    if (!recio__sp_index_name(s, f, e)) return 0;
+    *e = recio__sp_load_index(s, f->idx, f->size, &f->offs, &f->noffs);
+    f->have_offs = *e == RECIO_OK;
+    return 1;
+}
+
+static recio_err recio__sp_no_index(recio_split *s, const recio__sfile *f) {
+    return recio__sp_fail(s, RECIO_ERR_IO, "%s: no index (looked for %s.idx and the name with .rec replaced by .idx); build one with 'recio index %s'",
+                          f->path, f->path, f->path);
+}
+
+/* Every record head of file f: from its index, else by hopping over the headers. */
+static recio_err recio__sp_file_offsets(recio_split *s, unsigned fi) {
+    recio__sfile *f = &s->files[fi];
+    recio_buffer v;
+    uint64_t x = 0;
+    recio_err e;
+    if (f->have_offs) return RECIO_OK;
+    if (recio__sp_find_index(s, f, &e)) return e;
+    memset(&v, 0, sizeof v);
+    v.alloc = s->alloc;
+    while (x < f->size) {
+        if (recio__mem_write(&v, &x, sizeof x)) return recio_buffer_free(&v), RECIO_ERR_NOMEM;
+        if ((e = recio__sp_hop(s, fi, x, &x)) != RECIO_OK) return recio_buffer_free(&v), e;
+    }
+    f->offs = (uint64_t *)(void *)v.data;
+    f->noffs = v.size / sizeof x;
+    f->have_offs = 1;
+    return RECIO_OK;
+}
+
+/* ---- byte mode ---- */
+
+/* A nominal offset moved to the next record head within its file (kept when it starts a file). */
+static recio_err recio__sp_adjust(recio_split *s, uint64_t x, uint64_t *out) {
+    unsigned f;
+    uint64_t head = 0;
+    recio_err e;
+    if (x >= s->total) return *out = s->total, RECIO_OK;
+    f = recio__sp_file_at(s, x);
+    if (x == s->files[f].base) return *out = x, RECIO_OK;
+    if ((e = recio__sp_scan(s, f, x - s->files[f].base, &head)) != RECIO_OK) return e;
+    *out = s->files[f].base + head;
+    return RECIO_OK;
+}
+
+static uint64_t recio__sp_nominal(const recio_split *s, uint64_t r) {
+    uint64_t step = s->total / s->nsplit + (s->total % s->nsplit != 0);
+    step = (step + 3) & ~(uint64_t)3;
+    return r > s->total / step ? s->total : (r * step < s->total ? r * step : s->total);
+}
+
+static recio_err recio__sp_byte_part(recio_split *s, unsigned r, uint64_t *nb, uint64_t *ne, uint64_t *b, uint64_t *e) {
+    recio_err err;
+    *nb = recio__sp_nominal(s, r);
+    *ne = recio__sp_nominal(s, (uint64_t)r + 1);
+    if (*nb == *ne) return *b = *e = *nb, RECIO_OK;
+    if ((err = recio__sp_adjust(s, *nb, b)) != RECIO_OK) return err;
+    return recio__sp_adjust(s, *ne, e);
+}
+
+/* Record heads before global offset x (every file's offsets loaded). */
+static uint64_t recio__sp_heads_before(const recio_split *s, uint64_t x) {
+    uint64_t n = 0;
+    unsigned i;
+    for (i = 0; i < s->nfiles && s->files[i].base < x; i++)
+        n += recio__sp_lower(s->files[i].offs, s->files[i].noffs, x - s->files[i].base);
+    return n;
+}
+
+/* Equalising byte parts needs every part's count: from each file's index, else header hops. */
+static recio_err recio__sp_byte_counts(recio_split *s) {
+    uint64_t lo = (uint64_t)-1, hi = 0, prev = 0, bound, nb, ne;
+    unsigned i, r;
+    recio_err e;
+    for (i = 0; i < s->nfiles; i++)
+        if ((e = recio__sp_file_offsets(s, i)) != RECIO_OK) return e;
+    for (r = 0; r < s->nsplit; r++) {
+        uint64_t c, b, en;
+        nb = recio__sp_nominal(s, r);
+        ne = recio__sp_nominal(s, (uint64_t)r + 1);
+        if (nb == ne) c = 0;
+        else {
+            if ((e = recio__sp_adjust(s, nb, &b)) != RECIO_OK) return e;
+            if ((e = recio__sp_adjust(s, ne, &en)) != RECIO_OK) return e;
+            bound = recio__sp_heads_before(s, en);
+            prev = recio__sp_heads_before(s, b);
+            c = bound - prev;
+        }
+        if (r == s->rank) s->count = c;
+        if (c < lo) lo = c;
+        if (c > hi) hi = c;
+    }
+    s->target = s->d.equalize == RECIO_EQUALIZE_PAD ? hi : lo;
+    return RECIO_OK;
+}
+
+/* ---- readers: a few open files, least recently used closed first ---- */
+
+/* Random reads through a buffer read a whole buffer per record: map the files instead. */
+static int recio__sp_mmap(const recio_split *s) {
+#if defined(RECIO__POSIX)
+    if (s->d.open_file || s->d.use_mmap < 0) return 0;
+    return s->d.use_mmap > 0 || s->d.shuffle != RECIO_SHUFFLE_NONE;
+#else
+    (void)s;
+    return 0;
+#endif
+}
+
+static recio_err recio__sp_reader(recio_split *s, unsigned f, recio_reader **out) {
+    recio__sreader *slot = &s->rd[0];
+    recio_reader_desc rd;
+    const char *path = recio__sp_name(s, f);
+    recio_err e;
+    /* Sequential reading needs one file at a time: closing it first lets its buffer be reused
+       while still warm in the cache. Shuffled reading keeps a few files open. */
+    int k, slots = !s->d.shuffle ? 1 : recio__sp_mmap(s) ? RECIO__SPLIT_READERS : RECIO__SPLIT_FDS;
+    for (k = 0; k < slots; k++) {
+        if (s->rd[k].r && s->rd[k].file == f) {
+            s->rd[k].used = ++s->tick;
+            return *out = s->rd[k].r, RECIO_OK;
+        }
+        if (!s->rd[k].r || s->rd[k].used < slot->used) slot = &s->rd[k];
+        if (!slot->r) break;
+    }
+    recio_reader_close(slot->r);
+    slot->r = NULL;
+    memset(&rd, 0, sizeof rd);
+    rd.alloc = s->alloc;
+    rd.buffer_size = s->d.buffer_size ? s->d.buffer_size : s->rbuf;
+    rd.name = path;
+    if (s->d.open_file) {
+        if ((e = recio__sp_open_io(s, path, &rd.io)) != RECIO_OK) return recio__sp_open_fail(s, path, e);
+        e = recio_reader_open_desc(&slot->r, NULL, &rd);
+        if (e && rd.io.close) rd.io.close(rd.io.user);
+    } else {
+        rd.use_mmap = recio__sp_mmap(s);
+        e = recio_reader_open_desc(&slot->r, path, &rd);
+    }
+    if (e) return recio__sp_open_fail(s, path, e);
+    slot->file = f;
+    slot->used = ++s->tick;
+    return *out = slot->r, RECIO_OK;
+}
+
+static recio_err recio__sp_read_fail(recio_split *s, recio_reader *r, recio_err e, unsigned f) {
+    if (s->indexed && s->files[f].idx)
+        return recio__sp_fail(s, e, "%s (offset from %s: stale index? rebuild it with 'recio index')", recio_reader_errmsg(r), s->files[f].idx);
+    if (s->indexed && s->index_path)
+        return recio__sp_fail(s, e, "%s (offset from %s: stale index?)", recio_reader_errmsg(r), s->index_path);
+    return recio__sp_fail(s, e, "%s", recio_reader_errmsg(r));
+}
+
+/* The record whose head is at global offset g. */
+static recio_err recio__sp_read_at(recio_split *s, uint64_t g, recio_record *rec, unsigned *fi) {
+    unsigned f = recio__sp_file_at(s, g);
+    uint64_t local = g - s->files[f].base;
+    recio_reader *r;
+    recio_err e;
+    if ((e = recio__sp_reader(s, f, &r)) != RECIO_OK) return e;
+    if (recio_reader_tell(r) != local && (e = recio_reader_seek(r, local)) != RECIO_OK) return recio__sp_read_fail(s, r, e, f);
+    if ((e = recio_reader_next(r, rec)) != RECIO_OK)
+        return recio__sp_read_fail(s, r, e == RECIO_END ? RECIO_ERR_CORRUPT : e, f);
+    *fi = f;
+    return RECIO_OK;
+}
+
+/* Ordinal of the record at local offset x of file f, from its offsets (index or hop). */
+static recio_err recio__sp_ordinal(recio_split *s, unsigned f, uint64_t x, uint64_t *ord) {
+    recio__sfile *sf = &s->files[f];
+    size_t k;
+    recio_err e;
+    if ((e = recio__sp_file_offsets(s, f)) != RECIO_OK) return e;
+    k = recio__sp_lower(sf->offs, sf->noffs, x);
+    if (k == sf->noffs || sf->offs[k] != x)
+        return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U: record not listed in %s: stale index?", sf->path, x, sf->idx ? sf->idx : "the header hop");
+    *ord = k;
+    return RECIO_OK;
+}
+
+static recio_err recio__sp_byte_next(recio_split *s, recio_record *rec, recio_split_where *w) {
+    recio_reader *r;
+    recio_err e;
+    if (s->bdone) return RECIO_END;
+    if (!s->started) {
+        uint64_t local;
+        if (s->begin >= s->end) return s->bdone = 1, RECIO_END;
+        s->cur = recio__sp_file_at(s, s->begin);
+        local = s->begin - s->files[s->cur].base;
+        s->ord = local == 0 ? 0 : RECIO_SPLIT_UNKNOWN;
+        if (local && s->d.ordinals && (e = recio__sp_ordinal(s, s->cur, local, &s->ord)) != RECIO_OK) return e;
+        if ((e = recio__sp_reader(s, s->cur, &r)) != RECIO_OK) return e;
+        if ((e = recio_reader_seek(r, local)) != RECIO_OK) return recio__sp_read_fail(s, r, e, s->cur);
+        s->started = 1;
+    }
+    for (;;) {
+        if ((e = recio__sp_reader(s, s->cur, &r)) != RECIO_OK) return e;
+        e = recio_reader_next(r, rec);
+        if (e == RECIO_OK) break;
+        if (e != RECIO_END) return recio__sp_read_fail(s, r, e, s->cur);
+        if (++s->cur >= s->nfiles || s->files[s->cur].base >= s->end) return s->bdone = 1, RECIO_END;
+        if ((e = recio__sp_reader(s, s->cur, &r)) != RECIO_OK) return e;
+        if ((e = recio_reader_seek(r, 0)) != RECIO_OK) return recio__sp_read_fail(s, r, e, s->cur);
+        s->ord = 0;
+    }
+    w->key = s->files[s->cur].base + rec->offset;
+    if (w->key >= s->end) return s->bdone = 1, RECIO_END;
+    w->file = s->cur;
+    w->ordinal = s->ord;
+    w->index = RECIO_SPLIT_UNKNOWN;
+    if (s->ord != RECIO_SPLIT_UNKNOWN) s->ord++;
+    return RECIO_OK;
+}
+
+/* ---- index mode ---- */
+
+static void recio__sp_fisher_yates(uint64_t *v, uint64_t n, uint64_t seed) {
+    recio_rng rng;
+    uint64_t i;
+    recio_rng_seed(&rng, seed);
+    for (i = n; i > 1; i--) {
+        uint64_t j = recio_rng_below(&rng, i), t = v[i - 1];
+        v[i - 1] = v[j];
+        v[j] = t;
+    }
+}
+
+static void recio__sp_iota(uint64_t *v, uint64_t n) {
+    uint64_t i;
+    for (i = 0; i < n; i++) v[i] = i;
+}
+
+/* Global offsets of every indexed record, sorted: one index (global offsets) or one per file. */
+static recio_err recio__sp_gather(recio_split *s) {
+    recio_buffer all;
+    unsigned i;
+    size_t k;
+    recio_err e;
+    if (s->index_path) {
+        size_t n;
+        if ((e = recio__sp_load_index(s, s->index_path, s->total, &s->offs, &n)) != RECIO_OK)
+            return e == RECIO_ERR_IO && !s->errmsg[0] ? recio__sp_open_fail(s, s->index_path, e) : e;
+        s->n = n;
+        return RECIO_OK;
+    }
+    memset(&all, 0, sizeof all);
+    all.alloc = s->alloc;
+    for (i = 0; i < s->nfiles; i++) {
+        recio__sfile *f = &s->files[i];
+        if (!recio__sp_find_index(s, f, &e) && !e) e = recio__sp_no_index(s, f);
+        for (k = 0; !e && k < f->noffs; k++) {
+            uint64_t g = f->base + f->offs[k];
+            if (recio__mem_write(&all, &g, sizeof g)) e = RECIO_ERR_NOMEM;
+        }
+        recio__free(&s->alloc, f->offs);
+        f->offs = NULL;
+        f->noffs = 0;
+        f->have_offs = 0;
+        if (e) return recio_buffer_free(&all), e;
+    }
+    s->offs = (uint64_t *)(void *)all.data;
+    s->n = all.size / sizeof(uint64_t);
+    return RECIO_OK;
+}
+
+/* CHUNK mode reads its index as a stream and keeps every K-th offset: an index that does not fit
+   in memory never has to. An index not sorted by offset is loaded whole instead (RECIO_END). */
+typedef struct recio__ixstream {
+    recio_buffer starts; /* global offset of every K-th record */
+    uint64_t count, last;
+    unsigned fi;         /* one global index: the file holding `last` */
+    int global;
+} recio__ixstream;
+
+static recio_err recio__sp_ix_line(recio_split *s, recio__ixstream *st, const char *b, const char *e, uint64_t line, const char *path,
+                                   uint64_t base, uint64_t limit) {
+    uint64_t key, off, g;
+    if (recio__parse_u64(&b, e, &key)) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: expected 'key<TAB>offset'", path, line);
+    while (b < e && recio__is_blank(*b)) b++;
+    if (recio__parse_u64(&b, e, &off)) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: expected an offset after the key", path, line);
+    while (b < e && recio__is_blank(*b)) b++;
+    if (b != e) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: unexpected text after the offset", path, line);
+    if (off + 8 > limit) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is past the end of the data (%U bytes): stale index?", path, off, limit);
+    if (off % 4) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is not a record head (not 4-aligned): stale index?", path, off);
+    g = base + off;
+    if (st->count && g <= st->last) return RECIO_END;
+    if (st->global)
+        while (st->fi + 1 < s->nfiles && g >= s->files[st->fi + 1].base) s->files[++st->fi].first = st->count;
+    if (st->count % s->K == 0 && recio__mem_write(&st->starts, &g, sizeof g)) return RECIO_ERR_NOMEM;
+    st->count++;
+    st->last = g;
+    return RECIO_OK;
+}
+
+static recio_err recio__sp_ix_stream(recio_split *s, recio__ixstream *st, const char *path, uint64_t base, uint64_t limit) {
+    enum { BLOCK = 65536 };
+    recio_io io;
+    char *buf = (char *)recio__malloc(&s->alloc, BLOCK + 1);
+    size_t have = 0;
+    uint64_t line = 0;
+    int64_t k = 1;
+    recio_err e = RECIO_OK;
+    if (!buf) return RECIO_ERR_NOMEM;
+    if ((e = recio__sp_open_io(s, path, &io)) != RECIO_OK) return recio__free(&s->alloc, buf), recio__sp_open_fail(s, path, e);
+    while (!e && k > 0) {
+        char *p = buf, *end, *nl;
+        if ((k = io.read(io.user, buf + have, BLOCK - have)) < 0) e = recio__sp_fail(s, RECIO_ERR_IO, "%s: read failed", path);
+        have += k > 0 ? (size_t)k : 0;
+        end = buf + have;
+        if (k == 0 && have && end[-1] != '\n') *end++ = '\n'; /* a last line without its newline */
+        for (; !e && (nl = (char *)memchr(p, '\n', (size_t)(end - p))) != NULL; p = nl + 1) {
+            char *t = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
+            line++;
+            if (t > p) e = recio__sp_ix_line(s, st, p, t, line, path, base, limit);
+        }
+        if (!e && p == buf && have == BLOCK) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U is too long", path, line + 1);
+        have = p < buf + have ? (size_t)(buf + have - p) : 0; /* the unfinished line moves to the front */
+        if (have) memmove(buf, p, have);
+    }
+    if (io.close) io.close(io.user);
+    recio__free(&s->alloc, buf);
+    return e;
+}
+
+/* Chunk starts from the index stream(s); RECIO_END when an index is not sorted by offset. */
+static recio_err recio__sp_chunk_stream(recio_split *s) {
+    recio__ixstream st;
+    unsigned i;
+    recio_err e = RECIO_OK;
+    uint64_t end;
+    memset(&st, 0, sizeof st);
+    st.starts.alloc = s->alloc;
+    st.global = s->index_path != NULL;
+    if (st.global) e = recio__sp_ix_stream(s, &st, s->index_path, 0, s->total);
+    for (i = 0; !st.global && !e && i < s->nfiles; i++) {
+        recio__sfile *f = &s->files[i];
+        f->first = st.count;
+        if (!recio__sp_index_name(s, f, &e) && !e) e = recio__sp_no_index(s, f);
+        if (!e) e = recio__sp_ix_stream(s, &st, f->idx, f->base, f->size);
+    }
+    for (i = st.fi + 1; st.global && !e && i < s->nfiles; i++) s->files[i].first = st.count;
+    end = s->total;
+    if (!e && recio__mem_write(&st.starts, &end, sizeof end)) e = RECIO_ERR_NOMEM;
+    if (e) {
+        if (e == RECIO_END) s->errmsg[0] = 0, s->sticky = RECIO_OK;
+        recio_buffer_free(&st.starts);
+        return e;
+    }
+    s->n = st.count;
+    s->cstart = (uint64_t *)(void *)st.starts.data;
+    return RECIO_OK;
+}
+
+/* Positions [r*n/N, (r+1)*n/N) when equalised, else dmlc's ceil(n/N) per rank. */
+static void recio__sp_slice(const recio_split *s, uint64_t r, uint64_t *b) {
+    uint64_t n = s->n, N = s->nsplit, step;
+    if (s->d.equalize) {
+        *b = n / N * r + n % N * r / N;
+        return;
+    }
+    step = n / N + (n % N != 0);
+    *b = r > n / (step ? step : 1) ? n : (r * step < n ? r * step : n);
+}
+
+/* Every offset in memory, sorted (NONE, FULL, and CHUNK over an unsorted index). */
+static recio_err recio__sp_index_all(recio_split *s) {
+    unsigned i;
+    uint64_t c;
+    recio_err e;
+    if ((e = recio__sp_gather(s)) != RECIO_OK) return e;
+    for (i = 0; i < s->nfiles; i++) s->files[i].first = recio__sp_lower(s->offs, (size_t)s->n, s->files[i].base);
+    if (s->d.shuffle != RECIO_SHUFFLE_CHUNK || s->n == 0) return RECIO_OK;
+    if (!(s->cstart = (uint64_t *)recio__malloc(&s->alloc, (size_t)((s->n + s->K - 1) / s->K + 1) * sizeof(uint64_t)))) return RECIO_ERR_NOMEM;
+    for (c = 0; c * s->K < s->n; c++) s->cstart[c] = s->offs[c * s->K];
+    s->cstart[c] = s->total;
+    recio__free(&s->alloc, s->offs); /* from here one offset per chunk is all that is kept */
+    s->offs = NULL;
+    return RECIO_OK;
+}
+
+static recio_err recio__sp_index_open(recio_split *s) {
+    recio_err e = RECIO_END;
+    s->K = s->d.chunk_records ? s->d.chunk_records : 256;
+    s->W = s->d.window_chunks ? s->d.window_chunks : 16;
+    if (s->K > (SIZE_MAX / sizeof(recio__sent)) / s->W) return recio__sp_fail(s, RECIO_ERR_ARG, "chunk_records * window_chunks is too large");
+    if (s->d.shuffle == RECIO_SHUFFLE_CHUNK) e = recio__sp_chunk_stream(s);
+    if (e == RECIO_END) e = recio__sp_index_all(s);
+    if (e) return e;
+    if (s->n == 0) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: the index lists no record", s->index_path ? s->index_path : s->files[0].path);
+    recio__sp_slice(s, s->rank, &s->sbeg);
+    recio__sp_slice(s, (uint64_t)s->rank + 1, &s->send);
+    s->begin = !s->offs ? 0 : s->sbeg < s->n ? s->offs[s->sbeg] : s->total;
+    s->end = !s->offs ? s->total : s->send < s->n ? s->offs[s->send] : s->total;
+    s->count = s->send - s->sbeg;
+    if (s->d.shuffle) { /* a buffered random read costs one buffer fill: make it about two records */
+        uint64_t avg = s->total / s->n * 2;
+        s->rbuf = avg < 4096 ? 4096 : avg > RECIO__DEFAULT_BUFFER ? RECIO__DEFAULT_BUFFER : (size_t)avg;
+    }
+    /* balanced slices hold floor(n/N) or ceil(n/N) records */
+    if (s->d.equalize == RECIO_EQUALIZE_PAD) s->target = s->n / s->nsplit + (s->n % s->nsplit != 0);
+    else if (s->d.equalize == RECIO_EQUALIZE_DROP) s->target = s->n / s->nsplit;
+    if (s->d.shuffle == RECIO_SHUFFLE_FULL) {
+        if (s->n > SIZE_MAX / sizeof(uint64_t)) return RECIO_ERR_NOMEM;
+        if (!(s->perm = (uint64_t *)recio__malloc(&s->alloc, (size_t)s->n * sizeof(uint64_t)))) return RECIO_ERR_NOMEM;
+    }
+    if (s->d.shuffle == RECIO_SHUFFLE_CHUNK) {
+        s->nchunks = (s->n + s->K - 1) / s->K;
+        s->nwin = (s->nchunks + s->W - 1) / s->W;
+        s->cperm = (uint64_t *)recio__malloc(&s->alloc, (size_t)s->nchunks * sizeof(uint64_t));
+        s->wstart = (uint64_t *)recio__malloc(&s->alloc, (size_t)(s->nwin + 1) * sizeof(uint64_t));
+        s->went = (recio__sent *)recio__malloc(&s->alloc, (size_t)(s->K * s->W) * sizeof(recio__sent));
+        if (!s->cperm || !s->wstart || !s->went) return RECIO_ERR_NOMEM;
+    }
+    return RECIO_OK;
+}
+
+/* CHUNK: the epoch's chunk order and where each window starts in the sequence. */
+static void recio__sp_chunk_epoch(recio_split *s) {
+    uint64_t w, last = s->n - (s->nchunks - 1) * s->K;
+    recio__sp_iota(s->cperm, s->nchunks);
+    recio__sp_fisher_yates(s->cperm, s->nchunks, recio_seed_for(s->d.seed, s->epoch, 0));
+    s->wstart[0] = 0;
+    for (w = 0; w < s->nwin; w++) {
+        uint64_t c, size = 0;
+        for (c = w * s->W; c < (w + 1) * s->W && c < s->nchunks; c++) size += s->cperm[c] == s->nchunks - 1 ? last : s->K;
+        s->wstart[w + 1] = s->wstart[w] + size;
+    }
+    s->win = RECIO_SPLIT_UNKNOWN;
+}
+
+/* Offsets of the records of window w, found by hopping from each chunk's first record. */
+static recio_err recio__sp_chunk_window(recio_split *s, uint64_t w) {
+    uint64_t c, at = 0, i, k;
+    recio_rng rng;
+    recio_err e;
+    for (c = w * s->W; c < (w + 1) * s->W && c < s->nchunks; c++) {
+        uint64_t ch = s->cperm[c], g = s->cstart[ch], nrec = ch == s->nchunks - 1 ? s->n - ch * s->K : s->K;
+        for (i = 0; i < nrec; i++) { /* a sequential pass over the chunk (cheap when mapped) */
+            recio_record rec;
+            recio_reader *r;
+            unsigned f;
+            s->went[at].off = g;
+            s->went[at++].pos = ch * s->K + i;
+            if ((e = recio__sp_read_at(s, g, &rec, &f)) != RECIO_OK) return e;
+            if ((e = recio__sp_reader(s, f, &r)) != RECIO_OK) return e;
+            g = s->files[f].base + recio_reader_tell(r);
+        }
+        if (ch + 1 < s->nchunks && g != s->cstart[ch + 1])
+            return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U: the index skips records here; chunk shuffle needs an index of every record",
+                                  recio__sp_name(s, recio__sp_file_at(s, g)), g - s->files[recio__sp_file_at(s, g)].base);
+    }
+    recio_rng_seed(&rng, recio_seed_for(s->d.seed, s->epoch, w + 1)); /* the window's own shuffle */
+    for (k = at; k > 1; k--) {
+        uint64_t j = recio_rng_below(&rng, k);
+        recio__sent t = s->went[k - 1];
+        s->went[k - 1] = s->went[j];
+        s->went[j] = t;
+    }
+    s->win = w;
+    return RECIO_OK;
+}
+
+/* Position and offset of sequence index q of this epoch's order. */
+static recio_err recio__sp_locate(recio_split *s, uint64_t q, uint64_t *pos, uint64_t *off) {
+    uint64_t w;
+    recio_err e;
+    if (s->d.shuffle != RECIO_SHUFFLE_CHUNK) {
+        *pos = s->perm ? s->perm[q] : q;
+        *off = s->offs[*pos];
+        return RECIO_OK;
+    }
+    if (s->win == RECIO_SPLIT_UNKNOWN || q < s->wstart[s->win] || q >= s->wstart[s->win + 1]) {
+        uint64_t lo = 0, hi = s->nwin;
+        while (hi - lo > 1) {
+            w = lo + (hi - lo) / 2;
+            if (s->wstart[w] <= q) lo = w;
+            else hi = w;
+        }
+        if ((e = recio__sp_chunk_window(s, lo)) != RECIO_OK) return e;
+    }
+    *pos = s->went[q - s->wstart[s->win]].pos;
+    *off = s->went[q - s->wstart[s->win]].off;
+    return RECIO_OK;
+}
+
+static recio_err recio__sp_index_next(recio_split *s, recio_record *rec, recio_split_where *w) {
+    uint64_t pos, off;
+    unsigned f = 0;
+    recio_err e;
+    if (s->count == 0) return RECIO_END;
+    if (s->target == RECIO_SPLIT_UNKNOWN && s->seq >= s->count) return RECIO_END;
+    if ((e = recio__sp_locate(s, s->sbeg + s->seq % s->count, &pos, &off)) != RECIO_OK) return e;
+    if ((e = recio__sp_read_at(s, off, rec, &f)) != RECIO_OK) return e;
+    w->file = f;
+    w->key = off;
+    w->index = pos;
+    w->ordinal = pos - s->files[f].first;
+    return RECIO_OK;
+}
+
+/* ---- public ---- */
+
+RECIODEF recio_err recio_split_reset(recio_split *s, uint64_t epoch) {
+    if (!s) return RECIO_ERR_ARG;
+    if (s->open_err) return s->open_err;
+    s->sticky = RECIO_OK;
+    s->errmsg[0] = 0;
+    s->epoch = epoch;
+    s->seq = 0;
+    s->started = s->bdone = 0;
+    if (s->perm) {
+        recio__sp_iota(s->perm, s->n);
+        recio__sp_fisher_yates(s->perm, s->n, recio_seed_for(s->d.seed, epoch, 0));
+    }
+    if (s->cperm) recio__sp_chunk_epoch(s);
+    return RECIO_OK;
+}
+
+static recio_err recio__sp_setup(recio_split *s, const char *uris) {
+    recio_err e;
+    if (s->nsplit == 0) return recio__sp_fail(s, RECIO_ERR_ARG, "nsplit is 0: there must be at least one part");
+    if (s->rank >= s->nsplit) return recio__sp_fail(s, RECIO_ERR_ARG, "rank %u is out of range: nsplit is %u, so ranks are 0..%u", s->rank, s->nsplit, s->nsplit - 1);
+    if ((unsigned)s->d.shuffle > 2 || (unsigned)s->d.equalize > 2 || (unsigned)s->d.mode > 1)
+        return recio__sp_fail(s, RECIO_ERR_ARG, "unknown mode, shuffle or equalize value");
+    if ((e = recio__sp_files(s, uris)) != RECIO_OK) return e;
+    s->indexed = s->d.mode == RECIO_SPLIT_INDEX || s->index_path || s->d.shuffle;
+    s->count = s->target = RECIO_SPLIT_UNKNOWN;
+    if (s->indexed) e = recio__sp_index_open(s);
+    else {
+        e = recio__sp_byte_part(s, s->rank, &s->nbegin, &s->nend, &s->begin, &s->end);
+        if (!e && s->d.equalize) e = recio__sp_byte_counts(s);
+    }
+    if (e) return e;
+    recio__probe_close(&s->probe);
+    if (s->d.equalize == RECIO_EQUALIZE_PAD && s->count == 0 && s->target > 0)
+        return recio__sp_fail(s, RECIO_ERR_ARG, "rank %u of %u has no records to repeat for padding (%s)", s->rank, s->nsplit,
+                              s->indexed ? "fewer records than ranks" : "byte parts can be empty: use the index mode");
+    return recio_split_reset(s, s->d.epoch);
+}
+
+RECIODEF recio_err recio_split_open_desc(recio_split **out, const char *uris, unsigned rank, unsigned nsplit, const recio_split_desc *desc) {
+    recio_split *s;
+    recio_allocator a;
+    recio_err e;
+    if (!out) return RECIO_ERR_ARG;
+    *out = NULL;
+    memset(&a, 0, sizeof a);
+    if (desc) a = desc->alloc;
+    if (!(s = (recio_split *)recio__malloc(&a, sizeof *s))) return RECIO_ERR_NOMEM;
+    memset(s, 0, sizeof *s);
+    s->alloc = a;
+    if (desc) s->d = *desc;
+    s->rank = rank;
+    s->nsplit = nsplit;
+    s->win = RECIO_SPLIT_UNKNOWN;
+    if (s->d.index_path && !(s->index_path = recio__strdup(&a, s->d.index_path))) e = RECIO_ERR_NOMEM;
+    else if (!uris) e = recio__sp_fail(s, RECIO_ERR_ARG, "no uris");
+    else e = recio__sp_setup(s, uris);
+    if (e == RECIO_ERR_NOMEM) {
+        recio_split_close(s);
+        return e;
+    }
+    s->open_err = e;
+    *out = s;
+    return e;
+}
+
+RECIODEF recio_err recio_split_open(recio_split **s, const char *uris, unsigned rank, unsigned nsplit) {
+    return recio_split_open_desc(s, uris, rank, nsplit, NULL);
+}
+
+RECIODEF recio_err recio_split_next_where(recio_split *s, recio_record *rec, recio_split_where *where) {
+    recio_split_where w;
+    recio_err e;
+    if (!s || !rec) return RECIO_ERR_ARG;
+    if (s->sticky) return s->sticky;
+    if (s->target != RECIO_SPLIT_UNKNOWN && s->seq >= s->target) return RECIO_END;
+    memset(&w, 0, sizeof w);
+    if (s->indexed) e = recio__sp_index_next(s, rec, &w);
+    else {
+        e = recio__sp_byte_next(s, rec, &w);
+        if (e == RECIO_END && s->target != RECIO_SPLIT_UNKNOWN && s->seq < s->target && s->count) {
+            s->started = s->bdone = 0; /* pad: go round the own part again */
+            e = recio__sp_byte_next(s, rec, &w);
+        }
+    }
+    if (e) return e == RECIO_END ? e : (s->sticky = e);
+    w.path = s->files[w.file].path;
+    w.seq = s->seq;
+    w.repeat = s->count != RECIO_SPLIT_UNKNOWN && s->seq >= s->count;
+    s->seq++;
+    if (where) *where = w;
+    return RECIO_OK;
+}
+
+RECIODEF recio_err recio_split_next(recio_split *s, recio_record *rec) { return recio_split_next_where(s, rec, NULL); }
+
+RECIODEF void recio_split_bounds(const recio_split *s, uint64_t *begin, uint64_t *end) {
+    if (begin) *begin = s ? s->begin : 0;
+    if (end) *end = s ? s->end : 0;
+}
+
+RECIODEF uint64_t recio_split_count(const recio_split *s) {
+    if (!s) return 0;
+    return s->target != RECIO_SPLIT_UNKNOWN ? s->target : s->count;
+}
+
+RECIODEF uint64_t recio_split_total_bytes(const recio_split *s) { return s ? s->total : 0; }
+RECIODEF unsigned recio_split_nfiles(const recio_split *s) { return s ? s->nfiles : 0; }
+RECIODEF const char *recio_split_file(const recio_split *s, unsigned i) { return s && i < s->nfiles ? s->files[i].path : NULL; }
+RECIODEF const char *recio_split_errmsg(const recio_split *s) { return s ? s->errmsg : ""; }
+
+RECIODEF void recio_split_close(recio_split *s) {
+    unsigned i;
+    if (!s) return;
+    for (i = 0; i < RECIO__SPLIT_READERS; i++) recio_reader_close(s->rd[i].r);
+    recio__probe_close(&s->probe);
+    recio__free(&s->alloc, s->probe.buf);
+    for (i = 0; i < s->nfiles; i++) {
+        recio__free(&s->alloc, s->files[i].path);
+        recio__free(&s->alloc, s->files[i].idx);
+        recio__free(&s->alloc, s->files[i].offs);
+    }
+    recio__free(&s->alloc, s->files);
+    recio__free(&s->alloc, s->index_path);
+    recio__free(&s->alloc, s->offs);
+    recio__free(&s->alloc, s->perm);
+    recio__free(&s->alloc, s->cstart);
+    recio__free(&s->alloc, s->cperm);
+    recio__free(&s->alloc, s->wstart);
+    recio__free(&s->alloc, s->went);
+    recio__free(&s->alloc, s);
+}
 
 /* ---- 5. IMAGE OPS: implementation -------------------------------------------------------------- */
 

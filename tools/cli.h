@@ -27,4 +27,5 @@ int cli_parse_u64(const char *s, unsigned long long *out);
 CLI_COMMAND(cli_cmd_dump);
 CLI_COMMAND(cli_cmd_verify);
 CLI_COMMAND(cli_cmd_index);
+CLI_COMMAND(cli_cmd_split);
 #endif

@@ -10,6 +10,7 @@ static const cli_command commands[] = {
     {"dump", "print every record: ordinal, offset, length (--header: image record fields)", cli_cmd_dump},
     {"verify", "check that every record of .rec files can be read", cli_cmd_verify},
     {"index", "rebuild the .idx of a .rec by scanning it", cli_cmd_index},
+    {"split", "the records of one worker's part of a dataset (as dmlc-core's InputSplit)", cli_cmd_split},
 };
 
 void cli_err(const char *fmt, ...) {
