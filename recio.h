@@ -574,8 +574,10 @@ typedef struct recio_batch {
 
 typedef struct recio_iter recio_iter;
 
-/* Open an iterator at epoch 0 (threads start at once). On error *it is NULL. */
+/* Open an iterator at epoch 0 (threads start at once). On error *it is NULL; the _ex variant also
+   writes why into errmsg (errmsg_size bytes; e.g. "spec:1:7: unknown op 'flipp'"). */
 RECIODEF recio_err recio_iter_open(recio_iter **it, const recio_iter_desc *desc);
+RECIODEF recio_err recio_iter_open_ex(recio_iter **it, const recio_iter_desc *desc, char *errmsg, size_t errmsg_size);
 /* Next batch: RECIO_OK, RECIO_END at the end of the epoch (again until recio_iter_reset), or an
    error, kept until the next reset, with "FILE: offset N: what" in recio_iter_errmsg. */
 RECIODEF recio_err recio_iter_next(recio_iter *it, recio_batch *b);
@@ -3275,12 +3277,12 @@ typedef struct recio__it_slot {
     char *errmsg;      /* RECIO__ERRMSG bytes */
 } recio__it_slot;
 
-/* The records of the files, in order; `aux` reads single records anywhere (padding, roll-over). */
+/* The records of this part (a recio_split); `aux` reads single records anywhere (padding,
+   roll-over, restore). */
 typedef struct recio__it_src {
-    char *list;
-    char **files;
-    unsigned nfiles, cur, aux_file;
-    recio_reader *rd, *aux;
+    recio_split *split;
+    unsigned part, nfiles, aux_file;
+    recio_reader *aux;
 } recio__it_src;
 
 struct recio_iter {
@@ -3340,93 +3342,99 @@ static void *recio__it_calloc(const recio_allocator *a, size_t n, size_t size) {
     return p;
 }
 
-static const char *recio__it_file(const recio_iter *it, uint64_t key) {
-    uint64_t f = key >> 48;
-    return f < it->src.nfiles ? it->src.files[f] : "?";
-}
+/* ---- source: part `part` of the split ---- */
 
-/* ---- source: the files in order ---- */
-
-static recio_err recio__it_src_init(recio_iter *it) {
-    recio__it_src *s = &it->src;
-    char *c;
-    unsigned n = 1;
-    s->list = recio__strdup(&it->d.alloc, it->d.uris);
-    if (!s->list) return RECIO_ERR_NOMEM;
-    for (c = s->list; *c; c++) n += *c == ';';
-    s->files = (char **)recio__it_calloc(&it->d.alloc, n, sizeof *s->files);
-    if (!s->files) return RECIO_ERR_NOMEM;
-    for (c = s->list; c;) {
-        char *semi = strchr(c, ';');
-        if (semi) *semi = 0;
-        if (*c) s->files[s->nfiles++] = c;
-        c = semi ? semi + 1 : NULL;
+static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t epoch, char *msg) {
+    recio_split_desc sd;
+    recio_err e;
+    memset(&sd, 0, sizeof sd);
+    sd.mode = it->d.index ? RECIO_SPLIT_INDEX : RECIO_SPLIT_BYTES;
+    sd.shuffle = it->d.shuffle ? RECIO_SHUFFLE_FULL : RECIO_SHUFFLE_NONE;
+    sd.equalize = it->d.equalise ? RECIO_EQUALIZE_PAD : RECIO_EQUALIZE_NONE;
+    sd.seed = it->d.seed;
+    sd.epoch = epoch;
+    sd.alloc = it->d.alloc;
+    recio_split_close(it->src.split);
+    it->src.split = NULL;
+    e = recio_split_open_desc(&it->src.split, it->d.uris, part, it->d.nsplit, &sd);
+    if (e != RECIO_OK) {
+        recio__fmt(msg, RECIO__ERRMSG, "%s", it->src.split && *recio_split_errmsg(it->src.split) ? recio_split_errmsg(it->src.split) : recio_strerror(e));
+        recio_split_close(it->src.split);
+        it->src.split = NULL;
+        return e;
     }
-    s->aux_file = UINT_MAX;
-    if (!s->nfiles || s->nfiles > 0xffffu) return RECIO_ERR_ARG;
+    it->src.part = part;
+    it->src.nfiles = recio_split_nfiles(it->src.split);
     return RECIO_OK;
 }
 
-static void recio__it_src_free(recio_iter *it) {
-    recio_reader_close(it->src.rd);
-    recio_reader_close(it->src.aux);
-    recio__free(&it->d.alloc, it->src.files);
-    recio__free(&it->d.alloc, it->src.list);
-}
-
-static recio_err recio__it_open_file(recio_iter *it, recio_reader **r, unsigned file, char *msg) {
-    recio_reader_desc rd;
-    recio_err e;
-    memset(&rd, 0, sizeof rd);
-    rd.alloc = it->d.alloc;
-    e = recio_reader_open_desc(r, it->src.files[file], &rd);
-    if (e != RECIO_OK)
-        recio__errf(msg, it->src.files[file], 0, "cannot open: %s", e == RECIO_ERR_IO ? recio__errno_str(errno) : recio_strerror(e));
+static recio_err recio__it_src_init(recio_iter *it) {
+    recio_err e = recio__it_split_open(it, it->d.rank, 0, it->errmsg);
+    it->src.aux_file = UINT_MAX;
+    if (e == RECIO_OK && it->src.nfiles > 0xffffu) return recio__fmt(it->errmsg, RECIO__ERRMSG, "more than 65535 files"), RECIO_ERR_ARG;
     return e;
 }
 
-static void recio__it_src_begin(recio_iter *it) {
-    recio_reader_close(it->src.rd);
-    it->src.rd = NULL;
-    it->src.cur = 0;
+static void recio__it_src_free(recio_iter *it) {
+    recio_split_close(it->src.split);
+    recio_reader_close(it->src.aux);
+}
+
+static const char *recio__it_file(const recio_iter *it, uint64_t key) {
+    const char *f = recio_split_file(it->src.split, (unsigned)(key >> 48));
+    return f ? f : "?";
+}
+
+/* Epoch `epoch` reads part rank, or (rank + epoch) % nsplit when the shards rotate. */
+static recio_err recio__it_src_begin(recio_iter *it, uint64_t epoch, char *msg) {
+    unsigned part = it->d.rotate_shards ? (unsigned)((it->d.rank + epoch) % it->d.nsplit) : it->d.rank;
+    recio_err e;
+    if (!it->src.split || part != it->src.part) return recio__it_split_open(it, part, epoch, msg);
+    if ((e = recio_split_reset(it->src.split, epoch)) != RECIO_OK) recio__fmt(msg, RECIO__ERRMSG, "%s", recio_split_errmsg(it->src.split));
+    return e;
 }
 
 /* Next record of the epoch's stream: its bytes are valid until the next source call. */
 static recio_err recio__it_src_next(recio_iter *it, recio_record *rec, uint64_t *key, char *msg) {
-    recio__it_src *s = &it->src;
-    recio_err e;
-    while (s->cur < s->nfiles) {
-        if (!s->rd && (e = recio__it_open_file(it, &s->rd, s->cur, msg)) != RECIO_OK) return e;
-        e = recio_reader_next(s->rd, rec);
-        if (e == RECIO_OK) {
-            if (rec->offset > RECIO__IT_OFFMASK) return recio__errf(msg, s->files[s->cur], rec->offset, "offset beyond 2^48"), RECIO_ERR_UNSUPPORTED;
-            *key = RECIO__IT_KEY(s->cur, rec->offset);
-            return RECIO_OK;
-        }
-        if (e != RECIO_END) return recio__fmt(msg, RECIO__ERRMSG, "%s", recio_reader_errmsg(s->rd)), e;
-        recio_reader_close(s->rd);
-        s->rd = NULL;
-        s->cur++;
+    recio_split_where w;
+    recio_err e = recio_split_next_where(it->src.split, rec, &w);
+    if (e == RECIO_OK) {
+        if (rec->offset > RECIO__IT_OFFMASK) return recio__errf(msg, w.path, rec->offset, "offset beyond 2^48"), RECIO_ERR_UNSUPPORTED;
+        *key = RECIO__IT_KEY(w.file, rec->offset);
+    } else if (e != RECIO_END) {
+        recio__fmt(msg, RECIO__ERRMSG, "%s", recio_split_errmsg(it->src.split));
     }
-    return RECIO_END;
+    return e;
+}
+
+static recio_err recio__it_open_aux(recio_iter *it, const char *path, char *msg) {
+    recio_reader_desc rd;
+    recio_err e;
+    memset(&rd, 0, sizeof rd);
+    rd.alloc = it->d.alloc;
+    rd.buffer_size = 1u << 16; /* one record at a time */
+    e = recio_reader_open_desc(&it->src.aux, path, &rd);
+    if (e != RECIO_OK) recio__errf(msg, path, 0, "cannot open: %s", e == RECIO_ERR_IO ? recio__errno_str(errno) : recio_strerror(e));
+    return e;
 }
 
 /* The record with this key, read again (padding, roll-over, restore). */
 static recio_err recio__it_src_read_at(recio_iter *it, uint64_t key, recio_record *rec, char *msg) {
     recio__it_src *s = &it->src;
     unsigned file = (unsigned)(key >> 48);
+    const char *path = recio_split_file(s->split, file);
     recio_err e;
-    if (file >= s->nfiles) return recio__fmt(msg, RECIO__ERRMSG, "record key %U names no file", key), RECIO_ERR_ARG;
+    if (!path) return recio__fmt(msg, RECIO__ERRMSG, "record key %U names no file", key), RECIO_ERR_ARG;
     if (s->aux_file != file) {
         recio_reader_close(s->aux);
         s->aux = NULL;
         s->aux_file = UINT_MAX;
-        if ((e = recio__it_open_file(it, &s->aux, file, msg)) != RECIO_OK) return e;
+        if ((e = recio__it_open_aux(it, path, msg)) != RECIO_OK) return e;
         s->aux_file = file;
     }
     e = recio_reader_seek(s->aux, key & RECIO__IT_OFFMASK);
     if (e == RECIO_OK) e = recio_reader_next(s->aux, rec);
-    if (e == RECIO_END) e = RECIO_ERR_CORRUPT, recio__errf(msg, s->files[file], key & RECIO__IT_OFFMASK, "no record here any more");
+    if (e == RECIO_END) e = RECIO_ERR_CORRUPT, recio__errf(msg, path, key & RECIO__IT_OFFMASK, "no record here any more");
     else if (e != RECIO_OK) recio__fmt(msg, RECIO__ERRMSG, "%s", recio_reader_errmsg(s->aux));
     return e;
 }
@@ -3558,7 +3566,7 @@ static recio_err recio__it_begin(recio_iter *it, uint64_t epoch, char *msg) {
     it->sfill = 0;
     it->src_end = it->epoch_over = 0;
     recio_rng_seed(&it->rng, recio_seed_for(it->d.seed ^ 0x73687566666c65ull /* "shuffle" */, epoch, 0));
-    recio__it_src_begin(it);
+    if ((e = recio__it_src_begin(it, epoch, msg)) != RECIO_OK) return e;
     for (k = 0; k < skip && !it->epoch_over; k++) {
         if ((e = recio__it_gather(it, NULL, &n, msg)) != RECIO_OK) return e;
         it->epoch_over = n < it->d.batch;
@@ -3637,7 +3645,7 @@ static uint64_t recio__it_fingerprint(const recio_iter_desc *d) {
     v[0] = d->rank, v[1] = d->nsplit, v[2] = (uint64_t)d->index, v[3] = (uint64_t)d->shuffle;
     v[4] = (uint64_t)d->equalise, v[5] = (uint64_t)d->rotate_shards, v[6] = d->shuffle_buffer;
     v[7] = d->seed, v[8] = d->batch, v[9] = (uint64_t)d->last_batch, v[10] = d->label_width;
-    h = recio__it_fnv(h, d->uris, strlen(d->uris));
+    h = recio__it_fnv(h, d->uris, strlen(d->uris) + 1);
     for (i = 0; i < 11; i++) {
         unsigned char b[8];
         recio_store_u64le(b, v[i]);
@@ -3655,8 +3663,6 @@ static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
     if (!d->prefetch) d->prefetch = d->workers + 1;
     if (d->rank >= d->nsplit || (unsigned)d->last_batch > RECIO_LAST_ROLL_OVER || d->batch > (1u << 24) || d->label_width > (1u << 16))
         return recio__fmt(msg, RECIO__ERRMSG, "bad options: rank %u of %u, batch %u, label_width %u", d->rank, d->nsplit, d->batch, d->label_width), RECIO_ERR_ARG;
-    if (d->nsplit > 1 || d->index || d->shuffle || d->equalise || d->rotate_shards)
-        return recio__fmt(msg, RECIO__ERRMSG, "nsplit, index, shuffle, equalise and rotate_shards need the split section"), RECIO_ERR_UNSUPPORTED;
 #ifndef RECIO_THREADS
     d->workers = 0;
 #endif
@@ -3757,8 +3763,13 @@ RECIODEF void recio_iter_close(recio_iter *it) {
 }
 
 RECIODEF recio_err recio_iter_open(recio_iter **out, const recio_iter_desc *desc) {
+    return recio_iter_open_ex(out, desc, NULL, 0);
+}
+
+RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *desc, char *errmsg, size_t errmsg_size) {
     recio_iter *it;
     recio_err e;
+    if (errmsg && errmsg_size) errmsg[0] = 0;
     if (!out) return RECIO_ERR_ARG;
     *out = NULL;
     if (!desc) return RECIO_ERR_ARG;
@@ -3774,6 +3785,7 @@ RECIODEF recio_err recio_iter_open(recio_iter **out, const recio_iter_desc *desc
 #endif
     }
     if (e != RECIO_OK) {
+        if (errmsg && errmsg_size) recio__fmt(errmsg, errmsg_size, "%s", it->errmsg[0] ? it->errmsg : recio_strerror(e));
         recio_iter_close(it);
         return e;
     }

@@ -279,17 +279,13 @@ static void ic_transform_error(void) {
 static void ic_bad_options(void) {
     recio_iter_desc d;
     recio_iter *it = NULL;
+    char msg[512];
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(recio_iter_open(&it, &d), RECIO_ERR_ARG);
     CHECK(it == NULL);
     iu_desc(&d, "build/test_iter/missing.rec", 4, RECIO_LAST_PAD, ic_workers);
-    it = ic_open(&d); /* files open lazily: the error comes with the first batch */
-    if (it) {
-        recio_batch b;
-        CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_ERR_IO);
-        CHECK(strncmp(recio_iter_errmsg(it), "build/test_iter/missing.rec: offset 0: cannot open", 50) == 0);
-        recio_iter_close(it);
-    }
+    CHECK_EQ_INT(recio_iter_open_ex(&it, &d, msg, sizeof msg), RECIO_ERR_IO);
+    CHECK(it == NULL && strncmp(msg, "build/test_iter/missing.rec: ", 29) == 0);
     iu_desc(&d, DS10, 4, (recio_last_batch)7, ic_workers);
     CHECK_EQ_INT(recio_iter_open(&it, &d), RECIO_ERR_ARG);
 }
@@ -312,6 +308,90 @@ static void ic_two_files(void) {
     recio_iter_close(it);
 }
 
+/* The records of split part `part` in epoch `epoch`, as keys (file << 48 | offset): the reference
+   for the iterator's order (recio_split is checked against dmlc-core in its own tests). */
+static size_t ic_split_keys(const char *uris, unsigned part, unsigned nsplit, int index, uint64_t epoch, uint64_t *keys, size_t max) {
+    recio_split_desc sd;
+    recio_split *s = NULL;
+    recio_record rec;
+    recio_split_where w;
+    size_t n = 0;
+    memset(&sd, 0, sizeof sd);
+    sd.mode = index ? RECIO_SPLIT_INDEX : RECIO_SPLIT_BYTES;
+    sd.shuffle = index ? RECIO_SHUFFLE_FULL : RECIO_SHUFFLE_NONE;
+    sd.seed = 42;
+    sd.epoch = epoch;
+    CHECK_EQ_INT(recio_split_open_desc(&s, uris, part, nsplit, &sd), RECIO_OK);
+    while (n < max && recio_split_next_where(s, &rec, &w) == RECIO_OK) keys[n++] = ((uint64_t)w.file << 48) | rec.offset;
+    recio_split_close(s);
+    return n;
+}
+
+/* Batch-1 keys of the iterator over `epochs` epochs; epoch boundaries at ends[]. */
+static size_t ic_iter_keys(recio_iter_desc *d, unsigned epochs, uint64_t *keys, size_t max, size_t *ends) {
+    recio_iter *it = ic_open(d);
+    recio_batch b;
+    size_t n = 0;
+    unsigned e = 0;
+    if (!it) return 0;
+    while (n < max && e < epochs) {
+        recio_err r = recio_iter_next(it, &b);
+        if (r == RECIO_OK) keys[n++] = b.keys[0];
+        else if (r == RECIO_END) ends[e++] = n, recio_iter_reset(it);
+        else break;
+    }
+    recio_iter_close(it);
+    return n;
+}
+
+/* Parts, rotation and the indexed global shuffle come from recio_split, epoch by epoch. */
+static void ic_split_parts(void) {
+    static const char uris[] = "build/test_iter/sixty.rec;" DS10;
+    uint64_t want[80], got[240];
+    size_t ends[3], n, m, total = 0;
+    unsigned r, e, mode;
+    recio_iter_desc d;
+    for (mode = 0; mode < 3; mode++) /* parts; rotating parts; indexed + shuffled, rotating */
+        for (r = 0; r < 3; r++) {
+            iu_desc(&d, uris, 1, RECIO_LAST_PAD, ic_workers);
+            d.rank = r;
+            d.nsplit = 3;
+            d.rotate_shards = mode > 0;
+            d.index = d.shuffle = mode == 2;
+            n = ic_iter_keys(&d, 3, got, 240, ends);
+            CHECK_EQ_INT(ends[2], n);
+            for (e = 0; e < 3; e++) {
+                size_t from = e ? ends[e - 1] : 0;
+                unsigned part = mode ? (r + e) % 3 : r;
+                m = ic_split_keys(uris, part, 3, mode == 2, e, want, 80);
+                CHECK_EQ_INT(ends[e] - from, m);
+                CHECK(m == ends[e] - from && memcmp(got + from, want, m * 8) == 0);
+                if (mode == 0 && e == 0) total += m;
+            }
+        }
+    CHECK_EQ_INT(total, 70); /* the parts cover both files */
+}
+
+/* Equalised parts: every rank gives the same number of batches per epoch. */
+static void ic_split_equalise(void) {
+    static const char uris[] = "build/test_iter/sixty.rec;" DS10;
+    uint64_t got[100];
+    size_t ends[1], n0 = 0;
+    unsigned r;
+    recio_iter_desc d;
+    for (r = 0; r < 4; r++) {
+        size_t n;
+        iu_desc(&d, uris, 1, RECIO_LAST_PAD, ic_workers);
+        d.rank = r;
+        d.nsplit = 4;
+        d.index = d.equalise = 1;
+        n = ic_iter_keys(&d, 1, got, 100, ends);
+        if (!r) n0 = n;
+        CHECK_EQ_INT(n, n0);
+    }
+    CHECK_EQ_INT(n0, 18); /* ceil(70 / 4) */
+}
+
 static void ic_make_data(void) {
     iu_make(DS10, 10);
     iu_make("build/test_iter/sixty.rec", 60);
@@ -331,5 +411,7 @@ static void ic_all(void) {
     RUN(ic_transform_error);
     RUN(ic_bad_options);
     RUN(ic_two_files);
+    RUN(ic_split_parts);
+    RUN(ic_split_equalise);
 }
 #endif

@@ -15,11 +15,16 @@ static inline uint64_t iu_offset(unsigned i) {
 
 static inline void iu_make(const char *path, unsigned n) {
     recio_writer *w = NULL;
+    recio_writer_desc wd;
     unsigned char buf[32 + 3 * 64];
+    char idx[256];
     unsigned i;
     mkdir("build", 0755);
     mkdir("build/test_iter", 0755);
-    if (recio_writer_open(&w, path) != RECIO_OK) {
+    snprintf(idx, sizeof idx, "%s.idx", path);
+    memset(&wd, 0, sizeof wd);
+    wd.index_path = idx; /* FILE.idx, for the indexed split */
+    if (recio_writer_open_desc(&w, path, &wd) != RECIO_OK) {
         fprintf(stderr, "cannot write %s\n", path);
         exit(1);
     }
