@@ -3281,6 +3281,7 @@ typedef struct recio__it_slot {
    roll-over, restore). */
 typedef struct recio__it_src {
     recio_split *split;
+    char **names; /* the split's file list, kept: workers name files while a split reopens */
     unsigned part, nfiles, aux_file;
     recio_reader *aux;
 } recio__it_src;
@@ -3363,26 +3364,37 @@ static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t ep
         it->src.split = NULL;
         return e;
     }
+    if (it->src.names && recio_split_nfiles(it->src.split) != it->src.nfiles) /* files changed under us */
+        return recio__fmt(msg, RECIO__ERRMSG, "%s: the file list changed since the iterator opened", it->d.uris), RECIO_ERR_IO;
     it->src.part = part;
     it->src.nfiles = recio_split_nfiles(it->src.split);
     return RECIO_OK;
 }
 
 static recio_err recio__it_src_init(recio_iter *it) {
+    recio__it_src *s = &it->src;
     recio_err e = recio__it_split_open(it, it->d.rank, 0, it->errmsg);
-    it->src.aux_file = UINT_MAX;
-    if (e == RECIO_OK && it->src.nfiles > 0xffffu) return recio__fmt(it->errmsg, RECIO__ERRMSG, "more than 65535 files"), RECIO_ERR_ARG;
-    return e;
+    unsigned i;
+    s->aux_file = UINT_MAX;
+    if (e != RECIO_OK) return e;
+    if (s->nfiles > 0xffffu) return recio__fmt(it->errmsg, RECIO__ERRMSG, "more than 65535 files"), RECIO_ERR_ARG;
+    if (!(s->names = (char **)recio__it_calloc(&it->d.alloc, s->nfiles, sizeof *s->names))) return RECIO_ERR_NOMEM;
+    for (i = 0; i < s->nfiles; i++)
+        if (!(s->names[i] = recio__strdup(&it->d.alloc, recio_split_file(s->split, i)))) return RECIO_ERR_NOMEM;
+    return RECIO_OK;
 }
 
 static void recio__it_src_free(recio_iter *it) {
+    unsigned i;
+    for (i = 0; it->src.names && i < it->src.nfiles; i++) recio__free(&it->d.alloc, it->src.names[i]);
+    recio__free(&it->d.alloc, it->src.names);
     recio_split_close(it->src.split);
     recio_reader_close(it->src.aux);
 }
 
 static const char *recio__it_file(const recio_iter *it, uint64_t key) {
-    const char *f = recio_split_file(it->src.split, (unsigned)(key >> 48));
-    return f ? f : "?";
+    uint64_t f = key >> 48;
+    return f < it->src.nfiles ? it->src.names[f] : "?";
 }
 
 /* Epoch `epoch` reads part rank, or (rank + epoch) % nsplit when the shards rotate. */
@@ -3422,7 +3434,7 @@ static recio_err recio__it_open_aux(recio_iter *it, const char *path, char *msg)
 static recio_err recio__it_src_read_at(recio_iter *it, uint64_t key, recio_record *rec, char *msg) {
     recio__it_src *s = &it->src;
     unsigned file = (unsigned)(key >> 48);
-    const char *path = recio_split_file(s->split, file);
+    const char *path = file < s->nfiles ? s->names[file] : NULL;
     recio_err e;
     if (!path) return recio__fmt(msg, RECIO__ERRMSG, "record key %U names no file", key), RECIO_ERR_ARG;
     if (s->aux_file != file) {
