@@ -360,6 +360,44 @@ static void test_corrupt_file_reaches_consumer(void) {
     recio_reader_close(r);
 }
 
+/* Two threads really work at once: each work call waits (up to 5 s) for a second one to arrive. */
+static pthread_mutex_t par_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t par_cv = PTHREAD_COND_INITIALIZER;
+static int par_inside, par_max;
+
+static recio_err par_work(void *user, recio_prefetch_slot *s, unsigned worker) {
+    struct timespec until;
+    (void)user, (void)s, (void)worker;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 5;
+    pthread_mutex_lock(&par_mu);
+    if (++par_inside > par_max) par_max = par_inside;
+    pthread_cond_broadcast(&par_cv);
+    while (par_max < 2 && pthread_cond_timedwait(&par_cv, &par_mu, &until) == 0) {}
+    par_inside--;
+    pthread_mutex_unlock(&par_mu);
+    return RECIO_OK;
+}
+
+static void test_work_runs_in_parallel(void) {
+    prod pr;
+    recio_prefetch_desc d;
+    recio_prefetch *p = NULL;
+    recio_err e;
+    prod_init(&pr, 6, 0, 1);
+    memset(&d, 0, sizeof d);
+    d.fetch = p_fetch;
+    d.work = par_work;
+    d.user = &pr;
+    d.threads = 2;
+    d.depth = 3;
+    CHECK(recio_prefetch_create(&p, &d) == RECIO_OK);
+    CHECK_EQ_INT(consume(p, 0, UINT64_MAX, 0, &e), 6);
+    CHECK_EQ_INT(par_max, 2);
+    recio_prefetch_destroy(p);
+    pthread_mutex_destroy(&pr.mu);
+}
+
 int main(void) {
     RUN(test_order_every_thread_count);
     RUN(test_fetch_error_reaches_consumer);
@@ -368,6 +406,7 @@ int main(void) {
     RUN(test_random_reset_and_destroy);
     RUN(test_no_allocation_in_steady_state);
     RUN(test_bad_arguments);
+    RUN(test_work_runs_in_parallel);
     RUN(test_records_from_a_reader);
     RUN(test_corrupt_file_reaches_consumer);
     return t_done("prefetch");
