@@ -23,8 +23,9 @@ FUZZERS  = $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 TESTS    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c)) $(BUILD)/tests/test_cpp \
            $(patsubst %,$(BUILD)/tests/fuzz_%,$(FUZZERS))
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/bench_*.c))
+BENCHES_CV = $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(wildcard bench/bench_*.cpp))
 
-.PHONY: all deps test demo sanitize tsan bench cross install clean fuzz
+.PHONY: all deps test demo sanitize tsan bench opencv cross install clean fuzz
 all: deps $(BUILD)/librecio.a $(BUILD)/librecio.so $(TOOLS) $(EXAMPLES)
 
 # Debian's libstb-dev carries stb_image(_resize,_write).h. Install it when missing and allowed.
@@ -49,6 +50,12 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/librecio.a
 $(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
+# RECIO_TURBOJPEG is opt-in: its test builds against libjpeg-turbo when $(CC) can link it (not in
+# cross builds unless the target's library is installed).
+ifneq ($(shell printf '\043include <turbojpeg.h>\nint main(void){return tjInitDecompress()==0;}\n' | $(CC) -x c - -o /dev/null -lturbojpeg 2>/dev/null && echo yes),)
+$(BUILD)/tests/test_image_turbo: private CPPFLAGS += -DRECIO_TEST_TURBO
+$(BUILD)/tests/test_image_turbo: private LDLIBS += -lturbojpeg
+endif
 # The header, implementation included, must also be clean C++.
 $(BUILD)/tests/test_cpp: tests/cpp_unit.cpp tests/test.h $(HDR) | deps
 	@mkdir -p $(@D)
@@ -84,8 +91,19 @@ sanitize:
 tsan:
 	$(MAKE) test BUILD=build/tsan OPT="-O1 -g" EXTRA_CFLAGS="-fsanitize=thread" LDFLAGS="-fsanitize=thread"
 
-bench: all $(BENCHES)
-	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+bench: all $(BENCHES) $(BENCHES_CV)
+	@for b in $(BENCHES) $(BENCHES_CV); do echo "== $$b"; $$b || exit 1; done
+
+# C++ benchmarks compare against OpenCV, a benchmark-only dependency installed here when missing.
+# They compile recio themselves, with RECIO_TURBOJPEG when libjpeg-turbo is there.
+BENCH_TURBO = $$(pkg-config --exists libturbojpeg && echo -DRECIO_BENCH_TURBO -lturbojpeg)
+$(BUILD)/bench/%: bench/%.cpp $(HDR) | opencv
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(WARN) $(OPT) $$(pkg-config --cflags opencv4) $< -o $@ $$(pkg-config --libs opencv4) $(BENCH_TURBO) $(LDFLAGS) $(LDLIBS)
+opencv:
+	@pkg-config --exists opencv4 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "recio: installing libopencv-dev (benchmarks only)"; apt-get update -qq && apt-get install -y -qq libopencv-dev >/dev/null; \
+	  else echo "recio: the benchmarks need OpenCV: run 'sudo apt-get install libopencv-dev'"; exit 1; fi; }
 
 # libFuzzer (clang): make fuzz FUZZ_SECONDS=60. New crashes land in build/fuzz/NAME/; keep each as a
 # regression in tests/data/fuzz/NAME/ once fixed.

@@ -54,10 +54,13 @@ static void make_payloads(void) {
     }
 }
 
-static int write_dataset(const char *path) {
+static int write_dataset(const char *path, int background) {
     recio_writer *w;
+    recio_writer_desc d;
     size_t i, at = 0;
-    if (recio_writer_open(&w, path) != RECIO_OK) return -1;
+    memset(&d, 0, sizeof d);
+    d.background = background;
+    if (recio_writer_open_desc(&w, path, &d) != RECIO_OK) return -1;
     for (i = 0; i < nrec; i++) {
         if (recio_writer_write(w, payloads + at, sizes[i]) != RECIO_OK) break;
         at += sizes[i];
@@ -133,9 +136,9 @@ static double t_write_per_record(const unsigned char *file) {
     return now() - t0;
 }
 
-static double t_writer(void) {
+static double t_writer(int background) {
     double t0 = now();
-    if (write_dataset(OUT)) return -1;
+    if (write_dataset(OUT, background)) return -1;
     return now() - t0;
 }
 
@@ -160,7 +163,7 @@ static void row(const char *name, double secs, double bytes, double recs, double
 }
 
 int main(void) {
-    double tr[RUNS], ts[RUNS], tm[RUNS], tw[RUNS], trw[RUNS], twr[RUNS];
+    double tr[RUNS], ts[RUNS], tm[RUNS], tw[RUNS], trw[RUNS], twr[RUNS], tbg[RUNS];
     unsigned char *buf, *file;
     size_t bytes = 0, count = 0, fsize = 0;
     int i;
@@ -171,7 +174,7 @@ int main(void) {
     make_payloads();
     if (stat(DATA, &st) != 0 || st.st_size < (off_t)TARGET_BYTES) {
         fprintf(stderr, "generating %s ...\n", DATA);
-        if (write_dataset(DATA)) return fprintf(stderr, "cannot write %s\n", DATA), 1;
+        if (write_dataset(DATA, 0)) return fprintf(stderr, "cannot write %s\n", DATA), 1;
     }
     file = slurp(DATA, &fsize);
     find_offsets(fsize);
@@ -192,13 +195,14 @@ int main(void) {
     }
     for (i = 0; i < RUNS; i++) { /* each write run starts with no dirty pages: unlink, sync */
         int k;
-        for (k = 0; k < 3; k++) {
-            int which = (k + i) % 3;
+        for (k = 0; k < 4; k++) {
+            int which = (k + i) % 4;
             unlink(OUT);
             sync();
             if (which == 0) tw[i] = t_write_loop(file, fsize);
             else if (which == 1) twr[i] = t_write_per_record(file);
-            else trw[i] = t_writer();
+            else if (which == 2) trw[i] = t_writer(0);
+            else tbg[i] = t_writer(1);
         }
     }
     unlink(OUT);
@@ -210,6 +214,7 @@ int main(void) {
     row("write() 1 MiB buffers (baseline)", median(tw), (double)fsize, (double)count, median(tw), "");
     row("write() one call per record", median(twr), (double)fsize, (double)count, median(tw), "(sizes hurt on ext4)");
     row("recio writer", median(trw), (double)fsize, (double)count, median(tw), "target >= 0.8x");
+    row("recio writer, background thread", median(tbg), (double)fsize, (double)count, median(tw), "target >= 0.8x");
     remove(OUT);
     free(file);
     free(buf);

@@ -598,6 +598,55 @@ static void test_writer_errors_are_sticky_and_too_big_is_harmless(void) {
     recio_buffer_free(&out);
 }
 
+/* Background mode: the same bytes as the plain writer, and errors still reach the caller. */
+static void test_writer_background(void) {
+    size_t sz, i;
+    unsigned char *orig = t_slurp(COMPAT "b.rec", &sz), *ours;
+    recio_reader *r;
+    recio_record rec;
+    recio_writer_desc d;
+    recio_writer *w;
+    failing_sink s;
+    static unsigned char big[300000];
+    recio_err e = RECIO_OK;
+    memset(&d, 0, sizeof d);
+    d.background = 1;
+    d.buffer_size = 100000; /* many hand-offs, and records larger than the buffer */
+    CHECK(recio_writer_open_desc(&w, tmp_path("bg.rec"), &d) == RECIO_OK);
+    CHECK(recio_reader_open(&r, COMPAT "b.rec") == RECIO_OK);
+    for (i = 0; i < 3; i++) {
+        CHECK(recio_reader_seek(r, 0) == RECIO_OK);
+        while (recio_reader_next(r, &rec) == RECIO_OK) CHECK(recio_writer_write(w, rec.data, rec.size) == RECIO_OK);
+    }
+    recio_reader_close(r);
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    ours = t_slurp(tmp_path("bg.rec"), &i);
+    CHECK(ours && i == 3 * sz && memcmp(ours, orig, sz) == 0 && memcmp(ours + 2 * sz, orig, sz) == 0);
+    free(ours);
+    free(orig);
+    /* a failing sink: the error surfaces on a later call, with the offset of the failed block */
+    memset(&d, 0, sizeof d);
+    s.budget = 150000;
+    d.io.write = failing_write;
+    d.io.user = &s;
+    d.buffer_size = 65536;
+    d.background = 1;
+    d.name = "bgsink";
+    CHECK(recio_writer_open_desc(&w, NULL, &d) == RECIO_OK);
+    for (i = 0; i < 20 && e == RECIO_OK; i++) e = recio_writer_write(w, big, 30000);
+    CHECK_EQ_INT(e, RECIO_ERR_IO);
+    CHECK(strncmp(recio_writer_errmsg(w), "bgsink: offset ", 15) == 0);
+    CHECK_EQ_INT(recio_writer_write(w, big, 8), RECIO_ERR_IO);
+    CHECK_EQ_INT(recio_writer_close(w), RECIO_ERR_IO);
+    memset(&d, 0, sizeof d);
+    d.background = 1;
+    CHECK(recio_writer_open_desc(&w, "/dev/full", &d) == RECIO_OK);
+    CHECK(recio_writer_write(w, big, 1000) == RECIO_OK);
+    CHECK_EQ_INT(recio_writer_finish(w), RECIO_ERR_IO);
+    CHECK(strstr(recio_writer_errmsg(w), strerror(ENOSPC)) != NULL);
+    CHECK_EQ_INT(recio_writer_close(w), RECIO_ERR_IO);
+}
+
 static int file_exists(const char *p) {
     struct stat st;
     return stat(p, &st) == 0;
@@ -837,6 +886,7 @@ int main(void) {
     RUN(test_seek_with_written_index);
     RUN(test_writer_dev_full);
     RUN(test_writer_errors_are_sticky_and_too_big_is_harmless);
+    RUN(test_writer_background);
     RUN(test_writer_atomic);
     RUN(test_open_errors);
     RUN(test_index_and_lst_parsing);

@@ -36,7 +36,7 @@ static void test_mpi_every_record_once(void) {
     /* one translation unit: the implementation, then the example */
     snprintf(cmd, sizeof cmd,
              "printf '#define RECIO_IMPLEMENTATION\\n#include \"recio.h\"\\n#include \"examples/mpi_split.c\"\\n' > %s/m.c && "
-             "mpicc -std=c99 -O1 -I. -D_FILE_OFFSET_BITS=64 %s/m.c -o %s -lm",
+             "mpicc -std=c99 -O1 -I. -I/usr/include/stb -D_FILE_OFFSET_BITS=64 %s/m.c -o %s -lm",
              dir, dir, bin);
     CHECK(system(cmd) == 0);
     run_mode(bin, "");

@@ -28,4 +28,5 @@ CLI_COMMAND(cli_cmd_dump);
 CLI_COMMAND(cli_cmd_verify);
 CLI_COMMAND(cli_cmd_index);
 CLI_COMMAND(cli_cmd_split);
+CLI_COMMAND(cli_cmd_apply);
 #endif

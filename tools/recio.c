@@ -11,6 +11,7 @@ static const cli_command commands[] = {
     {"verify", "check that every record of .rec files can be read", cli_cmd_verify},
     {"index", "rebuild the .idx of a .rec by scanning it", cli_cmd_index},
     {"split", "the records of one worker's part of a dataset (as dmlc-core's InputSplit)", cli_cmd_split},
+    {"apply", "decode an image, run a transform spec on it, write the result", cli_cmd_apply},
 };
 
 void cli_err(const char *fmt, ...) {

@@ -1,0 +1,223 @@
+// Image benchmark: recio against OpenCV (the baseline, measured in the same run), single thread,
+// on the sample photographs (every JPEG of tests/data/photos, decoded to 3 channels).
+// Each line: images per second, median of 5 runs, and recio/OpenCV. OpenCV is a benchmark-only
+// dependency (C++: OpenCV 4 has no C API); `make bench` installs libopencv-dev when missing.
+// recio is compiled into this program (a private copy), with RECIO_TURBOJPEG when the Makefile
+// finds libjpeg-turbo; stb's decoder is then called directly for the stb lines.
+#ifdef RECIO_BENCH_TURBO
+#define RECIO_TURBOJPEG
+#endif
+#define RECIO_STATIC
+#define RECIO_IMPLEMENTATION
+#include "recio.h"
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+static const char *files[] = {"astronaut-375x500.jpg", "camera-gray-400x300.jpg", "chelsea-500x375.jpg",
+                              "chelsea-cmyk-300x400.jpg", "coffee-500x333.jpg", "coffee-progressive-480x360.jpg",
+                              "hubble-1600x1200.jpg", "retina-120x90.jpg", "rocket-640x480.jpg",
+                              "astronaut-exif-rot90-400x300.jpg"};
+static const int nfiles = sizeof files / sizeof files[0];
+static std::vector<std::vector<unsigned char> > jpegs;
+static std::vector<recio_image> pixels;  // recio's decode, reused by the resize lines
+static std::vector<cv::Mat> cvpixels;    // OpenCV's decode (BGR)
+static const float MEAN[3] = {123.68f, 116.28f, 103.53f}, STD[3] = {58.395f, 57.12f, 57.375f};
+static std::vector<float> tensor(3 * 224 * 224);
+static volatile double sink;
+
+static double now() {
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+// images/s of one run: the photo set repeated `reps` times
+template <class F> static double run_once(F f, int reps) {
+    double t0 = now();
+    int n = 0;
+    for (int k = 0; k < reps; k++)
+        for (int i = 0; i < nfiles; i++) f(i, k), n++;
+    return n / (now() - t0);
+}
+
+// Medians over 5 runs of images/s for recio (fa) and OpenCV (fb), runs interleaved so that the
+// load of a shared machine weighs on both sides alike.
+template <class A, class B> static void pair(A fa, B fb, int reps, double *ra, double *rb) {
+    std::vector<double> a, b;
+    for (int run = 0; run < 5; run++) {
+        a.push_back(run_once(fa, reps));
+        b.push_back(run_once(fb, reps));
+    }
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    *ra = a[2];
+    *rb = b[2];
+}
+
+static void line(const char *what, double a, double b) {
+    std::printf("%-60s %10.0f %10.0f %7.2fx\n", what, a, b, a / b);
+}
+
+// --- the OpenCV side, written as an OpenCV user would ---
+static cv::Mat cv_decode(int i) {
+    cv::Mat buf(1, (int)jpegs[i].size(), CV_8UC1, jpegs[i].data());
+    return cv::imdecode(buf, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION);
+}
+
+// normalise a BGR crop into the CHW RGB tensor: planes written in reverse order (no colour swap needed)
+static void cv_to_tensor(const cv::Mat &bgr) {
+    cv::Mat f;
+    bgr.convertTo(f, CV_32FC3);
+    cv::subtract(f, cv::Scalar(MEAN[2], MEAN[1], MEAN[0]), f);
+    cv::multiply(f, cv::Scalar(1 / STD[2], 1 / STD[1], 1 / STD[0]), f);
+    std::vector<cv::Mat> planes;
+    for (int c = 2; c >= 0; c--) planes.push_back(cv::Mat(224, 224, CV_32FC1, tensor.data() + c * 224 * 224));
+    cv::split(f, planes);
+}
+
+static void cv_eval(const cv::Mat &bgr) {
+    int w, h;
+    cv::Mat r;
+    recio_resize_short_size(bgr.cols, bgr.rows, 256, &w, &h);
+    cv::resize(bgr, r, cv::Size(w, h), 0, 0, cv::INTER_LINEAR);
+    cv_to_tensor(r(cv::Rect((w - 224) / 2, (h - 224) / 2, 224, 224)));
+}
+
+// torchvision's RandomResizedCrop rectangle (as recio draws it), with the C library's rand()
+static cv::Rect rrc_rect(int W, int H) {
+    for (int i = 0; i < 10; i++) {
+        double area = W * (double)H * (0.08 + 0.92 * (std::rand() / (RAND_MAX + 1.0)));
+        double ar = std::exp(std::log(0.75) + (std::log(4.0 / 3) - std::log(0.75)) * (std::rand() / (RAND_MAX + 1.0)));
+        int w = (int)std::lround(std::sqrt(area * ar)), h = (int)std::lround(std::sqrt(area / ar));
+        if (w > 0 && h > 0 && w <= W && h <= H) return cv::Rect(std::rand() % (W - w + 1), std::rand() % (H - h + 1), w, h);
+    }
+    int s = std::min(W, H);
+    return cv::Rect((W - s) / 2, (H - s) / 2, s, s);
+}
+
+static void cv_train(const cv::Mat &bgr) {
+    cv::Mat r;
+    cv::resize(bgr(rrc_rect(bgr.cols, bgr.rows)), r, cv::Size(224, 224), 0, 0, cv::INTER_LINEAR);
+    if (std::rand() & 1) cv::flip(r, r, 1);
+    cv_to_tensor(r);
+}
+
+int main() {
+    cv::setNumThreads(1);
+    for (int i = 0; i < nfiles; i++) {
+        std::string p = std::string("tests/data/photos/") + files[i];
+        FILE *f = std::fopen(p.c_str(), "rb");
+        if (!f) {
+            std::fprintf(stderr, "bench_image: %s: cannot open (run from the repository root)\n", p.c_str());
+            return 1;
+        }
+        std::vector<unsigned char> b;
+        unsigned char tmp[65536];
+        size_t k;
+        while ((k = std::fread(tmp, 1, sizeof tmp, f)) > 0) b.insert(b.end(), tmp, tmp + k);
+        std::fclose(f);
+        jpegs.push_back(b);
+        recio_image img = {};
+        int w, h, c;
+        unsigned char *px = stbi_load_from_memory(b.data(), (int)b.size(), &w, &h, &c, 3);
+        if (!px) return 1;
+        img = recio_image_wrap(px, w, h, 3, RECIO_U8, RECIO_HWC, 0);
+        img.owned = px;
+        pixels.push_back(img);
+        cvpixels.push_back(cv_decode(i));
+    }
+    recio_transform *eval = NULL, *train = NULL, *eval_area = NULL;
+    recio_transform_parse(&eval, "resize_short(256) center_crop(224) normalize(imagenet) chw");
+    recio_transform_parse(&eval_area, "area resize_short(256) center_crop(224) normalize(imagenet) chw");
+    recio_transform_parse(&train, "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw");
+    recio_image shape;
+    recio_transform_output_shape(eval, 500, 375, 3, &shape);
+    size_t scratch_n = 0;
+    for (int i = 0; i < nfiles; i++) {
+        scratch_n = std::max(scratch_n, recio_transform_scratch_size(eval, pixels[i].width, pixels[i].height, 3));
+        scratch_n = std::max(scratch_n, recio_transform_scratch_size(eval_area, pixels[i].width, pixels[i].height, 3));
+        scratch_n = std::max(scratch_n, recio_transform_scratch_size(train, pixels[i].width, pixels[i].height, 3));
+    }
+    std::vector<unsigned char> scratch(scratch_n);
+    std::vector<unsigned char> resized(3 * 2048 * 2048);
+
+    std::printf("recio vs OpenCV %s, single thread, %d photos (120x90 .. 1600x1200), images/s, median of 5\n",
+                CV_VERSION, nfiles);
+    std::printf("%-60s %10s %10s %8s\n", "", "recio", "OpenCV", "ratio");
+
+    auto apply = [&](recio_transform *t, const recio_image *in, uint64_t seed) {
+        recio_image out = recio_image_wrap(tensor.data(), 224, 224, 3, RECIO_F32, RECIO_CHW, 0);
+        if (recio_transform_apply_scratch(t, in, &out, seed, scratch.data(), scratch.size()) != RECIO_OK) std::abort();
+    };
+    auto resize_short = [&](int i, recio_filter f) {
+        int w, h;
+        recio_resize_short_size(pixels[i].width, pixels[i].height, 256, &w, &h);
+        recio_image out = recio_image_wrap(resized.data(), w, h, 3, RECIO_U8, RECIO_HWC, 0);
+        if (recio_image_resize(&pixels[i], &out, w, h, f) != RECIO_OK) std::abort();
+    };
+    auto cv_resize_short = [&](int i, int mode) {
+        int w, h;
+        cv::Mat r;
+        recio_resize_short_size(cvpixels[i].cols, cvpixels[i].rows, 256, &w, &h);
+        cv::resize(cvpixels[i], r, cv::Size(w, h), 0, 0, mode);
+        sink = r.data[0];
+    };
+    auto decode = [&](int i, recio_image *img) { // stb_image, as recio decodes without RECIO_TURBOJPEG
+        int w, h, c;
+        unsigned char *px = stbi_load_from_memory(jpegs[i].data(), (int)jpegs[i].size(), &w, &h, &c, 3);
+        if (!px) std::abort();
+        *img = recio_image_wrap(px, w, h, 3, RECIO_U8, RECIO_HWC, 0);
+        img->owned = px;
+    };
+
+    double a, b;
+    pair([&](int i, int) { recio_image img; decode(i, &img); recio_image_free(&img); }, [&](int i, int) { sink = cv_decode(i).data[0]; }, 3, &a, &b);
+    line("JPEG decode (stb_image vs cv::imdecode)", a, b);
+    pair([&](int i, int) { resize_short(i, RECIO_LINEAR); }, [&](int i, int) { cv_resize_short(i, cv::INTER_LINEAR); }, 40, &a, &b);
+    line("resize short side to 256, LINEAR vs INTER_LINEAR (no AA)", a, b);
+    pair([&](int i, int) { resize_short(i, RECIO_AREA); }, [&](int i, int) { cv_resize_short(i, cv::INTER_AREA); }, 20, &a, &b);
+    line("resize short side to 256, AREA vs INTER_AREA (antialiased)", a, b);
+    pair([&](int i, int) { apply(eval, &pixels[i], 0); }, [&](int i, int) { cv_eval(cvpixels[i]); }, 40, &a, &b);
+    line("eval chain on decoded pixels (LINEAR, no AA)", a, b);
+    pair([&](int i, int k) { apply(train, &pixels[i], recio_seed_for(1, (uint64_t)k, (uint64_t)i)); }, [&](int i, int) { cv_train(cvpixels[i]); }, 40, &a, &b);
+    line("train chain on decoded pixels (LINEAR, no AA)", a, b);
+    pair([&](int i, int) { recio_image img; decode(i, &img); apply(eval, &img, 0); recio_image_free(&img); }, [&](int i, int) { cv_eval(cv_decode(i)); }, 3, &a, &b);
+    line("eval chain with decode (LINEAR, no AA)", a, b);
+    pair([&](int i, int) { recio_image img; decode(i, &img); apply(eval_area, &img, 0); recio_image_free(&img); },
+         [&](int i, int) { cv_eval(cv_decode(i)); }, 3, &a, &b);
+    line("eval chain with decode, AREA (AA) vs INTER_LINEAR (no AA)", a, b);
+    pair([&](int i, int k) { recio_image img; decode(i, &img); apply(train, &img, recio_seed_for(1, (uint64_t)k, (uint64_t)i)); recio_image_free(&img); }, [&](int i, int) { cv_train(cv_decode(i)); }, 3, &a, &b);
+    line("train chain with decode (LINEAR, no AA)", a, b);
+
+#ifdef RECIO_BENCH_TURBO
+    auto decode_tj = [&](int i, recio_image *img, int min_short) {
+        if (recio_image_decode_scaled(img, jpegs[i].data(), jpegs[i].size(), 3, min_short, NULL, 0) != RECIO_OK) std::abort();
+    };
+    pair([&](int i, int) { recio_image img; decode_tj(i, &img, 0); recio_image_free(&img); }, [&](int i, int) { sink = cv_decode(i).data[0]; }, 3, &a, &b);
+    line("JPEG decode, RECIO_TURBOJPEG full size", a, b);
+    int hint_eval = recio_transform_decode_hint(eval), hint_train = recio_transform_decode_hint(train);
+    pair([&](int i, int) { recio_image img; decode_tj(i, &img, hint_eval); apply(eval, &img, 0); recio_image_free(&img); },
+         [&](int i, int) { cv_eval(cv_decode(i)); }, 3, &a, &b);
+    line("eval chain, RECIO_TURBOJPEG DCT-scaled (LINEAR, no AA)", a, b);
+    pair([&](int i, int k) { recio_image img; decode_tj(i, &img, hint_train); apply(train, &img, recio_seed_for(1, (uint64_t)k, (uint64_t)i)); recio_image_free(&img); },
+         [&](int i, int) { cv_train(cv_decode(i)); }, 3, &a, &b);
+    line("train chain, RECIO_TURBOJPEG DCT-scaled (LINEAR, no AA)", a, b);
+#else
+    std::printf("(libjpeg-turbo not installed: RECIO_TURBOJPEG lines skipped)\n");
+#endif
+
+    for (auto &p : pixels) recio_image_free(&p);
+    recio_transform_free(eval);
+    recio_transform_free(eval_area);
+    recio_transform_free(train);
+    return 0;
+}

@@ -1,0 +1,47 @@
+/* Inference preprocessing: a JPEG in, the 3x224x224 float tensor an ImageNet model wants out.
+   usage: infer_preprocess IMAGE.jpg [IMAGE.jpg ...]
+   Prints the tensor's shape and its first values per image. After setup the loop allocates
+   nothing but the decoded pixels: the transform writes into our tensor using our scratch memory. */
+#define _POSIX_C_SOURCE 200809L
+#include "recio.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+static unsigned char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = NULL;
+    long sz;
+    if (!f) return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (sz = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 && (b = (unsigned char *)malloc((size_t)sz)))
+        *n = fread(b, 1, (size_t)sz, f);
+    fclose(f);
+    return b;
+}
+
+int main(int argc, char **argv) {
+    static float tensor[3 * 224 * 224];              /* the model's input, reused for every image */
+    static unsigned char scratch[8 << 20];           /* recio's working memory, reused too */
+    recio_transform *t;
+    int i;
+    if (recio_transform_parse(&t, "resize_short(256) center_crop(224) normalize(imagenet) chw") != RECIO_OK) return 1;
+    for (i = 1; i < argc; i++) {
+        size_t n = 0;
+        unsigned char *jpeg = slurp(argv[i], &n);
+        recio_image img, out = recio_image_wrap(tensor, 224, 224, 3, RECIO_F32, RECIO_CHW, 0);
+        recio_err e = jpeg ? recio_image_decode(&img, jpeg, n, 3) : RECIO_ERR_IO;
+        if (e == RECIO_OK) {
+            if (recio_transform_scratch_size(t, img.width, img.height, 3) > sizeof scratch) e = RECIO_ERR_NOMEM;
+            else e = recio_transform_apply_scratch(t, &img, &out, 0, scratch, sizeof scratch);
+            recio_image_free(&img);
+        }
+        free(jpeg);
+        if (e != RECIO_OK) {
+            fprintf(stderr, "%s: %s\n", argv[i], recio_strerror(e));
+            continue;
+        }
+        printf("%s: 3x224x224 f32, R[0..2] = %.4f %.4f %.4f, B[0] = %.4f\n", argv[i], tensor[0], tensor[1], tensor[2],
+               tensor[2 * 224 * 224]);
+    }
+    recio_transform_free(t);
+    return 0;
+}
