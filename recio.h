@@ -705,8 +705,12 @@ typedef struct recio_iter_desc {
     size_t shuffle_buffer;      /* streaming shuffle through a buffer of this many records (0: off),
                                    like DALI's initial_fill: cheap, no index needed */
     uint64_t seed;              /* of the shuffles and of every record's random choices */
-    /* per record */
-    recio_iter_record_fn transform; /* required for now: the record -> item function */
+    /* per record: a transform spec, or your function */
+    const char *spec;           /* e.g. "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw";
+                                   the output of the first record fixes the item's shape and dtype, so
+                                   end the chain with a fixed size (crop, resize) */
+    int channels;               /* decode to this many channels (default 3) */
+    recio_iter_record_fn transform; /* used when spec is NULL */
     void *user;                 /* passed to transform */
     size_t item_bytes;          /* bytes of one item in the batch tensor (required with transform) */
     unsigned label_width;       /* labels per item (default 1); missing labels are 0 */
@@ -727,6 +731,8 @@ typedef struct recio_batch {
     unsigned count, pad;        /* real items; padding items after them (RECIO_LAST_PAD) */
     unsigned batch;             /* batch size */
     size_t item_bytes;
+    recio_image item;           /* with a spec: one item's width, height, channels, dtype, layout
+                                   (data NULL; items are packed); zero with a callback */
     unsigned label_width;
     uint64_t epoch, index;      /* epoch, and this batch's number in it */
 } recio_batch;
@@ -5653,6 +5659,10 @@ struct recio_iter {
     recio_iter_desc d;
     size_t lab_off, ids_off, keys_off, out_bytes;
     uint64_t fingerprint;
+    recio_transform *tf;   /* from desc.spec */
+    recio_image shape;     /* of one item with a spec */
+    recio__it_bytes *scratch; /* per worker, for the transform */
+    unsigned nscratch;
     recio__it_slot *slots;
     unsigned nslots;
     /* producer side (fetch and begin, which never run at once) */
@@ -5951,6 +5961,24 @@ static recio_err recio__it_begin(recio_iter *it, uint64_t epoch, char *msg) {
 
 /* ---- work: records to items, in parallel ---- */
 
+/* The spec path: decode, then the chain straight into the batch item (scratch per worker). */
+static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t seed, void *out, unsigned worker, char *what) {
+    const recio_image *sh = &it->shape;
+    recio__it_bytes *sc = &it->scratch[worker];
+    recio_image img, dst;
+    recio_err e;
+    memset(&img, 0, sizeof img);
+    if ((e = recio_image_decode_ex(&img, ir->image, ir->image_size, it->d.channels, what, RECIO_ITER_ERRMSG)) != RECIO_OK) return e;
+    dst = recio_image_wrap(out, sh->width, sh->height, sh->channels, sh->dtype, sh->layout, 0);
+    if (recio__it_reserve(&it->d.alloc, sc, recio_transform_scratch_size(it->tf, img.width, img.height, img.channels))) e = RECIO_ERR_NOMEM;
+    else e = recio_transform_apply_scratch(it->tf, &img, &dst, seed, sc->p, sc->cap);
+    if (e == RECIO_ERR_ARG)
+        recio__fmt(what, RECIO_ITER_ERRMSG, "the chain's output for this %dx%d image is not %dx%dx%d like the first record's (end the spec with a fixed-size crop or resize)",
+                   img.width, img.height, sh->width, sh->height, sh->channels);
+    recio_image_free(&img);
+    return e;
+}
+
 static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, unsigned worker) {
     unsigned char *out = s->out;
     float *lab = (float *)(out + it->lab_off) + (size_t)i * it->d.label_width;
@@ -5967,8 +5995,9 @@ static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, u
     ((uint64_t *)(out + it->ids_off))[i] = ir.id;
     ((uint64_t *)(out + it->keys_off))[i] = key;
     what[0] = 0;
-    e = it->d.transform(it->d.user, &ir, recio_seed_for(it->d.seed, s->epoch, key), out + (size_t)i * it->d.item_bytes,
-                        it->d.item_bytes, worker, what);
+    if (it->tf) e = recio__it_decode(it, &ir, recio_seed_for(it->d.seed, s->epoch, key), out + (size_t)i * it->d.item_bytes, worker, what);
+    else e = it->d.transform(it->d.user, &ir, recio_seed_for(it->d.seed, s->epoch, key), out + (size_t)i * it->d.item_bytes,
+                             it->d.item_bytes, worker, what);
     if (e != RECIO_OK) recio__errf(s->errmsg, file, key & RECIO__IT_OFFMASK, "%s", what[0] ? what : recio_strerror(e));
     return e == RECIO_END ? RECIO_ERR_ARG : e;
 }
@@ -6021,6 +6050,7 @@ static uint64_t recio__it_fingerprint(const recio_iter_desc *d) {
     v[4] = (uint64_t)d->equalise, v[5] = (uint64_t)d->rotate_shards, v[6] = d->shuffle_buffer;
     v[7] = d->seed, v[8] = d->batch, v[9] = (uint64_t)d->last_batch, v[10] = d->label_width;
     h = recio__it_fnv(h, d->uris, strlen(d->uris) + 1);
+    if (d->spec) h = recio__it_fnv(h, d->spec, strlen(d->spec));
     for (i = 0; i < 11; i++) {
         unsigned char b[8];
         recio_store_u64le(b, v[i]);
@@ -6031,7 +6061,8 @@ static uint64_t recio__it_fingerprint(const recio_iter_desc *d) {
 
 static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
     if (!d->uris || !*d->uris) return recio__fmt(msg, RECIO__ERRMSG, "no dataset: uris is empty"), RECIO_ERR_ARG;
-    if (!d->transform || !d->item_bytes) return recio__fmt(msg, RECIO__ERRMSG, "no transform callback or item_bytes"), RECIO_ERR_ARG;
+    if (!d->spec && (!d->transform || !d->item_bytes)) return recio__fmt(msg, RECIO__ERRMSG, "no spec, and no transform callback with item_bytes"), RECIO_ERR_ARG;
+    if (!d->channels) d->channels = 3;
     if (!d->nsplit) d->nsplit = 1;
     if (!d->batch) d->batch = 1;
     if (!d->label_width) d->label_width = 1;
@@ -6044,6 +6075,38 @@ static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
     if (d->workers > 256 || d->prefetch > 4096) return recio__fmt(msg, RECIO__ERRMSG, "bad options: %u workers, prefetch %u", d->workers, d->prefetch), RECIO_ERR_ARG;
     if (d->workers && d->prefetch < 2) d->prefetch = 2; /* one batch with the consumer, one being made */
     return RECIO_OK;
+}
+
+/* Parse the spec and run it on the dataset's first record: that output is the item's shape. */
+static recio_err recio__it_spec(recio_iter *it) {
+    recio_transform_desc td;
+    recio_record rec;
+    recio_irecord ir;
+    recio_image img, out;
+    uint64_t key;
+    char what[RECIO__ERRMSG];
+    recio_err e;
+    if (!it->d.spec) return RECIO_OK;
+    memset(&td, 0, sizeof td);
+    td.alloc = it->d.alloc;
+    if ((e = recio_transform_parse_ex(&it->tf, it->d.spec, &td, what, sizeof what)) != RECIO_OK)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", what), e;
+    key = 0; /* the dataset's first record: the first file starts with one */
+    if ((e = recio__it_src_read_at(it, key, &rec, it->errmsg)) != RECIO_OK) return e;
+    memset(&img, 0, sizeof img);
+    memset(&out, 0, sizeof out);
+    what[0] = 0;
+    if ((e = recio_irecord_unpack(&ir, rec.data, rec.size)) == RECIO_OK &&
+        (e = recio_image_decode_ex(&img, ir.image, ir.image_size, it->d.channels, what, sizeof what)) == RECIO_OK &&
+        (e = recio_transform_apply(it->tf, &img, &out, 0)) == RECIO_OK) {
+        it->shape = recio_image_shape(out.width, out.height, out.channels, out.dtype, out.layout);
+        it->d.item_bytes = recio_image_bytes(&it->shape);
+    } else {
+        recio__errf(it->errmsg, recio__it_file(it, key), rec.offset, "first record: %s", what[0] ? what : recio_strerror(e));
+    }
+    recio_image_free(&img);
+    recio_image_free(&out);
+    return e;
 }
 
 /* Batch layout: items, then labels, ids and keys (8-aligned). */
@@ -6073,7 +6136,10 @@ static recio_err recio__it_alloc(recio_iter *it) {
     it->carry_next = (uint64_t *)recio__it_calloc(a, b, 8);
     it->sbuf = (recio__it_bytes *)recio__it_calloc(a, sb, sizeof *it->sbuf);
     it->skey = (uint64_t *)recio__it_calloc(a, sb, 8);
-    if (!it->slots || !it->first || !it->carry || !it->carry_in || !it->carry_out || !it->carry_next || !it->sbuf || !it->skey) return RECIO_ERR_NOMEM;
+    it->nscratch = it->d.workers ? it->d.workers : 1;
+    it->scratch = (recio__it_bytes *)recio__it_calloc(a, it->nscratch, sizeof *it->scratch);
+    if (!it->slots || !it->first || !it->carry || !it->carry_in || !it->carry_out || !it->carry_next || !it->sbuf || !it->skey || !it->scratch)
+        return RECIO_ERR_NOMEM;
     for (i = 0; i < it->nslots; i++) {
         recio__it_slot *s = &it->slots[i];
         s->off = (size_t *)recio__it_calloc(a, b, sizeof(size_t));
@@ -6125,6 +6191,9 @@ RECIODEF void recio_iter_close(recio_iter *it) {
         if (!it->d.workers) recio__free(a, it->slots[i].out);
     }
     for (i = 0; it->sbuf && i < it->d.shuffle_buffer; i++) recio__free(a, it->sbuf[i].p);
+    for (i = 0; it->scratch && i < it->nscratch; i++) recio__free(a, it->scratch[i].p);
+    recio__free(a, it->scratch);
+    recio_transform_free(it->tf);
     recio__free(a, it->slots);
     recio__free(a, it->sbuf);
     recio__free(a, it->skey);
@@ -6152,8 +6221,8 @@ RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *d
     if (!it) return RECIO_ERR_NOMEM;
     it->d = *desc;
     it->need_begin = 1;
-    if ((e = recio__it_desc(&it->d, it->errmsg)) == RECIO_OK && (e = recio__it_layout(it)) == RECIO_OK &&
-        (e = recio__it_src_init(it)) == RECIO_OK && (e = recio__it_alloc(it)) == RECIO_OK) {
+    if ((e = recio__it_desc(&it->d, it->errmsg)) == RECIO_OK && (e = recio__it_src_init(it)) == RECIO_OK &&
+        (e = recio__it_spec(it)) == RECIO_OK && (e = recio__it_layout(it)) == RECIO_OK && (e = recio__it_alloc(it)) == RECIO_OK) {
         it->fingerprint = recio__it_fingerprint(&it->d);
 #ifdef RECIO_THREADS
         e = recio__it_start(it);
@@ -6186,6 +6255,7 @@ static void recio__it_view(recio_iter *it, const recio__it_slot *s, recio_batch 
     b->pad = s->pad;
     b->batch = it->d.batch;
     b->item_bytes = it->d.item_bytes;
+    b->item = it->shape;
     b->label_width = it->d.label_width;
     b->epoch = it->epoch;
     b->index = it->base + s->seq;

@@ -29,4 +29,5 @@ CLI_COMMAND(cli_cmd_verify);
 CLI_COMMAND(cli_cmd_index);
 CLI_COMMAND(cli_cmd_split);
 CLI_COMMAND(cli_cmd_apply);
+CLI_COMMAND(cli_cmd_iter);
 #endif

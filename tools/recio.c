@@ -12,6 +12,7 @@ static const cli_command commands[] = {
     {"index", "rebuild the .idx of a .rec by scanning it", cli_cmd_index},
     {"split", "the records of one worker's part of a dataset (as dmlc-core's InputSplit)", cli_cmd_split},
     {"apply", "decode an image, run a transform spec on it, write the result", cli_cmd_apply},
+    {"iter", "run the training iterator: one line per batch, then images/s", cli_cmd_iter},
 };
 
 void cli_err(const char *fmt, ...) {
