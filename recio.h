@@ -757,6 +757,9 @@ RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, 
 RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t size);
 RECIODEF const char *recio_iter_errmsg(const recio_iter *it); /* "" when no error */
 RECIODEF void recio_iter_close(recio_iter *it);
+/* FNV-1a 64 of the batch tensor's bytes ((count + pad) x item_bytes): what `recio iter` prints, to
+   compare a pipeline across machines and worker counts. */
+RECIODEF uint64_t recio_batch_checksum(const recio_batch *b);
 
 #ifdef __cplusplus
 }
@@ -6390,6 +6393,10 @@ RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t s
 }
 
 RECIODEF const char *recio_iter_errmsg(const recio_iter *it) { return it ? it->errmsg : ""; }
+
+RECIODEF uint64_t recio_batch_checksum(const recio_batch *b) {
+    return recio__it_fnv(0xcbf29ce484222325ull, b->data, (size_t)(b->count + b->pad) * b->item_bytes);
+}
 
 #ifdef __cplusplus
 }

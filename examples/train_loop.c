@@ -8,14 +8,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-static uint64_t fnv1a64(const void *p, size_t n) {
-    const unsigned char *b = (const unsigned char *)p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i;
-    for (i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -48,7 +40,7 @@ int main(int argc, char **argv) {
     while ((e = recio_iter_next(it, &b)) == RECIO_OK) {
         if (batches++ == 0)
             printf("first batch: %u images of %dx%dx%d float, labels[0] = %g, checksum %016llx\n", b.count, b.item.channels,
-                   b.item.height, b.item.width, (double)b.labels[0], (unsigned long long)fnv1a64(b.data, (size_t)b.batch * b.item_bytes));
+                   b.item.height, b.item.width, (double)b.labels[0], (unsigned long long)recio_batch_checksum(&b));
         images += b.count; /* a real job would run the model on b.data here */
     }
     dt = now_s() - t0;

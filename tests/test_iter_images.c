@@ -78,6 +78,7 @@ static void test_center_crop_checksum(void) {
         CHECK_EQ_INT(b.item.dtype, RECIO_U8);
         CHECK_EQ_INT(b.item_bytes, 16 * 16 * 3);
         CHECK(iu_fnv(b.data, 2 * b.item_bytes) == SUM_CHELSEA_ROCKET);
+        CHECK(recio_batch_checksum(&b) == SUM_CHELSEA_ROCKET);
         CHECK(b.labels[0] == 0.0f && b.labels[1] == 1.0f);
         CHECK_EQ_INT(b.ids[1], 1001);
         CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_END);

@@ -35,19 +35,11 @@ typedef struct iter_opts {
     int quiet;
 } iter_opts;
 
-static uint64_t fnv1a64(const void *p, size_t n) {
-    const unsigned char *b = (const unsigned char *)p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i;
-    for (i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
 static void print_batch(const recio_batch *b) {
     unsigned i;
     printf("%llu\t%llu\t%u\t%u\t", (unsigned long long)b->epoch, (unsigned long long)b->index, b->count, b->pad);
     for (i = 0; i < b->count + b->pad; i++) printf(i ? ",%llu" : "%llu", (unsigned long long)b->ids[i]);
-    printf("\t%016llx\n", (unsigned long long)fnv1a64(b->data, (size_t)(b->count + b->pad) * b->item_bytes));
+    printf("\t%016llx\n", (unsigned long long)recio_batch_checksum(b));
 }
 
 static double now_s(void) {
