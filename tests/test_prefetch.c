@@ -90,16 +90,20 @@ static void prod_init(prod *pr, uint64_t n, unsigned delay, uint64_t seed) {
     pthread_mutex_init(&pr->mu, NULL);
 }
 
+static void make_desc(recio_prefetch_desc *d, prod *pr, unsigned threads, unsigned depth, recio_prefetch_fn work) {
+    memset(d, 0, sizeof *d);
+    d->fetch = p_fetch;
+    d->work = work;
+    d->begin = p_begin;
+    d->user = pr;
+    d->threads = threads;
+    d->depth = depth;
+}
+
 static recio_prefetch *make(prod *pr, unsigned threads, unsigned depth, int with_work) {
     recio_prefetch_desc d;
     recio_prefetch *p = NULL;
-    memset(&d, 0, sizeof d);
-    d.fetch = p_fetch;
-    d.work = with_work ? p_work : NULL;
-    d.begin = p_begin;
-    d.user = pr;
-    d.threads = threads;
-    d.depth = depth;
+    make_desc(&d, pr, threads, depth, with_work ? p_work : NULL);
     CHECK(recio_prefetch_create(&p, &d) == RECIO_OK);
     return p;
 }
@@ -253,12 +257,7 @@ static void test_no_allocation_in_steady_state(void) {
     uint64_t ep;
     recio_err e;
     prod_init(&pr, 300, 20, 3);
-    memset(&d, 0, sizeof d);
-    d.fetch = p_fetch;
-    d.work = p_work;
-    d.user = &pr;
-    d.threads = 4;
-    d.depth = 5;
+    make_desc(&d, &pr, 4, 5, p_work);
     d.alloc.alloc = c_alloc;
     d.alloc.free = c_free;
     CHECK(recio_prefetch_create(&p, &d) == RECIO_OK);
@@ -385,12 +384,7 @@ static void test_work_runs_in_parallel(void) {
     recio_prefetch *p = NULL;
     recio_err e;
     prod_init(&pr, 6, 0, 1);
-    memset(&d, 0, sizeof d);
-    d.fetch = p_fetch;
-    d.work = par_work;
-    d.user = &pr;
-    d.threads = 2;
-    d.depth = 3;
+    make_desc(&d, &pr, 2, 3, par_work);
     CHECK(recio_prefetch_create(&p, &d) == RECIO_OK);
     CHECK_EQ_INT(consume(p, 0, UINT64_MAX, 0, &e), 6);
     CHECK_EQ_INT(par_max, 2);
