@@ -157,19 +157,24 @@ static void ic_shuffle_buffer(void) {
 }
 
 /* Save at every batch of 3 epochs; a fresh iterator restored from it gives exactly the rest. */
-static void ic_save_restore_mode(recio_last_batch lb, size_t sbuf, unsigned workers2) {
+static void ic_save_restore_mode(recio_last_batch lb, size_t sbuf, unsigned workers2, int parts) {
     recio_iter_desc d;
     recio_iter *it, *it2;
     iu_batch all[64], rest[64];
     unsigned char blob[512];
     size_t n, k, size, m;
     recio_batch b;
-    iu_desc(&d, "build/test_iter/sixty.rec", 7, lb, ic_workers);
+    iu_desc(&d, parts ? "build/test_iter/sixty.rec;" DS10 : "build/test_iter/sixty.rec", parts ? 6 : 7, lb, ic_workers);
     d.shuffle_buffer = sbuf;
+    if (parts) { /* rank 1 of 2, rotating, indexed global shuffle: every epoch another order and part */
+        d.rank = 1;
+        d.nsplit = 2;
+        d.rotate_shards = d.index = d.shuffle = 1;
+    }
     if (!(it = ic_open(&d))) return;
     n = iu_run(it, all, 64, 3, NULL);
     recio_iter_close(it);
-    CHECK(n >= 24);
+    CHECK(n >= (parts ? 15u : 24u)); /* 35 records a part: 5 or 6 batches of 6 an epoch */
     for (k = 0; k <= n; k += 1 + k % 3) {
         size_t taken = 0;
         if (!(it = ic_open(&d))) return;
@@ -198,11 +203,12 @@ static void ic_save_restore_mode(recio_last_batch lb, size_t sbuf, unsigned work
 }
 
 static void ic_save_restore(void) {
-    ic_save_restore_mode(RECIO_LAST_PAD, 0, 0);
-    ic_save_restore_mode(RECIO_LAST_DISCARD, 0, ic_workers ? 1 : 0);
-    ic_save_restore_mode(RECIO_LAST_ROLL_OVER, 0, 0);
-    ic_save_restore_mode(RECIO_LAST_ROLL_OVER, 9, ic_workers ? 3 : 0);
-    ic_save_restore_mode(RECIO_LAST_PAD, 5, 0);
+    ic_save_restore_mode(RECIO_LAST_PAD, 0, 0, 0);
+    ic_save_restore_mode(RECIO_LAST_DISCARD, 0, ic_workers ? 1 : 0, 0);
+    ic_save_restore_mode(RECIO_LAST_ROLL_OVER, 0, 0, 0);
+    ic_save_restore_mode(RECIO_LAST_ROLL_OVER, 9, ic_workers ? 3 : 0, 0);
+    ic_save_restore_mode(RECIO_LAST_PAD, 5, 0, 0);
+    ic_save_restore_mode(RECIO_LAST_ROLL_OVER, 4, ic_workers ? 2 : 0, 1);
 }
 
 static void ic_restore_rejects(void) {
