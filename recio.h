@@ -5740,10 +5740,10 @@ static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t ep
         it->src.split = NULL;
         return e;
     }
-    if (it->src.names && recio_split_nfiles(it->src.split) != it->src.nfiles) /* files changed under us */
-        return recio__fmt(msg, RECIO__ERRMSG, "%s: the file list changed since the iterator opened", it->d.uris), RECIO_ERR_IO;
     it->src.part = part;
-    it->src.nfiles = recio_split_nfiles(it->src.split);
+    if (!it->src.names) it->src.nfiles = recio_split_nfiles(it->src.split); /* then fixed: workers read it */
+    else if (recio_split_nfiles(it->src.split) != it->src.nfiles)
+        return recio__fmt(msg, RECIO__ERRMSG, "%s: the file list changed since the iterator opened", it->d.uris), RECIO_ERR_IO;
     return RECIO_OK;
 }
 
