@@ -41,6 +41,21 @@
       trailing garbage is RECIO_ERR_CORRUPT naming the header offset of the first bad record, after
       every sound record before it. (dmlc-core merges or drops records silently in some of these.)
 
+   SPLITTING
+      recio_split_open(&s, "a.rec;b.rec", rank, nsplit) gives worker `rank` the same records that
+      dmlc-core's InputSplit gives it (byte ranges moved to record heads; parts may cross files). An
+      indexed mode splits by record count using the .idx files, with a seeded shuffle per epoch,
+      and can equalise the count per rank so collective training steps never hang.
+
+   IMAGE OPS
+      recio_image_decode (stb_image, or libjpeg-turbo with RECIO_TURBOJPEG), then one call per op
+      (resize with OpenCV INTER_LINEAR semantics, crops as views, flip, colour, normalize, CHW...),
+      or a transform spec: "resize_short(256) center_crop(224) normalize(imagenet) chw", applied by
+      recio_transform_apply(t, in, out, seed). Randomness comes only from the seed, so a record's
+      augmentation is the same on every host and for every thread count. Chains of crop, resize,
+      flip and normalize run fused in one pass. Caller buffers and a scratch area make the
+      per-image path allocation-free.
+
    ERRORS
       Every fallible call returns recio_err: RECIO_OK (0), RECIO_END (1, no more records) or a
       negative error. recio_strerror() gives words; each handle keeps the detail, as
@@ -56,12 +71,19 @@
       RECIO_NO_STDIO      no file backend: use memory readers and your own recio_io hooks
       RECIO_MALLOC(sz,u) RECIO_REALLOC(p,sz,u) RECIO_FREE(p,u)   allocator (u = user pointer)
       RECIO_ASSERT(x)     internal checks (default assert.h)
-      RECIO_THREADS       build the prefetcher and the threaded iterator (pthreads)
+      RECIO_THREADS       build the prefetcher, the threaded iterator and the background writer
+                          (pthreads); without it the iterator runs on the calling thread
+      RECIO_TURBOJPEG     decode JPEG through libjpeg-turbo (link -lturbojpeg), with DCT scaling
+      RECIO_NO_STB_IMPLEMENTATION   use the stb_image your program already builds, not recio's
+                          private (static) copy; stb_image.h must be on the include path either way
+      RECIO_MAX_PIXELS    refuse images larger than this from their header (default 2^28)
+      RECIO_NO_SIMD, RECIO_NO_AVX2  plain C resampling (results are identical either way)
       On 32-bit hosts compile the implementation with -D_FILE_OFFSET_BITS=64 for files over 2 GiB.
 
    THREADING
       No global state. Handles are not shared between threads without a lock; different handles
-      may be used from different threads freely.
+      may be used from different threads freely. A const recio_transform may be applied from many
+      threads at once.
 */
 #ifndef RECIO_H_INCLUDED
 #define RECIO_H_INCLUDED
@@ -243,6 +265,10 @@ RECIODEF const char *recio_writer_errmsg(const recio_writer *w);
 RECIODEF recio_err recio_writer_finish(recio_writer *w);
 /* recio_writer_finish (unless done) and free the handle; returns the first error. */
 RECIODEF recio_err recio_writer_close(recio_writer *w);
+/* Give up: close without syncing or renaming and free the handle. An atomic writer removes its
+   temporary files, so PATH (and the .idx) keep what they held before; a plain writer leaves the
+   partial file. For a job that fails half-way (a --strict pack, an interrupted conversion). */
+RECIODEF void recio_writer_abort(recio_writer *w);
 
 /* ==================================================================================================
    3. INDEX AND IMAGE RECORDS
@@ -1833,6 +1859,22 @@ RECIODEF recio_err recio_writer_finish(recio_writer *w) {
     recio__wr_commit(w, w->idx_tmp_path, w->idx_path);
 #endif
     return w->sticky;
+}
+
+RECIODEF void recio_writer_abort(recio_writer *w) {
+    if (!w) return;
+    if (!w->finished) {
+#ifdef RECIO_THREADS
+        recio__wr_stop(w);
+#endif
+        if (w->io.close) w->io.close(w->io.user);
+        if (w->has_idx && w->idx_io.close) w->idx_io.close(w->idx_io.user);
+#ifndef RECIO_NO_STDIO
+        if (w->tmp_path) remove(w->tmp_path);
+        if (w->idx_tmp_path) remove(w->idx_tmp_path);
+#endif
+    }
+    recio__wr_free(w);
 }
 
 RECIODEF recio_err recio_writer_close(recio_writer *w) {

@@ -671,6 +671,15 @@ static void test_writer_atomic(void) {
     CHECK(recio_reader_open(&r, tmp_path("atomic.rec")) == RECIO_OK);
     CHECK(recio_reader_next(r, &rec) == RECIO_OK && rec.size == 5 && memcmp(rec.data, "hello", 5) == 0);
     recio_reader_close(r);
+    /* abort: the temporary files go, the earlier atomic.rec and atomic.idx stay as they were */
+    d.index_path = tmp_path("atomic.idx");
+    CHECK(recio_writer_open_desc(&w, tmp_path("atomic.rec"), &d) == RECIO_OK);
+    CHECK(recio_writer_write(w, "other", 5) == RECIO_OK);
+    recio_writer_abort(w);
+    CHECK(!file_exists(tmp_path("atomic.rec.tmp")) && !file_exists(tmp_path("atomic.idx.tmp")));
+    CHECK(recio_reader_open(&r, tmp_path("atomic.rec")) == RECIO_OK);
+    CHECK(recio_reader_next(r, &rec) == RECIO_OK && rec.size == 5 && memcmp(rec.data, "hello", 5) == 0);
+    recio_reader_close(r);
     /* the final name is a directory: rename fails, the error is returned, no temporary is left */
     mkdir(tmp_path("dir.rec"), 0700);
     d.index_path = NULL;

@@ -29,5 +29,9 @@ CLI_COMMAND(cli_cmd_verify);
 CLI_COMMAND(cli_cmd_index);
 CLI_COMMAND(cli_cmd_split);
 CLI_COMMAND(cli_cmd_apply);
+CLI_COMMAND(cli_cmd_list);
+CLI_COMMAND(cli_cmd_pack);
+CLI_COMMAND(cli_cmd_unpack);
+CLI_COMMAND(cli_cmd_show);
 CLI_COMMAND(cli_cmd_iter);
 #endif

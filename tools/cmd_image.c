@@ -4,18 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* stb_image_write is for the tool only (recio.h never writes images); a private static copy. */
-#define STB_IMAGE_WRITE_STATIC
-#define STB_IMAGE_WRITE_IMPLEMENTATION
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#endif
-#include "stb_image_write.h"
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include "pack_codec.h" /* the tool's one image encoder (recio.h never writes images) */
 
 static const char apply_help[] =
     "usage: recio apply --spec SPEC [--seed S] IN OUT\n\n"
@@ -77,23 +66,30 @@ static int write_raw(const recio_image *img, const char *path) {
 static int write_out(const recio_image *img, const char *path) {
     int png = has_ext(path, ".png"), jpg = has_ext(path, ".jpg") || has_ext(path, ".jpeg");
     recio_image hwc = {0};
+    unsigned char *bytes = NULL;
+    size_t n = 0;
     int ok;
     if (!png && !jpg) return write_raw(img, path);
     if (img->dtype != RECIO_U8) {
         cli_err("%s: a %s result cannot be a PNG/JPEG: name OUT .f32 (raw) or end SPEC with u8 ops", path, dtype_name(img->dtype));
         return -2;
     }
-    if (img->layout == RECIO_CHW) { /* images files are interleaved */
-        int x, y, c;
+    if (img->layout == RECIO_CHW || img->stride != (size_t)img->width * (size_t)img->channels) {
+        int x, y, c; /* image files are interleaved and packed; a crop is a view with wider rows */
         if (recio_image_alloc(&hwc, img->width, img->height, img->channels, RECIO_U8, RECIO_HWC, NULL)) return -1;
         for (y = 0; y < img->height; y++)
             for (x = 0; x < img->width; x++)
                 for (c = 0; c < img->channels; c++) recio_image_set(&hwc, x, y, c, recio_image_get(img, x, y, c));
         img = &hwc;
     }
-    ok = png ? stbi_write_png(path, img->width, img->height, img->channels, img->data, (int)img->stride)
-             : stbi_write_jpg(path, img->width, img->height, img->channels, img->data, 95);
+    ok = codec_encode(img, png, 95, 0, &bytes, &n) == 0;
     if (hwc.data) recio_image_free(&hwc);
+    if (ok) {
+        FILE *f = fopen(path, "wb");
+        ok = f && fwrite(bytes, 1, n, f) == n;
+        if (f && fclose(f) != 0) ok = 0;
+        free(bytes);
+    }
     return ok ? 0 : -1;
 }
 

@@ -12,6 +12,10 @@ static const cli_command commands[] = {
     {"index", "rebuild the .idx of a .rec by scanning it", cli_cmd_index},
     {"split", "the records of one worker's part of a dataset (as dmlc-core's InputSplit)", cli_cmd_split},
     {"apply", "decode an image, run a transform spec on it, write the result", cli_cmd_apply},
+    {"list", "make an im2rec .lst of the images under a folder", cli_cmd_list},
+    {"pack", "pack the images of a .lst into .rec + .idx (im2rec in C)", cli_cmd_pack},
+    {"unpack", "write the images of a .rec back to files, labels in a .lst", cli_cmd_unpack},
+    {"show", "draw records as a labelled contact sheet PNG", cli_cmd_show},
     {"iter", "run the training iterator: one line per batch, then images/s", cli_cmd_iter},
 };
 

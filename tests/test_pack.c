@@ -1,0 +1,631 @@
+/* recio list / pack / unpack / show, through the command ($RECIO, default build/recio).
+   Expected values were computed outside recio with /usr/bin/python3 + PIL + numpy (Debian 12:
+   python3-pil 9.4, python3-numpy), as noted at each table; sample photos are tests/data/photos,
+   bad inputs and the 16-bit PNG are tests/data/pack (made by the script quoted in test_pack_16bit). */
+#define _POSIX_C_SOURCE 200809L
+#include "recio.h"
+#include "test.h"
+#include <math.h>
+#include <sys/wait.h>
+
+
+#define T "build/test_pack"
+#define PHOTOS "tests/data/photos"
+#define NPHOTOS 12
+
+/* `ls tests/data/photos | LC_ALL=C sort`, the images only */
+static const char *const photo[NPHOTOS] = {
+    "astronaut-375x500.jpg", "astronaut-exif-rot90-400x300.jpg", "camera-gray-400x300.jpg", "chelsea-333x500.png",
+    "chelsea-500x375.jpg", "chelsea-cmyk-300x400.jpg", "coffee-500x333.jpg", "coffee-progressive-480x360.jpg",
+    "hubble-1600x1200.jpg", "retina-120x90.jpg", "rocket-640x480.jpg", "rocket-alpha-256x256.png",
+};
+
+static char out_text[1 << 16], err_text[1 << 16];
+
+static void read_text(const char *path, char *buf, size_t cap) {
+    size_t n = 0;
+    unsigned char *b = t_slurp(path, &n);
+    if (n >= cap) n = cap - 1;
+    if (b) memcpy(buf, b, n);
+    buf[n] = 0;
+    free(b);
+}
+
+/* Run "recio ARGS"; stdout and stderr land in out_text / err_text; returns the exit status. */
+static int recio(const char *args) {
+    char cmd[4096];
+    const char *exe = getenv("RECIO");
+    int st;
+    snprintf(cmd, sizeof cmd, "%s %s >" T "/out.txt 2>" T "/err.txt", exe && *exe ? exe : "build/recio", args);
+    st = system(cmd);
+    read_text(T "/out.txt", out_text, sizeof out_text);
+    read_text(T "/err.txt", err_text, sizeof err_text);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void put_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    if (f) fputs(text, f), fclose(f);
+}
+
+static int sh(const char *cmd) { return system(cmd) == 0 ? 0 : -1; }
+
+static int same_file(const char *a, const char *b) {
+    size_t na = 0, nb = 0;
+    unsigned char *x = t_slurp(a, &na), *y = t_slurp(b, &nb);
+    int same = x && y && na == nb && memcmp(x, y, na) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* ---- records, read with recio's reader; the image header parsed by hand (u32 flag, f32 label,
+   u64 id, u64 id2, little-endian) so the test does not lean on the packer's own counterpart. */
+typedef struct rec_t {
+    unsigned flag;
+    float label, labels[8];
+    unsigned long long id, id2;
+    unsigned char *img;
+    size_t img_n;
+} rec_t;
+
+static unsigned le32(const unsigned char *p) { return (unsigned)p[0] | (unsigned)p[1] << 8 | (unsigned)p[2] << 16 | (unsigned)p[3] << 24; }
+static float lef(const unsigned char *p) {
+    unsigned u = le32(p);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static int read_recs(const char *path, rec_t *out, int max) {
+    recio_reader *r;
+    recio_record rec;
+    int n = 0;
+    if (recio_reader_open(&r, path) != RECIO_OK) return -1;
+    while (recio_reader_next(r, &rec) == RECIO_OK && n < max) {
+        const unsigned char *p = (const unsigned char *)rec.data;
+        rec_t *o = &out[n++];
+        size_t h = 24;
+        unsigned i;
+        memset(o, 0, sizeof *o);
+        if (rec.size < 24) return recio_reader_close(r), -1;
+        o->flag = le32(p);
+        o->label = lef(p + 4);
+        o->id = le32(p + 8) | (unsigned long long)le32(p + 12) << 32;
+        o->id2 = le32(p + 16) | (unsigned long long)le32(p + 20) << 32;
+        for (i = 0; i < o->flag && i < 8; i++) o->labels[i] = lef(p + 24 + 4 * i);
+        h += 4 * (size_t)o->flag;
+        o->img_n = rec.size - h;
+        o->img = (unsigned char *)malloc(o->img_n + 1);
+        memcpy(o->img, p + h, o->img_n);
+    }
+    recio_reader_close(r);
+    return n;
+}
+
+/* Size and channels of a record's image, and its pixels as packed RGB (malloc'd), through recio's
+   decoder: stb_image, a third party, not the code under test. */
+static int info_of(const rec_t *r, int *w, int *h, int *c) { return recio_image_info(r->img, r->img_n, w, h, c) == RECIO_OK; }
+
+static unsigned char *load_rgb(const rec_t *r, int *w, int *h) {
+    recio_image im;
+    unsigned char *px;
+    int y;
+    if (recio_image_decode(&im, r->img, r->img_n, 3) != RECIO_OK) return NULL;
+    *w = im.width, *h = im.height;
+    px = (unsigned char *)malloc((size_t)im.width * im.height * 3);
+    for (y = 0; px && y < im.height; y++)
+        memcpy(px + (size_t)y * im.width * 3, (unsigned char *)im.data + y * im.stride, (size_t)im.width * 3);
+    recio_image_free(&im);
+    return px;
+}
+
+static void free_recs(rec_t *r, int n) {
+    int i;
+    for (i = 0; i < n; i++) free(r[i].img);
+}
+
+static int same_text(const char *path, const char *text) {
+    size_t n = 0;
+    unsigned char *b = t_slurp(path, &n);
+    int same = b && n == strlen(text) && memcmp(b, text, n) == 0;
+    free(b);
+    return same;
+}
+
+static int count_lines(const char *path) {
+    size_t n, i;
+    unsigned char *b = t_slurp(path, &n);
+    int k = 0;
+    for (i = 0; b && i < n; i++) k += b[i] == '\n';
+    free(b);
+    return b ? k : -1;
+}
+
+/* A .lst of the sample photos in sorted order, label 0 (what `recio list --no-shuffle` should write). */
+static void write_photo_lst(const char *path) {
+    FILE *f = fopen(path, "wb");
+    int i;
+    for (i = 0; i < NPHOTOS; i++) fprintf(f, "%d\t0\t%s\n", i, photo[i]);
+    fclose(f);
+}
+
+/* ---- list ---------------------------------------------------------------------------------------- */
+
+static void test_list_sorted(void) {
+    char expect[4096] = "", line[256];
+    size_t n = 0;
+    char *got;
+    int i;
+    CHECK_EQ_INT(recio("list --no-shuffle " T "/flat " PHOTOS), 0);
+    for (i = 0; i < NPHOTOS; i++) { /* im2rec's format: '%d\t' index, '%f\t' label, path */
+        snprintf(line, sizeof line, "%d\t0.000000\t%s\n", i, photo[i]);
+        strcat(expect, line);
+    }
+    got = (char *)t_slurp(T "/flat.lst", &n);
+    CHECK(got && n == strlen(expect) && memcmp(got, expect, n) == 0);
+    free(got);
+}
+
+static void test_list_shuffle_seed(void) {
+    /* splitmix64 (state += 0x9e3779b97f4a7c15, Stafford mix 13) with rejection below
+       UINT64_MAX - UINT64_MAX % n, Fisher-Yates from the end, 12 items, seed 7: written out in Python */
+    static const int order[NPHOTOS] = {10, 11, 5, 1, 7, 4, 8, 2, 9, 6, 0, 3};
+    recio_lst lst;
+    int i;
+    CHECK_EQ_INT(recio("list --seed 7 " T "/shuf " PHOTOS), 0);
+    memset(&lst, 0, sizeof lst);
+    CHECK(recio_lst_load(&lst, T "/shuf.lst") == RECIO_OK);
+    CHECK_EQ_INT(lst.count, NPHOTOS);
+    for (i = 0; i < NPHOTOS && (size_t)i < lst.count; i++) {
+        CHECK_EQ_INT(lst.items[i].index, order[i]);
+        CHECK(strcmp(lst.items[i].path, photo[order[i]]) == 0);
+    }
+    recio_lst_free(&lst);
+    /* the same seed again gives the same file; another seed does not */
+    CHECK_EQ_INT(recio("list --seed 7 " T "/shuf2 " PHOTOS), 0);
+    CHECK(same_file(T "/shuf.lst", T "/shuf2.lst"));
+    CHECK_EQ_INT(recio("list --seed 8 " T "/shuf3 " PHOTOS), 0);
+    CHECK(!same_file(T "/shuf.lst", T "/shuf3.lst"));
+}
+
+static void test_list_recursive(void) {
+    static const char expect[] = /* folders sorted by path: "a", "a/deep", "b"; root has no images */
+        "0\t0.000000\ta/x.jpg\n1\t0.000000\ta/y.png\n2\t1.000000\ta/deep/z.jpg\n3\t2.000000\tb/w.JPG\n";
+    size_t n = 0;
+    char *got;
+    CHECK(sh("rm -rf " T "/tree && mkdir -p " T "/tree/a/deep " T "/tree/b && cp " PHOTOS "/retina-120x90.jpg " T
+             "/tree/a/x.jpg && cp " PHOTOS "/rocket-alpha-256x256.png " T "/tree/a/y.png && cp " PHOTOS
+             "/retina-120x90.jpg " T "/tree/a/deep/z.jpg && cp " PHOTOS "/retina-120x90.jpg " T
+             "/tree/b/w.JPG && echo hi > " T "/tree/b/notes.txt") == 0);
+    CHECK_EQ_INT(recio("list --recursive --no-shuffle " T "/rec " T "/tree"), 0);
+    got = (char *)t_slurp(T "/rec.lst", &n);
+    CHECK(got && n == strlen(expect) && memcmp(got, expect, n) == 0);
+    free(got);
+    CHECK(strcmp(out_text, "a\t0\na/deep\t1\nb\t2\n") == 0); /* the label map */
+    /* --exts narrows the set */
+    CHECK_EQ_INT(recio("list --recursive --no-shuffle --exts .png " T "/recpng " T "/tree"), 0);
+    CHECK_EQ_INT(count_lines(T "/recpng.lst"), 1);
+    CHECK_EQ_INT(recio("list --recursive --exts JPG " T "/recjpg " T "/tree"), 0); /* no dot, any case */
+    CHECK_EQ_INT(count_lines(T "/recjpg.lst"), 3);
+}
+
+static void test_list_splits(void) {
+    /* im2rec: chunk size 12; test = first int(12*0.25) = 3, train = next int(12*0.5) = 6, val = rest 3 */
+    recio_lst lst;
+    CHECK_EQ_INT(recio("list --no-shuffle --train-ratio 0.5 --test-ratio 0.25 " T "/sp " PHOTOS), 0);
+    CHECK_EQ_INT(count_lines(T "/sp_test.lst"), 3);
+    CHECK_EQ_INT(count_lines(T "/sp_train.lst"), 6);
+    CHECK_EQ_INT(count_lines(T "/sp_val.lst"), 3);
+    memset(&lst, 0, sizeof lst);
+    CHECK(recio_lst_load(&lst, T "/sp_val.lst") == RECIO_OK);
+    CHECK(lst.count == 3 && lst.items[0].index == 9 && lst.items[2].index == 11);
+    recio_lst_free(&lst);
+    /* 5 chunks of ceil(12/5) = 3: _0.._3 hold 3 each, _4 is empty (as im2rec writes it) */
+    CHECK_EQ_INT(recio("list --no-shuffle --chunks 5 " T "/ch " PHOTOS), 0);
+    CHECK_EQ_INT(count_lines(T "/ch_0.lst"), 3);
+    CHECK_EQ_INT(count_lines(T "/ch_3.lst"), 3);
+    CHECK_EQ_INT(count_lines(T "/ch_4.lst"), 0);
+    CHECK_EQ_INT(recio("list --train-ratio 0.8 --test-ratio 0.3 " T "/bad " PHOTOS), 2);
+    CHECK_EQ_INT(recio("list " T "/onlyprefix"), 2);
+}
+
+/* ---- pack ---------------------------------------------------------------------------------------- */
+
+static void test_pack_resize(void) {
+    /* display size after EXIF (PIL ImageOps.exif_transpose), shorter side to 64, longer
+       floor(long * 64 / short) */
+    static const int size[NPHOTOS][2] = {{64, 85}, {64, 85}, {85, 64}, {64, 96}, {85, 64}, {64, 85},
+                                         {96, 64}, {85, 64}, {85, 64}, {85, 64}, {85, 64}, {64, 64}};
+    rec_t r[NPHOTOS];
+    int i, n, w, h, c;
+    write_photo_lst(T "/rs.lst");
+    CHECK_EQ_INT(recio("pack --resize 64 --quality 90 " T "/rs " PHOTOS), 0);
+    CHECK(strstr(out_text, "12 packed, 0 skipped") != NULL);
+    n = read_recs(T "/rs.rec", r, NPHOTOS);
+    CHECK_EQ_INT(n, NPHOTOS);
+    for (i = 0; i < n; i++) {
+        CHECK_EQ_INT(r[i].flag, 0);
+        CHECK(r[i].label == 0.0f);
+        CHECK_EQ_INT(r[i].id, i);
+        CHECK_EQ_INT(r[i].id2, 0);
+        CHECK(r[i].img_n > 2 && r[i].img[0] == 0xff && r[i].img[1] == 0xd8); /* JPEG */
+        CHECK(info_of(&r[i], &w, &h, &c));
+        CHECK_EQ_INT(w, size[i][0]);
+        CHECK_EQ_INT(h, size[i][1]);
+        CHECK_EQ_INT(c, 3); /* --color 1: gray, CMYK and RGBA all become RGB */
+    }
+    free_recs(r, n);
+    /* the .idx: key = .lst index, offset = where `recio dump` finds each record */
+    CHECK_EQ_INT(count_lines(T "/rs.idx"), NPHOTOS);
+    CHECK_EQ_INT(recio("verify " T "/rs.rec"), 0);
+    CHECK_EQ_INT(recio("index -o " T "/rs_rebuilt.idx " T "/rs.rec"), 0);
+    CHECK(same_file(T "/rs.idx", T "/rs_rebuilt.idx"));
+    CHECK(sh("ls " T "/rs.rec.tmp " T "/rs.idx.tmp " T "/rs.skipped >/dev/null 2>&1") != 0); /* nothing left over */
+}
+
+/* ImageNet's common shrink 500x375 -> 341x256 (stb_image_resize 0.97 asserted on it with its triangle filter). */
+static void test_pack_imagenet_shrink(void) {
+    rec_t r[2];
+    int n, w, h, c;
+    put_text(T "/in.lst", "0\t1\tchelsea-500x375.jpg\n1\t2\tcoffee-500x333.jpg\n");
+    CHECK_EQ_INT(recio("pack --resize 256 " T "/in " PHOTOS), 0);
+    n = read_recs(T "/in.rec", r, 2);
+    CHECK_EQ_INT(n, 2);
+    CHECK(n == 2 && info_of(&r[0], &w, &h, &c) && w == 341 && h == 256);
+    CHECK(n == 2 && info_of(&r[1], &w, &h, &c) && w == 384 && h == 256);
+    CHECK(n == 2 && r[0].label == 1.0f && r[1].label == 2.0f && r[1].id == 1);
+    free_recs(r, n);
+    /* --area: the same sizes, other pixels */
+    put_text(T "/in_area.lst", "0\t1\tchelsea-500x375.jpg\n1\t2\tcoffee-500x333.jpg\n");
+    CHECK_EQ_INT(recio("pack --resize 256 --area " T "/in_area " PHOTOS), 0);
+    n = read_recs(T "/in_area.rec", r, 2);
+    CHECK(n == 2 && info_of(&r[0], &w, &h, &c) && w == 341 && h == 256);
+    CHECK(!same_file(T "/in.rec", T "/in_area.rec"));
+    free_recs(r, n);
+}
+
+static void test_pack_pass_through(void) {
+    rec_t r[NPHOTOS];
+    int i, n;
+    write_photo_lst(T "/pt.lst");
+    CHECK_EQ_INT(recio("pack --pass-through --num-thread 3 " T "/pt " PHOTOS), 0);
+    n = read_recs(T "/pt.rec", r, NPHOTOS);
+    CHECK_EQ_INT(n, NPHOTOS);
+    for (i = 0; i < n; i++) {
+        char path[256];
+        size_t sn;
+        unsigned char *src;
+        snprintf(path, sizeof path, PHOTOS "/%s", photo[i]);
+        src = t_slurp(path, &sn);
+        CHECK(src && sn == r[i].img_n && memcmp(src, r[i].img, sn) == 0);
+        CHECK_EQ_INT(r[i].id, i);
+        free(src);
+    }
+    free_recs(r, n);
+}
+
+static void test_pack_threads_identical(void) {
+    write_photo_lst(T "/t1.lst");
+    write_photo_lst(T "/t4.lst");
+    CHECK_EQ_INT(recio("pack --resize 48 --num-thread 1 " T "/t1 " PHOTOS), 0);
+    CHECK_EQ_INT(recio("pack --resize 48 --num-thread 4 " T "/t4 " PHOTOS), 0);
+    CHECK(same_file(T "/t1.rec", T "/t4.rec"));
+    CHECK(same_file(T "/t1.idx", T "/t4.idx"));
+}
+
+static void test_pack_bad_inputs(void) {
+    rec_t r[8];
+    int n;
+    put_text(T "/bad.lst", "0\t0\tphotos/retina-120x90.jpg\n1\t1\tpack/empty.jpg\n2\t2\tpack/truncated.jpg\n"
+                              "3\t3\tpack/text.jpg\n4\t4\tpack/missing.jpg\n5\t5\tphotos/rocket-640x480.jpg\n");
+    CHECK_EQ_INT(recio("pack --num-thread 2 " T "/bad tests/data"), 0);
+    CHECK(strstr(out_text, "2 packed, 4 skipped") != NULL);
+    CHECK(strstr(err_text, "recio: tests/data/pack/empty.jpg: ") != NULL);
+    CHECK(strstr(err_text, "recio: tests/data/pack/truncated.jpg: ") != NULL);
+    CHECK(strstr(err_text, "recio: tests/data/pack/text.jpg: ") != NULL);
+    CHECK(strstr(err_text, "recio: tests/data/pack/missing.jpg: ") != NULL);
+    CHECK_EQ_INT(count_lines(T "/bad.skipped"), 4);
+    CHECK(strstr(err_text, "missing.jpg: cannot read: No such file or directory") != NULL);
+    n = read_recs(T "/bad.rec", r, 8);
+    CHECK_EQ_INT(n, 2);
+    CHECK(n == 2 && r[0].id == 0 && r[1].id == 5 && r[1].label == 5.0f);
+    free_recs(r, n);
+    CHECK_EQ_INT(count_lines(T "/bad.idx"), 2);
+    /* pass-through checks headers and end markers without decoding */
+    CHECK_EQ_INT(recio("pack --pass-through " T "/bad tests/data"), 0);
+    CHECK(strstr(out_text, "2 packed, 4 skipped") != NULL);
+    CHECK_EQ_INT(recio("pack --strict --quiet " T "/bad tests/data"), 1);
+    /* a 29-byte JPEG whose header claims 20000x20000 pixels is refused before any allocation */
+    put_text(T "/huge.lst", "0\t0\tpack/huge-header-20000x20000.jpg\n");
+    CHECK_EQ_INT(recio("pack " T "/huge tests/data"), 0);
+    CHECK(strstr(err_text, "huge-header-20000x20000.jpg: image too large") != NULL);
+    /* a clean run removes a stale .skipped */
+    write_photo_lst(T "/bad.lst");
+    CHECK_EQ_INT(recio("pack --strict --resize 32 " T "/bad " PHOTOS), 0);
+    CHECK_EQ_INT(count_lines(T "/bad.skipped"), -1);
+}
+
+/* Corner means (20x20) of astronaut-exif-rot90-400x300.jpg after PIL's ImageOps.exif_transpose
+   (orientation 6: 300x400 shown), RGB: top-left, top-right, bottom-left, bottom-right. */
+static const double exif_corner[4][3] = {
+    {188.5, 127.5, 122.4}, {27.7, 18.9, 59.5}, {7.7, 7.6, 7.4}, {146.7, 140.9, 139.4}};
+
+static double corner_err(const unsigned char *px, int w, int h, int k, const double want[3]) {
+    int x0 = (k & 1) ? w - 20 : 0, y0 = (k & 2) ? h - 20 : 0, x, y, ch;
+    double worst = 0;
+    for (ch = 0; ch < 3; ch++) {
+        double s = 0;
+        for (y = y0; y < y0 + 20; y++)
+            for (x = x0; x < x0 + 20; x++) s += px[((size_t)y * w + x) * 3 + ch];
+        s = fabs(s / 400 - want[ch]);
+        if (s > worst) worst = s;
+    }
+    return worst;
+}
+
+static void test_pack_exif(void) {
+    rec_t r[1];
+    int n, w, h, c, k;
+    unsigned char *px;
+    put_text(T "/ex.lst", "7\t0\tastronaut-exif-rot90-400x300.jpg\n");
+    CHECK_EQ_INT(recio("pack --encoding .png " T "/ex " PHOTOS), 0);
+    n = read_recs(T "/ex.rec", r, 1);
+    CHECK_EQ_INT(n, 1);
+    if (n != 1) return;
+    CHECK_EQ_INT(r[0].id, 7);
+    px = load_rgb(&r[0], &w, &h);
+    CHECK(px && w == 300 && h == 400);
+    /* decoders differ by a few levels (IDCT, chroma upsampling): 6 is far below a wrong rotation */
+    for (k = 0; px && w == 300 && h == 400 && k < 4; k++) CHECK(corner_err(px, w, h, k, exif_corner[k]) < 6);
+    free(px);
+    free_recs(r, n);
+    CHECK_EQ_INT(recio("pack --no-exif " T "/ex " PHOTOS), 0);
+    n = read_recs(T "/ex.rec", r, 1);
+    CHECK(n == 1 && info_of(&r[0], &w, &h, &c) && w == 400 && h == 300);
+    free_recs(r, n);
+}
+
+/* Both TIFF byte orders: retina-120x90.jpg with an EXIF segment added (by a few lines of Python struct
+   calls), orientation 3 in a big-endian (MM) block and 8 in a little-endian (II) one. By the EXIF
+   definition, 3 shows the stored image turned 180 degrees and 8 turned 90 degrees counter-clockwise
+   (PIL's exif_transpose: ROTATE_180, ROTATE_90); the scan data is the same, so pixels match exactly. */
+static void test_pack_exif_byte_orders(void) {
+    rec_t r[3];
+    unsigned char *px[3] = {NULL, NULL, NULL};
+    int n, w[3], h[3], x, y, i, bad3 = 0, bad8 = 0;
+    put_text(T "/eo.lst", "0\t0\tphotos/retina-120x90.jpg\n1\t0\tpack/retina-exif3-mm-120x90.jpg\n"
+                         "2\t0\tpack/retina-exif8-ii-120x90.jpg\n");
+    CHECK_EQ_INT(recio("pack --encoding .png " T "/eo tests/data"), 0);
+    n = read_recs(T "/eo.rec", r, 3);
+    CHECK_EQ_INT(n, 3);
+    for (i = 0; i < n; i++) px[i] = load_rgb(&r[i], &w[i], &h[i]);
+    CHECK(n == 3 && px[0] && px[1] && px[2]);
+    if (n == 3 && px[0] && px[1] && px[2]) {
+        CHECK(w[0] == 120 && h[0] == 90 && w[1] == 120 && h[1] == 90 && w[2] == 90 && h[2] == 120);
+        for (y = 0; y < 90; y++)
+            for (x = 0; x < 120; x++) {
+                const unsigned char *s = px[0] + ((size_t)y * 120 + x) * 3;
+                bad3 += memcmp(px[1] + ((size_t)(89 - y) * 120 + (119 - x)) * 3, s, 3) != 0;
+                bad8 += memcmp(px[2] + ((size_t)(119 - x) * 90 + y) * 3, s, 3) != 0; /* CCW: (x,y) -> (y, 119-x) */
+            }
+        CHECK_EQ_INT(bad3, 0);
+        CHECK_EQ_INT(bad8, 0);
+    }
+    for (i = 0; i < 3; i++) free(px[i]);
+    free_recs(r, n);
+}
+
+static void test_pack_colour_kinds(void) {
+    /* --color 0: one channel; --color -1 keeps RGBA in PNG; the CMYK JPEG comes out as RGB whose mean
+       matches PIL's Adobe CMYK conversion, R = (255-C)(255-K)/255 etc.: mean 149.0, 108.8, 79.9. */
+    rec_t r[3];
+    int n, w, h, c, i, bad = 0;
+    double mean[3] = {0, 0, 0};
+    unsigned char *px;
+    put_text(T "/ck.lst", "0\t0\tcamera-gray-400x300.jpg\n1\t0\trocket-alpha-256x256.png\n2\t0\tchelsea-cmyk-300x400.jpg\n");
+    CHECK_EQ_INT(recio("pack --color 0 " T "/ck " PHOTOS), 0);
+    n = read_recs(T "/ck.rec", r, 3);
+    /* stb_image_write's JPEGs always carry 3 components: gray shows as R = G = B (chroma exactly neutral) */
+    px = n == 3 ? load_rgb(&r[1], &w, &h) : NULL;
+    CHECK(px && w == 256 && h == 256);
+    for (i = 0; px && i < w * h; i++) bad += abs(px[3 * i] - px[3 * i + 1]) > 2 || abs(px[3 * i] - px[3 * i + 2]) > 2;
+    CHECK(px && bad == 0);
+    free(px);
+    free_recs(r, n);
+    CHECK_EQ_INT(recio("pack --color 0 --encoding .png " T "/ck " PHOTOS), 0);
+    n = read_recs(T "/ck.rec", r, 3);
+    CHECK(n == 3 && info_of(&r[0], &w, &h, &c) && c == 1 && w == 400);
+    CHECK(n == 3 && info_of(&r[2], &w, &h, &c) && c == 1 && w == 300);
+    free_recs(r, n);
+    CHECK_EQ_INT(recio("pack --color -1 --encoding .png " T "/ck " PHOTOS), 0);
+    n = read_recs(T "/ck.rec", r, 3);
+    CHECK(n == 3 && info_of(&r[1], &w, &h, &c) && c == 4 && w == 256);
+    CHECK(n == 3 && info_of(&r[0], &w, &h, &c) && c == 1);
+    px = n == 3 ? load_rgb(&r[2], &w, &h) : NULL;
+    CHECK(px && w == 300 && h == 400);
+    for (i = 0; px && i < w * h * 3; i++) mean[i % 3] += px[i];
+    for (i = 0; px && i < 3; i++) mean[i] /= (double)w * h;
+    CHECK(fabs(mean[0] - 149.0) < 4 && fabs(mean[1] - 108.8) < 4 && fabs(mean[2] - 79.9) < 4);
+    free(px);
+    free_recs(r, n);
+}
+
+static void test_pack_16bit(void) {
+    /* tests/data/pack/rgb16-64x48.png, written by Python (zlib + struct, filter 0): 16-bit RGB,
+       R = x*1000, G = y*1000, B = 40000. In 8 bits: the high byte (stb) or rounded v*255/65535,
+       so within 1 of v/257. */
+    rec_t r[1];
+    int n, w, h, x, y, bad = 0;
+    unsigned char *px;
+    put_text(T "/p16.lst", "0\t0\trgb16-64x48.png\n");
+    CHECK_EQ_INT(recio("pack --encoding .png " T "/p16 tests/data/pack"), 0);
+    n = read_recs(T "/p16.rec", r, 1);
+    px = n == 1 ? load_rgb(&r[0], &w, &h) : NULL;
+    CHECK(px && w == 64 && h == 48);
+    for (y = 0; px && y < 48; y++)
+        for (x = 0; x < 64; x++) {
+            const unsigned char *p = px + ((size_t)y * 64 + x) * 3;
+            bad += fabs(p[0] - x * 1000 / 257.0) > 1.01 || fabs(p[1] - y * 1000 / 257.0) > 1.01 ||
+                   fabs(p[2] - 40000 / 257.0) > 1.01;
+        }
+    CHECK_EQ_INT(bad, 0);
+    free(px);
+    free_recs(r, n);
+}
+
+static void test_pack_labels(void) {
+    rec_t r[2];
+    int n;
+    put_text(T "/ml.lst", "4\t1.5\t2\t-3\tretina-120x90.jpg\n9\t0.25\tretina-120x90.jpg\n");
+    CHECK_EQ_INT(recio("pack --pack-label --pass-through " T "/ml " PHOTOS), 0);
+    n = read_recs(T "/ml.rec", r, 2);
+    CHECK_EQ_INT(n, 2);
+    CHECK(n == 2 && r[0].flag == 3 && r[0].label == 0.0f && r[0].labels[0] == 1.5f && r[0].labels[1] == 2.0f &&
+          r[0].labels[2] == -3.0f && r[0].id == 4);
+    CHECK(n == 2 && r[1].flag == 0 && r[1].label == 0.25f && r[1].id == 9); /* one label: flag 0, as MXNet */
+    free_recs(r, n);
+    /* .idx keys are the .lst indexes; record 0 takes 8 + (24 + 3*4 + 3863 bytes of retina, padded to 4) */
+    CHECK(same_text(T "/ml.idx", "4\t0\n9\t3908\n"));
+    CHECK_EQ_INT(recio("pack --pass-through " T "/ml " PHOTOS), 0);
+    n = read_recs(T "/ml.rec", r, 2);
+    CHECK(n == 2 && r[0].flag == 0 && r[0].label == 1.5f); /* without --pack-label: the first label */
+    free_recs(r, n);
+}
+
+/* Killed in the middle: the temporary files go, the previous output stays. */
+static void test_pack_interrupted(void) {
+    FILE *f = fopen(T "/big.lst", "wb");
+    char cmd[1024];
+    const char *exe = getenv("RECIO");
+    int i;
+    for (i = 0; f && i < 400; i++) fprintf(f, "%d\t0\thubble-1600x1200.jpg\n", i);
+    if (f) fclose(f);
+    put_text(T "/big.rec", "previous output");
+    snprintf(cmd, sizeof cmd, "%s pack --quiet --resize 300 " T "/big " PHOTOS " >/dev/null 2>&1 & p=$!; sleep 0.5; kill -TERM $p; wait $p",
+             exe && *exe ? exe : "build/recio");
+    CHECK(system(cmd) != 0); /* the shell reports the pack's death by SIGTERM */
+    CHECK(sh("ls " T "/big.rec.tmp >/dev/null 2>&1") != 0);
+    CHECK(sh("ls " T "/big.idx.tmp >/dev/null 2>&1") != 0);
+    CHECK(same_text(T "/big.rec", "previous output"));
+}
+
+static void test_pack_usage(void) {
+    CHECK_EQ_INT(recio("pack --quality 0 " T "/x " PHOTOS), 2);
+    CHECK_EQ_INT(recio("pack --encoding .gif " T "/x " PHOTOS), 2);
+    CHECK_EQ_INT(recio("pack --bogus " T "/x " PHOTOS), 2);
+    CHECK_EQ_INT(recio("pack " T "/does-not-exist " PHOTOS), 1);
+    CHECK(strstr(err_text, "does-not-exist.lst") != NULL);
+    CHECK_EQ_INT(recio("pack --help"), 0);
+    CHECK(strstr(out_text, "usage: recio pack") != NULL);
+}
+
+/* ---- unpack and show ----------------------------------------------------------------------------- */
+
+static void test_unpack_roundtrip(void) {
+    char a[256], b[256];
+    int i;
+    write_photo_lst(T "/rt.lst");
+    CHECK_EQ_INT(recio("pack --pass-through " T "/rt " PHOTOS), 0);
+    CHECK(sh("rm -rf " T "/rt_out") == 0);
+    CHECK_EQ_INT(recio("unpack " T "/rt.rec " T "/rt_out"), 0);
+    for (i = 0; i < NPHOTOS; i++) {
+        const char *ext = strrchr(photo[i], '.');
+        snprintf(a, sizeof a, PHOTOS "/%s", photo[i]);
+        snprintf(b, sizeof b, T "/rt_out/%d%s", i, ext);
+        CHECK(same_file(a, b));
+    }
+    CHECK_EQ_INT(count_lines(T "/rt_out/rt.lst"), NPHOTOS);
+    /* and packing the unpacked files again gives the same .rec */
+    CHECK_EQ_INT(recio("pack --pass-through " T "/rt_out/rt " T "/rt_out"), 0);
+    CHECK(same_file(T "/rt.rec", T "/rt_out/rt.rec"));
+}
+
+static void test_show_png_size(void) {
+    size_t n = 0;
+    unsigned char *png;
+    write_photo_lst(T "/sh.lst");
+    CHECK_EQ_INT(recio("pack --resize 40 " T "/sh " PHOTOS), 0);
+    /* 5 records, tile 32: ceil(sqrt(5)) = 3 columns, 2 rows; cell (32+4) x (32+4+11) */
+    CHECK_EQ_INT(recio("show " T "/sh.rec " T "/sheet.png --n 5 --tile 32"), 0);
+    png = t_slurp(T "/sheet.png", &n);
+    CHECK(png && n > 24 && memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0 && memcmp(png + 12, "IHDR", 4) == 0);
+    if (png && n > 24) { /* IHDR width and height, big-endian */
+        CHECK_EQ_INT(((unsigned)png[16] << 24 | (unsigned)png[17] << 16 | (unsigned)png[18] << 8 | png[19]), 108);
+        CHECK_EQ_INT(((unsigned)png[20] << 24 | (unsigned)png[21] << 16 | (unsigned)png[22] << 8 | png[23]), 94);
+    }
+    free(png);
+    /* every record, 4 columns: 12 -> 3 rows of 132 x 143 cells */
+    CHECK_EQ_INT(recio("show " T "/sh.rec " T "/sheet2.png --cols 4"), 0);
+    png = t_slurp(T "/sheet2.png", &n);
+    CHECK(png && n > 24 && png[18] * 256 + png[19] == 4 * 132 && png[22] * 256 + png[23] == 3 * 143);
+    free(png);
+    CHECK_EQ_INT(recio("show " T "/sh.rec"), 2);
+}
+
+/* The centre pixel of tile k (tile 32, 3 columns) of a sheet PNG. */
+static void sheet_px(const char *path, int k, unsigned char rgb[3]) {
+    rec_t r;
+    unsigned char *px;
+    int w = 0, h = 0;
+    memset(&r, 0, sizeof r);
+    r.img = t_slurp(path, &r.img_n);
+    px = r.img ? load_rgb(&r, &w, &h) : NULL;
+    memset(rgb, 0, 3);
+    if (px && w == 108) memcpy(rgb, px + ((size_t)((k / 3) * 47 + 2 + 16) * w + (k % 3) * 36 + 2 + 16) * 3, 3);
+    free(px);
+    free(r.img);
+}
+
+static void test_show_spec(void) {
+    unsigned char a[3], b[3];
+    int k, gray = 1;
+    write_photo_lst(T "/sp.lst");
+    CHECK_EQ_INT(recio("pack --pass-through " T "/sp " PHOTOS), 0);
+    /* 'gray' puts g in R, G and B: every tile's centre is neutral; without it, the coffee is not */
+    CHECK_EQ_INT(recio("show " T "/sp.rec " T "/sp_gray.png --n 9 --tile 32 --spec gray"), 0);
+    for (k = 0; k < 9; k++) {
+        sheet_px(T "/sp_gray.png", k, a);
+        gray &= a[0] == a[1] && a[1] == a[2];
+    }
+    CHECK(gray);
+    CHECK_EQ_INT(recio("show " T "/sp.rec " T "/sp_plain.png --n 9 --tile 32"), 0);
+    sheet_px(T "/sp_plain.png", 6, b); /* coffee-500x333.jpg: a red-brown cup */
+    CHECK(b[0] > b[2] + 20);
+    /* random ops follow the seed: the same seed gives the same sheet, another seed another one */
+    CHECK_EQ_INT(recio("show " T "/sp.rec " T "/sp_r1.png --n 9 --tile 32 --seed 3 --spec 'random_resized_crop(48)'"), 0);
+    CHECK_EQ_INT(recio("show " T "/sp.rec " T "/sp_r2.png --n 9 --tile 32 --seed 3 --spec 'random_resized_crop(48)'"), 0);
+    CHECK_EQ_INT(recio("show " T "/sp.rec " T "/sp_r3.png --n 9 --tile 32 --seed 4 --spec 'random_resized_crop(48)'"), 0);
+    CHECK(same_file(T "/sp_r1.png", T "/sp_r2.png"));
+    CHECK(!same_file(T "/sp_r1.png", T "/sp_r3.png"));
+    /* a float CHW tensor is shown too (stretched to 0..255) */
+    CHECK_EQ_INT(recio("show " T "/sp.rec " T "/sp_f.png --n 4 --tile 32 --spec 'resize_short(40) center_crop(32) normalize(imagenet) chw'"), 0);
+    CHECK(strstr(out_text, "4 records") != NULL);
+    /* a bad spec is bad usage, with the column of the mistake */
+    CHECK_EQ_INT(recio("show " T "/sp.rec " T "/sp_bad.png --spec 'resize_short(40) flipp'"), 2);
+    CHECK(strstr(err_text, "flipp") != NULL);
+}
+
+int main(void) {
+    if (sh("mkdir -p " T) != 0) return 1;
+    RUN(test_list_sorted);
+    RUN(test_list_shuffle_seed);
+    RUN(test_list_recursive);
+    RUN(test_list_splits);
+    RUN(test_pack_resize);
+    RUN(test_pack_imagenet_shrink);
+    RUN(test_pack_pass_through);
+    RUN(test_pack_threads_identical);
+    RUN(test_pack_bad_inputs);
+    RUN(test_pack_exif);
+    RUN(test_pack_exif_byte_orders);
+    RUN(test_pack_colour_kinds);
+    RUN(test_pack_16bit);
+    RUN(test_pack_labels);
+    RUN(test_pack_interrupted);
+    RUN(test_pack_usage);
+    RUN(test_unpack_roundtrip);
+    RUN(test_show_png_size);
+    RUN(test_show_spec);
+    return t_done("pack");
+}

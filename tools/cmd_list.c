@@ -1,0 +1,300 @@
+/* recio list: a folder of images becomes im2rec .lst files ("index\tlabel\tpath", path relative to ROOT).
+   The walk, the labels, the split into chunks and train/val/test follow MXNet's tools/im2rec.py, so a
+   list made here packs the same way there; the shuffle uses recio's RNG so a seed means one order
+   on every host. */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+#include "pack.h"
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct list_item {
+    unsigned long long index;
+    unsigned label;
+    char *path; /* relative to ROOT */
+} list_item;
+
+typedef struct list_opts {
+    const char *exts; /* comma-separated, lower case, with dots */
+    int recursive, shuffle;
+    unsigned long long seed, chunks;
+    double train, test;
+} list_opts;
+
+typedef struct strvec {
+    char **v;
+    size_t n, cap;
+} strvec;
+
+static int strvec_push(strvec *s, char *str) {
+    if (!str) return -1;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        char **v = (char **)realloc(s->v, cap * sizeof *v);
+        if (!v) return free(str), -1;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = str;
+    return 0;
+}
+
+static void strvec_free(strvec *s) {
+    size_t i;
+    for (i = 0; i < s->n; i++) free(s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Case-insensitive suffix match against a comma-separated list such as ".jpg,.jpeg,.png" (the dots
+   may be left out: "jpg,png"). */
+static int has_ext(const char *name, const char *exts) {
+    const char *dot = strrchr(name, '.');
+    size_t n;
+    if (!dot) return 0;
+    n = strlen(++dot);
+    while (*exts) {
+        const char *end = strchr(exts, ',');
+        size_t k = end ? (size_t)(end - exts) : strlen(exts), i;
+        const char *e = exts + (*exts == '.');
+        if (k - (size_t)(e - exts) == n) {
+            for (i = 0; i < n && (dot[i] | 0x20) == (e[i] | 0x20); i++) {}
+            if (i == n) return 1;
+        }
+        exts += k + (end != NULL);
+    }
+    return 0;
+}
+
+/* Names in DIR (relative path rel under root): image files into files, sub-folders into dirs;
+   both sorted. Symbolic links are followed, as im2rec's os.walk(followlinks=True) does. */
+static int read_dir(const char *root, const char *rel, const char *exts, strvec *files, strvec *dirs) {
+    char *full = pack_join(root, rel);
+    DIR *d = full ? opendir(full) : NULL;
+    struct dirent *e;
+    int rc = 0;
+    if (!d) {
+        cli_err("%s: cannot open folder: %s", full ? full : rel, strerror(errno));
+        free(full);
+        return -1;
+    }
+    while (!rc && (e = readdir(d)) != NULL) {
+        struct stat st;
+        char *p;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        p = pack_join(full, e->d_name);
+        if (!p || stat(p, &st) != 0) {
+            free(p);
+            continue; /* a dangling link or a file gone meanwhile: not an image we can list */
+        }
+        free(p);
+        if (S_ISDIR(st.st_mode) && dirs) rc = strvec_push(dirs, pack_join(rel, e->d_name));
+        else if (S_ISREG(st.st_mode) && has_ext(e->d_name, exts)) rc = strvec_push(files, pack_join(rel, e->d_name));
+    }
+    closedir(d);
+    free(full);
+    if (rc) cli_err("out of memory");
+    if (files->n > 1) qsort(files->v, files->n, sizeof(char *), cmp_str);
+    if (dirs && dirs->n > 1) qsort(dirs->v, dirs->n, sizeof(char *), cmp_str);
+    return rc;
+}
+
+/* Every folder under root (root itself as ""), depth first; sorted by path afterwards. */
+static int all_dirs(const char *root, const char *rel, const char *exts, strvec *out, int depth) {
+    strvec files = {0}, dirs = {0};
+    size_t i;
+    int rc;
+    if (depth > 64) return cli_err("%s: folders nested deeper than 64 (a link loop?)", rel), -1;
+    rc = read_dir(root, rel, exts, &files, &dirs);
+    strvec_free(&files);
+    for (i = 0; !rc && i < dirs.n; i++) {
+        rc = strvec_push(out, pack_cat(dirs.v[i], ""));
+        if (!rc) rc = all_dirs(root, dirs.v[i], exts, out, depth + 1);
+    }
+    strvec_free(&dirs);
+    return rc;
+}
+
+static int push_item(list_item **items, size_t *n, size_t *cap, const char *path, unsigned label) {
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 256;
+        list_item *v = (list_item *)realloc(*items, c * sizeof *v);
+        if (!v) return -1;
+        *items = v;
+        *cap = c;
+    }
+    (*items)[*n].index = *n;
+    (*items)[*n].label = label;
+    (*items)[*n].path = pack_cat(path, "");
+    return (*items)[(*n)++].path ? 0 : -1;
+}
+
+/* The images in walk order with their index and label; with recursive, prints the label map. */
+static int collect(const char *root, const list_opts *o, list_item **items, size_t *count) {
+    strvec dirs = {0};
+    size_t i, j, cap = 0;
+    unsigned label = 0;
+    int rc = strvec_push(&dirs, pack_cat("", ""));
+    *items = NULL;
+    *count = 0;
+    if (!rc && o->recursive) rc = all_dirs(root, "", o->exts, &dirs, 0);
+    if (!rc) qsort(dirs.v, dirs.n, sizeof(char *), cmp_str); /* im2rec sorts folders by path */
+    for (i = 0; !rc && i < dirs.n; i++) {
+        strvec files = {0};
+        rc = read_dir(root, dirs.v[i], o->exts, &files, NULL);
+        for (j = 0; !rc && j < files.n; j++) rc = push_item(items, count, &cap, files.v[j], label);
+        if (!rc && files.n && o->recursive) printf("%s\t%u\n", *dirs.v[i] ? dirs.v[i] : ".", label++);
+        strvec_free(&files);
+    }
+    strvec_free(&dirs);
+    return rc;
+}
+
+static int write_list(const char *path, const list_item *items, size_t n) {
+    char *tmp = pack_cat(path, ".tmp");
+    FILE *f = tmp ? fopen(tmp, "wb") : NULL;
+    size_t i;
+    int bad;
+    if (!f) {
+        cli_err("%s: cannot create: %s", tmp ? tmp : path, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    /* im2rec writes '%d\t' % index, '%f\t' % label, '%s\n' % path */
+    for (i = 0; i < n; i++) fprintf(f, "%llu\t%f\t%s\n", items[i].index, (double)items[i].label, items[i].path);
+    bad = ferror(f) | (fclose(f) != 0);
+    if (bad || rename(tmp, path) != 0) {
+        cli_err("%s: write failed: %s", path, strerror(errno));
+        remove(tmp);
+        free(tmp);
+        return -1;
+    }
+    free(tmp);
+    fprintf(stderr, "%s: %llu images\n", path, (unsigned long long)n);
+    return 0;
+}
+
+static int write_named(const char *prefix, const char *chunk, const char *part, const list_item *items, size_t n) {
+    char name[4096];
+    if ((size_t)snprintf(name, sizeof name, "%s%s%s.lst", prefix, chunk, part) >= sizeof name)
+        return cli_err("%s: name too long", prefix), -1;
+    return write_list(name, items, n);
+}
+
+/* im2rec's split: per chunk of ceil(N / chunks) images, the first test part, then train, then val
+   (sizes from the chunk size, not the chunk's length, exactly as im2rec computes them). */
+static int write_chunks(const char *prefix, const list_opts *o, const list_item *items, size_t n) {
+    size_t size = (n + o->chunks - 1) / o->chunks, c;
+    for (c = 0; c < o->chunks; c++) {
+        size_t b = c * size < n ? c * size : n, e = b + size < n ? b + size : n, len = e - b;
+        size_t sep = (size_t)((double)size * o->train), sep_test = (size_t)((double)size * o->test);
+        char chunk[32] = "";
+        int rc = 0;
+        if (o->chunks > 1) snprintf(chunk, sizeof chunk, "_%llu", (unsigned long long)c);
+        if (sep_test > len) sep_test = len;
+        if (sep_test + sep > len) sep = len - sep_test;
+        if (o->train == 1.0) {
+            if (write_named(prefix, chunk, "", items + b, len)) return -1;
+            continue;
+        }
+        if (o->test > 0) rc |= write_named(prefix, chunk, "_test", items + b, sep_test);
+        if (o->train + o->test < 1.0) rc |= write_named(prefix, chunk, "_val", items + b + sep_test + sep, len - sep_test - sep);
+        rc |= write_named(prefix, chunk, "_train", items + b + sep_test, sep);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+static void shuffle(list_item *items, size_t n, unsigned long long seed) {
+    recio_rng rng;
+    size_t i;
+    recio_rng_seed(&rng, seed);
+    for (i = n; i > 1; i--) { /* Fisher-Yates from the end */
+        size_t j = (size_t)recio_rng_below(&rng, i);
+        list_item t = items[i - 1];
+        items[i - 1] = items[j];
+        items[j] = t;
+    }
+}
+
+static const char list_help[] =
+    "usage: recio list [OPTIONS] PREFIX ROOT\n\n"
+    "Find the images under ROOT and write PREFIX.lst, one 'index<TAB>label<TAB>path' line each (path\n"
+    "relative to ROOT), the list file MXNet's im2rec writes and 'recio pack' reads.\n\n"
+    "  --recursive          walk sub-folders: every folder holding images gets a label, 0, 1, 2, ...\n"
+    "                       in sorted path order; the label map ('folder<TAB>label') goes to stdout\n"
+    "                       (without it: only ROOT's own files, all with label 0)\n"
+    "  --exts LIST          file extensions, comma-separated (default .jpeg,.jpg,.png; any case)\n"
+    "  --shuffle            shuffle the list (default) with recio's RNG seeded by --seed\n"
+    "  --no-shuffle         keep the sorted walk order\n"
+    "  --seed S             shuffle seed (default 100, as im2rec); same seed, same list everywhere\n"
+    "  --train-ratio R      fraction for PREFIX_train.lst (default 1: one PREFIX.lst)\n"
+    "  --test-ratio R       fraction for PREFIX_test.lst (default 0); the rest goes to PREFIX_val.lst\n"
+    "  --chunks N           split into N lists PREFIX_0.lst ... (default 1)\n\n"
+    "The index of an image is its position in the walk, before shuffling, so it names the image in\n"
+    "every split. Progress and counts go to stderr.\n\n"
+    "example: recio list --recursive --train-ratio 0.9 data/train images/   # -> data/train_train.lst, _val.lst\n";
+
+static int parse_ratio(const char *s, double *out) {
+    char *end;
+    double v = s ? strtod(s, &end) : -1;
+    if (!s || *end || !(v >= 0 && v <= 1)) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_list_args(int argc, char **argv, list_opts *o, const char **prefix, const char **root) {
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--recursive") == 0) o->recursive = 1;
+        else if (strcmp(a, "--shuffle") == 0) o->shuffle = 1;
+        else if (strcmp(a, "--no-shuffle") == 0) o->shuffle = 0;
+        else if (strcmp(a, "--exts") == 0 && v) o->exts = argv[++i];
+        else if (strcmp(a, "--seed") == 0 && v) {
+            if (cli_parse_u64(argv[++i], &o->seed)) return cli_usage_error("list", "--seed wants a whole number");
+        } else if (strcmp(a, "--chunks") == 0 && v) {
+            if (cli_parse_u64(argv[++i], &o->chunks) || o->chunks == 0) return cli_usage_error("list", "--chunks wants a count of 1 or more");
+        } else if (strcmp(a, "--train-ratio") == 0) {
+            if (parse_ratio(argv[++i], &o->train)) return cli_usage_error("list", "--train-ratio wants a number in [0, 1]");
+        } else if (strcmp(a, "--test-ratio") == 0) {
+            if (parse_ratio(argv[++i], &o->test)) return cli_usage_error("list", "--test-ratio wants a number in [0, 1]");
+        } else if (a[0] == '-' && a[1]) return cli_usage_error("list", "unknown option '%s'", a);
+        else if (!*prefix) *prefix = a;
+        else if (!*root) *root = a;
+        else return cli_usage_error("list", "unexpected argument '%s'", a);
+    }
+    if (!*prefix || !*root) return cli_usage_error("list", "want PREFIX and ROOT");
+    if (o->train + o->test > 1.0) return cli_usage_error("list", "--train-ratio plus --test-ratio is more than 1");
+    return 0;
+}
+
+CLI_COMMAND(cli_cmd_list) {
+    list_opts o;
+    const char *prefix = NULL, *root = NULL;
+    list_item *items;
+    size_t n, i;
+    int rc, k;
+    for (k = 1; k < argc; k++)
+        if (cli_is_help(argv[k])) return fputs(list_help, stdout), 0;
+    memset(&o, 0, sizeof o);
+    o.exts = ".jpeg,.jpg,.png";
+    o.shuffle = 1;
+    o.seed = 100;
+    o.chunks = 1;
+    o.train = 1.0;
+    if ((rc = parse_list_args(argc, argv, &o, &prefix, &root)) != 0) return rc;
+    rc = collect(root, &o, &items, &n) ? CLI_EXIT_ERR : 0;
+    fflush(stdout); /* the label map before any message on stderr */
+    if (!rc && n == 0) cli_err("%s: no files ending in %s%s", root, o.exts, o.recursive ? "" : " (sub-folders need --recursive)");
+    if (!rc && o.shuffle) shuffle(items, n, o.seed);
+    if (!rc && write_chunks(prefix, &o, items, n)) rc = CLI_EXIT_ERR;
+    for (i = 0; i < n; i++) free(items[i].path);
+    free(items);
+    return rc;
+}

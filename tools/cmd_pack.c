@@ -1,0 +1,460 @@
+/* recio pack: im2rec in C. Reads a .lst, turns every listed image into an MXNet image record (IRHeader,
+   labels, encoded image) and writes PREFIX.rec and PREFIX.idx atomically. N workers decode, resize and
+   encode in parallel; the calling thread writes the records in list order, so the output is the same
+   bytes for every worker count. A bad image never stops the job: it is reported, counted, listed in
+   PREFIX.skipped, and skipped. */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+#include "pack.h"
+#include "pack_codec.h"
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- file helpers shared by the dataset commands ----------------------------------------------- */
+
+int pack_read_file(const char *path, unsigned char **out, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = NULL;
+    size_t len = 0, cap = 0;
+    if (!f) return -1;
+    for (;;) {
+        size_t k;
+        if (len == cap) {
+            unsigned char *q = (unsigned char *)realloc(b, cap = cap ? cap * 2 : 1 << 16);
+            if (!q) {
+                free(b);
+                fclose(f);
+                errno = ENOMEM;
+                return -1;
+            }
+            b = q;
+        }
+        k = fread(b + len, 1, cap - len, f);
+        len += k;
+        if (k == 0) break;
+    }
+    if (ferror(f)) {
+        int e = errno ? errno : EIO;
+        free(b);
+        fclose(f);
+        errno = e;
+        return -1;
+    }
+    fclose(f);
+    *out = b;
+    *n = len;
+    return 0;
+}
+
+int pack_write_file(const char *path, const void *data, size_t n) {
+    FILE *f = fopen(path, "wb");
+    int bad;
+    if (!f) return -1;
+    bad = fwrite(data, 1, n, f) != n;
+    bad |= fclose(f) != 0;
+    return bad ? -1 : 0;
+}
+
+char *pack_cat(const char *s, const char *suffix) {
+    size_t a = strlen(s), b = strlen(suffix);
+    char *p = (char *)malloc(a + b + 1);
+    if (!p) return NULL;
+    memcpy(p, s, a);
+    memcpy(p + a, suffix, b + 1);
+    return p;
+}
+
+char *pack_join(const char *a, const char *b) {
+    size_t n = strlen(a);
+    char *p, *q;
+    if (!n) return pack_cat(b, "");
+    if (a[n - 1] == '/') return pack_cat(a, b);
+    p = pack_cat(a, "/");
+    q = p ? pack_cat(p, b) : NULL;
+    free(p);
+    return q;
+}
+
+double pack_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* ---- one image -> one record ------------------------------------------------------------------- */
+
+typedef struct pack_opts {
+    int resize, center_crop, quality, png, color, pass_through, pack_label, exif, strict, quiet;
+    recio_filter filter;
+    unsigned long long threads;
+} pack_opts;
+
+typedef struct pack_result {
+    unsigned char *rec; /* the record payload, NULL when skipped */
+    size_t n;
+    char why[256];      /* reason when skipped */
+} pack_result;
+
+static size_t put_header(unsigned char *dst, const recio_lst_item *it, const pack_opts *o) {
+    return recio_irecord_pack_header(dst, it->labels, o->pack_label ? it->nlabels : 1, it->index, 0);
+}
+
+static size_t header_size(const recio_lst_item *it, const pack_opts *o) {
+    return recio_irecord_header_size(o->pack_label ? it->nlabels : 1);
+}
+
+static int transcode(const unsigned char *src, size_t n, const recio_lst_item *it, const pack_opts *o, pack_result *r) {
+    recio_image img;
+    const char *why;
+    int bad;
+    if (codec_probe(src, n, &why)) return snprintf(r->why, sizeof r->why, "%s", why), -1;
+    if (codec_decode(src, n, o->color == 1 ? 3 : o->color == 0 ? 1 : 0, o->exif, &img, r->why, sizeof r->why)) return -1;
+    bad = o->center_crop && codec_center_square(&img);
+    bad = bad || (o->resize && codec_resize_short(&img, o->resize, o->filter));
+    bad = bad || codec_encode(&img, o->png, o->quality, header_size(it, o), &r->rec, &r->n);
+    recio_image_free(&img);
+    if (bad) return snprintf(r->why, sizeof r->why, "cannot resize or encode (out of memory?)"), -1;
+    put_header(r->rec, it, o);
+    return 0;
+}
+
+static void pack_one(const char *root, const recio_lst_item *it, const pack_opts *o, pack_result *r) {
+    char *path = pack_join(root, it->path);
+    unsigned char *src = NULL;
+    size_t n = 0;
+    const char *why;
+    memset(r, 0, sizeof *r);
+    if (!path || pack_read_file(path, &src, &n)) {
+        snprintf(r->why, sizeof r->why, "cannot read: %s", strerror(errno));
+    } else if (o->pass_through) {
+        size_t h = header_size(it, o);
+        if (codec_probe(src, n, &why)) snprintf(r->why, sizeof r->why, "%s", why);
+        else if ((r->rec = (unsigned char *)malloc(h + n)) == NULL) snprintf(r->why, sizeof r->why, "out of memory");
+        else {
+            put_header(r->rec, it, o);
+            memcpy(r->rec + h, src, n);
+            r->n = h + n;
+        }
+    } else {
+        transcode(src, n, it, o, r);
+    }
+    free(src);
+    free(path);
+}
+
+/* ---- workers: take list positions in order, fill a bounded window of result slots --------------- */
+
+typedef struct pack_pool {
+    const recio_lst *lst;
+    const char *root;
+    const pack_opts *o;
+    pthread_mutex_t mu;
+    pthread_cond_t can_take, done;
+    size_t next_take, next_write, window;
+    pack_result *slots; /* item i lives in slots[i % window] while next_write <= i < next_write + window */
+    unsigned char *ready;
+    int stop;
+} pack_pool;
+
+static void *pack_worker(void *arg) {
+    pack_pool *p = (pack_pool *)arg;
+    for (;;) {
+        size_t i;
+        pack_result r;
+        pthread_mutex_lock(&p->mu);
+        while (!p->stop && p->next_take < p->lst->count && p->next_take >= p->next_write + p->window)
+            pthread_cond_wait(&p->can_take, &p->mu);
+        if (p->stop || p->next_take >= p->lst->count) {
+            pthread_mutex_unlock(&p->mu);
+            return NULL;
+        }
+        i = p->next_take++;
+        pthread_mutex_unlock(&p->mu);
+        pack_one(p->root, &p->lst->items[i], p->o, &r);
+        pthread_mutex_lock(&p->mu);
+        p->slots[i % p->window] = r;
+        p->ready[i % p->window] = 1;
+        pthread_cond_broadcast(&p->done);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+/* The result of item i, waiting for it; frees its slot for the workers. */
+static pack_result pack_take(pack_pool *p, size_t i) {
+    pack_result r;
+    pthread_mutex_lock(&p->mu);
+    while (!p->ready[i % p->window]) pthread_cond_wait(&p->done, &p->mu);
+    r = p->slots[i % p->window];
+    p->ready[i % p->window] = 0;
+    p->next_write = i + 1;
+    pthread_cond_broadcast(&p->can_take);
+    pthread_mutex_unlock(&p->mu);
+    return r;
+}
+
+/* ---- progress: a bar on a terminal, a plain line every few seconds otherwise ------------------- */
+
+typedef struct progress {
+    int tty, quiet;
+    double start, last;
+    size_t total;
+} progress;
+
+static void progress_show(progress *pg, size_t done, int final) {
+    double now = pack_now(), el = now - pg->start, rate = el > 0 ? (double)done / el : 0;
+    double eta = rate > 0 ? (double)(pg->total - done) / rate : 0;
+    int pct = pg->total ? (int)(100.0 * (double)done / (double)pg->total) : 100;
+    if (pg->quiet || (!final && now - pg->last < (pg->tty ? 0.1 : 5.0))) return;
+    pg->last = now;
+    if (pg->tty) {
+        char bar[31];
+        int i, fill = pct * 30 / 100;
+        for (i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '-';
+        bar[30] = 0;
+        fprintf(stderr, "\r[%s] %zu/%zu %3d%% %7.1f img/s ETA %d:%02d ", bar, done, pg->total, pct, rate,
+                (int)eta / 60, (int)eta % 60);
+        if (final) fputc('\n', stderr);
+    } else if (!final) {
+        fprintf(stderr, "recio pack: %zu/%zu (%d%%), %.1f img/s, ETA %.0f s\n", done, pg->total, pct, rate, eta);
+    }
+}
+
+/* ---- the command ------------------------------------------------------------------------------- */
+
+typedef struct pack_out {
+    recio_writer *w;
+    FILE *skipped;
+    char *skipped_path, *rec_path;
+    size_t packed, nskipped;
+} pack_out;
+
+static int note_skip(pack_out *out, const recio_lst_item *it, const char *root, const char *why, int tty) {
+    char *path = pack_join(root, it->path);
+    fprintf(stderr, "%srecio: %s: %s\n", tty ? "\r\033[K" : "", path ? path : it->path, why); /* over the bar */
+    free(path);
+    out->nskipped++;
+    if (!out->skipped && !(out->skipped = fopen(out->skipped_path, "wb")))
+        return cli_err("%s: cannot create: %s", out->skipped_path, strerror(errno)), -1;
+    fprintf(out->skipped, "%llu\t%s\t%s\n", (unsigned long long)it->index, it->path, why);
+    return 0;
+}
+
+static int run_pool(const recio_lst *lst, const char *root, const pack_opts *o, pack_out *out) {
+    pack_pool p;
+    pthread_t th[256];
+    size_t i, nth = o->threads, started = 0;
+    progress pg;
+    int rc = 0;
+    memset(&p, 0, sizeof p);
+    p.lst = lst, p.root = root, p.o = o;
+    p.window = 4 * nth + 4;
+    p.slots = (pack_result *)calloc(p.window, sizeof *p.slots);
+    p.ready = (unsigned char *)calloc(p.window, 1);
+    if (!p.slots || !p.ready) return free(p.slots), free(p.ready), cli_err("out of memory"), -1;
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.can_take, NULL);
+    pthread_cond_init(&p.done, NULL);
+    for (started = 0; started < nth; started++)
+        if (pthread_create(&th[started], NULL, pack_worker, &p) != 0) break;
+    if (!started) rc = -1, cli_err("cannot start worker threads");
+    pg.tty = isatty(2), pg.quiet = o->quiet, pg.start = pg.last = pack_now(), pg.total = lst->count;
+    for (i = 0; !rc && i < lst->count; i++) {
+        pack_result r = pack_take(&p, i);
+        recio_err e;
+        if (!r.rec) rc = note_skip(out, &lst->items[i], root, r.why, pg.tty && !o->quiet);
+        else if ((e = recio_writer_write_key(out->w, lst->items[i].index, r.rec, r.n)) != RECIO_OK)
+            rc = -1, cli_err("%s", recio_writer_errmsg(out->w));
+        else out->packed++;
+        free(r.rec);
+        progress_show(&pg, i + 1, 0);
+    }
+    if (!rc) progress_show(&pg, lst->count, 1);
+    pthread_mutex_lock(&p.mu);
+    p.stop = 1;
+    pthread_cond_broadcast(&p.can_take);
+    pthread_mutex_unlock(&p.mu);
+    for (i = 0; i < started; i++) pthread_join(th[i], NULL);
+    for (i = 0; i < p.window; i++)
+        if (p.ready[i]) free(p.slots[i].rec);
+    pthread_mutex_destroy(&p.mu);
+    pthread_cond_destroy(&p.can_take);
+    pthread_cond_destroy(&p.done);
+    free(p.slots);
+    free(p.ready);
+    return rc;
+}
+
+static const char pack_help[] =
+    "usage: recio pack [OPTIONS] PREFIX[.lst] ROOT\n\n"
+    "Read PREFIX.lst ('index<TAB>label...<TAB>path' lines, as 'recio list' or im2rec write them), load\n"
+    "each image from ROOT/path and write PREFIX.rec (one MXNet image record each: IRHeader with id =\n"
+    "index, the labels, the encoded image) and PREFIX.idx (index<TAB>offset), as im2rec does. Both are\n"
+    "written to a temporary file and renamed when complete.\n\n"
+    "  --resize S           shorter side to S pixels (longer: floor(long*S/short)); 0 = keep (default);\n"
+    "                       bilinear, exactly OpenCV's INTER_LINEAR as im2rec uses\n"
+    "  --area               resize with the antialiased area filter (OpenCV INTER_AREA) instead\n"
+    "  --center-crop        crop the largest centred square first\n"
+    "  --quality Q          JPEG quality 1..100 (default 95)\n"
+    "  --encoding E         .jpg (default) or .png\n"
+    "  --color C            1 = RGB (default), 0 = gray, -1 = as stored (alpha kept for .png)\n"
+    "  --pass-through       copy each file's bytes unchanged (no decode; only the header is checked)\n"
+    "  --pack-label         store every label of a line (flag = count); default: the first label only\n"
+    "  --no-exif            do not rotate photos per their EXIF orientation\n"
+    "  --num-thread N       N workers decode/resize/encode (default 1); output is the same for any N\n"
+    "  --strict             exit 1 when any image was skipped\n"
+    "  --quiet              no progress\n\n"
+    "Images that cannot be read or decoded (empty, truncated, not an image) are skipped with\n"
+    "'recio: PATH: why' on stderr and listed in PREFIX.skipped ('index<TAB>path<TAB>why'; the file is\n"
+    "written only when something was skipped). Progress goes to stderr: a bar on a terminal,\n"
+    "otherwise a line every 5 s. The summary goes to stdout.\n\n"
+    "example: recio list --recursive data/train photos/ && recio pack --resize 256 --quality 90 \\\n"
+    "           --num-thread 4 data/train photos/\n";
+
+static int int_opt(const char *v, long lo, long hi, int *out) {
+    char *end;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || !*v || *end || x < lo || x > hi) return -1;
+    *out = (int)x;
+    return 0;
+}
+
+static int parse_pack_args(int argc, char **argv, pack_opts *o, const char **prefix, const char **root) {
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = 1;
+        if (strcmp(a, "--resize") == 0) {
+            if (int_opt(v, 0, 1 << 16, &o->resize)) return cli_usage_error("pack", "--resize wants a size in pixels");
+        } else if (strcmp(a, "--quality") == 0) {
+            if (int_opt(v, 1, 100, &o->quality)) return cli_usage_error("pack", "--quality wants 1..100");
+        } else if (strcmp(a, "--color") == 0) {
+            if (int_opt(v, -1, 1, &o->color)) return cli_usage_error("pack", "--color wants 1, 0 or -1");
+        } else if (strcmp(a, "--encoding") == 0) {
+            if (!v || (strcmp(v, ".jpg") && strcmp(v, ".png"))) return cli_usage_error("pack", "--encoding wants .jpg or .png");
+            o->png = strcmp(v, ".png") == 0;
+        } else if (strcmp(a, "--num-thread") == 0) {
+            if (cli_parse_u64(v, &o->threads) || o->threads < 1 || o->threads > 256)
+                return cli_usage_error("pack", "--num-thread wants 1..256");
+        } else {
+            takes = 0;
+            if (strcmp(a, "--center-crop") == 0) o->center_crop = 1;
+            else if (strcmp(a, "--pass-through") == 0) o->pass_through = 1;
+            else if (strcmp(a, "--area") == 0) o->filter = RECIO_AREA;
+            else if (strcmp(a, "--pack-label") == 0) o->pack_label = 1;
+            else if (strcmp(a, "--no-exif") == 0) o->exif = 0;
+            else if (strcmp(a, "--strict") == 0) o->strict = 1;
+            else if (strcmp(a, "--quiet") == 0) o->quiet = 1;
+            else if (a[0] == '-' && a[1]) return cli_usage_error("pack", "unknown option '%s'", a);
+            else if (!*prefix) *prefix = a;
+            else if (!*root) *root = a;
+            else return cli_usage_error("pack", "unexpected argument '%s'", a);
+        }
+        i += takes;
+    }
+    if (!*prefix || !*root) return cli_usage_error("pack", "want PREFIX and ROOT");
+    return 0;
+}
+
+/* PREFIX.lst / PREFIX.rec / PREFIX.idx / PREFIX.skipped from "PREFIX" or "PREFIX.lst". */
+static char *out_name(const char *prefix, const char *ext) {
+    size_t n = strlen(prefix);
+    char *base = pack_cat(prefix, ""), *p;
+    if (!base) return NULL;
+    if (n > 4 && strcmp(prefix + n - 4, ".lst") == 0) base[n - 4] = 0;
+    p = pack_cat(base, ext);
+    free(base);
+    return p;
+}
+
+/* Ctrl-C or a kill in the middle of a long pack: remove the writer's temporary files (PATH.tmp) so
+   nothing half-written is left behind; the previous PREFIX.rec, if any, stays as it was. A handler
+   needs file-scope state: the two names, set before the handler is installed. */
+static char *interrupt_tmp[2];
+
+static void on_interrupt(int sig) {
+    if (interrupt_tmp[0]) unlink(interrupt_tmp[0]);
+    if (interrupt_tmp[1]) unlink(interrupt_tmp[1]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void cleanup_on_interrupt(const char *rec, const char *idx) {
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa;
+    size_t i;
+    interrupt_tmp[0] = pack_cat(rec, ".tmp");
+    interrupt_tmp[1] = pack_cat(idx, ".tmp");
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+}
+
+static int pack_files(const recio_lst *lst, const char *prefix, const char *root, const pack_opts *o) {
+    pack_out out;
+    recio_writer_desc d;
+    char *idx = out_name(prefix, ".idx");
+    double t0 = pack_now(), dt;
+    recio_err e;
+    int rc;
+    memset(&out, 0, sizeof out);
+    memset(&d, 0, sizeof d);
+    out.rec_path = out_name(prefix, ".rec");
+    out.skipped_path = out_name(prefix, ".skipped");
+    if (!idx || !out.rec_path || !out.skipped_path) return cli_err("out of memory"), CLI_EXIT_ERR;
+    d.index_path = idx;
+    d.atomic = 1;
+    cleanup_on_interrupt(out.rec_path, idx);
+    remove(out.skipped_path); /* a stale list from an earlier run would lie */
+    if ((e = recio_writer_open_desc(&out.w, out.rec_path, &d)) != RECIO_OK) {
+        cli_err("%s: cannot create: %s", out.rec_path, recio_strerror(e));
+        rc = CLI_EXIT_ERR;
+    } else {
+        rc = run_pool(lst, root, o, &out) ? CLI_EXIT_ERR : 0;
+        /* finish keeps the handle, so the message can say what failed (a full disk shows here) */
+        if (recio_writer_finish(out.w) != RECIO_OK && !rc) rc = CLI_EXIT_ERR, cli_err("%s", recio_writer_errmsg(out.w));
+        recio_writer_close(out.w);
+    }
+    if (out.skipped && fclose(out.skipped) != 0) rc = CLI_EXIT_ERR, cli_err("%s: write failed", out.skipped_path);
+    dt = pack_now() - t0;
+    if (!rc) {
+        printf("%s: %zu packed, %zu skipped, %.2f s (%.1f img/s); index %s\n", out.rec_path, out.packed, out.nskipped, dt,
+               dt > 0 ? (double)out.packed / dt : 0.0, idx);
+        if (out.nskipped) printf("skipped files are listed in %s\n", out.skipped_path);
+        if (out.nskipped && o->strict) rc = CLI_EXIT_ERR;
+    }
+    free(idx);
+    free(out.rec_path);
+    free(out.skipped_path);
+    return rc;
+}
+
+CLI_COMMAND(cli_cmd_pack) {
+    pack_opts o;
+    const char *prefix = NULL, *root = NULL;
+    char *lst_path;
+    recio_lst lst;
+    recio_err e;
+    int rc, k;
+    for (k = 1; k < argc; k++)
+        if (cli_is_help(argv[k])) return fputs(pack_help, stdout), 0;
+    memset(&o, 0, sizeof o);
+    o.quality = 95, o.color = 1, o.exif = 1, o.threads = 1;
+    if ((rc = parse_pack_args(argc, argv, &o, &prefix, &root)) != 0) return rc;
+    if (!(lst_path = out_name(prefix, ".lst"))) return cli_err("out of memory"), CLI_EXIT_ERR;
+    memset(&lst, 0, sizeof lst);
+    if ((e = recio_lst_load(&lst, lst_path)) != RECIO_OK) {
+        cli_err("%s", lst.errmsg[0] ? lst.errmsg : recio_strerror(e));
+        free(lst_path);
+        return CLI_EXIT_ERR;
+    }
+    free(lst_path);
+    rc = pack_files(&lst, prefix, root, &o);
+    recio_lst_free(&lst);
+    return rc;
+}

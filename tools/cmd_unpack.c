@@ -1,0 +1,375 @@
+/* recio unpack (records back to image files + a .lst) and recio show (a labelled contact sheet PNG). */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+#include "pack.h"
+#include "pack_codec.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* Reader over every image record of a file; reports its own errors. Returns 1 for a record, 0 at the
+   end, -1 after an error was printed. */
+static int next_image(recio_reader *r, const char *path, recio_irecord *ir, uint64_t *offset) {
+    recio_record rec;
+    recio_err e = recio_reader_next(r, &rec);
+    if (e == RECIO_END) return 0;
+    if (e != RECIO_OK) return cli_err("%s", recio_reader_errmsg(r)), -1;
+    *offset = rec.offset;
+    if (recio_irecord_unpack(ir, rec.data, rec.size) != RECIO_OK)
+        return cli_err("%s: offset %llu: record of %llu bytes is too short for its image header", path,
+                       (unsigned long long)rec.offset, (unsigned long long)rec.size), -1;
+    return 1;
+}
+
+static int open_rec(recio_reader **r, const char *path) {
+    recio_err e = recio_reader_open(r, path);
+    if (e == RECIO_OK) return 0;
+    cli_err("%s: cannot open: %s", path, e == RECIO_ERR_IO ? strerror(errno) : recio_strerror(e));
+    return -1;
+}
+
+/* "0.5" or "1,2,3": the labels of a record, %.9g so they read back as the same floats. */
+static void format_labels(const recio_irecord *ir, char *buf, size_t cap, const char *sep) {
+    uint32_t i, n = recio_irecord_nlabels(ir);
+    size_t at = 0;
+    buf[0] = 0;
+    for (i = 0; i < n && at < cap; i++)
+        at += (size_t)snprintf(buf + at, cap - at, "%s%.9g", i ? sep : "", (double)recio_irecord_label(ir, i));
+}
+
+static const char *image_ext(const unsigned char *b, size_t n) {
+    if (n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff) return ".jpg";
+    if (n >= 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0) return ".png";
+    return ".bin";
+}
+
+/* DIR/NAME.lst where FILE.rec's base name gives NAME. */
+static char *unpack_lst_name(const char *rec, const char *dir) {
+    const char *slash = strrchr(rec, '/'), *base = slash ? slash + 1 : rec;
+    char *name = pack_cat(base, ""), *out;
+    size_t n;
+    if (!name) return NULL;
+    n = strlen(name);
+    if (n > 4 && strcmp(name + n - 4, ".rec") == 0) name[n - 4] = 0;
+    out = pack_join(dir, name);
+    free(name);
+    name = out ? pack_cat(out, ".lst") : NULL;
+    free(out);
+    return name;
+}
+
+static const char unpack_help[] =
+    "usage: recio unpack FILE.rec DIR\n\n"
+    "Write each image record's image to DIR/ID.jpg (.png, or .bin when the bytes are neither), ID being\n"
+    "the record header's id, and the labels to DIR/NAME.lst (NAME from FILE.rec) as\n"
+    "'ID<TAB>label...<TAB>ID.jpg' lines, so 'recio pack --pass-through DIR/NAME DIR' packs them again.\n"
+    "DIR is created when missing; ids are taken to be unique, as im2rec writes them.\n\n"
+    "example: recio unpack val.rec val_images/ && ls val_images | head\n";
+
+static int unpack_all(recio_reader *r, const char *path, const char *dir, FILE *lst, unsigned long long *count) {
+    recio_irecord ir;
+    uint64_t off;
+    int k;
+    while ((k = next_image(r, path, &ir, &off)) == 1) {
+        char name[64], labels[4096], *file;
+        int bad;
+        snprintf(name, sizeof name, "%llu%s", (unsigned long long)ir.id,
+                 image_ext((const unsigned char *)ir.image, ir.image_size));
+        if (!(file = pack_join(dir, name))) return cli_err("out of memory"), -1;
+        bad = pack_write_file(file, ir.image, ir.image_size);
+        if (bad) cli_err("%s: cannot write: %s", file, strerror(errno));
+        free(file);
+        if (bad) return -1;
+        format_labels(&ir, labels, sizeof labels, "\t");
+        fprintf(lst, "%llu\t%s\t%s\n", (unsigned long long)ir.id, labels, name);
+        (*count)++;
+    }
+    return k;
+}
+
+CLI_COMMAND(cli_cmd_unpack) {
+    const char *path = NULL, *dir = NULL;
+    char *lst_path;
+    recio_reader *r;
+    FILE *lst;
+    unsigned long long count = 0;
+    int i, rc;
+    for (i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) return fputs(unpack_help, stdout), 0;
+        if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("unpack", "unknown option '%s'", argv[i]);
+        if (!path) path = argv[i];
+        else if (!dir) dir = argv[i];
+        else return cli_usage_error("unpack", "unexpected argument '%s'", argv[i]);
+    }
+    if (!path || !dir) return cli_usage_error("unpack", "want FILE.rec and DIR");
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return cli_err("%s: cannot create: %s", dir, strerror(errno)), CLI_EXIT_ERR;
+    if (open_rec(&r, path)) return CLI_EXIT_ERR;
+    lst_path = unpack_lst_name(path, dir);
+    if (!lst_path || !(lst = fopen(lst_path, "wb"))) {
+        cli_err("%s: cannot create: %s", lst_path ? lst_path : dir, strerror(errno));
+        free(lst_path);
+        recio_reader_close(r);
+        return CLI_EXIT_ERR;
+    }
+    rc = unpack_all(r, path, dir, lst, &count) ? CLI_EXIT_ERR : 0;
+    if (fclose(lst) != 0 && !rc) rc = CLI_EXIT_ERR, cli_err("%s: write failed", lst_path);
+    if (!rc) printf("%s: %llu images written to %s, labels in %s\n", path, count, dir, lst_path);
+    free(lst_path);
+    recio_reader_close(r);
+    return rc;
+}
+
+/* ---- show: a grid of tiles, each the record's image fitted into TILE x TILE, "id:label" under it -- */
+
+/* A 5x7 bitmap font of our own: the characters labels are made of. Row bits: 0x10 is the left column. */
+static const struct glyph {
+    char ch;
+    unsigned char rows[7];
+} font[] = {
+    {'0', {0x0E, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0E}}, {'1', {0x04, 0x0C, 0x04, 0x04, 0x04, 0x04, 0x0E}},
+    {'2', {0x0E, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1F}}, {'3', {0x1F, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0E}},
+    {'4', {0x02, 0x06, 0x0A, 0x12, 0x1F, 0x02, 0x02}}, {'5', {0x1F, 0x10, 0x1E, 0x01, 0x01, 0x11, 0x0E}},
+    {'6', {0x06, 0x08, 0x10, 0x1E, 0x11, 0x11, 0x0E}}, {'7', {0x1F, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08}},
+    {'8', {0x0E, 0x11, 0x11, 0x0E, 0x11, 0x11, 0x0E}}, {'9', {0x0E, 0x11, 0x11, 0x0F, 0x01, 0x02, 0x0C}},
+    {'.', {0x00, 0x00, 0x00, 0x00, 0x00, 0x0C, 0x0C}}, {'-', {0x00, 0x00, 0x00, 0x1F, 0x00, 0x00, 0x00}},
+    {':', {0x00, 0x0C, 0x0C, 0x00, 0x0C, 0x0C, 0x00}}, {',', {0x00, 0x00, 0x00, 0x00, 0x0C, 0x04, 0x08}},
+    {'+', {0x00, 0x04, 0x04, 0x1F, 0x04, 0x04, 0x00}}, {'e', {0x00, 0x00, 0x0E, 0x11, 0x1F, 0x10, 0x0E}},
+    {'n', {0x00, 0x00, 0x16, 0x19, 0x11, 0x11, 0x11}}, {'a', {0x00, 0x00, 0x0E, 0x01, 0x0F, 0x11, 0x0F}},
+    {'i', {0x04, 0x00, 0x0C, 0x04, 0x04, 0x04, 0x0E}}, {'f', {0x06, 0x09, 0x08, 0x1C, 0x08, 0x08, 0x08}},
+    {'?', {0x0E, 0x11, 0x01, 0x02, 0x04, 0x00, 0x04}},
+};
+
+#define SHOW_PAD 2   /* border around each tile */
+#define SHOW_LABEL 11 /* band under each tile: 7-pixel glyphs with 2 pixels above and below */
+
+typedef struct sheet {
+    int w, h, tile, cols;
+    unsigned char *px;          /* RGB */
+    const recio_transform *spec; /* NULL: the images as decoded */
+    uint64_t seed;
+} sheet;
+
+static const struct glyph *glyph_of(char c) {
+    size_t i;
+    for (i = 0; i < sizeof font / sizeof font[0]; i++)
+        if (font[i].ch == c) return &font[i];
+    return glyph_of('?');
+}
+
+static void put_px(sheet *s, int x, int y, const unsigned char rgb[3]) {
+    if (x >= 0 && y >= 0 && x < s->w && y < s->h) memcpy(s->px + ((size_t)y * s->w + x) * 3, rgb, 3);
+}
+
+/* Text at (x, y), clipped to max_w pixels; 6 pixels per character. */
+static void draw_text(sheet *s, int x, int y, int max_w, const char *t) {
+    static const unsigned char ink[3] = {240, 240, 240};
+    int cx, r, b;
+    for (cx = 0; *t && cx + 5 <= max_w; t++, cx += 6) {
+        const struct glyph *g = glyph_of(*t);
+        for (r = 0; r < 7; r++)
+            for (b = 0; b < 5; b++)
+                if (g->rows[r] & (0x10 >> b)) put_px(s, x + cx + b, y + r, ink);
+    }
+}
+
+/* Fit img (u8 HWC, 3 channels) into the tile of cell k (aspect kept, centred). */
+static void draw_tile(sheet *s, int k, const recio_image *img) {
+    int cw = s->tile + 2 * SHOW_PAD, ch = cw + SHOW_LABEL;
+    int x0 = (k % s->cols) * cw + SHOW_PAD, y0 = (k / s->cols) * ch + SHOW_PAD;
+    int x, y, ox = (s->tile - img->width) / 2, oy = (s->tile - img->height) / 2;
+    for (y = 0; y < img->height; y++)
+        for (x = 0; x < img->width; x++)
+            put_px(s, x0 + ox + x, y0 + oy + y, (const unsigned char *)img->data + y * img->stride + (size_t)x * 3);
+}
+
+static void draw_broken(sheet *s, int k) {
+    static const unsigned char red[3] = {160, 30, 30};
+    int cw = s->tile + 2 * SHOW_PAD, ch = cw + SHOW_LABEL, i;
+    int x0 = (k % s->cols) * cw + SHOW_PAD, y0 = (k / s->cols) * ch + SHOW_PAD;
+    for (i = 0; i < s->tile; i++) { /* a red cross: this record's image does not decode */
+        put_px(s, x0 + i, y0 + i, red);
+        put_px(s, x0 + s->tile - 1 - i, y0 + i, red);
+    }
+}
+
+static void draw_label(sheet *s, int k, const recio_irecord *ir) {
+    int cw = s->tile + 2 * SHOW_PAD, ch = cw + SHOW_LABEL;
+    char text[256], labels[200];
+    format_labels(ir, labels, sizeof labels, ",");
+    snprintf(text, sizeof text, "%llu:%s", (unsigned long long)ir->id, labels);
+    draw_text(s, (k % s->cols) * cw + SHOW_PAD, (k / s->cols) * ch + SHOW_PAD + s->tile + 2, s->tile, text);
+}
+
+static int fit_tile(recio_image *img, int tile) {
+    int w = img->width, h = img->height;
+    if (w >= h) return codec_resize(img, tile, h * tile / w > 0 ? h * tile / w : 1, RECIO_AREA);
+    return codec_resize(img, w * tile / h > 0 ? w * tile / h : 1, tile, RECIO_AREA);
+}
+
+/* Any transform output (u8/f32/i8/f16, HWC/CHW, 1-4 channels) as u8 RGB HWC to look at: u8 as is,
+   other types stretched from their min..max over the image to 0..255 (a normalized tensor then shows
+   its content, not a black square); gray repeated, alpha dropped. */
+static int displayable(const recio_image *in, recio_image *out) {
+    float lo = 0, hi = 255, v;
+    int x, y, c, n = in->channels < 3 ? 1 : 3;
+    if (in->dtype != RECIO_U8) {
+        lo = hi = recio_image_get(in, 0, 0, 0);
+        for (y = 0; y < in->height; y++)
+            for (x = 0; x < in->width; x++)
+                for (c = 0; c < n; c++) {
+                    v = recio_image_get(in, x, y, c);
+                    lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+                }
+        if (hi <= lo) hi = lo + 1;
+    }
+    if (recio_image_alloc(out, in->width, in->height, 3, RECIO_U8, RECIO_HWC, NULL) != RECIO_OK) return -1;
+    for (y = 0; y < in->height; y++)
+        for (x = 0; x < in->width; x++)
+            for (c = 0; c < 3; c++)
+                recio_image_set(out, x, y, c, (recio_image_get(in, x, y, n == 1 ? 0 : c) - lo) * 255.0f / (hi - lo));
+    return 0;
+}
+
+/* The record's image as the model would get it: decoded, through the transform (when given, with the
+   seed the iterator gives this record in epoch 0), made displayable and fitted into a tile. */
+static int record_tile(const recio_irecord *ir, const recio_transform *t, uint64_t seed, int tile, recio_image *img,
+                       char *why, size_t cap) {
+    recio_image dec, tr;
+    recio_err e;
+    memset(&tr, 0, sizeof tr);
+    if (codec_decode(ir->image, ir->image_size, 3, 0, &dec, why, cap)) return -1;
+    if (t && (e = recio_transform_apply(t, &dec, &tr, recio_seed_for(seed, 0, ir->id))) != RECIO_OK) {
+        snprintf(why, cap, "transform: %s", recio_strerror(e));
+        recio_image_free(&dec);
+        return -1;
+    }
+    e = displayable(t ? &tr : &dec, img) ? RECIO_ERR_NOMEM : RECIO_OK;
+    recio_image_free(&dec);
+    recio_image_free(&tr);
+    if (e == RECIO_OK && fit_tile(img, tile) == 0) return 0;
+    if (e == RECIO_OK) recio_image_free(img);
+    snprintf(why, cap, "out of memory");
+    return -1;
+}
+
+static void show_record(sheet *s, int k, const recio_irecord *ir, const char *path, uint64_t off) {
+    recio_image img;
+    char why[256];
+    if (record_tile(ir, s->spec, s->seed, s->tile, &img, why, sizeof why) == 0) {
+        draw_tile(s, k, &img);
+        recio_image_free(&img);
+    } else {
+        cli_err("%s: offset %llu: record id %llu: %s", path, (unsigned long long)off, (unsigned long long)ir->id, why);
+        draw_broken(s, k);
+    }
+    draw_label(s, k, ir);
+}
+
+static const char show_help[] =
+    "usage: recio show FILE.rec OUT.png [--n N] [--tile PX] [--cols C] [--spec SPEC [--seed S]]\n\n"
+    "Draw the first N records (default 64) of FILE.rec as a contact sheet: each image fitted into a\n"
+    "PX x PX tile (default 128; aspect kept), with 'id:label' under it, so you can look at what was\n"
+    "packed. C columns (default: ceil(sqrt(count))); the PNG is C*(PX+4) wide and rows*(PX+15) high.\n"
+    "Records whose image does not decode get a red cross and a message on stderr.\n\n"
+    "  --spec SPEC   run each image through a transform chain first (the spec of 'recio apply' and the\n"
+    "                iterator), with the seed the iterator gives that record in epoch 0: what the model\n"
+    "                will see. Float results (normalize) are stretched from their min..max to be seen.\n"
+    "  --seed S      the iterator's seed (default 0); another seed shows other random choices\n\n"
+    "example: recio show train.rec sheet.png --n 16 --tile 96\n"
+    "         recio show train.rec aug.png --spec 'random_resized_crop(160) random_flip(0.5) color_jitter(0.4,0.4,0.4)'\n";
+
+typedef struct show_opts {
+    const char *in, *out, *spec;
+    unsigned long long n, tile, cols, seed;
+} show_opts;
+
+static int show_args(int argc, char **argv, show_opts *o) {
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        unsigned long long *v = strcmp(a, "--n") == 0 ? &o->n : strcmp(a, "--tile") == 0 ? &o->tile
+                              : strcmp(a, "--cols") == 0 ? &o->cols : NULL;
+        if (v) {
+            if (i + 1 >= argc || cli_parse_u64(argv[++i], v) || *v < 1 || *v > 4096)
+                return cli_usage_error("show", "%s wants a number from 1 to 4096", a);
+        } else if (strcmp(a, "--seed") == 0) {
+            if (i + 1 >= argc || cli_parse_u64(argv[++i], &o->seed)) return cli_usage_error("show", "--seed wants a whole number");
+        } else if (strcmp(a, "--spec") == 0 && i + 1 < argc) o->spec = argv[++i];
+        else if (a[0] == '-' && a[1]) return cli_usage_error("show", "unknown option '%s'", a);
+        else if (!o->in) o->in = a;
+        else if (!o->out) o->out = a;
+        else return cli_usage_error("show", "unexpected argument '%s'", a);
+    }
+    if (!o->in || !o->out) return cli_usage_error("show", "want FILE.rec and OUT.png");
+    return 0;
+}
+
+/* Records to show: the first n, counted with a first pass so the sheet has the right size. */
+static int count_records(const char *path, unsigned long long n, int *count) {
+    recio_reader *r;
+    recio_irecord ir;
+    uint64_t off;
+    int k = 0;
+    *count = 0;
+    if (open_rec(&r, path)) return -1;
+    while ((unsigned long long)*count < n && (k = next_image(r, path, &ir, &off)) == 1) (*count)++;
+    recio_reader_close(r);
+    return k < 0 ? -1 : 0;
+}
+
+static int draw_sheet(const char *path, sheet *s, int count) {
+    recio_reader *r;
+    recio_irecord ir;
+    uint64_t off;
+    int k;
+    if (open_rec(&r, path)) return -1;
+    for (k = 0; k < count && next_image(r, path, &ir, &off) == 1; k++) show_record(s, k, &ir, path, off);
+    recio_reader_close(r);
+    return k == count ? 0 : -1;
+}
+
+static int write_sheet(const sheet *s, const char *out, int count) {
+    recio_image img = recio_image_wrap(s->px, s->w, s->h, 3, RECIO_U8, RECIO_HWC, 0);
+    unsigned char *png;
+    size_t n;
+    int bad;
+    if (codec_encode(&img, 1, 0, 0, &png, &n)) return cli_err("%s: cannot encode PNG", out), -1;
+    bad = pack_write_file(out, png, n);
+    if (bad) cli_err("%s: cannot write: %s", out, strerror(errno));
+    else printf("%s: %d records, %dx%d\n", out, count, s->w, s->h);
+    free(png);
+    return bad;
+}
+
+CLI_COMMAND(cli_cmd_show) {
+    show_opts o = {NULL, NULL, NULL, 64, 128, 0, 0};
+    recio_transform *t = NULL;
+    char msg[256];
+    sheet s;
+    int i, count, rows, rc;
+    for (i = 1; i < argc; i++)
+        if (cli_is_help(argv[i])) return fputs(show_help, stdout), 0;
+    if ((rc = show_args(argc, argv, &o)) != 0) return rc;
+    if (o.spec && recio_transform_parse_ex(&t, o.spec, NULL, msg, sizeof msg) != RECIO_OK)
+        return cli_usage_error("show", "%s", msg);
+    memset(&s, 0, sizeof s);
+    s.spec = t, s.seed = o.seed, s.tile = (int)o.tile;
+    if (count_records(o.in, o.n, &count) || (count == 0 && (cli_err("%s: no records to show", o.in), 1)))
+        return recio_transform_free(t), CLI_EXIT_ERR;
+    for (s.cols = 1; s.cols * s.cols < count; s.cols++) {}
+    if (o.cols) s.cols = (int)o.cols < count ? (int)o.cols : count;
+    rows = (count + s.cols - 1) / s.cols;
+    s.w = s.cols * (s.tile + 2 * SHOW_PAD);
+    s.h = rows * (s.tile + 2 * SHOW_PAD + SHOW_LABEL);
+    if ((double)s.w * s.h > 1 << 28 || !(s.px = (unsigned char *)malloc((size_t)s.w * s.h * 3))) {
+        cli_err("%s: a %dx%d sheet is too large", o.out, s.w, s.h);
+        return recio_transform_free(t), CLI_EXIT_ERR;
+    }
+    memset(s.px, 32, (size_t)s.w * s.h * 3);
+    rc = draw_sheet(o.in, &s, count) || write_sheet(&s, o.out, count) ? CLI_EXIT_ERR : 0;
+    free(s.px);
+    recio_transform_free(t);
+    return rc;
+}
