@@ -783,8 +783,9 @@ RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, 
 RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t size);
 RECIODEF const char *recio_iter_errmsg(const recio_iter *it); /* "" when no error */
 RECIODEF void recio_iter_close(recio_iter *it);
-/* FNV-1a 64 of the batch tensor's bytes ((count + pad) x item_bytes): what `recio iter` prints, to
-   compare a pipeline across machines and worker counts. */
+/* FNV-1a 64 of the batch tensor's bytes ((count + pad) x item_bytes), each element taken in
+   little-endian order so every host gives the same number: what `recio iter` prints, to compare a
+   pipeline across machines and worker counts. */
 RECIODEF uint64_t recio_batch_checksum(const recio_batch *b);
 
 #ifdef __cplusplus
@@ -6437,7 +6438,14 @@ RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t s
 RECIODEF const char *recio_iter_errmsg(const recio_iter *it) { return it ? it->errmsg : ""; }
 
 RECIODEF uint64_t recio_batch_checksum(const recio_batch *b) {
-    return recio__it_fnv(0xcbf29ce484222325ull, b->data, (size_t)(b->count + b->pad) * b->item_bytes);
+    const unsigned char *p = (const unsigned char *)b->data;
+    size_t n = (size_t)(b->count + b->pad) * b->item_bytes, es = b->item.width ? recio_dtype_size(b->item.dtype) : 1, i, k;
+    uint64_t h = 0xcbf29ce484222325ull;
+    const uint16_t one = 1;
+    if (es <= 1 || *(const unsigned char *)&one == 1) return recio__it_fnv(h, p, n);
+    for (i = 0; i + es <= n; i += es) /* a big-endian host: the bytes of each element reversed */
+        for (k = es; k-- > 0;) h = (h ^ p[i + k]) * 0x100000001b3ull;
+    return h;
 }
 
 #ifdef __cplusplus

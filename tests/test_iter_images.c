@@ -141,6 +141,20 @@ static void test_spec_errors(void) {
     }
 }
 
+/* The checksum reads float items as little-endian bytes on every host: 1.0f, 2.0f are
+   00 00 80 3f 00 00 00 40 (IEEE 754), whatever the host's byte order. */
+static void test_checksum_little_endian(void) {
+    static const unsigned char le[8] = {0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40};
+    float v[2] = {1.0f, 2.0f};
+    recio_batch b;
+    memset(&b, 0, sizeof b);
+    b.data = v;
+    b.count = 2;
+    b.item_bytes = 4;
+    b.item = recio_image_shape(1, 1, 1, RECIO_F32, RECIO_HWC);
+    CHECK(recio_batch_checksum(&b) == iu_fnv(le, 8));
+}
+
 /* ---- the command ---- */
 
 static char *run_cmd(const char *args, int *status) {
@@ -237,6 +251,7 @@ int main(void) {
     RUN(test_random_chain_same_for_every_worker_count);
     RUN(test_broken_image_mid_epoch);
     RUN(test_spec_errors);
+    RUN(test_checksum_little_endian);
     RUN(test_cli_lines);
     RUN(test_cli_same_for_every_worker_count);
     RUN(test_cli_parts);
