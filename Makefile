@@ -144,3 +144,7 @@ install: all
 
 clean:
 	rm -rf build
+
+# The iterator tests share their cases through headers.
+$(BUILD)/tests/test_iter $(BUILD)/tests/test_iter_nothreads: tests/iter_cases.h tests/iter_util.h
+$(BUILD)/tests/test_iter_images: tests/iter_util.h

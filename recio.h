@@ -630,13 +630,163 @@ RECIODEF const char *recio_autoaugment_imagenet(void);
    7. PREFETCHER (RECIO_THREADS)
    ================================================================================================== */
 
-/* (declarations of the prefetcher section) */
+/* A fixed ring of `depth` reusable slots between producer threads and one consumer (sokol_fetch
+   style: the ring and the threads are made at create, nothing is allocated after the slots have
+   grown to their working size). Items are numbered 0, 1, 2 ... per epoch and reach the consumer in
+   that order, whatever the number of producer threads:
+     fetch(user, slot, worker)  runs for one item at a time, in item order (read the source here);
+     work(user, slot, worker)   optional, runs for several items at once on `threads` threads
+                                (decode here); worker < threads indexes per-thread scratch.
+   A callback returns RECIO_OK; RECIO_END (fetch only: the epoch has no item slot->seq); or an
+   error, after writing "FILE: offset N: what" into slot->errmsg. The consumer receives every item
+   before the failing one, then the error with that message (it stays until a reset). begin(user,
+   epoch, errmsg), optional, runs before the first fetch of every epoch, serialised with fetch.
+   Callbacks run on the prefetcher's threads, never two fetch/begin at once. */
+#ifdef RECIO_THREADS
+#define RECIO_PREFETCH_ERRMSG 512
+
+typedef struct recio_prefetch recio_prefetch;
+
+typedef struct recio_prefetch_slot {
+    void *data;       /* slot_size bytes at create; recio_prefetch_slot_reserve grows it */
+    size_t capacity;  /* bytes at data */
+    size_t size;      /* bytes the producer filled (free for the producer to use) */
+    uint64_t seq;     /* item number in the epoch */
+    uint64_t epoch;
+    uint64_t tag;     /* free for the producer, e.g. the record's offset */
+    unsigned index;   /* 0 .. depth-1: lets the user keep side arrays per slot */
+    char errmsg[RECIO_PREFETCH_ERRMSG];
+} recio_prefetch_slot;
+
+typedef recio_err (*recio_prefetch_fn)(void *user, recio_prefetch_slot *slot, unsigned worker);
+typedef recio_err (*recio_prefetch_begin_fn)(void *user, uint64_t epoch, char *errmsg /* RECIO_PREFETCH_ERRMSG */);
+
+typedef struct recio_prefetch_desc {
+    recio_prefetch_fn fetch;       /* required */
+    recio_prefetch_fn work;        /* optional */
+    recio_prefetch_begin_fn begin; /* optional */
+    void *user;
+    unsigned depth;                /* slots in the ring (default 4) */
+    unsigned threads;              /* producer threads (default 1) */
+    size_t slot_size;              /* initial bytes per slot (default 0: grow on demand) */
+    uint64_t epoch;                /* first epoch (default 0) */
+    recio_allocator alloc;
+} recio_prefetch_desc;
+
+/* Make the ring and start the threads; production of `desc->epoch` starts at once. */
+RECIODEF recio_err recio_prefetch_create(recio_prefetch **p, const recio_prefetch_desc *desc);
+/* Take the next item (blocks without spinning). RECIO_OK: *slot is yours until
+   recio_prefetch_release; RECIO_END: the epoch is over; an error: recio_prefetch_errmsg says where.
+   Holding every slot and asking for more is RECIO_ERR_ARG, not a hang. */
+RECIODEF recio_err recio_prefetch_next(recio_prefetch *p, recio_prefetch_slot **slot);
+/* Give a taken slot back for reuse (any order). */
+RECIODEF void recio_prefetch_release(recio_prefetch *p, recio_prefetch_slot *slot);
+/* Drop everything produced and not taken, clear a stored error and start `epoch` (item 0 again).
+   Safe at any moment, also while producers are blocked or inside a callback: a callback already
+   running finishes and its result is dropped. Slots the consumer holds stay valid until released. */
+RECIODEF void recio_prefetch_reset(recio_prefetch *p, uint64_t epoch);
+/* Producer side: make slot->data hold at least n bytes (keeps the first slot->size bytes). */
+RECIODEF recio_err recio_prefetch_slot_reserve(recio_prefetch_slot *slot, size_t n);
+RECIODEF const char *recio_prefetch_errmsg(const recio_prefetch *p); /* "" when no error */
+/* Stop the threads (waits for running callbacks to return) and free everything. NULL is fine. */
+RECIODEF void recio_prefetch_destroy(recio_prefetch *p);
+#endif /* RECIO_THREADS */
 
 /* ==================================================================================================
    8. ITERATOR
    ================================================================================================== */
 
-/* (declarations of the iterator section) */
+/* ImageRecordIter in C. Records flow: source (the files, or part `rank` of `nsplit`) -> optional
+   streaming shuffle buffer -> batches of `batch` records -> per record: image header, labels, and
+   the transform (a spec, or your callback) into one item of the batch tensor. With RECIO_THREADS and
+   workers > 0, `workers` threads build batches in parallel behind a ring of `prefetch` batches;
+   otherwise (workers == 0, or no RECIO_THREADS) everything runs on the caller's thread ("pull
+   mode"). The batches are the same bytes either way: reading is serial and in order, and the random
+   choices for a record depend only on recio_seed_for(seed, epoch, record key), where the key is the
+   record's place in the dataset: (file index << 48) + byte offset of its header.
+   Memory: prefetch x batch bytes, plus the raw records of the batches in flight and of the shuffle
+   buffer, plus per-worker scratch; nothing grows with the dataset. */
+typedef enum recio_last_batch {
+    RECIO_LAST_PAD = 0,      /* fill the last batch with the epoch's first records; batch.pad says how many */
+    RECIO_LAST_DISCARD = 1,  /* drop an incomplete last batch */
+    RECIO_LAST_ROLL_OVER = 2 /* an incomplete last batch opens the next epoch (after recio_iter_reset) */
+} recio_last_batch;
+
+/* Per-record work when no spec is given: write item_bytes bytes for record `rec` at out. Runs on the
+   worker threads, several at once (so it must be thread-safe), or on the caller's thread in pull
+   mode. seed = recio_seed_for(desc.seed, epoch, key). On failure write "what" into errmsg
+   (RECIO_ITER_ERRMSG bytes); the iterator prefixes "FILE: offset N: ". */
+#define RECIO_ITER_ERRMSG 256
+typedef recio_err (*recio_iter_record_fn)(void *user, const recio_irecord *rec, uint64_t seed, void *out,
+                                          size_t item_bytes, unsigned worker, char *errmsg);
+
+typedef struct recio_iter_desc {
+    /* dataset */
+    const char *uris;           /* "a.rec;b.rec" (required) */
+    unsigned rank, nsplit;      /* read part `rank` of `nsplit` (default: all, nsplit 1) */
+    int index;                  /* partition by record count with each file's .idx */
+    int shuffle;                /* with index: a new global order every epoch (seeded) */
+    int equalise;               /* with index: every part gets the same number of records */
+    int rotate_shards;          /* epoch e reads part (rank + e) % nsplit (default: stick to `rank`) */
+    size_t shuffle_buffer;      /* streaming shuffle through a buffer of this many records (0: off),
+                                   like DALI's initial_fill: cheap, no index needed */
+    uint64_t seed;              /* of the shuffles and of every record's random choices */
+    /* per record: a transform spec, or your function */
+    const char *spec;           /* e.g. "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw";
+                                   the output of the first record fixes the item's shape and dtype, so
+                                   end the chain with a fixed size (crop, resize) */
+    int channels;               /* decode to this many channels (default 3) */
+    recio_iter_record_fn transform; /* used when spec is NULL */
+    void *user;                 /* passed to transform */
+    size_t item_bytes;          /* bytes of one item in the batch tensor (required with transform) */
+    unsigned label_width;       /* labels per item (default 1); missing labels are 0 */
+    /* batches */
+    unsigned batch;             /* items per batch (default 1) */
+    recio_last_batch last_batch;
+    unsigned workers;           /* decode threads (RECIO_THREADS); 0: pull mode on the caller's thread */
+    unsigned prefetch;          /* batches in flight with workers (default workers + 1) */
+    recio_allocator alloc;
+} recio_iter_desc;
+
+/* One batch; the pointers stay valid until the next call on the iterator. */
+typedef struct recio_batch {
+    void *data;                 /* batch x item_bytes: `count` records, then `pad` padding items */
+    const float *labels;        /* batch x label_width */
+    const uint64_t *ids;        /* image-header id of each item */
+    const uint64_t *keys;       /* record key of each item (file index << 48 | offset) */
+    unsigned count, pad;        /* real items; padding items after them (RECIO_LAST_PAD) */
+    unsigned batch;             /* batch size */
+    size_t item_bytes;
+    recio_image item;           /* with a spec: one item's width, height, channels, dtype, layout
+                                   (data NULL; items are packed); zero with a callback */
+    unsigned label_width;
+    uint64_t epoch, index;      /* epoch, and this batch's number in it */
+} recio_batch;
+
+typedef struct recio_iter recio_iter;
+
+/* Open an iterator at epoch 0 (threads start at once). On error *it is NULL; the _ex variant also
+   writes why into errmsg (errmsg_size bytes; e.g. "spec:1:7: unknown op 'flipp'"). */
+RECIODEF recio_err recio_iter_open(recio_iter **it, const recio_iter_desc *desc);
+RECIODEF recio_err recio_iter_open_ex(recio_iter **it, const recio_iter_desc *desc, char *errmsg, size_t errmsg_size);
+/* Next batch: RECIO_OK, RECIO_END at the end of the epoch (again until recio_iter_reset), or an
+   error, kept until the next reset, with "FILE: offset N: what" in recio_iter_errmsg. */
+RECIODEF recio_err recio_iter_next(recio_iter *it, recio_batch *b);
+/* Start the next epoch (at any moment; batches not taken are dropped). */
+RECIODEF recio_err recio_iter_reset(recio_iter *it);
+/* Checkpoint: write the position (epoch, batches taken, roll-over records, a fingerprint of the
+   options) into buf. buf NULL: just *size. RECIO_ERR_ARG when cap < *size. */
+RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, size_t *size);
+/* Continue from a checkpoint made by an iterator with the same options: the following batches are
+   exactly those the saved iterator would have given next. Re-reads (without decoding) the records of
+   the current epoch before the saved position. */
+RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t size);
+RECIODEF const char *recio_iter_errmsg(const recio_iter *it); /* "" when no error */
+RECIODEF void recio_iter_close(recio_iter *it);
+/* FNV-1a 64 of the batch tensor's bytes ((count + pad) x item_bytes), each element taken in
+   little-endian order so every host gives the same number: what `recio iter` prints, to compare a
+   pipeline across machines and worker counts. */
+RECIODEF uint64_t recio_batch_checksum(const recio_batch *b);
 
 #ifdef __cplusplus
 }
@@ -5222,11 +5372,1099 @@ RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w,
 
 /* ---- 7. PREFETCHER: implementation ------------------------------------------------------------- */
 
-/* (implementation of the prefetcher section) */
+#ifdef RECIO_THREADS
+/* pthread.h's core (create, join, mutex, cond) needs no feature macro, so a late include is fine */
+#if !defined(RECIO__POSIX) && !defined(__unix__) && !defined(__APPLE__)
+#error "recio: RECIO_THREADS needs POSIX threads (pthreads) on this platform"
+#endif
+#include <pthread.h>
+
+/* A slot is FREE (producers may claim it), BUSY (a callback fills it), READY (waits for the
+   consumer) or HELD (the consumer has it). Slots are claimed in item order, so at most `depth`
+   items are in flight and memory stays at depth slots whatever the dataset size. */
+enum { RECIO__PF_FREE, RECIO__PF_BUSY, RECIO__PF_READY, RECIO__PF_HELD };
+
+typedef struct recio__pf_slot {
+    recio_prefetch_slot pub; /* first member: the user's pointer converts back */
+    const recio_allocator *alloc;
+    int state;
+    uint64_t gen; /* reset generation the content belongs to */
+    recio_err err;
+} recio__pf_slot;
+
+typedef struct recio__pf_thread {
+    recio_prefetch *p;
+    unsigned worker;
+    pthread_t tid;
+} recio__pf_thread;
+
+struct recio_prefetch {
+    recio_prefetch_desc d;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_prod; /* producers: a free slot, the fetch turn, a reset, stop */
+    pthread_cond_t cv_cons; /* consumer: a ready item, the end of the epoch */
+    recio__pf_slot *slots;
+    recio__pf_thread *threads;
+    unsigned started;
+    uint64_t gen, epoch, claim, want;
+    int fetching;   /* a fetch or begin runs: they are serialised */
+    int begun;      /* begin has run for this generation */
+    int done;       /* no item `done_seq` in this generation: done_err says why */
+    uint64_t done_seq;
+    recio_err done_err, sticky;
+    int stop;
+    char done_msg[RECIO_PREFETCH_ERRMSG];
+    char errmsg[RECIO_PREFETCH_ERRMSG];
+};
+
+static void recio__pf_copymsg(char *dst, const char *src) {
+    size_t n = strlen(src);
+    if (n >= RECIO_PREFETCH_ERRMSG) n = RECIO_PREFETCH_ERRMSG - 1;
+    memcpy(dst, src, n);
+    dst[n] = 0;
+}
+
+/* The epoch stops at item `seq` because of e (RECIO_END or an error). Called with the lock held. */
+static void recio__pf_finish(recio_prefetch *p, uint64_t seq, recio_err e, const char *msg) {
+    p->done = 1;
+    p->done_seq = seq;
+    p->done_err = e;
+    recio__pf_copymsg(p->done_msg, e < 0 && !msg[0] ? recio_strerror(e) : msg);
+    pthread_cond_broadcast(&p->cv_cons);
+}
+
+/* Run begin for the current generation; called and returns with the lock held. */
+static void recio__pf_begin(recio_prefetch *p) {
+    char msg[RECIO_PREFETCH_ERRMSG];
+    uint64_t gen = p->gen, epoch = p->epoch;
+    recio_err e = RECIO_OK;
+    msg[0] = 0;
+    p->fetching = 1;
+    pthread_mutex_unlock(&p->mu);
+    if (p->d.begin) e = p->d.begin(p->d.user, epoch, msg);
+    pthread_mutex_lock(&p->mu);
+    p->fetching = 0;
+    pthread_cond_broadcast(&p->cv_prod);
+    if (gen != p->gen) return;
+    p->begun = 1;
+    if (e != RECIO_OK) recio__pf_finish(p, p->claim, e == RECIO_END ? RECIO_END : e, msg);
+}
+
+/* Drop a slot whose generation was reset away while its callback ran. */
+static int recio__pf_stale(recio_prefetch *p, recio__pf_slot *s) {
+    if (s->gen == p->gen) return 0;
+    s->state = RECIO__PF_FREE;
+    pthread_cond_broadcast(&p->cv_prod);
+    return 1;
+}
+
+/* Fetch (in turn) then work (in parallel) one item into s; called and returns with the lock held. */
+static void recio__pf_produce(recio_prefetch *p, recio__pf_slot *s, unsigned worker) {
+    recio_err e;
+    s->state = RECIO__PF_BUSY;
+    s->gen = p->gen;
+    s->err = RECIO_OK;
+    s->pub.seq = p->claim++;
+    s->pub.epoch = p->epoch;
+    s->pub.size = 0;
+    s->pub.tag = 0;
+    s->pub.errmsg[0] = 0;
+    p->fetching = 1;
+    pthread_mutex_unlock(&p->mu);
+    e = p->d.fetch(p->d.user, &s->pub, worker);
+    pthread_mutex_lock(&p->mu);
+    p->fetching = 0;
+    pthread_cond_broadcast(&p->cv_prod);
+    if (recio__pf_stale(p, s)) return;
+    if (e != RECIO_OK) {
+        s->state = RECIO__PF_FREE;
+        recio__pf_finish(p, s->pub.seq, e, s->pub.errmsg);
+        return;
+    }
+    if (p->d.work) {
+        pthread_mutex_unlock(&p->mu);
+        e = p->d.work(p->d.user, &s->pub, worker);
+        pthread_mutex_lock(&p->mu);
+        if (recio__pf_stale(p, s)) return;
+        s->err = e == RECIO_END ? RECIO_ERR_ARG : e; /* work has no "end": that is a bug in it */
+    }
+    s->state = RECIO__PF_READY;
+    pthread_cond_broadcast(&p->cv_cons);
+}
+
+static recio__pf_slot *recio__pf_find(recio_prefetch *p, int state) {
+    unsigned i;
+    for (i = 0; i < p->d.depth; i++)
+        if (p->slots[i].state == state) return &p->slots[i];
+    return NULL;
+}
+
+static void *recio__pf_main(void *arg) {
+    recio__pf_thread *t = (recio__pf_thread *)arg;
+    recio_prefetch *p = t->p;
+    pthread_mutex_lock(&p->mu);
+    while (!p->stop) {
+        recio__pf_slot *s = NULL;
+        if (!p->fetching && !p->done) {
+            if (!p->begun) {
+                recio__pf_begin(p);
+                continue;
+            }
+            s = recio__pf_find(p, RECIO__PF_FREE);
+        }
+        if (s) recio__pf_produce(p, s, t->worker);
+        else pthread_cond_wait(&p->cv_prod, &p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+static void recio__pf_stop(recio_prefetch *p) {
+    unsigned i;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->cv_prod);
+    pthread_cond_broadcast(&p->cv_cons);
+    pthread_mutex_unlock(&p->mu);
+    for (i = 0; i < p->started; i++) pthread_join(p->threads[i].tid, NULL);
+    p->started = 0;
+}
+
+RECIODEF void recio_prefetch_destroy(recio_prefetch *p) {
+    unsigned i;
+    if (!p) return;
+    recio__pf_stop(p);
+    pthread_cond_destroy(&p->cv_prod);
+    pthread_cond_destroy(&p->cv_cons);
+    pthread_mutex_destroy(&p->mu);
+    for (i = 0; p->slots && i < p->d.depth; i++) recio__free(&p->d.alloc, p->slots[i].pub.data);
+    recio__free(&p->d.alloc, p->slots);
+    recio__free(&p->d.alloc, p->threads);
+    recio__free(&p->d.alloc, p);
+}
+
+static recio_err recio__pf_alloc(recio_prefetch *p) {
+    unsigned i;
+    p->slots = (recio__pf_slot *)recio__malloc(&p->d.alloc, sizeof *p->slots * p->d.depth);
+    p->threads = (recio__pf_thread *)recio__malloc(&p->d.alloc, sizeof *p->threads * p->d.threads);
+    if (!p->slots || !p->threads) return RECIO_ERR_NOMEM;
+    memset(p->slots, 0, sizeof *p->slots * p->d.depth);
+    for (i = 0; i < p->d.depth; i++) {
+        recio__pf_slot *s = &p->slots[i];
+        s->alloc = &p->d.alloc;
+        s->pub.index = i;
+        if (p->d.slot_size && recio_prefetch_slot_reserve(&s->pub, p->d.slot_size)) return RECIO_ERR_NOMEM;
+    }
+    return RECIO_OK;
+}
+
+RECIODEF recio_err recio_prefetch_create(recio_prefetch **out, const recio_prefetch_desc *desc) {
+    recio_prefetch *p;
+    recio_err e;
+    unsigned i;
+    if (!out) return RECIO_ERR_ARG;
+    *out = NULL;
+    if (!desc || !desc->fetch || desc->depth > 4096 || desc->threads > 1024) return RECIO_ERR_ARG;
+    p = (recio_prefetch *)recio__malloc(&desc->alloc, sizeof *p);
+    if (!p) return RECIO_ERR_NOMEM;
+    memset(p, 0, sizeof *p);
+    p->d = *desc;
+    if (!p->d.depth) p->d.depth = 4;
+    if (!p->d.threads) p->d.threads = 1;
+    p->epoch = p->d.epoch;
+    if (pthread_mutex_init(&p->mu, NULL) || pthread_cond_init(&p->cv_prod, NULL) || pthread_cond_init(&p->cv_cons, NULL)) {
+        recio__free(&desc->alloc, p); /* glibc never fails these; elsewhere a leak beats a crash */
+        return RECIO_ERR_NOMEM;
+    }
+    if ((e = recio__pf_alloc(p)) != RECIO_OK) {
+        recio_prefetch_destroy(p);
+        return e;
+    }
+    for (i = 0; i < p->d.threads; i++, p->started++) {
+        p->threads[i].p = p;
+        p->threads[i].worker = i;
+        if (pthread_create(&p->threads[i].tid, NULL, recio__pf_main, &p->threads[i]) != 0) {
+            recio_prefetch_destroy(p);
+            return RECIO_ERR_NOMEM;
+        }
+    }
+    *out = p;
+    return RECIO_OK;
+}
+
+RECIODEF recio_err recio_prefetch_slot_reserve(recio_prefetch_slot *slot, size_t n) {
+    recio__pf_slot *s = (recio__pf_slot *)slot;
+    void *q;
+    if (!slot) return RECIO_ERR_ARG;
+    if (n <= slot->capacity) return RECIO_OK;
+    q = recio__realloc(s->alloc, slot->data, slot->size < slot->capacity ? slot->size : slot->capacity, n);
+    if (!q) return RECIO_ERR_NOMEM;
+    slot->data = q;
+    slot->capacity = n;
+    return RECIO_OK;
+}
+
+/* The consumer's side of next, with the lock held: RECIO_OK with *out, or 0 < r to keep waiting. */
+static recio_err recio__pf_take(recio_prefetch *p, recio_prefetch_slot **out, int *wait) {
+    unsigned i, held = 0;
+    *wait = 0;
+    if (p->sticky) return p->sticky;
+    for (i = 0; i < p->d.depth; i++) {
+        recio__pf_slot *s = &p->slots[i];
+        held += s->state == RECIO__PF_HELD;
+        if (s->state != RECIO__PF_READY || s->gen != p->gen || s->pub.seq != p->want) continue;
+        if (s->err) {
+            s->state = RECIO__PF_FREE;
+            pthread_cond_broadcast(&p->cv_prod);
+            recio__pf_copymsg(p->errmsg, s->pub.errmsg[0] ? s->pub.errmsg : recio_strerror(s->err));
+            return p->sticky = s->err;
+        }
+        s->state = RECIO__PF_HELD;
+        p->want++;
+        *out = &s->pub;
+        return RECIO_OK;
+    }
+    if (p->done && p->want >= p->done_seq) {
+        if (p->done_err == RECIO_END) return RECIO_END;
+        recio__pf_copymsg(p->errmsg, p->done_msg);
+        return p->sticky = p->done_err;
+    }
+    if (held == p->d.depth || p->stop) {
+        recio__pf_copymsg(p->errmsg, p->stop ? "prefetcher stopped" : "every slot is taken: release one before asking for more");
+        return RECIO_ERR_ARG;
+    }
+    *wait = 1;
+    return RECIO_OK;
+}
+
+RECIODEF recio_err recio_prefetch_next(recio_prefetch *p, recio_prefetch_slot **slot) {
+    recio_err e;
+    int wait;
+    if (!p || !slot) return RECIO_ERR_ARG;
+    *slot = NULL;
+    pthread_mutex_lock(&p->mu);
+    while ((e = recio__pf_take(p, slot, &wait)) == RECIO_OK && wait) pthread_cond_wait(&p->cv_cons, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+    return e;
+}
+
+RECIODEF void recio_prefetch_release(recio_prefetch *p, recio_prefetch_slot *slot) {
+    recio__pf_slot *s = (recio__pf_slot *)slot;
+    if (!p || !slot) return;
+    pthread_mutex_lock(&p->mu);
+    RECIO_ASSERT(s->state == RECIO__PF_HELD);
+    s->state = RECIO__PF_FREE;
+    pthread_cond_broadcast(&p->cv_prod);
+    pthread_mutex_unlock(&p->mu);
+}
+
+RECIODEF void recio_prefetch_reset(recio_prefetch *p, uint64_t epoch) {
+    unsigned i;
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    p->gen++;
+    p->epoch = epoch;
+    p->claim = p->want = 0;
+    p->begun = p->done = 0;
+    p->sticky = RECIO_OK;
+    p->errmsg[0] = 0;
+    for (i = 0; i < p->d.depth; i++)
+        if (p->slots[i].state == RECIO__PF_READY) p->slots[i].state = RECIO__PF_FREE;
+    pthread_cond_broadcast(&p->cv_prod);
+    pthread_cond_broadcast(&p->cv_cons);
+    pthread_mutex_unlock(&p->mu);
+}
+
+RECIODEF const char *recio_prefetch_errmsg(const recio_prefetch *p) { return p ? p->errmsg : ""; }
+#endif /* RECIO_THREADS */
 
 /* ---- 8. ITERATOR: implementation --------------------------------------------------------------- */
 
-/* (implementation of the iterator section) */
+/* Without RECIO_THREADS these are no-ops: everything runs on the caller's thread. */
+#ifdef RECIO_THREADS
+#define RECIO__IT_LOCK(it) pthread_mutex_lock(&(it)->mu)
+#define RECIO__IT_UNLOCK(it) pthread_mutex_unlock(&(it)->mu)
+#else
+#define RECIO__IT_LOCK(it) ((void)0)
+#define RECIO__IT_UNLOCK(it) ((void)0)
+#endif
+#define RECIO__IT_KEY(file, off) (((uint64_t)(file) << 48) | (off))
+#define RECIO__IT_OFFMASK ((((uint64_t)1) << 48) - 1)
+#define RECIO__IT_MAGIC 0x54494352u /* "RCIT" */
+#define RECIO__IT_VERSION 1u
+
+typedef struct recio__it_bytes {
+    unsigned char *p;
+    size_t size, cap;
+} recio__it_bytes;
+
+/* One batch under construction: fetch copies the raw records in, work turns them into items in
+   `out` (the batch tensor, then labels, ids and keys). */
+typedef struct recio__it_slot {
+    recio__it_bytes raw;
+    size_t *off, *len; /* each record's bytes in raw */
+    uint64_t *key;
+    unsigned count, pad;
+    unsigned char *out;
+    uint64_t seq, epoch;
+    char *errmsg;      /* RECIO__ERRMSG bytes */
+} recio__it_slot;
+
+/* The records of this part (a recio_split); `aux` reads single records anywhere (padding,
+   roll-over, restore). */
+typedef struct recio__it_src {
+    recio_split *split;
+    char **names; /* the split's file list, kept: workers name files while a split reopens */
+    unsigned part, nfiles, aux_file;
+    recio_reader *aux;
+} recio__it_src;
+
+struct recio_iter {
+    recio_iter_desc d;
+    size_t lab_off, ids_off, keys_off, out_bytes;
+    uint64_t fingerprint;
+    recio_transform *tf;   /* from desc.spec */
+    recio_image shape;     /* of one item with a spec */
+    recio__it_bytes *scratch; /* per worker, for the transform */
+    unsigned nscratch;
+    recio__it_slot *slots;
+    unsigned nslots;
+    /* producer side (fetch and begin, which never run at once) */
+    recio__it_src src;
+    recio_rng rng;
+    recio__it_bytes *sbuf; /* shuffle buffer: sfill records, their keys in skey */
+    uint64_t *skey;
+    size_t sfill;
+    int src_end, epoch_over;
+    uint64_t *first;       /* keys of the epoch's first records, for padding */
+    unsigned nfirst;
+    uint64_t *carry;       /* roll-over records feeding this epoch's first batch */
+    unsigned ncarry, carry_pos;
+    /* handed between consumer and producer under mu */
+    uint64_t *carry_in, *carry_out;
+    unsigned ncarry_in, ncarry_out;
+    uint64_t skip;
+    /* consumer side */
+    uint64_t epoch, base, delivered, pull_seq;
+    uint64_t *carry_next;
+    unsigned ncarry_next;
+    int ended, need_begin;
+    recio_err sticky;
+    char errmsg[RECIO__ERRMSG];
+    char pull_msg[RECIO__ERRMSG];
+#ifdef RECIO_THREADS
+    pthread_mutex_t mu;
+    int mu_ok;
+    recio_prefetch *pf;
+    recio_prefetch_slot *held;
+#endif
+};
+
+static int recio__it_reserve(const recio_allocator *a, recio__it_bytes *b, size_t n) {
+    size_t cap = b->cap ? b->cap : 4096;
+    unsigned char *q;
+    if (n <= b->cap) return 0;
+    while (cap < n) cap = cap > SIZE_MAX / 2 ? n : cap * 2;
+    q = (unsigned char *)recio__realloc(a, b->p, b->size, cap);
+    if (!q) return -1;
+    b->p = q;
+    b->cap = cap;
+    return 0;
+}
+
+static void *recio__it_calloc(const recio_allocator *a, size_t n, size_t size) {
+    void *p;
+    if (size && n > SIZE_MAX / size) return NULL;
+    p = recio__malloc(a, n * size);
+    if (p) memset(p, 0, n * size);
+    return p;
+}
+
+/* ---- source: part `part` of the split ---- */
+
+static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t epoch, char *msg) {
+    recio_split_desc sd;
+    recio_err e;
+    memset(&sd, 0, sizeof sd);
+    sd.mode = it->d.index ? RECIO_SPLIT_INDEX : RECIO_SPLIT_BYTES;
+    sd.shuffle = it->d.shuffle ? RECIO_SHUFFLE_FULL : RECIO_SHUFFLE_NONE;
+    sd.equalize = it->d.equalise ? RECIO_EQUALIZE_PAD : RECIO_EQUALIZE_NONE;
+    sd.seed = it->d.seed;
+    sd.epoch = epoch;
+    sd.alloc = it->d.alloc;
+    recio_split_close(it->src.split);
+    it->src.split = NULL;
+    e = recio_split_open_desc(&it->src.split, it->d.uris, part, it->d.nsplit, &sd);
+    if (e != RECIO_OK) {
+        recio__fmt(msg, RECIO__ERRMSG, "%s", it->src.split && *recio_split_errmsg(it->src.split) ? recio_split_errmsg(it->src.split) : recio_strerror(e));
+        recio_split_close(it->src.split);
+        it->src.split = NULL;
+        return e;
+    }
+    it->src.part = part;
+    if (!it->src.names) it->src.nfiles = recio_split_nfiles(it->src.split); /* then fixed: workers read it */
+    else if (recio_split_nfiles(it->src.split) != it->src.nfiles)
+        return recio__fmt(msg, RECIO__ERRMSG, "%s: the file list changed since the iterator opened", it->d.uris), RECIO_ERR_IO;
+    return RECIO_OK;
+}
+
+static recio_err recio__it_src_init(recio_iter *it) {
+    recio__it_src *s = &it->src;
+    recio_err e = recio__it_split_open(it, it->d.rank, 0, it->errmsg);
+    unsigned i;
+    s->aux_file = UINT_MAX;
+    if (e != RECIO_OK) return e;
+    if (s->nfiles > 0xffffu) return recio__fmt(it->errmsg, RECIO__ERRMSG, "more than 65535 files"), RECIO_ERR_ARG;
+    if (!(s->names = (char **)recio__it_calloc(&it->d.alloc, s->nfiles, sizeof *s->names))) return RECIO_ERR_NOMEM;
+    for (i = 0; i < s->nfiles; i++)
+        if (!(s->names[i] = recio__strdup(&it->d.alloc, recio_split_file(s->split, i)))) return RECIO_ERR_NOMEM;
+    return RECIO_OK;
+}
+
+static void recio__it_src_free(recio_iter *it) {
+    unsigned i;
+    for (i = 0; it->src.names && i < it->src.nfiles; i++) recio__free(&it->d.alloc, it->src.names[i]);
+    recio__free(&it->d.alloc, it->src.names);
+    recio_split_close(it->src.split);
+    recio_reader_close(it->src.aux);
+}
+
+static const char *recio__it_file(const recio_iter *it, uint64_t key) {
+    uint64_t f = key >> 48;
+    return f < it->src.nfiles ? it->src.names[f] : "?";
+}
+
+/* Epoch `epoch` reads part rank, or (rank + epoch) % nsplit when the shards rotate. */
+static recio_err recio__it_src_begin(recio_iter *it, uint64_t epoch, char *msg) {
+    unsigned part = it->d.rotate_shards ? (unsigned)((it->d.rank + epoch) % it->d.nsplit) : it->d.rank;
+    recio_err e;
+    if (!it->src.split || part != it->src.part) return recio__it_split_open(it, part, epoch, msg);
+    if ((e = recio_split_reset(it->src.split, epoch)) != RECIO_OK) recio__fmt(msg, RECIO__ERRMSG, "%s", recio_split_errmsg(it->src.split));
+    return e;
+}
+
+/* Next record of the epoch's stream: its bytes are valid until the next source call. */
+static recio_err recio__it_src_next(recio_iter *it, recio_record *rec, uint64_t *key, char *msg) {
+    recio_split_where w;
+    recio_err e = recio_split_next_where(it->src.split, rec, &w);
+    if (e == RECIO_OK) {
+        if (rec->offset > RECIO__IT_OFFMASK) return recio__errf(msg, w.path, rec->offset, "offset beyond 2^48"), RECIO_ERR_UNSUPPORTED;
+        *key = RECIO__IT_KEY(w.file, rec->offset);
+    } else if (e != RECIO_END) {
+        recio__fmt(msg, RECIO__ERRMSG, "%s", recio_split_errmsg(it->src.split));
+    }
+    return e;
+}
+
+static recio_err recio__it_open_aux(recio_iter *it, const char *path, char *msg) {
+    recio_reader_desc rd;
+    recio_err e;
+    memset(&rd, 0, sizeof rd);
+    rd.alloc = it->d.alloc;
+    rd.buffer_size = 1u << 16; /* one record at a time */
+    e = recio_reader_open_desc(&it->src.aux, path, &rd);
+    if (e != RECIO_OK) recio__errf(msg, path, 0, "cannot open: %s", e == RECIO_ERR_IO ? recio__errno_str(errno) : recio_strerror(e));
+    return e;
+}
+
+/* The record with this key, read again (padding, roll-over, restore). */
+static recio_err recio__it_src_read_at(recio_iter *it, uint64_t key, recio_record *rec, char *msg) {
+    recio__it_src *s = &it->src;
+    unsigned file = (unsigned)(key >> 48);
+    const char *path = file < s->nfiles ? s->names[file] : NULL;
+    recio_err e;
+    if (!path) return recio__fmt(msg, RECIO__ERRMSG, "record key %U names no file", key), RECIO_ERR_ARG;
+    if (s->aux_file != file) {
+        recio_reader_close(s->aux);
+        s->aux = NULL;
+        s->aux_file = UINT_MAX;
+        if ((e = recio__it_open_aux(it, path, msg)) != RECIO_OK) return e;
+        s->aux_file = file;
+    }
+    e = recio_reader_seek(s->aux, key & RECIO__IT_OFFMASK);
+    if (e == RECIO_OK) e = recio_reader_next(s->aux, rec);
+    if (e == RECIO_END) e = RECIO_ERR_CORRUPT, recio__errf(msg, path, key & RECIO__IT_OFFMASK, "no record here any more");
+    else if (e != RECIO_OK) recio__fmt(msg, RECIO__ERRMSG, "%s", recio_reader_errmsg(s->aux));
+    return e;
+}
+
+/* ---- fetch: the epoch's record order, serial ---- */
+
+/* Put record bytes into entry i of s (s NULL: the record is skipped, as when restoring). */
+static recio_err recio__it_put(recio_iter *it, recio__it_slot *s, unsigned i, const void *data, size_t n, uint64_t key) {
+    if (it->nfirst < it->d.batch) it->first[it->nfirst++] = key;
+    if (!s) return RECIO_OK;
+    if (i == 0) s->raw.size = 0;
+    if (s->raw.size + n < n || recio__it_reserve(&it->d.alloc, &s->raw, s->raw.size + n))
+        return recio__fmt(s->errmsg, RECIO__ERRMSG, "%s: offset %U: out of memory for a record of %U bytes", recio__it_file(it, key), key & RECIO__IT_OFFMASK, (uint64_t)n), RECIO_ERR_NOMEM;
+    if (n) memcpy(s->raw.p + s->raw.size, data, n);
+    s->off[i] = s->raw.size;
+    s->len[i] = n;
+    s->key[i] = key;
+    s->raw.size += n;
+    return RECIO_OK;
+}
+
+static recio_err recio__it_sbuf_fill(recio_iter *it, size_t j, char *msg) {
+    recio_record rec;
+    recio_err e = recio__it_src_next(it, &rec, &it->skey[j], msg);
+    if (e == RECIO_END) it->src_end = 1;
+    if (e != RECIO_OK) return e;
+    if (recio__it_reserve(&it->d.alloc, &it->sbuf[j], rec.size)) return recio__fmt(msg, RECIO__ERRMSG, "out of memory in the shuffle buffer"), RECIO_ERR_NOMEM;
+    if (rec.size) memcpy(it->sbuf[j].p, rec.data, rec.size);
+    it->sbuf[j].size = rec.size;
+    return RECIO_OK;
+}
+
+/* Streaming shuffle: keep shuffle_buffer records, hand out a random one, refill its place. */
+static recio_err recio__it_take_shuffled(recio_iter *it, recio__it_slot *s, unsigned i, char *msg) {
+    size_t j;
+    recio_err e;
+    recio__it_bytes t;
+    while (!it->src_end && it->sfill < it->d.shuffle_buffer) {
+        if ((e = recio__it_sbuf_fill(it, it->sfill, msg)) == RECIO_OK) it->sfill++;
+        else if (e != RECIO_END) return e;
+    }
+    if (!it->sfill) return RECIO_END;
+    j = (size_t)recio_rng_below(&it->rng, it->sfill);
+    if ((e = recio__it_put(it, s, i, it->sbuf[j].p, it->sbuf[j].size, it->skey[j])) != RECIO_OK) return e;
+    if (!it->src_end) {
+        if ((e = recio__it_sbuf_fill(it, j, msg)) == RECIO_OK) return RECIO_OK;
+        if (e != RECIO_END) return e;
+    }
+    /* the source is dry: shrink the buffer, keeping the storage of the slot that leaves */
+    it->sfill--;
+    t = it->sbuf[j];
+    it->sbuf[j] = it->sbuf[it->sfill];
+    it->skey[j] = it->skey[it->sfill];
+    it->sbuf[it->sfill] = t;
+    return RECIO_OK;
+}
+
+/* The epoch's next record into entry i: roll-over records first, then the (shuffled) stream. */
+static recio_err recio__it_take(recio_iter *it, recio__it_slot *s, unsigned i, char *msg) {
+    recio_record rec;
+    uint64_t key;
+    recio_err e;
+    if (it->carry_pos < it->ncarry) {
+        key = it->carry[it->carry_pos++];
+        if ((e = recio__it_src_read_at(it, key, &rec, msg)) != RECIO_OK) return e;
+        return recio__it_put(it, s, i, rec.data, rec.size, key);
+    }
+    if (it->d.shuffle_buffer) return recio__it_take_shuffled(it, s, i, msg);
+    if ((e = recio__it_src_next(it, &rec, &key, msg)) != RECIO_OK) return e;
+    return recio__it_put(it, s, i, rec.data, rec.size, key);
+}
+
+static recio_err recio__it_gather(recio_iter *it, recio__it_slot *s, unsigned *n, char *msg) {
+    recio_err e = RECIO_OK;
+    for (*n = 0; *n < it->d.batch && (e = recio__it_take(it, s, *n, msg)) == RECIO_OK; ++*n) {}
+    return e == RECIO_END ? RECIO_OK : e;
+}
+
+/* An incomplete last batch of n records: pad it, drop it, or keep it for the next epoch. */
+static recio_err recio__it_last(recio_iter *it, recio__it_slot *s, unsigned n) {
+    unsigned i, nfirst = it->nfirst;
+    recio_err e;
+    recio_record rec;
+    if (n && it->d.last_batch == RECIO_LAST_PAD) {
+        for (i = n; i < it->d.batch; i++) {
+            uint64_t key = it->first[(i - n) % nfirst];
+            if ((e = recio__it_src_read_at(it, key, &rec, s->errmsg)) != RECIO_OK) return e;
+            if ((e = recio__it_put(it, s, i, rec.data, rec.size, key)) != RECIO_OK) return e;
+        }
+        s->count = n;
+        s->pad = it->d.batch - n;
+        return RECIO_OK;
+    }
+    if (it->d.last_batch == RECIO_LAST_ROLL_OVER) {
+        RECIO__IT_LOCK(it);
+        for (i = 0; i < n; i++) it->carry_out[i] = s->key[i];
+        it->ncarry_out = n;
+        RECIO__IT_UNLOCK(it);
+    }
+    return RECIO_END;
+}
+
+static recio_err recio__it_fetch(recio_iter *it, recio__it_slot *s) {
+    unsigned n;
+    recio_err e;
+    s->count = s->pad = 0;
+    if (it->epoch_over) return RECIO_END;
+    if ((e = recio__it_gather(it, s, &n, s->errmsg)) != RECIO_OK) return e;
+    if (n == it->d.batch) {
+        s->count = n;
+        return RECIO_OK;
+    }
+    it->epoch_over = 1;
+    return recio__it_last(it, s, n);
+}
+
+/* Start an epoch: the roll-over records the consumer passed in, then skip what a restore says. */
+static recio_err recio__it_begin(recio_iter *it, uint64_t epoch, char *msg) {
+    uint64_t skip, k;
+    unsigned n;
+    recio_err e;
+    RECIO__IT_LOCK(it);
+    memcpy(it->carry, it->carry_in, sizeof *it->carry * it->ncarry_in);
+    it->ncarry = it->ncarry_in;
+    skip = it->skip;
+    RECIO__IT_UNLOCK(it);
+    it->carry_pos = 0;
+    it->nfirst = 0;
+    it->sfill = 0;
+    it->src_end = it->epoch_over = 0;
+    recio_rng_seed(&it->rng, recio_seed_for(it->d.seed ^ 0x73687566666c65ull /* "shuffle" */, epoch, 0));
+    if ((e = recio__it_src_begin(it, epoch, msg)) != RECIO_OK) return e;
+    for (k = 0; k < skip && !it->epoch_over; k++) {
+        if ((e = recio__it_gather(it, NULL, &n, msg)) != RECIO_OK) return e;
+        it->epoch_over = n < it->d.batch;
+    }
+    return RECIO_OK;
+}
+
+/* ---- work: records to items, in parallel ---- */
+
+/* The spec path: decode, then the chain straight into the batch item (scratch per worker). */
+static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t seed, void *out, unsigned worker, char *what) {
+    const recio_image *sh = &it->shape;
+    recio__it_bytes *sc = &it->scratch[worker];
+    recio_image img, dst;
+    recio_err e;
+    memset(&img, 0, sizeof img);
+    if ((e = recio_image_decode_ex(&img, ir->image, ir->image_size, it->d.channels, what, RECIO_ITER_ERRMSG)) != RECIO_OK) return e;
+    dst = recio_image_wrap(out, sh->width, sh->height, sh->channels, sh->dtype, sh->layout, 0);
+    if (recio__it_reserve(&it->d.alloc, sc, recio_transform_scratch_size(it->tf, img.width, img.height, img.channels))) e = RECIO_ERR_NOMEM;
+    else e = recio_transform_apply_scratch(it->tf, &img, &dst, seed, sc->p, sc->cap);
+    if (e == RECIO_ERR_ARG)
+        recio__fmt(what, RECIO_ITER_ERRMSG, "the chain's output for this %dx%d image is not %dx%dx%d like the first record's (end the spec with a fixed-size crop or resize)",
+                   img.width, img.height, sh->width, sh->height, sh->channels);
+    recio_image_free(&img);
+    return e;
+}
+
+static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, unsigned worker) {
+    unsigned char *out = s->out;
+    float *lab = (float *)(out + it->lab_off) + (size_t)i * it->d.label_width;
+    char what[RECIO_ITER_ERRMSG];
+    recio_irecord ir;
+    uint32_t l, nl;
+    recio_err e;
+    uint64_t key = s->key[i];
+    const char *file = recio__it_file(it, key);
+    if (recio_irecord_unpack(&ir, s->raw.p + s->off[i], s->len[i]) != RECIO_OK)
+        return recio__errf(s->errmsg, file, key & RECIO__IT_OFFMASK, "record of %U bytes is too short for its image header", (uint64_t)s->len[i]), RECIO_ERR_FORMAT;
+    nl = recio_irecord_nlabels(&ir);
+    for (l = 0; l < it->d.label_width; l++) lab[l] = l < nl ? recio_irecord_label(&ir, l) : 0.0f;
+    ((uint64_t *)(out + it->ids_off))[i] = ir.id;
+    ((uint64_t *)(out + it->keys_off))[i] = key;
+    what[0] = 0;
+    if (it->tf) e = recio__it_decode(it, &ir, recio_seed_for(it->d.seed, s->epoch, key), out + (size_t)i * it->d.item_bytes, worker, what);
+    else e = it->d.transform(it->d.user, &ir, recio_seed_for(it->d.seed, s->epoch, key), out + (size_t)i * it->d.item_bytes,
+                             it->d.item_bytes, worker, what);
+    if (e != RECIO_OK) recio__errf(s->errmsg, file, key & RECIO__IT_OFFMASK, "%s", what[0] ? what : recio_strerror(e));
+    return e == RECIO_END ? RECIO_ERR_ARG : e;
+}
+
+static recio_err recio__it_work(recio_iter *it, recio__it_slot *s, unsigned worker) {
+    unsigned i;
+    recio_err e;
+    for (i = 0; i < s->count + s->pad; i++)
+        if ((e = recio__it_item(it, s, i, worker)) != RECIO_OK) return e;
+    return RECIO_OK;
+}
+
+/* ---- the threaded pipeline: the prefetcher's callbacks ---- */
+#ifdef RECIO_THREADS
+static recio__it_slot *recio__it_bind(recio_iter *it, recio_prefetch_slot *ps) {
+    recio__it_slot *s = &it->slots[ps->index];
+    s->out = (unsigned char *)ps->data;
+    s->seq = ps->seq;
+    s->epoch = ps->epoch;
+    s->errmsg = ps->errmsg;
+    return s;
+}
+static recio_err recio__it_pf_fetch(void *user, recio_prefetch_slot *ps, unsigned worker) {
+    (void)worker;
+    return recio__it_fetch((recio_iter *)user, recio__it_bind((recio_iter *)user, ps));
+}
+static recio_err recio__it_pf_work(void *user, recio_prefetch_slot *ps, unsigned worker) {
+    recio_iter *it = (recio_iter *)user;
+    return recio__it_work(it, &it->slots[ps->index], worker);
+}
+static recio_err recio__it_pf_begin(void *user, uint64_t epoch, char *errmsg) {
+    return recio__it_begin((recio_iter *)user, epoch, errmsg);
+}
+#endif
+
+/* ---- consumer side ---- */
+
+static uint64_t recio__it_fnv(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* What a checkpoint must agree on to mean the same position. */
+static uint64_t recio__it_fingerprint(const recio_iter_desc *d) {
+    uint64_t v[11], h = 0xcbf29ce484222325ull;
+    unsigned i;
+    v[0] = d->rank, v[1] = d->nsplit, v[2] = (uint64_t)d->index, v[3] = (uint64_t)d->shuffle;
+    v[4] = (uint64_t)d->equalise, v[5] = (uint64_t)d->rotate_shards, v[6] = d->shuffle_buffer;
+    v[7] = d->seed, v[8] = d->batch, v[9] = (uint64_t)d->last_batch, v[10] = d->label_width;
+    h = recio__it_fnv(h, d->uris, strlen(d->uris) + 1);
+    if (d->spec) h = recio__it_fnv(h, d->spec, strlen(d->spec));
+    for (i = 0; i < 11; i++) {
+        unsigned char b[8];
+        recio_store_u64le(b, v[i]);
+        h = recio__it_fnv(h, b, 8);
+    }
+    return h;
+}
+
+static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
+    if (!d->uris || !*d->uris) return recio__fmt(msg, RECIO__ERRMSG, "no dataset: uris is empty"), RECIO_ERR_ARG;
+    if (!d->spec && (!d->transform || !d->item_bytes)) return recio__fmt(msg, RECIO__ERRMSG, "no spec, and no transform callback with item_bytes"), RECIO_ERR_ARG;
+    if (!d->channels) d->channels = 3;
+    if (!d->nsplit) d->nsplit = 1;
+    if (!d->batch) d->batch = 1;
+    if (!d->label_width) d->label_width = 1;
+    if (!d->prefetch) d->prefetch = d->workers + 1;
+    if (d->rank >= d->nsplit || (unsigned)d->last_batch > RECIO_LAST_ROLL_OVER || d->batch > (1u << 24) || d->label_width > (1u << 16))
+        return recio__fmt(msg, RECIO__ERRMSG, "bad options: rank %u of %u, batch %u, label_width %u", d->rank, d->nsplit, d->batch, d->label_width), RECIO_ERR_ARG;
+#ifndef RECIO_THREADS
+    d->workers = 0;
+#endif
+    if (d->workers > 256 || d->prefetch > 4096) return recio__fmt(msg, RECIO__ERRMSG, "bad options: %u workers, prefetch %u", d->workers, d->prefetch), RECIO_ERR_ARG;
+    if (d->workers && d->prefetch < 2) d->prefetch = 2; /* one batch with the consumer, one being made */
+    return RECIO_OK;
+}
+
+/* Parse the spec and run it on the dataset's first record: that output is the item's shape. */
+static recio_err recio__it_spec(recio_iter *it) {
+    recio_transform_desc td;
+    recio_record rec;
+    recio_irecord ir;
+    recio_image img, out;
+    uint64_t key;
+    char what[RECIO__ERRMSG];
+    recio_err e;
+    if (!it->d.spec) return RECIO_OK;
+    memset(&td, 0, sizeof td);
+    td.alloc = it->d.alloc;
+    if ((e = recio_transform_parse_ex(&it->tf, it->d.spec, &td, what, sizeof what)) != RECIO_OK)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", what), e;
+    key = 0; /* the dataset's first record: the first file starts with one */
+    if ((e = recio__it_src_read_at(it, key, &rec, it->errmsg)) != RECIO_OK) return e;
+    memset(&img, 0, sizeof img);
+    memset(&out, 0, sizeof out);
+    what[0] = 0;
+    if ((e = recio_irecord_unpack(&ir, rec.data, rec.size)) == RECIO_OK &&
+        (e = recio_image_decode_ex(&img, ir.image, ir.image_size, it->d.channels, what, sizeof what)) == RECIO_OK &&
+        (e = recio_transform_apply(it->tf, &img, &out, 0)) == RECIO_OK) {
+        it->shape = recio_image_shape(out.width, out.height, out.channels, out.dtype, out.layout);
+        it->d.item_bytes = recio_image_bytes(&it->shape);
+    } else {
+        recio__errf(it->errmsg, recio__it_file(it, key), rec.offset, "first record: %s", what[0] ? what : recio_strerror(e));
+    }
+    recio_image_free(&img);
+    recio_image_free(&out);
+    return e;
+}
+
+/* Batch layout: items, then labels, ids and keys (8-aligned). */
+static recio_err recio__it_layout(recio_iter *it) {
+    size_t b = it->d.batch, items, labs;
+    if (it->d.item_bytes > SIZE_MAX / b) return RECIO_ERR_NOMEM;
+    items = (it->d.item_bytes * b + 7) & ~(size_t)7;
+    labs = (b * it->d.label_width * sizeof(float) + 7) & ~(size_t)7;
+    if (items > SIZE_MAX / 2 - labs - 16 * b) return RECIO_ERR_NOMEM;
+    it->lab_off = items;
+    it->ids_off = items + labs;
+    it->keys_off = it->ids_off + 8 * b;
+    it->out_bytes = it->keys_off + 8 * b;
+    return RECIO_OK;
+}
+
+static recio_err recio__it_alloc(recio_iter *it) {
+    const recio_allocator *a = &it->d.alloc;
+    size_t b = it->d.batch, sb = it->d.shuffle_buffer;
+    unsigned i;
+    it->nslots = it->d.workers ? it->d.prefetch : 1;
+    it->slots = (recio__it_slot *)recio__it_calloc(a, it->nslots, sizeof *it->slots);
+    it->first = (uint64_t *)recio__it_calloc(a, b, 8);
+    it->carry = (uint64_t *)recio__it_calloc(a, b, 8);
+    it->carry_in = (uint64_t *)recio__it_calloc(a, b, 8);
+    it->carry_out = (uint64_t *)recio__it_calloc(a, b, 8);
+    it->carry_next = (uint64_t *)recio__it_calloc(a, b, 8);
+    it->sbuf = (recio__it_bytes *)recio__it_calloc(a, sb, sizeof *it->sbuf);
+    it->skey = (uint64_t *)recio__it_calloc(a, sb, 8);
+    it->nscratch = it->d.workers ? it->d.workers : 1;
+    it->scratch = (recio__it_bytes *)recio__it_calloc(a, it->nscratch, sizeof *it->scratch);
+    if (!it->slots || !it->first || !it->carry || !it->carry_in || !it->carry_out || !it->carry_next || !it->sbuf || !it->skey || !it->scratch)
+        return RECIO_ERR_NOMEM;
+    for (i = 0; i < it->nslots; i++) {
+        recio__it_slot *s = &it->slots[i];
+        s->off = (size_t *)recio__it_calloc(a, b, sizeof(size_t));
+        s->len = (size_t *)recio__it_calloc(a, b, sizeof(size_t));
+        s->key = (uint64_t *)recio__it_calloc(a, b, 8);
+        if (!s->off || !s->len || !s->key) return RECIO_ERR_NOMEM;
+    }
+    if (!it->d.workers) {
+        it->slots[0].out = (unsigned char *)recio__it_calloc(a, it->out_bytes, 1);
+        it->slots[0].errmsg = it->pull_msg;
+        if (!it->slots[0].out) return RECIO_ERR_NOMEM;
+    }
+    return RECIO_OK;
+}
+
+#ifdef RECIO_THREADS
+static recio_err recio__it_start(recio_iter *it) {
+    recio_prefetch_desc pd;
+    if (pthread_mutex_init(&it->mu, NULL)) return RECIO_ERR_NOMEM;
+    it->mu_ok = 1;
+    if (!it->d.workers) return RECIO_OK;
+    memset(&pd, 0, sizeof pd);
+    pd.fetch = recio__it_pf_fetch;
+    pd.work = recio__it_pf_work;
+    pd.begin = recio__it_pf_begin;
+    pd.user = it;
+    pd.depth = it->nslots;
+    pd.threads = it->d.workers;
+    pd.slot_size = it->out_bytes;
+    pd.alloc = it->d.alloc;
+    return recio_prefetch_create(&it->pf, &pd);
+}
+#endif
+
+RECIODEF void recio_iter_close(recio_iter *it) {
+    const recio_allocator *a;
+    unsigned i;
+    if (!it) return;
+    a = &it->d.alloc;
+#ifdef RECIO_THREADS
+    recio_prefetch_destroy(it->pf); /* first: it stops the threads that use everything below */
+    if (it->mu_ok) pthread_mutex_destroy(&it->mu);
+#endif
+    for (i = 0; it->slots && i < it->nslots; i++) {
+        recio__free(a, it->slots[i].raw.p);
+        recio__free(a, it->slots[i].off);
+        recio__free(a, it->slots[i].len);
+        recio__free(a, it->slots[i].key);
+        if (!it->d.workers) recio__free(a, it->slots[i].out);
+    }
+    for (i = 0; it->sbuf && i < it->d.shuffle_buffer; i++) recio__free(a, it->sbuf[i].p);
+    for (i = 0; it->scratch && i < it->nscratch; i++) recio__free(a, it->scratch[i].p);
+    recio__free(a, it->scratch);
+    recio_transform_free(it->tf);
+    recio__free(a, it->slots);
+    recio__free(a, it->sbuf);
+    recio__free(a, it->skey);
+    recio__free(a, it->first);
+    recio__free(a, it->carry);
+    recio__free(a, it->carry_in);
+    recio__free(a, it->carry_out);
+    recio__free(a, it->carry_next);
+    recio__it_src_free(it);
+    recio__free(a, it);
+}
+
+RECIODEF recio_err recio_iter_open(recio_iter **out, const recio_iter_desc *desc) {
+    return recio_iter_open_ex(out, desc, NULL, 0);
+}
+
+RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *desc, char *errmsg, size_t errmsg_size) {
+    recio_iter *it;
+    recio_err e;
+    if (errmsg && errmsg_size) errmsg[0] = 0;
+    if (!out) return RECIO_ERR_ARG;
+    *out = NULL;
+    if (!desc) return RECIO_ERR_ARG;
+    it = (recio_iter *)recio__it_calloc(&desc->alloc, 1, sizeof *it);
+    if (!it) return RECIO_ERR_NOMEM;
+    it->d = *desc;
+    it->need_begin = 1;
+    if ((e = recio__it_desc(&it->d, it->errmsg)) == RECIO_OK && (e = recio__it_src_init(it)) == RECIO_OK &&
+        (e = recio__it_spec(it)) == RECIO_OK && (e = recio__it_layout(it)) == RECIO_OK && (e = recio__it_alloc(it)) == RECIO_OK) {
+        it->fingerprint = recio__it_fingerprint(&it->d);
+#ifdef RECIO_THREADS
+        e = recio__it_start(it);
+#endif
+    }
+    if (e != RECIO_OK) {
+        if (errmsg && errmsg_size) recio__fmt(errmsg, errmsg_size, "%s", it->errmsg[0] ? it->errmsg : recio_strerror(e));
+        recio_iter_close(it);
+        return e;
+    }
+    *out = it;
+    return RECIO_OK;
+}
+
+static void recio__it_release(recio_iter *it) {
+#ifdef RECIO_THREADS
+    if (it->held) recio_prefetch_release(it->pf, it->held);
+    it->held = NULL;
+#else
+    (void)it;
+#endif
+}
+
+static void recio__it_view(recio_iter *it, const recio__it_slot *s, recio_batch *b) {
+    b->data = s->out;
+    b->labels = (const float *)(s->out + it->lab_off);
+    b->ids = (const uint64_t *)(s->out + it->ids_off);
+    b->keys = (const uint64_t *)(s->out + it->keys_off);
+    b->count = s->count;
+    b->pad = s->pad;
+    b->batch = it->d.batch;
+    b->item_bytes = it->d.item_bytes;
+    b->item = it->shape;
+    b->label_width = it->d.label_width;
+    b->epoch = it->epoch;
+    b->index = it->base + s->seq;
+    it->delivered = b->index + 1;
+}
+
+/* Pull mode: make the next batch here, on the caller's thread. */
+static recio_err recio__it_pull(recio_iter *it, recio__it_slot **out) {
+    recio__it_slot *s = &it->slots[0];
+    recio_err e;
+    s->errmsg[0] = 0;
+    if (it->need_begin) {
+        it->need_begin = 0;
+        if ((e = recio__it_begin(it, it->epoch, s->errmsg)) != RECIO_OK) return e;
+    }
+    s->seq = it->pull_seq;
+    s->epoch = it->epoch;
+    if ((e = recio__it_fetch(it, s)) != RECIO_OK) return e;
+    if ((e = recio__it_work(it, s, 0)) != RECIO_OK) return e;
+    it->pull_seq++;
+    *out = s;
+    return RECIO_OK;
+}
+
+static recio_err recio__it_produce(recio_iter *it, recio__it_slot **s) {
+#ifdef RECIO_THREADS
+    if (it->pf) {
+        recio_prefetch_slot *ps;
+        recio_err e = recio_prefetch_next(it->pf, &ps);
+        if (e != RECIO_OK) {
+            recio__fmt(it->pull_msg, RECIO__ERRMSG, "%s", recio_prefetch_errmsg(it->pf));
+            return e;
+        }
+        it->held = ps;
+        *s = &it->slots[ps->index];
+        return RECIO_OK;
+    }
+#endif
+    return recio__it_pull(it, s);
+}
+
+RECIODEF recio_err recio_iter_next(recio_iter *it, recio_batch *b) {
+    recio__it_slot *s = NULL;
+    recio_err e;
+    if (!it || !b) return RECIO_ERR_ARG;
+    recio__it_release(it);
+    if (it->sticky) return it->sticky;
+    if (it->ended) return RECIO_END;
+    e = recio__it_produce(it, &s);
+    if (e == RECIO_END) {
+        it->ended = 1;
+        RECIO__IT_LOCK(it);
+        memcpy(it->carry_next, it->carry_out, sizeof *it->carry_out * it->ncarry_out);
+        it->ncarry_next = it->ncarry_out;
+        RECIO__IT_UNLOCK(it);
+        return e;
+    }
+    if (e != RECIO_OK) {
+        recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", it->pull_msg[0] ? it->pull_msg : recio_strerror(e));
+        return it->sticky = e;
+    }
+    recio__it_view(it, s, b);
+    return RECIO_OK;
+}
+
+/* Restart the pipeline at it->epoch, skipping `skip` batches, fed by ncarry roll-over keys. */
+static void recio__it_restart(recio_iter *it, uint64_t skip, const uint64_t *carry, unsigned ncarry) {
+    recio__it_release(it);
+    RECIO__IT_LOCK(it);
+    if (carry != it->carry_in) memcpy(it->carry_in, carry, sizeof *carry * ncarry);
+    it->ncarry_in = ncarry;
+    it->ncarry_out = 0;
+    it->skip = skip;
+    RECIO__IT_UNLOCK(it);
+    it->base = it->delivered = skip;
+    it->ended = 0;
+    it->sticky = RECIO_OK;
+    it->errmsg[0] = it->pull_msg[0] = 0;
+    it->pull_seq = 0;
+    it->need_begin = 1;
+#ifdef RECIO_THREADS
+    if (it->pf) recio_prefetch_reset(it->pf, it->epoch);
+#endif
+}
+
+RECIODEF recio_err recio_iter_reset(recio_iter *it) {
+    if (!it) return RECIO_ERR_ARG;
+    it->epoch++;
+    /* only a finished epoch leaves records to roll over */
+    recio__it_restart(it, 0, it->carry_next, it->ended ? it->ncarry_next : 0);
+    it->ncarry_next = 0;
+    return RECIO_OK;
+}
+
+RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, size_t *size) {
+    unsigned char *p = (unsigned char *)buf;
+    const uint64_t *carry = it ? (it->ended ? it->carry_next : it->carry_in) : NULL;
+    unsigned i, n;
+    if (!it || !size) return RECIO_ERR_ARG;
+    n = it->ended ? it->ncarry_next : it->ncarry_in;
+    *size = 40 + 8 * (size_t)n;
+    if (!buf) return RECIO_OK;
+    if (cap < *size) return RECIO_ERR_ARG;
+    recio_store_u32le(p, RECIO__IT_MAGIC);
+    recio_store_u32le(p + 4, RECIO__IT_VERSION);
+    recio_store_u64le(p + 8, it->fingerprint);
+    recio_store_u64le(p + 16, it->epoch);
+    recio_store_u64le(p + 24, it->delivered);
+    recio_store_u32le(p + 32, (uint32_t)it->ended);
+    recio_store_u32le(p + 36, n);
+    for (i = 0; i < n; i++) recio_store_u64le(p + 40 + 8 * (size_t)i, carry[i]);
+    return RECIO_OK;
+}
+
+RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t size) {
+    const unsigned char *p = (const unsigned char *)blob;
+    unsigned i, n;
+    if (!it || !blob) return RECIO_ERR_ARG;
+    if (size < 40 || recio_load_u32le(p) != RECIO__IT_MAGIC || recio_load_u32le(p + 4) != RECIO__IT_VERSION)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "not a recio iterator checkpoint (version %u)", RECIO__IT_VERSION), RECIO_ERR_FORMAT;
+    n = recio_load_u32le(p + 36);
+    if (n >= it->d.batch || size != 40 + 8 * (size_t)n || recio_load_u32le(p + 32) > 1)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged"), RECIO_ERR_FORMAT;
+    if (recio_load_u64le(p + 8) != it->fingerprint)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint was made with other options or files"), RECIO_ERR_ARG;
+    for (i = 0; i < n; i++) it->carry_next[i] = recio_load_u64le(p + 40 + 8 * (size_t)i);
+    it->epoch = recio_load_u64le(p + 16);
+    recio__it_restart(it, recio_load_u64le(p + 24), it->carry_next, recio_load_u32le(p + 32) ? 0 : n);
+    it->ended = (int)recio_load_u32le(p + 32);
+    it->ncarry_next = it->ended ? n : 0;
+    return RECIO_OK;
+}
+
+RECIODEF const char *recio_iter_errmsg(const recio_iter *it) { return it ? it->errmsg : ""; }
+
+RECIODEF uint64_t recio_batch_checksum(const recio_batch *b) {
+    const unsigned char *p = (const unsigned char *)b->data;
+    size_t n = (size_t)(b->count + b->pad) * b->item_bytes, es = b->item.width ? recio_dtype_size(b->item.dtype) : 1, i, k;
+    uint64_t h = 0xcbf29ce484222325ull;
+    const uint16_t one = 1;
+    if (es <= 1 || *(const unsigned char *)&one == 1) return recio__it_fnv(h, p, n);
+    for (i = 0; i + es <= n; i += es) /* a big-endian host: the bytes of each element reversed */
+        for (k = es; k-- > 0;) h = (h ^ p[i + k]) * 0x100000001b3ull;
+    return h;
+}
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,7 @@
 # recio's first run (`make demo`): the repo's sample photos become a dataset MXNet, DALI and
 # dmlc-core can read, and you look at it. Every output goes under build/demo/.
 #   list -> pack (progress) -> verify -> image headers -> read back -> contact sheets (as packed, and
-#   through a transform chain as the model sees them)
+#   through a transform chain as the model sees them) -> iterator batches -> a training loop's images/s
 set -eu
 RECIO=${RECIO:-build/recio}
 PHOTOS=tests/data/photos
@@ -41,6 +41,15 @@ AUG='random_resized_crop(128) random_flip(0.5) color_jitter(0.4,0.4,0.4)'
 step "7. what the model sees: the records through a training transform chain (epoch 0, seed 1)" \
      "recio show $OUT/photos.rec $OUT/augmented.png --tile 128 --seed 1 --spec '$AUG'"
 "$RECIO" show "$OUT/photos.rec" "$OUT/augmented.png" --tile 128 --seed 1 --spec "$AUG"
+
+TRAIN='random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw'
+step "8. iterate: batches of 4 tensors, 2 decode threads, 2 epochs (the same lines with any --workers)" \
+     "recio iter $OUT/photos.rec --spec '$TRAIN' --batch 4 --workers 2 --epochs 2 --shuffle-buffer 8"
+"$RECIO" iter "$OUT/photos.rec" --spec "$TRAIN" --batch 4 --workers 2 --epochs 2 --shuffle-buffer 8
+
+step "9. a training loop's input pipeline: images/s and the first batch's checksum" \
+     "build/examples/train_loop $OUT/photos.rec 2 4"
+"$(dirname "$RECIO")/examples/train_loop" "$OUT/photos.rec" 2 4
 
 printf '\nDone. Outputs in %s/:\n' "$OUT"
 printf '  %-22s %s\n' photos.lst "the image list (im2rec format)" \

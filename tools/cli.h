@@ -33,4 +33,5 @@ CLI_COMMAND(cli_cmd_list);
 CLI_COMMAND(cli_cmd_pack);
 CLI_COMMAND(cli_cmd_unpack);
 CLI_COMMAND(cli_cmd_show);
+CLI_COMMAND(cli_cmd_iter);
 #endif

@@ -16,6 +16,7 @@ static const cli_command commands[] = {
     {"pack", "pack the images of a .lst into .rec + .idx (im2rec in C)", cli_cmd_pack},
     {"unpack", "write the images of a .rec back to files, labels in a .lst", cli_cmd_unpack},
     {"show", "draw records as a labelled contact sheet PNG", cli_cmd_show},
+    {"iter", "run the training iterator: one line per batch, then images/s", cli_cmd_iter},
 };
 
 void cli_err(const char *fmt, ...) {

@@ -1,0 +1,117 @@
+/* Shared by the iterator tests: a small image-record dataset whose every byte offset is known by
+   hand, a transform whose output records the seed it was given, and batch summaries to compare. */
+#ifndef RECIO_ITER_UTIL_H
+#define RECIO_ITER_UTIL_H
+#include <sys/stat.h>
+
+/* Record i: IRHeader {flag 2, label 0, id 100+i, id2 0}, labels (i, -i), then 3(i+1) bytes of value
+   i. Payload 32 + 3(i+1) bytes; on disk 8 + that rounded up to 4 (RecordIO framing). */
+static inline uint64_t iu_offset(unsigned i) {
+    uint64_t off = 0;
+    unsigned k;
+    for (k = 0; k < i; k++) off += 8 + ((32 + 3 * (k + 1) + 3) & ~3u);
+    return off;
+}
+
+static inline void iu_make(const char *path, unsigned n) {
+    recio_writer *w = NULL;
+    recio_writer_desc wd;
+    unsigned char buf[32 + 3 * 64];
+    char idx[256];
+    unsigned i;
+    mkdir("build", 0755);
+    mkdir("build/test_iter", 0755);
+    snprintf(idx, sizeof idx, "%s.idx", path);
+    memset(&wd, 0, sizeof wd);
+    wd.index_path = idx; /* FILE.idx, for the indexed split */
+    if (recio_writer_open_desc(&w, path, &wd) != RECIO_OK) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(1);
+    }
+    for (i = 0; i < n; i++) {
+        float lab[2];
+        lab[0] = (float)i;
+        lab[1] = -(float)i;
+        recio_irecord_pack_header(buf, lab, 2, 100 + i, 0);
+        memset(buf + 32, (int)i, 3 * (i % 64 + 1));
+        if (recio_writer_write(w, buf, 32 + 3 * (i % 64 + 1)) != RECIO_OK) exit(1);
+    }
+    if (recio_writer_close(w) != RECIO_OK) exit(1);
+}
+
+/* item = {seed, id, image length, first image byte} as 4 u64. */
+#define IU_ITEM 32
+static inline recio_err iu_transform(void *user, const recio_irecord *r, uint64_t seed, void *out, size_t n, unsigned worker, char *msg) {
+    uint64_t *o = (uint64_t *)out;
+    const unsigned *fail_id = (const unsigned *)user;
+    (void)worker;
+    if (n != IU_ITEM) return RECIO_ERR_ARG;
+    if (fail_id && r->id == *fail_id) {
+        strcpy(msg, "cannot decode this one");
+        return RECIO_ERR_DECODE;
+    }
+    o[0] = seed;
+    o[1] = r->id;
+    o[2] = r->image_size;
+    o[3] = r->image_size ? ((const unsigned char *)r->image)[0] : 999;
+    return RECIO_OK;
+}
+
+static inline uint64_t iu_fnv(const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+typedef struct iu_batch {
+    uint64_t epoch, index, sum, labsum;
+    unsigned count, pad;
+    uint64_t ids[16];
+} iu_batch;
+
+static inline void iu_desc(recio_iter_desc *d, const char *uris, unsigned batch, recio_last_batch lb, unsigned workers) {
+    memset(d, 0, sizeof *d);
+    d->uris = uris;
+    d->batch = batch;
+    d->last_batch = lb;
+    d->workers = workers;
+    d->transform = iu_transform;
+    d->item_bytes = IU_ITEM;
+    d->label_width = 2;
+    d->seed = 42;
+}
+
+/* Take up to max batches (crossing epochs with reset until `epochs` epochs are done). */
+static inline size_t iu_run(recio_iter *it, iu_batch *out, size_t max, uint64_t epochs, recio_err *err) {
+    size_t n = 0;
+    recio_batch b;
+    recio_err e = RECIO_OK;
+    memset(out, 0, max * sizeof *out);
+    while (n < max) {
+        unsigned i;
+        e = recio_iter_next(it, &b);
+        if (e == RECIO_END) {
+            if (--epochs == 0 || recio_iter_reset(it) != RECIO_OK) break;
+            continue;
+        }
+        if (e != RECIO_OK) break;
+        memset(&out[n], 0, sizeof out[n]);
+        out[n].epoch = b.epoch;
+        out[n].index = b.index;
+        out[n].count = b.count;
+        out[n].pad = b.pad;
+        out[n].sum = iu_fnv(b.data, (size_t)(b.count + b.pad) * b.item_bytes);
+        out[n].labsum = iu_fnv(b.labels, (size_t)b.batch * b.label_width * sizeof(float));
+        for (i = 0; i < b.count + b.pad && i < 16; i++) out[n].ids[i] = b.ids[i];
+        n++;
+    }
+    if (err) *err = e;
+    return n;
+}
+
+static inline int iu_same(const iu_batch *a, const iu_batch *b, size_t n) {
+    return memcmp(a, b, n * sizeof *a) == 0;
+}
+#endif
