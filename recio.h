@@ -197,6 +197,11 @@ RECIODEF uint64_t recio_rng_next(recio_rng *r);
 RECIODEF uint64_t recio_rng_below(recio_rng *r, uint64_t n); /* uniform in [0, n), n > 0, no bias */
 RECIODEF double recio_rng_uniform(recio_rng *r);             /* uniform in [0, 1), 53 bits */
 
+/* FNV-1a 64 of n bytes, continuing from h (start with RECIO_FNV1A_INIT): the checksum recio iter
+   prints, handy to compare payloads or tensors across machines. */
+#define RECIO_FNV1A_INIT 0xcbf29ce484222325ULL
+RECIODEF uint64_t recio_fnv1a64(uint64_t h, const void *p, size_t n);
+
 /* ==================================================================================================
    2. RECORDIO
    ================================================================================================== */
@@ -1041,6 +1046,13 @@ RECIODEF uint64_t recio_rng_below(recio_rng *r, uint64_t n) {
 
 RECIODEF double recio_rng_uniform(recio_rng *r) {
     return (double)(recio_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+RECIODEF uint64_t recio_fnv1a64(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
 }
 
 RECIODEF void recio_buffer_free(recio_buffer *b) {
@@ -6099,26 +6111,19 @@ static recio_err recio__it_pf_begin(void *user, uint64_t epoch, char *errmsg) {
 
 /* ---- consumer side ---- */
 
-static uint64_t recio__it_fnv(uint64_t h, const void *p, size_t n) {
-    const unsigned char *b = (const unsigned char *)p;
-    size_t i;
-    for (i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* What a checkpoint must agree on to mean the same position. */
 static uint64_t recio__it_fingerprint(const recio_iter_desc *d) {
-    uint64_t v[11], h = 0xcbf29ce484222325ull;
+    uint64_t v[11], h = RECIO_FNV1A_INIT;
     unsigned i;
     v[0] = d->rank, v[1] = d->nsplit, v[2] = (uint64_t)d->index, v[3] = (uint64_t)d->shuffle;
     v[4] = (uint64_t)d->equalise, v[5] = (uint64_t)d->rotate_shards, v[6] = d->shuffle_buffer;
     v[7] = d->seed, v[8] = d->batch, v[9] = (uint64_t)d->last_batch, v[10] = d->label_width;
-    h = recio__it_fnv(h, d->uris, strlen(d->uris) + 1);
-    if (d->spec) h = recio__it_fnv(h, d->spec, strlen(d->spec));
+    h = recio_fnv1a64(h, d->uris, strlen(d->uris) + 1);
+    if (d->spec) h = recio_fnv1a64(h, d->spec, strlen(d->spec));
     for (i = 0; i < 11; i++) {
         unsigned char b[8];
         recio_store_u64le(b, v[i]);
-        h = recio__it_fnv(h, b, 8);
+        h = recio_fnv1a64(h, b, 8);
     }
     return h;
 }
@@ -6458,9 +6463,9 @@ RECIODEF const char *recio_iter_errmsg(const recio_iter *it) { return it ? it->e
 RECIODEF uint64_t recio_batch_checksum(const recio_batch *b) {
     const unsigned char *p = (const unsigned char *)b->data;
     size_t n = (size_t)(b->count + b->pad) * b->item_bytes, es = b->item.width ? recio_dtype_size(b->item.dtype) : 1, i, k;
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = RECIO_FNV1A_INIT;
     const uint16_t one = 1;
-    if (es <= 1 || *(const unsigned char *)&one == 1) return recio__it_fnv(h, p, n);
+    if (es <= 1 || *(const unsigned char *)&one == 1) return recio_fnv1a64(h, p, n);
     for (i = 0; i + es <= n; i += es) /* a big-endian host: the bytes of each element reversed */
         for (k = es; k-- > 0;) h = (h ^ p[i + k]) * 0x100000001b3ull;
     return h;
