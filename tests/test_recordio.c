@@ -598,6 +598,57 @@ static void test_writer_errors_are_sticky_and_too_big_is_harmless(void) {
     recio_buffer_free(&out);
 }
 
+/* write_batch: the same bytes and index as one write per record, through writev (files) and the
+   fallback (memory), with records that need parts in the middle of a batch. */
+static void test_writer_batch(void) {
+    size_t sz, isz, n = 0, i, got;
+    unsigned char *orig = t_slurp(COMPAT "b.rec", &sz), *idx_orig = t_slurp(COMPAT "b.rec.idx", &isz), *ours;
+    const void *data[200];
+    size_t size[200];
+    unsigned char *copies[200];
+    recio_reader *r;
+    recio_record rec;
+    recio_writer_desc d;
+    recio_writer *w;
+    recio_buffer out;
+    CHECK(recio_reader_open(&r, COMPAT "b.rec") == RECIO_OK);
+    while (n < 200 && recio_reader_next(r, &rec) == RECIO_OK) {
+        copies[n] = (unsigned char *)malloc(rec.size + 1);
+        memcpy(copies[n], rec.data, rec.size);
+        data[n] = copies[n];
+        size[n++] = rec.size;
+    }
+    recio_reader_close(r);
+    CHECK_EQ_INT(n, 103);
+    memset(&d, 0, sizeof d);
+    d.index_path = tmp_path("batch.idx");
+    CHECK(recio_writer_open_desc(&w, tmp_path("batch.rec"), &d) == RECIO_OK);
+    CHECK(recio_writer_write(w, data[0], size[0]) == RECIO_OK); /* buffered bytes before a batch */
+    CHECK(recio_writer_write_batch(w, data + 1, size + 1, 50) == RECIO_OK);
+    CHECK(recio_writer_write_batch(w, data + 51, size + 51, 0) == RECIO_OK);
+    CHECK(recio_writer_write_batch(w, data + 51, size + 51, n - 51) == RECIO_OK);
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    ours = t_slurp(tmp_path("batch.rec"), &got);
+    CHECK(ours && got == sz && memcmp(ours, orig, sz) == 0);
+    free(ours);
+    ours = t_slurp(tmp_path("batch.idx"), &got);
+    CHECK(ours && got == isz && memcmp(ours, idx_orig, isz) == 0);
+    free(ours);
+    memset(&out, 0, sizeof out);
+    CHECK(recio_writer_open_mem(&w, &out) == RECIO_OK);
+    CHECK(recio_writer_write_batch(w, data, size, n) == RECIO_OK);
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    CHECK(out.size == sz && memcmp(out.data, orig, sz) == 0);
+    recio_buffer_free(&out);
+    CHECK(recio_writer_open(&w, "/dev/full") == RECIO_OK);
+    CHECK_EQ_INT(recio_writer_write_batch(w, data, size, n), RECIO_ERR_IO);
+    CHECK(strstr(recio_writer_errmsg(w), strerror(ENOSPC)) != NULL);
+    CHECK_EQ_INT(recio_writer_close(w), RECIO_ERR_IO);
+    for (i = 0; i < n; i++) free(copies[i]);
+    free(orig);
+    free(idx_orig);
+}
+
 /* Background mode: the same bytes as the plain writer, and errors still reach the caller. */
 static void test_writer_background(void) {
     size_t sz, i;
@@ -895,6 +946,7 @@ int main(void) {
     RUN(test_seek_with_written_index);
     RUN(test_writer_dev_full);
     RUN(test_writer_errors_are_sticky_and_too_big_is_harmless);
+    RUN(test_writer_batch);
     RUN(test_writer_background);
     RUN(test_writer_atomic);
     RUN(test_open_errors);
