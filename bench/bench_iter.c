@@ -7,6 +7,7 @@
    Medians of 5 runs. */
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
+#include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,22 +26,6 @@ static const char *photos[] = {"chelsea-500x375.jpg", "coffee-500x333.jpg", "ast
                                "coffee-progressive-480x360.jpg", "camera-gray-400x300.jpg",
                                "astronaut-exif-rot90-400x300.jpg", "chelsea-cmyk-300x400.jpg"};
 #define NPHOTOS (sizeof photos / sizeof photos[0])
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v) {
-    qsort(v, RUNS, sizeof *v, cmp_double);
-    return v[RUNS / 2];
-}
 
 static unsigned char *slurp(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");
@@ -208,14 +193,14 @@ int main(void) {
         w2[i] = iter_rate(2, &c2[i]);
     }
     recio_transform_free(t);
-    me = median(eager), mp = median(pull), m1 = median(w1), m2 = median(w2);
+    me = bench_median(eager, RUNS), mp = bench_median(pull, RUNS), m1 = bench_median(w1, RUNS), m2 = bench_median(w2, RUNS);
     printf("iterator, %d images (sample photos as JPEG records), batch %d, spec '%s'\n", NREC, BATCH, SPEC);
     printf("medians of %d runs; %ld cores online\n\n", RUNS, sysconf(_SC_NPROCESSORS_ONLN));
     printf("%-34s %10s %10s %12s\n", "pipeline", "images/s", "ratio", "cores used");
     printf("%-34s %10.1f %10.3f\n", "eager chain in a loop (baseline)", me, 1.0);
-    printf("%-34s %10.1f %10.3f %12.2f\n", "iterator, pull mode (0 workers)", mp, mp / me, median(cp));
-    printf("%-34s %10.1f %10.3f %12.2f   (target >= 0.95)\n", "iterator, 1 worker", m1, m1 / me, median(c1));
-    printf("%-34s %10.1f %10.3f %12.2f\n", "iterator, 2 workers", m2, m2 / me, median(c2));
+    printf("%-34s %10.1f %10.3f %12.2f\n", "iterator, pull mode (0 workers)", mp, mp / me, bench_median(cp, RUNS));
+    printf("%-34s %10.1f %10.3f %12.2f   (target >= 0.95)\n", "iterator, 1 worker", m1, m1 / me, bench_median(c1, RUNS));
+    printf("%-34s %10.1f %10.3f %12.2f\n", "iterator, 2 workers", m2, m2 / me, bench_median(c2, RUNS));
     printf("%-34s %10s %10.3f   (target >= 1.8 on 2 free cores; 'cores used' says what we got)\n", "2 workers / 1 worker", "", m2 / m1);
     rss_run(2, rss);
     batch_mb = (double)BATCH * 3 * 224 * 224 * 4 / 1048576.0;

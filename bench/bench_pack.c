@@ -8,6 +8,7 @@
    Medians of 5 runs; timings on a shared machine are noisy, the ratios less so. */
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
+#include "bench.h"
 #include "tools/pack_codec.c" /* the adapter pack uses: the baseline runs the very same image code */
 #include "tests/test.h"       /* t_slurp */
 #include <dlfcn.h>
@@ -30,27 +31,11 @@ static const char *const photos[] = {
 };
 #define NPHOTOS (sizeof photos / sizeof photos[0])
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* CPU seconds (user + system) of this process or of its finished children. */
 static double cpu(int who) {
     struct rusage u;
     getrusage(who, &u);
     return (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec + ((double)u.ru_utime.tv_usec + (double)u.ru_stime.tv_usec) * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
 }
 
 /* Image k: a seeded crop of 60-100% of a sample photo, rescaled to a longer side of 400-500 pixels
@@ -246,7 +231,7 @@ static void encoder_compare(void) {
     }
     destroy(h);
     {
-        double ms = median(ts, RUNS), mt = median(tt, RUNS);
+        double ms = bench_median(ts, RUNS), mt = bench_median(tt, RUNS);
         printf("\nJPEG encode of %d images resized to 256, quality 90, 4:2:0 (median of %d):\n", m, RUNS);
         printf("  %-22s %9s %10s %9s %9s\n", "encoder", "img/s", "KB/image", "PSNR dB", "speed");
         printf("  %-22s %9.0f %10.1f %9.2f %8.2fx\n", "libjpeg-turbo 2.1", m / mt, bytes[1] / m / 1e3, q[1] / m, 1.0);
@@ -279,7 +264,7 @@ int main(void) {
         for (i = 0; i < 6; i++)
             if (t[i][r] < 0) return 1;
     }
-    for (i = 0; i < 6; i++) m[i] = median(t[i], RUNS), mc[i] = median(c[i], RUNS);
+    for (i = 0; i < 6; i++) m[i] = bench_median(t[i], RUNS), mc[i] = bench_median(c[i], RUNS);
     printf("recio pack, %d JPEGs (%.1f MB, ~400-500 px), --resize 256 --quality 90, median of %d runs\n", NIMG, total_mb, RUNS);
     printf("(wall s: elapsed; cpu s: user+system of the work, immune to other load on the machine)\n");
     printf("%-38s %8s %8s %9s %s\n", "what", "wall s", "cpu s", "img/s", "ratio");

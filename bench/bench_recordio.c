@@ -4,6 +4,7 @@
 #define _DEFAULT_SOURCE /* sync() */
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
+#include "bench.h"
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,27 +18,6 @@
 #define DIR "build/bench"
 #define DATA DIR "/bench_recordio.rec"
 #define OUT DIR "/bench_recordio_out.rec"
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v) {
-    qsort(v, RUNS, sizeof *v, cmp_double);
-    return v[RUNS / 2];
-}
-
-static double best(double *v) {
-    qsort(v, RUNS, sizeof *v, cmp_double);
-    return v[0];
-}
 
 /* Payloads in memory: ~110 KB each of pseudo-random bytes (so a few hold an aligned magic). */
 static unsigned char *payloads;
@@ -182,9 +162,9 @@ static unsigned char *slurp(const char *path, size_t *n) {
 /* Ratios on the median and on the best run: interference (writeback, other jobs) only ever slows a
    run down, and on this VM it hit the write() baseline hardest, so both are shown. */
 static void row(const char *name, double *t, double bytes, double recs, double *base, const char *target) {
-    double m = median(t), b = best(t);
+    double m = bench_median(t, RUNS), b = bench_best(t, RUNS);
     printf("%-34s %7.3f s %7.3f s %7.2f GB/s %9.0f rec/s %6.2fx %6.2fx   %s\n", name, m, b, bytes / m / 1e9, recs / m,
-           median(base) / m, best(base) / b, target);
+           bench_median(base, RUNS) / m, bench_best(base, RUNS) / b, target);
 }
 
 int main(void) {

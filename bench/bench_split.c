@@ -6,6 +6,7 @@
    Data is generated once under build/bench_split/. */
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
+#include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,23 +18,7 @@
 #define ROOT "build/bench_split"
 #define RUNS 7
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 typedef double (*bench_fn)(void *arg);
-
-static double med(double *v) {
-    qsort(v, RUNS, sizeof v[0], cmp_d);
-    return v[RUNS / 2];
-}
 
 /* The baseline of the current group; every line times it again right before itself, so the
    ratio compares two runs made seconds apart (this machine's load drifts). */
@@ -212,11 +197,11 @@ static void line(const char *what, bench_fn fn, void *arg, uint64_t bytes) {
         t[i] = fn(arg);
         r[i] = b / t[i];
     }
-    tm = med(t);
+    tm = bench_median(t, RUNS);
     printf("  %-46s %10.3f ms", what, tm * 1e3);
     if (bytes) printf(" %8.0f MB/s", (double)bytes / tm / 1e6);
     else printf(" %13s", "");
-    printf("   x%.3f\n", med(r));
+    printf("   x%.3f\n", bench_median(r, RUNS));
 }
 
 static void baseline(bench_fn fn, void *arg) {

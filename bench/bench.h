@@ -1,0 +1,29 @@
+/* Timing helpers shared by the benchmarks: a monotonic clock and order statistics of runs. */
+#ifndef RECIO_BENCH_H
+#define RECIO_BENCH_H
+#include <stdlib.h>
+#include <time.h>
+
+static inline double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline int bench_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of n runs (sorts v). */
+static inline double bench_median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
+    return v[n / 2];
+}
+
+/* Fastest of n runs (sorts v): interference only ever slows a run down. */
+static inline double bench_best(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
+    return v[0];
+}
+#endif
