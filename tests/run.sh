@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Runs every test binary given (through $RUN, e.g. qemu), sums their "N passed, N failed" lines.
 set -u
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 for t in "$@"; do
   out=$(${RUN:-} "$t" 2>&1); rc=$?
   printf '%s\n' "$out"
   line=$(printf '%s\n' "$out" | grep -E '[0-9]+ passed, [0-9]+ failed' | tail -n 1)
   p=$(printf '%s' "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
   f=$(printf '%s' "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+')
+  s=$(printf '%s' "$line" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+')
   [ -n "$line" ] || { echo "$t: no summary line (exit $rc)"; f=$((f+1)); }
   [ $rc -eq 0 ] || [ "${f:-0}" -gt 0 ] || { echo "$t: exit status $rc"; f=$((f+1)); }
-  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0})); skipped=$((skipped + ${s:-0}))
 done
-echo "${passed} passed, ${failed} failed"
+if [ "$skipped" -gt 0 ]; then echo "${passed} passed, ${failed} failed, ${skipped} skipped"; else echo "${passed} passed, ${failed} failed"; fi
 [ "$failed" -eq 0 ]

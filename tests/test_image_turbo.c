@@ -116,7 +116,7 @@ int main(void) {
     RUN(test_turbo_dct_scaling);
     RUN(test_turbo_damaged);
 #else
-    fprintf(stderr, "turbo: libturbojpeg not installed, RECIO_TURBOJPEG not tested\n");
+    t_skip("libturbojpeg not installed: RECIO_TURBOJPEG not tested (apt-get install libturbojpeg0-dev)", 3);
 #endif
     return t_done("turbo");
 }

@@ -48,7 +48,7 @@ static void test_mpi_every_record_once(void) {
 
 int main(void) {
     if (!have("mpicc") || !have("mpirun")) {
-        printf("split_mpi: skipped: mpicc/mpirun not found (install libopenmpi-dev, e.g. with 'make mpi-example')\n");
+        t_skip("mpicc/mpirun not found (install libopenmpi-dev, e.g. with 'make mpi-example')", 1);
         return t_done("split_mpi");
     }
     RUN(test_mpi_every_record_once);
