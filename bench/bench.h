@@ -1,6 +1,7 @@
 /* Timing helpers shared by the benchmarks: a monotonic clock and order statistics of runs. */
 #ifndef RECIO_BENCH_H
 #define RECIO_BENCH_H
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -25,5 +26,18 @@ static inline double bench_median(double *v, int n) {
 static inline double bench_best(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     return v[0];
+}
+/* A whole file in memory (malloc'd); NULL when it cannot be read. */
+static inline unsigned char *bench_slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = NULL;
+    long sz;
+    *n = 0;
+    if (!f) return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (sz = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (b = (unsigned char *)malloc(sz > 0 ? (size_t)sz : 1)) != NULL)
+        *n = fread(b, 1, (size_t)sz, f);
+    fclose(f);
+    return b;
 }
 #endif

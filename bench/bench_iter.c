@@ -27,20 +27,6 @@ static const char *photos[] = {"chelsea-500x375.jpg", "coffee-500x333.jpg", "ast
                                "astronaut-exif-rot90-400x300.jpg", "chelsea-cmyk-300x400.jpg"};
 #define NPHOTOS (sizeof photos / sizeof photos[0])
 
-static unsigned char *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    unsigned char *b;
-    long sz;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b = (unsigned char *)malloc((size_t)sz);
-    *n = fread(b, 1, (size_t)sz, f);
-    fclose(f);
-    return b;
-}
-
 static int make_dataset(void) {
     recio_writer *w;
     unsigned char *img[NPHOTOS], *rec;
@@ -50,7 +36,7 @@ static int make_dataset(void) {
     for (i = 0; i < NPHOTOS; i++) {
         char path[256];
         snprintf(path, sizeof path, "tests/data/photos/%s", photos[i]);
-        if (!(img[i] = slurp(path, &n[i]))) return fprintf(stderr, "bench_iter: missing %s\n", path), -1;
+        if (!(img[i] = bench_slurp(path, &n[i]))) return fprintf(stderr, "bench_iter: missing %s\n", path), -1;
     }
     if (recio_writer_open(&w, DATA) != RECIO_OK) return -1;
     rec = (unsigned char *)malloc(RECIO_IRHEADER_SIZE + 1000000);

@@ -10,7 +10,6 @@
 #include "recio.h"
 #include "bench.h"
 #include "tools/pack_codec.c" /* the adapter pack uses: the baseline runs the very same image code */
-#include "tests/test.h"       /* t_slurp */
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
@@ -80,7 +79,7 @@ static int make_dataset(void) {
         unsigned char *b;
         char why[160];
         snprintf(path, sizeof path, "tests/data/photos/%s", photos[i]);
-        if (!(b = t_slurp(path, &n)) || codec_decode(b, n, 3, 1, &src[i], why, sizeof why)) return fprintf(stderr, "%s: cannot load\n", path), -1;
+        if (!(b = bench_slurp(path, &n)) || codec_decode(b, n, 3, 1, &src[i], why, sizeof why)) return fprintf(stderr, "%s: cannot load\n", path), -1;
         free(b);
     }
     lst = fopen(DIR "/bench.lst.tmp", "wb");
@@ -108,7 +107,7 @@ static int load_files(void) {
     total_mb = 0;
     for (k = 0; k < NIMG; k++) {
         snprintf(path, sizeof path, DIR "/src/%d.jpg", k);
-        if (!(files[k].p = t_slurp(path, &files[k].n))) return -1;
+        if (!(files[k].p = bench_slurp(path, &files[k].n))) return -1;
         total_mb += (double)files[k].n / 1e6;
     }
     return 0;
