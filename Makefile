@@ -50,11 +50,12 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/librecio.a
 $(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
-# RECIO_TURBOJPEG is opt-in: its test builds against libjpeg-turbo when $(CC) can link it (not in
-# cross builds unless the target's library is installed).
-ifneq ($(shell printf '\043include <turbojpeg.h>\nint main(void){return tjInitDecompress()==0;}\n' | $(CC) -x c - -o /dev/null -lturbojpeg 2>/dev/null && echo yes),)
+# RECIO_TURBOJPEG is opt-in: its test builds against libjpeg-turbo (libjpeg API, -ljpeg) when $(CC)
+# can link it (not in cross builds unless the target's library is installed).
+TURBO_OK := $(shell printf '\043include <stdio.h>\n\043include <jpeglib.h>\nint main(void){struct jpeg_decompress_struct d;JDIMENSION x=0,w=1;jpeg_crop_scanline(&d,&x,&w);return 0;}\n' | $(CC) -x c - -o /dev/null -ljpeg 2>/dev/null && echo yes)
+ifneq ($(TURBO_OK),)
 $(BUILD)/tests/test_image_turbo: private CPPFLAGS += -DRECIO_TEST_TURBO
-$(BUILD)/tests/test_image_turbo: private LDLIBS += -lturbojpeg
+$(BUILD)/tests/test_image_turbo: private LDLIBS += -ljpeg
 endif
 # The header, implementation included, must also be clean C++.
 $(BUILD)/tests/test_cpp: tests/cpp_unit.cpp tests/test.h $(HDR) | deps
@@ -96,7 +97,7 @@ bench: all $(BENCHES) $(BENCHES_CV)
 
 # C++ benchmarks compare against OpenCV, a benchmark-only dependency installed here when missing.
 # They compile recio themselves, with RECIO_TURBOJPEG when libjpeg-turbo is there.
-BENCH_TURBO = $$(pkg-config --exists libturbojpeg && echo -DRECIO_BENCH_TURBO -lturbojpeg)
+BENCH_TURBO = $(if $(TURBO_OK),-DRECIO_BENCH_TURBO -ljpeg)
 $(BUILD)/bench/%: bench/%.cpp $(HDR) | opencv
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(WARN) $(OPT) $$(pkg-config --cflags opencv4) $< -o $@ $$(pkg-config --libs opencv4) $(BENCH_TURBO) $(LDFLAGS) $(LDLIBS)

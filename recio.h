@@ -632,6 +632,25 @@ RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_i
    bytes, apply allocates nothing (RECIO_ERR_NOMEM if scratch is too small). */
 RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const recio_image *in, recio_image *out,
                                                  uint64_t seed, void *scratch, size_t scratch_size);
+/* Decode an encoded image (JPEG, PNG, ... as recio_image_decode) and apply the chain in one call.
+   With RECIO_TURBOJPEG a JPEG is decoded only as far as the chain reads it: the chain's leading
+   crops (crop, center_crop, random_crop, random_resized_crop) and first resize are worked out on
+   the full-size header before decoding, then libjpeg-turbo decodes just the rows and columns that
+   resize reads, at the strongest DCT scale (1/2, 1/4, 1/8) that still leaves the cropped region at
+   least as large as the resize's target. Random crops are drawn on the full-size image, so the
+   crop is the same whatever the scale and the output shape is that of decode + apply. With
+   full_scale set the output equals recio_image_decode + recio_transform_apply bit for bit; without
+   RECIO_TURBOJPEG, or for other formats, this is exactly decode + apply. The decoded pixels are
+   one allocation through the transform's allocator (libjpeg-turbo also allocates with malloc);
+   errmsg receives "decode: why" or "transform: why". */
+typedef struct recio_encoded_desc {
+    int channels;        /* decode to 1, 3 or 4 channels; 0 = as stored */
+    void *scratch;       /* as recio_transform_apply_scratch; NULL = allocate */
+    size_t scratch_size;
+    int full_scale;      /* 1: never DCT-scale (windows only) */
+} recio_encoded_desc;
+RECIODEF recio_err recio_transform_apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
+                                                 uint64_t seed, const recio_encoded_desc *desc, char *errmsg, size_t errmsg_size);
 /* Upper bound of the scratch bytes for an input of w x h x channels (u8 HWC), whatever the seed. */
 RECIODEF size_t recio_transform_scratch_size(const recio_transform *t, int w, int h, int channels);
 /* Output shape (data NULL) for that input; RECIO_ERR_ARG when it depends on the seed or cannot fit
@@ -3426,8 +3445,13 @@ RECIODEF void recio_split_close(recio_split *s) {
 #ifndef RECIO_MAX_PIXELS
 #define RECIO_MAX_PIXELS ((uint64_t)1 << 28) /* a decoded image larger than this is refused (corrupt sizes) */
 #endif
-#ifdef RECIO_TURBOJPEG
-#include <turbojpeg.h>
+#ifdef RECIO_TURBOJPEG /* libjpeg-turbo's libjpeg API (link -ljpeg); jpeglib.h wants FILE and size_t first */
+#include <stdio.h>
+#include <setjmp.h>
+#include <jpeglib.h>
+#if !defined(LIBJPEG_TURBO_VERSION) || !defined(JCS_ALPHA_EXTENSIONS)
+#error "RECIO_TURBOJPEG needs libjpeg-turbo 1.5 or later (its jpeglib.h; link -ljpeg)"
+#endif
 #endif
 #if (defined(__SSE2__) || defined(_M_X64)) && !defined(RECIO_NO_SIMD)
 #define RECIO__SSE2 1
@@ -3625,68 +3649,133 @@ static unsigned char recio__blinn(unsigned x, unsigned y) {
     return (unsigned char)((t + (t >> 8)) >> 8);
 }
 
-static recio_err recio__tj_fail(tjhandle h, char *errmsg, size_t cap) {
-    if (errmsg) recio__fmt(errmsg, cap, "decode: %s", tjGetErrorStr2(h));
-    tjDestroy(h);
+/* libjpeg-turbo through its libjpeg API, which (unlike the TurboJPEG API of Debian 12) decodes a
+   window: jpeg_crop_scanline for columns, jpeg_skip_scanlines and an early stop for rows. Errors
+   leave through longjmp, so everything a jump must see lives in this struct, not in locals. */
+typedef struct recio__jdec {
+    struct jpeg_decompress_struct d;
+    struct jpeg_error_mgr em;
+    jmp_buf jb;
+    char msg[JMSG_LENGTH_MAX];
+    recio_image img;
+    int live, cmyk, want, win[4]; /* win: x0, x1, y0, y1 asked for */
+    JDIMENSION cx, cw;            /* the columns libjpeg-turbo decodes */
+} recio__jdec;
+
+static void recio__jdec_exit(j_common_ptr c) {
+    recio__jdec *j = (recio__jdec *)(void *)c; /* d is the first member */
+    c->err->format_message(c, j->msg);
+    longjmp(j->jb, 1);
+}
+
+static void recio__jdec_quiet(j_common_ptr c) { (void)c; } /* a library never prints: warnings are accepted */
+
+static recio_err recio__jdec_fail(recio__jdec *j, char *errmsg, size_t cap) {
+    if (errmsg) recio__fmt(errmsg, cap, "decode: %s", j->msg);
+    recio_image_free(&j->img);
+    if (j->live) jpeg_destroy_decompress(&j->d);
+    j->live = 0;
     return RECIO_ERR_DECODE;
 }
 
-static recio_err recio__tj_decode(recio_image *out, const unsigned char *b, size_t n, int channels, int min_short,
-                                  char *errmsg, size_t cap) {
-    tjhandle h = tjInitDecompress();
-    int w, ht, sub, cs, nsf = 0, i, sw, sh, want, cmyk, pf;
-    tjscalingfactor best = {1, 1}, *sf;
-    unsigned char *dst;
-    recio_err e;
-    if (!h) {
-        if (errmsg) recio__fmt(errmsg, cap, "decode: cannot start libjpeg-turbo");
+static void recio__jdec_close(recio__jdec *j) {
+    if (j->live) jpeg_destroy_decompress(&j->d);
+    j->live = 0;
+}
+
+/* Read the header: size in j->d.image_width x image_height. */
+static recio_err recio__jdec_open(recio__jdec *j, const unsigned char *b, size_t n, int channels, char *errmsg, size_t cap) {
+    memset(j, 0, sizeof *j);
+    j->d.err = jpeg_std_error(&j->em);
+    j->em.error_exit = recio__jdec_exit;
+    j->em.output_message = recio__jdec_quiet;
+    j->want = channels;
+    if (setjmp(j->jb)) return recio__jdec_fail(j, errmsg, cap);
+    jpeg_create_decompress(&j->d);
+    j->live = 1;
+    jpeg_mem_src(&j->d, b, (unsigned long)n);
+    jpeg_read_header(&j->d, TRUE);
+    j->cmyk = j->d.jpeg_color_space == JCS_CMYK || j->d.jpeg_color_space == JCS_YCCK; /* no RGB from these */
+    if (!j->want) j->want = j->d.jpeg_color_space == JCS_GRAYSCALE ? 1 : 3;
+    return RECIO_OK;
+}
+
+/* CMYK rows (4 bytes a pixel) to `want` channels in place: the packed output never overtakes the input. */
+static void recio__jdec_uncmyk(recio_image *img, int want) {
+    size_t k, np = (size_t)img->width * (size_t)img->height;
+    unsigned char *px = (unsigned char *)img->data;
+    for (k = 0; k < np; k++) {
+        const unsigned char *q = px + 4 * k;
+        unsigned char r = recio__blinn(q[0], q[3]), g = recio__blinn(q[1], q[3]), bl = recio__blinn(q[2], q[3]);
+        unsigned char *o = px + (size_t)want * k;
+        if (want == 1) o[0] = (unsigned char)((r * 77 + g * 150 + bl * 29) >> 8); /* stb's luma */
+        else o[0] = r, o[1] = g, o[2] = bl;
+        if (want == 4) o[3] = 255;
+    }
+    img->channels = want;
+    img->stride = (size_t)img->width * (size_t)want;
+}
+
+/* Decode columns [*x0, x1) and rows [y0, y1) of the image scaled by 1/den (x1 = 0: all of it) into
+   j->img, owned. libjpeg-turbo widens the columns to its iMCU grid: *x0 comes back moved left,
+   and j->img is that wider window. */
+static recio_err recio__jdec_run(recio__jdec *j, int den, int *x0, int x1, int y0, int y1, const recio_allocator *alloc,
+                                 char *errmsg, size_t cap) {
+    JDIMENSION row;
+    j->win[0] = *x0, j->win[1] = x1, j->win[2] = y0, j->win[3] = y1; /* in memory: a longjmp leaves them alone */
+    if (setjmp(j->jb)) return recio__jdec_fail(j, errmsg, cap);
+    j->d.scale_num = 1;
+    j->d.scale_denom = (unsigned)den;
+    j->d.out_color_space = j->cmyk ? JCS_CMYK : j->want == 1 ? JCS_GRAYSCALE : j->want == 3 ? JCS_RGB : JCS_EXT_RGBA;
+    jpeg_calc_output_dimensions(&j->d);
+    if ((uint64_t)j->d.output_width * j->d.output_height > RECIO_MAX_PIXELS || !recio__shape_ok((int)j->d.output_width, 1, 4, RECIO_U8)) {
+        recio__fmt(j->msg, sizeof j->msg, "%ux%u pixels is more than RECIO_MAX_PIXELS", j->d.output_width, j->d.output_height);
+        return recio__jdec_fail(j, errmsg, cap);
+    }
+    if (j->win[1] <= 0 || j->win[1] > (int)j->d.output_width) j->win[1] = (int)j->d.output_width;
+    if (j->win[3] <= 0 || j->win[3] > (int)j->d.output_height) j->win[3] = (int)j->d.output_height;
+    if (j->win[0] < 0 || j->win[0] >= j->win[1]) j->win[0] = 0;
+    if (j->win[2] < 0 || j->win[2] >= j->win[3]) j->win[2] = 0;
+    jpeg_start_decompress(&j->d);
+    j->cx = (JDIMENSION)j->win[0];
+    j->cw = (JDIMENSION)(j->win[1] - j->win[0]);
+    if (j->cw < j->d.output_width) jpeg_crop_scanline(&j->d, &j->cx, &j->cw);
+    if (recio_image_alloc(&j->img, (int)j->cw, j->win[3] - j->win[2], j->d.output_components, RECIO_U8, RECIO_HWC, alloc) != RECIO_OK) {
+        recio__fmt(j->msg, sizeof j->msg, "no memory for %ux%d pixels", j->cw, j->win[3] - j->win[2]);
+        recio__jdec_fail(j, errmsg, cap);
         return RECIO_ERR_NOMEM;
     }
-    if (tjDecompressHeader3(h, b, (unsigned long)n, &w, &ht, &sub, &cs) != 0) return recio__tj_fail(h, errmsg, cap);
-    sf = min_short > 0 ? tjGetScalingFactors(&nsf) : NULL;
-    for (i = 0; sf && i < nsf; i++) /* only 1/2, 1/4, 1/8: the other factors cost more than a full decode */
-        if (sf[i].num == 1 && (sf[i].denom == 2 || sf[i].denom == 4 || sf[i].denom == 8) && sf[i].denom > best.denom &&
-            TJSCALED(w, sf[i]) >= min_short && TJSCALED(ht, sf[i]) >= min_short)
-            best = sf[i];
-    sw = TJSCALED(w, best);
-    sh = TJSCALED(ht, best);
-    if ((uint64_t)sw * (uint64_t)sh > RECIO_MAX_PIXELS) {
-        tjDestroy(h);
-        if (errmsg) recio__fmt(errmsg, cap, "decode: %dx%d pixels is more than RECIO_MAX_PIXELS", sw, sh);
-        return RECIO_ERR_DECODE;
+    if (j->win[2] > 0) jpeg_skip_scanlines(&j->d, (JDIMENSION)j->win[2]);
+    while ((row = j->d.output_scanline) < (JDIMENSION)j->win[3]) {
+        JSAMPROW rp[16];
+        JDIMENSION k, m = (JDIMENSION)j->win[3] - row < 16 ? (JDIMENSION)j->win[3] - row : 16;
+        for (k = 0; k < m; k++) rp[k] = (JSAMPROW)recio__at(&j->img, 0, (int)(row - (JDIMENSION)j->win[2] + k), 0);
+        if (jpeg_read_scanlines(&j->d, rp, m) == 0) break; /* cannot happen with memory input; never spin */
     }
-    want = channels ? channels : cs == TJCS_GRAY ? 1 : 3;
-    cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK; /* libjpeg-turbo will not make RGB of these */
-    pf = cmyk ? TJPF_CMYK : want == 1 ? TJPF_GRAY : want == 3 ? TJPF_RGB : TJPF_RGBA;
-    if (!recio__shape_ok(sw, sh, 4, RECIO_U8)) {
-        tjDestroy(h);
-        if (errmsg) recio__fmt(errmsg, cap, "decode: image too large");
-        return RECIO_ERR_DECODE;
-    }
-    if ((e = recio_image_alloc(out, sw, sh, cmyk ? 4 : want, RECIO_U8, RECIO_HWC, NULL)) != RECIO_OK) {
-        tjDestroy(h);
-        if (errmsg) recio__fmt(errmsg, cap, "decode: no memory for %dx%d pixels", sw, sh);
-        return e;
-    }
-    dst = (unsigned char *)out->data;
-    if (tjDecompress2(h, b, (unsigned long)n, dst, sw, (int)out->stride, sh, pf, 0) != 0 && tjGetErrorCode(h) != TJERR_WARNING) {
-        recio_image_free(out);
-        return recio__tj_fail(h, errmsg, cap);
-    }
-    tjDestroy(h);
-    if (cmyk) { /* in place: the packed want-channel pixels never overtake the 4-channel ones */
-        size_t k, np = (size_t)sw * (size_t)sh;
-        for (k = 0; k < np; k++) {
-            const unsigned char *q = dst + 4 * k;
-            unsigned char r = recio__blinn(q[0], q[3]), g = recio__blinn(q[1], q[3]), bl = recio__blinn(q[2], q[3]);
-            unsigned char *d = dst + (size_t)want * k;
-            if (want == 1) d[0] = (unsigned char)((r * 77 + g * 150 + bl * 29) >> 8); /* stb's luma */
-            else d[0] = r, d[1] = g, d[2] = bl;
-            if (want == 4) d[3] = 255;
-        }
-        out->channels = want;
-        out->stride = (size_t)sw * (size_t)want;
-    }
+    jpeg_abort_decompress(&j->d); /* rows below the window are never decoded */
+    recio__jdec_close(j);
+    *x0 = (int)j->cx;
+    if (j->cmyk) recio__jdec_uncmyk(&j->img, j->want);
+    return RECIO_OK;
+}
+
+static int recio__ceil_div(JDIMENSION a, int b) { return (int)((a + (JDIMENSION)b - 1) / (JDIMENSION)b); }
+
+/* The whole image, at the strongest of 1/2, 1/4, 1/8 that keeps the shorter side >= min_short (the
+   other factors cost more than a full decode). */
+static recio_err recio__tj_decode(recio_image *out, const unsigned char *b, size_t n, int channels, int min_short,
+                                  char *errmsg, size_t cap) {
+    recio__jdec j;
+    recio_allocator none;
+    int den = 1, x0 = 0;
+    recio_err e;
+    memset(&none, 0, sizeof none);
+    if ((e = recio__jdec_open(&j, b, n, channels, errmsg, cap)) != RECIO_OK) return e;
+    while (min_short > 0 && den < 8 && recio__ceil_div(j.d.image_width, 2 * den) >= min_short &&
+           recio__ceil_div(j.d.image_height, 2 * den) >= min_short)
+        den *= 2;
+    if ((e = recio__jdec_run(&j, den, &x0, 0, 0, 0, &none, errmsg, cap)) != RECIO_OK) return e;
+    *out = j.img;
     return RECIO_OK;
 }
 #endif
@@ -4111,21 +4200,43 @@ static void recio__emit(const recio__sink *k, int y, const unsigned char *row, i
     }
 }
 
-/* Output window (ox, oy, ow x oh) of src resized to dw x dh, mirrored when flip, into the sink. */
-static recio_err recio__resample(recio__arena *a, const recio_image *src, int dw, int dh, int ox, int oy, int ow, int oh,
-                                 int flip, recio_filter f, const recio__sink *k) {
+/* The logical source of a resampling pass is sw x sh; src holds only part of it, whose first pixel
+   is the source's (sx0, sy0) (a JPEG decoded over a window). The taps must land inside src. */
+typedef struct recio__srcwin {
+    int sw, sh, sx0, sy0;
+} recio__srcwin;
+
+static int recio__taps_inside(const recio__axis *ax, int sx0, int n, int rows, int sn) {
+    int i, lo, hi;
+    for (i = 0; i < ax->n; i++) {
+        lo = ax->ofs[i], hi = ax->ofs[i] + ax->k - 1;
+        if (rows) lo = lo < 0 ? 0 : lo, hi = hi >= sn ? sn - 1 : hi; /* rows are clamped when fetched */
+        if (lo - sx0 < 0 || hi - sx0 >= n) return 0;
+    }
+    return 1;
+}
+
+/* Output window (ox, oy, ow x oh) of the source resized to dw x dh, mirrored when flip, into the sink. */
+static recio_err recio__resample(recio__arena *a, const recio_image *src, const recio__srcwin *sw, int dw, int dh, int ox,
+                                 int oy, int ow, int oh, int flip, recio_filter f, const recio__sink *k) {
     recio__axis hx, vy;
-    int C = src->channels, y, r, x, K, avx2 = 0;
+    int C = src->channels, y, r, x, K, avx2 = 0, i;
     int32_t **rows, *acc;
     const int32_t **rp;
     int *tag;
     unsigned char *line;
     size_t rl = (size_t)ow * (size_t)C;
-    if (dw == src->width && dh == src->height) { /* no resampling: copy rows, mirrored or not */
+    recio__srcwin whole;
+    if (!sw) {
+        whole.sw = src->width, whole.sh = src->height, whole.sx0 = whole.sy0 = 0;
+        sw = &whole;
+    }
+    if (dw == sw->sw && dh == sw->sh) { /* no resampling: copy rows, mirrored or not */
+        if (ox < sw->sx0 || oy < sw->sy0 || ox - sw->sx0 + ow > src->width || oy - sw->sy0 + oh > src->height) return RECIO_ERR_ARG;
         line = (unsigned char *)recio__arena_get(a, rl);
         if (!line) return RECIO_ERR_NOMEM;
         for (y = 0; y < oh; y++) {
-            const unsigned char *s = recio__at(src, ox, oy + y, 0);
+            const unsigned char *s = recio__at(src, ox - sw->sx0, oy - sw->sy0 + y, 0);
             if (!flip) memcpy(line, s, rl);
             else
                 for (x = 0; x < ow; x++) memcpy(line + (size_t)x * C, s + (size_t)(ow - 1 - x) * C, (size_t)C);
@@ -4133,11 +4244,14 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, int dw
         }
         return RECIO_OK;
     }
-    if (recio__axis_taps(a, &hx, src->width, dw, ox, ow, flip, f, 0) || recio__axis_taps(a, &vy, src->height, dh, oy, oh, 0, f, 1))
+    if (recio__axis_taps(a, &hx, sw->sw, dw, ox, ow, flip, f, 0) || recio__axis_taps(a, &vy, sw->sh, dh, oy, oh, 0, f, 1))
         return RECIO_ERR_NOMEM;
+    if (!recio__taps_inside(&hx, sw->sx0, src->width, 0, sw->sw) || !recio__taps_inside(&vy, sw->sy0, src->height, 1, sw->sh))
+        return RECIO_ERR_ARG; /* a window too small for its pass: a bug, never a read outside */
+    for (i = 0; i < ow; i++) hx.ofs[i] -= sw->sx0;
 #if defined(RECIO__SSE2)
     if (hx.k == 2 && (C == 3 || C == 4)) {
-        int i, last = src->width - 2 - (C == 3); /* loads of 4 bytes at ofs*C and (ofs+1)*C */
+        int last = src->width - 2 - (C == 3); /* loads of 4 bytes at ofs*C and (ofs+1)*C */
         hx.wv = (int32_t *)recio__arena_get(a, (size_t)ow * 4 * sizeof(int32_t));
         hx.bofs = (int *)recio__arena_get(a, (size_t)ow * sizeof(int));
         if (!hx.wv || !hx.bofs) return RECIO_ERR_NOMEM;
@@ -4173,9 +4287,9 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, int dw
         const int16_t *b = &vy.coef[(size_t)y * (size_t)K];
         int y0 = vy.ofs[y];
         for (r = 0; r < K; r++) {
-            int sy = y0 + r < 0 ? 0 : y0 + r < src->height ? y0 + r : src->height - 1, slot = sy % K;
+            int sy = y0 + r < 0 ? 0 : y0 + r < sw->sh ? y0 + r : sw->sh - 1, slot = sy % K;
             if (tag[slot] != sy) {
-                recio__hrow(recio__at(src, 0, sy, 0), C, &hx, rows[slot]);
+                recio__hrow(recio__at(src, 0, sy - sw->sy0, 0), C, &hx, rows[slot]);
                 tag[slot] = sy;
             }
             rp[r] = rows[slot];
@@ -4203,7 +4317,7 @@ static recio_err recio__resample_op(const recio_image *in, recio_image *out, int
     a.alloc = in->alloc;
     k.img = out;
     k.lut = NULL;
-    e = recio__resample(&a, in, dw, dh, 0, 0, dw, dh, 0, f, &k);
+    e = recio__resample(&a, in, NULL, dw, dh, 0, 0, dw, dh, 0, f, &k);
     recio__arena_free(&a);
     return e;
 }
@@ -4995,6 +5109,7 @@ typedef struct recio__exec {
     recio_rng rng;
     const recio_transform *t;
     recio_image cur;  /* the current pixels (when lazy: the u8 HWC source of the pending pass) */
+    recio__srcwin win; /* the source is win.sw x win.sh, of which cur holds the part from (sx0, sy0) */
     int lazy;         /* cur is u8 HWC: the pending geometry and conversion below apply */
     int dw, dh, ox, oy, ow, oh, flip; /* cur resized to dw x dh, window, mirrored */
     recio_filter filt, next_filt;
@@ -5004,8 +5119,9 @@ typedef struct recio__exec {
 
 static void recio__exec_reset(recio__exec *x) {
     x->lazy = x->cur.dtype == RECIO_U8 && x->cur.layout == RECIO_HWC;
-    x->dw = x->ow = x->cur.width;
-    x->dh = x->oh = x->cur.height;
+    x->win.sw = x->dw = x->ow = x->cur.width;
+    x->win.sh = x->dh = x->oh = x->cur.height;
+    x->win.sx0 = x->win.sy0 = 0;
     x->ox = x->oy = x->flip = 0;
     x->conv = x->chw = 0;
     x->filt = RECIO_LINEAR;
@@ -5013,7 +5129,8 @@ static void recio__exec_reset(recio__exec *x) {
 
 static int recio__exec_pending(const recio__exec *x) {
     return x->lazy && (x->dw != x->cur.width || x->dh != x->cur.height || x->ox || x->oy || x->ow != x->cur.width ||
-                       x->oh != x->cur.height || x->flip || x->conv || x->chw);
+                       x->oh != x->cur.height || x->flip || x->conv || x->chw || x->win.sx0 || x->win.sy0 ||
+                       x->win.sw != x->cur.width || x->win.sh != x->cur.height);
 }
 
 /* The shape the pending pass will produce. */
@@ -5037,13 +5154,13 @@ static recio_err recio__exec_flush(recio__exec *x, recio_image *dst) {
         if (dst) return recio_image_copy(&x->cur, dst);
         return RECIO_OK;
     }
-    if (!x->conv && !x->chw && x->dw == x->cur.width && x->dh == x->cur.height && !x->flip && !dst) {
-        e = recio_image_crop(&x->cur, &tmp, x->ox, x->oy, x->ow, x->oh); /* a crop alone stays a view */
+    if (!x->conv && !x->chw && x->dw == x->win.sw && x->dh == x->win.sh && !x->flip && !dst) {
+        e = recio_image_crop(&x->cur, &tmp, x->ox - x->win.sx0, x->oy - x->win.sy0, x->ow, x->oh); /* a crop alone stays a view */
     } else {
         if (!dst && (e = recio__exec_alloc(x, &tmp, recio__exec_shape(x))) != RECIO_OK) return e;
         k.img = dst ? dst : &tmp;
         k.lut = x->conv ? x->lut : NULL;
-        e = recio__resample(&x->a, &x->cur, x->dw, x->dh, x->ox, x->oy, x->ow, x->oh, x->flip, x->filt, &k);
+        e = recio__resample(&x->a, &x->cur, &x->win, x->dw, x->dh, x->ox, x->oy, x->ow, x->oh, x->flip, x->filt, &k);
     }
     if (e != RECIO_OK) return e;
     if (dst) return RECIO_OK;
@@ -5083,15 +5200,16 @@ static recio_err recio__exec_resize(recio__exec *x, int w, int h) {
     x->next_filt = RECIO_LINEAR;
     /* A second resize needs the first's pixels; a mirror before a resize is done first too, since
        mirrored taps can round a tie the other way. */
-    if (x->lazy && (x->conv || x->chw || x->flip || x->dw != x->cur.width || x->dh != x->cur.height)) {
+    if (x->lazy && (x->conv || x->chw || x->flip || x->dw != x->win.sw || x->dh != x->win.sh)) {
         if ((e = recio__exec_flush(x, NULL)) != RECIO_OK) return e;
     }
     if (!x->lazy) return RECIO_ERR_UNSUPPORTED; /* resizing needs u8 HWC */
-    if (x->ox || x->oy || x->ow != x->cur.width || x->oh != x->cur.height) {
+    if (x->ox != x->win.sx0 || x->oy != x->win.sy0 || x->ow != x->cur.width || x->oh != x->cur.height) {
         recio_image v;
-        if ((e = recio_image_crop(&x->cur, &v, x->ox, x->oy, x->ow, x->oh)) != RECIO_OK) return e;
+        if ((e = recio_image_crop(&x->cur, &v, x->ox - x->win.sx0, x->oy - x->win.sy0, x->ow, x->oh)) != RECIO_OK) return e;
         x->cur = v;
     }
+    x->win.sw = x->ow, x->win.sh = x->oh, x->win.sx0 = x->win.sy0 = 0; /* the crop is the new source */
     x->ox = x->oy = 0;
     x->dw = x->ow = w;
     x->dh = x->oh = h;
@@ -5329,36 +5447,192 @@ static recio_err recio__exec_list(recio__exec *x, int node) {
     return RECIO_OK;
 }
 
+/* Run the chain from `node` on the executor's state and write the result into out. */
+static recio_err recio__exec_run(recio__exec *x, int node, recio_image *out) {
+    recio_image shape;
+    recio_err e;
+    int had = out->data != NULL;
+    e = recio__exec_list(x, node);
+    if (e == RECIO_OK) {
+        shape = recio__exec_shape(x);
+        e = recio__out(out, shape.width, shape.height, shape.channels, shape.dtype, shape.layout);
+        if (e == RECIO_OK) e = recio__exec_flush(x, out); /* the last pass writes straight into out */
+        if (e != RECIO_OK && !had) recio_image_free(out);
+    }
+    recio__arena_free(&x->a);
+    return e;
+}
+
+static void recio__exec_init(recio__exec *x, const recio_transform *t, const recio_image *in, uint64_t seed, void *scratch,
+                             size_t scratch_size) {
+    memset(x, 0, sizeof *x);
+    x->t = t;
+    x->a.buf = (unsigned char *)scratch;
+    x->a.cap = scratch ? scratch_size : 0;
+    x->a.growable = scratch == NULL;
+    x->a.alloc = t->alloc;
+    recio_rng_seed(&x->rng, seed);
+    x->cur = *in;
+    x->cur.owned = NULL;
+    recio__exec_reset(x);
+}
+
 RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const recio_image *in, recio_image *out,
                                                  uint64_t seed, void *scratch, size_t scratch_size) {
     recio__exec x;
-    recio_image shape;
-    recio_err e;
-    int had = out && out->data != NULL;
     if (!t || !recio__valid(in) || !out) return RECIO_ERR_ARG;
-    memset(&x, 0, sizeof x);
-    x.t = t;
-    x.a.buf = (unsigned char *)scratch;
-    x.a.cap = scratch ? scratch_size : 0;
-    x.a.growable = scratch == NULL;
-    x.a.alloc = t->alloc;
-    recio_rng_seed(&x.rng, seed);
-    x.cur = *in;
-    x.cur.owned = NULL;
-    recio__exec_reset(&x);
-    e = recio__exec_list(&x, t->first);
-    if (e == RECIO_OK) {
-        shape = recio__exec_shape(&x);
-        e = recio__out(out, shape.width, shape.height, shape.channels, shape.dtype, shape.layout);
-        if (e == RECIO_OK) e = recio__exec_flush(&x, out); /* the last pass writes straight into out */
-        if (e != RECIO_OK && !had) recio_image_free(out);
-    }
-    recio__arena_free(&x.a);
-    return e;
+    recio__exec_init(&x, t, in, seed, scratch, scratch_size);
+    return recio__exec_run(&x, t->first, out);
 }
 
 RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed) {
     return recio_transform_apply_scratch(t, in, out, seed, NULL, 0);
+}
+
+/* ---- decode and apply: only the part of a JPEG that the chain reads ---- */
+#ifdef RECIO_TURBOJPEG
+
+/* The chain's leading crops and first resize, worked out on the full-size w x h image before it is
+   decoded: the source rectangle r the resize reads, its target dw x dh, the window o of the resized
+   image that the crops after it keep, and the node the rest of the chain starts at. The generator
+   advances exactly as recio__exec_op would. 0 when an op would fail (the plain path reports it). */
+typedef struct recio__plan {
+    int r[4], o[4], dw, dh, next;
+    recio_filter filt;
+} recio__plan;
+
+static int recio__plan_crop(const recio__node *n, recio_rng *g, const int *box, int c[4]) {
+    const float *a = n->arg;
+    int bw = box[2], bh = box[3];
+    if (n->kind == RECIO__OP_CROP) c[0] = (int)a[0], c[1] = (int)a[1], c[2] = (int)a[2], c[3] = (int)a[3];
+    else c[2] = (int)a[0], c[3] = n->nargs > 1 ? (int)a[1] : c[2];
+    if (c[2] <= 0 || c[3] <= 0 || c[2] > bw || c[3] > bh) return 0;
+    if (n->kind == RECIO__OP_CENTER_CROP) c[0] = (bw - c[2]) / 2, c[1] = (bh - c[3]) / 2;
+    if (n->kind == RECIO__OP_RANDOM_CROP) {
+        c[0] = (int)recio_rng_below(g, (uint64_t)(bw - c[2]) + 1);
+        c[1] = (int)recio_rng_below(g, (uint64_t)(bh - c[3]) + 1);
+    }
+    return c[0] >= 0 && c[1] >= 0 && c[2] <= bw - c[0] && c[3] <= bh - c[1];
+}
+
+static int recio__plan_make(const recio_transform *t, int w, int h, recio_rng *g, recio__plan *p) {
+    int i, resized = 0, c[4];
+    memset(p, 0, sizeof *p);
+    p->r[2] = w, p->r[3] = h;
+    for (i = t->first; i >= 0; i = t->nodes[i].next) {
+        const recio__node *n = &t->nodes[i];
+        int *box = resized ? p->o : p->r; /* crops narrow the source before the resize, the window after */
+        if (n->kind == RECIO__OP_AREA && !resized) {
+            p->filt = RECIO_AREA;
+        } else if (n->kind == RECIO__OP_CROP || n->kind == RECIO__OP_CENTER_CROP || n->kind == RECIO__OP_RANDOM_CROP) {
+            if (!recio__plan_crop(n, g, box, c)) return 0;
+            box[0] += c[0], box[1] += c[1], box[2] = c[2], box[3] = c[3];
+        } else if (!resized && (n->kind == RECIO__OP_RESIZE || n->kind == RECIO__OP_RESIZE_SHORT || n->kind == RECIO__OP_RRC)) {
+            if (n->kind == RECIO__OP_RRC) {
+                recio__rrc_rect(g, n, p->r[2], p->r[3], c);
+                p->r[0] += c[0], p->r[1] += c[1], p->r[2] = c[2], p->r[3] = c[3];
+                p->dw = p->dh = (int)n->arg[0];
+            } else if (n->kind == RECIO__OP_RESIZE) {
+                p->dw = (int)n->arg[0], p->dh = (int)n->arg[1];
+            } else {
+                recio_resize_short_size(p->r[2], p->r[3], (int)n->arg[0], &p->dw, &p->dh);
+            }
+            if (p->dw <= 0 || p->dh <= 0) return 0;
+            p->o[2] = p->dw, p->o[3] = p->dh;
+            resized = 1;
+        } else {
+            break;
+        }
+    }
+    p->next = i;
+    if (!resized) p->dw = p->o[2] = p->r[2], p->dh = p->o[3] = p->r[3];
+    return 1;
+}
+
+/* Source interval [lo, hi) that outputs [o, o + n) of a resize of sn to dn read: the taps of either
+   filter reach at most two pixels past the scaled interval; one more for rounding. */
+static void recio__plan_need(int sn, int dn, int o, int n, int *lo, int *hi) {
+    double s = (double)sn / dn;
+    *lo = (int)floor(o * s) - 3;
+    *hi = (int)ceil((o + n) * s) + 3;
+    if (*lo < 0) *lo = 0;
+    if (*hi > sn) *hi = sn;
+}
+
+/* The plan on a JPEG: the strongest DCT scale 1/den that still leaves the source rectangle at least
+   the resize's target, the rectangle on that scale, and only its rows and columns that the pass
+   reads (plus one pixel: libjpeg-turbo's chroma upsampling differs at a window's own edge). */
+static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char *b, size_t n, recio_image *out,
+                                   uint64_t seed, const recio_encoded_desc *d, char *errmsg, size_t cap) {
+    recio__jdec j;
+    recio__plan p;
+    recio__exec x;
+    recio_rng g;
+    recio_image view;
+    int den = 1, W, H, SW, SH, r[4], k, lo[2], hi[2], cx, cy;
+    recio_err e;
+    if ((e = recio__jdec_open(&j, b, n, d->channels, errmsg, cap)) != RECIO_OK) return e;
+    W = (int)j.d.image_width, H = (int)j.d.image_height;
+    recio_rng_seed(&g, seed);
+    if (!recio__plan_make(t, W, H, &g, &p)) { /* decode it all; the plain chain reports the failing op */
+        memset(&p, 0, sizeof p);
+        p.r[2] = p.o[2] = p.dw = W, p.r[3] = p.o[3] = p.dh = H, p.next = -2;
+        recio_rng_seed(&g, seed);
+    }
+    while (!d->full_scale && den < 8 && p.r[2] >= p.dw * den * 2 && p.r[3] >= p.dh * den * 2) den *= 2;
+    SW = (W + den - 1) / den, SH = (H + den - 1) / den; /* libjpeg-turbo's scaled size */
+    for (k = 0; k < 2; k++) { /* the rectangle on the 1/den scale, rounded, never empty */
+        int a = (2 * p.r[k] + den) / (2 * den), z = (2 * (p.r[k] + p.r[k + 2]) + den) / (2 * den), lim = k ? SH : SW;
+        if (z > lim) z = lim;
+        if (a > z - 1) a = z - 1;
+        r[k] = a, r[k + 2] = z - a;
+    }
+    recio__plan_need(r[2], p.dw, p.o[0], p.o[2], &lo[0], &hi[0]);
+    recio__plan_need(r[3], p.dh, p.o[1], p.o[3], &lo[1], &hi[1]);
+    cx = r[0] + lo[0] - 1, cy = r[1] + lo[1] - 1;
+    if (cx < 0) cx = 0;
+    if (cy < 0) cy = 0;
+    if ((e = recio__jdec_run(&j, den, &cx, r[0] + hi[0] + 1, cy, r[1] + hi[1] + 1, &t->alloc, errmsg, cap)) != RECIO_OK) return e;
+    if (recio_image_crop(&j.img, &view, r[0] + lo[0] - cx, r[1] + lo[1] - cy, hi[0] - lo[0], hi[1] - lo[1]) != RECIO_OK) {
+        recio_image_free(&j.img); /* a header that lied about its size: fewer pixels than it said */
+        if (errmsg) recio__fmt(errmsg, cap, "decode: image smaller than its header says");
+        return RECIO_ERR_DECODE;
+    }
+    recio__exec_init(&x, t, &view, 0, d->scratch, d->scratch_size);
+    x.rng = g;
+    if (p.next != -2) { /* the planned ops, as if they had run */
+        x.win.sw = r[2], x.win.sh = r[3], x.win.sx0 = lo[0], x.win.sy0 = lo[1];
+        x.dw = p.dw, x.dh = p.dh, x.ox = p.o[0], x.oy = p.o[1], x.ow = p.o[2], x.oh = p.o[3];
+        x.filt = p.filt;
+    }
+    e = recio__exec_run(&x, p.next == -2 ? t->first : p.next, out);
+    recio_image_free(&j.img);
+    if (e != RECIO_OK && errmsg) recio__fmt(errmsg, cap, "transform: %s", recio_strerror(e));
+    return e;
+}
+#endif
+
+RECIODEF recio_err recio_transform_apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
+                                                 uint64_t seed, const recio_encoded_desc *desc, char *errmsg, size_t errmsg_size) {
+    recio_encoded_desc d;
+    recio_image img;
+    recio_err e;
+    if (errmsg && errmsg_size) errmsg[0] = 0;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if (!t || !bytes || !n || !out || (d.channels != 0 && d.channels != 1 && d.channels != 3 && d.channels != 4)) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad arguments");
+        return RECIO_ERR_ARG;
+    }
+#ifdef RECIO_TURBOJPEG
+    if (n >= 3 && ((const unsigned char *)bytes)[0] == 0xff && ((const unsigned char *)bytes)[1] == 0xd8)
+        return recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, &d, errmsg, errmsg_size);
+#endif
+    if ((e = recio_image_decode_ex(&img, bytes, n, d.channels, errmsg, errmsg_size)) != RECIO_OK) return e;
+    e = recio_transform_apply_scratch(t, &img, out, seed, d.scratch, d.scratch_size);
+    recio_image_free(&img);
+    if (e != RECIO_OK && errmsg) recio__fmt(errmsg, errmsg_size, "transform: %s", recio_strerror(e));
+    return e;
 }
 
 /* ---- shapes without pixels: output shape and a scratch bound ---- */

@@ -204,13 +204,19 @@ int main() {
     };
     pair([&](int i, int) { recio_image img; decode_tj(i, &img, 0); recio_image_free(&img); }, [&](int i, int) { sink = cv_decode(i).data[0]; }, 3, &a, &b);
     line("JPEG decode, RECIO_TURBOJPEG full size", a, b);
-    int hint_eval = recio_transform_decode_hint(eval), hint_train = recio_transform_decode_hint(train);
-    pair([&](int i, int) { recio_image img; decode_tj(i, &img, hint_eval); apply(eval, &img, 0); recio_image_free(&img); },
-         [&](int i, int) { cv_eval(cv_decode(i)); }, 3, &a, &b);
-    line("eval chain, RECIO_TURBOJPEG DCT-scaled (LINEAR, no AA)", a, b);
-    pair([&](int i, int k) { recio_image img; decode_tj(i, &img, hint_train); apply(train, &img, recio_seed_for(1, (uint64_t)k, (uint64_t)i)); recio_image_free(&img); },
+    recio_encoded_desc ed = {};
+    ed.channels = 3;
+    ed.scratch = scratch.data();
+    ed.scratch_size = scratch.size();
+    auto apply_encoded = [&](recio_transform *t, int i, uint64_t seed) {
+        recio_image out = recio_image_wrap(tensor.data(), 224, 224, 3, RECIO_F32, RECIO_CHW, 0);
+        if (recio_transform_apply_encoded(t, jpegs[i].data(), jpegs[i].size(), &out, seed, &ed, NULL, 0) != RECIO_OK) std::abort();
+    };
+    pair([&](int i, int) { apply_encoded(eval, i, 0); }, [&](int i, int) { cv_eval(cv_decode(i)); }, 3, &a, &b);
+    line("eval chain, RECIO_TURBOJPEG window + DCT scale (LINEAR, no AA)", a, b);
+    pair([&](int i, int k) { apply_encoded(train, i, recio_seed_for(1, (uint64_t)k, (uint64_t)i)); },
          [&](int i, int) { cv_train(cv_decode(i)); }, 3, &a, &b);
-    line("train chain, RECIO_TURBOJPEG DCT-scaled (LINEAR, no AA)", a, b);
+    line("train chain, RECIO_TURBOJPEG window + DCT scale (LINEAR, no AA)", a, b);
 #else
     std::printf("(libjpeg-turbo not installed: RECIO_TURBOJPEG lines skipped)\n");
 #endif

@@ -1,6 +1,6 @@
-/* RECIO_TURBOJPEG: JPEG decode through libjpeg-turbo with DCT scaling. Built against the library when
-   it is installed (the Makefile then defines RECIO_TEST_TURBO and links -lturbojpeg); otherwise only
-   the hint is tested. This file compiles its own private copy of recio (RECIO_STATIC). */
+/* RECIO_TURBOJPEG: JPEG decode through libjpeg-turbo with DCT scaling and windows. Built against the
+   library when it is installed (the Makefile then defines RECIO_TEST_TURBO and links -ljpeg);
+   otherwise only the hint is tested. This file compiles its own private copy of recio (RECIO_STATIC). */
 #ifdef RECIO_TEST_TURBO
 #define RECIO_TURBOJPEG
 #endif
@@ -80,6 +80,186 @@ static void test_turbo_dct_scaling(void) {
     free(che);
 }
 
+
+static const char *photos[] = {"astronaut-375x500.jpg", "camera-gray-400x300.jpg", "chelsea-500x375.jpg",
+                               "chelsea-cmyk-300x400.jpg", "coffee-500x333.jpg", "coffee-progressive-480x360.jpg",
+                               "hubble-1600x1200.jpg", "retina-120x90.jpg", "rocket-640x480.jpg",
+                               "astronaut-exif-rot90-400x300.jpg"};
+#define NPHOTOS (sizeof photos / sizeof photos[0])
+
+/* Chains the window planner covers (leading crops, one resize, crops after it, random ops drawing
+   after the plan), ones it stops early on, and ones that fail. */
+static const char *window_specs[] = {
+    "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw",
+    "resize_short(256) center_crop(224) normalize(imagenet) chw",
+    "area random_resized_crop(64)",
+    "area resize_short(100) random_crop(90,80)",
+    "center_crop(100) resize(50,40) random_crop(30) flip",
+    "crop(7,5,60,50) random_crop(40,30) brightness(1.2)",
+    "random_crop(64,48)",
+    "resize(700,500) center_crop(600,400)",
+    "flip random_resized_crop(100)",
+    "random_resized_crop(200) color_jitter(0.4,0.4,0.4) normalize(imagenet) chw",
+    "resize_short(256) resize(100,100) center_crop(50)",
+    "random_choice(flip, gray) random_resized_crop(32)",
+    "random_resized_crop(224,0.08,1,0.75,1.33) center_crop(200) random_crop(150) chw",
+    "crop(10,20,5000,5000)",
+    "normalize(imagenet)",
+};
+#define NSPECS (sizeof window_specs / sizeof window_specs[0])
+
+static int same_pixels(const recio_image *a, const recio_image *b) {
+    int y, c, planes;
+    size_t row;
+    if (a->width != b->width || a->height != b->height || a->channels != b->channels || a->dtype != b->dtype ||
+        a->layout != b->layout)
+        return 0;
+    planes = a->layout == RECIO_CHW ? a->channels : 1;
+    row = (size_t)a->width * (a->layout == RECIO_CHW ? 1u : (size_t)a->channels) * recio_dtype_size(a->dtype);
+    for (c = 0; c < planes; c++)
+        for (y = 0; y < a->height; y++)
+            if (memcmp((const char *)a->data + ((size_t)c * a->height + y) * a->stride,
+                       (const char *)b->data + ((size_t)c * b->height + y) * b->stride, row))
+                return 0;
+    return 1;
+}
+
+/* Without DCT scaling, decoding only the window the chain reads must change nothing: the result is
+   decode + apply to the bit, for every photo (gray, CMYK, progressive, tiny, large), chain and seed,
+   errors included. */
+static void test_window_equals_full_decode(void) {
+    size_t i, s, n;
+    uint64_t seed;
+    int ch, bad = 0, cases = 0;
+    for (i = 0; i < NPHOTOS; i++) {
+        unsigned char *b = photo(photos[i], &n);
+        CHECK(b != NULL);
+        if (!b) continue;
+        for (s = 0; s < NSPECS; s++) {
+            recio_transform *t = NULL;
+            CHECK(recio_transform_parse(&t, window_specs[s]) == RECIO_OK);
+            for (seed = 0; seed < 6 && t; seed++) {
+                recio_encoded_desc d = {0};
+                recio_image full = {0}, a = {0}, b2 = {0};
+                recio_err e1, e2;
+                char msg[128];
+                ch = (int)(seed % 3) == 2 ? 0 : 3;
+                d.channels = ch;
+                d.full_scale = 1;
+                CHECK(recio_image_decode(&full, b, n, ch) == RECIO_OK);
+                e1 = recio_transform_apply(t, &full, &a, seed * 7919 + s);
+                e2 = recio_transform_apply_encoded(t, b, n, &b2, seed * 7919 + s, &d, msg, sizeof msg);
+                cases++;
+                if (e1 != e2 || (e1 == RECIO_OK && !same_pixels(&a, &b2))) {
+                    if (bad++ < 5) fprintf(stderr, "  %s, '%s', seed %d: %s vs %s\n", photos[i], window_specs[s], (int)seed,
+                                           recio_strerror(e1), recio_strerror(e2));
+                }
+                if (e2 != RECIO_OK) CHECK(strncmp(msg, "transform: ", 11) == 0);
+                recio_image_free(&full);
+                recio_image_free(&a);
+                recio_image_free(&b2);
+            }
+            recio_transform_free(t);
+        }
+        free(b);
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK(cases == (int)(NPHOTOS * NSPECS * 6));
+}
+
+/* With DCT scaling: the same output shape as decode + apply, and close to the full-size image shrunk
+   with the antialiased AREA filter (a 1/4-scale DCT decode is itself an 8x8 box-like average; the
+   plain LINEAR shrink aliases). Mean difference a couple of levels on 0..255, where a crop shifted by
+   a few pixels gives tens. The photo set's big image takes the 1/4 path. */
+static void test_window_scaled_close(void) {
+    size_t i, n, k;
+    recio_transform *t = NULL, *area = NULL;
+    recio_encoded_desc d = {0};
+    d.channels = 3;
+    CHECK(recio_transform_parse(&t, "resize_short(256) center_crop(224)") == RECIO_OK);
+    CHECK(recio_transform_parse(&area, "area resize_short(256) center_crop(224)") == RECIO_OK);
+    for (i = 0; i < NPHOTOS && t && area; i++) {
+        unsigned char *b = photo(photos[i], &n);
+        recio_image full = {0}, a = {0}, s = {0};
+        double sum = 0;
+        if (!b) continue;
+        CHECK(recio_image_decode(&full, b, n, 3) == RECIO_OK);
+        CHECK(recio_transform_apply(area, &full, &a, 1) == RECIO_OK);
+        CHECK(recio_transform_apply_encoded(t, b, n, &s, 1, &d, NULL, 0) == RECIO_OK);
+        CHECK(s.width == a.width && s.height == a.height && s.channels == 3);
+        if (s.width == a.width && s.height == a.height && s.channels == 3)
+            for (k = 0; k < (size_t)a.width * a.height * 3; k++) sum += abs((int)((unsigned char *)a.data)[k] - (int)((unsigned char *)s.data)[k]);
+        sum /= (double)a.width * a.height * 3;
+        if (sum >= 2.5) fprintf(stderr, "  %s: mean difference %g\n", photos[i], sum);
+        CHECK(sum < 2.5);
+        recio_image_free(&full);
+        recio_image_free(&a);
+        recio_image_free(&s);
+        free(b);
+    }
+    recio_transform_free(t);
+    recio_transform_free(area);
+}
+
+/* Caller scratch and a wrapped output: the encoded path allocates only the decoded window. */
+static void test_window_scratch(void) {
+    size_t n;
+    unsigned char *b = photo("hubble-1600x1200.jpg", &n);
+    recio_transform *t = NULL;
+    static float tensor[3 * 224 * 224];
+    recio_encoded_desc d = {0};
+    CHECK(b && recio_transform_parse(&t, "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw") == RECIO_OK);
+    if (b && t) {
+        recio_image out = recio_image_wrap(tensor, 224, 224, 3, RECIO_F32, RECIO_CHW, 0);
+        d.channels = 3;
+        d.scratch_size = recio_transform_scratch_size(t, 1600, 1200, 3);
+        d.scratch = malloc(d.scratch_size);
+        CHECK(recio_transform_apply_encoded(t, b, n, &out, 5, &d, NULL, 0) == RECIO_OK && out.data == tensor);
+        d.scratch_size = 16; /* too small: NOMEM, as apply_scratch */
+        CHECK(recio_transform_apply_encoded(t, b, n, &out, 5, &d, NULL, 0) == RECIO_ERR_NOMEM);
+        free(d.scratch);
+    }
+    recio_transform_free(t);
+    free(b);
+}
+
+/* Truncated and bit-flipped JPEGs through the window path: an error naming the decoder or a valid
+   image, never a crash (this runs under ASan in make sanitize). */
+static void test_window_damaged(void) {
+    size_t n, k, i;
+    recio_transform *t = NULL;
+    int errors = 0;
+    CHECK(recio_transform_parse(&t, "random_resized_crop(64) random_flip(0.5)") == RECIO_OK);
+    for (i = 0; i < NPHOTOS && t; i++) {
+        unsigned char *b = photo(photos[i], &n), *d;
+        uint64_t s = 1234 + i;
+        if (!b) continue;
+        d = (unsigned char *)malloc(n);
+        for (k = 0; k < 40; k++) {
+            recio_image out = {0};
+            char msg[160];
+            size_t len = k < 20 ? n * k / 20 + 2 : n;
+            recio_err e;
+            memcpy(d, b, n);
+            if (k >= 20) {
+                int f;
+                for (f = 0; f < 4; f++) {
+                    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+                    d[(s >> 33) % n] ^= (unsigned char)(1u << ((s >> 20) & 7));
+                }
+            }
+            e = recio_transform_apply_encoded(t, d, len, &out, k, NULL, msg, sizeof msg);
+            if (e == RECIO_OK) CHECK(out.width == 64 && out.height == 64);
+            else errors++, CHECK(strncmp(msg, "decode: ", 8) == 0 || strncmp(msg, "transform: ", 11) == 0);
+            recio_image_free(&out);
+        }
+        free(d);
+        free(b);
+    }
+    CHECK(errors > 0);
+    recio_transform_free(t);
+}
+
 static void test_turbo_damaged(void) {
     size_t n, k;
     unsigned char *b = photo("coffee-progressive-480x360.jpg", &n), *d = (unsigned char *)malloc(n);
@@ -115,8 +295,12 @@ int main(void) {
     RUN(test_turbo_matches_stb);
     RUN(test_turbo_dct_scaling);
     RUN(test_turbo_damaged);
+    RUN(test_window_equals_full_decode);
+    RUN(test_window_scaled_close);
+    RUN(test_window_scratch);
+    RUN(test_window_damaged);
 #else
-    t_skip("libturbojpeg not installed: RECIO_TURBOJPEG not tested (apt-get install libturbojpeg0-dev)", 3);
+    t_skip("libjpeg-turbo not installed: RECIO_TURBOJPEG not tested (apt-get install libjpeg62-turbo-dev)", 7);
 #endif
     return t_done("turbo");
 }
