@@ -6401,21 +6401,27 @@ static recio_err recio__it_begin(recio_iter *it, uint64_t epoch, char *msg) {
 
 /* ---- work: records to items, in parallel ---- */
 
-/* The spec path: decode, then the chain straight into the batch item (scratch per worker). */
+/* The spec path: decode and the chain straight into the batch item (scratch per worker). With
+   RECIO_TURBOJPEG only the part of a JPEG that the chain reads is decoded. */
 static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t seed, void *out, unsigned worker, char *what) {
     const recio_image *sh = &it->shape;
     recio__it_bytes *sc = &it->scratch[worker];
-    recio_image img, dst;
+    recio_encoded_desc d;
+    recio_image dst;
     recio_err e;
-    memset(&img, 0, sizeof img);
-    if ((e = recio_image_decode_ex(&img, ir->image, ir->image_size, it->d.channels, what, RECIO_ITER_ERRMSG)) != RECIO_OK) return e;
+    int w = 0, h = 0;
+    memset(&d, 0, sizeof d);
+    d.channels = it->d.channels;
+    if (recio_image_info(ir->image, ir->image_size, &w, &h, NULL) == RECIO_OK &&
+        recio__it_reserve(&it->d.alloc, sc, recio_transform_scratch_size(it->tf, w, h, it->d.channels ? it->d.channels : 4)))
+        return recio__fmt(what, RECIO_ITER_ERRMSG, "no memory for a %dx%d image", w, h), RECIO_ERR_NOMEM;
+    d.scratch = sc->cap ? sc->p : NULL; /* no header stb knows: the decode reports it */
+    d.scratch_size = sc->cap;
     dst = recio_image_wrap(out, sh->width, sh->height, sh->channels, sh->dtype, sh->layout, 0);
-    if (recio__it_reserve(&it->d.alloc, sc, recio_transform_scratch_size(it->tf, img.width, img.height, img.channels))) e = RECIO_ERR_NOMEM;
-    else e = recio_transform_apply_scratch(it->tf, &img, &dst, seed, sc->p, sc->cap);
-    if (e == RECIO_ERR_ARG)
+    e = recio_transform_apply_encoded(it->tf, ir->image, ir->image_size, &dst, seed, &d, what, RECIO_ITER_ERRMSG);
+    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0)
         recio__fmt(what, RECIO_ITER_ERRMSG, "the chain's output for this %dx%d image is not %dx%dx%d like the first record's (end the spec with a fixed-size crop or resize)",
-                   img.width, img.height, sh->width, sh->height, sh->channels);
-    recio_image_free(&img);
+                   w, h, sh->width, sh->height, sh->channels);
     return e;
 }
 

@@ -1,7 +1,8 @@
 /* Inference preprocessing: a JPEG in, the 3x224x224 float tensor an ImageNet model wants out.
    usage: infer_preprocess IMAGE.jpg [IMAGE.jpg ...]
    Prints the tensor's shape and its first values per image. After setup the loop allocates
-   nothing but the decoded pixels: the transform writes into our tensor using our scratch memory. */
+   nothing but the decoded pixels: the transform writes into our tensor using our scratch memory.
+   Built with RECIO_TURBOJPEG (and -ljpeg), a JPEG is decoded only where the chain reads it. */
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include <stdio.h>
@@ -27,16 +28,20 @@ int main(int argc, char **argv) {
     for (i = 1; i < argc; i++) {
         size_t n = 0;
         unsigned char *jpeg = slurp(argv[i], &n);
-        recio_image img, out = recio_image_wrap(tensor, 224, 224, 3, RECIO_F32, RECIO_CHW, 0);
-        recio_err e = jpeg ? recio_image_decode(&img, jpeg, n, 3) : RECIO_ERR_IO;
-        if (e == RECIO_OK) {
-            if (recio_transform_scratch_size(t, img.width, img.height, 3) > sizeof scratch) e = RECIO_ERR_NOMEM;
-            else e = recio_transform_apply_scratch(t, &img, &out, 0, scratch, sizeof scratch);
-            recio_image_free(&img);
+        recio_image out = recio_image_wrap(tensor, 224, 224, 3, RECIO_F32, RECIO_CHW, 0);
+        recio_encoded_desc d = {0};
+        char why[256] = "cannot read the file";
+        int w = 0, h = 0;
+        recio_err e = RECIO_ERR_IO;
+        d.channels = 3;
+        if (jpeg && recio_image_info(jpeg, n, &w, &h, NULL) == RECIO_OK && recio_transform_scratch_size(t, w, h, 3) <= sizeof scratch) {
+            d.scratch = scratch; /* else NULL: recio allocates for this unusually large image */
+            d.scratch_size = sizeof scratch;
         }
+        if (jpeg) e = recio_transform_apply_encoded(t, jpeg, n, &out, 0, &d, why, sizeof why);
         free(jpeg);
         if (e != RECIO_OK) {
-            fprintf(stderr, "%s: %s\n", argv[i], recio_strerror(e));
+            fprintf(stderr, "%s: %s\n", argv[i], why);
             continue;
         }
         printf("%s: 3x224x224 f32, R[0..2] = %.4f %.4f %.4f, B[0] = %.4f\n", argv[i], tensor[0], tensor[1], tensor[2],

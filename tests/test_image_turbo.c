@@ -260,6 +260,81 @@ static void test_window_damaged(void) {
     recio_transform_free(t);
 }
 
+#ifdef RECIO_THREADS
+/* The iterator decodes through the window path too: each item is apply_encoded of its record with
+   seed recio_seed_for(desc seed, epoch, key), and the batches are the same for 0 and 2 workers. */
+static void test_iter_through_window(void) {
+    const char *rec = "build/test_turbo/photos.rec";
+    const char *spec = "random_resized_crop(48) random_flip(0.5) normalize(imagenet) chw";
+    recio_writer *w = NULL;
+    recio_transform *t = NULL;
+    unsigned char *first = NULL;
+    size_t i, n, total = 0;
+    unsigned workers;
+    mkdir("build", 0755);
+    mkdir("build/test_turbo", 0755);
+    CHECK(recio_writer_open(&w, rec) == RECIO_OK);
+    for (i = 0; i < NPHOTOS && w; i++) {
+        unsigned char *img = photo(photos[i], &n), *r;
+        float label = (float)i;
+        if (!img) continue;
+        r = (unsigned char *)malloc(RECIO_IRHEADER_SIZE + n);
+        recio_irecord_pack_header(r, &label, 1, (uint64_t)i, 0);
+        memcpy(r + RECIO_IRHEADER_SIZE, img, n);
+        CHECK(recio_writer_write(w, r, RECIO_IRHEADER_SIZE + n) == RECIO_OK);
+        free(r);
+        free(img);
+    }
+    CHECK(w && recio_writer_close(w) == RECIO_OK);
+    CHECK(recio_transform_parse(&t, spec) == RECIO_OK);
+    for (workers = 0; workers <= 2; workers += 2) {
+        recio_iter_desc d;
+        recio_iter *it = NULL;
+        recio_batch b;
+        size_t at = 0;
+        char msg[256];
+        memset(&d, 0, sizeof d);
+        d.uris = rec;
+        d.spec = spec;
+        d.batch = 4;
+        d.workers = workers;
+        d.seed = 11;
+        d.channels = 3;
+        CHECK(recio_iter_open_ex(&it, &d, msg, sizeof msg) == RECIO_OK);
+        while (it && recio_iter_next(it, &b) == RECIO_OK) {
+            size_t bytes = (size_t)(b.count + b.pad) * b.item_bytes;
+            if (workers == 0) {
+                unsigned k;
+                first = (unsigned char *)realloc(first, at + bytes);
+                memcpy(first + at, b.data, bytes);
+                for (k = 0; k < b.count; k++) { /* the item from its own record, by hand */
+                    recio_reader *r = NULL;
+                    recio_record rr;
+                    recio_irecord ir;
+                    recio_image out = {0};
+                    if (recio_reader_open(&r, rec) != RECIO_OK) break;
+                    CHECK(recio_reader_seek(r, b.keys[k] & (((uint64_t)1 << 48) - 1)) == RECIO_OK);
+                    CHECK(recio_reader_next(r, &rr) == RECIO_OK && recio_irecord_unpack(&ir, rr.data, rr.size) == RECIO_OK);
+                    CHECK(recio_transform_apply_encoded(t, ir.image, ir.image_size, &out, recio_seed_for(11, b.epoch, b.keys[k]),
+                                                        &(recio_encoded_desc){3, NULL, 0, 0}, NULL, 0) == RECIO_OK);
+                    CHECK(out.data && memcmp(out.data, (const unsigned char *)b.data + k * b.item_bytes, b.item_bytes) == 0);
+                    recio_image_free(&out);
+                    recio_reader_close(r);
+                }
+                total = at + bytes;
+            } else {
+                CHECK(at + bytes <= total && memcmp(first + at, b.data, bytes) == 0);
+            }
+            at += bytes;
+        }
+        CHECK(at == total && total > 0);
+        recio_iter_close(it);
+    }
+    free(first);
+    recio_transform_free(t);
+}
+#endif
+
 static void test_turbo_damaged(void) {
     size_t n, k;
     unsigned char *b = photo("coffee-progressive-480x360.jpg", &n), *d = (unsigned char *)malloc(n);
@@ -299,6 +374,9 @@ int main(void) {
     RUN(test_window_scaled_close);
     RUN(test_window_scratch);
     RUN(test_window_damaged);
+#ifdef RECIO_THREADS
+    RUN(test_iter_through_window);
+#endif
 #else
     t_skip("libjpeg-turbo not installed: RECIO_TURBOJPEG not tested (apt-get install libjpeg62-turbo-dev)", 7);
 #endif
