@@ -117,7 +117,7 @@ fuzz: deps
 	@command -v clang >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq clang >/dev/null; } \
 	  || { echo "recio: install clang for libFuzzer"; exit 1; }
 	@for f in $(FUZZERS); do mkdir -p build/fuzz/$$f build/fuzz/corpus-$$f; \
-	  clang -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $(FUZZ_FLAGS) tests/fuzz/fuzz_$$f.c recio_impl.c -o build/fuzz/fuzz_$$f $(LDLIBS) $(FUZZ_LIBS) || exit 1; \
+	  clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(CPPFLAGS) $(FUZZ_FLAGS) tests/fuzz/fuzz_$$f.c recio_impl.c -o build/fuzz/fuzz_$$f $(LDLIBS) $(FUZZ_LIBS) || exit 1; \
 	  echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
 	  build/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build/fuzz/$$f/ -print_final_stats=1 \
 	    build/fuzz/corpus-$$f tests/data/fuzz/$$f tests/data/compat tests/data/photos 2>&1 | tail -4 || exit 1; done

@@ -73,7 +73,7 @@
       RECIO_ASSERT(x)     internal checks (default assert.h)
       RECIO_THREADS       build the prefetcher, the threaded iterator and the background writer
                           (pthreads); without it the iterator runs on the calling thread
-      RECIO_TURBOJPEG     decode JPEG through libjpeg-turbo (link -lturbojpeg), with DCT scaling
+      RECIO_TURBOJPEG     decode JPEG through libjpeg-turbo (link -ljpeg), with DCT scaling and windows
       RECIO_NO_STB_IMPLEMENTATION   use the stb_image your program already builds, not recio's
                           private (static) copy; stb_image.h must be on the include path either way
       RECIO_MAX_PIXELS    refuse images larger than this from their header (default 2^28)
@@ -541,7 +541,9 @@ RECIODEF recio_err recio_image_decode_ex(recio_image *out, const void *bytes, si
                                          size_t errmsg_size);
 /* Decode a JPEG reduced by its DCT scaling (1/2, 1/4 or 1/8, the strongest that keeps the shorter
    side >= min_short; 0 = full size) when the implementation is built with RECIO_TURBOJPEG (link
-   -lturbojpeg). Other formats, or builds without it, decode at full size as recio_image_decode_ex.
+   -ljpeg, libjpeg-turbo >= 1.5). Other formats, or builds without it, decode at full size as
+   recio_image_decode_ex. For a transform, recio_transform_apply_encoded does better: it decodes
+   only the window the chain reads.
    Pair it with recio_transform_decode_hint(). With RECIO_TURBOJPEG every JPEG goes through
    libjpeg-turbo (CMYK/YCCK converted to RGB as stb does); a decode that libjpeg-turbo only warns
    about (e.g. a truncated scan, filled with grey) is accepted. */
@@ -3632,9 +3634,12 @@ RECIODEF recio_err recio_image_copy(const recio_image *in, recio_image *out) {
 
 /* ---- decode ---- */
 
+static int recio__jpeg_dht_ok(const unsigned char *b, size_t n);
+
 RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h, int *channels) {
     int x = 0, y = 0, c = 0;
     if (!bytes || n == 0 || n > INT_MAX) return RECIO_ERR_ARG;
+    if (!recio__jpeg_dht_ok((const unsigned char *)bytes, n)) return RECIO_ERR_DECODE; /* stb reads tables here too */
     if (!stbi_info_from_memory((const stbi_uc *)bytes, (int)n, &x, &y, &c)) return RECIO_ERR_DECODE;
     if (w) *w = x;
     if (h) *h = y;
@@ -3783,9 +3788,13 @@ static recio_err recio__tj_decode(recio_image *out, const unsigned char *b, size
 /* stb_image 2.27 (Debian 12) trusts a DHT table's symbol count and writes past its 257-entry size
    array when the counts add up to more than 256 (fixed in stb 2.28). Walk the JPEG's segments,
    entropy-coded data included (progressive files define tables between scans), and refuse such a
-   table before stb sees it. Returns 0 when a table is bad. */
+   table before stb sees it. Returns 0 when a table is bad. stb takes any run of 0xff before the
+   SOI's 0xd8 as fill, so the check starts where stb would (found by fuzzing: ff ff d8 ...). */
 static int recio__jpeg_dht_ok(const unsigned char *b, size_t n) {
-    size_t i = 2;
+    size_t i = 0;
+    while (i < n && b[i] == 0xff) i++;
+    if (i == 0 || i >= n || b[i] != 0xd8) return 1; /* not a JPEG to stb */
+    i++;
     while (i + 4 <= n) {
         unsigned m;
         size_t len;
@@ -3802,13 +3811,15 @@ static int recio__jpeg_dht_ok(const unsigned char *b, size_t n) {
         }
         if (m == 0xd9) return 1; /* EOI */
         len = (size_t)b[i + 2] << 8 | b[i + 3];
-        if (m == 0xc4) {
-            size_t at = i + 4, end = i + 2 + len < n ? i + 2 + len : n;
-            while (at + 17 <= end) {
+        if (m == 0xc4) { /* as stb reads it: tables while the length lasts, bytes past the end read as 0 */
+            long left = (long)len - 2;
+            size_t at = i + 4;
+            while (left > 0) {
                 unsigned k, total = 0;
-                for (k = 1; k <= 16; k++) total += b[at + k];
+                for (k = 1; k <= 16; k++) total += at + k < n ? b[at + k] : 0;
                 if (total > 256) return 0;
                 at += 17 + total;
+                left -= 17 + (long)total;
             }
         }
         i += 2 + len;
@@ -3832,8 +3843,7 @@ RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes
 #else
     (void)min_short;
 #endif
-    if (n >= 2 && ((const unsigned char *)bytes)[0] == 0xff && ((const unsigned char *)bytes)[1] == 0xd8 &&
-        !recio__jpeg_dht_ok((const unsigned char *)bytes, n)) {
+    if (!recio__jpeg_dht_ok((const unsigned char *)bytes, n)) {
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad DHT header (more than 256 Huffman symbols)");
         return RECIO_ERR_DECODE;
     }
@@ -4042,12 +4052,36 @@ static void recio__hpx(const unsigned char *p, int C, int a0, int a1, int32_t *d
     for (c = 0; c < C; c++) d[c] = p[c] * a0 + p[c + C] * a1;
 }
 
+#if defined(RECIO__AVX2)
+/* Outputs [i, hi) two at a time: the two pixels of each tap pair byte-interleaved, widened, one
+   madd for both outputs. Returns where it stopped. Same integers as the scalar code. */
+__attribute__((target("avx2"))) static int recio__hrow2_avx2(const unsigned char *s, int C, const recio__axis *ax, int i,
+                                                            int32_t *dst) {
+    const __m128i pair = _mm_setr_epi8(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15);
+    const __m256i pack3 = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7); /* 3 channels: b follows a directly */
+    for (; i + 2 <= ax->hi; i += 2) {
+        int32_t q[4];
+        __m256i v;
+        memcpy(&q[0], s + ax->bofs[i], 4);
+        memcpy(&q[1], s + ax->bofs[i] + C, 4);
+        memcpy(&q[2], s + ax->bofs[i + 1], 4);
+        memcpy(&q[3], s + ax->bofs[i + 1] + C, 4);
+        v = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)q), pair));
+        v = _mm256_madd_epi16(v, _mm256_loadu_si256((const __m256i *)(const void *)(ax->wv + 4 * i)));
+        if (C == 3) v = _mm256_permutevar8x32_epi32(v, pack3);
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i * C), v);
+    }
+    return i;
+}
+#endif
+
 /* Horizontal pass of one source row of sw pixels into dst (n*C ints, plus 4 ints of slack that the
-   SIMD path may overwrite). The SSE2 path computes exactly what the scalar code does. */
-static void recio__hrow(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
+   SIMD paths may overwrite). The SSE2 and AVX2 paths compute exactly what the scalar code does. */
+static void recio__hrow(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst, int avx2) {
     int i = 0, k, c, n = ax->n, K = ax->k;
     const int *ofs = ax->ofs;
     const int16_t *cf = ax->coef;
+    (void)avx2;
     if (K == 2 && (C == 3 || C == 4)) {
 #if defined(RECIO__SSE2)
         /* Outputs [lo, hi) read only inside the row with two 4-byte loads (see the taps). */
@@ -4056,7 +4090,13 @@ static void recio__hrow(const unsigned char *s, int C, const recio__axis *ax, in
         const int *bo = ax->bofs + ax->lo;
         int32_t *d = dst + ax->lo * C;
         for (i = 0; i < ax->lo; i++) recio__hpx(s + ofs[i] * C, C, cf[2 * i], cf[2 * i + 1], dst + i * C);
-        for (i = ax->lo; i < ax->hi; i++, wv += 4, bo++, d += C) {
+#if defined(RECIO__AVX2)
+        if (avx2) {
+            i = recio__hrow2_avx2(s, C, ax, ax->lo, dst);
+            wv += 4 * (i - ax->lo), bo += i - ax->lo, d += (i - ax->lo) * C;
+        }
+#endif
+        for (; i < ax->hi; i++, wv += 4, bo++, d += C) {
             int32_t lo, hi;
             __m128i px;
             memcpy(&lo, s + *bo, 4);
@@ -4289,7 +4329,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
         for (r = 0; r < K; r++) {
             int sy = y0 + r < 0 ? 0 : y0 + r < sw->sh ? y0 + r : sw->sh - 1, slot = sy % K;
             if (tag[slot] != sy) {
-                recio__hrow(recio__at(src, 0, sy - sw->sy0, 0), C, &hx, rows[slot]);
+                recio__hrow(recio__at(src, 0, sy - sw->sy0, 0), C, &hx, rows[slot], avx2);
                 tag[slot] = sy;
             }
             rp[r] = rows[slot];
