@@ -4052,36 +4052,12 @@ static void recio__hpx(const unsigned char *p, int C, int a0, int a1, int32_t *d
     for (c = 0; c < C; c++) d[c] = p[c] * a0 + p[c + C] * a1;
 }
 
-#if defined(RECIO__AVX2)
-/* Outputs [i, hi) two at a time: the two pixels of each tap pair byte-interleaved, widened, one
-   madd for both outputs. Returns where it stopped. Same integers as the scalar code. */
-__attribute__((target("avx2"))) static int recio__hrow2_avx2(const unsigned char *s, int C, const recio__axis *ax, int i,
-                                                            int32_t *dst) {
-    const __m128i pair = _mm_setr_epi8(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15);
-    const __m256i pack3 = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7); /* 3 channels: b follows a directly */
-    for (; i + 2 <= ax->hi; i += 2) {
-        int32_t q[4];
-        __m256i v;
-        memcpy(&q[0], s + ax->bofs[i], 4);
-        memcpy(&q[1], s + ax->bofs[i] + C, 4);
-        memcpy(&q[2], s + ax->bofs[i + 1], 4);
-        memcpy(&q[3], s + ax->bofs[i + 1] + C, 4);
-        v = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)q), pair));
-        v = _mm256_madd_epi16(v, _mm256_loadu_si256((const __m256i *)(const void *)(ax->wv + 4 * i)));
-        if (C == 3) v = _mm256_permutevar8x32_epi32(v, pack3);
-        _mm256_storeu_si256((__m256i *)(void *)(dst + i * C), v);
-    }
-    return i;
-}
-#endif
-
 /* Horizontal pass of one source row of sw pixels into dst (n*C ints, plus 4 ints of slack that the
-   SIMD paths may overwrite). The SSE2 and AVX2 paths compute exactly what the scalar code does. */
-static void recio__hrow(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst, int avx2) {
+   SIMD path may overwrite). The SSE2 path computes exactly what the scalar code does. */
+static void recio__hrow(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
     int i = 0, k, c, n = ax->n, K = ax->k;
     const int *ofs = ax->ofs;
     const int16_t *cf = ax->coef;
-    (void)avx2;
     if (K == 2 && (C == 3 || C == 4)) {
 #if defined(RECIO__SSE2)
         /* Outputs [lo, hi) read only inside the row with two 4-byte loads (see the taps). */
@@ -4090,13 +4066,7 @@ static void recio__hrow(const unsigned char *s, int C, const recio__axis *ax, in
         const int *bo = ax->bofs + ax->lo;
         int32_t *d = dst + ax->lo * C;
         for (i = 0; i < ax->lo; i++) recio__hpx(s + ofs[i] * C, C, cf[2 * i], cf[2 * i + 1], dst + i * C);
-#if defined(RECIO__AVX2)
-        if (avx2) {
-            i = recio__hrow2_avx2(s, C, ax, ax->lo, dst);
-            wv += 4 * (i - ax->lo), bo += i - ax->lo, d += (i - ax->lo) * C;
-        }
-#endif
-        for (; i < ax->hi; i++, wv += 4, bo++, d += C) {
+        for (i = ax->lo; i < ax->hi; i++, wv += 4, bo++, d += C) {
             int32_t lo, hi;
             __m128i px;
             memcpy(&lo, s + *bo, 4);
@@ -4329,7 +4299,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
         for (r = 0; r < K; r++) {
             int sy = y0 + r < 0 ? 0 : y0 + r < sw->sh ? y0 + r : sw->sh - 1, slot = sy % K;
             if (tag[slot] != sy) {
-                recio__hrow(recio__at(src, 0, sy - sw->sy0, 0), C, &hx, rows[slot], avx2);
+                recio__hrow(recio__at(src, 0, sy - sw->sy0, 0), C, &hx, rows[slot]);
                 tag[slot] = sy;
             }
             rp[r] = rows[slot];
