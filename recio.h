@@ -3785,13 +3785,31 @@ static recio_err recio__tj_decode(recio_image *out, const unsigned char *b, size
 }
 #endif
 
-/* stb_image 2.27 (Debian 12) trusts a DHT table's symbol count and writes past its 257-entry size
-   array when the counts add up to more than 256 (fixed in stb 2.28). Walk the JPEG's segments,
-   entropy-coded data included (progressive files define tables between scans), and refuse such a
-   table before stb sees it. Returns 0 when a table is bad. stb takes any run of 0xff before the
-   SOI's 0xd8 as fill, so the check starts where stb would (found by fuzzing: ff ff d8 ...). */
+/* stb_image 2.27 (Debian 12) has two JPEG bugs fixed in 2.28: it trusts a DHT table's symbol count
+   and writes past its 257-entry size array when the counts add up to more than 256, and a scan
+   may use a Huffman table no DHT defined, whose uninitialised codes index anywhere. Walk the
+   JPEG's segments as stb reads them, entropy-coded data included (progressive files define tables
+   between scans), and refuse such a file before stb sees it. Returns 0 when it is unsafe. stb
+   takes any run of 0xff before the SOI's 0xd8 as fill, so the walk starts where stb would (both
+   found by fuzzing). */
+static unsigned recio__byte(const unsigned char *b, size_t n, size_t i) { return i < n ? b[i] : 0; } /* stb reads 0 at the end */
+
+/* An SOS's components must name tables defined so far (bit 4 * class + id of `defined`): DC for a
+   baseline scan or a first DC scan, AC for a baseline scan or any AC scan. */
+static int recio__jpeg_sos_ok(const unsigned char *b, size_t n, size_t i, unsigned defined, int progressive) {
+    unsigned ns = recio__byte(b, n, i + 4), c, ss = recio__byte(b, n, i + 5 + 2 * ns), ah = recio__byte(b, n, i + 7 + 2 * ns) >> 4;
+    int dc = !progressive || (ss == 0 && ah == 0), ac = !progressive || ss > 0;
+    for (c = 0; c < ns && c < 4; c++) {
+        unsigned sel = recio__byte(b, n, i + 6 + 2 * c), td = sel >> 4, ta = sel & 15;
+        if ((dc && (td > 3 || !(defined >> td & 1))) || (ac && (ta > 3 || !(defined >> (4 + ta) & 1)))) return 0;
+    }
+    return 1;
+}
+
 static int recio__jpeg_dht_ok(const unsigned char *b, size_t n) {
     size_t i = 0;
+    unsigned defined = 0;
+    int progressive = 0;
     while (i < n && b[i] == 0xff) i++;
     if (i == 0 || i >= n || b[i] != 0xd8) return 1; /* not a JPEG to stb */
     i++;
@@ -3815,13 +3833,16 @@ static int recio__jpeg_dht_ok(const unsigned char *b, size_t n) {
             long left = (long)len - 2;
             size_t at = i + 4;
             while (left > 0) {
-                unsigned k, total = 0;
-                for (k = 1; k <= 16; k++) total += at + k < n ? b[at + k] : 0;
+                unsigned k, total = 0, q = recio__byte(b, n, at);
+                for (k = 1; k <= 16; k++) total += recio__byte(b, n, at + k);
                 if (total > 256) return 0;
+                if ((q >> 4) <= 1 && (q & 15) <= 3) defined |= 1u << ((q >> 4) * 4 + (q & 15));
                 at += 17 + total;
                 left -= 17 + (long)total;
             }
         }
+        if (m == 0xc2) progressive = 1;
+        if (m == 0xda && !recio__jpeg_sos_ok(b, n, i, defined, progressive)) return 0;
         i += 2 + len;
     }
     return 1;
@@ -3844,7 +3865,7 @@ RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes
     (void)min_short;
 #endif
     if (!recio__jpeg_dht_ok((const unsigned char *)bytes, n)) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad DHT header (more than 256 Huffman symbols)");
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad Huffman table (more than 256 symbols, or used before it is defined)");
         return RECIO_ERR_DECODE;
     }
     if (!stbi_info_from_memory((const stbi_uc *)bytes, (int)n, &w, &h, &c)) goto fail;

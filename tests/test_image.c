@@ -457,23 +457,69 @@ static void test_decode_huge_header(void) {
     free(b);
 }
 
-/* A Huffman table whose 16 counts add up to more than 256 symbols: stb_image 2.27 would write past
-   its table (fixed upstream in 2.28), recio refuses it first. Made by hand: the first DHT segment
-   (ff c4) of a real JPEG with its counts set to 255. */
-static void test_decode_bad_dht(void) {
-    size_t n = 0, i;
-    unsigned char *b = t_slurp("tests/data/photos/chelsea-500x375.jpg", &n);
-    char msg[128];
+/* Huffman tables stb_image 2.27 mishandles (fixed upstream in 2.28), made by hand from a real JPEG;
+   recio refuses each before stb sees it:
+   - a DHT whose 16 counts add up to more than 256 symbols (stb writes past its table), also behind
+     an extra 0xff before the SOI (stb skips it as fill) and declared one byte into the segment's end
+     (stb reads the next table's counts past the segment);
+   - a scan naming AC table 3, which no DHT defined (stb indexes with uninitialised codes).
+   Then the fuzzer's own regressions (tests/data/fuzz/image/regress-*). */
+static size_t find_marker(const unsigned char *b, size_t n, unsigned char m) {
+    size_t i;
+    for (i = 2; i + 22 < n; i++)
+        if (b[i] == 0xff && b[i + 1] == m) return i;
+    return 0;
+}
+
+static void expect_bad_huffman(const unsigned char *b, size_t n, const char *what) {
+    char msg[128] = "";
     recio_image img = {0};
-    CHECK(b != NULL);
-    for (i = 2; b && i + 22 < n; i++)
-        if (b[i] == 0xff && b[i + 1] == 0xc4) {
-            memset(b + i + 5, 255, 16);
-            break;
-        }
-    CHECK(b && recio_image_decode_ex(&img, b, n, 3, msg, sizeof msg) == RECIO_ERR_DECODE);
-    CHECK(strstr(msg, "DHT") != NULL);
+    recio_err e = recio_image_decode_ex(&img, b, n, 3, msg, sizeof msg);
+    if (e != RECIO_ERR_DECODE || !strstr(msg, "bad Huffman table")) fprintf(stderr, "  %s: %s\n", what, msg);
+    CHECK(e == RECIO_ERR_DECODE && strstr(msg, "bad Huffman table") != NULL);
+    CHECK(recio_image_info(b, n, NULL, NULL, NULL) == RECIO_ERR_DECODE); /* stb's header pass reads DHTs too */
+    if (e == RECIO_OK) recio_image_free(&img);
+}
+
+static void test_decode_bad_huffman(void) {
+    static const char *regress[] = {"regress-ff-fill-before-soi-dht-overflow.jpg", "regress-dht-table-past-segment-end.jpg",
+                                    "regress-scan-uses-undefined-huffman-table.jpg"};
+    size_t n = 0, i, at;
+    unsigned char *b = t_slurp("tests/data/photos/chelsea-500x375.jpg", &n), *c;
+    CHECK(b != NULL && (at = find_marker(b, n, 0xc4)) > 0);
+    if (!b || !at) return;
+    c = (unsigned char *)malloc(n + 1);
+    memcpy(c, b, n);
+    memset(c + at + 5, 255, 16);
+    expect_bad_huffman(c, n, "counts of 255");
+    c[0] = 0xff; /* the same behind a fill byte */
+    memcpy(c + 1, b, n);
+    memset(c + 1 + at + 5, 255, 16);
+    expect_bad_huffman(c, n + 1, "fill byte before SOI");
+    memcpy(c, b, n); /* first table ends one byte before the declared end: stb reads a second table there */
+    {
+        size_t first = 17, k;
+        for (k = 0; k < 16; k++) first += c[at + 5 + k];
+        c[at + 2] = (unsigned char)((first + 3) >> 8), c[at + 3] = (unsigned char)((first + 3) & 255);
+        c[at + 4 + first] = 0x01;
+        memset(c + at + 4 + first + 1, 40, 16);
+    }
+    expect_bad_huffman(c, n, "table past the segment");
+    memcpy(c, b, n);
+    at = find_marker(b, n, 0xda);
+    CHECK(at > 0 && c[at + 4] >= 1);
+    c[at + 6] = (unsigned char)((c[at + 6] & 0xf0) | 3); /* first component: AC table 3 */
+    expect_bad_huffman(c, n, "undefined AC table");
+    free(c);
     free(b);
+    for (i = 0; i < sizeof regress / sizeof regress[0]; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "tests/data/fuzz/image/%s", regress[i]);
+        b = t_slurp(path, &n);
+        CHECK(b != NULL);
+        if (b) expect_bad_huffman(b, n, regress[i]);
+        free(b);
+    }
 }
 
 /* Truncated and bit-flipped copies: an error or a valid image, never a crash (run under ASan). */
@@ -538,7 +584,7 @@ int main(void) {
     RUN(test_decode_16bit_png);
     RUN(test_decode_errors);
     RUN(test_decode_huge_header);
-    RUN(test_decode_bad_dht);
+    RUN(test_decode_bad_huffman);
     RUN(test_decode_damaged);
     return t_done("image");
 }
