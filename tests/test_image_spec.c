@@ -150,8 +150,8 @@ static void test_fused_equals_chain(void) {
             for (seed = 1; seed < 6; seed++) {
                 recio_image a = run(specs[i], &in, seed, 1), b = run(specs[i], &in, seed, 0);
                 double d = max_diff(&a, &b);
-                if (d > 1e-4) fprintf(stderr, "  %s on %s seed %d: max diff %g\n", specs[i], files[f], (int)seed, d);
-                CHECK(d <= 1e-4);
+                if (d != 0) fprintf(stderr, "  %s on %s seed %d: max diff %g\n", specs[i], files[f], (int)seed, d);
+                CHECK(d == 0); /* the issue asks 1e-4; the fused pass is built to give the very same floats */
                 recio_image_free(&a);
                 recio_image_free(&b);
             }
