@@ -25,7 +25,7 @@ TESTS    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c)) $(B
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/bench_*.c))
 BENCHES_CV = $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(wildcard bench/bench_*.cpp))
 
-.PHONY: all deps test demo sanitize tsan bench opencv cross install clean fuzz
+.PHONY: all deps turbo-deps test demo sanitize tsan bench opencv cross install clean fuzz
 all: deps $(BUILD)/librecio.a $(BUILD)/librecio.so $(TOOLS) $(EXAMPLES)
 
 # Debian's libstb-dev carries stb_image(_resize,_write).h. Install it when missing and allowed.
@@ -50,13 +50,19 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/librecio.a
 $(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
-# RECIO_TURBOJPEG is opt-in: its test builds against libjpeg-turbo (libjpeg API, -ljpeg) when $(CC)
-# can link it (not in cross builds unless the target's library is installed).
-TURBO_OK := $(shell printf '\043include <stdio.h>\n\043include <jpeglib.h>\nint main(void){struct jpeg_decompress_struct d;JDIMENSION x=0,w=1;jpeg_crop_scanline(&d,&x,&w);return 0;}\n' | $(CC) -x c - -o /dev/null -ljpeg 2>/dev/null && echo yes)
-ifneq ($(TURBO_OK),)
-$(BUILD)/tests/test_image_turbo: private CPPFLAGS += -DRECIO_TEST_TURBO
-$(BUILD)/tests/test_image_turbo: private LDLIBS += -ljpeg
-endif
+# RECIO_TURBOJPEG is opt-in for users. Its tests build against libjpeg-turbo (libjpeg API, -ljpeg) when
+# $(CC) can link it, probed when the test is built: `make test` first installs libjpeg62-turbo-dev
+# where it may (root, apt, native build); elsewhere those tests are reported as skipped.
+TURBO_PROBE = printf '\043include <stdio.h>\n\043include <jpeglib.h>\nint main(void){struct jpeg_decompress_struct d;JDIMENSION x=0,w=1;jpeg_crop_scanline(&d,&x,&w);return 0;}\n' | $(CC) -x c - -o /dev/null -ljpeg 2>/dev/null
+TURBO_IF = $$($(TURBO_PROBE) && echo $(1))
+turbo-deps:
+	@$(TURBO_PROBE) || [ -n "$(RUN)" ] || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1 || \
+	  { echo "recio: installing libjpeg62-turbo-dev (for the RECIO_TURBOJPEG tests)"; \
+	    apt-get install -y -qq libjpeg62-turbo-dev >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq libjpeg62-turbo-dev >/dev/null; } || \
+	    echo "recio: libjpeg62-turbo-dev not installed: the RECIO_TURBOJPEG tests will be skipped"; }
+$(BUILD)/tests/test_image_turbo: tests/test_image_turbo.c tests/test.h $(BUILD)/librecio.a | turbo-deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS) $(call TURBO_IF,-DRECIO_TEST_TURBO -ljpeg)
 # The header, implementation included, must also be clean C++.
 $(BUILD)/tests/test_cpp: tests/cpp_unit.cpp tests/test.h $(HDR) | deps
 	@mkdir -p $(@D)
@@ -97,10 +103,9 @@ bench: all $(BENCHES) $(BENCHES_CV)
 
 # C++ benchmarks compare against OpenCV, a benchmark-only dependency installed here when missing.
 # They compile recio themselves, with RECIO_TURBOJPEG when libjpeg-turbo is there.
-BENCH_TURBO = $(if $(TURBO_OK),-DRECIO_BENCH_TURBO -ljpeg)
-$(BUILD)/bench/%: bench/%.cpp $(HDR) | opencv
+$(BUILD)/bench/%: bench/%.cpp $(HDR) | opencv turbo-deps
 	@mkdir -p $(@D)
-	$(CXX) $(CPPFLAGS) $(WARN) $(OPT) $$(pkg-config --cflags opencv4) $< -o $@ $$(pkg-config --libs opencv4) $(BENCH_TURBO) $(LDFLAGS) $(LDLIBS)
+	$(CXX) $(CPPFLAGS) $(WARN) $(OPT) $$(pkg-config --cflags opencv4) $< -o $@ $$(pkg-config --libs opencv4) $(call TURBO_IF,-DRECIO_BENCH_TURBO -ljpeg) $(LDFLAGS) $(LDLIBS)
 opencv:
 	@pkg-config --exists opencv4 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "recio: installing libopencv-dev (benchmarks only)"; apt-get update -qq && apt-get install -y -qq libopencv-dev >/dev/null; \
@@ -111,13 +116,12 @@ opencv:
 FUZZ_SECONDS ?= 60
 # Images fuzz through libjpeg-turbo too when it is installed; a small pixel cap keeps a lying header
 # from spending the run on one 2^28-pixel grey image.
-FUZZ_FLAGS = -DRECIO_MAX_PIXELS=4000000 $(if $(TURBO_OK),-DRECIO_TURBOJPEG)
-FUZZ_LIBS = $(if $(TURBO_OK),-ljpeg)
-fuzz: deps
+FUZZ_FLAGS = -DRECIO_MAX_PIXELS=4000000 $(call TURBO_IF,-DRECIO_TURBOJPEG -ljpeg)
+fuzz: deps turbo-deps
 	@command -v clang >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq clang >/dev/null; } \
 	  || { echo "recio: install clang for libFuzzer"; exit 1; }
 	@for f in $(FUZZERS); do mkdir -p build/fuzz/$$f build/fuzz/corpus-$$f; \
-	  clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(CPPFLAGS) $(FUZZ_FLAGS) tests/fuzz/fuzz_$$f.c recio_impl.c -o build/fuzz/fuzz_$$f $(LDLIBS) $(FUZZ_LIBS) || exit 1; \
+	  clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(CPPFLAGS) tests/fuzz/fuzz_$$f.c recio_impl.c -o build/fuzz/fuzz_$$f $(LDLIBS) $(FUZZ_FLAGS) || exit 1; \
 	  echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
 	  build/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build/fuzz/$$f/ -print_final_stats=1 \
 	    build/fuzz/corpus-$$f tests/data/fuzz/$$f tests/data/compat tests/data/photos 2>&1 | tail -4 || exit 1; done
