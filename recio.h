@@ -3772,15 +3772,13 @@ static int recio__ceil_div(JDIMENSION a, int b) { return (int)((a + (JDIMENSION)
 static recio_err recio__tj_decode(recio_image *out, const unsigned char *b, size_t n, int channels, int min_short,
                                   char *errmsg, size_t cap) {
     recio__jdec j;
-    recio_allocator none;
     int den = 1, x0 = 0;
     recio_err e;
-    memset(&none, 0, sizeof none);
     if ((e = recio__jdec_open(&j, b, n, channels, errmsg, cap)) != RECIO_OK) return e;
     while (min_short > 0 && den < 8 && recio__ceil_div(j.d.image_width, 2 * den) >= min_short &&
            recio__ceil_div(j.d.image_height, 2 * den) >= min_short)
         den *= 2;
-    if ((e = recio__jdec_run(&j, den, &x0, 0, 0, 0, &none, errmsg, cap)) != RECIO_OK) return e;
+    if ((e = recio__jdec_run(&j, den, &x0, 0, 0, 0, NULL, errmsg, cap)) != RECIO_OK) return e;
     *out = j.img;
     return RECIO_OK;
 }
@@ -4196,7 +4194,6 @@ typedef struct recio__sink {
     recio_image *img;              /* n x rows output */
     const float *lut;              /* C*256 floats, NULL = u8 */
     const float *mean, *std;       /* not NULL: lut[c][v] is exactly ((float)v - mean[c]) / std[c] */
-    int avx2;
 } recio__sink;
 
 #if defined(RECIO__AVX2)
@@ -4231,7 +4228,7 @@ __attribute__((target("avx2"))) static int recio__emit3_avx2(const unsigned char
 }
 #endif
 
-static void recio__emit(const recio__sink *k, int y, const unsigned char *row, int n, int C) {
+static void recio__emit(const recio__sink *k, int y, const unsigned char *row, int n, int C, int avx2) {
     int x, c;
     if (!k->lut) {
         if (k->img->layout == RECIO_HWC) {
@@ -4250,7 +4247,9 @@ static void recio__emit(const recio__sink *k, int y, const unsigned char *row, i
         const float *l0 = k->lut, *l1 = k->lut + 256, *l2 = k->lut + 512;
         x = 0;
 #if defined(RECIO__AVX2)
-        if (k->mean && k->avx2) x = recio__emit3_avx2(row, d0, d1, d2, n, k->mean, k->std), row += 3 * x;
+        if (k->mean && avx2) x = recio__emit3_avx2(row, d0, d1, d2, n, k->mean, k->std), row += 3 * x;
+#else
+        (void)avx2;
 #endif
         for (; x < n; x++, row += 3) {
             d0[x] = l0[row[0]];
@@ -4297,6 +4296,9 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
     unsigned char *line;
     size_t rl = (size_t)ow * (size_t)C;
     recio__srcwin whole;
+#if defined(RECIO__AVX2)
+    avx2 = __builtin_cpu_supports("avx2");
+#endif
     if (!sw) {
         whole.sw = src->width, whole.sh = src->height, whole.sx0 = whole.sy0 = 0;
         sw = &whole;
@@ -4310,7 +4312,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
             if (!flip) memcpy(line, s, rl);
             else
                 for (x = 0; x < ow; x++) memcpy(line + (size_t)x * C, s + (size_t)(ow - 1 - x) * C, (size_t)C);
-            recio__emit(k, y, line, ow, C);
+            recio__emit(k, y, line, ow, C, avx2);
         }
         return RECIO_OK;
     }
@@ -4338,9 +4340,6 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
     }
 #endif
     K = vy.k;
-#if defined(RECIO__AVX2)
-    avx2 = __builtin_cpu_supports("avx2");
-#endif
     rows = (int32_t **)recio__arena_get(a, (size_t)K * sizeof(int32_t *));
     acc = K > 2 ? (int32_t *)recio__arena_get(a, rl * sizeof(int32_t)) : NULL;
     if (K > 2 && !acc) return RECIO_ERR_NOMEM;
@@ -4369,7 +4368,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
         } else {
             recio__vrowk(rp, b, K, acc, line, (int)rl);
         }
-        recio__emit(k, y, line, ow, C);
+        recio__emit(k, y, line, ow, C, avx2);
     }
     return RECIO_OK;
 }
@@ -5234,9 +5233,6 @@ static recio_err recio__exec_flush(recio__exec *x, recio_image *dst) {
         k.img = dst ? dst : &tmp;
         k.lut = x->conv ? x->lut : NULL;
         if (x->conv && x->affine) k.mean = x->am, k.std = x->as;
-#if defined(RECIO__AVX2)
-        k.avx2 = __builtin_cpu_supports("avx2");
-#endif
         e = recio__resample(&x->a, &x->cur, &x->win, x->dw, x->dh, x->ox, x->oy, x->ow, x->oh, x->flip, x->filt, &k);
     }
     if (e != RECIO_OK) return e;
@@ -5601,10 +5597,17 @@ static int recio__plan_crop(const recio__node *n, recio_rng *g, const int *box, 
     return c[0] >= 0 && c[1] >= 0 && c[2] <= bw - c[0] && c[3] <= bh - c[1];
 }
 
+/* The plan of no geometry: the whole w x h image, not resized, the chain from `next` on. */
+static void recio__plan_whole(recio__plan *p, int w, int h, int next) {
+    memset(p, 0, sizeof *p);
+    p->r[2] = p->o[2] = p->dw = w;
+    p->r[3] = p->o[3] = p->dh = h;
+    p->next = next;
+}
+
 static int recio__plan_make(const recio_transform *t, int w, int h, recio_rng *g, recio__plan *p) {
     int i, resized = 0, c[4];
-    memset(p, 0, sizeof *p);
-    p->r[2] = w, p->r[3] = h;
+    recio__plan_whole(p, w, h, t->first);
     for (i = t->first; i >= 0; i = t->nodes[i].next) {
         const recio__node *n = &t->nodes[i];
         int *box = resized ? p->o : p->r; /* crops narrow the source before the resize, the window after */
@@ -5624,7 +5627,7 @@ static int recio__plan_make(const recio_transform *t, int w, int h, recio_rng *g
                 recio_resize_short_size(p->r[2], p->r[3], (int)n->arg[0], &p->dw, &p->dh);
             }
             if (p->dw <= 0 || p->dh <= 0) return 0;
-            p->o[2] = p->dw, p->o[3] = p->dh;
+            p->o[0] = p->o[1] = 0, p->o[2] = p->dw, p->o[3] = p->dh;
             resized = 1;
         } else {
             break;
@@ -5661,8 +5664,7 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
     W = (int)j.d.image_width, H = (int)j.d.image_height;
     recio_rng_seed(&g, seed);
     if (!recio__plan_make(t, W, H, &g, &p)) { /* decode it all; the plain chain reports the failing op */
-        memset(&p, 0, sizeof p);
-        p.r[2] = p.o[2] = p.dw = W, p.r[3] = p.o[3] = p.dh = H, p.next = -2;
+        recio__plan_whole(&p, W, H, t->first);
         recio_rng_seed(&g, seed);
     }
     while (!d->full_scale && den < 8 && p.r[2] >= p.dw * den * 2 && p.r[3] >= p.dh * den * 2) den *= 2;
@@ -5685,13 +5687,11 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
         return RECIO_ERR_DECODE;
     }
     recio__exec_init(&x, t, &view, 0, d->scratch, d->scratch_size);
-    x.rng = g;
-    if (p.next != -2) { /* the planned ops, as if they had run */
-        x.win.sw = r[2], x.win.sh = r[3], x.win.sx0 = lo[0], x.win.sy0 = lo[1];
-        x.dw = p.dw, x.dh = p.dh, x.ox = p.o[0], x.oy = p.o[1], x.ow = p.o[2], x.oh = p.o[3];
-        x.filt = p.filt;
-    }
-    e = recio__exec_run(&x, p.next == -2 ? t->first : p.next, out);
+    x.rng = g; /* the planned ops, as if they had run */
+    x.win.sw = r[2], x.win.sh = r[3], x.win.sx0 = lo[0], x.win.sy0 = lo[1];
+    x.dw = p.dw, x.dh = p.dh, x.ox = p.o[0], x.oy = p.o[1], x.ow = p.o[2], x.oh = p.o[3];
+    x.filt = p.filt;
+    e = recio__exec_run(&x, p.next, out);
     recio_image_free(&j.img);
     if (e != RECIO_OK && errmsg) recio__fmt(errmsg, cap, "transform: %s", recio_strerror(e));
     return e;
