@@ -134,6 +134,9 @@ TRIPLE_s390x   = s390x-linux-gnu
 QEMU_aarch64 = qemu-aarch64
 QEMU_armhf   = qemu-arm
 QEMU_s390x   = qemu-s390x
+# Debian's armhf compiler defaults to VFP without NEON; boards with NEON (Cortex-A7 and up) build
+# with -mfpu=neon, and so do these tests, so that the NEON kernel column runs under QEMU.
+XFLAGS_armhf = -mfpu=neon
 TRIPLE = $(TRIPLE_$(ARCH))
 cross: deps
 	@[ -n "$(TRIPLE)" ] || { echo "recio: ARCH must be aarch64, armhf or s390x"; exit 2; }
@@ -141,7 +144,7 @@ cross: deps
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq gcc-$(TRIPLE) g++-$(TRIPLE) qemu-user >/dev/null; \
 	  else echo "recio: install gcc-$(TRIPLE) g++-$(TRIPLE) qemu-user"; exit 1; fi; fi
 	$(MAKE) test BUILD=build/$(ARCH) CC=$(TRIPLE)-gcc CXX=$(TRIPLE)-g++ AR=$(TRIPLE)-ar \
-	  RUN="$(QEMU_$(ARCH)) -L /usr/$(TRIPLE)"
+	  EXTRA_CFLAGS="$(XFLAGS_$(ARCH))" RUN="$(QEMU_$(ARCH)) -L /usr/$(TRIPLE)"
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin

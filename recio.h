@@ -3413,6 +3413,30 @@ RECIODEF void recio_split_close(recio_split *s) {
 
 /* ---- 5. IMAGE OPS: implementation -------------------------------------------------------------- */
 
+/* The instruction sets of the kernel columns (see "kernels" below). AVX2 is compiled with a target
+   attribute and chosen at run time, so a default x86-64 build runs on any x86-64 and still uses
+   AVX2 where the CPU has it; NEON is there whenever the compiler targets it (aarch64 always, ARMv7
+   with -mfpu=neon), and then stb_image's NEON JPEG paths are switched on too. */
+#if !defined(RECIO_NO_SIMD)
+#if defined(__SSE2__) || defined(_M_X64)
+#define RECIO__SSE2 1
+#include <emmintrin.h>
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(RECIO_NO_AVX2)
+#define RECIO__AVX2 1
+#include <immintrin.h>
+#endif
+#endif
+#if defined(__ARM_NEON) || defined(__ARM_NEON__)
+#define RECIO__NEON 1
+#include <arm_neon.h>
+#if !defined(RECIO_NO_STB_IMPLEMENTATION) && !defined(STBI_NEON)
+#define STBI_NEON
+#endif
+#endif
+#else
+#define STBI_NO_SIMD /* plain C everywhere, stb's decoders included */
+#endif
+
 /* stb_image is built here, private to recio (STB_IMAGE_STATIC), so it never clashes with the user's
    own copy; RECIO_NO_STB_IMPLEMENTATION uses the user's stb_image instead. Only decoding from memory
    is needed (STBI_NO_STDIO keeps stdio out), and stb allocates through recio's allocator. */
@@ -3454,16 +3478,6 @@ RECIODEF void recio_split_close(recio_split *s) {
 #include <jpeglib.h>
 #if !defined(LIBJPEG_TURBO_VERSION) || !defined(JCS_ALPHA_EXTENSIONS)
 #error "RECIO_TURBOJPEG needs libjpeg-turbo 1.5 or later (its jpeglib.h; link -ljpeg)"
-#endif
-#endif
-#if (defined(__SSE2__) || defined(_M_X64)) && !defined(RECIO_NO_SIMD)
-#define RECIO__SSE2 1
-#include <emmintrin.h>
-/* AVX2 versions are compiled with a target attribute and chosen at run time, so a default x86-64
-   build still runs on any x86-64 and still uses AVX2 where the CPU has it. Same numbers either way. */
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(RECIO_NO_AVX2)
-#define RECIO__AVX2 1
-#include <immintrin.h>
 #endif
 #endif
 
@@ -3974,9 +3988,7 @@ typedef struct recio__axis {
     int n, k;      /* outputs, taps per output */
     int *ofs;      /* first source index per output */
     int16_t *coef; /* n*k */
-    int32_t *wv;   /* SIMD: per output the weight pair 4 times */
-    int *bofs;     /* SIMD: byte offset of the first tap */
-    int lo, hi;    /* SIMD: outputs whose 4-byte loads stay inside the row (a contiguous run: ofs is monotonic) */
+    int lo, hi;    /* 2 taps: the outputs a kernel may load with 8 bytes from ofs*C (recio__axis_bounds) */
 } recio__axis;
 
 typedef struct recio__arena {
@@ -4067,64 +4079,136 @@ static int recio__axis_taps(recio__arena *a, recio__axis *ax, int sn, int dn, in
     return 0;
 }
 
+/* ---- kernels: the resampler's and the iterator's hot loops, one column per instruction set ----
+   A column is a recio__kern: the horizontal and vertical passes of the LINEAR resampler, the
+   normalise-into-three-planes step and the checksum lanes. The scalar column is the reference;
+   every other column computes exactly its bytes (tests compare each usable column with it on
+   random sizes), usually by running its own loop over the body of a row and the scalar code over
+   the edges. A pass picks its column once (recio__kern_pick): a new instruction set is a new
+   column here, never an #if inside the scalar code. */
+#define RECIO__LANES 64 /* checksum lanes: 256-byte blocks, 4-byte words */
+typedef struct recio__kern {
+    const char *name;
+    int (*usable)(void); /* the CPU has it (x86 AVX2 is chosen at run time) */
+    /* K == 2 taps, 3 or 4 channels: dst[i*C + c] = s[ofs*C + c] * a0 + s[(ofs+1)*C + c] * a1 */
+    void (*hrow2)(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst);
+    /* two rows of the horizontal pass into u8, OpenCV's VResizeLinear rounding */
+    void (*vrow2)(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n);
+    /* RGB u8 into three f32 planes: d[c][x] = lut[c*256 + v], which is ((float)v - mean[c]) / std[c] */
+    void (*norm3)(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean, const float *std);
+    /* checksum: lane[k] takes word k of every 256-byte block (native-order 32-bit words) */
+    void (*hash)(uint32_t *lane, const unsigned char *p, size_t blocks);
+} recio__kern;
+
+static int recio__kern_always(void) { return 1; }
+
 static void recio__hpx(const unsigned char *p, int C, int a0, int a1, int32_t *d) {
     int c;
     for (c = 0; c < C; c++) d[c] = p[c] * a0 + p[c + C] * a1;
 }
 
-/* Horizontal pass of one source row of sw pixels into dst (n*C ints, plus 4 ints of slack that the
-   SIMD path may overwrite). The SSE2 path computes exactly what the scalar code does. */
-static void recio__hrow(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
-    int i = 0, k, c, n = ax->n, K = ax->k;
-    const int *ofs = ax->ofs;
-    const int16_t *cf = ax->coef;
-    if (K == 2 && (C == 3 || C == 4)) {
-#if defined(RECIO__SSE2)
-        /* Outputs [lo, hi) read only inside the row with two 4-byte loads (see the taps). */
-        __m128i z = _mm_setzero_si128();
-        const int32_t *wv = ax->wv + 4 * ax->lo;
-        const int *bo = ax->bofs + ax->lo;
-        int32_t *d = dst + ax->lo * C;
-        for (i = 0; i < ax->lo; i++) recio__hpx(s + ofs[i] * C, C, cf[2 * i], cf[2 * i + 1], dst + i * C);
-        for (i = ax->lo; i < ax->hi; i++, wv += 4, bo++, d += C) {
-            int32_t lo, hi;
-            __m128i px;
-            memcpy(&lo, s + *bo, 4);
-            memcpy(&hi, s + *bo + C, 4);
-            px = _mm_unpacklo_epi8(_mm_unpacklo_epi8(_mm_cvtsi32_si128(lo), _mm_cvtsi32_si128(hi)), z);
-            _mm_storeu_si128((__m128i *)(void *)d, _mm_madd_epi16(px, _mm_loadu_si128((const __m128i *)(const void *)wv)));
-        }
-        for (; i < n; i++) recio__hpx(s + ofs[i] * C, C, cf[2 * i], cf[2 * i + 1], dst + i * C);
-        i = n;
-#endif
-        for (; i < n; i++) recio__hpx(s + ofs[i] * C, C, cf[2 * i], cf[2 * i + 1], dst + i * C);
-    } else if (K == 2 && C == 1) {
-        for (i = 0; i < n; i++, cf += 2) dst[i] = s[ofs[i]] * cf[0] + s[ofs[i] + 1] * cf[1];
-    } else if (C == 3) {
-        for (i = 0; i < n; i++, dst += 3, cf += K) {
-            const unsigned char *p = s + ofs[i] * 3;
-            int32_t v0 = 0, v1 = 0, v2 = 0;
-            for (k = 0; k < K; k++, p += 3) {
-                v0 += p[0] * cf[k];
-                v1 += p[1] * cf[k];
-                v2 += p[2] * cf[k];
-            }
-            dst[0] = v0, dst[1] = v1, dst[2] = v2;
-        }
-    } else {
-        for (i = 0; i < n; i++, dst += C, cf += K)
-            for (c = 0; c < C; c++) {
-                const unsigned char *p = s + ofs[i] * C + c;
-                int32_t v = 0;
-                for (k = 0; k < K; k++) v += p[k * C] * cf[k];
-                dst[c] = v;
-            }
+static void recio__hrow2_part(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst, int from, int to);
+static void recio__hrow2_c(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
+    recio__hrow2_part(s, C, ax, dst, 0, ax->n);
+}
+
+/* The outputs a SIMD hrow2 leaves to the scalar code, [from, to): those before ax->lo, whose 8-byte
+   loads would leave the row (see recio__axis_bounds), first; those from ax->hi on last, since a
+   kernel's 16-byte store for 3 channels runs into the next output's first int. */
+static void recio__hrow2_part(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst, int from, int to) {
+    int i;
+    for (i = from; i < to; i++) recio__hpx(s + ax->ofs[i] * C, C, ax->coef[2 * i], ax->coef[2 * i + 1], dst + i * C);
+}
+
+/* OpenCV's VResizeLinear for 8-bit: ((r >> 4) * b) >> 16 per row, then (sum + 2) >> 2. */
+static void recio__vrow2_c(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n) {
+    int x;
+    for (x = 0; x < n; x++) {
+        int32_t v = ((((r0[x] >> 4) * b0) >> 16) + (((r1[x] >> 4) * b1) >> 16) + 2) >> 2;
+        line[x] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
     }
 }
 
+static void recio__norm3_c(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean,
+                           const float *std) {
+    int x;
+    (void)mean, (void)std; /* a table lookup is the fastest scalar way to the same floats */
+    for (x = 0; x < n; x++, row += 3) {
+        d[0][x] = lut[row[0]];
+        d[1][x] = lut[256 + row[1]];
+        d[2][x] = lut[512 + row[2]];
+    }
+}
+
+static uint32_t recio__lane_step(uint32_t h, uint32_t w) {
+    uint32_t x = (h ^ w) * 0x01000193u; /* FNV's 32-bit prime, then a shift so high bits reach low ones */
+    return x ^ (x >> 13);
+}
+
+static void recio__hash_c(uint32_t *lane, const unsigned char *p, size_t blocks) {
+    uint32_t h[RECIO__LANES], w;
+    size_t b;
+    int k;
+    memcpy(h, lane, sizeof h); /* a local copy: compilers vectorise the lanes when nothing aliases them */
+    for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
+        for (k = 0; k < RECIO__LANES; k++) {
+            memcpy(&w, p + 4 * k, 4);
+            h[k] = recio__lane_step(h[k], w);
+        }
+    memcpy(lane, h, sizeof h);
+}
+
+static const recio__kern recio__kern_scalar = {"scalar", recio__kern_always, recio__hrow2_c, recio__vrow2_c, recio__norm3_c,
+                                               recio__hash_c};
+
+#if defined(RECIO__SSE2)
+static void recio__hrow2_sse2(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
+    __m128i z = _mm_setzero_si128();
+    int i;
+    recio__hrow2_part(s, C, ax, dst, 0, ax->lo);
+    for (i = ax->lo; i < ax->hi; i++) {
+        int32_t lo, hi, w;
+        const unsigned char *p = s + ax->ofs[i] * C;
+        __m128i px;
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + C, 4);
+        memcpy(&w, ax->coef + 2 * i, 4); /* x86 is little-endian: (a1 << 16) | a0, madd's pair order */
+        px = _mm_unpacklo_epi8(_mm_unpacklo_epi8(_mm_cvtsi32_si128(lo), _mm_cvtsi32_si128(hi)), z);
+        _mm_storeu_si128((__m128i *)(void *)(dst + i * C), _mm_madd_epi16(px, _mm_set1_epi32(w)));
+    }
+    recio__hrow2_part(s, C, ax, dst, ax->hi, ax->n);
+}
+
+/* r >> 4 fits int16 (r <= 255 * 2^11), so the saturating packs and adds never saturate. */
+static int recio__vrow2_sse2_body(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n) {
+    __m128i vb0 = _mm_set1_epi16((short)b0), vb1 = _mm_set1_epi16((short)b1), two = _mm_set1_epi16(2);
+    int x = 0;
+    for (; x + 8 <= n; x += 8) {
+        __m128i a = _mm_packs_epi32(_mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r0 + x)), 4),
+                                    _mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r0 + x + 4)), 4));
+        __m128i b = _mm_packs_epi32(_mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r1 + x)), 4),
+                                    _mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r1 + x + 4)), 4));
+        __m128i v = _mm_adds_epi16(_mm_mulhi_epi16(a, vb0), _mm_mulhi_epi16(b, vb1));
+        v = _mm_srai_epi16(_mm_adds_epi16(v, two), 2);
+        _mm_storel_epi64((__m128i *)(void *)(line + x), _mm_packus_epi16(v, v));
+    }
+    return x;
+}
+
+static void recio__vrow2_sse2(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n) {
+    int x = recio__vrow2_sse2_body(r0, r1, b0, b1, line, n);
+    recio__vrow2_c(r0 + x, r1 + x, b0, b1, line + x, n - x);
+}
+
+static const recio__kern recio__kern_sse2 = {"sse2", recio__kern_always, recio__hrow2_sse2, recio__vrow2_sse2, recio__norm3_c,
+                                             recio__hash_c};
+#endif
+
 #if defined(RECIO__AVX2)
-__attribute__((target("avx2"))) static int recio__vrow2_avx2(const int32_t *r0, const int32_t *r1, int b0, int b1,
-                                                            unsigned char *line, int n) {
+static int recio__avx2_usable(void) { return __builtin_cpu_supports("avx2"); }
+
+__attribute__((target("avx2"))) static void recio__vrow2_avx2(const int32_t *r0, const int32_t *r1, int b0, int b1,
+                                                             unsigned char *line, int n) {
     __m256i vb0 = _mm256_set1_epi16((short)b0), vb1 = _mm256_set1_epi16((short)b1), two = _mm256_set1_epi16(2);
     int x = 0;
     for (; x + 16 <= n; x += 16) {
@@ -4138,9 +4222,181 @@ __attribute__((target("avx2"))) static int recio__vrow2_avx2(const int32_t *r0, 
         v = _mm256_permute4x64_epi64(_mm256_packus_epi16(v, v), 0xD8);
         _mm_storeu_si128((__m128i *)(void *)(line + x), _mm256_castsi256_si128(v));
     }
-    return x;
+    x += recio__vrow2_sse2_body(r0 + x, r1 + x, b0, b1, line + x, n - x);
+    recio__vrow2_c(r0 + x, r1 + x, b0, b1, line + x, n - x);
 }
+
+/* Eight RGB pixels at a time, ((float)v - mean) / std with IEEE sub and div: the table's floats. */
+__attribute__((target("avx2"))) static void recio__norm3_avx2(const unsigned char *row, float *const d[3], int n,
+                                                             const float *lut, const float *mean, const float *std) {
+    const __m128i a0 = _mm_setr_epi8(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i a1 = _mm_setr_epi8(1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i a2 = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i b0 = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 2, 5, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i b1 = _mm_setr_epi8(-1, -1, -1, -1, -1, 0, 3, 6, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i b2 = _mm_setr_epi8(-1, -1, -1, -1, -1, 1, 4, 7, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256 m0 = _mm256_set1_ps(mean[0]), m1 = _mm256_set1_ps(mean[1]), m2 = _mm256_set1_ps(mean[2]);
+    const __m256 s0 = _mm256_set1_ps(std[0]), s1 = _mm256_set1_ps(std[1]), s2 = _mm256_set1_ps(std[2]);
+    float *const tail[3] = {d[0] + (n & ~7), d[1] + (n & ~7), d[2] + (n & ~7)};
+    int x = 0;
+    for (; x + 8 <= n; x += 8, row += 24) { /* 24 bytes: 16 + 8, never past the eighth pixel */
+        int64_t t;
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)row), b;
+        memcpy(&t, row + 16, 8);
+        b = _mm_cvtsi64_si128(t);
+#define RECIO__PLANE(A, B, M, S, D)                                                                                 \
+    _mm256_storeu_ps(D + x, _mm256_div_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(                     \
+                                                             _mm_or_si128(_mm_shuffle_epi8(a, A), _mm_shuffle_epi8(b, B)))), \
+                                                         M), S))
+        RECIO__PLANE(a0, b0, m0, s0, d[0]);
+        RECIO__PLANE(a1, b1, m1, s1, d[1]);
+        RECIO__PLANE(a2, b2, m2, s2, d[2]);
+#undef RECIO__PLANE
+    }
+    recio__norm3_c(row, tail, n - x, lut, mean, std);
+}
+
+__attribute__((target("avx2"))) static void recio__hash_avx2(uint32_t *lane, const unsigned char *p, size_t blocks) {
+    const __m256i prime = _mm256_set1_epi32(0x01000193);
+    __m256i h[RECIO__LANES / 8];
+    size_t b;
+    int k;
+    for (k = 0; k < RECIO__LANES / 8; k++) h[k] = _mm256_loadu_si256((const __m256i *)(const void *)(lane + 8 * k));
+    for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
+        for (k = 0; k < RECIO__LANES / 8; k++) {
+            __m256i x = _mm256_mullo_epi32(_mm256_xor_si256(h[k], _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * k))), prime);
+            h[k] = _mm256_xor_si256(x, _mm256_srli_epi32(x, 13));
+        }
+    for (k = 0; k < RECIO__LANES / 8; k++) _mm256_storeu_si256((__m256i *)(void *)(lane + 8 * k), h[k]);
+}
+
+/* The horizontal pass stays SSE2's: two outputs per 256-bit madd measured no faster (loads bound it). */
+static const recio__kern recio__kern_avx2 = {"avx2", recio__avx2_usable, recio__hrow2_sse2, recio__vrow2_avx2, recio__norm3_avx2,
+                                             recio__hash_avx2};
 #endif
+
+#if defined(RECIO__NEON)
+static void recio__hrow2_neon(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
+    int i;
+    recio__hrow2_part(s, C, ax, dst, 0, ax->lo);
+    for (i = ax->lo; i < ax->hi; i++) { /* 8 bytes: both taps' pixels (and 1-2 bytes more, inside the row) */
+        uint16x8_t w = vmovl_u8(vld1_u8(s + ax->ofs[i] * C));
+        int16x4_t p0 = vreinterpret_s16_u16(vget_low_u16(w));
+        int16x4_t p1 = vreinterpret_s16_u16(C == 4 ? vget_high_u16(w) : vext_u16(vget_low_u16(w), vget_high_u16(w), 3));
+        vst1q_s32(dst + i * C, vmlal_n_s16(vmull_n_s16(p0, ax->coef[2 * i]), p1, ax->coef[2 * i + 1]));
+    }
+    recio__hrow2_part(s, C, ax, dst, ax->hi, ax->n);
+}
+
+/* The scalar arithmetic in 32-bit lanes, then saturating narrows: the same bytes by construction. */
+static void recio__vrow2_neon(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n) {
+    const int32x4_t two = vdupq_n_s32(2);
+    int x = 0, h;
+    for (; x + 8 <= n; x += 8) {
+        int16x4_t half[2];
+        for (h = 0; h < 2; h++) {
+            int32x4_t a = vshrq_n_s32(vmulq_n_s32(vshrq_n_s32(vld1q_s32(r0 + x + 4 * h), 4), b0), 16);
+            int32x4_t b = vshrq_n_s32(vmulq_n_s32(vshrq_n_s32(vld1q_s32(r1 + x + 4 * h), 4), b1), 16);
+            half[h] = vreinterpret_s16_u16(vqmovun_s32(vshrq_n_s32(vaddq_s32(vaddq_s32(a, b), two), 2)));
+        }
+        vst1_u8(line + x, vqmovun_s16(vcombine_s16(half[0], half[1])));
+    }
+    recio__vrow2_c(r0 + x, r1 + x, b0, b1, line + x, n - x);
+}
+
+#if defined(__aarch64__) /* ARMv7 NEON has no vector divide (and flushes subnormals): the table there */
+static void recio__norm3_neon(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean,
+                              const float *std) {
+    float *const tail[3] = {d[0] + (n & ~15), d[1] + (n & ~15), d[2] + (n & ~15)};
+    int x = 0, c, q;
+    for (; x + 16 <= n; x += 16, row += 48) {
+        uint8x16x3_t px = vld3q_u8(row);
+        for (c = 0; c < 3; c++) {
+            uint16x8_t h[2];
+            h[0] = vmovl_u8(vget_low_u8(px.val[c]));
+            h[1] = vmovl_u8(vget_high_u8(px.val[c]));
+            for (q = 0; q < 4; q++) {
+                uint32x4_t v = q & 1 ? vmovl_u16(vget_high_u16(h[q >> 1])) : vmovl_u16(vget_low_u16(h[q >> 1]));
+                float32x4_t f = vdivq_f32(vsubq_f32(vcvtq_f32_u32(v), vdupq_n_f32(mean[c])), vdupq_n_f32(std[c]));
+                vst1q_f32(d[c] + x + 4 * q, f);
+            }
+        }
+    }
+    recio__norm3_c(row, tail, n - x, lut, mean, std);
+}
+#define RECIO__NORM3_NEON recio__norm3_neon
+#else
+#define RECIO__NORM3_NEON recio__norm3_c
+#endif
+
+static void recio__hash_neon(uint32_t *lane, const unsigned char *p, size_t blocks) {
+    uint32x4_t h[RECIO__LANES / 4];
+    size_t b;
+    int k;
+    for (k = 0; k < RECIO__LANES / 4; k++) h[k] = vld1q_u32(lane + 4 * k);
+    for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
+        for (k = 0; k < RECIO__LANES / 4; k++) {
+            uint32x4_t x = vmulq_n_u32(veorq_u32(h[k], vreinterpretq_u32_u8(vld1q_u8(p + 16 * k))), 0x01000193u);
+            h[k] = veorq_u32(x, vshrq_n_u32(x, 13));
+        }
+    for (k = 0; k < RECIO__LANES / 4; k++) vst1q_u32(lane + 4 * k, h[k]);
+}
+
+static const recio__kern recio__kern_neon = {"neon", recio__kern_always, recio__hrow2_neon, recio__vrow2_neon, RECIO__NORM3_NEON,
+                                             recio__hash_neon};
+#endif
+
+/* Every column this build has, the reference first: the tests run each usable one against it. */
+static const recio__kern *const recio__kern_cols[] = {
+    &recio__kern_scalar,
+#if defined(RECIO__SSE2)
+    &recio__kern_sse2,
+#endif
+#if defined(RECIO__AVX2)
+    &recio__kern_avx2,
+#endif
+#if defined(RECIO__NEON)
+    &recio__kern_neon,
+#endif
+};
+
+/* The best usable column: the last one the CPU runs. */
+static const recio__kern *recio__kern_pick(void) {
+    int i = (int)(sizeof recio__kern_cols / sizeof recio__kern_cols[0]) - 1;
+    while (i > 0 && !recio__kern_cols[i]->usable()) i--;
+    return recio__kern_cols[i];
+}
+
+/* Horizontal pass of one source row into dst (n*C ints, plus 4 ints of slack that a kernel's last
+   16-byte store may overwrite). LINEAR with 3 or 4 channels goes through the column's kernel. */
+static void recio__hrow(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst, const recio__kern *kn) {
+    int i, k, c, n = ax->n, K = ax->k;
+    const int *ofs = ax->ofs;
+    const int16_t *cf = ax->coef;
+    if (K == 2 && (C == 3 || C == 4)) {
+        kn->hrow2(s, C, ax, dst);
+    } else if (K == 2 && C == 1) {
+        for (i = 0; i < n; i++, cf += 2) dst[i] = s[ofs[i]] * cf[0] + s[ofs[i] + 1] * cf[1];
+    } else {
+        for (i = 0; i < n; i++, dst += C, cf += K)
+            for (c = 0; c < C; c++) {
+                const unsigned char *p = s + ofs[i] * C + c;
+                int32_t v = 0;
+                for (k = 0; k < K; k++) v += p[k * C] * cf[k];
+                dst[c] = v;
+            }
+    }
+}
+
+/* Outputs [lo, hi) of a 2-tap axis whose taps a kernel may read with one 8-byte load from ofs*C:
+   ofs <= width - 2 - (C == 3) keeps it inside the row. ofs is monotonic, so this is one run. */
+static void recio__axis_bounds(recio__axis *ax, int C, int width) {
+    int last = width - 2 - (C == 3);
+    ax->lo = 0;
+    ax->hi = ax->n;
+    while (ax->lo < ax->n && ax->ofs[ax->lo] > last) ax->lo++;
+    while (ax->hi > ax->lo && ax->ofs[ax->hi - 1] > last) ax->hi--;
+}
 
 /* K rows (AREA) into u8: row by row into acc, skipping the zero taps at the window's ends. The sum
    is at most 255 * 2^11 * 2^11 < 2^31 since the taps add up to 2^11. */
@@ -4162,33 +4418,6 @@ static void recio__vrowk(const int32_t *const *rp, const int16_t *b, int K, int3
     }
 }
 
-/* Two rows into u8 as OpenCV's VResizeLinear for 8-bit does it: ((r >> 4) * b) >> 16 per row, then
-   (sum + 2) >> 2. The SSE2 path and the scalar loop give the same bits. */
-static void recio__vrow2(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n, int avx2) {
-    int x = 0;
-#if defined(RECIO__AVX2)
-    if (avx2) x = recio__vrow2_avx2(r0, r1, b0, b1, line, n);
-#else
-    (void)avx2;
-#endif
-#if defined(RECIO__SSE2)
-    __m128i vb0 = _mm_set1_epi16((short)b0), vb1 = _mm_set1_epi16((short)b1), two = _mm_set1_epi16(2);
-    for (; x + 8 <= n; x += 8) {
-        __m128i a = _mm_packs_epi32(_mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r0 + x)), 4),
-                                    _mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r0 + x + 4)), 4));
-        __m128i b = _mm_packs_epi32(_mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r1 + x)), 4),
-                                    _mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r1 + x + 4)), 4));
-        __m128i v = _mm_adds_epi16(_mm_mulhi_epi16(a, vb0), _mm_mulhi_epi16(b, vb1));
-        v = _mm_srai_epi16(_mm_adds_epi16(v, two), 2);
-        _mm_storel_epi64((__m128i *)(void *)(line + x), _mm_packus_epi16(v, v));
-    }
-#endif
-    for (; x < n; x++) {
-        int32_t v = ((((r0[x] >> 4) * b0) >> 16) + (((r1[x] >> 4) * b1) >> 16) + 2) >> 2;
-        line[x] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
-    }
-}
-
 /* Where a materialised row goes: u8 into an image, or through a per-channel table into f32 (HWC/CHW). */
 typedef struct recio__sink {
     recio_image *img;              /* n x rows output */
@@ -4196,39 +4425,7 @@ typedef struct recio__sink {
     const float *mean, *std;       /* not NULL: lut[c][v] is exactly ((float)v - mean[c]) / std[c] */
 } recio__sink;
 
-#if defined(RECIO__AVX2)
-/* Eight RGB pixels at a time into three float planes, ((float)v - mean) / std with IEEE sub and div:
-   the very floats of the table, three times faster than looking them up. Returns pixels done. */
-__attribute__((target("avx2"))) static int recio__emit3_avx2(const unsigned char *row, float *d0, float *d1, float *d2, int n,
-                                                            const float *mean, const float *std) {
-    const __m128i a0 = _mm_setr_epi8(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m128i a1 = _mm_setr_epi8(1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m128i a2 = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m128i b0 = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 2, 5, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m128i b1 = _mm_setr_epi8(-1, -1, -1, -1, -1, 0, 3, 6, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m128i b2 = _mm_setr_epi8(-1, -1, -1, -1, -1, 1, 4, 7, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m256 m0 = _mm256_set1_ps(mean[0]), m1 = _mm256_set1_ps(mean[1]), m2 = _mm256_set1_ps(mean[2]);
-    const __m256 s0 = _mm256_set1_ps(std[0]), s1 = _mm256_set1_ps(std[1]), s2 = _mm256_set1_ps(std[2]);
-    int x = 0;
-    for (; x + 8 <= n; x += 8, row += 24) { /* 24 bytes: 16 + 8, never past the eighth pixel */
-        int64_t t;
-        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)row), b;
-        memcpy(&t, row + 16, 8);
-        b = _mm_cvtsi64_si128(t);
-#define RECIO__PLANE(A, B, M, S, D)                                                                                 \
-    _mm256_storeu_ps(D + x, _mm256_div_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(                     \
-                                                             _mm_or_si128(_mm_shuffle_epi8(a, A), _mm_shuffle_epi8(b, B)))), \
-                                                         M), S))
-        RECIO__PLANE(a0, b0, m0, s0, d0);
-        RECIO__PLANE(a1, b1, m1, s1, d1);
-        RECIO__PLANE(a2, b2, m2, s2, d2);
-#undef RECIO__PLANE
-    }
-    return x;
-}
-#endif
-
-static void recio__emit(const recio__sink *k, int y, const unsigned char *row, int n, int C, int avx2) {
+static void recio__emit(const recio__sink *k, int y, const unsigned char *row, int n, int C, const recio__kern *kn) {
     int x, c;
     if (!k->lut) {
         if (k->img->layout == RECIO_HWC) {
@@ -4242,20 +4439,10 @@ static void recio__emit(const recio__sink *k, int y, const unsigned char *row, i
         return;
     }
     if (k->img->layout == RECIO_CHW && C == 3) { /* the hot path: one pass, three planes */
-        float *d0 = (float *)(void *)recio__at(k->img, 0, y, 0), *d1 = (float *)(void *)recio__at(k->img, 0, y, 1);
-        float *d2 = (float *)(void *)recio__at(k->img, 0, y, 2);
-        const float *l0 = k->lut, *l1 = k->lut + 256, *l2 = k->lut + 512;
-        x = 0;
-#if defined(RECIO__AVX2)
-        if (k->mean && avx2) x = recio__emit3_avx2(row, d0, d1, d2, n, k->mean, k->std), row += 3 * x;
-#else
-        (void)avx2;
-#endif
-        for (; x < n; x++, row += 3) {
-            d0[x] = l0[row[0]];
-            d1[x] = l1[row[1]];
-            d2[x] = l2[row[2]];
-        }
+        float *const d[3] = {(float *)(void *)recio__at(k->img, 0, y, 0), (float *)(void *)recio__at(k->img, 0, y, 1),
+                             (float *)(void *)recio__at(k->img, 0, y, 2)};
+        if (k->mean) kn->norm3(row, d, n, k->lut, k->mean, k->std);
+        else recio__norm3_c(row, d, n, k->lut, NULL, NULL);
     } else if (k->img->layout == RECIO_CHW) {
         for (c = 0; c < C; c++) {
             float *d = (float *)(void *)recio__at(k->img, 0, y, c);
@@ -4289,16 +4476,14 @@ static int recio__taps_inside(const recio__axis *ax, int sx0, int n, int rows, i
 static recio_err recio__resample(recio__arena *a, const recio_image *src, const recio__srcwin *sw, int dw, int dh, int ox,
                                  int oy, int ow, int oh, int flip, recio_filter f, const recio__sink *k) {
     recio__axis hx, vy;
-    int C = src->channels, y, r, x, K, avx2 = 0, i;
+    int C = src->channels, y, r, x, K, i;
     int32_t **rows, *acc;
     const int32_t **rp;
     int *tag;
     unsigned char *line;
     size_t rl = (size_t)ow * (size_t)C;
     recio__srcwin whole;
-#if defined(RECIO__AVX2)
-    avx2 = __builtin_cpu_supports("avx2");
-#endif
+    const recio__kern *kn = recio__kern_pick();
     if (!sw) {
         whole.sw = src->width, whole.sh = src->height, whole.sx0 = whole.sy0 = 0;
         sw = &whole;
@@ -4312,7 +4497,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
             if (!flip) memcpy(line, s, rl);
             else
                 for (x = 0; x < ow; x++) memcpy(line + (size_t)x * C, s + (size_t)(ow - 1 - x) * C, (size_t)C);
-            recio__emit(k, y, line, ow, C, avx2);
+            recio__emit(k, y, line, ow, C, kn);
         }
         return RECIO_OK;
     }
@@ -4321,24 +4506,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
     if (!recio__taps_inside(&hx, sw->sx0, src->width, 0, sw->sw) || !recio__taps_inside(&vy, sw->sy0, src->height, 1, sw->sh))
         return RECIO_ERR_ARG; /* a window too small for its pass: a bug, never a read outside */
     for (i = 0; i < ow; i++) hx.ofs[i] -= sw->sx0;
-#if defined(RECIO__SSE2)
-    if (hx.k == 2 && (C == 3 || C == 4)) {
-        int last = src->width - 2 - (C == 3); /* loads of 4 bytes at ofs*C and (ofs+1)*C */
-        hx.wv = (int32_t *)recio__arena_get(a, (size_t)ow * 4 * sizeof(int32_t));
-        hx.bofs = (int *)recio__arena_get(a, (size_t)ow * sizeof(int));
-        if (!hx.wv || !hx.bofs) return RECIO_ERR_NOMEM;
-        hx.lo = 0;
-        hx.hi = ow;
-        for (i = 0; i < ow; i++) {
-            int32_t w;
-            memcpy(&w, hx.coef + 2 * i, 4); /* x86 is little-endian: (a1 << 16) | a0, madd's pair order */
-            hx.wv[4 * i] = hx.wv[4 * i + 1] = hx.wv[4 * i + 2] = hx.wv[4 * i + 3] = w;
-            hx.bofs[i] = hx.ofs[i] * C;
-        }
-        while (hx.lo < ow && hx.ofs[hx.lo] > last) hx.lo++;
-        while (hx.hi > hx.lo && hx.ofs[hx.hi - 1] > last) hx.hi--;
-    }
-#endif
+    if (hx.k == 2) recio__axis_bounds(&hx, C, src->width);
     K = vy.k;
     rows = (int32_t **)recio__arena_get(a, (size_t)K * sizeof(int32_t *));
     acc = K > 2 ? (int32_t *)recio__arena_get(a, rl * sizeof(int32_t)) : NULL;
@@ -4358,17 +4526,17 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
         for (r = 0; r < K; r++) {
             int sy = y0 + r < 0 ? 0 : y0 + r < sw->sh ? y0 + r : sw->sh - 1, slot = sy % K;
             if (tag[slot] != sy) {
-                recio__hrow(recio__at(src, 0, sy - sw->sy0, 0), C, &hx, rows[slot]);
+                recio__hrow(recio__at(src, 0, sy - sw->sy0, 0), C, &hx, rows[slot], kn);
                 tag[slot] = sy;
             }
             rp[r] = rows[slot];
         }
         if (K == 2) {
-            recio__vrow2(rp[0], rp[1], b[0], b[1], line, (int)rl, avx2);
+            kn->vrow2(rp[0], rp[1], b[0], b[1], line, (int)rl);
         } else {
             recio__vrowk(rp, b, K, acc, line, (int)rl);
         }
-        recio__emit(k, y, line, ow, C, avx2);
+        recio__emit(k, y, line, ow, C, kn);
     }
     return RECIO_OK;
 }
