@@ -65,6 +65,39 @@ static inline uint64_t iu_fnv(const void *p, size_t n) {
     return h;
 }
 
+/* recio_checksum written out again from its documentation, byte by byte over the little-endian
+   bytes of a tensor, to check the library's lanes and kernels against. */
+static inline uint64_t iu_fnv_more(uint64_t h, uint64_t v, int bytes) {
+    int j;
+    for (j = 0; j < bytes; j++) h = (h ^ ((v >> 8 * j) & 255)) * 0x100000001b3ull;
+    return h;
+}
+
+static inline uint64_t iu_checksum(const unsigned char *le, size_t n) {
+    uint32_t lane[64];
+    size_t i, k;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (k = 0; k < 64; k++) lane[k] = 2166136261u ^ (uint32_t)k * 2654435769u;
+    for (i = 0; i + 256 <= n; i += 256)
+        for (k = 0; k < 64; k++) {
+            const unsigned char *q = le + i + 4 * k;
+            uint32_t w = q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+            uint32_t x = (lane[k] ^ w) * 16777619u;
+            lane[k] = x ^ (x >> 13);
+        }
+    for (k = 0; k < 64; k++) h = iu_fnv_more(h, lane[k], 4);
+    for (; i < n; i++) h = iu_fnv_more(h, le[i], 1);
+    return iu_fnv_more(h, (uint64_t)n, 8);
+}
+
+/* The batch checksum of `count` items of `item` little-endian bytes each. */
+static inline uint64_t iu_batch_checksum(const unsigned char *le, unsigned count, size_t item) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    unsigned i;
+    for (i = 0; i < count; i++) h = iu_fnv_more(h, iu_checksum(le + i * item, item), 8);
+    return h;
+}
+
 typedef struct iu_batch {
     uint64_t epoch, index, sum, labsum;
     unsigned count, pad;

@@ -9,11 +9,12 @@ static const char iter_help[] =
     "usage: recio iter URIS --spec SPEC --batch B [--workers N] [--seed S] [--epochs E]\n"
     "                  [--nsplit N --rank R] [--shuffle] [--last-batch pad|discard|roll_over]\n"
     "                  [--shuffle-buffer N] [--rotate] [--prefetch N] [--channels C] [--label-width N]\n"
-    "                  [--quiet]\n\n"
+    "                  [--no-checksum] [--quiet]\n\n"
     "Run the training iterator over URIS ('a.rec;b.rec') and print one line per batch:\n"
     "  epoch<TAB>batch<TAB>count<TAB>pad<TAB>ids<TAB>checksum\n"
     "count = records in the batch, pad = padding items after them, ids = the image-header ids of all\n"
-    "count+pad items (comma-separated), checksum = FNV-1a 64 (hex) of the batch tensor's bytes.\n"
+    "count+pad items (comma-separated), checksum = recio_batch_checksum (hex): FNV-1a 64 over each\n"
+    "item's recio_checksum, which the workers compute while the item is in cache (see recio.h).\n"
     "On stderr at the end: 'N images in T s: R img/s'. The output is the same for every --workers;\n"
     "--workers 0 (the default) runs everything on one thread (pull mode).\n\n"
     "  --spec SPEC          transform chain per image (see 'recio apply --help'); end it with a fixed size\n"
@@ -25,6 +26,7 @@ static const char iter_help[] =
     "  --shuffle-buffer N   streaming shuffle through N records (no .idx needed)\n"
     "  --rotate             epoch e reads part (R + e) % N      --last-batch  default pad\n"
     "  --channels C         decode to C channels (default 3)    --label-width labels per image (default 1)\n"
+    "  --no-checksum        print '-' for the checksum (not even the small cost of computing it)\n"
     "  --quiet              no batch lines, only the throughput\n\n"
     "example: recio iter train.rec --spec 'resize_short(256) center_crop(224) normalize(imagenet) chw' \\\n"
     "             --batch 32 --workers 2 --epochs 1 | head\n";
@@ -35,11 +37,13 @@ typedef struct iter_opts {
     int quiet;
 } iter_opts;
 
+
 static void print_batch(const recio_batch *b) {
     unsigned i;
     printf("%llu\t%llu\t%u\t%u\t", (unsigned long long)b->epoch, (unsigned long long)b->index, b->count, b->pad);
     for (i = 0; i < b->count + b->pad; i++) printf(i ? ",%llu" : "%llu", (unsigned long long)b->ids[i]);
-    printf("\t%016llx\n", (unsigned long long)recio_batch_checksum(b));
+    if (b->sums) printf("\t%016llx\n", (unsigned long long)recio_batch_checksum(b));
+    else printf("\t-\n");
 }
 
 static double now_s(void) {
@@ -69,6 +73,7 @@ static int parse(int argc, char **argv, iter_opts *o) {
     unsigned long long v;
     memset(o, 0, sizeof *o);
     o->epochs = 1;
+    o->d.checksums = 1;
     for (i = 1; i < argc && !rc; i++) {
         const char *a = argv[i];
         if (cli_is_help(a)) return fputs(iter_help, stdout), -1;
@@ -91,6 +96,7 @@ static int parse(int argc, char **argv, iter_opts *o) {
         } else if (strcmp(a, "--shuffle") == 0) o->d.shuffle = o->d.index = 1;
         else if (strcmp(a, "--rotate") == 0) o->d.rotate_shards = 1;
         else if (strcmp(a, "--quiet") == 0) o->quiet = 1;
+        else if (strcmp(a, "--no-checksum") == 0) o->d.checksums = 0;
         else if (a[0] == '-' && a[1]) rc = cli_usage_error("iter", "unknown option '%s'", a);
         else if (o->d.uris) rc = cli_usage_error("iter", "one URIS argument ('a.rec;b.rec' for several files)");
         else o->d.uris = a;
@@ -98,6 +104,7 @@ static int parse(int argc, char **argv, iter_opts *o) {
     if (rc) return rc;
     if (!o->d.uris) return cli_usage_error("iter", "which dataset?");
     if (!o->d.spec) return cli_usage_error("iter", "--spec is required (e.g. --spec 'resize(224,224)')");
+    if (o->quiet) o->d.checksums = 0; /* nothing prints them */
     if (o->d.nsplit && o->d.rank >= o->d.nsplit) return cli_usage_error("iter", "--rank must be below --nsplit");
     return 0;
 }
