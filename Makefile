@@ -85,8 +85,28 @@ mpi-example: $(BUILD)/librecio.a
 	@mkdir -p $(BUILD)/examples
 	mpicc $(CPPFLAGS) $(CFLAGS_R) examples/mpi_split.c -o $(BUILD)/examples/mpi_split $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
 
-test: all $(TESTS)
-	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" tests/run.sh $(TESTS)
+# RECIO_NO_IMAGE: the record half as a user who copies recio.h for records alone builds it, with no stb
+# anywhere on the include path (-I. only): its tests, and the README's records example built in a
+# folder holding nothing but recio.h, with a plain `cc` (no -lm).
+NOIMG       = $(BUILD)/noimage
+NOIMG_FLAGS = -I. -D_FILE_OFFSET_BITS=64 -DRECIO_THREADS -DRECIO_NO_IMAGE $(CFLAGS_R)
+NOIMG_TESTS = $(patsubst %,$(NOIMG)/tests/%,test_recordio test_split_compat test_split_props test_prefetch test_iter \
+              test_iter_nothreads test_config)
+$(NOIMG)/recio.o: recio_impl.c $(HDR)
+	@mkdir -p $(@D)
+	$(CC) $(NOIMG_FLAGS) -c $< -o $@
+$(NOIMG)/tests/%: tests/%.c tests/test.h $(NOIMG)/recio.o
+	@mkdir -p $(@D)
+	$(CC) $(NOIMG_FLAGS) $< -o $@ $(NOIMG)/recio.o $(LDFLAGS) $(LDLIBS)
+$(NOIMG)/tests/test_iter $(NOIMG)/tests/test_iter_nothreads: tests/iter_cases.h tests/iter_util.h
+$(NOIMG)/copy_records: examples/copy_records.c $(HDR)
+	@rm -rf $(NOIMG)/plain && mkdir -p $(NOIMG)/plain && cp $(HDR) $(NOIMG)/plain/
+	@printf '#define RECIO_NO_IMAGE\n#define RECIO_IMPLEMENTATION\n#include "recio.h"\n' > $(NOIMG)/plain/copy.c
+	@cat examples/copy_records.c >> $(NOIMG)/plain/copy.c
+	cd $(NOIMG)/plain && $(CC) -std=c99 $(WARN) $(EXTRA_CFLAGS) copy.c -o ../copy_records $(LDFLAGS)
+
+test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records
+	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" tests/run.sh $(TESTS) $(NOIMG_TESTS)
 
 demo: all
 	@RECIO=$(BUILD)/recio sh examples/demo.sh

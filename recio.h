@@ -538,6 +538,7 @@ RECIODEF recio_err recio_image_copy(const recio_image *in, recio_image *out); /*
 RECIODEF float recio_image_get(const recio_image *img, int x, int y, int c);
 RECIODEF void recio_image_set(recio_image *img, int x, int y, int c, float v);
 
+#ifndef RECIO_NO_IMAGE /* decoding and every op (the types above stay: the iterator uses them) */
 /* DECODE (stb_image, from memory): JPEG baseline/progressive, PNG (8/16-bit, alpha, palette), BMP,
    TGA, GIF (first frame), PSD, PNM, HDR. channels: 1, 3, 4, or 0 = as stored (2 = grey+alpha becomes 4).
    Always u8 HWC, owned. A corrupt or truncated image is RECIO_ERR_DECODE; recio_image_decode_ex also
@@ -599,6 +600,7 @@ RECIODEF recio_err recio_image_convert(const recio_image *in, recio_image *out, 
 /* f32 out = (in - mean[c]) / std[c]; any input dtype, layout kept. */
 RECIODEF recio_err recio_image_normalize(const recio_image *in, recio_image *out, const float mean[4], const float std[4]);
 RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); /* any dtype */
+#endif /* RECIO_NO_IMAGE */
 
 /* ==================================================================================================
    6. RANDOM POLICIES AND TRANSFORM SPEC
@@ -622,6 +624,7 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
    pixels that survive the crops are resampled) with exactly the numbers of the op-by-op chain. */
 typedef struct recio_transform recio_transform;
 
+#ifndef RECIO_NO_IMAGE
 typedef struct recio_transform_desc {
     recio_allocator alloc;
     int no_fuse; /* run every op on its own (for testing the fused paths against the plain chain) */
@@ -670,6 +673,7 @@ RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w,
 RECIODEF int recio_transform_decode_hint(const recio_transform *t);
 /* The spec of the AutoAugment ImageNet policy in this grammar, for recio_transform_parse. */
 RECIODEF const char *recio_autoaugment_imagenet(void);
+#endif /* RECIO_NO_IMAGE */
 
 /* ==================================================================================================
    7. PREFETCHER (RECIO_THREADS)
@@ -3445,50 +3449,7 @@ RECIODEF void recio_split_close(recio_split *s) {
 #else
 #define STBI_NO_SIMD /* plain C everywhere, stb's decoders included */
 #endif
-
-/* stb_image is built here, private to recio (STB_IMAGE_STATIC), so it never clashes with the user's
-   own copy; RECIO_NO_STB_IMPLEMENTATION uses the user's stb_image instead. Only decoding from memory
-   is needed (STBI_NO_STDIO keeps stdio out), and stb allocates through recio's allocator. */
-#ifndef RECIO_NO_STB_IMPLEMENTATION
-#define STB_IMAGE_STATIC
-#define STB_IMAGE_IMPLEMENTATION
-#define STBI_NO_STDIO
-#define STBI_MALLOC(sz) RECIO_MALLOC(sz, NULL)
-#define STBI_REALLOC(p, sz) RECIO_REALLOC(p, sz, NULL)
-#define STBI_FREE(p) RECIO_FREE(p, NULL)
-#define STBI_ASSERT(x) RECIO_ASSERT(x)
-#endif
-/* stb_image 2.27 declares stbi_set_unpremultiply_on_load_thread but defines it under the misspelt
-   name stbi__unpremultiply_on_load_thread; with STB_IMAGE_STATIC that is a static function declared
-   and never defined, which -Wunused-function reports at the end of the translation unit (so a
-   diagnostic push/pop around the include cannot catch it). Giving both spellings one name makes the
-   declaration match the definition. */
-#if !defined(RECIO_NO_STB_IMPLEMENTATION) && !defined(stbi_set_unpremultiply_on_load_thread)
-#define stbi_set_unpremultiply_on_load_thread stbi__unpremultiply_on_load_thread
-#endif
-/* With STB_IMAGE_STATIC every stb function recio does not call is an unused static function:
-   silence exactly that warning, for stb's code only (GCC and clang check it by source location). */
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#endif
-#include "stb_image.h"
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-
 #define RECIO__ALIGN 64 /* scratch blocks start on cache lines */
-#ifndef RECIO_MAX_PIXELS
-#define RECIO_MAX_PIXELS ((uint64_t)1 << 28) /* a decoded image larger than this is refused (corrupt sizes) */
-#endif
-#ifdef RECIO_TURBOJPEG /* libjpeg-turbo's libjpeg API (link -ljpeg); jpeglib.h wants FILE and size_t first */
-#include <stdio.h>
-#include <setjmp.h>
-#include <jpeglib.h>
-#if !defined(LIBJPEG_TURBO_VERSION) || !defined(JCS_ALPHA_EXTENSIONS)
-#error "RECIO_TURBOJPEG needs libjpeg-turbo 1.5 or later (its jpeglib.h; link -ljpeg)"
-#endif
-#endif
 
 RECIODEF size_t recio_dtype_size(recio_dtype t) {
     switch (t) {
@@ -3566,10 +3527,6 @@ static int recio__valid(const recio_image *img) {
            img->stride >= recio__row_bytes(img->width, img->channels, img->dtype, img->layout);
 }
 
-static int recio__is_u8hwc(const recio_image *img) {
-    return recio__valid(img) && img->dtype == RECIO_U8 && img->layout == RECIO_HWC;
-}
-
 static unsigned char *recio__at(const recio_image *img, int x, int y, int c) {
     size_t es = recio_dtype_size(img->dtype);
     unsigned char *p = (unsigned char *)img->data;
@@ -3625,12 +3582,18 @@ static float recio__ldf(const unsigned char *p, recio_dtype t) {
     return 0;
 }
 
+/* floor of a float in int range, without libm: a records-only program links with a plain `cc` */
+static int recio__floor_int(float v) {
+    int i = (int)v;
+    return (float)i > v ? i - 1 : i;
+}
+
 static unsigned char recio__u8(float v) { return v <= 0 ? 0 : v >= 255 ? 255 : (unsigned char)(v + 0.5f); }
 
 static void recio__stf(unsigned char *p, recio_dtype t, float v) {
     switch (t) {
     case RECIO_U8: *p = recio__u8(v); break;
-    case RECIO_I8: *p = (unsigned char)(signed char)(v <= -128 ? -128 : v >= 127 ? 127 : (int)floorf(v + 0.5f)); break;
+    case RECIO_I8: *p = (unsigned char)(signed char)(v <= -128 ? -128 : v >= 127 ? 127 : recio__floor_int(v + 0.5f)); break;
     case RECIO_F16: { uint16_t h = recio__f2h(v); memcpy(p, &h, 2); break; }
     case RECIO_F32: memcpy(p, &v, 4); break;
     }
@@ -3655,6 +3618,402 @@ RECIODEF recio_err recio_image_copy(const recio_image *in, recio_image *out) {
         memcpy((unsigned char *)out->data + r * out->stride, (const unsigned char *)in->data + r * in->stride, rb);
     return RECIO_OK;
 }
+
+/* One axis of a resampling pass (see "the resampler" below): output i reads taps ofs[i] .. ofs[i]+k-1
+   weighted by coef[i*k ..], on 2^11. */
+#define RECIO__FIX 2048
+typedef struct recio__axis {
+    int n, k;      /* outputs, taps per output */
+    int *ofs;      /* first source index per output */
+    int16_t *coef; /* n*k */
+    int lo, hi;    /* 2 taps: the outputs a kernel may load with 8 bytes from ofs*C (recio__axis_bounds) */
+} recio__axis;
+
+/* ---- kernels: the resampler's and the iterator's hot loops, one column per instruction set ----
+   A column is a recio__kern: the horizontal and vertical passes of the LINEAR resampler, the
+   normalise-into-three-planes step and the checksum lanes. The scalar column is the reference;
+   every other column computes exactly its bytes (tests compare each usable column with it on
+   random sizes), usually by running its own loop over the body of a row and the scalar code over
+   the edges. A pass picks its column once (recio__kern_pick): a new instruction set is a new
+   column here, never an #if inside the scalar code. */
+#define RECIO__LANES 64 /* checksum lanes: 256-byte blocks, 4-byte words */
+typedef struct recio__kern {
+    const char *name;
+    int (*usable)(void); /* the CPU has it (x86 AVX2 is chosen at run time) */
+    /* K == 2 taps, 3 or 4 channels: dst[i*C + c] = s[ofs*C + c] * a0 + s[(ofs+1)*C + c] * a1 */
+    void (*hrow2)(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst);
+    /* two rows of the horizontal pass into u8, OpenCV's VResizeLinear rounding */
+    void (*vrow2)(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n);
+    /* RGB u8 into three f32 planes: d[c][x] = lut[c*256 + v], which is ((float)v - mean[c]) / std[c] */
+    void (*norm3)(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean, const float *std);
+    /* checksum: lane[k] takes word k of every 256-byte block (native-order 32-bit words) */
+    void (*hash)(uint32_t *lane, const unsigned char *p, size_t blocks);
+} recio__kern;
+
+static int recio__kern_always(void) { return 1; }
+
+static void recio__hpx(const unsigned char *p, int C, int a0, int a1, int32_t *d) {
+    int c;
+    for (c = 0; c < C; c++) d[c] = p[c] * a0 + p[c + C] * a1;
+}
+
+static void recio__hrow2_part(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst, int from, int to);
+static void recio__hrow2_c(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
+    recio__hrow2_part(s, C, ax, dst, 0, ax->n);
+}
+
+/* The outputs a SIMD hrow2 leaves to the scalar code, [from, to): those before ax->lo, whose 8-byte
+   loads would leave the row (see recio__axis_bounds), first; those from ax->hi on last, since a
+   kernel's 16-byte store for 3 channels runs into the next output's first int. */
+static void recio__hrow2_part(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst, int from, int to) {
+    int i;
+    for (i = from; i < to; i++) recio__hpx(s + ax->ofs[i] * C, C, ax->coef[2 * i], ax->coef[2 * i + 1], dst + i * C);
+}
+
+/* OpenCV's VResizeLinear for 8-bit: ((r >> 4) * b) >> 16 per row, then (sum + 2) >> 2. */
+static void recio__vrow2_c(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n) {
+    int x;
+    for (x = 0; x < n; x++) {
+        int32_t v = ((((r0[x] >> 4) * b0) >> 16) + (((r1[x] >> 4) * b1) >> 16) + 2) >> 2;
+        line[x] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+    }
+}
+
+static void recio__norm3_c(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean,
+                           const float *std) {
+    int x;
+    (void)mean, (void)std; /* a table lookup is the fastest scalar way to the same floats */
+    for (x = 0; x < n; x++, row += 3) {
+        d[0][x] = lut[row[0]];
+        d[1][x] = lut[256 + row[1]];
+        d[2][x] = lut[512 + row[2]];
+    }
+}
+
+static uint32_t recio__lane_step(uint32_t h, uint32_t w) {
+    uint32_t x = (h ^ w) * 0x01000193u; /* FNV's 32-bit prime, then a shift so high bits reach low ones */
+    return x ^ (x >> 13);
+}
+
+static void recio__hash_c(uint32_t *lane, const unsigned char *p, size_t blocks) {
+    uint32_t h[RECIO__LANES], w;
+    size_t b;
+    int k;
+    memcpy(h, lane, sizeof h); /* a local copy: compilers vectorise the lanes when nothing aliases them */
+    for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
+        for (k = 0; k < RECIO__LANES; k++) {
+            memcpy(&w, p + 4 * k, 4);
+            h[k] = recio__lane_step(h[k], w);
+        }
+    memcpy(lane, h, sizeof h);
+}
+
+static const recio__kern recio__kern_scalar = {"scalar", recio__kern_always, recio__hrow2_c, recio__vrow2_c, recio__norm3_c,
+                                               recio__hash_c};
+
+#if defined(RECIO__SSE2)
+static void recio__hrow2_sse2(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
+    __m128i z = _mm_setzero_si128();
+    int i;
+    recio__hrow2_part(s, C, ax, dst, 0, ax->lo);
+    for (i = ax->lo; i < ax->hi; i++) {
+        int32_t lo, hi, w;
+        const unsigned char *p = s + ax->ofs[i] * C;
+        __m128i px;
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + C, 4);
+        memcpy(&w, ax->coef + 2 * i, 4); /* x86 is little-endian: (a1 << 16) | a0, madd's pair order */
+        px = _mm_unpacklo_epi8(_mm_unpacklo_epi8(_mm_cvtsi32_si128(lo), _mm_cvtsi32_si128(hi)), z);
+        _mm_storeu_si128((__m128i *)(void *)(dst + i * C), _mm_madd_epi16(px, _mm_set1_epi32(w)));
+    }
+    recio__hrow2_part(s, C, ax, dst, ax->hi, ax->n);
+}
+
+/* r >> 4 fits int16 (r <= 255 * 2^11), so the saturating packs and adds never saturate. */
+static int recio__vrow2_sse2_body(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n) {
+    __m128i vb0 = _mm_set1_epi16((short)b0), vb1 = _mm_set1_epi16((short)b1), two = _mm_set1_epi16(2);
+    int x = 0;
+    for (; x + 8 <= n; x += 8) {
+        __m128i a = _mm_packs_epi32(_mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r0 + x)), 4),
+                                    _mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r0 + x + 4)), 4));
+        __m128i b = _mm_packs_epi32(_mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r1 + x)), 4),
+                                    _mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r1 + x + 4)), 4));
+        __m128i v = _mm_adds_epi16(_mm_mulhi_epi16(a, vb0), _mm_mulhi_epi16(b, vb1));
+        v = _mm_srai_epi16(_mm_adds_epi16(v, two), 2);
+        _mm_storel_epi64((__m128i *)(void *)(line + x), _mm_packus_epi16(v, v));
+    }
+    return x;
+}
+
+static void recio__vrow2_sse2(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n) {
+    int x = recio__vrow2_sse2_body(r0, r1, b0, b1, line, n);
+    recio__vrow2_c(r0 + x, r1 + x, b0, b1, line + x, n - x);
+}
+
+static const recio__kern recio__kern_sse2 = {"sse2", recio__kern_always, recio__hrow2_sse2, recio__vrow2_sse2, recio__norm3_c,
+                                             recio__hash_c};
+#endif
+
+#if defined(RECIO__AVX2)
+static int recio__avx2_usable(void) { return __builtin_cpu_supports("avx2"); }
+
+__attribute__((target("avx2"))) static void recio__vrow2_avx2(const int32_t *r0, const int32_t *r1, int b0, int b1,
+                                                             unsigned char *line, int n) {
+    __m256i vb0 = _mm256_set1_epi16((short)b0), vb1 = _mm256_set1_epi16((short)b1), two = _mm256_set1_epi16(2);
+    int x = 0;
+    for (; x + 16 <= n; x += 16) {
+        /* packs works within 128-bit lanes: permute the quadwords back into order after each pack */
+        __m256i a = _mm256_packs_epi32(_mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r0 + x)), 4),
+                                       _mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r0 + x + 8)), 4));
+        __m256i b = _mm256_packs_epi32(_mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r1 + x)), 4),
+                                       _mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r1 + x + 8)), 4));
+        __m256i v = _mm256_adds_epi16(_mm256_mulhi_epi16(a, vb0), _mm256_mulhi_epi16(b, vb1));
+        v = _mm256_permute4x64_epi64(_mm256_srai_epi16(_mm256_adds_epi16(v, two), 2), 0xD8);
+        v = _mm256_permute4x64_epi64(_mm256_packus_epi16(v, v), 0xD8);
+        _mm_storeu_si128((__m128i *)(void *)(line + x), _mm256_castsi256_si128(v));
+    }
+    x += recio__vrow2_sse2_body(r0 + x, r1 + x, b0, b1, line + x, n - x);
+    recio__vrow2_c(r0 + x, r1 + x, b0, b1, line + x, n - x);
+}
+
+/* Eight RGB pixels at a time, ((float)v - mean) / std with IEEE sub and div: the table's floats. */
+__attribute__((target("avx2"))) static void recio__norm3_avx2(const unsigned char *row, float *const d[3], int n,
+                                                             const float *lut, const float *mean, const float *std) {
+    const __m128i a0 = _mm_setr_epi8(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i a1 = _mm_setr_epi8(1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i a2 = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i b0 = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 2, 5, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i b1 = _mm_setr_epi8(-1, -1, -1, -1, -1, 0, 3, 6, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i b2 = _mm_setr_epi8(-1, -1, -1, -1, -1, 1, 4, 7, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256 m0 = _mm256_set1_ps(mean[0]), m1 = _mm256_set1_ps(mean[1]), m2 = _mm256_set1_ps(mean[2]);
+    const __m256 s0 = _mm256_set1_ps(std[0]), s1 = _mm256_set1_ps(std[1]), s2 = _mm256_set1_ps(std[2]);
+    float *const tail[3] = {d[0] + (n & ~7), d[1] + (n & ~7), d[2] + (n & ~7)};
+    int x = 0;
+    for (; x + 8 <= n; x += 8, row += 24) { /* 24 bytes: 16 + 8, never past the eighth pixel */
+        int64_t t;
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)row), b;
+        memcpy(&t, row + 16, 8);
+        b = _mm_cvtsi64_si128(t);
+#define RECIO__PLANE(A, B, M, S, D)                                                                                 \
+    _mm256_storeu_ps(D + x, _mm256_div_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(                     \
+                                                             _mm_or_si128(_mm_shuffle_epi8(a, A), _mm_shuffle_epi8(b, B)))), \
+                                                         M), S))
+        RECIO__PLANE(a0, b0, m0, s0, d[0]);
+        RECIO__PLANE(a1, b1, m1, s1, d[1]);
+        RECIO__PLANE(a2, b2, m2, s2, d[2]);
+#undef RECIO__PLANE
+    }
+    recio__norm3_c(row, tail, n - x, lut, mean, std);
+}
+
+__attribute__((target("avx2"))) static void recio__hash_avx2(uint32_t *lane, const unsigned char *p, size_t blocks) {
+    const __m256i prime = _mm256_set1_epi32(0x01000193);
+    __m256i h[RECIO__LANES / 8];
+    size_t b;
+    int k;
+    for (k = 0; k < RECIO__LANES / 8; k++) h[k] = _mm256_loadu_si256((const __m256i *)(const void *)(lane + 8 * k));
+    for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
+        for (k = 0; k < RECIO__LANES / 8; k++) {
+            __m256i x = _mm256_mullo_epi32(_mm256_xor_si256(h[k], _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * k))), prime);
+            h[k] = _mm256_xor_si256(x, _mm256_srli_epi32(x, 13));
+        }
+    for (k = 0; k < RECIO__LANES / 8; k++) _mm256_storeu_si256((__m256i *)(void *)(lane + 8 * k), h[k]);
+}
+
+/* The horizontal pass stays SSE2's: two outputs per 256-bit madd measured no faster (loads bound it). */
+static const recio__kern recio__kern_avx2 = {"avx2", recio__avx2_usable, recio__hrow2_sse2, recio__vrow2_avx2, recio__norm3_avx2,
+                                             recio__hash_avx2};
+#endif
+
+#if defined(RECIO__NEON)
+static void recio__hrow2_neon(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
+    int i;
+    recio__hrow2_part(s, C, ax, dst, 0, ax->lo);
+    for (i = ax->lo; i < ax->hi; i++) { /* 8 bytes: both taps' pixels (and 1-2 bytes more, inside the row) */
+        uint16x8_t w = vmovl_u8(vld1_u8(s + ax->ofs[i] * C));
+        int16x4_t p0 = vreinterpret_s16_u16(vget_low_u16(w));
+        int16x4_t p1 = vreinterpret_s16_u16(C == 4 ? vget_high_u16(w) : vext_u16(vget_low_u16(w), vget_high_u16(w), 3));
+        vst1q_s32(dst + i * C, vmlal_n_s16(vmull_n_s16(p0, ax->coef[2 * i]), p1, ax->coef[2 * i + 1]));
+    }
+    recio__hrow2_part(s, C, ax, dst, ax->hi, ax->n);
+}
+
+/* The scalar arithmetic in 32-bit lanes, then saturating narrows: the same bytes by construction. */
+static void recio__vrow2_neon(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n) {
+    const int32x4_t two = vdupq_n_s32(2);
+    int x = 0, h;
+    for (; x + 8 <= n; x += 8) {
+        int16x4_t half[2];
+        for (h = 0; h < 2; h++) {
+            int32x4_t a = vshrq_n_s32(vmulq_n_s32(vshrq_n_s32(vld1q_s32(r0 + x + 4 * h), 4), b0), 16);
+            int32x4_t b = vshrq_n_s32(vmulq_n_s32(vshrq_n_s32(vld1q_s32(r1 + x + 4 * h), 4), b1), 16);
+            half[h] = vreinterpret_s16_u16(vqmovun_s32(vshrq_n_s32(vaddq_s32(vaddq_s32(a, b), two), 2)));
+        }
+        vst1_u8(line + x, vqmovun_s16(vcombine_s16(half[0], half[1])));
+    }
+    recio__vrow2_c(r0 + x, r1 + x, b0, b1, line + x, n - x);
+}
+
+#if defined(__aarch64__) /* ARMv7 NEON has no vector divide (and flushes subnormals): the table there */
+static void recio__norm3_neon(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean,
+                              const float *std) {
+    float *const tail[3] = {d[0] + (n & ~15), d[1] + (n & ~15), d[2] + (n & ~15)};
+    int x = 0, c, q;
+    for (; x + 16 <= n; x += 16, row += 48) {
+        uint8x16x3_t px = vld3q_u8(row);
+        for (c = 0; c < 3; c++) {
+            uint16x8_t h[2];
+            h[0] = vmovl_u8(vget_low_u8(px.val[c]));
+            h[1] = vmovl_u8(vget_high_u8(px.val[c]));
+            for (q = 0; q < 4; q++) {
+                uint32x4_t v = q & 1 ? vmovl_u16(vget_high_u16(h[q >> 1])) : vmovl_u16(vget_low_u16(h[q >> 1]));
+                float32x4_t f = vdivq_f32(vsubq_f32(vcvtq_f32_u32(v), vdupq_n_f32(mean[c])), vdupq_n_f32(std[c]));
+                vst1q_f32(d[c] + x + 4 * q, f);
+            }
+        }
+    }
+    recio__norm3_c(row, tail, n - x, lut, mean, std);
+}
+#define RECIO__NORM3_NEON recio__norm3_neon
+#else
+#define RECIO__NORM3_NEON recio__norm3_c
+#endif
+
+static void recio__hash_neon(uint32_t *lane, const unsigned char *p, size_t blocks) {
+    uint32x4_t h[RECIO__LANES / 4];
+    size_t b;
+    int k;
+    for (k = 0; k < RECIO__LANES / 4; k++) h[k] = vld1q_u32(lane + 4 * k);
+    for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
+        for (k = 0; k < RECIO__LANES / 4; k++) {
+            uint32x4_t x = vmulq_n_u32(veorq_u32(h[k], vreinterpretq_u32_u8(vld1q_u8(p + 16 * k))), 0x01000193u);
+            h[k] = veorq_u32(x, vshrq_n_u32(x, 13));
+        }
+    for (k = 0; k < RECIO__LANES / 4; k++) vst1q_u32(lane + 4 * k, h[k]);
+}
+
+static const recio__kern recio__kern_neon = {"neon", recio__kern_always, recio__hrow2_neon, recio__vrow2_neon, RECIO__NORM3_NEON,
+                                             recio__hash_neon};
+#endif
+
+/* Every column this build has, the reference first: the tests run each usable one against it. */
+static const recio__kern *const recio__kern_cols[] = {
+    &recio__kern_scalar,
+#if defined(RECIO__SSE2)
+    &recio__kern_sse2,
+#endif
+#if defined(RECIO__AVX2)
+    &recio__kern_avx2,
+#endif
+#if defined(RECIO__NEON)
+    &recio__kern_neon,
+#endif
+};
+
+/* The best usable column: the last one the CPU runs. */
+static const recio__kern *recio__kern_pick(void) {
+    int i = (int)(sizeof recio__kern_cols / sizeof recio__kern_cols[0]) - 1;
+    while (i > 0 && !recio__kern_cols[i]->usable()) i--;
+    return recio__kern_cols[i];
+}
+
+/* ---- the checksum (declared in CORE): lanes through the kernel table ---- */
+
+static int recio__host_le(void) {
+    const uint16_t one = 1;
+    return *(const unsigned char *)&one == 1;
+}
+
+/* A big-endian host: the 32-bit words a little-endian host would load, from elements of es bytes. */
+static void recio__le_words(uint32_t *w, const unsigned char *p, size_t nwords, size_t es) {
+    size_t i;
+    for (i = 0; i < nwords; i++, p += 4) {
+        if (es == 4) memcpy(&w[i], p, 4); /* the element's value is the word's */
+        else if (es == 2) {
+            uint16_t a, b;
+            memcpy(&a, p, 2);
+            memcpy(&b, p + 2, 2);
+            w[i] = (uint32_t)a | (uint32_t)b << 16;
+        } else w[i] = recio_load_u32le(p);
+    }
+}
+
+RECIODEF uint64_t recio_checksum(const void *data, size_t n, size_t es) {
+    const unsigned char *p = (const unsigned char *)data;
+    const recio__kern *kn = recio__kern_pick();
+    size_t blocks = n / (4 * RECIO__LANES), i, k;
+    uint32_t lane[RECIO__LANES];
+    unsigned char b[4 * RECIO__LANES];
+    uint64_t h = RECIO_FNV1A_INIT;
+    if (es != 2 && es != 4) es = 1;
+    for (k = 0; k < RECIO__LANES; k++) lane[k] = 2166136261u ^ (uint32_t)k * 2654435769u;
+    if (recio__host_le()) {
+        kn->hash(lane, p, blocks);
+    } else {
+        uint32_t w[RECIO__LANES];
+        for (i = 0; i < blocks; i++) {
+            recio__le_words(w, p + i * sizeof b, RECIO__LANES, es);
+            kn->hash(lane, (const unsigned char *)w, 1);
+        }
+    }
+    for (k = 0; k < RECIO__LANES; k++) recio_store_u32le(b + 4 * k, lane[k]);
+    h = recio_fnv1a64(h, b, sizeof b);
+    p += blocks * sizeof b;
+    for (i = 0; i < n % sizeof b; i++) /* the tail, each element's bytes little-endian first */
+        h = (h ^ p[recio__host_le() ? i : i - i % es + (es - 1 - i % es)]) * 0x100000001b3ull;
+    recio_store_u64le(b, (uint64_t)n);
+    return recio_fnv1a64(h, b, 8);
+}
+
+/* ---- everything below decodes or transforms images: RECIO_NO_IMAGE leaves it (and stb) out ---- */
+#ifndef RECIO_NO_IMAGE
+
+static int recio__is_u8hwc(const recio_image *img) {
+    return recio__valid(img) && img->dtype == RECIO_U8 && img->layout == RECIO_HWC;
+}
+
+/* stb_image is built here, private to recio (STB_IMAGE_STATIC), so it never clashes with the user's
+   own copy; RECIO_NO_STB_IMPLEMENTATION uses the user's stb_image instead. Only decoding from memory
+   is needed (STBI_NO_STDIO keeps stdio out), and stb allocates through recio's allocator. */
+#ifndef RECIO_NO_STB_IMPLEMENTATION
+#define STB_IMAGE_STATIC
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_NO_STDIO
+#define STBI_MALLOC(sz) RECIO_MALLOC(sz, NULL)
+#define STBI_REALLOC(p, sz) RECIO_REALLOC(p, sz, NULL)
+#define STBI_FREE(p) RECIO_FREE(p, NULL)
+#define STBI_ASSERT(x) RECIO_ASSERT(x)
+#endif
+/* stb_image 2.27 declares stbi_set_unpremultiply_on_load_thread but defines it under the misspelt
+   name stbi__unpremultiply_on_load_thread; with STB_IMAGE_STATIC that is a static function declared
+   and never defined, which -Wunused-function reports at the end of the translation unit (so a
+   diagnostic push/pop around the include cannot catch it). Giving both spellings one name makes the
+   declaration match the definition. */
+#if !defined(RECIO_NO_STB_IMPLEMENTATION) && !defined(stbi_set_unpremultiply_on_load_thread)
+#define stbi_set_unpremultiply_on_load_thread stbi__unpremultiply_on_load_thread
+#endif
+/* With STB_IMAGE_STATIC every stb function recio does not call is an unused static function:
+   silence exactly that warning, for stb's code only (GCC and clang check it by source location). */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
+#include "stb_image.h"
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#ifndef RECIO_MAX_PIXELS
+#define RECIO_MAX_PIXELS ((uint64_t)1 << 28) /* a decoded image larger than this is refused (corrupt sizes) */
+#endif
+#ifdef RECIO_TURBOJPEG /* libjpeg-turbo's libjpeg API (link -ljpeg); jpeglib.h wants FILE and size_t first */
+#include <stdio.h>
+#include <setjmp.h>
+#include <jpeglib.h>
+#if !defined(LIBJPEG_TURBO_VERSION) || !defined(JCS_ALPHA_EXTENSIONS)
+#error "RECIO_TURBOJPEG needs libjpeg-turbo 1.5 or later (its jpeglib.h; link -ljpeg)"
+#endif
+#endif
 
 /* ---- decode ---- */
 
@@ -3992,13 +4351,6 @@ RECIODEF void recio_resize_short_size(int w, int h, int s, int *ow, int *oh) {
    2^11), cached by source row, then combined vertically into u8 (two rows: OpenCV's 16-bit blend,
    recio__vrow2; more: (sum + 2^21) >> 22, recio__vrowk). Only the window [o, o+n) of the full-size
    output is computed, so "resize then crop" costs the crop only. */
-#define RECIO__FIX 2048
-typedef struct recio__axis {
-    int n, k;      /* outputs, taps per output */
-    int *ofs;      /* first source index per output */
-    int16_t *coef; /* n*k */
-    int lo, hi;    /* 2 taps: the outputs a kernel may load with 8 bytes from ofs*C (recio__axis_bounds) */
-} recio__axis;
 
 typedef struct recio__arena {
     unsigned char *buf;
@@ -4086,342 +4438,6 @@ static int recio__axis_taps(recio__arena *a, recio__axis *ax, int sn, int dn, in
         }
     }
     return 0;
-}
-
-/* ---- kernels: the resampler's and the iterator's hot loops, one column per instruction set ----
-   A column is a recio__kern: the horizontal and vertical passes of the LINEAR resampler, the
-   normalise-into-three-planes step and the checksum lanes. The scalar column is the reference;
-   every other column computes exactly its bytes (tests compare each usable column with it on
-   random sizes), usually by running its own loop over the body of a row and the scalar code over
-   the edges. A pass picks its column once (recio__kern_pick): a new instruction set is a new
-   column here, never an #if inside the scalar code. */
-#define RECIO__LANES 64 /* checksum lanes: 256-byte blocks, 4-byte words */
-typedef struct recio__kern {
-    const char *name;
-    int (*usable)(void); /* the CPU has it (x86 AVX2 is chosen at run time) */
-    /* K == 2 taps, 3 or 4 channels: dst[i*C + c] = s[ofs*C + c] * a0 + s[(ofs+1)*C + c] * a1 */
-    void (*hrow2)(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst);
-    /* two rows of the horizontal pass into u8, OpenCV's VResizeLinear rounding */
-    void (*vrow2)(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n);
-    /* RGB u8 into three f32 planes: d[c][x] = lut[c*256 + v], which is ((float)v - mean[c]) / std[c] */
-    void (*norm3)(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean, const float *std);
-    /* checksum: lane[k] takes word k of every 256-byte block (native-order 32-bit words) */
-    void (*hash)(uint32_t *lane, const unsigned char *p, size_t blocks);
-} recio__kern;
-
-static int recio__kern_always(void) { return 1; }
-
-static void recio__hpx(const unsigned char *p, int C, int a0, int a1, int32_t *d) {
-    int c;
-    for (c = 0; c < C; c++) d[c] = p[c] * a0 + p[c + C] * a1;
-}
-
-static void recio__hrow2_part(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst, int from, int to);
-static void recio__hrow2_c(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
-    recio__hrow2_part(s, C, ax, dst, 0, ax->n);
-}
-
-/* The outputs a SIMD hrow2 leaves to the scalar code, [from, to): those before ax->lo, whose 8-byte
-   loads would leave the row (see recio__axis_bounds), first; those from ax->hi on last, since a
-   kernel's 16-byte store for 3 channels runs into the next output's first int. */
-static void recio__hrow2_part(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst, int from, int to) {
-    int i;
-    for (i = from; i < to; i++) recio__hpx(s + ax->ofs[i] * C, C, ax->coef[2 * i], ax->coef[2 * i + 1], dst + i * C);
-}
-
-/* OpenCV's VResizeLinear for 8-bit: ((r >> 4) * b) >> 16 per row, then (sum + 2) >> 2. */
-static void recio__vrow2_c(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n) {
-    int x;
-    for (x = 0; x < n; x++) {
-        int32_t v = ((((r0[x] >> 4) * b0) >> 16) + (((r1[x] >> 4) * b1) >> 16) + 2) >> 2;
-        line[x] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
-    }
-}
-
-static void recio__norm3_c(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean,
-                           const float *std) {
-    int x;
-    (void)mean, (void)std; /* a table lookup is the fastest scalar way to the same floats */
-    for (x = 0; x < n; x++, row += 3) {
-        d[0][x] = lut[row[0]];
-        d[1][x] = lut[256 + row[1]];
-        d[2][x] = lut[512 + row[2]];
-    }
-}
-
-static uint32_t recio__lane_step(uint32_t h, uint32_t w) {
-    uint32_t x = (h ^ w) * 0x01000193u; /* FNV's 32-bit prime, then a shift so high bits reach low ones */
-    return x ^ (x >> 13);
-}
-
-static void recio__hash_c(uint32_t *lane, const unsigned char *p, size_t blocks) {
-    uint32_t h[RECIO__LANES], w;
-    size_t b;
-    int k;
-    memcpy(h, lane, sizeof h); /* a local copy: compilers vectorise the lanes when nothing aliases them */
-    for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
-        for (k = 0; k < RECIO__LANES; k++) {
-            memcpy(&w, p + 4 * k, 4);
-            h[k] = recio__lane_step(h[k], w);
-        }
-    memcpy(lane, h, sizeof h);
-}
-
-static const recio__kern recio__kern_scalar = {"scalar", recio__kern_always, recio__hrow2_c, recio__vrow2_c, recio__norm3_c,
-                                               recio__hash_c};
-
-#if defined(RECIO__SSE2)
-static void recio__hrow2_sse2(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
-    __m128i z = _mm_setzero_si128();
-    int i;
-    recio__hrow2_part(s, C, ax, dst, 0, ax->lo);
-    for (i = ax->lo; i < ax->hi; i++) {
-        int32_t lo, hi, w;
-        const unsigned char *p = s + ax->ofs[i] * C;
-        __m128i px;
-        memcpy(&lo, p, 4);
-        memcpy(&hi, p + C, 4);
-        memcpy(&w, ax->coef + 2 * i, 4); /* x86 is little-endian: (a1 << 16) | a0, madd's pair order */
-        px = _mm_unpacklo_epi8(_mm_unpacklo_epi8(_mm_cvtsi32_si128(lo), _mm_cvtsi32_si128(hi)), z);
-        _mm_storeu_si128((__m128i *)(void *)(dst + i * C), _mm_madd_epi16(px, _mm_set1_epi32(w)));
-    }
-    recio__hrow2_part(s, C, ax, dst, ax->hi, ax->n);
-}
-
-/* r >> 4 fits int16 (r <= 255 * 2^11), so the saturating packs and adds never saturate. */
-static int recio__vrow2_sse2_body(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n) {
-    __m128i vb0 = _mm_set1_epi16((short)b0), vb1 = _mm_set1_epi16((short)b1), two = _mm_set1_epi16(2);
-    int x = 0;
-    for (; x + 8 <= n; x += 8) {
-        __m128i a = _mm_packs_epi32(_mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r0 + x)), 4),
-                                    _mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r0 + x + 4)), 4));
-        __m128i b = _mm_packs_epi32(_mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r1 + x)), 4),
-                                    _mm_srai_epi32(_mm_loadu_si128((const __m128i *)(const void *)(r1 + x + 4)), 4));
-        __m128i v = _mm_adds_epi16(_mm_mulhi_epi16(a, vb0), _mm_mulhi_epi16(b, vb1));
-        v = _mm_srai_epi16(_mm_adds_epi16(v, two), 2);
-        _mm_storel_epi64((__m128i *)(void *)(line + x), _mm_packus_epi16(v, v));
-    }
-    return x;
-}
-
-static void recio__vrow2_sse2(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n) {
-    int x = recio__vrow2_sse2_body(r0, r1, b0, b1, line, n);
-    recio__vrow2_c(r0 + x, r1 + x, b0, b1, line + x, n - x);
-}
-
-static const recio__kern recio__kern_sse2 = {"sse2", recio__kern_always, recio__hrow2_sse2, recio__vrow2_sse2, recio__norm3_c,
-                                             recio__hash_c};
-#endif
-
-#if defined(RECIO__AVX2)
-static int recio__avx2_usable(void) { return __builtin_cpu_supports("avx2"); }
-
-__attribute__((target("avx2"))) static void recio__vrow2_avx2(const int32_t *r0, const int32_t *r1, int b0, int b1,
-                                                             unsigned char *line, int n) {
-    __m256i vb0 = _mm256_set1_epi16((short)b0), vb1 = _mm256_set1_epi16((short)b1), two = _mm256_set1_epi16(2);
-    int x = 0;
-    for (; x + 16 <= n; x += 16) {
-        /* packs works within 128-bit lanes: permute the quadwords back into order after each pack */
-        __m256i a = _mm256_packs_epi32(_mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r0 + x)), 4),
-                                       _mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r0 + x + 8)), 4));
-        __m256i b = _mm256_packs_epi32(_mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r1 + x)), 4),
-                                       _mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r1 + x + 8)), 4));
-        __m256i v = _mm256_adds_epi16(_mm256_mulhi_epi16(a, vb0), _mm256_mulhi_epi16(b, vb1));
-        v = _mm256_permute4x64_epi64(_mm256_srai_epi16(_mm256_adds_epi16(v, two), 2), 0xD8);
-        v = _mm256_permute4x64_epi64(_mm256_packus_epi16(v, v), 0xD8);
-        _mm_storeu_si128((__m128i *)(void *)(line + x), _mm256_castsi256_si128(v));
-    }
-    x += recio__vrow2_sse2_body(r0 + x, r1 + x, b0, b1, line + x, n - x);
-    recio__vrow2_c(r0 + x, r1 + x, b0, b1, line + x, n - x);
-}
-
-/* Eight RGB pixels at a time, ((float)v - mean) / std with IEEE sub and div: the table's floats. */
-__attribute__((target("avx2"))) static void recio__norm3_avx2(const unsigned char *row, float *const d[3], int n,
-                                                             const float *lut, const float *mean, const float *std) {
-    const __m128i a0 = _mm_setr_epi8(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m128i a1 = _mm_setr_epi8(1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m128i a2 = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m128i b0 = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 2, 5, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m128i b1 = _mm_setr_epi8(-1, -1, -1, -1, -1, 0, 3, 6, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m128i b2 = _mm_setr_epi8(-1, -1, -1, -1, -1, 1, 4, 7, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m256 m0 = _mm256_set1_ps(mean[0]), m1 = _mm256_set1_ps(mean[1]), m2 = _mm256_set1_ps(mean[2]);
-    const __m256 s0 = _mm256_set1_ps(std[0]), s1 = _mm256_set1_ps(std[1]), s2 = _mm256_set1_ps(std[2]);
-    float *const tail[3] = {d[0] + (n & ~7), d[1] + (n & ~7), d[2] + (n & ~7)};
-    int x = 0;
-    for (; x + 8 <= n; x += 8, row += 24) { /* 24 bytes: 16 + 8, never past the eighth pixel */
-        int64_t t;
-        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)row), b;
-        memcpy(&t, row + 16, 8);
-        b = _mm_cvtsi64_si128(t);
-#define RECIO__PLANE(A, B, M, S, D)                                                                                 \
-    _mm256_storeu_ps(D + x, _mm256_div_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(                     \
-                                                             _mm_or_si128(_mm_shuffle_epi8(a, A), _mm_shuffle_epi8(b, B)))), \
-                                                         M), S))
-        RECIO__PLANE(a0, b0, m0, s0, d[0]);
-        RECIO__PLANE(a1, b1, m1, s1, d[1]);
-        RECIO__PLANE(a2, b2, m2, s2, d[2]);
-#undef RECIO__PLANE
-    }
-    recio__norm3_c(row, tail, n - x, lut, mean, std);
-}
-
-__attribute__((target("avx2"))) static void recio__hash_avx2(uint32_t *lane, const unsigned char *p, size_t blocks) {
-    const __m256i prime = _mm256_set1_epi32(0x01000193);
-    __m256i h[RECIO__LANES / 8];
-    size_t b;
-    int k;
-    for (k = 0; k < RECIO__LANES / 8; k++) h[k] = _mm256_loadu_si256((const __m256i *)(const void *)(lane + 8 * k));
-    for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
-        for (k = 0; k < RECIO__LANES / 8; k++) {
-            __m256i x = _mm256_mullo_epi32(_mm256_xor_si256(h[k], _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * k))), prime);
-            h[k] = _mm256_xor_si256(x, _mm256_srli_epi32(x, 13));
-        }
-    for (k = 0; k < RECIO__LANES / 8; k++) _mm256_storeu_si256((__m256i *)(void *)(lane + 8 * k), h[k]);
-}
-
-/* The horizontal pass stays SSE2's: two outputs per 256-bit madd measured no faster (loads bound it). */
-static const recio__kern recio__kern_avx2 = {"avx2", recio__avx2_usable, recio__hrow2_sse2, recio__vrow2_avx2, recio__norm3_avx2,
-                                             recio__hash_avx2};
-#endif
-
-#if defined(RECIO__NEON)
-static void recio__hrow2_neon(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
-    int i;
-    recio__hrow2_part(s, C, ax, dst, 0, ax->lo);
-    for (i = ax->lo; i < ax->hi; i++) { /* 8 bytes: both taps' pixels (and 1-2 bytes more, inside the row) */
-        uint16x8_t w = vmovl_u8(vld1_u8(s + ax->ofs[i] * C));
-        int16x4_t p0 = vreinterpret_s16_u16(vget_low_u16(w));
-        int16x4_t p1 = vreinterpret_s16_u16(C == 4 ? vget_high_u16(w) : vext_u16(vget_low_u16(w), vget_high_u16(w), 3));
-        vst1q_s32(dst + i * C, vmlal_n_s16(vmull_n_s16(p0, ax->coef[2 * i]), p1, ax->coef[2 * i + 1]));
-    }
-    recio__hrow2_part(s, C, ax, dst, ax->hi, ax->n);
-}
-
-/* The scalar arithmetic in 32-bit lanes, then saturating narrows: the same bytes by construction. */
-static void recio__vrow2_neon(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n) {
-    const int32x4_t two = vdupq_n_s32(2);
-    int x = 0, h;
-    for (; x + 8 <= n; x += 8) {
-        int16x4_t half[2];
-        for (h = 0; h < 2; h++) {
-            int32x4_t a = vshrq_n_s32(vmulq_n_s32(vshrq_n_s32(vld1q_s32(r0 + x + 4 * h), 4), b0), 16);
-            int32x4_t b = vshrq_n_s32(vmulq_n_s32(vshrq_n_s32(vld1q_s32(r1 + x + 4 * h), 4), b1), 16);
-            half[h] = vreinterpret_s16_u16(vqmovun_s32(vshrq_n_s32(vaddq_s32(vaddq_s32(a, b), two), 2)));
-        }
-        vst1_u8(line + x, vqmovun_s16(vcombine_s16(half[0], half[1])));
-    }
-    recio__vrow2_c(r0 + x, r1 + x, b0, b1, line + x, n - x);
-}
-
-#if defined(__aarch64__) /* ARMv7 NEON has no vector divide (and flushes subnormals): the table there */
-static void recio__norm3_neon(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean,
-                              const float *std) {
-    float *const tail[3] = {d[0] + (n & ~15), d[1] + (n & ~15), d[2] + (n & ~15)};
-    int x = 0, c, q;
-    for (; x + 16 <= n; x += 16, row += 48) {
-        uint8x16x3_t px = vld3q_u8(row);
-        for (c = 0; c < 3; c++) {
-            uint16x8_t h[2];
-            h[0] = vmovl_u8(vget_low_u8(px.val[c]));
-            h[1] = vmovl_u8(vget_high_u8(px.val[c]));
-            for (q = 0; q < 4; q++) {
-                uint32x4_t v = q & 1 ? vmovl_u16(vget_high_u16(h[q >> 1])) : vmovl_u16(vget_low_u16(h[q >> 1]));
-                float32x4_t f = vdivq_f32(vsubq_f32(vcvtq_f32_u32(v), vdupq_n_f32(mean[c])), vdupq_n_f32(std[c]));
-                vst1q_f32(d[c] + x + 4 * q, f);
-            }
-        }
-    }
-    recio__norm3_c(row, tail, n - x, lut, mean, std);
-}
-#define RECIO__NORM3_NEON recio__norm3_neon
-#else
-#define RECIO__NORM3_NEON recio__norm3_c
-#endif
-
-static void recio__hash_neon(uint32_t *lane, const unsigned char *p, size_t blocks) {
-    uint32x4_t h[RECIO__LANES / 4];
-    size_t b;
-    int k;
-    for (k = 0; k < RECIO__LANES / 4; k++) h[k] = vld1q_u32(lane + 4 * k);
-    for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
-        for (k = 0; k < RECIO__LANES / 4; k++) {
-            uint32x4_t x = vmulq_n_u32(veorq_u32(h[k], vreinterpretq_u32_u8(vld1q_u8(p + 16 * k))), 0x01000193u);
-            h[k] = veorq_u32(x, vshrq_n_u32(x, 13));
-        }
-    for (k = 0; k < RECIO__LANES / 4; k++) vst1q_u32(lane + 4 * k, h[k]);
-}
-
-static const recio__kern recio__kern_neon = {"neon", recio__kern_always, recio__hrow2_neon, recio__vrow2_neon, RECIO__NORM3_NEON,
-                                             recio__hash_neon};
-#endif
-
-/* Every column this build has, the reference first: the tests run each usable one against it. */
-static const recio__kern *const recio__kern_cols[] = {
-    &recio__kern_scalar,
-#if defined(RECIO__SSE2)
-    &recio__kern_sse2,
-#endif
-#if defined(RECIO__AVX2)
-    &recio__kern_avx2,
-#endif
-#if defined(RECIO__NEON)
-    &recio__kern_neon,
-#endif
-};
-
-/* The best usable column: the last one the CPU runs. */
-static const recio__kern *recio__kern_pick(void) {
-    int i = (int)(sizeof recio__kern_cols / sizeof recio__kern_cols[0]) - 1;
-    while (i > 0 && !recio__kern_cols[i]->usable()) i--;
-    return recio__kern_cols[i];
-}
-
-/* ---- the checksum (declared in CORE): lanes through the kernel table ---- */
-
-static int recio__host_le(void) {
-    const uint16_t one = 1;
-    return *(const unsigned char *)&one == 1;
-}
-
-/* A big-endian host: the 32-bit words a little-endian host would load, from elements of es bytes. */
-static void recio__le_words(uint32_t *w, const unsigned char *p, size_t nwords, size_t es) {
-    size_t i;
-    for (i = 0; i < nwords; i++, p += 4) {
-        if (es == 4) memcpy(&w[i], p, 4); /* the element's value is the word's */
-        else if (es == 2) {
-            uint16_t a, b;
-            memcpy(&a, p, 2);
-            memcpy(&b, p + 2, 2);
-            w[i] = (uint32_t)a | (uint32_t)b << 16;
-        } else w[i] = recio_load_u32le(p);
-    }
-}
-
-RECIODEF uint64_t recio_checksum(const void *data, size_t n, size_t es) {
-    const unsigned char *p = (const unsigned char *)data;
-    const recio__kern *kn = recio__kern_pick();
-    size_t blocks = n / (4 * RECIO__LANES), i, k;
-    uint32_t lane[RECIO__LANES];
-    unsigned char b[4 * RECIO__LANES];
-    uint64_t h = RECIO_FNV1A_INIT;
-    if (es != 2 && es != 4) es = 1;
-    for (k = 0; k < RECIO__LANES; k++) lane[k] = 2166136261u ^ (uint32_t)k * 2654435769u;
-    if (recio__host_le()) {
-        kn->hash(lane, p, blocks);
-    } else {
-        uint32_t w[RECIO__LANES];
-        for (i = 0; i < blocks; i++) {
-            recio__le_words(w, p + i * sizeof b, RECIO__LANES, es);
-            kn->hash(lane, (const unsigned char *)w, 1);
-        }
-    }
-    for (k = 0; k < RECIO__LANES; k++) recio_store_u32le(b + 4 * k, lane[k]);
-    h = recio_fnv1a64(h, b, sizeof b);
-    p += blocks * sizeof b;
-    for (i = 0; i < n % sizeof b; i++) /* the tail, each element's bytes little-endian first */
-        h = (h ^ p[recio__host_le() ? i : i - i % es + (es - 1 - i % es)]) * 0x100000001b3ull;
-    recio_store_u64le(b, (uint64_t)n);
-    return recio_fnv1a64(h, b, 8);
 }
 
 /* Horizontal pass of one source row into dst (n*C ints, plus 4 ints of slack that a kernel's last
@@ -6057,6 +6073,8 @@ RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w,
     return RECIO_OK;
 }
 
+#endif /* RECIO_NO_IMAGE */
+
 /* ---- 7. PREFETCHER: implementation ------------------------------------------------------------- */
 
 #ifdef RECIO_THREADS
@@ -6712,6 +6730,7 @@ static recio_err recio__it_begin(recio_iter *it, uint64_t epoch, char *msg) {
 
 /* ---- work: records to items, in parallel ---- */
 
+#ifndef RECIO_NO_IMAGE
 /* The spec path: decode and the chain straight into the batch item (scratch per worker). With
    RECIO_TURBOJPEG only the part of a JPEG that the chain reads is decoded. */
 static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t seed, void *out, unsigned worker, char *what) {
@@ -6735,6 +6754,12 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
                    w, h, sh->width, sh->height, sh->channels);
     return e;
 }
+#else
+static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t seed, void *out, unsigned worker, char *what) {
+    (void)it, (void)ir, (void)seed, (void)out, (void)worker, (void)what;
+    return RECIO_ERR_UNSUPPORTED; /* never reached: without the image section no spec is accepted */
+}
+#endif
 
 static size_t recio__it_elem(const recio_iter *it) { return it->shape.width ? recio_dtype_size(it->shape.dtype) : 1; }
 
@@ -6831,6 +6856,7 @@ static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
     return RECIO_OK;
 }
 
+#ifndef RECIO_NO_IMAGE
 /* Parse the spec and run it on the dataset's first record: that output is the item's shape. */
 static recio_err recio__it_spec(recio_iter *it) {
     recio_transform_desc td;
@@ -6862,6 +6888,14 @@ static recio_err recio__it_spec(recio_iter *it) {
     recio_image_free(&out);
     return e;
 }
+#else
+static recio_err recio__it_spec(recio_iter *it) {
+    if (!it->d.spec) return RECIO_OK;
+    recio__fmt(it->errmsg, RECIO__ERRMSG, "a spec needs the image section, and this build has RECIO_NO_IMAGE: give a transform callback");
+    return RECIO_ERR_UNSUPPORTED;
+}
+#define recio_transform_free(t) ((void)(t))
+#endif
 
 /* Batch layout: items, then labels, ids, keys and item checksums (8-aligned). */
 static recio_err recio__it_layout(recio_iter *it) {
