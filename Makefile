@@ -6,15 +6,18 @@
 #   make install PREFIX=/usr/local                      make clean
 CC      ?= cc
 CXX     ?= c++
-BUILD   ?= build
+# JPEG decoding: libjpeg-turbo (RECIO_TURBOJPEG, -ljpeg) by default, installed when missing and allowed;
+# `make JPEG=stb` builds the stb_image-only decoder, into build/stb.
+JPEG    ?= turbo
+BUILD   ?= build$(if $(filter stb,$(JPEG)),/stb)
 OPT     ?= -O2
 STB     ?= /usr/include/stb
 PREFIX  ?= /usr/local
 RUN     ?=
 WARN     = -Wall -Wextra -Wpedantic -Werror
-CPPFLAGS = -I. -I$(STB) -D_FILE_OFFSET_BITS=64 -DRECIO_THREADS
+CPPFLAGS = -I. -I$(STB) -D_FILE_OFFSET_BITS=64 -DRECIO_THREADS $(JPEG_CFLAGS)
 CFLAGS_R = -std=c99 $(WARN) $(OPT) $(EXTRA_CFLAGS)
-LDLIBS   = -lm -lpthread
+LDLIBS   = $(JPEG_LIBS) -lm -lpthread
 HDR      = recio.h
 
 TOOLS    = $(BUILD)/recio
@@ -29,7 +32,7 @@ BENCHES_CV = $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(wildcard bench/bench_*.cp
 all: deps $(BUILD)/librecio.a $(BUILD)/librecio.so $(TOOLS) $(EXAMPLES)
 
 # Debian's libstb-dev carries stb_image(_resize,_write).h. Install it when missing and allowed.
-deps: $(STB)/stb_image.h
+deps: $(STB)/stb_image.h turbo-deps
 $(STB)/stb_image.h:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "recio: installing libstb-dev"; apt-get update -qq && apt-get install -y -qq libstb-dev >/dev/null; \
@@ -50,16 +53,20 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/librecio.a
 $(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
-# RECIO_TURBOJPEG is opt-in for users. Its tests build against libjpeg-turbo (libjpeg API, -ljpeg) when
-# $(CC) can link it, probed when the test is built: `make test` first installs libjpeg62-turbo-dev
-# where it may (root, apt, native build); elsewhere those tests are reported as skipped.
+# libjpeg-turbo (its libjpeg API, -ljpeg) is probed with $(CC) when a recipe runs, after turbo-deps has
+# installed libjpeg62-turbo-dev where it may (root, apt, native build). Where $(CC) cannot link it (a
+# cross compiler without the target's library) the build says so and decodes JPEG with stb_image;
+# the RECIO_TURBOJPEG tests are then reported as skipped.
 TURBO_PROBE = printf '\043include <stdio.h>\n\043include <jpeglib.h>\nint main(void){struct jpeg_decompress_struct d;JDIMENSION x=0,w=1;jpeg_crop_scanline(&d,&x,&w);return 0;}\n' | $(CC) -x c - -o /dev/null -ljpeg 2>/dev/null
-TURBO_IF = $$($(TURBO_PROBE) && echo $(1))
+TURBO_IF = $(shell $(TURBO_PROBE) && echo $(1))
+JPEG_CFLAGS = $(if $(filter turbo,$(JPEG)),$(call TURBO_IF,-DRECIO_TURBOJPEG))
+JPEG_LIBS   = $(if $(filter turbo,$(JPEG)),$(call TURBO_IF,-ljpeg))
 turbo-deps:
 	@$(TURBO_PROBE) || [ -n "$(RUN)" ] || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1 || \
-	  { echo "recio: installing libjpeg62-turbo-dev (for the RECIO_TURBOJPEG tests)"; \
-	    apt-get install -y -qq libjpeg62-turbo-dev >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq libjpeg62-turbo-dev >/dev/null; } || \
-	    echo "recio: libjpeg62-turbo-dev not installed: the RECIO_TURBOJPEG tests will be skipped"; }
+	  { echo "recio: installing libjpeg62-turbo-dev (the fast JPEG decoder)"; \
+	    apt-get install -y -qq libjpeg62-turbo-dev >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq libjpeg62-turbo-dev >/dev/null; } || true; }
+	@[ "$(JPEG)" != turbo ] || $(TURBO_PROBE) || \
+	  echo "recio: libjpeg-turbo cannot be linked with $(CC): JPEGs decode through stb_image (install libjpeg62-turbo-dev for the target, or say JPEG=stb)"
 $(BUILD)/tests/test_image_turbo: tests/test_image_turbo.c tests/test.h $(BUILD)/librecio.a | turbo-deps
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS) $(call TURBO_IF,-DRECIO_TEST_TURBO -ljpeg)
@@ -97,7 +104,7 @@ $(NOIMG)/recio.o: recio_impl.c $(HDR)
 	$(CC) $(NOIMG_FLAGS) -c $< -o $@
 $(NOIMG)/tests/%: tests/%.c tests/test.h $(NOIMG)/recio.o
 	@mkdir -p $(@D)
-	$(CC) $(NOIMG_FLAGS) $< -o $@ $(NOIMG)/recio.o $(LDFLAGS) $(LDLIBS)
+	$(CC) $(NOIMG_FLAGS) $< -o $@ $(NOIMG)/recio.o $(LDFLAGS) -lm -lpthread
 $(NOIMG)/tests/test_iter $(NOIMG)/tests/test_iter_nothreads: tests/iter_cases.h tests/iter_util.h
 $(NOIMG)/copy_records: examples/copy_records.c $(HDR)
 	@rm -rf $(NOIMG)/plain && mkdir -p $(NOIMG)/plain && cp $(HDR) $(NOIMG)/plain/
@@ -112,11 +119,11 @@ demo: all
 	@RECIO=$(BUILD)/recio sh examples/demo.sh
 
 sanitize:
-	$(MAKE) test BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	$(MAKE) test BUILD=build/asan$(if $(filter stb,$(JPEG)),-stb) OPT="-O1 -g -fno-omit-frame-pointer" \
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" LDFLAGS="-fsanitize=address,undefined"
 
 tsan:
-	$(MAKE) test BUILD=build/tsan OPT="-O1 -g" EXTRA_CFLAGS="-fsanitize=thread" LDFLAGS="-fsanitize=thread"
+	$(MAKE) test BUILD=build/tsan$(if $(filter stb,$(JPEG)),-stb) OPT="-O1 -g" EXTRA_CFLAGS="-fsanitize=thread" LDFLAGS="-fsanitize=thread"
 
 bench: all $(BENCHES) $(BENCHES_CV)
 	@for b in $(BENCHES) $(BENCHES_CV); do echo "== $$b"; $$b || exit 1; done
@@ -172,7 +179,7 @@ install: all
 	install -m 644 $(BUILD)/librecio.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/librecio.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/recio $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|' recio.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/recio.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@JPEG_LIBS@|$(JPEG_LIBS)|" recio.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/recio.pc
 
 clean:
 	rm -rf build

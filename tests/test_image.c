@@ -475,8 +475,13 @@ static void expect_bad_huffman(const unsigned char *b, size_t n, const char *wha
     char msg[128] = "";
     recio_image img = {0};
     recio_err e = recio_image_decode_ex(&img, b, n, 3, msg, sizeof msg);
-    if (e != RECIO_ERR_DECODE || !strstr(msg, "bad Huffman table")) fprintf(stderr, "  %s: %s\n", what, msg);
-    CHECK(e == RECIO_ERR_DECODE && strstr(msg, "bad Huffman table") != NULL);
+#ifdef RECIO_TURBOJPEG /* libjpeg-turbo decodes JPEG and refuses these itself, in its own words */
+    const char *want = "decode: ";
+#else
+    const char *want = "bad Huffman table";
+#endif
+    if (e != RECIO_ERR_DECODE || !strstr(msg, want)) fprintf(stderr, "  %s: %s\n", what, msg);
+    CHECK(e == RECIO_ERR_DECODE && strstr(msg, want) != NULL);
     CHECK(recio_image_info(b, n, NULL, NULL, NULL) == RECIO_ERR_DECODE); /* stb's header pass reads DHTs too */
     if (e == RECIO_OK) recio_image_free(&img);
 }

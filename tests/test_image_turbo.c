@@ -1,7 +1,7 @@
 /* RECIO_TURBOJPEG: JPEG decode through libjpeg-turbo with DCT scaling and windows. Built against the
    library when it is installed (the Makefile then defines RECIO_TEST_TURBO and links -ljpeg);
    otherwise only the hint is tested. This file compiles its own private copy of recio (RECIO_STATIC). */
-#ifdef RECIO_TEST_TURBO
+#if defined(RECIO_TEST_TURBO) && !defined(RECIO_TURBOJPEG)
 #define RECIO_TURBOJPEG
 #endif
 #define RECIO_STATIC
