@@ -14,8 +14,10 @@
       2. RECORDIO     reader (streaming, memory, mmap) and writer (.idx, atomic)
       3. INDEX        .idx and .lst files, MXNet image record header (IRHeader)
       4. SPLIT        rank/nsplit partition of many files, as dmlc-core's InputSplit
-      5. IMAGE OPS    decode, resize, crop, flip, colour, normalize: one image per call
-      6. RANDOM       random policies and the transform spec
+      5. IMAGE OPS    decode, resize, crop, flip, colour, normalize: one image per call; the
+                      kernel table (scalar / SSE2 / AVX2 / NEON columns of the hot loops)
+      6. RANDOM       the transform spec: the op table (one descriptor per op), its parser,
+                      executor, JPEG window planner and shape/scratch walk; random policies
       7. PREFETCHER   ring buffer of reusable slots (only with RECIO_THREADS)
       8. ITERATOR     batches of augmented images (ImageRecordIter in C)
 
@@ -75,10 +77,14 @@
       RECIO_THREADS       build the prefetcher, the threaded iterator and the background writer
                           (pthreads); without it the iterator runs on the calling thread
       RECIO_TURBOJPEG     decode JPEG through libjpeg-turbo (link -ljpeg), with DCT scaling and windows
+                          (the Makefile's default build; `make JPEG=stb` for stb_image only)
+      RECIO_NO_IMAGE      records only: no decoding, ops or transforms, no stb (the image types,
+                          kernels and recio_checksum stay for the iterator)
       RECIO_NO_STB_IMPLEMENTATION   use the stb_image your program already builds, not recio's
                           private (static) copy; stb_image.h must be on the include path either way
       RECIO_MAX_PIXELS    refuse images larger than this from their header (default 2^28)
-      RECIO_NO_SIMD, RECIO_NO_AVX2  plain C resampling (results are identical either way)
+      RECIO_NO_SIMD, RECIO_NO_AVX2  scalar kernel column only / no AVX2 column (results are identical
+                          either way; the column is picked once per pass from what the CPU runs)
       On 32-bit hosts compile the implementation with -D_FILE_OFFSET_BITS=64 for files over 2 GiB.
 
    THREADING
@@ -617,7 +623,10 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
       flip random_flip(P) rotate(DEG) random_rotate(DEG) pad(N[,VALUE])
       brightness(F) contrast(F) saturation(F) hue(F) color_jitter(B,C,S[,H]) lighting(STD) gray
       float normalize(imagenet | M0,M1,M2,S0,S1,S2) chw f16 i8(SCALE[,ZERO])
+      posterize(BITS) solarize(T) autocontrast equalize invert sharpness(F) shear_x(F) shear_y(F)
+                    (u8 only: PIL ImageOps / ImageEnhance semantics, AutoAugment's vocabulary)
       random_apply(P, OPS...) random_choice(OPS...) random_subpolicy((OPS...),(OPS...),...)
+      autoaugment   (AutoAugment's ImageNet policy: the spec recio_autoaugment_imagenet() returns)
       area   (the next resize, resize_short or random_resized_crop uses the antialiased AREA filter)
    Resizes use RECIO_LINEAR unless preceded by `area`.
    FUSION: runs of crop / resize / flip / float / normalize / chw are computed in one pass (only the
@@ -663,7 +672,10 @@ typedef struct recio_encoded_desc {
 } recio_encoded_desc;
 RECIODEF recio_err recio_transform_apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
                                                  uint64_t seed, const recio_encoded_desc *desc, char *errmsg, size_t errmsg_size);
-/* Upper bound of the scratch bytes for an input of w x h x channels (u8 HWC), whatever the seed. */
+/* Upper bound of the scratch bytes for an input of w x h x channels (u8 HWC), whatever the seed:
+   the sum of what each op takes, by the same size functions the ops allocate with. After a policy
+   whose branches differ in size, the largest of them is carried on; SIZE_MAX when that cannot be
+   bounded within the image limits. */
 RECIODEF size_t recio_transform_scratch_size(const recio_transform *t, int w, int h, int channels);
 /* Output shape (data NULL) for that input; RECIO_ERR_ARG when it depends on the seed or cannot fit
    (e.g. a crop larger than the image). */
@@ -4358,10 +4370,12 @@ typedef struct recio__arena {
     int growable; /* heap blocks may be added (no caller scratch) */
     recio_allocator alloc;
     void *blocks; /* heap blocks, linked through their first pointer */
+    size_t asked; /* every request plus its alignment: one buffer this big serves the same run */
 } recio__arena;
 
 static void *recio__arena_get(recio__arena *a, size_t n) {
     size_t at = (a->used + RECIO__ALIGN - 1) & ~(size_t)(RECIO__ALIGN - 1);
+    a->asked = n > SIZE_MAX - RECIO__ALIGN - a->asked ? SIZE_MAX : a->asked + n + RECIO__ALIGN;
     if (a->buf && at <= a->cap && n <= a->cap - at) {
         a->used = at + n;
         return a->buf + at;
@@ -4394,17 +4408,20 @@ static void recio__arena_free(recio__arena *a) {
    0.5) * scale - 0.5), weights rounded to nearest-even on 2^11; along x a tap outside the image is
    clamped to the edge pixel, along y (`rows`) the first row index may be -1 or sn - 1 and rows are
    clamped when fetched. AREA (when shrinking) weighs source pixel j by |[j, j+1] & [i*s, (i+1)*s]| / s. */
-static int recio__axis_taps(recio__arena *a, recio__axis *ax, int sn, int dn, int o, int n, int flip, recio_filter f,
-                            int rows) {
+/* Taps per output of an axis sn -> dn. */
+static int recio__axis_k(int sn, int dn, recio_filter f, int rows) {
     double scale = 1.0 / ((double)dn / sn);
-    int i, k, K = (f == RECIO_AREA && scale > 1.0) ? (int)ceil(scale) + 1 : 2;
+    int K = (f == RECIO_AREA && scale > 1.0) ? (int)ceil(scale) + 1 : 2;
     if (K > 2 && K > sn) K = sn; /* the whole source row already */
     if (sn == 1 && !rows) K = 1;  /* one column: nothing to blend, and no second tap to read */
+    return K;
+}
+
+/* Fills ax (ofs and coef already carved for n outputs of ax->k taps). */
+static void recio__axis_taps(recio__axis *ax, int sn, int dn, int o, int n, int flip, recio_filter f, int rows) {
+    double scale = 1.0 / ((double)dn / sn);
+    int i, k, K = ax->k;
     ax->n = n;
-    ax->k = K;
-    ax->ofs = (int *)recio__arena_get(a, (size_t)n * sizeof(int));
-    ax->coef = (int16_t *)recio__arena_get(a, (size_t)n * (size_t)K * sizeof(int16_t));
-    if (!ax->ofs || !ax->coef) return -1;
     for (i = 0; i < n; i++) {
         int d = o + (flip ? n - 1 - i : i), *ofs = &ax->ofs[i];
         int16_t *cf = &ax->coef[(size_t)i * (size_t)K];
@@ -4437,7 +4454,6 @@ static int recio__axis_taps(recio__arena *a, recio__axis *ax, int sn, int dn, in
             cf[big] = (int16_t)(cf[big] + RECIO__FIX - sum); /* exact unit gain */
         }
     }
-    return 0;
 }
 
 /* Horizontal pass of one source row into dst (n*C ints, plus 4 ints of slack that a kernel's last
@@ -4545,15 +4561,62 @@ static int recio__taps_inside(const recio__axis *ax, int sx0, int n, int rows, i
     return 1;
 }
 
-/* Output window (ox, oy, ow x oh) of the source resized to dw x dh, mirrored when flip, into the sink. */
-static recio_err recio__resample(recio__arena *a, const recio_image *src, const recio__srcwin *sw, int dw, int dh, int ox,
-                                 int oy, int ow, int oh, int flip, recio_filter f, const recio__sink *k) {
-    recio__axis hx, vy;
-    int C = src->channels, y, r, x, K, i;
+/* The memory of one pass, carved from one block in this order. recio__rs_carve(NULL, ...) only adds
+   the sizes up: the pass and recio_transform_scratch_size call the same function, so the bound and
+   the allocation cannot drift apart. kx == 0: a copy pass (no resampling), one output line only. */
+typedef struct recio__rs_mem {
+    int *xofs, *yofs;
+    int16_t *xcoef, *ycoef;
     int32_t **rows, *acc;
     const int32_t **rp;
     int *tag;
     unsigned char *line;
+} recio__rs_mem;
+
+/* The next n bytes of the block (NULL when only counting), aligned. */
+static void *recio__carve(unsigned char *base, size_t *at, size_t n) {
+    void *p = base && n ? base + *at : NULL;
+    *at += (n + RECIO__ALIGN - 1) & ~(size_t)(RECIO__ALIGN - 1);
+    return p;
+}
+
+static size_t recio__rs_carve(unsigned char *base, int kx, int ky, int ow, int oh, size_t rl, recio__rs_mem *m) {
+    recio__rs_mem tmp;
+    size_t at = 0;
+    int r;
+    if (!m) m = &tmp;
+    m->line = (unsigned char *)recio__carve(base, &at, rl);
+    if (!kx) return at;
+    m->xofs = (int *)recio__carve(base, &at, (size_t)ow * sizeof(int));
+    m->xcoef = (int16_t *)recio__carve(base, &at, (size_t)ow * (size_t)kx * sizeof(int16_t));
+    m->yofs = (int *)recio__carve(base, &at, (size_t)oh * sizeof(int));
+    m->ycoef = (int16_t *)recio__carve(base, &at, (size_t)oh * (size_t)ky * sizeof(int16_t));
+    m->rows = (int32_t **)recio__carve(base, &at, (size_t)ky * sizeof(int32_t *));
+    m->acc = (int32_t *)recio__carve(base, &at, ky > 2 ? rl * sizeof(int32_t) : 0);
+    m->rp = (const int32_t **)recio__carve(base, &at, (size_t)ky * sizeof(int32_t *));
+    m->tag = (int *)recio__carve(base, &at, (size_t)ky * sizeof(int));
+    for (r = 0; r < ky; r++) { /* ky cached source rows, horizontally resampled */
+        int32_t *row = (int32_t *)recio__carve(base, &at, (rl + 4) * sizeof(int32_t));
+        if (base) m->rows[r] = row;
+    }
+    return at;
+}
+
+/* Bytes recio__resample takes from the arena for that pass: an upper bound when sw x sh is the
+   largest source the pass may read (taps only grow with the source). */
+static size_t recio__rs_need(int sw, int sh, int dw, int dh, int ow, int oh, int C, recio_filter f) {
+    size_t rl = (size_t)ow * (size_t)C;
+    if (dw == sw && dh == sh) return recio__rs_carve(NULL, 0, 0, ow, oh, rl, NULL) + RECIO__ALIGN;
+    return recio__rs_carve(NULL, recio__axis_k(sw, dw, f, 0), recio__axis_k(sh, dh, f, 1), ow, oh, rl, NULL) + RECIO__ALIGN;
+}
+
+/* Output window (ox, oy, ow x oh) of the source resized to dw x dh, mirrored when flip, into the sink. */
+static recio_err recio__resample(recio__arena *a, const recio_image *src, const recio__srcwin *sw, int dw, int dh, int ox,
+                                 int oy, int ow, int oh, int flip, recio_filter f, const recio__sink *k) {
+    recio__axis hx, vy;
+    recio__rs_mem m;
+    unsigned char *block;
+    int C = src->channels, y, r, x, K, i, copy;
     size_t rl = (size_t)ow * (size_t)C;
     recio__srcwin whole;
     const recio__kern *kn = recio__kern_pick();
@@ -4561,55 +4624,48 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
         whole.sw = src->width, whole.sh = src->height, whole.sx0 = whole.sy0 = 0;
         sw = &whole;
     }
-    if (dw == sw->sw && dh == sw->sh) { /* no resampling: copy rows, mirrored or not */
+    copy = dw == sw->sw && dh == sw->sh;
+    hx.k = copy ? 0 : recio__axis_k(sw->sw, dw, f, 0);
+    vy.k = copy ? 0 : recio__axis_k(sw->sh, dh, f, 1);
+    if (!(block = (unsigned char *)recio__arena_get(a, recio__rs_carve(NULL, hx.k, vy.k, ow, oh, rl, NULL)))) return RECIO_ERR_NOMEM;
+    recio__rs_carve(block, hx.k, vy.k, ow, oh, rl, &m);
+    if (copy) { /* no resampling: copy rows, mirrored or not */
         if (ox < sw->sx0 || oy < sw->sy0 || ox - sw->sx0 + ow > src->width || oy - sw->sy0 + oh > src->height) return RECIO_ERR_ARG;
-        line = (unsigned char *)recio__arena_get(a, rl);
-        if (!line) return RECIO_ERR_NOMEM;
         for (y = 0; y < oh; y++) {
             const unsigned char *s = recio__at(src, ox - sw->sx0, oy - sw->sy0 + y, 0);
-            if (!flip) memcpy(line, s, rl);
+            if (!flip) memcpy(m.line, s, rl);
             else
-                for (x = 0; x < ow; x++) memcpy(line + (size_t)x * C, s + (size_t)(ow - 1 - x) * C, (size_t)C);
-            recio__emit(k, y, line, ow, C, kn);
+                for (x = 0; x < ow; x++) memcpy(m.line + (size_t)x * C, s + (size_t)(ow - 1 - x) * C, (size_t)C);
+            recio__emit(k, y, m.line, ow, C, kn);
         }
         return RECIO_OK;
     }
-    if (recio__axis_taps(a, &hx, sw->sw, dw, ox, ow, flip, f, 0) || recio__axis_taps(a, &vy, sw->sh, dh, oy, oh, 0, f, 1))
-        return RECIO_ERR_NOMEM;
+    hx.ofs = m.xofs, hx.coef = m.xcoef, vy.ofs = m.yofs, vy.coef = m.ycoef;
+    recio__axis_taps(&hx, sw->sw, dw, ox, ow, flip, f, 0);
+    recio__axis_taps(&vy, sw->sh, dh, oy, oh, 0, f, 1);
     if (!recio__taps_inside(&hx, sw->sx0, src->width, 0, sw->sw) || !recio__taps_inside(&vy, sw->sy0, src->height, 1, sw->sh))
         return RECIO_ERR_ARG; /* a window too small for its pass: a bug, never a read outside */
     for (i = 0; i < ow; i++) hx.ofs[i] -= sw->sx0;
     if (hx.k == 2) recio__axis_bounds(&hx, C, src->width);
     K = vy.k;
-    rows = (int32_t **)recio__arena_get(a, (size_t)K * sizeof(int32_t *));
-    acc = K > 2 ? (int32_t *)recio__arena_get(a, rl * sizeof(int32_t)) : NULL;
-    if (K > 2 && !acc) return RECIO_ERR_NOMEM;
-    rp = (const int32_t **)recio__arena_get(a, (size_t)K * sizeof(int32_t *));
-    tag = (int *)recio__arena_get(a, (size_t)K * sizeof(int));
-    line = (unsigned char *)recio__arena_get(a, rl);
-    if (!rows || !rp || !tag || !line) return RECIO_ERR_NOMEM;
-    for (r = 0; r < K; r++) {
-        rows[r] = (int32_t *)recio__arena_get(a, (rl + 4) * sizeof(int32_t));
-        tag[r] = -1;
-        if (!rows[r]) return RECIO_ERR_NOMEM;
-    }
+    for (r = 0; r < K; r++) m.tag[r] = -1;
     for (y = 0; y < oh; y++) {
         const int16_t *b = &vy.coef[(size_t)y * (size_t)K];
         int y0 = vy.ofs[y];
         for (r = 0; r < K; r++) {
             int sy = y0 + r < 0 ? 0 : y0 + r < sw->sh ? y0 + r : sw->sh - 1, slot = sy % K;
-            if (tag[slot] != sy) {
-                recio__hrow(recio__at(src, 0, sy - sw->sy0, 0), C, &hx, rows[slot], kn);
-                tag[slot] = sy;
+            if (m.tag[slot] != sy) {
+                recio__hrow(recio__at(src, 0, sy - sw->sy0, 0), C, &hx, m.rows[slot], kn);
+                m.tag[slot] = sy;
             }
-            rp[r] = rows[slot];
+            m.rp[r] = m.rows[slot];
         }
         if (K == 2) {
-            kn->vrow2(rp[0], rp[1], b[0], b[1], line, (int)rl);
+            kn->vrow2(m.rp[0], m.rp[1], b[0], b[1], m.line, (int)rl);
         } else {
-            recio__vrowk(rp, b, K, acc, line, (int)rl);
+            recio__vrowk(m.rp, b, K, m.acc, m.line, (int)rl);
         }
-        recio__emit(k, y, line, ow, C, kn);
+        recio__emit(k, y, m.line, ow, C, kn);
     }
     return RECIO_OK;
 }
@@ -4938,66 +4994,23 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out) {
 
 /* ---- 6. RANDOM POLICIES AND TRANSFORM SPEC: implementation ------------------------------------- */
 
-enum {
-    RECIO__OP_RESIZE = 1, RECIO__OP_RESIZE_SHORT, RECIO__OP_CENTER_CROP, RECIO__OP_CROP, RECIO__OP_RANDOM_CROP,
-    RECIO__OP_RRC, RECIO__OP_FLIP, RECIO__OP_RANDOM_FLIP, RECIO__OP_ROTATE, RECIO__OP_RANDOM_ROTATE, RECIO__OP_PAD,
-    RECIO__OP_BRIGHTNESS, RECIO__OP_CONTRAST, RECIO__OP_SATURATION, RECIO__OP_HUE, RECIO__OP_COLOR_JITTER,
-    RECIO__OP_LIGHTING, RECIO__OP_GRAY, RECIO__OP_FLOAT, RECIO__OP_NORMALIZE, RECIO__OP_CHW, RECIO__OP_F16,
-    RECIO__OP_I8, RECIO__OP_AREA, RECIO__OP_POSTERIZE, RECIO__OP_SOLARIZE, RECIO__OP_AUTOCONTRAST,
-    RECIO__OP_EQUALIZE, RECIO__OP_INVERT, RECIO__OP_SHARPNESS, RECIO__OP_SHEAR_X, RECIO__OP_SHEAR_Y,
-    RECIO__OP_RANDOM_APPLY, RECIO__OP_RANDOM_CHOICE, RECIO__OP_RANDOM_SUBPOLICY, RECIO__OP_GROUP, RECIO__OP_AUTOAUGMENT
-};
-
-/* How an op's arguments are checked: sizes are whole pixels > 0, probabilities in [0, 1], ... */
-enum { RECIO__A_NUM = 1, RECIO__A_SIZE, RECIO__A_PROB, RECIO__A_NONNEG, RECIO__A_POS, RECIO__A_INT, RECIO__A_BITS };
-
-typedef struct recio__opdef {
-    const char *name;
-    unsigned char kind, min, max;
-    unsigned char check[6]; /* per argument; 0 = as the one before */
-} recio__opdef;
-
-static const recio__opdef recio__ops[] = {
-    {"resize", RECIO__OP_RESIZE, 2, 2, {RECIO__A_SIZE}},
-    {"resize_short", RECIO__OP_RESIZE_SHORT, 1, 1, {RECIO__A_SIZE}},
-    {"center_crop", RECIO__OP_CENTER_CROP, 1, 2, {RECIO__A_SIZE}},
-    {"crop", RECIO__OP_CROP, 4, 4, {RECIO__A_INT, RECIO__A_INT, RECIO__A_SIZE}},
-    {"random_crop", RECIO__OP_RANDOM_CROP, 1, 2, {RECIO__A_SIZE}},
-    {"random_resized_crop", RECIO__OP_RRC, 1, 5, {RECIO__A_SIZE, RECIO__A_POS}},
-    {"flip", RECIO__OP_FLIP, 0, 0, {0}},
-    {"random_flip", RECIO__OP_RANDOM_FLIP, 1, 1, {RECIO__A_PROB}},
-    {"rotate", RECIO__OP_ROTATE, 1, 1, {RECIO__A_NUM}},
-    {"random_rotate", RECIO__OP_RANDOM_ROTATE, 1, 1, {RECIO__A_NONNEG}},
-    {"pad", RECIO__OP_PAD, 1, 2, {RECIO__A_INT, RECIO__A_NUM}},
-    {"brightness", RECIO__OP_BRIGHTNESS, 1, 1, {RECIO__A_NONNEG}},
-    {"contrast", RECIO__OP_CONTRAST, 1, 1, {RECIO__A_NONNEG}},
-    {"saturation", RECIO__OP_SATURATION, 1, 1, {RECIO__A_NONNEG}},
-    {"hue", RECIO__OP_HUE, 1, 1, {RECIO__A_NUM}},
-    {"color_jitter", RECIO__OP_COLOR_JITTER, 3, 4, {RECIO__A_NONNEG}},
-    {"lighting", RECIO__OP_LIGHTING, 1, 1, {RECIO__A_NONNEG}},
-    {"gray", RECIO__OP_GRAY, 0, 0, {0}},
-    {"float", RECIO__OP_FLOAT, 0, 0, {0}},
-    {"normalize", RECIO__OP_NORMALIZE, 6, 6, {RECIO__A_NUM, RECIO__A_NUM, RECIO__A_NUM, RECIO__A_POS}},
-    {"chw", RECIO__OP_CHW, 0, 0, {0}},
-    {"f16", RECIO__OP_F16, 0, 0, {0}},
-    {"i8", RECIO__OP_I8, 1, 2, {RECIO__A_POS, RECIO__A_NUM}},
-    {"area", RECIO__OP_AREA, 0, 0, {0}},
-    {"posterize", RECIO__OP_POSTERIZE, 1, 1, {RECIO__A_BITS}},
-    {"solarize", RECIO__OP_SOLARIZE, 1, 1, {RECIO__A_NONNEG}},
-    {"autocontrast", RECIO__OP_AUTOCONTRAST, 0, 0, {0}},
-    {"equalize", RECIO__OP_EQUALIZE, 0, 0, {0}},
-    {"invert", RECIO__OP_INVERT, 0, 0, {0}},
-    {"sharpness", RECIO__OP_SHARPNESS, 1, 1, {RECIO__A_NONNEG}},
-    {"shear_x", RECIO__OP_SHEAR_X, 1, 1, {RECIO__A_NUM}},
-    {"shear_y", RECIO__OP_SHEAR_Y, 1, 1, {RECIO__A_NUM}},
-    {"random_apply", RECIO__OP_RANDOM_APPLY, 1, 1, {RECIO__A_PROB}},
-    {"random_choice", RECIO__OP_RANDOM_CHOICE, 0, 0, {0}},
-    {"random_subpolicy", RECIO__OP_RANDOM_SUBPOLICY, 0, 0, {0}},
-    {"autoaugment", RECIO__OP_AUTOAUGMENT, 0, 0, {0}},
-};
+/* THE OP TABLE. Everything recio knows about an op is its descriptor in recio__ops (below the op
+   functions): its name and how its arguments are checked, and up to five functions, each for one
+   consumer of the chain:
+     parse  its text, when not "numbers in parentheses" (normalize's `imagenet`, the policies);
+     shape  its output size, dtype and layout: recio_transform_output_shape, the scratch walk and the
+            executor's output images all use it;
+     plan   its role for the JPEG window planner, which works out leading crops and the first resize
+            on the header before decoding (NULL: the planner stops there);
+     exec   how the executor runs it (NULL: materialise the pixels, then `pix` into a new image);
+     pix    the pixel work of an op that needs real pixels.
+   `flags` say what it needs and what it does to boxes and masks. Adding an op is one descriptor
+   plus its functions; nothing depends on the order of the table. */
+typedef struct recio__opdef recio__opdef;
 
 typedef struct recio__node {
-    int kind, nargs;
+    const recio__opdef *op;
+    int nargs;
     int child, next; /* first child / next sibling, -1 = none */
     float arg[6];
 } recio__node;
@@ -5008,6 +5021,7 @@ struct recio_transform {
     int count, cap, first, fuse;
 };
 
+
 typedef struct recio__parser {
     const char *p, *line0;
     int line, depth;
@@ -5015,6 +5029,56 @@ typedef struct recio__parser {
     char *err;
     size_t errcap;
 } recio__parser;
+
+
+/* Shapes without pixels: what the chain makes of a w x h x c u8 image, and a scratch bound. After a
+   policy whose branches give different shapes (`varies`), w and h are the largest of any branch and
+   short the smallest shorter side, so the bound still holds for every branch; `loose` then says a
+   failure may be the bound's and not the chain's. */
+typedef struct recio__shp {
+    int w, h, c, varies, bad, loose, short_;
+    recio_dtype t;
+    recio_layout l;
+    recio_filter filt; /* of the next resize (`area` before it) */
+    size_t scratch;
+} recio__shp;
+
+/* The chain's leading crops and first resize, worked out on the full-size w x h image before it is
+   decoded: the source rectangle r the resize reads, its target dw x dh, the window o of the resized
+   image that the crops after it keep, and the node the rest of the chain starts at. The generator
+   advances exactly as the executor would. */
+typedef struct recio__plan {
+    int r[4], o[4], dw, dh, next, resized;
+    recio_filter filt;
+} recio__plan;
+
+typedef struct recio__exec recio__exec;
+
+enum { /* what an op needs, and what it does to boxes and masks */
+    RECIO__OPF_GEOM = 1,     /* moves pixels: boxes and masks move with it (none set: they stay) */
+    RECIO__OPF_U8 = 2,       /* needs u8 HWC pixels, else RECIO_ERR_UNSUPPORTED */
+    RECIO__OPF_RESAMPLE = 4, /* one resampling pass: the scratch walk counts its taps and rows */
+    RECIO__OPF_HINT = 8,     /* arg[0] is the shorter side its resize needs: recio_transform_decode_hint */
+    RECIO__OPF_PREFIX = 16,  /* changes only how the next op runs (area): the hint looks past it */
+    RECIO__OPF_LIST = 32     /* runs child ops: its shape function counts their scratch */
+};
+
+/* How an op's arguments are checked: sizes are whole pixels > 0, probabilities in [0, 1], ... */
+enum { RECIO__A_NUM = 1, RECIO__A_SIZE, RECIO__A_PROB, RECIO__A_NONNEG, RECIO__A_POS, RECIO__A_INT, RECIO__A_BITS };
+
+struct recio__opdef {
+    const char *name;
+    unsigned char min, max;  /* how many arguments */
+    unsigned char check[6];  /* per argument; 0 = as the one before */
+    unsigned char flags;     /* RECIO__OPF_* */
+    unsigned char images;    /* most images of its output size it takes from scratch; 0 = 2 (a pending
+                                pass's result and its own) */
+    recio_err (*parse)(recio__parser *ps, const recio__opdef *d, int self, const char *at);
+    void (*shape)(const recio_transform *t, const recio__node *n, recio__shp *s);
+    int (*plan)(const recio__node *n, recio_rng *g, recio__plan *p); /* 1 planned, 0 stop, -1 would fail */
+    recio_err (*exec)(recio__exec *x, const recio__node *n);
+    recio_err (*pix)(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *out);
+};
 
 static recio_err recio__perr(recio__parser *ps, const char *at, const char *f, const char *what) {
     char msg[160];
@@ -5057,7 +5121,8 @@ static int recio__number(recio__parser *ps, float *out) {
     return 1;
 }
 
-static int recio__new_node(recio_transform *t, int kind) {
+
+static int recio__new_node(recio_transform *t, const recio__opdef *op) {
     recio__node *n;
     if (t->count == t->cap) {
         int cap = t->cap ? t->cap * 2 : 16;
@@ -5068,7 +5133,7 @@ static int recio__new_node(recio_transform *t, int kind) {
     }
     n = &t->nodes[t->count];
     memset(n, 0, sizeof *n);
-    n->kind = kind;
+    n->op = op;
     n->child = n->next = -1;
     return t->count++;
 }
@@ -5089,9 +5154,9 @@ static recio_err recio__check_arg(recio__parser *ps, const char *at, const recio
     return RECIO_OK;
 }
 
-/* Numeric arguments "(a, b, ...)" after the op name; `imagenet` stands for normalize's six. */
-static recio_err recio__parse_args(recio__parser *ps, const recio__opdef *d, recio__node *n, const char *name_at) {
-    static const float imagenet[6] = {123.68f, 116.28f, 103.53f, 58.395f, 57.12f, 57.375f};
+/* Numeric arguments "(a, b, ...)" after the op name: what most ops take. */
+static recio_err recio__parse_args(recio__parser *ps, const recio__opdef *d, int self, const char *name_at) {
+    recio__node *n = &ps->t->nodes[self];
     recio_err e;
     if (*ps->p != '(') {
         if (d->min > 0) return recio__perr(ps, ps->p, "%s: expected '(' and arguments", d->name);
@@ -5099,12 +5164,7 @@ static recio_err recio__parse_args(recio__parser *ps, const recio__opdef *d, rec
     }
     ps->p++;
     recio__skip_ws(ps);
-    if (d->kind == RECIO__OP_NORMALIZE && strncmp(ps->p, "imagenet", 8) == 0) {
-        memcpy(n->arg, imagenet, sizeof imagenet);
-        n->nargs = 6;
-        ps->p += 8;
-        recio__skip_ws(ps);
-    } else if (*ps->p != ')') {
+    if (*ps->p != ')') {
         for (;;) {
             const char *at = ps->p;
             float v;
@@ -5124,298 +5184,35 @@ static recio_err recio__parse_args(recio__parser *ps, const recio__opdef *d, rec
     return RECIO_OK;
 }
 
-static recio_err recio__parse_policy(recio__parser *ps, const recio__opdef *d, int self, const char *name_at) {
-    recio_err e;
-    int first = -1, prev = -1;
-    if (*ps->p != '(') return recio__perr(ps, ps->p, "%s: expected '('", d->name);
-    ps->p++;
-    recio__skip_ws(ps);
-    if (d->kind == RECIO__OP_RANDOM_APPLY) {
-        const char *at = ps->p;
-        float v;
-        if (!recio__number(ps, &v)) return recio__perr(ps, at, "%s: expected a probability first", d->name);
-        if ((e = recio__check_arg(ps, at, d, 0, v)) != RECIO_OK) return e;
-        ps->t->nodes[self].arg[0] = v;
-        ps->t->nodes[self].nargs = 1;
-        recio__skip_ws(ps);
-        if (*ps->p != ',') return recio__perr(ps, ps->p, "%s: expected ',' and ops", d->name);
+/* normalize(imagenet) stands for normalize's six numbers. */
+static recio_err recio__parse_normalize(recio__parser *ps, const recio__opdef *d, int self, const char *name_at) {
+    static const float imagenet[6] = {123.68f, 116.28f, 103.53f, 58.395f, 57.12f, 57.375f};
+    recio__parser at = *ps;
+    if (*ps->p == '(') {
         ps->p++;
+        recio__skip_ws(ps);
     }
-    if (d->kind != RECIO__OP_RANDOM_SUBPOLICY) {
-        if ((e = recio__parse_list(ps, &first, ')', 1)) != RECIO_OK) return e;
-    } else {
-        for (;;) {
-            int g, gfirst = -1;
-            recio__skip_ws(ps);
-            if (*ps->p != '(') return recio__perr(ps, ps->p, "%s: expected '(' starting a sub-policy", d->name);
-            ps->p++;
-            if ((e = recio__parse_list(ps, &gfirst, ')', 0)) != RECIO_OK) return e;
-            ps->p++;
-            if ((g = recio__new_node(ps->t, RECIO__OP_GROUP)) < 0) return RECIO_ERR_NOMEM;
-            ps->t->nodes[g].child = gfirst;
-            if (prev < 0) first = g;
-            else ps->t->nodes[prev].next = g;
-            prev = g;
-            recio__skip_ws(ps);
-            if (*ps->p != ',') break;
-            ps->p++;
-        }
+    if (at.p == ps->p || strncmp(ps->p, "imagenet", 8) != 0) {
+        *ps = at; /* numbers, as for any op */
+        return recio__parse_args(ps, d, self, name_at);
     }
+    ps->p += 8;
     recio__skip_ws(ps);
     if (*ps->p != ')') return recio__perr(ps, ps->p, "%s: expected ')'", d->name);
-    if (first < 0) return recio__perr(ps, name_at, "%s: needs at least one op", d->name);
     ps->p++;
-    ps->t->nodes[self].child = first;
+    memcpy(ps->t->nodes[self].arg, imagenet, sizeof imagenet);
+    ps->t->nodes[self].nargs = 6;
     return RECIO_OK;
 }
 
-static recio_err recio__parse_op(recio__parser *ps, int *out) {
-    const char *at = ps->p;
-    char name[32];
-    size_t len = 0, i;
-    const recio__opdef *d = NULL;
-    int self;
-    recio_err e;
-    while ((ps->p[len] >= 'a' && ps->p[len] <= 'z') || ps->p[len] == '_' || (len && ps->p[len] >= '0' && ps->p[len] <= '9')) len++;
-    if (len == 0) {
-        name[0] = *ps->p ? *ps->p : '?';
-        name[1] = 0;
-        return recio__perr(ps, at, "unexpected '%s'", name);
-    }
-    if (len >= sizeof name) len = sizeof name - 1;
-    memcpy(name, ps->p, len);
-    name[len] = 0;
-    for (i = 0; i < sizeof recio__ops / sizeof recio__ops[0]; i++)
-        if (strlen(recio__ops[i].name) == len && memcmp(recio__ops[i].name, ps->p, len) == 0) d = &recio__ops[i];
-    if (!d) return recio__perr(ps, at, "unknown op '%s'", name);
-    ps->p += len;
-    if ((self = recio__new_node(ps->t, d->kind)) < 0) return RECIO_ERR_NOMEM;
-    *out = self;
-    if (d->kind == RECIO__OP_AUTOAUGMENT) { /* the preset is itself a spec: parse it in place */
-        recio__parser sub = *ps;
-        int first = -1;
-        sub.p = sub.line0 = recio_autoaugment_imagenet();
-        sub.line = 1;
-        if ((e = recio__parse_list(&sub, &first, 0, 0)) != RECIO_OK) return e;
-        ps->t->nodes[self].kind = RECIO__OP_GROUP;
-        ps->t->nodes[self].child = first;
-        return RECIO_OK;
-    }
-    if (d->kind >= RECIO__OP_RANDOM_APPLY) {
-        if (++ps->depth > 16) return recio__perr(ps, at, "%s: nested too deeply", d->name);
-        e = recio__parse_policy(ps, d, self, at);
-        ps->depth--;
-        return e;
-    }
-    return recio__parse_args(ps, d, &ps->t->nodes[self], at);
-}
-
-/* Ops until `close` (not consumed) or the end; commas may separate them inside policies. */
-static recio_err recio__parse_list(recio__parser *ps, int *first, char close, int commas) {
-    int prev = -1, node = -1;
-    recio_err e;
-    for (;;) {
-        recio__skip_ws(ps);
-        if (*ps->p == close || (*ps->p == 0 && close == 0)) break;
-        if (*ps->p == 0) {
-            char c[2];
-            c[0] = close;
-            c[1] = 0;
-            return recio__perr(ps, ps->p, "missing '%s'", c);
-        }
-        if (prev >= 0 && commas && *ps->p == ',') {
-            ps->p++;
-            recio__skip_ws(ps);
-        }
-        if ((e = recio__parse_op(ps, &node)) != RECIO_OK) return e;
-        if (prev < 0) *first = node;
-        else ps->t->nodes[prev].next = node;
-        prev = node;
-        if (*ps->p && *ps->p != ' ' && *ps->p != '\t' && *ps->p != '\n' && *ps->p != '\r' && *ps->p != close && !(commas && *ps->p == ',')) {
-            char c[2];
-            c[0] = *ps->p;
-            c[1] = 0;
-            return recio__perr(ps, ps->p, "expected a space between ops, found '%s'", c);
-        }
-    }
-    return RECIO_OK;
-}
-
-RECIODEF void recio_transform_free(recio_transform *t) {
-    recio_allocator a;
-    if (!t) return;
-    a = t->alloc;
-    recio__free(&a, t->nodes);
-    recio__free(&a, t);
-}
-
-RECIODEF recio_err recio_transform_parse_ex(recio_transform **t, const char *spec, const recio_transform_desc *desc,
-                                            char *errmsg, size_t errmsg_size) {
-    recio__parser ps;
-    recio_transform *tr;
-    recio_allocator a;
-    recio_err e;
-    if (errmsg && errmsg_size) errmsg[0] = 0;
-    if (!t || !spec) return RECIO_ERR_ARG;
-    *t = NULL;
-    memset(&a, 0, sizeof a);
-    if (desc) a = desc->alloc;
-    tr = (recio_transform *)recio__malloc(&a, sizeof *tr);
-    if (!tr) return RECIO_ERR_NOMEM;
-    memset(tr, 0, sizeof *tr);
-    tr->alloc = a;
-    tr->first = -1;
-    tr->fuse = !(desc && desc->no_fuse);
-    memset(&ps, 0, sizeof ps);
-    ps.p = ps.line0 = spec;
-    ps.line = 1;
-    ps.t = tr;
-    ps.err = errmsg;
-    ps.errcap = errmsg ? errmsg_size : 0;
-    e = recio__parse_list(&ps, &tr->first, 0, 0);
-    if (e != RECIO_OK) {
-        if (e == RECIO_ERR_NOMEM && errmsg) recio__fmt(errmsg, errmsg_size, "spec: out of memory");
-        recio_transform_free(tr);
-        return e;
-    }
-    *t = tr;
-    return RECIO_OK;
-}
-
-RECIODEF int recio_transform_decode_hint(const recio_transform *t) {
-    int i = t ? t->first : -1;
-    while (i >= 0 && t->nodes[i].kind == RECIO__OP_AREA) i = t->nodes[i].next;
-    if (i < 0) return 0;
-    if (t->nodes[i].kind == RECIO__OP_RESIZE_SHORT || t->nodes[i].kind == RECIO__OP_RRC) return (int)t->nodes[i].arg[0];
-    return 0;
-}
-
-RECIODEF recio_err recio_transform_parse(recio_transform **t, const char *spec) {
-    return recio_transform_parse_ex(t, spec, NULL, NULL, 0);
-}
-
-/* AutoAugment's ImageNet policy (Cubuk et al. 2019, as torchvision's AutoAugmentPolicy.IMAGENET with
-   10 magnitude bins): 25 sub-policies of two ops, each applied with its probability; signed
-   magnitudes pick either sign with equal chance. Magnitudes: rotate 30*m/9 degrees; posterize
-   8 - round(m*4/9) bits; solarize threshold 255*(1 - m/9); colour/contrast/sharpness 1 +/- 0.9*m/9;
-   shear 0.3*m/9. */
-RECIODEF const char *recio_autoaugment_imagenet(void) {
-    return "random_subpolicy("
-           "(random_apply(0.4, posterize(4)) random_apply(0.6, random_choice(rotate(30), rotate(-30)))),"
-           "(random_apply(0.6, solarize(113.33)) random_apply(0.6, autocontrast)),"
-           "(random_apply(0.8, equalize) random_apply(0.6, equalize)),"
-           "(random_apply(0.6, posterize(5)) random_apply(0.6, posterize(5))),"
-           "(random_apply(0.4, equalize) random_apply(0.2, solarize(141.67))),"
-           "(random_apply(0.4, equalize) random_apply(0.8, random_choice(rotate(26.67), rotate(-26.67)))),"
-           "(random_apply(0.6, solarize(170)) random_apply(0.6, equalize)),"
-           "(random_apply(0.8, posterize(6)) random_apply(1.0, equalize)),"
-           "(random_apply(0.2, random_choice(rotate(10), rotate(-10))) random_apply(0.6, solarize(28.33))),"
-           "(random_apply(0.6, equalize) random_apply(0.4, posterize(5))),"
-           "(random_apply(0.8, random_choice(rotate(26.67), rotate(-26.67))) random_apply(0.4, saturation(1))),"
-           "(random_apply(0.4, random_choice(rotate(30), rotate(-30))) random_apply(0.6, equalize)),"
-           "(random_apply(0.0, equalize) random_apply(0.8, equalize)),"
-           "(random_apply(0.6, invert) random_apply(1.0, equalize)),"
-           "(random_apply(0.6, random_choice(saturation(1.4), saturation(0.6))) random_apply(1.0, random_choice(contrast(1.8), contrast(0.2)))),"
-           "(random_apply(0.8, random_choice(rotate(26.67), rotate(-26.67))) random_apply(1.0, random_choice(saturation(1.2), saturation(0.8)))),"
-           "(random_apply(0.8, random_choice(saturation(1.8), saturation(0.2))) random_apply(0.8, solarize(56.67))),"
-           "(random_apply(0.4, random_choice(sharpness(1.7), sharpness(0.3))) random_apply(0.6, invert)),"
-           "(random_apply(0.6, random_choice(shear_x(0.1667), shear_x(-0.1667))) random_apply(1.0, equalize)),"
-           "(random_apply(0.4, saturation(1)) random_apply(0.6, equalize)),"
-           "(random_apply(0.4, equalize) random_apply(0.2, solarize(141.67))),"
-           "(random_apply(0.6, solarize(113.33)) random_apply(0.6, autocontrast)),"
-           "(random_apply(0.6, invert) random_apply(1.0, equalize)),"
-           "(random_apply(0.6, random_choice(saturation(1.4), saturation(0.6))) random_apply(1.0, random_choice(contrast(1.8), contrast(0.2)))),"
-           "(random_apply(0.8, equalize) random_apply(0.6, equalize)))";
-}
-
-/* ---- u8 ops only reachable from specs (AutoAugment's vocabulary, PIL ImageOps semantics) ---- */
-
-static void recio__lut_apply(const recio_image *in, recio_image *out, unsigned char lut[3][256]) {
-    int x, y, c;
-    for (y = 0; y < in->height; y++) {
-        const unsigned char *s = recio__at(in, 0, y, 0);
-        unsigned char *d = recio__at(out, 0, y, 0);
-        for (x = 0; x < in->width; x++)
-            for (c = 0; c < in->channels; c++, s++, d++) *d = c < 3 ? lut[c][*s] : *s;
-    }
-}
-
-static void recio__histogram(const recio_image *in, uint32_t h[3][256]) {
-    int x, y, c, nc = in->channels < 3 ? in->channels : 3;
-    memset(h, 0, sizeof(uint32_t) * 3 * 256);
-    for (y = 0; y < in->height; y++) {
-        const unsigned char *s = recio__at(in, 0, y, 0);
-        for (x = 0; x < in->width; x++, s += in->channels)
-            for (c = 0; c < nc; c++) h[c][s[c]]++;
-    }
-}
-
-/* The 256-entry table of posterize, solarize, invert, autocontrast or equalize for each channel. */
-static void recio__pil_lut(int kind, float arg, const recio_image *in, unsigned char lut[3][256]) {
-    uint32_t h[3][256];
-    int c, i;
-    if (kind == RECIO__OP_AUTOCONTRAST || kind == RECIO__OP_EQUALIZE) recio__histogram(in, h);
-    for (c = 0; c < 3; c++) {
-        int lo = 0, hi = 255;
-        uint32_t total = 0, last = 0, step, acc;
-        for (i = 0; i < 256; i++) lut[c][i] = (unsigned char)i;
-        if (in->channels == 1 && c > 0) continue;
-        switch (kind) {
-        case RECIO__OP_POSTERIZE:
-            for (i = 0; i < 256; i++) lut[c][i] = (unsigned char)(i & ~((1 << (8 - (int)arg)) - 1));
-            break;
-        case RECIO__OP_SOLARIZE:
-            for (i = 0; i < 256; i++) lut[c][i] = (unsigned char)((float)i >= arg ? 255 - i : i);
-            break;
-        case RECIO__OP_INVERT:
-            for (i = 0; i < 256; i++) lut[c][i] = (unsigned char)(255 - i);
-            break;
-        case RECIO__OP_AUTOCONTRAST:
-            while (lo < 255 && !h[c][lo]) lo++;
-            while (hi > 0 && !h[c][hi]) hi--;
-            if (hi > lo)
-                for (i = 0; i < 256; i++) lut[c][i] = recio__u8((float)(i - lo) * 255.0f / (float)(hi - lo));
-            break;
-        case RECIO__OP_EQUALIZE:
-            for (i = 0; i < 256; i++) {
-                total += h[c][i];
-                if (h[c][i]) last = h[c][i];
-            }
-            step = (total - last) / 255;
-            if (!step) break;
-            for (acc = step / 2, i = 0; i < 256; i++) {
-                uint32_t v = acc / step;
-                lut[c][i] = (unsigned char)(v > 255 ? 255 : v);
-                acc += h[c][i];
-            }
-            break;
-        }
-    }
-}
-
-/* PIL ImageEnhance.Sharpness: blend with the 3x3 SMOOTH filter (centre 5, others 1, /13); edges kept. */
-static void recio__sharpness(const recio_image *in, recio_image *out, float f) {
-    int x, y, c, i, j, C = in->channels;
-    for (y = 0; y < in->height; y++)
-        for (x = 0; x < in->width; x++)
-            for (c = 0; c < C; c++) {
-                float v = *recio__at(in, x, y, c), s = 0;
-                if (c < 3 && x > 0 && y > 0 && x < in->width - 1 && y < in->height - 1) {
-                    for (j = -1; j <= 1; j++)
-                        for (i = -1; i <= 1; i++) s += (float)*recio__at(in, x + i, y + j, c) * (i || j ? 1.0f : 5.0f);
-                    s = (float)recio__u8(s / 13.0f);
-                    v = s + f * (v - s);
-                }
-                *recio__at(out, x, y, c) = recio__u8(v);
-            }
-}
 
 /* ---- the executor: ops run left to right; crops, resizes, flips and the float/normalize/chw
    conversion are kept pending and done in one resampling pass when another op (or the end) needs
    pixels. Each output pixel is computed from its own coordinates, so pending or not, the numbers
    are the same. ---- */
-typedef struct recio__exec {
+struct recio__exec {
     recio__arena a;
+    size_t *asked;    /* receives the arena's total at the end (the iterator sizes its scratch by it) */
     recio_rng rng;
     const recio_transform *t;
     recio_image cur;  /* the current pixels (when lazy: the u8 HWC source of the pending pass) */
@@ -5427,7 +5224,7 @@ typedef struct recio__exec {
     float lut[4 * 256];
     int affine;       /* lut[c][v] is ((float)v - am[c]) / as[c] exactly (one normalize, or float) */
     float am[4], as[4];
-} recio__exec;
+};
 
 static void recio__exec_reset(recio__exec *x) {
     x->lazy = x->cur.dtype == RECIO_U8 && x->cur.layout == RECIO_HWC;
@@ -5581,92 +5378,7 @@ static recio_err recio__exec_normalize(recio__exec *x, const float *mean, const 
 }
 
 /* Every other op: on materialised pixels, into a new arena image of the same shape unless said. */
-static recio_err recio__exec_pixels(recio__exec *x, const recio__node *n) {
-    recio_image o, *in = &x->cur;
-    recio_err e;
-    recio_dtype t = in->dtype;
-    recio_layout l = in->layout;
-    int w = in->width, h = in->height, u8 = in->dtype == RECIO_U8 && in->layout == RECIO_HWC;
-    float a = n->arg[0], alpha[3];
-    if (n->kind == RECIO__OP_F16) t = RECIO_F16;
-    if (n->kind == RECIO__OP_I8) t = RECIO_I8;
-    if (n->kind == RECIO__OP_CHW) l = RECIO_CHW;
-    if (n->kind == RECIO__OP_PAD) w += 2 * (int)a, h += 2 * (int)a;
-    if (n->kind >= RECIO__OP_POSTERIZE && n->kind <= RECIO__OP_SHEAR_Y && !u8) return RECIO_ERR_UNSUPPORTED;
-    if ((n->kind == RECIO__OP_ROTATE || n->kind == RECIO__OP_RANDOM_ROTATE) && !u8) return RECIO_ERR_UNSUPPORTED;
-    if (!recio__shape_ok(w, h, in->channels, t)) return RECIO_ERR_ARG;
-    if ((e = recio__exec_alloc(x, &o, recio_image_shape(w, h, in->channels, t, l))) != RECIO_OK) return e;
-    switch (n->kind) {
-    case RECIO__OP_ROTATE: e = recio_image_rotate(in, &o, a, RECIO_BORDER_CONSTANT, 0); break;
-    case RECIO__OP_RANDOM_ROTATE: e = recio_image_rotate(in, &o, (float)((recio_rng_uniform(&x->rng) * 2 - 1) * a), RECIO_BORDER_CONSTANT, 0); break;
-    case RECIO__OP_PAD: e = recio_image_pad(in, &o, (int)a, n->nargs > 1 ? n->arg[1] : 0); break;
-    case RECIO__OP_BRIGHTNESS: e = recio_image_brightness(in, &o, a); break;
-    case RECIO__OP_CONTRAST: e = recio_image_contrast(in, &o, a); break;
-    case RECIO__OP_SATURATION: e = recio_image_saturation(in, &o, a); break;
-    case RECIO__OP_HUE: e = recio_image_hue(in, &o, a); break;
-    case RECIO__OP_GRAY: e = recio_image_gray(in, &o); break;
-    case RECIO__OP_LIGHTING: {
-        int i;
-        for (i = 0; i < 3; i++) { /* Box-Muller: a normal draw from two uniforms */
-            double u1 = recio_rng_uniform(&x->rng), u2 = recio_rng_uniform(&x->rng);
-            alpha[i] = (float)(a * sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2));
-        }
-        e = recio_image_lighting(in, &o, alpha);
-        break;
-    }
-    case RECIO__OP_CHW: e = recio_image_to_chw(in, &o); break;
-    case RECIO__OP_F16: e = recio_image_convert(in, &o, t, 1, 0); break;
-    case RECIO__OP_I8: e = recio_image_convert(in, &o, t, 1 / a, n->nargs > 1 ? n->arg[1] : 0); break;
-    case RECIO__OP_SHARPNESS: recio__sharpness(in, &o, a); break;
-    case RECIO__OP_SHEAR_X:
-    case RECIO__OP_SHEAR_Y: {
-        float m[6] = {1, 0, 0, 0, 1, 0};
-        m[n->kind == RECIO__OP_SHEAR_X ? 1 : 3] = a;
-        e = recio_image_affine(in, &o, m, RECIO_BORDER_CONSTANT, 0);
-        break;
-    }
-    default: {
-        unsigned char lut[3][256];
-        recio__pil_lut(n->kind, a, in, lut);
-        recio__lut_apply(in, &o, lut);
-    }
-    }
-    if (e == RECIO_OK) x->cur = o;
-    return e;
-}
 
-static recio_err recio__exec_list(recio__exec *x, int node);
-
-static recio_err recio__exec_jitter(recio__exec *x, const recio__node *n) {
-    int order[3] = {0, 1, 2}, i, j, tmp;
-    recio_err e;
-    for (i = 2; i > 0; i--) { /* MXNet's RandomOrderAug: shuffle, then each draws its factor */
-        j = (int)recio_rng_below(&x->rng, (uint64_t)i + 1);
-        tmp = order[i], order[i] = order[j], order[j] = tmp;
-    }
-    for (i = 0; i < 3; i++) {
-        recio__node op;
-        float r = n->arg[order[i]];
-        if (r == 0) continue;
-        memset(&op, 0, sizeof op);
-        op.kind = order[i] == 0 ? RECIO__OP_BRIGHTNESS : order[i] == 1 ? RECIO__OP_CONTRAST : RECIO__OP_SATURATION;
-        op.arg[0] = (float)(1 + (recio_rng_uniform(&x->rng) * 2 - 1) * r);
-        op.nargs = 1;
-        if ((e = recio__exec_pixels(x, &op)) != RECIO_OK) return e;
-    }
-    if (n->nargs > 3 && n->arg[3] != 0) {
-        recio__node op;
-        memset(&op, 0, sizeof op);
-        op.kind = RECIO__OP_HUE;
-        op.arg[0] = (float)((recio_rng_uniform(&x->rng) * 2 - 1) * n->arg[3]);
-        op.nargs = 1;
-        return recio__exec_pixels(x, &op);
-    }
-    return RECIO_OK;
-}
-
-/* torchvision's RandomResizedCrop.get_params: ten tries at an area and log-uniform aspect ratio,
-   then the centred crop of the ratio clamped to [rmin, rmax]. */
 static void recio__rrc_rect(recio_rng *g, const recio__node *n, int W, int H, int r[4]) {
     double smin = n->nargs > 1 ? n->arg[1] : 0.08, smax = n->nargs > 2 ? n->arg[2] : 1.0;
     double rmin = n->nargs > 3 ? n->arg[3] : 0.75, rmax = n->nargs > 4 ? n->arg[4] : 4.0 / 3.0;
@@ -5696,70 +5408,806 @@ static void recio__rrc_rect(recio_rng *g, const recio__node *n, int W, int H, in
     r[1] = (H - r[3]) / 2;
 }
 
+
+
+/* ---- the ops: shape rules, planner roles, executors and pixel work; the table follows ---- */
+
+static void recio__shp_op(const recio_transform *t, const recio__node *n, recio__shp *s);
+static void recio__shp_list(const recio_transform *t, int node, recio__shp *s);
+static size_t recio__shp_add(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
+static int recio__shp_differ(const recio__shp *a, const recio__shp *b) {
+    return a->w != b->w || a->h != b->h || a->c != b->c || a->t != b->t || a->l != b->l;
+}
+static recio_err recio__exec_list(recio__exec *x, int node);
+
+/* Run one op: its executor, or for an op of real pixels, the pending pass first and then its pixels. */
+static recio_err recio__x_pixels(recio__exec *x, const recio__node *n);
 static recio_err recio__exec_op(recio__exec *x, const recio__node *n) {
+    return n->op->exec ? n->op->exec(x, n) : recio__x_pixels(x, n);
+}
+
+/* Width and height of a crop op: W, and H when given (else square). */
+static void recio__crop_size(const recio__node *n, int *w, int *h) {
+    *w = (int)n->arg[0];
+    *h = n->nargs > 1 ? (int)n->arg[1] : *w;
+}
+
+/* resize(W,H) */
+static void recio__sh_resize(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    (void)t;
+    s->w = (int)n->arg[0], s->h = (int)n->arg[1];
+    s->short_ = s->w < s->h ? s->w : s->h;
+}
+static int recio__pl_resized(recio__plan *p) {
+    if (p->dw <= 0 || p->dh <= 0) return -1;
+    p->o[0] = p->o[1] = 0, p->o[2] = p->dw, p->o[3] = p->dh;
+    p->resized = 1;
+    return 1;
+}
+static int recio__pl_resize(const recio__node *n, recio_rng *g, recio__plan *p) {
+    (void)g;
+    if (p->resized) return 0; /* a second resize needs the first's pixels */
+    p->dw = (int)n->arg[0], p->dh = (int)n->arg[1];
+    return recio__pl_resized(p);
+}
+static recio_err recio__x_resize(recio__exec *x, const recio__node *n) {
+    return recio__exec_resize(x, (int)n->arg[0], (int)n->arg[1]);
+}
+
+/* resize_short(S) */
+static void recio__sh_resize_short(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    int S = (int)n->arg[0], lng = s->w > s->h ? s->w : s->h;
+    (void)t;
+    if (s->short_ > 0 && s->short_ < (s->w < s->h ? s->w : s->h)) { /* branches: a square holding any of them */
+        int64_t b = (int64_t)lng * S / s->short_;
+        s->w = s->h = b > 65535 * 4 ? 65535 * 4 : b < S ? S : (int)b;
+    } else {
+        recio_resize_short_size(s->w, s->h, S, &s->w, &s->h);
+    }
+    s->short_ = S;
+}
+static int recio__pl_resize_short(const recio__node *n, recio_rng *g, recio__plan *p) {
+    (void)g;
+    if (p->resized) return 0;
+    recio_resize_short_size(p->r[2], p->r[3], (int)n->arg[0], &p->dw, &p->dh);
+    return recio__pl_resized(p);
+}
+static recio_err recio__x_resize_short(recio__exec *x, const recio__node *n) {
     recio_image s = recio__exec_shape(x);
-    const float *a = n->arg;
     int w, h;
+    recio_resize_short_size(s.width, s.height, (int)n->arg[0], &w, &h);
+    return w > 0 && h > 0 ? recio__exec_resize(x, w, h) : RECIO_ERR_ARG;
+}
+
+/* Crops narrow the source rectangle before the resize and the window of its output after it. */
+static int recio__pl_box(recio__plan *p, int x0, int y0, int w, int h) {
+    int *box = p->resized ? p->o : p->r;
+    if (x0 < 0 || y0 < 0 || w <= 0 || h <= 0 || w > box[2] - x0 || h > box[3] - y0) return -1;
+    box[0] += x0, box[1] += y0, box[2] = w, box[3] = h;
+    return 1;
+}
+static void recio__sh_crop_wh(const recio__node *n, recio__shp *s) {
+    int w, h;
+    recio__crop_size(n, &w, &h);
+    if (w > s->w || h > s->h) s->bad = 1;
+    s->w = w, s->h = h;
+    s->short_ = w < h ? w : h;
+}
+
+/* center_crop(W[,H]) */
+static void recio__sh_center_crop(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    (void)t;
+    recio__sh_crop_wh(n, s);
+}
+static int recio__pl_center_crop(const recio__node *n, recio_rng *g, recio__plan *p) {
+    const int *box = p->resized ? p->o : p->r;
+    int w, h;
+    (void)g;
+    recio__crop_size(n, &w, &h);
+    return recio__pl_box(p, (box[2] - w) / 2, (box[3] - h) / 2, w, h);
+}
+static recio_err recio__x_center_crop(recio__exec *x, const recio__node *n) {
+    recio_image s = recio__exec_shape(x);
+    int w, h;
+    recio__crop_size(n, &w, &h);
+    return recio__exec_crop(x, (s.width - w) / 2, (s.height - h) / 2, w, h);
+}
+
+/* crop(X,Y,W,H) */
+static void recio__sh_crop(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    (void)t;
+    if (n->arg[0] + n->arg[2] > (float)s->w || n->arg[1] + n->arg[3] > (float)s->h) s->bad = 1;
+    s->w = (int)n->arg[2], s->h = (int)n->arg[3];
+    s->short_ = s->w < s->h ? s->w : s->h;
+}
+static int recio__pl_crop(const recio__node *n, recio_rng *g, recio__plan *p) {
+    (void)g;
+    return recio__pl_box(p, (int)n->arg[0], (int)n->arg[1], (int)n->arg[2], (int)n->arg[3]);
+}
+static recio_err recio__x_crop(recio__exec *x, const recio__node *n) {
+    return recio__exec_crop(x, (int)n->arg[0], (int)n->arg[1], (int)n->arg[2], (int)n->arg[3]);
+}
+
+/* random_crop(W[,H]): the corner uniform over every position where the crop fits */
+static int recio__random_corner(recio_rng *g, int bw, int bh, int w, int h, int *x0, int *y0) {
+    if (w <= 0 || h <= 0 || w > bw || h > bh) return 0;
+    *x0 = (int)recio_rng_below(g, (uint64_t)(bw - w) + 1);
+    *y0 = (int)recio_rng_below(g, (uint64_t)(bh - h) + 1);
+    return 1;
+}
+static int recio__pl_random_crop(const recio__node *n, recio_rng *g, recio__plan *p) {
+    const int *box = p->resized ? p->o : p->r;
+    int w, h, x0, y0;
+    recio__crop_size(n, &w, &h);
+    if (!recio__random_corner(g, box[2], box[3], w, h, &x0, &y0)) return -1;
+    return recio__pl_box(p, x0, y0, w, h);
+}
+static recio_err recio__x_random_crop(recio__exec *x, const recio__node *n) {
+    recio_image s = recio__exec_shape(x);
+    int w, h, x0, y0;
+    recio__crop_size(n, &w, &h);
+    if (!recio__random_corner(&x->rng, s.width, s.height, w, h, &x0, &y0)) return RECIO_ERR_ARG;
+    return recio__exec_crop(x, x0, y0, w, h);
+}
+
+/* random_resized_crop(S[,smin,smax,rmin,rmax]) */
+static void recio__sh_rrc(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    (void)t;
+    s->w = s->h = s->short_ = (int)n->arg[0];
+}
+static int recio__pl_rrc(const recio__node *n, recio_rng *g, recio__plan *p) {
+    int c[4];
+    if (p->resized) return 0;
+    recio__rrc_rect(g, n, p->r[2], p->r[3], c);
+    p->r[0] += c[0], p->r[1] += c[1], p->r[2] = c[2], p->r[3] = c[3];
+    p->dw = p->dh = (int)n->arg[0];
+    return recio__pl_resized(p);
+}
+static recio_err recio__x_rrc(recio__exec *x, const recio__node *n) {
+    recio_image s = recio__exec_shape(x);
+    int r[4];
     recio_err e;
-    switch (n->kind) {
-    case RECIO__OP_RESIZE: return recio__exec_resize(x, (int)a[0], (int)a[1]);
-    case RECIO__OP_RESIZE_SHORT:
-        recio_resize_short_size(s.width, s.height, (int)a[0], &w, &h);
-        return w > 0 && h > 0 ? recio__exec_resize(x, w, h) : RECIO_ERR_ARG;
-    case RECIO__OP_CENTER_CROP:
-        w = (int)a[0], h = n->nargs > 1 ? (int)a[1] : w;
-        return recio__exec_crop(x, (s.width - w) / 2, (s.height - h) / 2, w, h);
-    case RECIO__OP_CROP: return recio__exec_crop(x, (int)a[0], (int)a[1], (int)a[2], (int)a[3]);
-    case RECIO__OP_RANDOM_CROP:
-        w = (int)a[0], h = n->nargs > 1 ? (int)a[1] : w;
-        if (w > s.width || h > s.height) return RECIO_ERR_ARG;
-        {
-            int x0 = (int)recio_rng_below(&x->rng, (uint64_t)(s.width - w) + 1);
-            int y0 = (int)recio_rng_below(&x->rng, (uint64_t)(s.height - h) + 1);
-            return recio__exec_crop(x, x0, y0, w, h);
-        }
-    case RECIO__OP_RRC: {
-        int r[4];
-        recio__rrc_rect(&x->rng, n, s.width, s.height, r);
-        if ((e = recio__exec_crop(x, r[0], r[1], r[2], r[3])) != RECIO_OK) return e;
-        return recio__exec_resize(x, (int)a[0], (int)a[0]);
+    recio__rrc_rect(&x->rng, n, s.width, s.height, r);
+    if ((e = recio__exec_crop(x, r[0], r[1], r[2], r[3])) != RECIO_OK) return e;
+    return recio__exec_resize(x, (int)n->arg[0], (int)n->arg[0]);
+}
+
+/* flip, random_flip(P) */
+static recio_err recio__x_flip(recio__exec *x, const recio__node *n) {
+    (void)n;
+    return recio__exec_flip(x);
+}
+static recio_err recio__x_random_flip(recio__exec *x, const recio__node *n) {
+    return recio_rng_uniform(&x->rng) < n->arg[0] ? recio__exec_flip(x) : RECIO_OK;
+}
+
+/* area: the next resize uses the AREA filter */
+static void recio__sh_area(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    (void)t, (void)n;
+    s->filt = RECIO_AREA;
+}
+static int recio__pl_area(const recio__node *n, recio_rng *g, recio__plan *p) {
+    (void)n, (void)g;
+    if (p->resized) return 0;
+    p->filt = RECIO_AREA;
+    return 1;
+}
+static recio_err recio__x_area(recio__exec *x, const recio__node *n) {
+    (void)n;
+    x->next_filt = RECIO_AREA;
+    return RECIO_OK;
+}
+
+/* float, normalize(...), f16, i8(SCALE[,ZERO]), chw */
+static void recio__sh_f32(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    (void)t, (void)n;
+    s->t = RECIO_F32;
+}
+static void recio__sh_f16(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    (void)t, (void)n;
+    s->t = RECIO_F16;
+}
+static void recio__sh_i8(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    (void)t, (void)n;
+    s->t = RECIO_I8;
+}
+static void recio__sh_chw(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    (void)t, (void)n;
+    s->l = RECIO_CHW;
+}
+static recio_err recio__x_float(recio__exec *x, const recio__node *n) {
+    (void)n;
+    return recio__exec_normalize(x, NULL, NULL);
+}
+static recio_err recio__x_normalize(recio__exec *x, const recio__node *n) {
+    float m[4] = {0, 0, 0, 0}, d[4] = {1, 1, 1, 1};
+    int c;
+    for (c = 0; c < 3; c++) m[c] = n->arg[c], d[c] = n->arg[3 + c];
+    return recio__exec_normalize(x, m, d);
+}
+static recio_err recio__x_materialise(recio__exec *x, const recio__node *n);
+static recio_err recio__x_chw(recio__exec *x, const recio__node *n) {
+    if (x->lazy) {
+        x->chw = 1;
+        return RECIO_OK;
     }
-    case RECIO__OP_FLIP: return recio__exec_flip(x);
-    case RECIO__OP_RANDOM_FLIP: return recio_rng_uniform(&x->rng) < a[0] ? recio__exec_flip(x) : RECIO_OK;
-    case RECIO__OP_AREA: x->next_filt = RECIO_AREA; return RECIO_OK;
-    case RECIO__OP_FLOAT: return recio__exec_normalize(x, NULL, NULL);
-    case RECIO__OP_NORMALIZE: {
-        float m[4] = {0, 0, 0, 0}, d[4] = {1, 1, 1, 1};
-        int c;
-        for (c = 0; c < 3; c++) m[c] = a[c], d[c] = a[3 + c];
-        return recio__exec_normalize(x, m, d);
+    return x->cur.layout == RECIO_CHW ? RECIO_OK : recio__x_materialise(x, n);
+}
+static recio_err recio__p_chw(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x, (void)n;
+    return recio_image_to_chw(in, o);
+}
+static recio_err recio__p_f16(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x, (void)n;
+    return recio_image_convert(in, o, RECIO_F16, 1, 0);
+}
+static recio_err recio__p_i8(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x;
+    return recio_image_convert(in, o, RECIO_I8, 1 / n->arg[0], n->nargs > 1 ? n->arg[1] : 0);
+}
+
+/* rotate(DEG), random_rotate(DEG), shear_x(F), shear_y(F), pad(N[,VALUE]) */
+static recio_err recio__p_rotate(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x;
+    return recio_image_rotate(in, o, n->arg[0], RECIO_BORDER_CONSTANT, 0);
+}
+static recio_err recio__p_random_rotate(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    return recio_image_rotate(in, o, (float)((recio_rng_uniform(&x->rng) * 2 - 1) * n->arg[0]), RECIO_BORDER_CONSTANT, 0);
+}
+static recio_err recio__shear(const recio_image *in, recio_image *o, int at, float f) {
+    float m[6] = {1, 0, 0, 0, 1, 0};
+    m[at] = f;
+    return recio_image_affine(in, o, m, RECIO_BORDER_CONSTANT, 0);
+}
+static recio_err recio__p_shear_x(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x;
+    return recio__shear(in, o, 1, n->arg[0]);
+}
+static recio_err recio__p_shear_y(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x;
+    return recio__shear(in, o, 3, n->arg[0]);
+}
+static void recio__sh_pad(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    (void)t;
+    s->w += 2 * (int)n->arg[0], s->h += 2 * (int)n->arg[0], s->short_ += 2 * (int)n->arg[0];
+}
+static recio_err recio__p_pad(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x;
+    return recio_image_pad(in, o, (int)n->arg[0], n->nargs > 1 ? n->arg[1] : 0);
+}
+
+/* brightness(F), contrast(F), saturation(F), hue(F), gray, lighting(STD), color_jitter(B,C,S[,H]) */
+static recio_err recio__p_brightness(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x;
+    return recio_image_brightness(in, o, n->arg[0]);
+}
+static recio_err recio__p_contrast(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x;
+    return recio_image_contrast(in, o, n->arg[0]);
+}
+static recio_err recio__p_saturation(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x;
+    return recio_image_saturation(in, o, n->arg[0]);
+}
+static recio_err recio__p_hue(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x;
+    return recio_image_hue(in, o, n->arg[0]);
+}
+static recio_err recio__p_gray(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x, (void)n;
+    return recio_image_gray(in, o);
+}
+static recio_err recio__p_lighting(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    float alpha[3];
+    int i;
+    for (i = 0; i < 3; i++) { /* Box-Muller: a normal draw from two uniforms */
+        double u1 = recio_rng_uniform(&x->rng), u2 = recio_rng_uniform(&x->rng);
+        alpha[i] = (float)(n->arg[0] * sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2));
     }
-    case RECIO__OP_CHW:
-        if (x->lazy) {
-            x->chw = 1;
-            return RECIO_OK;
-        }
-        return x->cur.layout == RECIO_CHW ? RECIO_OK : recio__exec_pixels(x, n);
-    case RECIO__OP_RANDOM_APPLY: return recio_rng_uniform(&x->rng) < a[0] ? recio__exec_list(x, n->child) : RECIO_OK;
-    case RECIO__OP_RANDOM_CHOICE:
-    case RECIO__OP_RANDOM_SUBPOLICY: {
-        int c = n->child, k = 0;
-        uint64_t pick;
-        for (; c >= 0; c = x->t->nodes[c].next) k++;
-        pick = recio_rng_below(&x->rng, (uint64_t)k);
-        for (c = n->child; pick--; c = x->t->nodes[c].next) {}
-        return recio__exec_op(x, &x->t->nodes[c]);
-    }
-    case RECIO__OP_GROUP: return recio__exec_list(x, n->child);
-    default:
-        break;
-    }
-    if ((e = recio__exec_flush(x, NULL)) != RECIO_OK) return e; /* the rest need real pixels */
-    if (n->kind == RECIO__OP_COLOR_JITTER) e = recio__exec_jitter(x, n);
-    else e = recio__exec_pixels(x, n);
-    if (e == RECIO_OK) recio__exec_reset(x);
+    return recio_image_lighting(in, o, alpha);
+}
+
+/* One colour op of a factor on the current pixels, into a new image of the same shape. */
+static recio_err recio__x_colour(recio__exec *x, recio_err (*op)(const recio_image *, recio_image *, float), float f) {
+    recio_image o;
+    recio_err e;
+    if ((e = recio__exec_alloc(x, &o, recio_image_shape(x->cur.width, x->cur.height, x->cur.channels, x->cur.dtype, x->cur.layout))) != RECIO_OK)
+        return e;
+    if ((e = op(&x->cur, &o, f)) == RECIO_OK) x->cur = o;
     return e;
 }
+static recio_err recio__x_jitter(recio__exec *x, const recio__node *n) {
+    static recio_err (*const ops[3])(const recio_image *, recio_image *, float) = {recio_image_brightness, recio_image_contrast,
+                                                                                   recio_image_saturation};
+    int order[3] = {0, 1, 2}, i, j, tmp;
+    recio_err e;
+    if ((e = recio__exec_flush(x, NULL)) != RECIO_OK) return e;
+    for (i = 2; i > 0; i--) { /* MXNet's RandomOrderAug: shuffle, then each draws its factor */
+        j = (int)recio_rng_below(&x->rng, (uint64_t)i + 1);
+        tmp = order[i], order[i] = order[j], order[j] = tmp;
+    }
+    for (i = 0; i < 3; i++) {
+        float r = n->arg[order[i]];
+        if (r == 0) continue;
+        if ((e = recio__x_colour(x, ops[order[i]], (float)(1 + (recio_rng_uniform(&x->rng) * 2 - 1) * r))) != RECIO_OK) return e;
+    }
+    if (n->nargs > 3 && n->arg[3] != 0 &&
+        (e = recio__x_colour(x, recio_image_hue, (float)((recio_rng_uniform(&x->rng) * 2 - 1) * n->arg[3]))) != RECIO_OK)
+        return e;
+    recio__exec_reset(x);
+    return RECIO_OK;
+}
+
+
+/* ---- u8 ops only reachable from specs (AutoAugment's vocabulary, PIL ImageOps semantics) ---- */
+
+static void recio__lut_apply(const recio_image *in, recio_image *out, unsigned char lut[3][256]) {
+    int x, y, c;
+    for (y = 0; y < in->height; y++) {
+        const unsigned char *s = recio__at(in, 0, y, 0);
+        unsigned char *d = recio__at(out, 0, y, 0);
+        for (x = 0; x < in->width; x++)
+            for (c = 0; c < in->channels; c++, s++, d++) *d = c < 3 ? lut[c][*s] : *s;
+    }
+}
+
+static void recio__histogram(const recio_image *in, uint32_t h[3][256]) {
+    int x, y, c, nc = in->channels < 3 ? in->channels : 3;
+    memset(h, 0, sizeof(uint32_t) * 3 * 256);
+    for (y = 0; y < in->height; y++) {
+        const unsigned char *s = recio__at(in, 0, y, 0);
+        for (x = 0; x < in->width; x++, s += in->channels)
+            for (c = 0; c < nc; c++) h[c][s[c]]++;
+    }
+}
+
+/* The 256-entry table of posterize, solarize, invert, autocontrast or equalize for each channel. */
+
+/* A point op: a 256-entry table per colour channel, built from the channel's histogram. */
+typedef void (*recio__lut_fn)(const uint32_t h[256], float arg, unsigned char lut[256]);
+
+static recio_err recio__lut_op(const recio_image *in, recio_image *out, float arg, int hist, recio__lut_fn build) {
+    uint32_t h[3][256];
+    unsigned char lut[3][256];
+    int c, i;
+    if (hist) recio__histogram(in, h);
+    else memset(h, 0, sizeof h);
+    for (c = 0; c < 3; c++) {
+        for (i = 0; i < 256; i++) lut[c][i] = (unsigned char)i;
+        if (in->channels > 1 || c == 0) build(h[c], arg, lut[c]);
+    }
+    recio__lut_apply(in, out, lut);
+    return RECIO_OK;
+}
+
+static void recio__lut_posterize(const uint32_t h[256], float bits, unsigned char lut[256]) {
+    int i;
+    (void)h;
+    for (i = 0; i < 256; i++) lut[i] = (unsigned char)(i & ~((1 << (8 - (int)bits)) - 1));
+}
+static void recio__lut_solarize(const uint32_t h[256], float at, unsigned char lut[256]) {
+    int i;
+    (void)h;
+    for (i = 0; i < 256; i++) lut[i] = (unsigned char)((float)i >= at ? 255 - i : i);
+}
+static void recio__lut_invert(const uint32_t h[256], float arg, unsigned char lut[256]) {
+    int i;
+    (void)h, (void)arg;
+    for (i = 0; i < 256; i++) lut[i] = (unsigned char)(255 - i);
+}
+static void recio__lut_autocontrast(const uint32_t h[256], float arg, unsigned char lut[256]) {
+    int lo = 0, hi = 255, i;
+    (void)arg;
+    while (lo < 255 && !h[lo]) lo++;
+    while (hi > 0 && !h[hi]) hi--;
+    if (hi > lo)
+        for (i = 0; i < 256; i++) lut[i] = recio__u8((float)(i - lo) * 255.0f / (float)(hi - lo));
+}
+static void recio__lut_equalize(const uint32_t h[256], float arg, unsigned char lut[256]) {
+    uint32_t total = 0, last = 0, step, acc;
+    int i;
+    (void)arg;
+    for (i = 0; i < 256; i++) {
+        total += h[i];
+        if (h[i]) last = h[i];
+    }
+    step = (total - last) / 255;
+    if (!step) return;
+    for (acc = step / 2, i = 0; i < 256; i++) {
+        uint32_t v = acc / step;
+        lut[i] = (unsigned char)(v > 255 ? 255 : v);
+        acc += h[i];
+    }
+}
+
+static recio_err recio__p_posterize(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x;
+    return recio__lut_op(in, o, n->arg[0], 0, recio__lut_posterize);
+}
+static recio_err recio__p_solarize(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x;
+    return recio__lut_op(in, o, n->arg[0], 0, recio__lut_solarize);
+}
+static recio_err recio__p_invert(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x, (void)n;
+    return recio__lut_op(in, o, 0, 0, recio__lut_invert);
+}
+static recio_err recio__p_autocontrast(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x, (void)n;
+    return recio__lut_op(in, o, 0, 1, recio__lut_autocontrast);
+}
+static recio_err recio__p_equalize(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x, (void)n;
+    return recio__lut_op(in, o, 0, 1, recio__lut_equalize);
+}
+
+/* PIL ImageEnhance.Sharpness: blend with the 3x3 SMOOTH filter (centre 5, others 1, /13); edges kept. */
+static void recio__sharpness(const recio_image *in, recio_image *out, float f) {
+    int x, y, c, i, j, C = in->channels;
+    for (y = 0; y < in->height; y++)
+        for (x = 0; x < in->width; x++)
+            for (c = 0; c < C; c++) {
+                float v = *recio__at(in, x, y, c), s = 0;
+                if (c < 3 && x > 0 && y > 0 && x < in->width - 1 && y < in->height - 1) {
+                    for (j = -1; j <= 1; j++)
+                        for (i = -1; i <= 1; i++) s += (float)*recio__at(in, x + i, y + j, c) * (i || j ? 1.0f : 5.0f);
+                    s = (float)recio__u8(s / 13.0f);
+                    v = s + f * (v - s);
+                }
+                *recio__at(out, x, y, c) = recio__u8(v);
+            }
+}
+
+static recio_err recio__p_sharpness(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x;
+    recio__sharpness(in, o, n->arg[0]);
+    return RECIO_OK;
+}
+
+/* An op of real pixels, on materialised pixels: a new image of the shape its shape rule gives. */
+static recio_err recio__x_materialise(recio__exec *x, const recio__node *n) {
+    const recio__opdef *d = n->op;
+    recio_image o, *in = &x->cur;
+    recio__shp s;
+    recio_err e;
+    if ((d->flags & RECIO__OPF_U8) && !(in->dtype == RECIO_U8 && in->layout == RECIO_HWC)) return RECIO_ERR_UNSUPPORTED;
+    memset(&s, 0, sizeof s);
+    s.w = in->width, s.h = in->height, s.c = in->channels, s.t = in->dtype, s.l = in->layout;
+    s.short_ = s.w < s.h ? s.w : s.h;
+    if (d->shape) d->shape(x->t, n, &s);
+    if (!recio__shape_ok(s.w, s.h, s.c, s.t)) return RECIO_ERR_ARG;
+    if ((e = recio__exec_alloc(x, &o, recio_image_shape(s.w, s.h, s.c, s.t, s.l))) != RECIO_OK) return e;
+    if ((e = d->pix(x, n, in, &o)) == RECIO_OK) x->cur = o;
+    return e;
+}
+static recio_err recio__x_pixels(recio__exec *x, const recio__node *n) {
+    recio_err e;
+    if ((e = recio__exec_flush(x, NULL)) != RECIO_OK) return e; /* the pending pass, then the op */
+    if ((e = recio__x_materialise(x, n)) == RECIO_OK) recio__exec_reset(x);
+    return e;
+}
+
+/* ---- policies: random_apply(P, OPS...), random_choice(OPS...), random_subpolicy((OPS...),...) ---- */
+
+/* Branches: random_apply's whole list is one branch that may not run; the others run one child.
+   Every branch's scratch counts; the shape after is every branch's that can succeed, joined. */
+static void recio__sh_join(recio__shp *acc, const recio__shp *b, int *any) {
+    if (b->bad) return;
+    if (!*any) {
+        *acc = *b, *any = 1;
+        return;
+    }
+    if (recio__shp_differ(acc, b)) acc->varies = 1;
+    acc->varies |= b->varies, acc->loose |= b->loose;
+    if (b->w > acc->w) acc->w = b->w;
+    if (b->h > acc->h) acc->h = b->h;
+    if (b->short_ < acc->short_) acc->short_ = b->short_;
+}
+static void recio__sh_branches(const recio_transform *t, const recio__node *n, recio__shp *s, int whole) {
+    recio__shp base = *s, b, acc = *s;
+    int c, any = 0;
+    size_t sum = s->scratch;
+    base.scratch = 0;
+    if (whole) recio__sh_join(&acc, &base, &any); /* random_apply may not apply */
+    for (c = n->child; c >= 0; c = t->nodes[c].next) {
+        b = base;
+        if (whole) recio__shp_list(t, c, &b);
+        else recio__shp_op(t, &t->nodes[c], &b);
+        sum = recio__shp_add(sum, b.scratch);
+        if (b.bad) acc.varies = 1; /* a branch that fails: the chain may */
+        recio__sh_join(&acc, &b, &any);
+        if (whole) break;
+    }
+    if (!any) acc.bad = 1;
+    acc.loose |= acc.varies;
+    *s = acc;
+    s->scratch = sum;
+}
+static void recio__sh_apply(const recio_transform *t, const recio__node *n, recio__shp *s) { recio__sh_branches(t, n, s, 1); }
+static void recio__sh_choice(const recio_transform *t, const recio__node *n, recio__shp *s) { recio__sh_branches(t, n, s, 0); }
+static void recio__sh_group(const recio_transform *t, const recio__node *n, recio__shp *s) { recio__shp_list(t, n->child, s); }
+
+static recio_err recio__x_apply(recio__exec *x, const recio__node *n) {
+    return recio_rng_uniform(&x->rng) < n->arg[0] ? recio__exec_list(x, n->child) : RECIO_OK;
+}
+static recio_err recio__x_choice(recio__exec *x, const recio__node *n) {
+    int c = n->child, k = 0;
+    uint64_t pick;
+    for (; c >= 0; c = x->t->nodes[c].next) k++;
+    pick = recio_rng_below(&x->rng, (uint64_t)k);
+    for (c = n->child; pick--; c = x->t->nodes[c].next) {}
+    return recio__exec_op(x, &x->t->nodes[c]);
+}
+static recio_err recio__x_group(recio__exec *x, const recio__node *n) { return recio__exec_list(x, n->child); }
+
+/* A group of ops run in order: a sub-policy, or the AutoAugment preset; not written in specs. */
+static const recio__opdef recio__op_group = {"group", 0, 0, {0}, RECIO__OPF_LIST, 0, NULL, recio__sh_group, NULL, recio__x_group, NULL};
+
+/* The list after the name: "(P, OPS...)" for random_apply (p set), "(OPS...)" or "((OPS...),...)". */
+static recio_err recio__parse_policy(recio__parser *ps, const recio__opdef *d, int self, const char *name_at, int prob, int groups) {
+    recio_err e;
+    int first = -1, prev = -1;
+    if (*ps->p != '(') return recio__perr(ps, ps->p, "%s: expected '('", d->name);
+    ps->p++;
+    recio__skip_ws(ps);
+    if (prob) {
+        const char *at = ps->p;
+        float v;
+        if (!recio__number(ps, &v)) return recio__perr(ps, at, "%s: expected a probability first", d->name);
+        if ((e = recio__check_arg(ps, at, d, 0, v)) != RECIO_OK) return e;
+        ps->t->nodes[self].arg[0] = v;
+        ps->t->nodes[self].nargs = 1;
+        recio__skip_ws(ps);
+        if (*ps->p != ',') return recio__perr(ps, ps->p, "%s: expected ',' and ops", d->name);
+        ps->p++;
+    }
+    if (!groups) {
+        if ((e = recio__parse_list(ps, &first, ')', 1)) != RECIO_OK) return e;
+    } else {
+        for (;;) {
+            int g, gfirst = -1;
+            recio__skip_ws(ps);
+            if (*ps->p != '(') return recio__perr(ps, ps->p, "%s: expected '(' starting a sub-policy", d->name);
+            ps->p++;
+            if ((e = recio__parse_list(ps, &gfirst, ')', 0)) != RECIO_OK) return e;
+            ps->p++;
+            if ((g = recio__new_node(ps->t, &recio__op_group)) < 0) return RECIO_ERR_NOMEM;
+            ps->t->nodes[g].child = gfirst;
+            if (prev < 0) first = g;
+            else ps->t->nodes[prev].next = g;
+            prev = g;
+            recio__skip_ws(ps);
+            if (*ps->p != ',') break;
+            ps->p++;
+        }
+    }
+    recio__skip_ws(ps);
+    if (*ps->p != ')') return recio__perr(ps, ps->p, "%s: expected ')'", d->name);
+    if (first < 0) return recio__perr(ps, name_at, "%s: needs at least one op", d->name);
+    ps->p++;
+    ps->t->nodes[self].child = first;
+    return RECIO_OK;
+}
+static recio_err recio__parse_nested(recio__parser *ps, const recio__opdef *d, int self, const char *at, int prob, int groups) {
+    recio_err e;
+    if (++ps->depth > 16) return recio__perr(ps, at, "%s: nested too deeply", d->name);
+    e = recio__parse_policy(ps, d, self, at, prob, groups);
+    ps->depth--;
+    return e;
+}
+static recio_err recio__parse_apply(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+    return recio__parse_nested(ps, d, self, at, 1, 0);
+}
+static recio_err recio__parse_choice(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+    return recio__parse_nested(ps, d, self, at, 0, 0);
+}
+static recio_err recio__parse_subpolicy(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+    return recio__parse_nested(ps, d, self, at, 0, 1);
+}
+/* autoaugment: the preset is itself a spec, parsed in place into a group */
+static recio_err recio__parse_autoaugment(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+    recio__parser sub = *ps;
+    int first = -1;
+    recio_err e;
+    (void)d, (void)at;
+    sub.p = sub.line0 = recio_autoaugment_imagenet();
+    sub.line = 1;
+    if ((e = recio__parse_list(&sub, &first, 0, 0)) != RECIO_OK) return e;
+    ps->t->nodes[self].op = &recio__op_group;
+    ps->t->nodes[self].child = first;
+    return RECIO_OK;
+}
+
+
+/* ---- the table ---- */
+#define RECIO__G RECIO__OPF_GEOM
+static const recio__opdef recio__ops[] = {
+    /* name, args min..max, checks, flags, images, parse, shape, plan, exec, pix */
+    {"resize", 2, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize, recio__pl_resize, recio__x_resize, NULL},
+    {"resize_short", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_resize_short, recio__pl_resize_short, recio__x_resize_short, NULL},
+    {"center_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_center_crop, recio__x_center_crop, NULL},
+    {"crop", 4, 4, {RECIO__A_INT, RECIO__A_INT, RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_crop, recio__pl_crop, recio__x_crop, NULL},
+    {"random_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_random_crop, recio__x_random_crop, NULL},
+    {"random_resized_crop", 1, 5, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_rrc, recio__pl_rrc, recio__x_rrc, NULL},
+    {"flip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__x_flip, NULL},
+    {"random_flip", 1, 1, {RECIO__A_PROB}, RECIO__G, 0, NULL, NULL, NULL, recio__x_random_flip, NULL},
+    {"rotate", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_rotate},
+    {"random_rotate", 1, 1, {RECIO__A_NONNEG}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_random_rotate},
+    {"shear_x", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_shear_x},
+    {"shear_y", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_shear_y},
+    {"pad", 1, 2, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_pad, NULL, NULL, recio__p_pad},
+    {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0, NULL, recio__sh_area, recio__pl_area, recio__x_area, NULL},
+    {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, recio__p_brightness},
+    {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, recio__p_contrast},
+    {"saturation", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, recio__p_saturation},
+    {"hue", 1, 1, {RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, recio__p_hue},
+    {"color_jitter", 3, 4, {RECIO__A_NONNEG}, 0, 5, NULL, NULL, NULL, recio__x_jitter, NULL},
+    {"lighting", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, recio__p_lighting},
+    {"gray", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, recio__p_gray},
+    {"posterize", 1, 1, {RECIO__A_BITS}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_posterize},
+    {"solarize", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_solarize},
+    {"autocontrast", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_autocontrast},
+    {"equalize", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_equalize},
+    {"invert", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_invert},
+    {"sharpness", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_sharpness},
+    {"float", 0, 0, {0}, 0, 0, NULL, recio__sh_f32, NULL, recio__x_float, NULL},
+    {"normalize", 6, 6, {RECIO__A_NUM, RECIO__A_NUM, RECIO__A_NUM, RECIO__A_POS}, 0, 0, recio__parse_normalize, recio__sh_f32, NULL, recio__x_normalize, NULL},
+    {"chw", 0, 0, {0}, 0, 0, NULL, recio__sh_chw, NULL, recio__x_chw, recio__p_chw},
+    {"f16", 0, 0, {0}, 0, 0, NULL, recio__sh_f16, NULL, NULL, recio__p_f16},
+    {"i8", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, 0, 0, NULL, recio__sh_i8, NULL, NULL, recio__p_i8},
+    {"random_apply", 1, 1, {RECIO__A_PROB}, RECIO__OPF_LIST, 0, recio__parse_apply, recio__sh_apply, NULL, recio__x_apply, NULL},
+    {"random_choice", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_choice, recio__sh_choice, NULL, recio__x_choice, NULL},
+    {"random_subpolicy", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_subpolicy, recio__sh_choice, NULL, recio__x_choice, NULL},
+    {"autoaugment", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_autoaugment, recio__sh_group, NULL, recio__x_group, NULL},
+};
+#undef RECIO__G
+
+/* ---- the parser ---- */
+
+static recio_err recio__parse_op(recio__parser *ps, int *out) {
+    const char *at = ps->p;
+    char name[32];
+    size_t len = 0, i;
+    const recio__opdef *d = NULL;
+    int self;
+    while ((ps->p[len] >= 'a' && ps->p[len] <= 'z') || ps->p[len] == '_' || (len && ps->p[len] >= '0' && ps->p[len] <= '9')) len++;
+    if (len == 0) {
+        name[0] = *ps->p ? *ps->p : '?';
+        name[1] = 0;
+        return recio__perr(ps, at, "unexpected '%s'", name);
+    }
+    if (len >= sizeof name) len = sizeof name - 1;
+    memcpy(name, ps->p, len);
+    name[len] = 0;
+    for (i = 0; i < sizeof recio__ops / sizeof recio__ops[0]; i++)
+        if (strlen(recio__ops[i].name) == len && memcmp(recio__ops[i].name, ps->p, len) == 0) d = &recio__ops[i];
+    if (!d) return recio__perr(ps, at, "unknown op '%s'", name);
+    ps->p += len;
+    if ((self = recio__new_node(ps->t, d)) < 0) return RECIO_ERR_NOMEM;
+    *out = self;
+    return (d->parse ? d->parse : recio__parse_args)(ps, d, self, at);
+}
+
+/* Ops until `close` (not consumed) or the end; commas may separate them inside policies. */
+static recio_err recio__parse_list(recio__parser *ps, int *first, char close, int commas) {
+    int prev = -1, node = -1;
+    recio_err e;
+    for (;;) {
+        recio__skip_ws(ps);
+        if (*ps->p == close || (*ps->p == 0 && close == 0)) break;
+        if (*ps->p == 0) {
+            char c[2];
+            c[0] = close;
+            c[1] = 0;
+            return recio__perr(ps, ps->p, "missing '%s'", c);
+        }
+        if (prev >= 0 && commas && *ps->p == ',') {
+            ps->p++;
+            recio__skip_ws(ps);
+        }
+        if ((e = recio__parse_op(ps, &node)) != RECIO_OK) return e;
+        if (prev < 0) *first = node;
+        else ps->t->nodes[prev].next = node;
+        prev = node;
+        if (*ps->p && *ps->p != ' ' && *ps->p != '\t' && *ps->p != '\n' && *ps->p != '\r' && *ps->p != close && !(commas && *ps->p == ',')) {
+            char c[2];
+            c[0] = *ps->p;
+            c[1] = 0;
+            return recio__perr(ps, ps->p, "expected a space between ops, found '%s'", c);
+        }
+    }
+    return RECIO_OK;
+}
+
+RECIODEF void recio_transform_free(recio_transform *t) {
+    recio_allocator a;
+    if (!t) return;
+    a = t->alloc;
+    recio__free(&a, t->nodes);
+    recio__free(&a, t);
+}
+
+RECIODEF recio_err recio_transform_parse_ex(recio_transform **t, const char *spec, const recio_transform_desc *desc,
+                                            char *errmsg, size_t errmsg_size) {
+    recio__parser ps;
+    recio_transform *tr;
+    recio_allocator a;
+    recio_err e;
+    if (errmsg && errmsg_size) errmsg[0] = 0;
+    if (!t || !spec) return RECIO_ERR_ARG;
+    *t = NULL;
+    memset(&a, 0, sizeof a);
+    if (desc) a = desc->alloc;
+    tr = (recio_transform *)recio__malloc(&a, sizeof *tr);
+    if (!tr) return RECIO_ERR_NOMEM;
+    memset(tr, 0, sizeof *tr);
+    tr->alloc = a;
+    tr->first = -1;
+    tr->fuse = !(desc && desc->no_fuse);
+    memset(&ps, 0, sizeof ps);
+    ps.p = ps.line0 = spec;
+    ps.line = 1;
+    ps.t = tr;
+    ps.err = errmsg;
+    ps.errcap = errmsg ? errmsg_size : 0;
+    e = recio__parse_list(&ps, &tr->first, 0, 0);
+    if (e != RECIO_OK) {
+        if (e == RECIO_ERR_NOMEM && errmsg) recio__fmt(errmsg, errmsg_size, "spec: out of memory");
+        recio_transform_free(tr);
+        return e;
+    }
+    *t = tr;
+    return RECIO_OK;
+}
+
+
+RECIODEF int recio_transform_decode_hint(const recio_transform *t) {
+    int i = t ? t->first : -1;
+    while (i >= 0 && (t->nodes[i].op->flags & RECIO__OPF_PREFIX)) i = t->nodes[i].next;
+    if (i < 0 || !(t->nodes[i].op->flags & RECIO__OPF_HINT)) return 0;
+    return (int)t->nodes[i].arg[0];
+}
+
+RECIODEF recio_err recio_transform_parse(recio_transform **t, const char *spec) {
+    return recio_transform_parse_ex(t, spec, NULL, NULL, 0);
+}
+
+/* AutoAugment's ImageNet policy (Cubuk et al. 2019, as torchvision's AutoAugmentPolicy.IMAGENET with
+   10 magnitude bins): 25 sub-policies of two ops, each applied with its probability; signed
+   magnitudes pick either sign with equal chance. Magnitudes: rotate 30*m/9 degrees; posterize
+   8 - round(m*4/9) bits; solarize threshold 255*(1 - m/9); colour/contrast/sharpness 1 +/- 0.9*m/9;
+   shear 0.3*m/9. */
+RECIODEF const char *recio_autoaugment_imagenet(void) {
+    return "random_subpolicy("
+           "(random_apply(0.4, posterize(4)) random_apply(0.6, random_choice(rotate(30), rotate(-30)))),"
+           "(random_apply(0.6, solarize(113.33)) random_apply(0.6, autocontrast)),"
+           "(random_apply(0.8, equalize) random_apply(0.6, equalize)),"
+           "(random_apply(0.6, posterize(5)) random_apply(0.6, posterize(5))),"
+           "(random_apply(0.4, equalize) random_apply(0.2, solarize(141.67))),"
+           "(random_apply(0.4, equalize) random_apply(0.8, random_choice(rotate(26.67), rotate(-26.67)))),"
+           "(random_apply(0.6, solarize(170)) random_apply(0.6, equalize)),"
+           "(random_apply(0.8, posterize(6)) random_apply(1.0, equalize)),"
+           "(random_apply(0.2, random_choice(rotate(10), rotate(-10))) random_apply(0.6, solarize(28.33))),"
+           "(random_apply(0.6, equalize) random_apply(0.4, posterize(5))),"
+           "(random_apply(0.8, random_choice(rotate(26.67), rotate(-26.67))) random_apply(0.4, saturation(1))),"
+           "(random_apply(0.4, random_choice(rotate(30), rotate(-30))) random_apply(0.6, equalize)),"
+           "(random_apply(0.0, equalize) random_apply(0.8, equalize)),"
+           "(random_apply(0.6, invert) random_apply(1.0, equalize)),"
+           "(random_apply(0.6, random_choice(saturation(1.4), saturation(0.6))) random_apply(1.0, random_choice(contrast(1.8), contrast(0.2)))),"
+           "(random_apply(0.8, random_choice(rotate(26.67), rotate(-26.67))) random_apply(1.0, random_choice(saturation(1.2), saturation(0.8)))),"
+           "(random_apply(0.8, random_choice(saturation(1.8), saturation(0.2))) random_apply(0.8, solarize(56.67))),"
+           "(random_apply(0.4, random_choice(sharpness(1.7), sharpness(0.3))) random_apply(0.6, invert)),"
+           "(random_apply(0.6, random_choice(shear_x(0.1667), shear_x(-0.1667))) random_apply(1.0, equalize)),"
+           "(random_apply(0.4, saturation(1)) random_apply(0.6, equalize)),"
+           "(random_apply(0.4, equalize) random_apply(0.2, solarize(141.67))),"
+           "(random_apply(0.6, solarize(113.33)) random_apply(0.6, autocontrast)),"
+           "(random_apply(0.6, invert) random_apply(1.0, equalize)),"
+           "(random_apply(0.6, random_choice(saturation(1.4), saturation(0.6))) random_apply(1.0, random_choice(contrast(1.8), contrast(0.2)))),"
+           "(random_apply(0.8, equalize) random_apply(0.6, equalize)))";
+}
+
+
+/* ---- running a chain ---- */
 
 static recio_err recio__exec_list(recio__exec *x, int node) {
     recio_err e;
@@ -5782,30 +6230,50 @@ static recio_err recio__exec_run(recio__exec *x, int node, recio_image *out) {
         if (e == RECIO_OK) e = recio__exec_flush(x, out); /* the last pass writes straight into out */
         if (e != RECIO_OK && !had) recio_image_free(out);
     }
+    if (x->asked) *x->asked = x->a.asked;
     recio__arena_free(&x->a);
     return e;
 }
 
-static void recio__exec_init(recio__exec *x, const recio_transform *t, const recio_image *in, uint64_t seed, void *scratch,
-                             size_t scratch_size) {
+/* Where a run's temporaries go: the caller's block, fixed (RECIO_ERR_NOMEM when too small) or
+   followed by heap blocks when grow is set (the iterator, which then enlarges its block to
+   `asked` so the next record fits); NULL p = heap only. */
+typedef struct recio__scratch {
+    void *p;
+    size_t n;
+    int grow;
+    size_t *asked;
+} recio__scratch;
+
+static void recio__exec_init(recio__exec *x, const recio_transform *t, const recio_image *in, uint64_t seed,
+                             const recio__scratch *sc) {
     memset(x, 0, sizeof *x);
     x->t = t;
-    x->a.buf = (unsigned char *)scratch;
-    x->a.cap = scratch ? scratch_size : 0;
-    x->a.growable = scratch == NULL;
+    x->a.buf = (unsigned char *)sc->p;
+    x->a.cap = sc->p ? sc->n : 0;
+    x->a.growable = sc->p == NULL || sc->grow;
     x->a.alloc = t->alloc;
+    x->asked = sc->asked;
     recio_rng_seed(&x->rng, seed);
     x->cur = *in;
     x->cur.owned = NULL;
     recio__exec_reset(x);
 }
 
-RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const recio_image *in, recio_image *out,
-                                                 uint64_t seed, void *scratch, size_t scratch_size) {
+static recio_err recio__apply_in(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
+                                 const recio__scratch *sc) {
     recio__exec x;
     if (!t || !recio__valid(in) || !out) return RECIO_ERR_ARG;
-    recio__exec_init(&x, t, in, seed, scratch, scratch_size);
+    recio__exec_init(&x, t, in, seed, sc);
     return recio__exec_run(&x, t->first, out);
+}
+
+RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const recio_image *in, recio_image *out,
+                                                 uint64_t seed, void *scratch, size_t scratch_size) {
+    recio__scratch sc;
+    memset(&sc, 0, sizeof sc);
+    sc.p = scratch, sc.n = scratch_size;
+    return recio__apply_in(t, in, out, seed, &sc);
 }
 
 RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed) {
@@ -5815,29 +6283,6 @@ RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_i
 /* ---- decode and apply: only the part of a JPEG that the chain reads ---- */
 #ifdef RECIO_TURBOJPEG
 
-/* The chain's leading crops and first resize, worked out on the full-size w x h image before it is
-   decoded: the source rectangle r the resize reads, its target dw x dh, the window o of the resized
-   image that the crops after it keep, and the node the rest of the chain starts at. The generator
-   advances exactly as recio__exec_op would. 0 when an op would fail (the plain path reports it). */
-typedef struct recio__plan {
-    int r[4], o[4], dw, dh, next;
-    recio_filter filt;
-} recio__plan;
-
-static int recio__plan_crop(const recio__node *n, recio_rng *g, const int *box, int c[4]) {
-    const float *a = n->arg;
-    int bw = box[2], bh = box[3];
-    if (n->kind == RECIO__OP_CROP) c[0] = (int)a[0], c[1] = (int)a[1], c[2] = (int)a[2], c[3] = (int)a[3];
-    else c[2] = (int)a[0], c[3] = n->nargs > 1 ? (int)a[1] : c[2];
-    if (c[2] <= 0 || c[3] <= 0 || c[2] > bw || c[3] > bh) return 0;
-    if (n->kind == RECIO__OP_CENTER_CROP) c[0] = (bw - c[2]) / 2, c[1] = (bh - c[3]) / 2;
-    if (n->kind == RECIO__OP_RANDOM_CROP) {
-        c[0] = (int)recio_rng_below(g, (uint64_t)(bw - c[2]) + 1);
-        c[1] = (int)recio_rng_below(g, (uint64_t)(bh - c[3]) + 1);
-    }
-    return c[0] >= 0 && c[1] >= 0 && c[2] <= bw - c[0] && c[3] <= bh - c[1];
-}
-
 /* The plan of no geometry: the whole w x h image, not resized, the chain from `next` on. */
 static void recio__plan_whole(recio__plan *p, int w, int h, int next) {
     memset(p, 0, sizeof *p);
@@ -5846,36 +6291,18 @@ static void recio__plan_whole(recio__plan *p, int w, int h, int next) {
     p->next = next;
 }
 
+/* Each op plans itself until one cannot (no plan function, or a second resize); 0 when an op would
+   fail (the plain path then reports it). */
 static int recio__plan_make(const recio_transform *t, int w, int h, recio_rng *g, recio__plan *p) {
-    int i, resized = 0, c[4];
+    int i, r = 1;
     recio__plan_whole(p, w, h, t->first);
     for (i = t->first; i >= 0; i = t->nodes[i].next) {
         const recio__node *n = &t->nodes[i];
-        int *box = resized ? p->o : p->r; /* crops narrow the source before the resize, the window after */
-        if (n->kind == RECIO__OP_AREA && !resized) {
-            p->filt = RECIO_AREA;
-        } else if (n->kind == RECIO__OP_CROP || n->kind == RECIO__OP_CENTER_CROP || n->kind == RECIO__OP_RANDOM_CROP) {
-            if (!recio__plan_crop(n, g, box, c)) return 0;
-            box[0] += c[0], box[1] += c[1], box[2] = c[2], box[3] = c[3];
-        } else if (!resized && (n->kind == RECIO__OP_RESIZE || n->kind == RECIO__OP_RESIZE_SHORT || n->kind == RECIO__OP_RRC)) {
-            if (n->kind == RECIO__OP_RRC) {
-                recio__rrc_rect(g, n, p->r[2], p->r[3], c);
-                p->r[0] += c[0], p->r[1] += c[1], p->r[2] = c[2], p->r[3] = c[3];
-                p->dw = p->dh = (int)n->arg[0];
-            } else if (n->kind == RECIO__OP_RESIZE) {
-                p->dw = (int)n->arg[0], p->dh = (int)n->arg[1];
-            } else {
-                recio_resize_short_size(p->r[2], p->r[3], (int)n->arg[0], &p->dw, &p->dh);
-            }
-            if (p->dw <= 0 || p->dh <= 0) return 0;
-            p->o[0] = p->o[1] = 0, p->o[2] = p->dw, p->o[3] = p->dh;
-            resized = 1;
-        } else {
-            break;
-        }
+        if (!n->op->plan || (r = n->op->plan(n, g, p)) <= 0) break;
     }
+    if (r < 0) return 0;
     p->next = i;
-    if (!resized) p->dw = p->o[2] = p->r[2], p->dh = p->o[3] = p->r[3];
+    if (!p->resized) p->dw = p->o[2] = p->r[2], p->dh = p->o[3] = p->r[3];
     return 1;
 }
 
@@ -5893,7 +6320,7 @@ static void recio__plan_need(int sn, int dn, int o, int n, int *lo, int *hi) {
    the resize's target, the rectangle on that scale, and only its rows and columns that the pass
    reads (plus one pixel: libjpeg-turbo's chroma upsampling differs at a window's own edge). */
 static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char *b, size_t n, recio_image *out,
-                                   uint64_t seed, const recio_encoded_desc *d, char *errmsg, size_t cap) {
+                                   uint64_t seed, const recio_encoded_desc *d, const recio__scratch *sc, char *errmsg, size_t cap) {
     recio__jdec j;
     recio__plan p;
     recio__exec x;
@@ -5927,11 +6354,12 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
         if (errmsg) recio__fmt(errmsg, cap, "decode: image smaller than its header says");
         return RECIO_ERR_DECODE;
     }
-    recio__exec_init(&x, t, &view, 0, d->scratch, d->scratch_size);
+    recio__exec_init(&x, t, &view, 0, sc);
     x.rng = g; /* the planned ops, as if they had run */
     x.win.sw = r[2], x.win.sh = r[3], x.win.sx0 = lo[0], x.win.sy0 = lo[1];
     x.dw = p.dw, x.dh = p.dh, x.ox = p.o[0], x.oy = p.o[1], x.ow = p.o[2], x.oh = p.o[3];
     x.filt = p.filt;
+    if (!p.resized) x.next_filt = p.filt; /* `area` planned, its resize not: it still applies */
     e = recio__exec_run(&x, p.next, out);
     recio_image_free(&j.img);
     if (e != RECIO_OK && errmsg) recio__fmt(errmsg, cap, "transform: %s", recio_strerror(e));
@@ -5939,109 +6367,58 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
 }
 #endif
 
-RECIODEF recio_err recio_transform_apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
-                                                 uint64_t seed, const recio_encoded_desc *desc, char *errmsg, size_t errmsg_size) {
-    recio_encoded_desc d;
+static recio_err recio__apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out, uint64_t seed,
+                                      const recio_encoded_desc *d, const recio__scratch *sc, char *errmsg, size_t errmsg_size) {
     recio_image img;
     recio_err e;
     if (errmsg && errmsg_size) errmsg[0] = 0;
-    memset(&d, 0, sizeof d);
-    if (desc) d = *desc;
-    if (!t || !bytes || !n || !out || (d.channels != 0 && d.channels != 1 && d.channels != 3 && d.channels != 4)) {
+    if (!t || !bytes || !n || !out || (d->channels != 0 && d->channels != 1 && d->channels != 3 && d->channels != 4)) {
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad arguments");
         return RECIO_ERR_ARG;
     }
 #ifdef RECIO_TURBOJPEG
     if (n >= 3 && ((const unsigned char *)bytes)[0] == 0xff && ((const unsigned char *)bytes)[1] == 0xd8)
-        return recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, &d, errmsg, errmsg_size);
+        return recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, d, sc, errmsg, errmsg_size);
 #endif
-    if ((e = recio_image_decode_ex(&img, bytes, n, d.channels, errmsg, errmsg_size)) != RECIO_OK) return e;
-    e = recio_transform_apply_scratch(t, &img, out, seed, d.scratch, d.scratch_size);
+    if ((e = recio_image_decode_ex(&img, bytes, n, d->channels, errmsg, errmsg_size)) != RECIO_OK) return e;
+    e = recio__apply_in(t, &img, out, seed, sc);
     recio_image_free(&img);
     if (e != RECIO_OK && errmsg) recio__fmt(errmsg, errmsg_size, "transform: %s", recio_strerror(e));
     return e;
 }
 
-/* ---- shapes without pixels: output shape and a scratch bound ---- */
-typedef struct recio__shp {
-    int w, h, c, varies, bad;
-    recio_dtype t;
-    recio_layout l;
-    size_t scratch;
-} recio__shp;
-
-static void recio__shp_list(const recio_transform *t, int node, recio__shp *s);
-
-static size_t recio__shp_add(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
-
-/* Resampling temporaries for sw x sh -> dw x dh (taps, K rows of ints, one line) plus the image. */
-static size_t recio__resample_bound(int sw, int sh, int dw, int dh, int c) {
-    size_t kx = (size_t)sw / (size_t)dw + 3, ky = (size_t)sh / (size_t)dh + 3, rl = (size_t)dw * (size_t)c;
-    size_t n = (size_t)dw * (sizeof(int) + 2 * kx + 5 * sizeof(int32_t)) + (size_t)dh * (sizeof(int) + 2 * ky);
-    n += ky * (rl * 4 + sizeof(void *) * 2 + sizeof(int) + RECIO__ALIGN) + rl * 5 + 16 * RECIO__ALIGN;
-    return n;
+RECIODEF recio_err recio_transform_apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
+                                                 uint64_t seed, const recio_encoded_desc *desc, char *errmsg, size_t errmsg_size) {
+    recio_encoded_desc d;
+    recio__scratch sc;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    memset(&sc, 0, sizeof sc);
+    sc.p = d.scratch, sc.n = d.scratch_size;
+    return recio__apply_encoded(t, bytes, n, out, seed, &d, &sc, errmsg, errmsg_size);
 }
 
-static int recio__shp_differ(const recio__shp *a, const recio__shp *b) {
-    return a->w != b->w || a->h != b->h || a->c != b->c || a->t != b->t || a->l != b->l;
-}
+/* ---- shapes without pixels: output shape and a scratch bound, by the ops' own shape rules and
+   recio__rs_need, the function the resampler carves its memory by ---- */
 
 static void recio__shp_op(const recio_transform *t, const recio__node *n, recio__shp *s) {
-    int w = s->w, h = s->h;
-    const float *a = n->arg;
-    switch (n->kind) {
-    case RECIO__OP_RESIZE: w = (int)a[0], h = (int)a[1]; break;
-    case RECIO__OP_RESIZE_SHORT: recio_resize_short_size(s->w, s->h, (int)a[0], &w, &h); break;
-    case RECIO__OP_RRC: w = h = (int)a[0]; break;
-    case RECIO__OP_CENTER_CROP: case RECIO__OP_RANDOM_CROP:
-        w = (int)a[0], h = n->nargs > 1 ? (int)a[1] : w;
-        if (w > s->w || h > s->h) s->bad = 1;
-        break;
-    case RECIO__OP_CROP:
-        w = (int)a[2], h = (int)a[3];
-        if (a[0] + a[2] > (float)s->w || a[1] + a[3] > (float)s->h) s->bad = 1;
-        break;
-    case RECIO__OP_PAD: w += 2 * (int)a[0], h += 2 * (int)a[0]; break;
-    case RECIO__OP_FLOAT: case RECIO__OP_NORMALIZE: s->t = RECIO_F32; break;
-    case RECIO__OP_F16: s->t = RECIO_F16; break;
-    case RECIO__OP_I8: s->t = RECIO_I8; break;
-    case RECIO__OP_CHW: s->l = RECIO_CHW; break;
-    case RECIO__OP_GROUP: recio__shp_list(t, n->child, s); return;
-    case RECIO__OP_RANDOM_APPLY: case RECIO__OP_RANDOM_CHOICE: case RECIO__OP_RANDOM_SUBPOLICY: {
-        recio__shp base = *s, b, res = *s;
-        int c, k = 0;
-        size_t sum = s->scratch;
-        base.scratch = 0;
-        for (c = n->child; c >= 0; c = t->nodes[c].next, k++) {
-            b = base;
-            if (n->kind == RECIO__OP_RANDOM_APPLY) recio__shp_list(t, c, &b); /* the whole list is one branch */
-            else recio__shp_op(t, &t->nodes[c], &b);
-            sum = recio__shp_add(sum, b.scratch);
-            s->bad |= b.bad;
-            s->varies |= b.varies;
-            if (k > 0 && recio__shp_differ(&b, &res)) s->varies = 1;
-            res = b;
-            if (n->kind == RECIO__OP_RANDOM_APPLY) {
-                s->varies |= recio__shp_differ(&b, &base);
-                break;
-            }
-        }
-        s->w = res.w, s->h = res.h, s->t = res.t, s->l = res.l;
-        s->scratch = sum;
-        return;
-    }
-    default: break;
-    }
-    if (w <= 0 || h <= 0 || !recio__shape_ok(w, h, s->c, RECIO_F32)) {
+    const recio__opdef *d = n->op;
+    recio__shp in = *s;
+    size_t img;
+    if (d->shape) d->shape(t, n, s);
+    if ((d->flags & RECIO__OPF_LIST) || s->bad) return; /* a list counted its ops itself */
+    if (s->w <= 0 || s->h <= 0 || !recio__shape_ok(s->w, s->h, s->c, RECIO_F32)) {
         s->bad = 1;
         return;
     }
-    if (n->kind == RECIO__OP_RESIZE || n->kind == RECIO__OP_RESIZE_SHORT || n->kind == RECIO__OP_RRC)
-        s->scratch = recio__shp_add(s->scratch, recio__resample_bound(s->w, s->h, w, h, s->c));
-    /* any op may materialise its result once, at most as f32, plus a flip or crop copy */
-    s->scratch = recio__shp_add(s->scratch, 2 * ((size_t)w * (size_t)h * (size_t)s->c * 4 + RECIO__ALIGN) +
-                                                recio__resample_bound(w, h, w, h, s->c));
-    s->w = w, s->h = h;
+    if (d->flags & RECIO__OPF_RESAMPLE) { /* its pass reads at most the whole input */
+        s->scratch = recio__shp_add(s->scratch, recio__rs_need(in.w, in.h, s->w, s->h, s->w, s->h, s->c, in.filt));
+        s->filt = RECIO_LINEAR;
+    }
+    /* the images it takes (at most f32) and a copy pass's line */
+    img = (size_t)s->w * (size_t)s->h * (size_t)s->c * 4 + RECIO__ALIGN;
+    s->scratch = recio__shp_add(s->scratch, (size_t)(d->images ? d->images : 2) * img);
+    s->scratch = recio__shp_add(s->scratch, recio__rs_need(s->w, s->h, s->w, s->h, s->w, s->h, s->c, RECIO_LINEAR));
 }
 
 static void recio__shp_list(const recio_transform *t, int node, recio__shp *s) {
@@ -6051,7 +6428,7 @@ static void recio__shp_list(const recio_transform *t, int node, recio__shp *s) {
 static recio__shp recio__shape_of(const recio_transform *t, int w, int h, int channels) {
     recio__shp s;
     memset(&s, 0, sizeof s);
-    s.w = w, s.h = h, s.c = channels;
+    s.w = w, s.h = h, s.c = channels, s.short_ = w < h ? w : h;
     s.t = RECIO_U8;
     s.l = RECIO_HWC;
     if (!t || !recio__shape_ok(w, h, channels, RECIO_U8)) s.bad = 1;
@@ -6061,6 +6438,7 @@ static recio__shp recio__shape_of(const recio_transform *t, int w, int h, int ch
 
 RECIODEF size_t recio_transform_scratch_size(const recio_transform *t, int w, int h, int channels) {
     recio__shp s = recio__shape_of(t, w, h, channels);
+    if (s.bad && s.loose) return SIZE_MAX; /* branches too large to bound together */
     return recio__shp_add(s.scratch, 16 * RECIO__ALIGN);
 }
 
@@ -6072,6 +6450,7 @@ RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w,
     *shape = recio_image_shape(s.w, s.h, s.c, s.t, s.l);
     return RECIO_OK;
 }
+
 
 #endif /* RECIO_NO_IMAGE */
 
@@ -6731,25 +7110,27 @@ static recio_err recio__it_begin(recio_iter *it, uint64_t epoch, char *msg) {
 /* ---- work: records to items, in parallel ---- */
 
 #ifndef RECIO_NO_IMAGE
-/* The spec path: decode and the chain straight into the batch item (scratch per worker). With
-   RECIO_TURBOJPEG only the part of a JPEG that the chain reads is decoded. */
+/* The spec path: decode and the chain straight into the batch item. Each worker keeps one scratch
+   block; a record that needs more runs on heap blocks once and the block grows to what it asked, so
+   the header is read once, by the decoder. With RECIO_TURBOJPEG only the part of a JPEG that the
+   chain reads is decoded. */
 static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t seed, void *out, unsigned worker, char *what) {
     const recio_image *sh = &it->shape;
-    recio__it_bytes *sc = &it->scratch[worker];
+    recio__it_bytes *blk = &it->scratch[worker];
     recio_encoded_desc d;
+    recio__scratch sc;
     recio_image dst;
     recio_err e;
+    size_t asked = 0;
     int w = 0, h = 0;
     memset(&d, 0, sizeof d);
     d.channels = it->d.channels;
-    if (recio_image_info(ir->image, ir->image_size, &w, &h, NULL) == RECIO_OK &&
-        recio__it_reserve(&it->d.alloc, sc, recio_transform_scratch_size(it->tf, w, h, it->d.channels ? it->d.channels : 4)))
-        return recio__fmt(what, RECIO_ITER_ERRMSG, "no memory for a %dx%d image", w, h), RECIO_ERR_NOMEM;
-    d.scratch = sc->cap ? sc->p : NULL; /* no header stb knows: the decode reports it */
-    d.scratch_size = sc->cap;
+    memset(&sc, 0, sizeof sc);
+    sc.p = blk->cap ? blk->p : NULL, sc.n = blk->cap, sc.grow = 1, sc.asked = &asked;
     dst = recio_image_wrap(out, sh->width, sh->height, sh->channels, sh->dtype, sh->layout, 0);
-    e = recio_transform_apply_encoded(it->tf, ir->image, ir->image_size, &dst, seed, &d, what, RECIO_ITER_ERRMSG);
-    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0)
+    e = recio__apply_encoded(it->tf, ir->image, ir->image_size, &dst, seed, &d, &sc, what, RECIO_ITER_ERRMSG);
+    if (asked > blk->cap) recio__it_reserve(&it->d.alloc, blk, asked); /* if it cannot, heap blocks still serve */
+    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && recio_image_info(ir->image, ir->image_size, &w, &h, NULL) == RECIO_OK)
         recio__fmt(what, RECIO_ITER_ERRMSG, "the chain's output for this %dx%d image is not %dx%dx%d like the first record's (end the spec with a fixed-size crop or resize)",
                    w, h, sh->width, sh->height, sh->channels);
     return e;

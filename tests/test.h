@@ -1,6 +1,7 @@
 /* Minimal test harness: TEST cases of CHECKs; the last line is "N passed, N failed". */
 #ifndef RECIO_TEST_H
 #define RECIO_TEST_H
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,16 @@ static inline void t_run(const char *name, void (*fn)(void)) {
     if (t_case_bad) t_failed++;
     else t_passed++;
 }
+
+/* Random cases that are the same on every host (splitmix64). */
+static uint64_t t_state = 0x9e3779b97f4a7c15ull;
+static inline uint32_t t_rand(void) {
+    uint64_t z = (t_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (uint32_t)((z ^ (z >> 31)) >> 32);
+}
+static inline int t_between(int lo, int hi) { return lo + (int)(t_rand() % (uint32_t)(hi - lo + 1)); }
 
 /* n cases that cannot run here (a missing optional tool): reported, never counted as passed. */
 static inline void t_skip(const char *why, int n) {
