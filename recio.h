@@ -5003,7 +5003,8 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out) {
      plan   its role for the JPEG window planner, which works out leading crops and the first resize
             on the header before decoding (NULL: the planner stops there);
      exec   how the executor runs it (NULL: materialise the pixels, then `pix` into a new image);
-     pix    the pixel work of an op that needs real pixels.
+     pix    the pixel work of an op that needs real pixels (fop: when that is a public op of one
+            factor, recio_image_brightness and the like, called with arg[0]).
    `flags` say what it needs and what it does to boxes and masks. Adding an op is one descriptor
    plus its functions; nothing depends on the order of the table. */
 typedef struct recio__opdef recio__opdef;
@@ -5078,6 +5079,7 @@ struct recio__opdef {
     int (*plan)(const recio__node *n, recio_rng *g, recio__plan *p); /* 1 planned, 0 stop, -1 would fail */
     recio_err (*exec)(recio__exec *x, const recio__node *n);
     recio_err (*pix)(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *out);
+    recio_err (*fop)(const recio_image *in, recio_image *out, float f); /* or a public op of arg[0] */
 };
 
 static recio_err recio__perr(recio__parser *ps, const char *at, const char *f, const char *what) {
@@ -5677,22 +5679,6 @@ static recio_err recio__p_pad(recio__exec *x, const recio__node *n, const recio_
 }
 
 /* brightness(F), contrast(F), saturation(F), hue(F), gray, lighting(STD), color_jitter(B,C,S[,H]) */
-static recio_err recio__p_brightness(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
-    (void)x;
-    return recio_image_brightness(in, o, n->arg[0]);
-}
-static recio_err recio__p_contrast(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
-    (void)x;
-    return recio_image_contrast(in, o, n->arg[0]);
-}
-static recio_err recio__p_saturation(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
-    (void)x;
-    return recio_image_saturation(in, o, n->arg[0]);
-}
-static recio_err recio__p_hue(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
-    (void)x;
-    return recio_image_hue(in, o, n->arg[0]);
-}
 static recio_err recio__p_gray(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
     (void)x, (void)n;
     return recio_image_gray(in, o);
@@ -5877,7 +5863,8 @@ static recio_err recio__x_materialise(recio__exec *x, const recio__node *n) {
     if (d->shape) d->shape(x->t, n, &s);
     if (!recio__shape_ok(s.w, s.h, s.c, s.t)) return RECIO_ERR_ARG;
     if ((e = recio__exec_alloc(x, &o, recio_image_shape(s.w, s.h, s.c, s.t, s.l))) != RECIO_OK) return e;
-    if ((e = d->pix(x, n, in, &o)) == RECIO_OK) x->cur = o;
+    e = d->pix ? d->pix(x, n, in, &o) : d->fop(in, &o, n->arg[0]);
+    if (e == RECIO_OK) x->cur = o;
     return e;
 }
 static recio_err recio__x_pixels(recio__exec *x, const recio__node *n) {
@@ -5941,7 +5928,7 @@ static recio_err recio__x_choice(recio__exec *x, const recio__node *n) {
 static recio_err recio__x_group(recio__exec *x, const recio__node *n) { return recio__exec_list(x, n->child); }
 
 /* A group of ops run in order: a sub-policy, or the AutoAugment preset; not written in specs. */
-static const recio__opdef recio__op_group = {"group", 0, 0, {0}, RECIO__OPF_LIST, 0, NULL, recio__sh_group, NULL, recio__x_group, NULL};
+static const recio__opdef recio__op_group = {"group", 0, 0, {0}, RECIO__OPF_LIST, 0, NULL, recio__sh_group, NULL, recio__x_group, NULL, NULL};
 
 /* The list after the name: "(P, OPS...)" for random_apply (p set), "(OPS...)" or "((OPS...),...)". */
 static recio_err recio__parse_policy(recio__parser *ps, const recio__opdef *d, int self, const char *name_at, int prob, int groups) {
@@ -6022,43 +6009,43 @@ static recio_err recio__parse_autoaugment(recio__parser *ps, const recio__opdef 
 /* ---- the table ---- */
 #define RECIO__G RECIO__OPF_GEOM
 static const recio__opdef recio__ops[] = {
-    /* name, args min..max, checks, flags, images, parse, shape, plan, exec, pix */
-    {"resize", 2, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize, recio__pl_resize, recio__x_resize, NULL},
-    {"resize_short", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_resize_short, recio__pl_resize_short, recio__x_resize_short, NULL},
-    {"center_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_center_crop, recio__x_center_crop, NULL},
-    {"crop", 4, 4, {RECIO__A_INT, RECIO__A_INT, RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_crop, recio__pl_crop, recio__x_crop, NULL},
-    {"random_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_random_crop, recio__x_random_crop, NULL},
-    {"random_resized_crop", 1, 5, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_rrc, recio__pl_rrc, recio__x_rrc, NULL},
-    {"flip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__x_flip, NULL},
-    {"random_flip", 1, 1, {RECIO__A_PROB}, RECIO__G, 0, NULL, NULL, NULL, recio__x_random_flip, NULL},
-    {"rotate", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_rotate},
-    {"random_rotate", 1, 1, {RECIO__A_NONNEG}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_random_rotate},
-    {"shear_x", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_shear_x},
-    {"shear_y", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_shear_y},
-    {"pad", 1, 2, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_pad, NULL, NULL, recio__p_pad},
-    {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0, NULL, recio__sh_area, recio__pl_area, recio__x_area, NULL},
-    {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, recio__p_brightness},
-    {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, recio__p_contrast},
-    {"saturation", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, recio__p_saturation},
-    {"hue", 1, 1, {RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, recio__p_hue},
-    {"color_jitter", 3, 4, {RECIO__A_NONNEG}, 0, 5, NULL, NULL, NULL, recio__x_jitter, NULL},
-    {"lighting", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, recio__p_lighting},
-    {"gray", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, recio__p_gray},
-    {"posterize", 1, 1, {RECIO__A_BITS}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_posterize},
-    {"solarize", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_solarize},
-    {"autocontrast", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_autocontrast},
-    {"equalize", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_equalize},
-    {"invert", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_invert},
-    {"sharpness", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_sharpness},
-    {"float", 0, 0, {0}, 0, 0, NULL, recio__sh_f32, NULL, recio__x_float, NULL},
-    {"normalize", 6, 6, {RECIO__A_NUM, RECIO__A_NUM, RECIO__A_NUM, RECIO__A_POS}, 0, 0, recio__parse_normalize, recio__sh_f32, NULL, recio__x_normalize, NULL},
-    {"chw", 0, 0, {0}, 0, 0, NULL, recio__sh_chw, NULL, recio__x_chw, recio__p_chw},
-    {"f16", 0, 0, {0}, 0, 0, NULL, recio__sh_f16, NULL, NULL, recio__p_f16},
-    {"i8", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, 0, 0, NULL, recio__sh_i8, NULL, NULL, recio__p_i8},
-    {"random_apply", 1, 1, {RECIO__A_PROB}, RECIO__OPF_LIST, 0, recio__parse_apply, recio__sh_apply, NULL, recio__x_apply, NULL},
-    {"random_choice", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_choice, recio__sh_choice, NULL, recio__x_choice, NULL},
-    {"random_subpolicy", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_subpolicy, recio__sh_choice, NULL, recio__x_choice, NULL},
-    {"autoaugment", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_autoaugment, recio__sh_group, NULL, recio__x_group, NULL},
+    /* name, args min..max, checks, flags, images, parse, shape, plan, exec, pix, fop */
+    {"resize", 2, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize, recio__pl_resize, recio__x_resize, NULL, NULL},
+    {"resize_short", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_resize_short, recio__pl_resize_short, recio__x_resize_short, NULL, NULL},
+    {"center_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_center_crop, recio__x_center_crop, NULL, NULL},
+    {"crop", 4, 4, {RECIO__A_INT, RECIO__A_INT, RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_crop, recio__pl_crop, recio__x_crop, NULL, NULL},
+    {"random_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_random_crop, recio__x_random_crop, NULL, NULL},
+    {"random_resized_crop", 1, 5, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_rrc, recio__pl_rrc, recio__x_rrc, NULL, NULL},
+    {"flip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__x_flip, NULL, NULL},
+    {"random_flip", 1, 1, {RECIO__A_PROB}, RECIO__G, 0, NULL, NULL, NULL, recio__x_random_flip, NULL, NULL},
+    {"rotate", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_rotate, NULL},
+    {"random_rotate", 1, 1, {RECIO__A_NONNEG}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_random_rotate, NULL},
+    {"shear_x", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_shear_x, NULL},
+    {"shear_y", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_shear_y, NULL},
+    {"pad", 1, 2, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_pad, NULL, NULL, recio__p_pad, NULL},
+    {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0, NULL, recio__sh_area, recio__pl_area, recio__x_area, NULL, NULL},
+    {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio_image_brightness},
+    {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio_image_contrast},
+    {"saturation", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio_image_saturation},
+    {"hue", 1, 1, {RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio_image_hue},
+    {"color_jitter", 3, 4, {RECIO__A_NONNEG}, 0, 5, NULL, NULL, NULL, recio__x_jitter, NULL, NULL},
+    {"lighting", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, recio__p_lighting, NULL},
+    {"gray", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, recio__p_gray, NULL},
+    {"posterize", 1, 1, {RECIO__A_BITS}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_posterize, NULL},
+    {"solarize", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_solarize, NULL},
+    {"autocontrast", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_autocontrast, NULL},
+    {"equalize", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_equalize, NULL},
+    {"invert", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_invert, NULL},
+    {"sharpness", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_sharpness, NULL},
+    {"float", 0, 0, {0}, 0, 0, NULL, recio__sh_f32, NULL, recio__x_float, NULL, NULL},
+    {"normalize", 6, 6, {RECIO__A_NUM, RECIO__A_NUM, RECIO__A_NUM, RECIO__A_POS}, 0, 0, recio__parse_normalize, recio__sh_f32, NULL, recio__x_normalize, NULL, NULL},
+    {"chw", 0, 0, {0}, 0, 0, NULL, recio__sh_chw, NULL, recio__x_chw, recio__p_chw, NULL},
+    {"f16", 0, 0, {0}, 0, 0, NULL, recio__sh_f16, NULL, NULL, recio__p_f16, NULL},
+    {"i8", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, 0, 0, NULL, recio__sh_i8, NULL, NULL, recio__p_i8, NULL},
+    {"random_apply", 1, 1, {RECIO__A_PROB}, RECIO__OPF_LIST, 0, recio__parse_apply, recio__sh_apply, NULL, recio__x_apply, NULL, NULL},
+    {"random_choice", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_choice, recio__sh_choice, NULL, recio__x_choice, NULL, NULL},
+    {"random_subpolicy", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_subpolicy, recio__sh_choice, NULL, recio__x_choice, NULL, NULL},
+    {"autoaugment", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_autoaugment, recio__sh_group, NULL, recio__x_group, NULL, NULL},
 };
 #undef RECIO__G
 

@@ -43,8 +43,8 @@ static void test_every_op_described_and_documented(void) {
     for (i = 0; i < NOPS; i++) {
         const recio__opdef *d = &recio__ops[i];
         int j;
-        CHECK(d->exec != NULL || d->pix != NULL); /* something runs it */
-        if (!d->exec && !(d->flags & RECIO__OPF_LIST)) CHECK(d->pix != NULL);
+        CHECK(d->exec != NULL || d->pix != NULL || d->fop != NULL); /* something runs it */
+        if (!d->exec && !(d->flags & RECIO__OPF_LIST)) CHECK((d->pix != NULL) != (d->fop != NULL));
         if (d->flags & (RECIO__OPF_RESAMPLE | RECIO__OPF_LIST)) CHECK(d->shape != NULL);
         if (d->flags & RECIO__OPF_LIST) CHECK(d->parse != NULL);
         CHECK(d->min <= d->max && d->max <= 6);
