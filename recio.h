@@ -262,7 +262,8 @@ typedef struct recio_writer_desc {
     recio_io io;            /* custom sink, used when path is NULL */
     const char *name;       /* name in messages */
     const char *index_path; /* also write an MXNet .idx ("key\toffset\n") here; NULL: none */
-    int atomic;             /* write PATH.tmp, fsync, rename to PATH on a clean close */
+    int atomic;             /* write a unique PATH.tmp.PID, fsync, rename to PATH (and the .idx) on a
+                               clean close; a target that is not a regular file is written in place */
     size_t buffer_size;     /* default 1 MiB */
     int background;         /* RECIO_THREADS: a thread writes one buffer while you fill the next (the
                                hooks then run on that thread); without RECIO_THREADS: ignored */
@@ -285,7 +286,11 @@ RECIODEF uint64_t recio_writer_tell(const recio_writer *w); /* offset the next r
 RECIODEF const char *recio_writer_errmsg(const recio_writer *w);
 /* Flush, sync and rename (atomic) and close the sink, keeping the handle so recio_writer_errmsg
    still tells what went wrong; returns the first error that happened, if any. On error an atomic
-   writer removes its temporary file and leaves PATH untouched. Later writes return RECIO_ERR_ARG. */
+   writer removes its temporary files and leaves PATH and the .idx untouched: both are replaced or
+   neither (if the .idx cannot be renamed, the old PATH is put back). Two atomic writers of one PATH
+   never share a temporary file, so PATH is always one whole file, the last to finish; which .idx
+   goes with it is up to the order of their renames: lock the pair if writers may race (recio pack
+   does). Later writes return RECIO_ERR_ARG. */
 RECIODEF recio_err recio_writer_finish(recio_writer *w);
 /* recio_writer_finish (unless done) and free the handle; returns the first error. */
 RECIODEF recio_err recio_writer_close(recio_writer *w);
@@ -1210,12 +1215,9 @@ static int recio__file_writev(void *user, const recio_iovec *v, int n) {
 }
 #endif
 
-RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode) {
-    FILE *f;
+/* The stdio hooks over an open FILE. */
+static void recio__io_from_file(recio_io *io, FILE *f) {
     memset(io, 0, sizeof *io);
-    if (!path || !mode) return RECIO_ERR_ARG;
-    f = fopen(path, mode);
-    if (!f) return RECIO_ERR_IO;
     /* recio buffers itself in large blocks; a second stdio buffer would only add a copy. */
     setvbuf(f, NULL, _IONBF, 0);
     io->read = recio__file_read;
@@ -1228,6 +1230,15 @@ RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char
     io->writev = recio__file_writev;
 #endif
     io->user = f;
+}
+
+RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode) {
+    FILE *f;
+    memset(io, 0, sizeof *io);
+    if (!path || !mode) return RECIO_ERR_ARG;
+    f = fopen(path, mode);
+    if (!f) return RECIO_ERR_IO;
+    recio__io_from_file(io, f);
     return RECIO_OK;
 }
 #endif
@@ -1896,16 +1907,68 @@ static char *recio__cat(const recio_allocator *a, const char *s, const char *t) 
     return d;
 }
 
-/* Open one output file (data or index), through PATH.tmp when atomic. */
+/* A name beside PATH that no other writer uses: "PATH.WHAT.PID" (".2", ".3"... when taken), created
+   empty and exclusively under POSIX so two processes writing one PATH never share a temporary file.
+   Elsewhere the handle's address keeps writers of one process apart. Returns 0 with *out (and *f,
+   the file open for writing, when f is given), or -1 with errno set. */
+static int recio__unique_name(const recio_allocator *a, const char *path, const char *what, const void *self, char **out,
+                              FILE **f) {
+    char tag[64];
+    unsigned k;
+    for (k = 1; k < 1000; k++) {
+#if defined(RECIO__POSIX)
+        int fd;
+        (void)self;
+        recio__fmt(tag, sizeof tag, k == 1 ? ".%s.%u" : ".%s.%u.%u", what, (unsigned)getpid(), k);
+#else
+        recio__fmt(tag, sizeof tag, k == 1 ? ".%s.%U" : ".%s.%U.%u", what, (uint64_t)(uintptr_t)self, k);
+#endif
+        if (!(*out = recio__cat(a, path, tag))) return errno = ENOMEM, -1;
+#if defined(RECIO__POSIX)
+        if ((fd = open(*out, O_WRONLY | O_CREAT | O_EXCL, 0666)) >= 0) {
+            if (!f) return close(fd), 0;
+            if ((*f = fdopen(fd, "wb")) != NULL) return 0;
+            close(fd);
+            remove(*out);
+        }
+        if (errno != EEXIST) return recio__free(a, *out), *out = NULL, -1;
+#else
+        if (!f || (*f = fopen(*out, "wb")) != NULL) return 0;
+        return recio__free(a, *out), *out = NULL, -1;
+#endif
+        recio__free(a, *out);
+    }
+    *out = NULL;
+    return errno = EEXIST, -1;
+}
+
+/* 1 when PATH exists and is not a plain file (a device, a FIFO): renaming a new file over it would
+   destroy it, so an atomic writer writes such a target in place, as a plain writer would. */
+static int recio__special_file(const char *path) {
+#if defined(RECIO__POSIX)
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+#else
+    (void)path;
+    return 0;
+#endif
+}
+
+/* Open one output file (data or index), through a unique temporary name beside it when atomic. */
 static recio_err recio__wr_open_file(recio_writer *w, recio_io *io, const char *path, int atomic, char **keep, char **tmp) {
+    FILE *f = NULL;
     *keep = recio__strdup(&w->alloc, path);
     if (!*keep) return RECIO_ERR_NOMEM;
-    if (atomic) {
-        *tmp = recio__cat(&w->alloc, path, ".tmp");
-        if (!*tmp) return RECIO_ERR_NOMEM;
+    if (atomic && !recio__special_file(path)) {
+        if (recio__unique_name(&w->alloc, path, "tmp", w, tmp, &f) != 0) {
+            recio__errf(w->errmsg, path, 0, "cannot create a temporary file beside it: %s", recio__errno_str(errno));
+            return errno == ENOMEM ? RECIO_ERR_NOMEM : RECIO_ERR_IO;
+        }
+        recio__io_from_file(io, f);
+        return RECIO_OK;
     }
-    if (recio_io_open_file(io, atomic ? *tmp : path, "wb") != RECIO_OK) {
-        recio__errf(w->errmsg, atomic ? *tmp : path, 0, "cannot create: %s", recio__errno_str(errno));
+    if (recio_io_open_file(io, path, "wb") != RECIO_OK) {
+        recio__errf(w->errmsg, path, 0, "cannot create: %s", recio__errno_str(errno));
         return RECIO_ERR_IO;
     }
     return RECIO_OK;
@@ -1985,16 +2048,45 @@ static void recio__wr_finish(recio_writer *w, recio_io *io, int sync) {
 }
 
 #ifndef RECIO_NO_STDIO
-static void recio__wr_commit(recio_writer *w, const char *tmp, const char *path) {
-    if (!tmp) return;
-    if (w->sticky) {
-        remove(tmp);
-        return;
+/* Keep the current PATH under a free name beside it, so a commit that fails half-way can put it back:
+   a hard link under POSIX (PATH never disappears), a rename elsewhere. *bak stays NULL when PATH did
+   not exist. Returns -1 when PATH exists but cannot be kept. */
+static int recio__wr_backup(recio_writer *w, const char *path, char **bak) {
+    FILE *probe = fopen(path, "rb");
+    int ok;
+    *bak = NULL;
+    if (!probe) return 0;
+    fclose(probe);
+    if (recio__unique_name(&w->alloc, path, "old", w, bak, NULL) != 0) return -1;
+#if defined(RECIO__POSIX)
+    ok = remove(*bak) == 0 && link(path, *bak) == 0;
+    if (!ok && errno != EEXIST) ok = rename(path, *bak) == 0; /* no hard links on this file system */
+#else
+    ok = remove(*bak) == 0 && rename(path, *bak) == 0;
+#endif
+    if (!ok) recio__free(&w->alloc, *bak), *bak = NULL;
+    return ok ? 0 : -1;
+}
+
+/* Rename the data file and then the index into place, both or neither: when the index cannot be
+   renamed, the old data file comes back (or the new one goes, if there was none). */
+static void recio__wr_commit(recio_writer *w) {
+    char *bak = NULL;
+    int moved = 0;
+    if (!w->sticky && w->tmp_path && w->idx_tmp_path && recio__wr_backup(w, w->path, &bak) != 0)
+        recio__wr_io_fail(w, w->offset, "cannot keep the old file while replacing it");
+    if (!w->sticky && w->tmp_path) {
+        if (rename(w->tmp_path, w->path) == 0) moved = 1;
+        else recio__wr_io_fail(w, w->offset, "cannot rename temporary file into place");
     }
-    if (rename(tmp, path) != 0) {
-        recio__wr_io_fail(w, w->offset, "cannot rename temporary file into place");
-        remove(tmp);
-    }
+    if (!w->sticky && w->idx_tmp_path && rename(w->idx_tmp_path, w->idx_path) != 0)
+        recio__wr_io_fail(w, w->offset, "cannot rename the temporary index into place");
+    if (w->sticky && bak) rename(bak, w->path); /* the old file back (should that fail, it stays as bak) */
+    else if (w->sticky && moved) remove(w->path); /* there was none: neither file is replaced */
+    if (w->tmp_path && !moved) remove(w->tmp_path);
+    if (w->idx_tmp_path && w->sticky) remove(w->idx_tmp_path);
+    if (bak && !w->sticky) remove(bak);
+    recio__free(&w->alloc, bak);
 }
 #endif
 
@@ -2011,8 +2103,7 @@ RECIODEF recio_err recio_writer_finish(recio_writer *w) {
     recio__wr_finish(w, &w->io, w->tmp_path != NULL);
     if (w->has_idx) recio__wr_finish(w, &w->idx_io, w->idx_tmp_path != NULL);
 #ifndef RECIO_NO_STDIO
-    recio__wr_commit(w, w->tmp_path, w->path);
-    recio__wr_commit(w, w->idx_tmp_path, w->idx_path);
+    recio__wr_commit(w);
 #endif
     return w->sticky;
 }

@@ -5,6 +5,7 @@
 #include "sha256.h"
 #include "test.h"
 #include <errno.h>
+#include <glob.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -703,6 +704,28 @@ static int file_exists(const char *p) {
     return stat(p, &st) == 0;
 }
 
+/* Files in the test folder whose names start with NAME (temporaries are NAME.tmp.PID...). */
+static int count_like(const char *name) {
+    glob_t g;
+    char pat[300];
+    int n;
+    snprintf(pat, sizeof pat, "%s*", tmp_path(name));
+    if (glob(pat, 0, NULL, &g) != 0) return 0;
+    n = (int)g.gl_pathc;
+    globfree(&g);
+    return n;
+}
+
+static int first_record_is(const char *path, const char *text) {
+    recio_reader *r;
+    recio_record rec;
+    int same;
+    if (recio_reader_open(&r, path) != RECIO_OK) return 0;
+    same = recio_reader_next(r, &rec) == RECIO_OK && rec.size == strlen(text) && memcmp(rec.data, text, rec.size) == 0;
+    recio_reader_close(r);
+    return same;
+}
+
 static void test_writer_atomic(void) {
     recio_writer_desc d;
     recio_writer *w;
@@ -714,11 +737,11 @@ static void test_writer_atomic(void) {
     remove(tmp_path("atomic.rec"));
     CHECK(recio_writer_open_desc(&w, tmp_path("atomic.rec"), &d) == RECIO_OK);
     CHECK(recio_writer_write(w, "hello", 5) == RECIO_OK);
-    CHECK(!file_exists(tmp_path("atomic.rec")) && file_exists(tmp_path("atomic.rec.tmp")));
-    CHECK(!file_exists(tmp_path("atomic.idx")) && file_exists(tmp_path("atomic.idx.tmp")));
+    CHECK(!file_exists(tmp_path("atomic.rec")) && count_like("atomic.rec.tmp.") == 1);
+    CHECK(!file_exists(tmp_path("atomic.idx")) && count_like("atomic.idx.tmp.") == 1);
     CHECK(recio_writer_close(w) == RECIO_OK);
-    CHECK(file_exists(tmp_path("atomic.rec")) && !file_exists(tmp_path("atomic.rec.tmp")));
-    CHECK(file_exists(tmp_path("atomic.idx")) && !file_exists(tmp_path("atomic.idx.tmp")));
+    CHECK(file_exists(tmp_path("atomic.rec")) && count_like("atomic.rec.") == 0);
+    CHECK(file_exists(tmp_path("atomic.idx")) && count_like("atomic.idx.") == 0);
     CHECK(recio_reader_open(&r, tmp_path("atomic.rec")) == RECIO_OK);
     CHECK(recio_reader_next(r, &rec) == RECIO_OK && rec.size == 5 && memcmp(rec.data, "hello", 5) == 0);
     recio_reader_close(r);
@@ -727,21 +750,96 @@ static void test_writer_atomic(void) {
     CHECK(recio_writer_open_desc(&w, tmp_path("atomic.rec"), &d) == RECIO_OK);
     CHECK(recio_writer_write(w, "other", 5) == RECIO_OK);
     recio_writer_abort(w);
-    CHECK(!file_exists(tmp_path("atomic.rec.tmp")) && !file_exists(tmp_path("atomic.idx.tmp")));
+    CHECK(count_like("atomic.rec.") == 0 && count_like("atomic.idx.") == 0);
     CHECK(recio_reader_open(&r, tmp_path("atomic.rec")) == RECIO_OK);
     CHECK(recio_reader_next(r, &rec) == RECIO_OK && rec.size == 5 && memcmp(rec.data, "hello", 5) == 0);
     recio_reader_close(r);
-    /* the final name is a directory: rename fails, the error is returned, no temporary is left */
+    /* the final name is a directory: refused at open (not after writing it all), nothing is left */
     mkdir(tmp_path("dir.rec"), 0700);
     d.index_path = NULL;
-    CHECK(recio_writer_open_desc(&w, tmp_path("dir.rec"), &d) == RECIO_OK);
-    CHECK(recio_writer_write(w, "x", 1) == RECIO_OK);
-    CHECK_EQ_INT(recio_writer_close(w), RECIO_ERR_IO);
-    CHECK(!file_exists(tmp_path("dir.rec.tmp")));
+    CHECK_EQ_INT(recio_writer_open_desc(&w, tmp_path("dir.rec"), &d), RECIO_ERR_IO);
+    CHECK(count_like("dir.rec.") == 0);
     rmdir(tmp_path("dir.rec"));
     /* cannot create: an error, and nothing left behind */
     CHECK_EQ_INT(recio_writer_open_desc(&w, "/nonexistent-dir/x.rec", &d), RECIO_ERR_IO);
     CHECK(w == NULL);
+}
+
+/* Two atomic writers of one file at once (two packs to one prefix): each writes its own temporary
+   file, so the result is one whole file, the last to finish, never a mix of both. */
+static void test_writer_atomic_concurrent(void) {
+    recio_writer_desc d;
+    recio_writer *a, *b;
+    static unsigned char pa[20000], pb[5000];
+    recio_reader *r;
+    recio_record rec;
+    int n = 0, ok = 1;
+    memset(&d, 0, sizeof d);
+    memset(pa, 'a', sizeof pa);
+    memset(pb, 'b', sizeof pb);
+    d.atomic = 1;
+    d.buffer_size = 4096; /* both write to disk before either finishes */
+    CHECK(recio_writer_open_desc(&a, tmp_path("race.rec"), &d) == RECIO_OK);
+    CHECK(recio_writer_open_desc(&b, tmp_path("race.rec"), &d) == RECIO_OK);
+    CHECK(recio_writer_write(a, pa, sizeof pa) == RECIO_OK && recio_writer_write(a, pa, sizeof pa) == RECIO_OK);
+    CHECK(recio_writer_write(b, pb, sizeof pb) == RECIO_OK);
+    CHECK_EQ_INT(recio_writer_close(a), RECIO_OK);
+    CHECK_EQ_INT(recio_writer_close(b), RECIO_OK);
+    CHECK(recio_reader_open(&r, tmp_path("race.rec")) == RECIO_OK);
+    while (recio_reader_next(r, &rec) == RECIO_OK) ok &= rec.size == sizeof pb && ((const char *)rec.data)[0] == 'b', n++;
+    CHECK(recio_reader_next(r, &rec) == RECIO_END);
+    recio_reader_close(r);
+    CHECK(ok && n == 1);
+    CHECK_EQ_INT(count_like("race.rec."), 0);
+}
+
+/* The .idx cannot be renamed into place (a folder took its name meanwhile): the new .rec must not
+   stay either; the old pair is what the reader finds. */
+static void test_writer_atomic_pair_rollback(void) {
+    recio_writer_desc d;
+    recio_writer *w;
+    char idx[256];
+    memset(&d, 0, sizeof d);
+    d.atomic = 1;
+    snprintf(idx, sizeof idx, "%s", tmp_path("pair.idx")); /* tmp_path's buffers are reused */
+    d.index_path = idx;
+    remove(tmp_path("pair.idx"));
+    CHECK(recio_writer_open_desc(&w, tmp_path("pair.rec"), &d) == RECIO_OK);
+    CHECK(recio_writer_write(w, "old", 3) == RECIO_OK);
+    CHECK_EQ_INT(recio_writer_close(w), RECIO_OK);
+    remove(tmp_path("pair.idx"));
+    CHECK(recio_writer_open_desc(&w, tmp_path("pair.rec"), &d) == RECIO_OK);
+    CHECK(recio_writer_write(w, "new", 3) == RECIO_OK);
+    CHECK(mkdir(tmp_path("pair.idx"), 0700) == 0 && mkdir(tmp_path("pair.idx/x"), 0700) == 0);
+    CHECK_EQ_INT(recio_writer_close(w), RECIO_ERR_IO);
+    CHECK(first_record_is(tmp_path("pair.rec"), "old"));
+    CHECK_EQ_INT(count_like("pair.rec."), 0);
+    CHECK_EQ_INT(count_like("pair.idx."), 0);
+    rmdir(tmp_path("pair.idx/x"));
+    rmdir(tmp_path("pair.idx"));
+    /* with no earlier .rec, the new one goes: neither file appears */
+    remove(tmp_path("pair.rec"));
+    CHECK(recio_writer_open_desc(&w, tmp_path("pair.rec"), &d) == RECIO_OK);
+    CHECK(recio_writer_write(w, "new", 3) == RECIO_OK);
+    CHECK(mkdir(tmp_path("pair.idx"), 0700) == 0 && mkdir(tmp_path("pair.idx/x"), 0700) == 0);
+    CHECK_EQ_INT(recio_writer_close(w), RECIO_ERR_IO);
+    CHECK(!file_exists(tmp_path("pair.rec")));
+    rmdir(tmp_path("pair.idx/x"));
+    rmdir(tmp_path("pair.idx"));
+}
+
+/* An atomic writer over a FIFO or a device writes into it: renaming a file over it would destroy it. */
+static void test_writer_atomic_special_target(void) {
+    recio_writer_desc d;
+    recio_writer *w;
+    struct stat st;
+    memset(&d, 0, sizeof d);
+    d.atomic = 1;
+    if (stat("/dev/full", &st) != 0) return;
+    CHECK(recio_writer_open_desc(&w, "/dev/full", &d) == RECIO_OK);
+    CHECK(recio_writer_write(w, "x", 1) == RECIO_OK);
+    CHECK_EQ_INT(recio_writer_close(w), RECIO_ERR_IO); /* ENOSPC, not a rename */
+    CHECK(stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode));
 }
 
 static void test_open_errors(void) {
@@ -949,6 +1047,9 @@ int main(void) {
     RUN(test_writer_batch);
     RUN(test_writer_background);
     RUN(test_writer_atomic);
+    RUN(test_writer_atomic_concurrent);
+    RUN(test_writer_atomic_pair_rollback);
+    RUN(test_writer_atomic_special_target);
     RUN(test_open_errors);
     RUN(test_index_and_lst_parsing);
     RUN(test_irecord_pack_unpack);
