@@ -338,7 +338,7 @@ static void test_pack_bad_inputs(void) {
     CHECK_EQ_INT(recio("pack --strict --quiet " T "/bad tests/data"), 1);
     /* a 29-byte JPEG whose header claims 20000x20000 pixels is refused before any allocation */
     put_text(T "/huge.lst", "0\t0\tpack/huge-header-20000x20000.jpg\n");
-    CHECK_EQ_INT(recio("pack " T "/huge tests/data"), 0);
+    CHECK_EQ_INT(recio("pack " T "/huge tests/data"), 1); /* and nothing else to pack: an error */
     CHECK(strstr(err_text, "huge-header-20000x20000.jpg: image too large") != NULL);
     /* a clean run removes a stale .skipped */
     write_photo_lst(T "/bad.lst");
@@ -493,6 +493,29 @@ static void test_pack_labels(void) {
     free_recs(r, n);
 }
 
+/* A mistyped ROOT (missing, empty, a file) or a run that packs nothing is an error, and the dataset
+   packed before stays as it was (it used to be replaced by empty files, exit 0). */
+static void test_pack_wrong_root_keeps_dataset(void) {
+    static const char *const bad[] = {"/nonexistent", T "/empty-root", T "/wr.lst", "tests/data/pack"};
+    static const char *const why[] = {"/nonexistent: cannot open: No such file or directory", "empty-root: empty folder",
+                                      "wr.lst: not a folder", "wr.rec: nothing packed (12 skipped)"};
+    char args[512];
+    int i;
+    write_photo_lst(T "/wr.lst");
+    CHECK_EQ_INT(recio("pack --pass-through --quiet " T "/wr " PHOTOS), 0);
+    CHECK(sh("cp " T "/wr.rec " T "/wr.rec.before && cp " T "/wr.idx " T "/wr.idx.before && rm -rf " T
+             "/empty-root && mkdir " T "/empty-root") == 0);
+    for (i = 0; i < 4; i++) {
+        snprintf(args, sizeof args, "pack --quiet " T "/wr %s", bad[i]);
+        CHECK_EQ_INT(recio(args), 1);
+        CHECK(strstr(err_text, why[i]) != NULL);
+        CHECK(same_file(T "/wr.rec", T "/wr.rec.before"));
+        CHECK(same_file(T "/wr.idx", T "/wr.idx.before"));
+        CHECK(strstr(out_text, "packed") == NULL);
+    }
+    CHECK(sh("ls " T "/wr.rec.* " T "/wr.idx.* | grep -v before >/dev/null 2>&1") != 0); /* no temporaries left */
+}
+
 /* Killed in the middle: the temporary files go, the previous output stays. */
 static void test_pack_interrupted(void) {
     FILE *f = fopen(T "/big.lst", "wb");
@@ -622,6 +645,7 @@ int main(void) {
     RUN(test_pack_colour_kinds);
     RUN(test_pack_16bit);
     RUN(test_pack_labels);
+    RUN(test_pack_wrong_root_keeps_dataset);
     RUN(test_pack_interrupted);
     RUN(test_pack_usage);
     RUN(test_unpack_roundtrip);

@@ -7,11 +7,13 @@
 #include "cli.h"
 #include "pack.h"
 #include "pack_codec.h"
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -308,6 +310,8 @@ static const char pack_help[] =
     "  --num-thread N       N workers decode/resize/encode (default 1); output is the same for any N\n"
     "  --strict             exit 1 when any image was skipped\n"
     "  --quiet              no progress\n\n"
+    "A missing or empty ROOT, or a run where no image could be packed, is an error (exit 1) that\n"
+    "leaves the previous PREFIX.rec and PREFIX.idx as they were.\n"
     "Images that cannot be read or decoded (empty, truncated, not an image) are skipped with\n"
     "'recio: PATH: why' on stderr and listed in PREFIX.skipped ('index<TAB>path<TAB>why'; the file is\n"
     "written only when something was skipped). Progress goes to stderr: a bar on a terminal,\n"
@@ -395,6 +399,22 @@ static void cleanup_on_interrupt(const char *rec, const char *idx) {
     for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
 }
 
+/* A mistyped ROOT must not become "0 packed" over a good dataset: it has to be a folder with
+   something in it. */
+static int check_root(const char *root) {
+    struct stat st;
+    struct dirent *ent;
+    DIR *d;
+    int any = 0;
+    if (stat(root, &st) != 0) return cli_err("%s: cannot open: %s", root, strerror(errno)), -1;
+    if (!S_ISDIR(st.st_mode)) return cli_err("%s: not a folder (ROOT holds the images the list names)", root), -1;
+    if (!(d = opendir(root))) return cli_err("%s: cannot open: %s", root, strerror(errno)), -1;
+    while (!any && (ent = readdir(d)) != NULL) any = strcmp(ent->d_name, ".") != 0 && strcmp(ent->d_name, "..") != 0;
+    closedir(d);
+    if (!any) return cli_err("%s: empty folder, nothing to pack", root), -1;
+    return 0;
+}
+
 static int pack_files(const recio_lst *lst, const char *prefix, const char *root, const pack_opts *o) {
     pack_out out;
     recio_writer_desc d;
@@ -407,6 +427,7 @@ static int pack_files(const recio_lst *lst, const char *prefix, const char *root
     out.rec_path = out_name(prefix, ".rec");
     out.skipped_path = out_name(prefix, ".skipped");
     if (!idx || !out.rec_path || !out.skipped_path) return cli_err("out of memory"), CLI_EXIT_ERR;
+    if (check_root(root)) return free(idx), free(out.rec_path), free(out.skipped_path), CLI_EXIT_ERR;
     d.index_path = idx;
     d.atomic = 1;
     cleanup_on_interrupt(out.rec_path, idx);
@@ -416,9 +437,16 @@ static int pack_files(const recio_lst *lst, const char *prefix, const char *root
         rc = CLI_EXIT_ERR;
     } else {
         rc = run_pool(lst, root, o, &out) ? CLI_EXIT_ERR : 0;
-        /* finish keeps the handle, so the message can say what failed (a full disk shows here) */
-        if (recio_writer_finish(out.w) != RECIO_OK && !rc) rc = CLI_EXIT_ERR, cli_err("%s", recio_writer_errmsg(out.w));
-        recio_writer_close(out.w);
+        if (!rc && !out.packed) /* all skipped: a wrong ROOT or list, not a dataset to replace the old one */
+            rc = CLI_EXIT_ERR, cli_err("%s: nothing packed (%zu skipped); the previous files are left as they were",
+                                       out.rec_path, out.nskipped);
+        if (rc) {
+            recio_writer_abort(out.w);
+        } else {
+            /* finish keeps the handle, so the message can say what failed (a full disk shows here) */
+            if (recio_writer_finish(out.w) != RECIO_OK) rc = CLI_EXIT_ERR, cli_err("%s", recio_writer_errmsg(out.w));
+            recio_writer_close(out.w);
+        }
     }
     if (out.skipped && fclose(out.skipped) != 0) rc = CLI_EXIT_ERR, cli_err("%s: write failed", out.skipped_path);
     dt = pack_now() - t0;
