@@ -284,6 +284,9 @@ RECIODEF recio_err recio_writer_write_key(recio_writer *w, uint64_t key, const v
 RECIODEF recio_err recio_writer_write_batch(recio_writer *w, const void *const *data, const size_t *size, size_t n);
 RECIODEF uint64_t recio_writer_tell(const recio_writer *w); /* offset the next record will have */
 RECIODEF const char *recio_writer_errmsg(const recio_writer *w);
+/* The temporary file an atomic writer is filling (which = 0: the data, 1: the .idx), NULL when there
+   is none. Valid until the writer is closed; for a signal handler that removes it (recio pack). */
+RECIODEF const char *recio_writer_tmp_path(const recio_writer *w, int which);
 /* Flush, sync and rename (atomic) and close the sink, keeping the handle so recio_writer_errmsg
    still tells what went wrong; returns the first error that happened, if any. On error an atomic
    writer removes its temporary files and leaves PATH and the .idx untouched: both are replaced or
@@ -2040,6 +2043,9 @@ RECIODEF recio_err recio_writer_open_mem(recio_writer **w, recio_buffer *out) {
 
 RECIODEF uint64_t recio_writer_tell(const recio_writer *w) { return w ? w->offset : 0; }
 RECIODEF const char *recio_writer_errmsg(const recio_writer *w) { return w ? w->errmsg : ""; }
+RECIODEF const char *recio_writer_tmp_path(const recio_writer *w, int which) {
+    return !w || w->finished ? NULL : which ? w->idx_tmp_path : w->tmp_path;
+}
 
 /* Flush, sync and close one sink; the first failure is recorded, later steps still run. */
 static void recio__wr_finish(recio_writer *w, recio_io *io, int sync) {

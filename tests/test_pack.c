@@ -261,7 +261,7 @@ static void test_pack_resize(void) {
     CHECK_EQ_INT(recio("verify " T "/rs.rec"), 0);
     CHECK_EQ_INT(recio("index -o " T "/rs_rebuilt.idx " T "/rs.rec"), 0);
     CHECK(same_file(T "/rs.idx", T "/rs_rebuilt.idx"));
-    CHECK(sh("ls " T "/rs.rec.tmp " T "/rs.idx.tmp " T "/rs.skipped >/dev/null 2>&1") != 0); /* nothing left over */
+    CHECK(sh("ls " T "/rs.*.tmp* " T "/rs.*.old* " T "/rs.skipped >/dev/null 2>&1") != 0); /* nothing left over */
 }
 
 /* ImageNet's common shrink 500x375 -> 341x256 (stb_image_resize 0.97 asserted on it with its triangle filter). */
@@ -524,13 +524,47 @@ static void test_pack_interrupted(void) {
     int i;
     for (i = 0; f && i < 400; i++) fprintf(f, "%d\t0\thubble-1600x1200.jpg\n", i);
     if (f) fclose(f);
+    sh("rm -f " T "/big.*.tmp*"); /* from an earlier failed run */
     put_text(T "/big.rec", "previous output");
+    put_text(T "/big.skipped", "previous list");
     snprintf(cmd, sizeof cmd, "%s pack --quiet --resize 300 " T "/big " PHOTOS " >/dev/null 2>&1 & p=$!; sleep 0.5; kill -TERM $p; wait $p",
              exe && *exe ? exe : "build/recio");
     CHECK(system(cmd) != 0); /* the shell reports the pack's death by SIGTERM */
-    CHECK(sh("ls " T "/big.rec.tmp >/dev/null 2>&1") != 0);
-    CHECK(sh("ls " T "/big.idx.tmp >/dev/null 2>&1") != 0);
+    CHECK(sh("ls " T "/big.*.tmp* >/dev/null 2>&1") != 0);
     CHECK(same_text(T "/big.rec", "previous output"));
+    CHECK(same_text(T "/big.skipped", "previous list")); /* it used to be emptied at the start */
+}
+
+/* A second pack to a prefix that one is writing stops at once (it used to write the same PREFIX.rec.tmp:
+   a .rec holding B's records followed by A's tail, and exit 0); the first is not disturbed. */
+static void test_pack_concurrent_same_prefix(void) {
+    FILE *f = fopen(T "/race.lst", "wb");
+    char cmd[1024];
+    const char *exe = getenv("RECIO");
+    int i;
+    for (i = 0; f && i < 400; i++) fprintf(f, "%d\t0\thubble-1600x1200.jpg\n", i);
+    if (f) fclose(f);
+    sh("rm -f " T "/race.*.tmp* " T "/race.*.old*");
+    put_text(T "/race.rec", "previous output");
+    put_text(T "/race.skipped", "previous list");
+    snprintf(cmd, sizeof cmd, "%s pack --quiet --resize 300 " T "/race " PHOTOS " >/dev/null 2>&1 & p=$!; sleep 0.4; "
+             "%s pack --quiet --pass-through " T "/race " PHOTOS " >" T "/race.out 2>&1; b=$?; kill -TERM $p; wait $p; exit $b",
+             exe && *exe ? exe : "build/recio", exe && *exe ? exe : "build/recio");
+    i = system(cmd);
+    CHECK(WIFEXITED(i) && WEXITSTATUS(i) == 1);
+    read_text(T "/race.out", err_text, sizeof err_text);
+    CHECK(strstr(err_text, "race.lst: another recio pack is writing") != NULL);
+    CHECK(same_text(T "/race.rec", "previous output"));
+    CHECK(same_text(T "/race.skipped", "previous list"));
+    CHECK(sh("ls " T "/race.*.tmp* " T "/race.*.old* >/dev/null 2>&1") != 0);
+    /* the lock goes with its process: the next pack runs */
+    put_text(T "/race.lst", "0\t0\tretina-120x90.jpg\n1\t0\tnot-there.jpg\n");
+    CHECK_EQ_INT(recio("pack --quiet " T "/race " PHOTOS), 0);
+    CHECK(strstr(out_text, "1 packed, 1 skipped") != NULL);
+    CHECK_EQ_INT(count_lines(T "/race.skipped"), 1);
+    put_text(T "/race.lst", "0\t0\tretina-120x90.jpg\n");
+    CHECK_EQ_INT(recio("pack --quiet " T "/race " PHOTOS), 0);
+    CHECK_EQ_INT(count_lines(T "/race.skipped"), -1); /* nothing skipped: the stale list goes with the commit */
 }
 
 static void test_pack_usage(void) {
@@ -647,6 +681,7 @@ int main(void) {
     RUN(test_pack_labels);
     RUN(test_pack_wrong_root_keeps_dataset);
     RUN(test_pack_interrupted);
+    RUN(test_pack_concurrent_same_prefix);
     RUN(test_pack_usage);
     RUN(test_unpack_roundtrip);
     RUN(test_show_png_size);
