@@ -210,6 +210,27 @@ static void test_list_recursive(void) {
     CHECK_EQ_INT(count_lines(T "/recjpg.lst"), 3);
 }
 
+/* A file named "7<TAB>ok.jpg" was listed verbatim, so pack read label 7 and packed ok.jpg (another
+   photo) with "0 skipped"; a newline in a name made pack reject the whole list. They are left out. */
+static void test_list_unlistable_names(void) {
+    static const char expect[] = "0\t0.000000\tgood.jpg\n1\t1.000000\tsub/ok.jpg\n";
+    size_t n = 0;
+    char *got;
+    CHECK(sh("rm -rf " T "/names && mkdir -p " T "/names/sub '" T "/names/bad\tdir' && cd " T "/names && for f in "
+             "good.jpg ok.jpg \"$(printf '7\tok.jpg')\" \"$(printf 'a\nb.jpg')\" \"$(printf 'c\rd.jpg')\" sub/ok.jpg "
+             "\"$(printf 'bad\tdir/x.jpg')\"; do cp ../../../" PHOTOS "/retina-120x90.jpg \"$f\"; done && rm ok.jpg") == 0);
+    CHECK_EQ_INT(recio("list --recursive --no-shuffle " T "/names " T "/names"), 0);
+    got = (char *)t_slurp(T "/names.lst", &n);
+    CHECK(got && n == strlen(expect) && memcmp(got, expect, n) == 0);
+    free(got);
+    CHECK(strstr(err_text, "names/7\\tok.jpg: skipped: a tab or line break in the name") != NULL);
+    CHECK(strstr(err_text, "names/a\\nb.jpg: skipped") != NULL);
+    CHECK(strstr(err_text, "names/c\\rd.jpg: skipped") != NULL);
+    CHECK(strstr(err_text, "names/bad\\tdir: skipped") != NULL);
+    CHECK_EQ_INT(recio("pack --quiet --pass-through " T "/names " T "/names"), 0);
+    CHECK(strstr(out_text, "2 packed, 0 skipped") != NULL);
+}
+
 static void test_list_splits(void) {
     /* im2rec: chunk size 12; test = first int(12*0.25) = 3, train = next int(12*0.5) = 6, val = rest 3 */
     recio_lst lst;
@@ -668,6 +689,7 @@ int main(void) {
     RUN(test_list_sorted);
     RUN(test_list_shuffle_seed);
     RUN(test_list_recursive);
+    RUN(test_list_unlistable_names);
     RUN(test_list_splits);
     RUN(test_pack_resize);
     RUN(test_pack_imagenet_shrink);

@@ -71,6 +71,27 @@ static int has_ext(const char *name, const char *exts) {
     return 0;
 }
 
+/* s on stderr with tabs and line breaks shown as \t, \n, \r. */
+static void put_escaped(const char *s) {
+    for (; *s; s++) {
+        if (*s == '\t') fputs("\\t", stderr);
+        else if (*s == '\n') fputs("\\n", stderr);
+        else if (*s == '\r') fputs("\\r", stderr);
+        else fputc(*s, stderr);
+    }
+}
+
+/* A tab, newline or carriage return in a name would break the list's line format: "7<TAB>ok.jpg" reads
+   back as label 7 for another file, a newline makes the whole list unreadable. Such a file or
+   folder is left out, and said so. */
+static int unlistable(const char *path, const char *name) {
+    if (!strpbrk(name, "\t\n\r")) return 0;
+    fputs("recio: ", stderr);
+    put_escaped(path);
+    fputs(": skipped: a tab or line break in the name does not fit the .lst format\n", stderr);
+    return 1;
+}
+
 /* Names in DIR (relative path rel under root): image files into files, sub-folders into dirs;
    both sorted. Symbolic links are followed, as im2rec's os.walk(followlinks=True) does. */
 static int read_dir(const char *root, const char *rel, const char *exts, strvec *files, strvec *dirs) {
@@ -92,9 +113,10 @@ static int read_dir(const char *root, const char *rel, const char *exts, strvec 
             free(p);
             continue; /* a dangling link or a file gone meanwhile: not an image we can list */
         }
+        if (S_ISDIR(st.st_mode) && dirs && !unlistable(p, e->d_name)) rc = strvec_push(dirs, pack_join(rel, e->d_name));
+        else if (S_ISREG(st.st_mode) && has_ext(e->d_name, exts) && !unlistable(p, e->d_name))
+            rc = strvec_push(files, pack_join(rel, e->d_name));
         free(p);
-        if (S_ISDIR(st.st_mode) && dirs) rc = strvec_push(dirs, pack_join(rel, e->d_name));
-        else if (S_ISREG(st.st_mode) && has_ext(e->d_name, exts)) rc = strvec_push(files, pack_join(rel, e->d_name));
     }
     closedir(d);
     free(full);
@@ -237,7 +259,8 @@ static const char list_help[] =
     "  --test-ratio R       fraction for PREFIX_test.lst (default 0); the rest goes to PREFIX_val.lst\n"
     "  --chunks N           split into N lists PREFIX_0.lst ... (default 1)\n\n"
     "The index of an image is its position in the walk, before shuffling, so it names the image in\n"
-    "every split. Progress and counts go to stderr.\n\n"
+    "every split. Progress and counts go to stderr. A file or folder whose name holds a tab or a line\n"
+    "break cannot be written in a .lst line: it is skipped with a message.\n\n"
     "example: recio list --recursive --train-ratio 0.9 data/train images/   # -> data/train_train.lst, _val.lst\n";
 
 static int parse_ratio(const char *s, double *out) {
