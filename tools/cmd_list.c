@@ -177,19 +177,16 @@ static int collect(const char *root, const list_opts *o, list_item **items, size
     return rc;
 }
 
+/* Through a temporary file of its own (two lists to one name never mix), fsynced, then renamed. */
 static int write_list(const char *path, const list_item *items, size_t n) {
-    char *tmp = pack_cat(path, ".tmp");
-    FILE *f = tmp ? fopen(tmp, "wb") : NULL;
+    char *tmp = NULL;
+    FILE *f = pack_create_tmp(path, &tmp);
     size_t i;
     int bad;
-    if (!f) {
-        cli_err("%s: cannot create: %s", tmp ? tmp : path, strerror(errno));
-        free(tmp);
-        return -1;
-    }
+    if (!f) return cli_err("%s: cannot create a temporary file beside it: %s", path, strerror(errno)), -1;
     /* im2rec writes '%d\t' % index, '%f\t' % label, '%s\n' % path */
     for (i = 0; i < n; i++) fprintf(f, "%llu\t%f\t%s\n", items[i].index, (double)items[i].label, items[i].path);
-    bad = ferror(f) | (fclose(f) != 0);
+    bad = ferror(f) | (pack_sync_close(f) != 0);
     if (bad || rename(tmp, path) != 0) {
         cli_err("%s: write failed: %s", path, strerror(errno));
         remove(tmp);
