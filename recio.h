@@ -804,6 +804,12 @@ typedef struct recio_iter_desc {
     unsigned prefetch;          /* batches in flight with workers (default workers + 1) */
     int checksums;              /* each worker checksums its items while they are still in cache
                                    (recio_batch.sums, for recio_batch_checksum) */
+    int skip_bad;               /* leave out records whose image does not decode instead of failing
+                                   (RECIO_ERR_DECODE, _FORMAT or _UNSUPPORTED from the decode or your
+                                   transform): the batch's sound items move up, in order, and the places
+                                   freed at its end become padding (batch.pad), copies of its first
+                                   sound item (zeros when it has none). See recio_iter_skipped.
+                                   Default 0: such a record is an error, as every other failure is */
     recio_allocator alloc;
 } recio_iter_desc;
 
@@ -821,7 +827,16 @@ typedef struct recio_batch {
                                    (data NULL; items are packed); zero with a callback */
     unsigned label_width;
     uint64_t epoch, index;      /* epoch, and this batch's number in it */
+    unsigned skipped;           /* records of this batch left out by desc.skip_bad */
 } recio_batch;
+
+/* A record desc.skip_bad left out. */
+#define RECIO_ITER_BAD_KEEP 16
+typedef struct recio_iter_bad {
+    const char *file;             /* as named in desc.uris */
+    uint64_t offset;              /* of the record's first header */
+    char what[RECIO_ITER_ERRMSG]; /* why, e.g. "decode: unknown image type" */
+} recio_iter_bad;
 
 typedef struct recio_iter recio_iter;
 
@@ -842,6 +857,11 @@ RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, 
    the current epoch before the saved position. */
 RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t size);
 RECIODEF const char *recio_iter_errmsg(const recio_iter *it); /* "" when no error */
+/* Records desc.skip_bad has left out so far, over every epoch (a bad record counts once per epoch
+   it is read in). They are counted as their batches are delivered, so the count and the order are
+   the same for every worker count. first (optional) receives the first RECIO_ITER_BAD_KEEP distinct
+   ones, nfirst (optional) how many; valid until the iterator is closed. */
+RECIODEF uint64_t recio_iter_skipped(const recio_iter *it, const recio_iter_bad **first, unsigned *nfirst);
 RECIODEF void recio_iter_close(recio_iter *it);
 /* What `recio iter` prints, to compare a pipeline across machines and worker counts: FNV-1a 64 over
    the recio_checksum of each of the count + pad items (each as 8 little-endian bytes). Uses
@@ -6510,6 +6530,11 @@ typedef struct recio__it_slot {
     unsigned char *out;
     uint64_t seq, epoch;
     char *errmsg;      /* RECIO__ERRMSG bytes */
+    /* desc.skip_bad: which entries did not decode, their keys and (the first few) why */
+    unsigned char *bad;
+    unsigned nbad;
+    uint64_t *bad_key;
+    char *bad_what;    /* RECIO_ITER_BAD_KEEP x RECIO_ITER_ERRMSG */
 } recio__it_slot;
 
 /* The records of this part (a recio_split); `aux` reads single records anywhere (padding,
@@ -6551,6 +6576,9 @@ struct recio_iter {
     uint64_t *carry_next;
     unsigned ncarry_next;
     int ended, need_begin;
+    uint64_t nskipped;     /* desc.skip_bad: records left out, and the first few */
+    recio_iter_bad *skipped;
+    unsigned nskipped_kept;
     recio_err sticky;
     char errmsg[RECIO__ERRMSG];
     char pull_msg[RECIO__ERRMSG];
@@ -6860,37 +6888,110 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
 
 static size_t recio__it_elem(const recio_iter *it) { return it->shape.width ? recio_dtype_size(it->shape.dtype) : 1; }
 
-static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, unsigned worker) {
+/* Entry i of s into item i of the batch; on failure `what` (RECIO_ITER_ERRMSG bytes) says why. */
+static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, unsigned worker, char *what) {
     unsigned char *out = s->out;
     float *lab = (float *)(out + it->lab_off) + (size_t)i * it->d.label_width;
-    char what[RECIO_ITER_ERRMSG];
     recio_irecord ir;
     uint32_t l, nl;
     recio_err e;
     uint64_t key = s->key[i];
-    const char *file = recio__it_file(it, key);
+    what[0] = 0;
     if (recio_irecord_unpack(&ir, s->raw.p + s->off[i], s->len[i]) != RECIO_OK)
-        return recio__errf(s->errmsg, file, key & RECIO__IT_OFFMASK, "record of %U bytes is too short for its image header", (uint64_t)s->len[i]), RECIO_ERR_FORMAT;
+        return recio__fmt(what, RECIO_ITER_ERRMSG, "record of %U bytes is too short for its image header", (uint64_t)s->len[i]), RECIO_ERR_FORMAT;
     nl = recio_irecord_nlabels(&ir);
     for (l = 0; l < it->d.label_width; l++) lab[l] = l < nl ? recio_irecord_label(&ir, l) : 0.0f;
     ((uint64_t *)(out + it->ids_off))[i] = ir.id;
     ((uint64_t *)(out + it->keys_off))[i] = key;
-    what[0] = 0;
     if (it->tf) e = recio__it_decode(it, &ir, recio_seed_for(it->d.seed, s->epoch, key), out + (size_t)i * it->d.item_bytes, worker, what);
     else e = it->d.transform(it->d.user, &ir, recio_seed_for(it->d.seed, s->epoch, key), out + (size_t)i * it->d.item_bytes,
                              it->d.item_bytes, worker, what);
-    if (e != RECIO_OK) recio__errf(s->errmsg, file, key & RECIO__IT_OFFMASK, "%s", what[0] ? what : recio_strerror(e));
-    else if (it->d.checksums) /* now, while the item is in this core's cache */
+    if (e == RECIO_OK && it->d.checksums) /* now, while the item is in this core's cache */
         ((uint64_t *)(out + it->sums_off))[i] = recio_checksum(out + (size_t)i * it->d.item_bytes, it->d.item_bytes, recio__it_elem(it));
+    if (e != RECIO_OK && !what[0]) recio__fmt(what, RECIO_ITER_ERRMSG, "%s", recio_strerror(e));
     return e == RECIO_END ? RECIO_ERR_ARG : e;
 }
 
+/* The errors that mean "this record's image is bad", which desc.skip_bad passes over. Running out of
+   memory, a chain whose output size varies, or I/O stay errors. */
+static int recio__it_undecodable(recio_err e) {
+    return e == RECIO_ERR_DECODE || e == RECIO_ERR_FORMAT || e == RECIO_ERR_UNSUPPORTED;
+}
+
+/* Item j of the batch becomes a copy of item i (pixels, labels, id, key, checksum); i < 0: zeros. */
+static void recio__it_copy_item(recio_iter *it, recio__it_slot *s, unsigned j, int i) {
+    unsigned char *o = s->out;
+    size_t ib = it->d.item_bytes, lw = it->d.label_width * sizeof(float);
+    if (i < 0) {
+        memset(o + j * ib, 0, ib);
+        memset(o + it->lab_off + j * lw, 0, lw);
+        ((uint64_t *)(o + it->ids_off))[j] = ((uint64_t *)(o + it->keys_off))[j] = 0;
+        if (it->d.checksums) ((uint64_t *)(o + it->sums_off))[j] = recio_checksum(o + j * ib, ib, recio__it_elem(it));
+        return;
+    }
+    memcpy(o + j * ib, o + (size_t)i * ib, ib);
+    memcpy(o + it->lab_off + j * lw, o + it->lab_off + (size_t)i * lw, lw);
+    ((uint64_t *)(o + it->ids_off))[j] = ((uint64_t *)(o + it->ids_off))[i];
+    ((uint64_t *)(o + it->keys_off))[j] = ((uint64_t *)(o + it->keys_off))[i];
+    ((uint64_t *)(o + it->sums_off))[j] = ((uint64_t *)(o + it->sums_off))[i];
+}
+
+/* Leave the bad entries out: the sound ones move up in order (records first, then the epoch-end
+   padding), and the places left at the end become padding, copies of the batch's first sound item,
+   as an epoch's last batch is padded. The batch keeps its size, so the tensor shape never changes. */
+static void recio__it_compact(recio_iter *it, recio__it_slot *s) {
+    unsigned i, j = 0, n = s->count + s->pad, count = 0;
+    for (i = 0; i < n; i++) {
+        if (s->bad[i]) continue;
+        count += i < s->count;
+        if (i != j) recio__it_copy_item(it, s, j, (int)i);
+        j++;
+    }
+    for (i = j; i < n; i++) recio__it_copy_item(it, s, i, j ? 0 : -1);
+    s->count = count;
+    s->pad = n - count;
+}
+
+/* Entry i did not decode: mark it; a record (not a padding copy of one) is also counted, with its
+   key and (for the first few) why. */
+static void recio__it_note_bad(recio__it_slot *s, unsigned i, const char *what) {
+    s->bad[i] = 1;
+    if (i >= s->count) return;
+    if (s->nbad < RECIO_ITER_BAD_KEEP) recio__fmt(s->bad_what + (size_t)s->nbad * RECIO_ITER_ERRMSG, RECIO_ITER_ERRMSG, "%s", what);
+    s->bad_key[s->nbad++] = s->key[i];
+}
+
 static recio_err recio__it_work(recio_iter *it, recio__it_slot *s, unsigned worker) {
-    unsigned i;
+    char what[RECIO_ITER_ERRMSG];
+    unsigned i, n = s->count + s->pad;
     recio_err e;
-    for (i = 0; i < s->count + s->pad; i++)
-        if ((e = recio__it_item(it, s, i, worker)) != RECIO_OK) return e;
+    s->nbad = 0;
+    if (s->bad) memset(s->bad, 0, n);
+    for (i = 0; i < n; i++) {
+        if ((e = recio__it_item(it, s, i, worker, what)) == RECIO_OK) continue;
+        if (!it->d.skip_bad || !recio__it_undecodable(e))
+            return recio__errf(s->errmsg, recio__it_file(it, s->key[i]), s->key[i] & RECIO__IT_OFFMASK, "%s", what), e;
+        recio__it_note_bad(s, i, what);
+    }
+    if (s->bad && memchr(s->bad, 1, n)) recio__it_compact(it, s);
     return RECIO_OK;
+}
+
+/* On delivery, in batch order: add the batch's left-out records to the iterator's count and list. */
+static void recio__it_tally(recio_iter *it, const recio__it_slot *s) {
+    unsigned i, k;
+    it->nskipped += s->nbad;
+    for (i = 0; i < s->nbad && i < RECIO_ITER_BAD_KEEP && it->nskipped_kept < RECIO_ITER_BAD_KEEP; i++) {
+        uint64_t key = s->bad_key[i];
+        recio_iter_bad *b = &it->skipped[it->nskipped_kept];
+        for (k = 0; k < it->nskipped_kept && (it->skipped[k].offset != (key & RECIO__IT_OFFMASK) ||
+                                               it->skipped[k].file != recio__it_file(it, key)); k++) {}
+        if (k < it->nskipped_kept) continue; /* seen in an earlier epoch */
+        b->file = recio__it_file(it, key);
+        b->offset = key & RECIO__IT_OFFMASK;
+        recio__fmt(b->what, RECIO_ITER_ERRMSG, "%s", s->bad_what + (size_t)i * RECIO_ITER_ERRMSG);
+        it->nskipped_kept++;
+    }
 }
 
 /* ---- the threaded pipeline: the prefetcher's callbacks ---- */
@@ -6954,36 +7055,47 @@ static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
 }
 
 #ifndef RECIO_NO_IMAGE
-/* Parse the spec and run it on the dataset's first record: that output is the item's shape. */
+/* Run the chain on one record: its output is the item's shape. */
+static recio_err recio__it_shape_of(recio_iter *it, const recio_record *rec, char *what) {
+    recio_irecord ir;
+    recio_image img, out;
+    recio_err e;
+    memset(&img, 0, sizeof img);
+    memset(&out, 0, sizeof out);
+    what[0] = 0;
+    if ((e = recio_irecord_unpack(&ir, rec->data, rec->size)) == RECIO_OK &&
+        (e = recio_image_decode_ex(&img, ir.image, ir.image_size, it->d.channels, what, RECIO__ERRMSG)) == RECIO_OK &&
+        (e = recio_transform_apply(it->tf, &img, &out, 0)) == RECIO_OK) {
+        it->shape = recio_image_shape(out.width, out.height, out.channels, out.dtype, out.layout);
+        it->d.item_bytes = recio_image_bytes(&it->shape);
+    }
+    recio_image_free(&img);
+    recio_image_free(&out);
+    return e;
+}
+
+/* Parse the spec and run it on the dataset's first record (with skip_bad: the first that decodes,
+   among the first file's first 1000). */
 static recio_err recio__it_spec(recio_iter *it) {
     recio_transform_desc td;
     recio_record rec;
-    recio_irecord ir;
-    recio_image img, out;
-    uint64_t key;
     char what[RECIO__ERRMSG];
     recio_err e;
+    unsigned tries;
     if (!it->d.spec) return RECIO_OK;
     memset(&td, 0, sizeof td);
     td.alloc = it->d.alloc;
     if ((e = recio_transform_parse_ex(&it->tf, it->d.spec, &td, what, sizeof what)) != RECIO_OK)
         return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", what), e;
-    key = 0; /* the dataset's first record: the first file starts with one */
-    if ((e = recio__it_src_read_at(it, key, &rec, it->errmsg)) != RECIO_OK) return e;
-    memset(&img, 0, sizeof img);
-    memset(&out, 0, sizeof out);
-    what[0] = 0;
-    if ((e = recio_irecord_unpack(&ir, rec.data, rec.size)) == RECIO_OK &&
-        (e = recio_image_decode_ex(&img, ir.image, ir.image_size, it->d.channels, what, sizeof what)) == RECIO_OK &&
-        (e = recio_transform_apply(it->tf, &img, &out, 0)) == RECIO_OK) {
-        it->shape = recio_image_shape(out.width, out.height, out.channels, out.dtype, out.layout);
-        it->d.item_bytes = recio_image_bytes(&it->shape);
-    } else {
-        recio__errf(it->errmsg, recio__it_file(it, key), rec.offset, "first record: %s", what[0] ? what : recio_strerror(e));
+    /* key 0: the dataset's first record, since the first file starts with one */
+    if ((e = recio__it_src_read_at(it, 0, &rec, it->errmsg)) != RECIO_OK) return e;
+    for (tries = 1; (e = recio__it_shape_of(it, &rec, what)) != RECIO_OK; tries++) {
+        recio__errf(it->errmsg, recio__it_file(it, 0), rec.offset, "first record: %s", what[0] ? what : recio_strerror(e));
+        if (!it->d.skip_bad || !recio__it_undecodable(e) || tries == 1000 || recio_reader_next(it->src.aux, &rec) != RECIO_OK)
+            return e;
     }
-    recio_image_free(&img);
-    recio_image_free(&out);
-    return e;
+    it->errmsg[0] = 0;
+    return RECIO_OK;
 }
 #else
 static recio_err recio__it_spec(recio_iter *it) {
@@ -7032,7 +7144,14 @@ static recio_err recio__it_alloc(recio_iter *it) {
         s->len = (size_t *)recio__it_calloc(a, b, sizeof(size_t));
         s->key = (uint64_t *)recio__it_calloc(a, b, 8);
         if (!s->off || !s->len || !s->key) return RECIO_ERR_NOMEM;
+        if (!it->d.skip_bad) continue;
+        s->bad = (unsigned char *)recio__it_calloc(a, b, 1);
+        s->bad_key = (uint64_t *)recio__it_calloc(a, b, 8);
+        s->bad_what = (char *)recio__it_calloc(a, RECIO_ITER_BAD_KEEP, RECIO_ITER_ERRMSG);
+        if (!s->bad || !s->bad_key || !s->bad_what) return RECIO_ERR_NOMEM;
     }
+    if (it->d.skip_bad && !(it->skipped = (recio_iter_bad *)recio__it_calloc(a, RECIO_ITER_BAD_KEEP, sizeof *it->skipped)))
+        return RECIO_ERR_NOMEM;
     if (!it->d.workers) {
         it->slots[0].out = (unsigned char *)recio__it_calloc(a, it->out_bytes, 1);
         it->slots[0].errmsg = it->pull_msg;
@@ -7074,8 +7193,12 @@ RECIODEF void recio_iter_close(recio_iter *it) {
         recio__free(a, it->slots[i].off);
         recio__free(a, it->slots[i].len);
         recio__free(a, it->slots[i].key);
+        recio__free(a, it->slots[i].bad);
+        recio__free(a, it->slots[i].bad_key);
+        recio__free(a, it->slots[i].bad_what);
         if (!it->d.workers) recio__free(a, it->slots[i].out);
     }
+    recio__free(a, it->skipped);
     for (i = 0; it->sbuf && i < it->d.shuffle_buffer; i++) recio__free(a, it->sbuf[i].p);
     for (i = 0; it->scratch && i < it->nscratch; i++) recio__free(a, it->scratch[i].p);
     recio__free(a, it->scratch);
@@ -7146,7 +7269,9 @@ static void recio__it_view(recio_iter *it, const recio__it_slot *s, recio_batch 
     b->label_width = it->d.label_width;
     b->epoch = it->epoch;
     b->index = it->base + s->seq;
+    b->skipped = s->nbad;
     it->delivered = b->index + 1;
+    recio__it_tally(it, s);
 }
 
 /* Pull mode: make the next batch here, on the caller's thread. */
@@ -7277,6 +7402,12 @@ RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t s
 }
 
 RECIODEF const char *recio_iter_errmsg(const recio_iter *it) { return it ? it->errmsg : ""; }
+
+RECIODEF uint64_t recio_iter_skipped(const recio_iter *it, const recio_iter_bad **first, unsigned *nfirst) {
+    if (first) *first = it ? it->skipped : NULL;
+    if (nfirst) *nfirst = it ? it->nskipped_kept : 0;
+    return it ? it->nskipped : 0;
+}
 
 RECIODEF uint64_t recio_batch_checksum(const recio_batch *b) {
     size_t es = b->item.width ? recio_dtype_size(b->item.dtype) : 1;

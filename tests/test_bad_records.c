@@ -101,6 +101,145 @@ static void test_show_fails_on_bad_record(void) {
     CHECK_EQ_INT(recio("show " T "/bad.rec " T "/sheet1.png --n 1 --tile 32"), 0);
 }
 
+/* ---- the iterator ---- */
+
+typedef struct run_t {
+    unsigned batches, count[16], pad[16], skipped;
+    uint64_t ids[16][4], sums[16];
+} run_t;
+
+static recio_err run_epochs(const char *uris, unsigned batch, unsigned workers, int skip, unsigned epochs, run_t *r,
+                            recio_iter **keep) {
+    recio_iter_desc d;
+    recio_iter *it;
+    recio_batch b;
+    recio_err e;
+    unsigned ep, i;
+    memset(&d, 0, sizeof d);
+    memset(r, 0, sizeof *r);
+    d.uris = uris;
+    d.spec = "resize(16,16)";
+    d.batch = batch;
+    d.workers = workers;
+    d.skip_bad = skip;
+    d.checksums = 1;
+    if ((e = recio_iter_open(&it, &d)) != RECIO_OK) return e;
+    for (ep = 0; ep < epochs; ep++) {
+        if (ep) recio_iter_reset(it);
+        while ((e = recio_iter_next(it, &b)) == RECIO_OK && r->batches < 16) {
+            r->count[r->batches] = b.count;
+            r->pad[r->batches] = b.pad;
+            for (i = 0; i < b.count + b.pad && i < 4; i++) r->ids[r->batches][i] = b.ids[i];
+            r->sums[r->batches++] = recio_batch_checksum(&b);
+            r->skipped += b.skipped;
+        }
+        if (e != RECIO_END) break;
+    }
+    if (keep) *keep = it;
+    else recio_iter_close(it);
+    return e;
+}
+
+/* Strict by default: the first bad record stops the epoch, named by file and offset. */
+static void test_iter_strict_names_the_record(void) {
+    recio_iter_desc d;
+    recio_iter *it;
+    recio_batch b;
+    recio_err e;
+    char want[256];
+    memset(&d, 0, sizeof d);
+    d.uris = T "/bad.rec";
+    d.spec = "resize(16,16)";
+    d.batch = 2;
+    CHECK(recio_iter_open(&it, &d) == RECIO_OK);
+    CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_ERR_DECODE);
+    snprintf(want, sizeof want, T "/bad.rec: offset %llu: decode: ", (unsigned long long)offset_of[1]);
+    CHECK(strstr(recio_iter_errmsg(it), want) != NULL);
+    e = recio_iter_next(it, &b);
+    CHECK_EQ_INT(e, RECIO_ERR_DECODE); /* sticky */
+    CHECK_EQ_INT(recio_iter_skipped(it, NULL, NULL), 0);
+    recio_iter_close(it);
+}
+
+/* skip_bad: the sound records, in order, the batch padded at its end; the same bytes for every worker
+   count; the two bad ones counted and named. */
+static void test_iter_skip_bad(void) {
+    static const uint64_t want_ids[3][3] = {{0, 2, 0}, {4, 5, 4}, {6, 0, 6}};
+    static const unsigned want_count[3] = {2, 2, 1};
+    run_t a, b;
+    recio_iter *it = NULL;
+    const recio_iter_bad *bad;
+    unsigned n = 9, i, k;
+    CHECK_EQ_INT(run_epochs(T "/bad.rec", 3, 0, 1, 1, &a, &it), RECIO_END);
+    CHECK_EQ_INT(a.batches, 3);
+    for (i = 0; i < 3 && a.batches == 3; i++) {
+        CHECK_EQ_INT(a.count[i], want_count[i]);
+        CHECK_EQ_INT(a.pad[i], 3 - want_count[i]);
+        for (k = 0; k < 3; k++) CHECK_EQ_INT(a.ids[i][k], want_ids[i][k]);
+    }
+    CHECK_EQ_INT(a.skipped, 2);
+    CHECK_EQ_INT(recio_iter_skipped(it, &bad, &n), 2);
+    CHECK_EQ_INT(n, 2);
+    if (n == 2) {
+        CHECK(strcmp(bad[0].file, T "/bad.rec") == 0 && bad[0].offset == offset_of[1]);
+        CHECK(bad[1].offset == offset_of[3] && strncmp(bad[1].what, "decode: ", 8) == 0);
+    }
+    recio_iter_close(it);
+#ifdef RECIO_THREADS
+    CHECK_EQ_INT(run_epochs(T "/bad.rec", 3, 2, 1, 1, &b, NULL), RECIO_END);
+    CHECK(memcmp(&a, &b, sizeof a) == 0);
+#endif
+    /* a second epoch counts them again, names them once */
+    CHECK_EQ_INT(run_epochs(T "/bad.rec", 3, 0, 1, 2, &b, &it), RECIO_END);
+    CHECK_EQ_INT(recio_iter_skipped(it, &bad, &n), 4);
+    CHECK_EQ_INT(n, 2);
+    recio_iter_close(it);
+}
+
+/* A batch of bad records only: count 0, its items zeros, marked as padding. */
+static void test_iter_skip_bad_whole_batch(void) {
+    run_t a;
+    unsigned i, real = 0;
+    CHECK_EQ_INT(run_epochs(T "/bad.rec", 1, 0, 1, 1, &a, NULL), RECIO_END);
+    CHECK_EQ_INT(a.batches, NREC);
+    for (i = 0; i < a.batches; i++) real += a.count[i];
+    CHECK_EQ_INT(real, NREC - 2);
+    CHECK(a.count[1] == 0 && a.pad[1] == 1 && a.ids[1][0] == 0);
+    CHECK(a.count[3] == 0 && a.pad[3] == 1);
+    CHECK(a.count[2] == 1 && a.pad[2] == 0 && a.ids[2][0] == 2);
+}
+
+/* The item's shape comes from the first record: with skip_bad, from the first that decodes. */
+static void test_iter_skip_bad_first_record(void) {
+    recio_writer *w;
+    run_t a;
+    recio_iter_desc d;
+    recio_iter *it;
+    char msg[512];
+    CHECK(recio_writer_open(&w, T "/badfirst.rec") == RECIO_OK);
+    CHECK(put_source(w, 1) == 0 && put_source(w, 3) == 0 && put_source(w, 0) == 0 && put_source(w, 2) == 0);
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    memset(&d, 0, sizeof d);
+    d.uris = T "/badfirst.rec";
+    d.spec = "resize(16,16)";
+    CHECK_EQ_INT(recio_iter_open_ex(&it, &d, msg, sizeof msg), RECIO_ERR_DECODE);
+    CHECK(strstr(msg, "badfirst.rec: offset 0: first record: decode: ") != NULL);
+    CHECK_EQ_INT(run_epochs(T "/badfirst.rec", 2, 0, 1, 1, &a, NULL), RECIO_END);
+    CHECK(a.batches == 2 && a.count[0] == 0 && a.count[1] == 2 && a.ids[1][0] == 0 && a.ids[1][1] == 2);
+}
+
+static void test_cli_iter_skip_bad(void) {
+    char want[256];
+    CHECK_EQ_INT(recio("iter " T "/bad.rec --spec 'resize(16,16)' --batch 3"), 1);
+    snprintf(want, sizeof want, "recio: " T "/bad.rec: offset %llu: decode: ", (unsigned long long)offset_of[1]);
+    CHECK(has(want));
+    CHECK_EQ_INT(recio("iter " T "/bad.rec --spec 'resize(16,16)' --batch 3 --skip-bad --workers 2"), 0);
+    CHECK(has("0\t0\t2\t1\t0,2,0\t") && has("0\t2\t1\t2\t6,0,6\t"));
+    CHECK(has("5 images in "));
+    CHECK(has("recio: 2 records left out, their images do not decode"));
+    CHECK(has(want));
+}
+
 int main(void) {
     if (make_dataset(T "/good.rec", 1) != 0 || make_dataset(T "/bad.rec", 0) != 0) {
         printf("cannot make " T "/bad.rec\n");
@@ -108,5 +247,10 @@ int main(void) {
     }
     RUN(test_verify_decode);
     RUN(test_show_fails_on_bad_record);
+    RUN(test_iter_strict_names_the_record);
+    RUN(test_iter_skip_bad);
+    RUN(test_iter_skip_bad_whole_batch);
+    RUN(test_iter_skip_bad_first_record);
+    RUN(test_cli_iter_skip_bad);
     return t_done("bad_records");
 }
