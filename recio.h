@@ -1389,12 +1389,24 @@ static recio_err recio__rd_header(recio_reader *r, uint64_t rec_off, int first, 
     return RECIO_OK;
 }
 
+/* 1 when the source holds `end` bytes. The size was taken at open: a file still being written (a
+   pack appending while the iterator streams) may have grown since, which is not damage, so a
+   streaming reader asks again before calling a length too long, and reads on past its old end. */
+static int recio__rd_fits(recio_reader *r, uint64_t end) {
+    int64_t now;
+    if (r->size < 0 || end <= (uint64_t)r->size) return 1;
+    if (r->mem || !r->io.size || (now = r->io.size(r->io.user)) <= r->size) return 0;
+    r->size = now;
+    r->eof = 0;
+    return end <= (uint64_t)r->size;
+}
+
 /* Make the part body (len bytes + padding) addressable after its 8-byte header. */
 static recio_err recio__rd_body(recio_reader *r, uint64_t rec_off, size_t len, const unsigned char **body) {
     const unsigned char *p = NULL;
     size_t got = 0, total = 8 + RECIO__ALIGN4(len);
     recio_err e;
-    if (r->size >= 0 && recio__rd_off(r) + total > (uint64_t)r->size)
+    if (!recio__rd_fits(r, recio__rd_off(r) + total))
         return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "length %U runs past end of file (size %U)", (uint64_t)len, (uint64_t)r->size);
     e = recio__rd_avail(r, total, &p, &got);
     if (e) return e;
@@ -3105,8 +3117,10 @@ static recio_err recio__sp_byte_next(recio_split *s, recio_record *rec, recio_sp
     for (;;) {
         if ((e = recio__sp_reader(s, s->cur, &r)) != RECIO_OK) return e;
         e = recio_reader_next(r, rec);
-        if (e == RECIO_OK) break;
-        if (e != RECIO_END) return recio__sp_read_fail(s, r, e, s->cur);
+        /* records appended since the split opened lie beyond the sizes the parts were cut from: no
+           part has them, and their offsets would collide with the next file's */
+        if (e == RECIO_OK && rec->offset < s->files[s->cur].size) break;
+        if (e != RECIO_OK && e != RECIO_END) return recio__sp_read_fail(s, r, e, s->cur);
         if (++s->cur >= s->nfiles || s->files[s->cur].base >= s->end) return s->bdone = 1, RECIO_END;
         if ((e = recio__sp_reader(s, s->cur, &r)) != RECIO_OK) return e;
         if ((e = recio_reader_seek(r, 0)) != RECIO_OK) return recio__sp_read_fail(s, r, e, s->cur);

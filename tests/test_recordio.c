@@ -842,6 +842,77 @@ static void test_writer_atomic_special_target(void) {
     CHECK(stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode));
 }
 
+/* n records of 1000 bytes (byte k of record i is (i + k) & 255) appended to path as RecordIO bytes. */
+static int append_records(const char *path, unsigned first, unsigned n) {
+    recio_buffer b;
+    recio_writer *w;
+    unsigned char rec[1000];
+    unsigned i, k;
+    FILE *f;
+    int ok;
+    memset(&b, 0, sizeof b);
+    if (recio_writer_open_mem(&w, &b) != RECIO_OK) return -1;
+    for (i = first; i < first + n; i++) {
+        for (k = 0; k < sizeof rec; k++) rec[k] = (unsigned char)(i + k);
+        recio_writer_write(w, rec, sizeof rec);
+    }
+    ok = recio_writer_close(w) == RECIO_OK && (f = fopen(path, "ab")) != NULL;
+    if (ok) ok = (fwrite(b.data, 1, b.size, f) == b.size) & (fclose(f) == 0);
+    recio_buffer_free(&b);
+    return ok ? 0 : -1;
+}
+
+/* Records appended while a file is read (a pack still writing, a log): the size taken at open made
+   the next record "length 1000 runs past end of file". A streaming reader reads them; a split keeps
+   to the bytes its parts were cut from, and ends cleanly. */
+static void test_file_grows_while_read(void) {
+    recio_reader_desc rd;
+    recio_split_desc sd;
+    recio_reader *r;
+    recio_split *sp;
+    recio_split_where where;
+    recio_record rec;
+    recio_err e;
+    char path[256], list[600];
+    unsigned n = 0, bad = 0;
+    snprintf(path, sizeof path, "%s", tmp_path("grow.rec"));
+    remove(path);
+    CHECK(append_records(path, 0, 40) == 0);
+    memset(&rd, 0, sizeof rd);
+    rd.buffer_size = 4096; /* far less than the file: the reader has not seen its end */
+    CHECK(recio_reader_open_desc(&r, path, &rd) == RECIO_OK);
+    CHECK(recio_reader_next(r, &rec) == RECIO_OK);
+    CHECK(append_records(path, 40, 10) == 0);
+    for (n = 1; (e = recio_reader_next(r, &rec)) == RECIO_OK; n++) bad += ((const unsigned char *)rec.data)[0] != (unsigned char)n;
+    CHECK_EQ_INT(e, RECIO_END);
+    CHECK_EQ_INT(n, 50);
+    CHECK_EQ_INT(bad, 0);
+    if (e != RECIO_END) fprintf(stderr, "  %s\n", recio_reader_errmsg(r));
+    recio_reader_close(r);
+    memset(&sd, 0, sizeof sd);
+    sd.buffer_size = 4096;
+    CHECK(recio_split_open_desc(&sp, path, 0, 1, &sd) == RECIO_OK);
+    CHECK(recio_split_next(sp, &rec) == RECIO_OK);
+    CHECK(append_records(path, 50, 10) == 0);
+    for (n = 1; (e = recio_split_next(sp, &rec)) == RECIO_OK; n++) {}
+    CHECK_EQ_INT(e, RECIO_END);
+    CHECK_EQ_INT(n, 50);
+    if (e != RECIO_END) fprintf(stderr, "  %s\n", recio_split_errmsg(sp));
+    recio_split_close(sp);
+    /* with a file after it, the appended records would take offsets of the next file's range */
+    snprintf(list, sizeof list, "%s;%s", path, tmp_path("grow2.rec"));
+    remove(tmp_path("grow2.rec"));
+    CHECK(append_records(tmp_path("grow2.rec"), 0, 5) == 0);
+    CHECK(recio_split_open_desc(&sp, list, 0, 1, &sd) == RECIO_OK);
+    CHECK(recio_split_next(sp, &rec) == RECIO_OK);
+    CHECK(append_records(path, 60, 10) == 0);
+    for (n = 1, bad = 0; (e = recio_split_next_where(sp, &rec, &where)) == RECIO_OK; n++) bad += where.file != (n >= 60);
+    CHECK_EQ_INT(e, RECIO_END);
+    CHECK_EQ_INT(n, 65);
+    CHECK_EQ_INT(bad, 0); /* 60 records of the first file, then the second file's 5 */
+    recio_split_close(sp);
+}
+
 static void test_open_errors(void) {
     recio_reader *r = (recio_reader *)&r;
     CHECK_EQ_INT(recio_reader_open(&r, "/nonexistent/file.rec"), RECIO_ERR_IO);
@@ -1098,6 +1169,7 @@ int main(void) {
     RUN(test_writer_atomic_concurrent);
     RUN(test_writer_atomic_pair_rollback);
     RUN(test_writer_atomic_special_target);
+    RUN(test_file_grows_while_read);
     RUN(test_open_errors);
     RUN(test_index_and_lst_parsing);
     RUN(test_irecord_pack_unpack);
