@@ -3086,12 +3086,25 @@ static recio_err recio__sp_read_at(recio_split *s, uint64_t g, recio_record *rec
     return RECIO_OK;
 }
 
+/* Ordinal of the record at local offset x of file f by hopping over the headers before it: only
+   those, so damage later in the file cannot keep a part from the sound records of its range. */
+static recio_err recio__sp_hop_ordinal(recio_split *s, unsigned f, uint64_t x, uint64_t *ord) {
+    uint64_t at = 0, n = 0;
+    recio_err e;
+    for (; at < x; n++)
+        if ((e = recio__sp_hop(s, f, at, &at)) != RECIO_OK) return e;
+    if (at != x) return recio__sp_fail(s, RECIO_ERR_CORRUPT, "%s: offset %U: no record starts here (the headers before it lead to %U)", s->files[f].path, x, at);
+    *ord = n;
+    return RECIO_OK;
+}
+
 /* Ordinal of the record at local offset x of file f, from its offsets (index or hop). */
 static recio_err recio__sp_ordinal(recio_split *s, unsigned f, uint64_t x, uint64_t *ord) {
     recio__sfile *sf = &s->files[f];
     size_t k;
     recio_err e;
-    if ((e = recio__sp_file_offsets(s, f)) != RECIO_OK) return e;
+    if (!sf->have_offs && !recio__sp_find_index(s, sf, &e)) return recio__sp_hop_ordinal(s, f, x, ord);
+    if (!sf->have_offs) return e;
     k = recio__sp_lower(sf->offs, sf->noffs, x);
     if (k == sf->noffs || sf->offs[k] != x)
         return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U: record not listed in %s: stale index?", sf->path, x, sf->idx ? sf->idx : "the header hop");
