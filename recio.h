@@ -37,8 +37,8 @@
       cflag 1 (first), 2 (middle), 3 (last); the magic itself is dropped and put back on read.
       So an aligned magic word in a valid file is always a header, which is how a reader can
       start anywhere: a "record head" is an aligned magic followed by cflag 0 or 1.
-      The reader is strict: a bad magic, a truncated header or payload, a broken part sequence or
-      trailing garbage is RECIO_ERR_CORRUPT naming the header offset of the first bad record, after
+      The reader is strict: a bad magic, a truncated header or payload, a broken part sequence,
+      parts that join past 2^29 - 1 bytes, or trailing garbage is RECIO_ERR_CORRUPT naming the header offset of the first bad record, after
       every sound record before it. (dmlc-core merges or drops records silently in some of these.)
 
    SPLITTING
@@ -1454,6 +1454,9 @@ RECIODEF recio_err recio_reader_next(recio_reader *r, recio_record *rec) {
     size = len;
     do {
         if ((e = recio__rd_header(r, rec_off, 0, &cflag, &len)) != RECIO_OK) return e;
+        if (size + 4 + len > RECIO_MAX_RECORD) /* no writer makes one: parts of another record, or damage */
+            return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "parts join to more than %U bytes, the largest record a writer makes",
+                                  (uint64_t)RECIO_MAX_RECORD);
         if ((e = recio__rd_body(r, rec_off, len, &body)) != RECIO_OK) return e;
         if ((e = recio__rd_join(r, size, magic, 4, rec_off)) != RECIO_OK) return e;
         if ((e = recio__rd_join(r, size + 4, body, len, rec_off)) != RECIO_OK) return e;
