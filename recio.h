@@ -39,8 +39,8 @@
       cflag 1 (first), 2 (middle), 3 (last); the magic itself is dropped and put back on read.
       So an aligned magic word in a valid file is always a header, which is how a reader can
       start anywhere: a "record head" is an aligned magic followed by cflag 0 or 1.
-      The reader is strict: a bad magic, a truncated header or payload, a broken part sequence or
-      trailing garbage is RECIO_ERR_CORRUPT naming the header offset of the first bad record, after
+      The reader is strict: a bad magic, a truncated header or payload, a broken part sequence,
+      parts that join past 2^29 - 1 bytes, or trailing garbage is RECIO_ERR_CORRUPT naming the header offset of the first bad record, after
       every sound record before it. (dmlc-core merges or drops records silently in some of these.)
 
    SPLITTING
@@ -268,7 +268,8 @@ typedef struct recio_writer_desc {
     recio_io io;            /* custom sink, used when path is NULL */
     const char *name;       /* name in messages */
     const char *index_path; /* also write an MXNet .idx ("key\toffset\n") here; NULL: none */
-    int atomic;             /* write PATH.tmp, fsync, rename to PATH on a clean close */
+    int atomic;             /* write a unique PATH.tmp.PID, fsync, rename to PATH (and the .idx) on a
+                               clean close; a target that is not a regular file is written in place */
     size_t buffer_size;     /* default 1 MiB */
     int background;         /* RECIO_THREADS: a thread writes one buffer while you fill the next (the
                                hooks then run on that thread); without RECIO_THREADS: ignored */
@@ -289,9 +290,16 @@ RECIODEF recio_err recio_writer_write_key(recio_writer *w, uint64_t key, const v
 RECIODEF recio_err recio_writer_write_batch(recio_writer *w, const void *const *data, const size_t *size, size_t n);
 RECIODEF uint64_t recio_writer_tell(const recio_writer *w); /* offset the next record will have */
 RECIODEF const char *recio_writer_errmsg(const recio_writer *w);
+/* The temporary file an atomic writer is filling (which = 0: the data, 1: the .idx), NULL when there
+   is none. Valid until the writer is closed; for a signal handler that removes it (recio pack). */
+RECIODEF const char *recio_writer_tmp_path(const recio_writer *w, int which);
 /* Flush, sync and rename (atomic) and close the sink, keeping the handle so recio_writer_errmsg
    still tells what went wrong; returns the first error that happened, if any. On error an atomic
-   writer removes its temporary file and leaves PATH untouched. Later writes return RECIO_ERR_ARG. */
+   writer removes its temporary files and leaves PATH and the .idx untouched: both are replaced or
+   neither (if the .idx cannot be renamed, the old PATH is put back). Two atomic writers of one PATH
+   never share a temporary file, so PATH is always one whole file, the last to finish; which .idx
+   goes with it is up to the order of their renames: lock the pair if writers may race (recio pack
+   does). Later writes return RECIO_ERR_ARG. */
 RECIODEF recio_err recio_writer_finish(recio_writer *w);
 /* recio_writer_finish (unless done) and free the handle; returns the first error. */
 RECIODEF recio_err recio_writer_close(recio_writer *w);
@@ -808,6 +816,12 @@ typedef struct recio_iter_desc {
     unsigned prefetch;          /* batches in flight with workers (default workers + 1) */
     int checksums;              /* each worker checksums its items while they are still in cache
                                    (recio_batch.sums, for recio_batch_checksum) */
+    int skip_bad;               /* leave out records whose image does not decode instead of failing
+                                   (RECIO_ERR_DECODE, _FORMAT or _UNSUPPORTED from the decode or your
+                                   transform): the batch's sound items move up, in order, and the places
+                                   freed at its end become padding (batch.pad), copies of its first
+                                   sound item (zeros when it has none). See recio_iter_skipped.
+                                   Default 0: such a record is an error, as every other failure is */
     recio_allocator alloc;
 } recio_iter_desc;
 
@@ -825,7 +839,16 @@ typedef struct recio_batch {
                                    (data NULL; items are packed); zero with a callback */
     unsigned label_width;
     uint64_t epoch, index;      /* epoch, and this batch's number in it */
+    unsigned skipped;           /* records of this batch left out by desc.skip_bad */
 } recio_batch;
+
+/* A record desc.skip_bad left out. */
+#define RECIO_ITER_BAD_KEEP 16
+typedef struct recio_iter_bad {
+    const char *file;             /* as named in desc.uris */
+    uint64_t offset;              /* of the record's first header */
+    char what[RECIO_ITER_ERRMSG]; /* why, e.g. "decode: unknown image type" */
+} recio_iter_bad;
 
 typedef struct recio_iter recio_iter;
 
@@ -846,6 +869,11 @@ RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, 
    the current epoch before the saved position. */
 RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t size);
 RECIODEF const char *recio_iter_errmsg(const recio_iter *it); /* "" when no error */
+/* Records desc.skip_bad has left out so far, over every epoch (a bad record counts once per epoch
+   it is read in). They are counted as their batches are delivered, so the count and the order are
+   the same for every worker count. first (optional) receives the first RECIO_ITER_BAD_KEEP distinct
+   ones, nfirst (optional) how many; valid until the iterator is closed. */
+RECIODEF uint64_t recio_iter_skipped(const recio_iter *it, const recio_iter_bad **first, unsigned *nfirst);
 RECIODEF void recio_iter_close(recio_iter *it);
 /* What `recio iter` prints, to compare a pipeline across machines and worker counts: FNV-1a 64 over
    the recio_checksum of each of the count + pad items (each as 8 little-endian bytes). Uses
@@ -1222,12 +1250,9 @@ static int recio__file_writev(void *user, const recio_iovec *v, int n) {
 }
 #endif
 
-RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode) {
-    FILE *f;
+/* The stdio hooks over an open FILE. */
+static void recio__io_from_file(recio_io *io, FILE *f) {
     memset(io, 0, sizeof *io);
-    if (!path || !mode) return RECIO_ERR_ARG;
-    f = fopen(path, mode);
-    if (!f) return RECIO_ERR_IO;
     /* recio buffers itself in large blocks; a second stdio buffer would only add a copy. */
     setvbuf(f, NULL, _IONBF, 0);
     io->read = recio__file_read;
@@ -1240,6 +1265,15 @@ RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char
     io->writev = recio__file_writev;
 #endif
     io->user = f;
+}
+
+RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode) {
+    FILE *f;
+    memset(io, 0, sizeof *io);
+    if (!path || !mode) return RECIO_ERR_ARG;
+    f = fopen(path, mode);
+    if (!f) return RECIO_ERR_IO;
+    recio__io_from_file(io, f);
     return RECIO_OK;
 }
 #endif
@@ -1367,12 +1401,24 @@ static recio_err recio__rd_header(recio_reader *r, uint64_t rec_off, int first, 
     return RECIO_OK;
 }
 
+/* 1 when the source holds `end` bytes. The size was taken at open: a file still being written (a
+   pack appending while the iterator streams) may have grown since, which is not damage, so a
+   streaming reader asks again before calling a length too long, and reads on past its old end. */
+static int recio__rd_fits(recio_reader *r, uint64_t end) {
+    int64_t now;
+    if (r->size < 0 || end <= (uint64_t)r->size) return 1;
+    if (r->mem || !r->io.size || (now = r->io.size(r->io.user)) <= r->size) return 0;
+    r->size = now;
+    r->eof = 0;
+    return end <= (uint64_t)r->size;
+}
+
 /* Make the part body (len bytes + padding) addressable after its 8-byte header. */
 static recio_err recio__rd_body(recio_reader *r, uint64_t rec_off, size_t len, const unsigned char **body) {
     const unsigned char *p = NULL;
     size_t got = 0, total = 8 + RECIO__ALIGN4(len);
     recio_err e;
-    if (r->size >= 0 && recio__rd_off(r) + total > (uint64_t)r->size)
+    if (!recio__rd_fits(r, recio__rd_off(r) + total))
         return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "length %U runs past end of file (size %U)", (uint64_t)len, (uint64_t)r->size);
     e = recio__rd_avail(r, total, &p, &got);
     if (e) return e;
@@ -1420,6 +1466,9 @@ RECIODEF recio_err recio_reader_next(recio_reader *r, recio_record *rec) {
     size = len;
     do {
         if ((e = recio__rd_header(r, rec_off, 0, &cflag, &len)) != RECIO_OK) return e;
+        if (size + 4 + len > RECIO_MAX_RECORD) /* no writer makes one: parts of another record, or damage */
+            return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "parts join to more than %U bytes, the largest record a writer makes",
+                                  (uint64_t)RECIO_MAX_RECORD);
         if ((e = recio__rd_body(r, rec_off, len, &body)) != RECIO_OK) return e;
         if ((e = recio__rd_join(r, size, magic, 4, rec_off)) != RECIO_OK) return e;
         if ((e = recio__rd_join(r, size + 4, body, len, rec_off)) != RECIO_OK) return e;
@@ -1908,16 +1957,68 @@ static char *recio__cat(const recio_allocator *a, const char *s, const char *t) 
     return d;
 }
 
-/* Open one output file (data or index), through PATH.tmp when atomic. */
+/* A name beside PATH that no other writer uses: "PATH.WHAT.PID" (".2", ".3"... when taken), created
+   empty and exclusively under POSIX so two processes writing one PATH never share a temporary file.
+   Elsewhere the handle's address keeps writers of one process apart. Returns 0 with *out (and *f,
+   the file open for writing, when f is given), or -1 with errno set. */
+static int recio__unique_name(const recio_allocator *a, const char *path, const char *what, const void *self, char **out,
+                              FILE **f) {
+    char tag[64];
+    unsigned k;
+    for (k = 1; k < 1000; k++) {
+#if defined(RECIO__POSIX)
+        int fd;
+        (void)self;
+        recio__fmt(tag, sizeof tag, k == 1 ? ".%s.%u" : ".%s.%u.%u", what, (unsigned)getpid(), k);
+#else
+        recio__fmt(tag, sizeof tag, k == 1 ? ".%s.%U" : ".%s.%U.%u", what, (uint64_t)(uintptr_t)self, k);
+#endif
+        if (!(*out = recio__cat(a, path, tag))) return errno = ENOMEM, -1;
+#if defined(RECIO__POSIX)
+        if ((fd = open(*out, O_WRONLY | O_CREAT | O_EXCL, 0666)) >= 0) {
+            if (!f) return close(fd), 0;
+            if ((*f = fdopen(fd, "wb")) != NULL) return 0;
+            close(fd);
+            remove(*out);
+        }
+        if (errno != EEXIST) return recio__free(a, *out), *out = NULL, -1;
+#else
+        if (!f || (*f = fopen(*out, "wb")) != NULL) return 0;
+        return recio__free(a, *out), *out = NULL, -1;
+#endif
+        recio__free(a, *out);
+    }
+    *out = NULL;
+    return errno = EEXIST, -1;
+}
+
+/* 1 when PATH exists and is not a plain file (a device, a FIFO): renaming a new file over it would
+   destroy it, so an atomic writer writes such a target in place, as a plain writer would. */
+static int recio__special_file(const char *path) {
+#if defined(RECIO__POSIX)
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+#else
+    (void)path;
+    return 0;
+#endif
+}
+
+/* Open one output file (data or index), through a unique temporary name beside it when atomic. */
 static recio_err recio__wr_open_file(recio_writer *w, recio_io *io, const char *path, int atomic, char **keep, char **tmp) {
+    FILE *f = NULL;
     *keep = recio__strdup(&w->alloc, path);
     if (!*keep) return RECIO_ERR_NOMEM;
-    if (atomic) {
-        *tmp = recio__cat(&w->alloc, path, ".tmp");
-        if (!*tmp) return RECIO_ERR_NOMEM;
+    if (atomic && !recio__special_file(path)) {
+        if (recio__unique_name(&w->alloc, path, "tmp", w, tmp, &f) != 0) {
+            recio__errf(w->errmsg, path, 0, "cannot create a temporary file beside it: %s", recio__errno_str(errno));
+            return errno == ENOMEM ? RECIO_ERR_NOMEM : RECIO_ERR_IO;
+        }
+        recio__io_from_file(io, f);
+        return RECIO_OK;
     }
-    if (recio_io_open_file(io, atomic ? *tmp : path, "wb") != RECIO_OK) {
-        recio__errf(w->errmsg, atomic ? *tmp : path, 0, "cannot create: %s", recio__errno_str(errno));
+    if (recio_io_open_file(io, path, "wb") != RECIO_OK) {
+        recio__errf(w->errmsg, path, 0, "cannot create: %s", recio__errno_str(errno));
         return RECIO_ERR_IO;
     }
     return RECIO_OK;
@@ -1989,6 +2090,9 @@ RECIODEF recio_err recio_writer_open_mem(recio_writer **w, recio_buffer *out) {
 
 RECIODEF uint64_t recio_writer_tell(const recio_writer *w) { return w ? w->offset : 0; }
 RECIODEF const char *recio_writer_errmsg(const recio_writer *w) { return w ? w->errmsg : ""; }
+RECIODEF const char *recio_writer_tmp_path(const recio_writer *w, int which) {
+    return !w || w->finished ? NULL : which ? w->idx_tmp_path : w->tmp_path;
+}
 
 /* Flush, sync and close one sink; the first failure is recorded, later steps still run. */
 static void recio__wr_finish(recio_writer *w, recio_io *io, int sync) {
@@ -1997,16 +2101,45 @@ static void recio__wr_finish(recio_writer *w, recio_io *io, int sync) {
 }
 
 #ifndef RECIO_NO_STDIO
-static void recio__wr_commit(recio_writer *w, const char *tmp, const char *path) {
-    if (!tmp) return;
-    if (w->sticky) {
-        remove(tmp);
-        return;
+/* Keep the current PATH under a free name beside it, so a commit that fails half-way can put it back:
+   a hard link under POSIX (PATH never disappears), a rename elsewhere. *bak stays NULL when PATH did
+   not exist. Returns -1 when PATH exists but cannot be kept. */
+static int recio__wr_backup(recio_writer *w, const char *path, char **bak) {
+    FILE *probe = fopen(path, "rb");
+    int ok;
+    *bak = NULL;
+    if (!probe) return 0;
+    fclose(probe);
+    if (recio__unique_name(&w->alloc, path, "old", w, bak, NULL) != 0) return -1;
+#if defined(RECIO__POSIX)
+    ok = remove(*bak) == 0 && link(path, *bak) == 0;
+    if (!ok && errno != EEXIST) ok = rename(path, *bak) == 0; /* no hard links on this file system */
+#else
+    ok = remove(*bak) == 0 && rename(path, *bak) == 0;
+#endif
+    if (!ok) recio__free(&w->alloc, *bak), *bak = NULL;
+    return ok ? 0 : -1;
+}
+
+/* Rename the data file and then the index into place, both or neither: when the index cannot be
+   renamed, the old data file comes back (or the new one goes, if there was none). */
+static void recio__wr_commit(recio_writer *w) {
+    char *bak = NULL;
+    int moved = 0;
+    if (!w->sticky && w->tmp_path && w->idx_tmp_path && recio__wr_backup(w, w->path, &bak) != 0)
+        recio__wr_io_fail(w, w->offset, "cannot keep the old file while replacing it");
+    if (!w->sticky && w->tmp_path) {
+        if (rename(w->tmp_path, w->path) == 0) moved = 1;
+        else recio__wr_io_fail(w, w->offset, "cannot rename temporary file into place");
     }
-    if (rename(tmp, path) != 0) {
-        recio__wr_io_fail(w, w->offset, "cannot rename temporary file into place");
-        remove(tmp);
-    }
+    if (!w->sticky && w->idx_tmp_path && rename(w->idx_tmp_path, w->idx_path) != 0)
+        recio__wr_io_fail(w, w->offset, "cannot rename the temporary index into place");
+    if (w->sticky && bak) rename(bak, w->path); /* the old file back (should that fail, it stays as bak) */
+    else if (w->sticky && moved) remove(w->path); /* there was none: neither file is replaced */
+    if (w->tmp_path && !moved) remove(w->tmp_path);
+    if (w->idx_tmp_path && w->sticky) remove(w->idx_tmp_path);
+    if (bak && !w->sticky) remove(bak);
+    recio__free(&w->alloc, bak);
 }
 #endif
 
@@ -2023,8 +2156,7 @@ RECIODEF recio_err recio_writer_finish(recio_writer *w) {
     recio__wr_finish(w, &w->io, w->tmp_path != NULL);
     if (w->has_idx) recio__wr_finish(w, &w->idx_io, w->idx_tmp_path != NULL);
 #ifndef RECIO_NO_STDIO
-    recio__wr_commit(w, w->tmp_path, w->path);
-    recio__wr_commit(w, w->idx_tmp_path, w->idx_path);
+    recio__wr_commit(w);
 #endif
     return w->sticky;
 }
@@ -2969,12 +3101,25 @@ static recio_err recio__sp_read_at(recio_split *s, uint64_t g, recio_record *rec
     return RECIO_OK;
 }
 
+/* Ordinal of the record at local offset x of file f by hopping over the headers before it: only
+   those, so damage later in the file cannot keep a part from the sound records of its range. */
+static recio_err recio__sp_hop_ordinal(recio_split *s, unsigned f, uint64_t x, uint64_t *ord) {
+    uint64_t at = 0, n = 0;
+    recio_err e;
+    for (; at < x; n++)
+        if ((e = recio__sp_hop(s, f, at, &at)) != RECIO_OK) return e;
+    if (at != x) return recio__sp_fail(s, RECIO_ERR_CORRUPT, "%s: offset %U: no record starts here (the headers before it lead to %U)", s->files[f].path, x, at);
+    *ord = n;
+    return RECIO_OK;
+}
+
 /* Ordinal of the record at local offset x of file f, from its offsets (index or hop). */
 static recio_err recio__sp_ordinal(recio_split *s, unsigned f, uint64_t x, uint64_t *ord) {
     recio__sfile *sf = &s->files[f];
     size_t k;
     recio_err e;
-    if ((e = recio__sp_file_offsets(s, f)) != RECIO_OK) return e;
+    if (!sf->have_offs && !recio__sp_find_index(s, sf, &e)) return recio__sp_hop_ordinal(s, f, x, ord);
+    if (!sf->have_offs) return e;
     k = recio__sp_lower(sf->offs, sf->noffs, x);
     if (k == sf->noffs || sf->offs[k] != x)
         return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U: record not listed in %s: stale index?", sf->path, x, sf->idx ? sf->idx : "the header hop");
@@ -3000,8 +3145,10 @@ static recio_err recio__sp_byte_next(recio_split *s, recio_record *rec, recio_sp
     for (;;) {
         if ((e = recio__sp_reader(s, s->cur, &r)) != RECIO_OK) return e;
         e = recio_reader_next(r, rec);
-        if (e == RECIO_OK) break;
-        if (e != RECIO_END) return recio__sp_read_fail(s, r, e, s->cur);
+        /* records appended since the split opened lie beyond the sizes the parts were cut from: no
+           part has them, and their offsets would collide with the next file's */
+        if (e == RECIO_OK && rec->offset < s->files[s->cur].size) break;
+        if (e != RECIO_OK && e != RECIO_END) return recio__sp_read_fail(s, r, e, s->cur);
         if (++s->cur >= s->nfiles || s->files[s->cur].base >= s->end) return s->bdone = 1, RECIO_END;
         if ((e = recio__sp_reader(s, s->cur, &r)) != RECIO_OK) return e;
         if ((e = recio_reader_seek(r, 0)) != RECIO_OK) return recio__sp_read_fail(s, r, e, s->cur);
@@ -6779,6 +6926,11 @@ typedef struct recio__it_slot {
     unsigned char *out;
     uint64_t seq, epoch;
     char *errmsg;      /* RECIO__ERRMSG bytes */
+    /* desc.skip_bad: which entries did not decode, their keys and (the first few) why */
+    unsigned char *bad;
+    unsigned nbad;
+    uint64_t *bad_key;
+    char *bad_what;    /* RECIO_ITER_BAD_KEEP x RECIO_ITER_ERRMSG */
 } recio__it_slot;
 
 /* The records of this part (a recio_split); `aux` reads single records anywhere (padding,
@@ -6820,6 +6972,9 @@ struct recio_iter {
     uint64_t *carry_next;
     unsigned ncarry_next;
     int ended, need_begin;
+    uint64_t nskipped;     /* desc.skip_bad: records left out, and the first few */
+    recio_iter_bad *skipped;
+    unsigned nskipped_kept;
     recio_err sticky;
     char errmsg[RECIO__ERRMSG];
     char pull_msg[RECIO__ERRMSG];
@@ -7131,37 +7286,110 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
 
 static size_t recio__it_elem(const recio_iter *it) { return it->shape.width ? recio_dtype_size(it->shape.dtype) : 1; }
 
-static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, unsigned worker) {
+/* Entry i of s into item i of the batch; on failure `what` (RECIO_ITER_ERRMSG bytes) says why. */
+static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, unsigned worker, char *what) {
     unsigned char *out = s->out;
     float *lab = (float *)(out + it->lab_off) + (size_t)i * it->d.label_width;
-    char what[RECIO_ITER_ERRMSG];
     recio_irecord ir;
     uint32_t l, nl;
     recio_err e;
     uint64_t key = s->key[i];
-    const char *file = recio__it_file(it, key);
+    what[0] = 0;
     if (recio_irecord_unpack(&ir, s->raw.p + s->off[i], s->len[i]) != RECIO_OK)
-        return recio__errf(s->errmsg, file, key & RECIO__IT_OFFMASK, "record of %U bytes is too short for its image header", (uint64_t)s->len[i]), RECIO_ERR_FORMAT;
+        return recio__fmt(what, RECIO_ITER_ERRMSG, "record of %U bytes is too short for its image header", (uint64_t)s->len[i]), RECIO_ERR_FORMAT;
     nl = recio_irecord_nlabels(&ir);
     for (l = 0; l < it->d.label_width; l++) lab[l] = l < nl ? recio_irecord_label(&ir, l) : 0.0f;
     ((uint64_t *)(out + it->ids_off))[i] = ir.id;
     ((uint64_t *)(out + it->keys_off))[i] = key;
-    what[0] = 0;
     if (it->tf) e = recio__it_decode(it, &ir, recio_seed_for(it->d.seed, s->epoch, key), out + (size_t)i * it->d.item_bytes, worker, what);
     else e = it->d.transform(it->d.user, &ir, recio_seed_for(it->d.seed, s->epoch, key), out + (size_t)i * it->d.item_bytes,
                              it->d.item_bytes, worker, what);
-    if (e != RECIO_OK) recio__errf(s->errmsg, file, key & RECIO__IT_OFFMASK, "%s", what[0] ? what : recio_strerror(e));
-    else if (it->d.checksums) /* now, while the item is in this core's cache */
+    if (e == RECIO_OK && it->d.checksums) /* now, while the item is in this core's cache */
         ((uint64_t *)(out + it->sums_off))[i] = recio_checksum(out + (size_t)i * it->d.item_bytes, it->d.item_bytes, recio__it_elem(it));
+    if (e != RECIO_OK && !what[0]) recio__fmt(what, RECIO_ITER_ERRMSG, "%s", recio_strerror(e));
     return e == RECIO_END ? RECIO_ERR_ARG : e;
 }
 
+/* The errors that mean "this record's image is bad", which desc.skip_bad passes over. Running out of
+   memory, a chain whose output size varies, or I/O stay errors. */
+static int recio__it_undecodable(recio_err e) {
+    return e == RECIO_ERR_DECODE || e == RECIO_ERR_FORMAT || e == RECIO_ERR_UNSUPPORTED;
+}
+
+/* Item j of the batch becomes a copy of item i (pixels, labels, id, key, checksum); i < 0: zeros. */
+static void recio__it_copy_item(recio_iter *it, recio__it_slot *s, unsigned j, int i) {
+    unsigned char *o = s->out;
+    size_t ib = it->d.item_bytes, lw = it->d.label_width * sizeof(float);
+    if (i < 0) {
+        memset(o + j * ib, 0, ib);
+        memset(o + it->lab_off + j * lw, 0, lw);
+        ((uint64_t *)(o + it->ids_off))[j] = ((uint64_t *)(o + it->keys_off))[j] = 0;
+        if (it->d.checksums) ((uint64_t *)(o + it->sums_off))[j] = recio_checksum(o + j * ib, ib, recio__it_elem(it));
+        return;
+    }
+    memcpy(o + j * ib, o + (size_t)i * ib, ib);
+    memcpy(o + it->lab_off + j * lw, o + it->lab_off + (size_t)i * lw, lw);
+    ((uint64_t *)(o + it->ids_off))[j] = ((uint64_t *)(o + it->ids_off))[i];
+    ((uint64_t *)(o + it->keys_off))[j] = ((uint64_t *)(o + it->keys_off))[i];
+    ((uint64_t *)(o + it->sums_off))[j] = ((uint64_t *)(o + it->sums_off))[i];
+}
+
+/* Leave the bad entries out: the sound ones move up in order (records first, then the epoch-end
+   padding), and the places left at the end become padding, copies of the batch's first sound item,
+   as an epoch's last batch is padded. The batch keeps its size, so the tensor shape never changes. */
+static void recio__it_compact(recio_iter *it, recio__it_slot *s) {
+    unsigned i, j = 0, n = s->count + s->pad, count = 0;
+    for (i = 0; i < n; i++) {
+        if (s->bad[i]) continue;
+        count += i < s->count;
+        if (i != j) recio__it_copy_item(it, s, j, (int)i);
+        j++;
+    }
+    for (i = j; i < n; i++) recio__it_copy_item(it, s, i, j ? 0 : -1);
+    s->count = count;
+    s->pad = n - count;
+}
+
+/* Entry i did not decode: mark it; a record (not a padding copy of one) is also counted, with its
+   key and (for the first few) why. */
+static void recio__it_note_bad(recio__it_slot *s, unsigned i, const char *what) {
+    s->bad[i] = 1;
+    if (i >= s->count) return;
+    if (s->nbad < RECIO_ITER_BAD_KEEP) recio__fmt(s->bad_what + (size_t)s->nbad * RECIO_ITER_ERRMSG, RECIO_ITER_ERRMSG, "%s", what);
+    s->bad_key[s->nbad++] = s->key[i];
+}
+
 static recio_err recio__it_work(recio_iter *it, recio__it_slot *s, unsigned worker) {
-    unsigned i;
+    char what[RECIO_ITER_ERRMSG];
+    unsigned i, n = s->count + s->pad;
     recio_err e;
-    for (i = 0; i < s->count + s->pad; i++)
-        if ((e = recio__it_item(it, s, i, worker)) != RECIO_OK) return e;
+    s->nbad = 0;
+    if (s->bad) memset(s->bad, 0, n);
+    for (i = 0; i < n; i++) {
+        if ((e = recio__it_item(it, s, i, worker, what)) == RECIO_OK) continue;
+        if (!it->d.skip_bad || !recio__it_undecodable(e))
+            return recio__errf(s->errmsg, recio__it_file(it, s->key[i]), s->key[i] & RECIO__IT_OFFMASK, "%s", what), e;
+        recio__it_note_bad(s, i, what);
+    }
+    if (s->bad && memchr(s->bad, 1, n)) recio__it_compact(it, s);
     return RECIO_OK;
+}
+
+/* On delivery, in batch order: add the batch's left-out records to the iterator's count and list. */
+static void recio__it_tally(recio_iter *it, const recio__it_slot *s) {
+    unsigned i, k;
+    it->nskipped += s->nbad;
+    for (i = 0; i < s->nbad && i < RECIO_ITER_BAD_KEEP && it->nskipped_kept < RECIO_ITER_BAD_KEEP; i++) {
+        uint64_t key = s->bad_key[i];
+        recio_iter_bad *b = &it->skipped[it->nskipped_kept];
+        for (k = 0; k < it->nskipped_kept && (it->skipped[k].offset != (key & RECIO__IT_OFFMASK) ||
+                                               it->skipped[k].file != recio__it_file(it, key)); k++) {}
+        if (k < it->nskipped_kept) continue; /* seen in an earlier epoch */
+        b->file = recio__it_file(it, key);
+        b->offset = key & RECIO__IT_OFFMASK;
+        recio__fmt(b->what, RECIO_ITER_ERRMSG, "%s", s->bad_what + (size_t)i * RECIO_ITER_ERRMSG);
+        it->nskipped_kept++;
+    }
 }
 
 /* ---- the threaded pipeline: the prefetcher's callbacks ---- */
@@ -7225,36 +7453,47 @@ static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
 }
 
 #ifndef RECIO_NO_IMAGE
-/* Parse the spec and run it on the dataset's first record: that output is the item's shape. */
+/* Run the chain on one record: its output is the item's shape. */
+static recio_err recio__it_shape_of(recio_iter *it, const recio_record *rec, char *what) {
+    recio_irecord ir;
+    recio_image img, out;
+    recio_err e;
+    memset(&img, 0, sizeof img);
+    memset(&out, 0, sizeof out);
+    what[0] = 0;
+    if ((e = recio_irecord_unpack(&ir, rec->data, rec->size)) == RECIO_OK &&
+        (e = recio_image_decode_ex(&img, ir.image, ir.image_size, it->d.channels, what, RECIO__ERRMSG)) == RECIO_OK &&
+        (e = recio_transform_apply(it->tf, &img, &out, 0)) == RECIO_OK) {
+        it->shape = recio_image_shape(out.width, out.height, out.channels, out.dtype, out.layout);
+        it->d.item_bytes = recio_image_bytes(&it->shape);
+    }
+    recio_image_free(&img);
+    recio_image_free(&out);
+    return e;
+}
+
+/* Parse the spec and run it on the dataset's first record (with skip_bad: the first that decodes,
+   among the first file's first 1000). */
 static recio_err recio__it_spec(recio_iter *it) {
     recio_transform_desc td;
     recio_record rec;
-    recio_irecord ir;
-    recio_image img, out;
-    uint64_t key;
     char what[RECIO__ERRMSG];
     recio_err e;
+    unsigned tries;
     if (!it->d.spec) return RECIO_OK;
     memset(&td, 0, sizeof td);
     td.alloc = it->d.alloc;
     if ((e = recio_transform_parse_ex(&it->tf, it->d.spec, &td, what, sizeof what)) != RECIO_OK)
         return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", what), e;
-    key = 0; /* the dataset's first record: the first file starts with one */
-    if ((e = recio__it_src_read_at(it, key, &rec, it->errmsg)) != RECIO_OK) return e;
-    memset(&img, 0, sizeof img);
-    memset(&out, 0, sizeof out);
-    what[0] = 0;
-    if ((e = recio_irecord_unpack(&ir, rec.data, rec.size)) == RECIO_OK &&
-        (e = recio_image_decode_ex(&img, ir.image, ir.image_size, it->d.channels, what, sizeof what)) == RECIO_OK &&
-        (e = recio_transform_apply(it->tf, &img, &out, 0)) == RECIO_OK) {
-        it->shape = recio_image_shape(out.width, out.height, out.channels, out.dtype, out.layout);
-        it->d.item_bytes = recio_image_bytes(&it->shape);
-    } else {
-        recio__errf(it->errmsg, recio__it_file(it, key), rec.offset, "first record: %s", what[0] ? what : recio_strerror(e));
+    /* key 0: the dataset's first record, since the first file starts with one */
+    if ((e = recio__it_src_read_at(it, 0, &rec, it->errmsg)) != RECIO_OK) return e;
+    for (tries = 1; (e = recio__it_shape_of(it, &rec, what)) != RECIO_OK; tries++) {
+        recio__errf(it->errmsg, recio__it_file(it, 0), rec.offset, "first record: %s", what[0] ? what : recio_strerror(e));
+        if (!it->d.skip_bad || !recio__it_undecodable(e) || tries == 1000 || recio_reader_next(it->src.aux, &rec) != RECIO_OK)
+            return e;
     }
-    recio_image_free(&img);
-    recio_image_free(&out);
-    return e;
+    it->errmsg[0] = 0;
+    return RECIO_OK;
 }
 #else
 static recio_err recio__it_spec(recio_iter *it) {
@@ -7303,7 +7542,14 @@ static recio_err recio__it_alloc(recio_iter *it) {
         s->len = (size_t *)recio__it_calloc(a, b, sizeof(size_t));
         s->key = (uint64_t *)recio__it_calloc(a, b, 8);
         if (!s->off || !s->len || !s->key) return RECIO_ERR_NOMEM;
+        if (!it->d.skip_bad) continue;
+        s->bad = (unsigned char *)recio__it_calloc(a, b, 1);
+        s->bad_key = (uint64_t *)recio__it_calloc(a, b, 8);
+        s->bad_what = (char *)recio__it_calloc(a, RECIO_ITER_BAD_KEEP, RECIO_ITER_ERRMSG);
+        if (!s->bad || !s->bad_key || !s->bad_what) return RECIO_ERR_NOMEM;
     }
+    if (it->d.skip_bad && !(it->skipped = (recio_iter_bad *)recio__it_calloc(a, RECIO_ITER_BAD_KEEP, sizeof *it->skipped)))
+        return RECIO_ERR_NOMEM;
     if (!it->d.workers) {
         it->slots[0].out = (unsigned char *)recio__it_calloc(a, it->out_bytes, 1);
         it->slots[0].errmsg = it->pull_msg;
@@ -7345,8 +7591,12 @@ RECIODEF void recio_iter_close(recio_iter *it) {
         recio__free(a, it->slots[i].off);
         recio__free(a, it->slots[i].len);
         recio__free(a, it->slots[i].key);
+        recio__free(a, it->slots[i].bad);
+        recio__free(a, it->slots[i].bad_key);
+        recio__free(a, it->slots[i].bad_what);
         if (!it->d.workers) recio__free(a, it->slots[i].out);
     }
+    recio__free(a, it->skipped);
     for (i = 0; it->sbuf && i < it->d.shuffle_buffer; i++) recio__free(a, it->sbuf[i].p);
     for (i = 0; it->scratch && i < it->nscratch; i++) recio__free(a, it->scratch[i].p);
     recio__free(a, it->scratch);
@@ -7417,7 +7667,9 @@ static void recio__it_view(recio_iter *it, const recio__it_slot *s, recio_batch 
     b->label_width = it->d.label_width;
     b->epoch = it->epoch;
     b->index = it->base + s->seq;
+    b->skipped = s->nbad;
     it->delivered = b->index + 1;
+    recio__it_tally(it, s);
 }
 
 /* Pull mode: make the next batch here, on the caller's thread. */
@@ -7548,6 +7800,12 @@ RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t s
 }
 
 RECIODEF const char *recio_iter_errmsg(const recio_iter *it) { return it ? it->errmsg : ""; }
+
+RECIODEF uint64_t recio_iter_skipped(const recio_iter *it, const recio_iter_bad **first, unsigned *nfirst) {
+    if (first) *first = it ? it->skipped : NULL;
+    if (nfirst) *nfirst = it ? it->nskipped_kept : 0;
+    return it ? it->nskipped : 0;
+}
 
 RECIODEF uint64_t recio_batch_checksum(const recio_batch *b) {
     size_t es = b->item.width ? recio_dtype_size(b->item.dtype) : 1;

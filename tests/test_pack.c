@@ -210,6 +210,27 @@ static void test_list_recursive(void) {
     CHECK_EQ_INT(count_lines(T "/recjpg.lst"), 3);
 }
 
+/* A file named "7<TAB>ok.jpg" was listed verbatim, so pack read label 7 and packed ok.jpg (another
+   photo) with "0 skipped"; a newline in a name made pack reject the whole list. They are left out. */
+static void test_list_unlistable_names(void) {
+    static const char expect[] = "0\t0.000000\tgood.jpg\n1\t1.000000\tsub/ok.jpg\n";
+    size_t n = 0;
+    char *got;
+    CHECK(sh("rm -rf " T "/names && mkdir -p " T "/names/sub '" T "/names/bad\tdir' && cd " T "/names && for f in "
+             "good.jpg ok.jpg \"$(printf '7\tok.jpg')\" \"$(printf 'a\nb.jpg')\" \"$(printf 'c\rd.jpg')\" sub/ok.jpg "
+             "\"$(printf 'bad\tdir/x.jpg')\"; do cp ../../../" PHOTOS "/retina-120x90.jpg \"$f\"; done && rm ok.jpg") == 0);
+    CHECK_EQ_INT(recio("list --recursive --no-shuffle " T "/names " T "/names"), 0);
+    got = (char *)t_slurp(T "/names.lst", &n);
+    CHECK(got && n == strlen(expect) && memcmp(got, expect, n) == 0);
+    free(got);
+    CHECK(strstr(err_text, "names/7\\tok.jpg: skipped: a tab or line break in the name") != NULL);
+    CHECK(strstr(err_text, "names/a\\nb.jpg: skipped") != NULL);
+    CHECK(strstr(err_text, "names/c\\rd.jpg: skipped") != NULL);
+    CHECK(strstr(err_text, "names/bad\\tdir: skipped") != NULL);
+    CHECK_EQ_INT(recio("pack --quiet --pass-through " T "/names " T "/names"), 0);
+    CHECK(strstr(out_text, "2 packed, 0 skipped") != NULL);
+}
+
 static void test_list_splits(void) {
     /* im2rec: chunk size 12; test = first int(12*0.25) = 3, train = next int(12*0.5) = 6, val = rest 3 */
     recio_lst lst;
@@ -261,7 +282,7 @@ static void test_pack_resize(void) {
     CHECK_EQ_INT(recio("verify " T "/rs.rec"), 0);
     CHECK_EQ_INT(recio("index -o " T "/rs_rebuilt.idx " T "/rs.rec"), 0);
     CHECK(same_file(T "/rs.idx", T "/rs_rebuilt.idx"));
-    CHECK(sh("ls " T "/rs.rec.tmp " T "/rs.idx.tmp " T "/rs.skipped >/dev/null 2>&1") != 0); /* nothing left over */
+    CHECK(sh("ls " T "/rs.*.tmp* " T "/rs.*.old* " T "/rs.skipped >/dev/null 2>&1") != 0); /* nothing left over */
 }
 
 /* ImageNet's common shrink 500x375 -> 341x256 (stb_image_resize 0.97 asserted on it with its triangle filter). */
@@ -338,7 +359,7 @@ static void test_pack_bad_inputs(void) {
     CHECK_EQ_INT(recio("pack --strict --quiet " T "/bad tests/data"), 1);
     /* a 29-byte JPEG whose header claims 20000x20000 pixels is refused before any allocation */
     put_text(T "/huge.lst", "0\t0\tpack/huge-header-20000x20000.jpg\n");
-    CHECK_EQ_INT(recio("pack " T "/huge tests/data"), 0);
+    CHECK_EQ_INT(recio("pack " T "/huge tests/data"), 1); /* and nothing else to pack: an error */
     CHECK(strstr(err_text, "huge-header-20000x20000.jpg: image too large") != NULL);
     /* a clean run removes a stale .skipped */
     write_photo_lst(T "/bad.lst");
@@ -493,6 +514,29 @@ static void test_pack_labels(void) {
     free_recs(r, n);
 }
 
+/* A mistyped ROOT (missing, empty, a file) or a run that packs nothing is an error, and the dataset
+   packed before stays as it was (it used to be replaced by empty files, exit 0). */
+static void test_pack_wrong_root_keeps_dataset(void) {
+    static const char *const bad[] = {"/nonexistent", T "/empty-root", T "/wr.lst", "tests/data/pack"};
+    static const char *const why[] = {"/nonexistent: cannot open: No such file or directory", "empty-root: empty folder",
+                                      "wr.lst: not a folder", "wr.rec: nothing packed (12 skipped)"};
+    char args[512];
+    int i;
+    write_photo_lst(T "/wr.lst");
+    CHECK_EQ_INT(recio("pack --pass-through --quiet " T "/wr " PHOTOS), 0);
+    CHECK(sh("cp " T "/wr.rec " T "/wr.rec.before && cp " T "/wr.idx " T "/wr.idx.before && rm -rf " T
+             "/empty-root && mkdir " T "/empty-root") == 0);
+    for (i = 0; i < 4; i++) {
+        snprintf(args, sizeof args, "pack --quiet " T "/wr %s", bad[i]);
+        CHECK_EQ_INT(recio(args), 1);
+        CHECK(strstr(err_text, why[i]) != NULL);
+        CHECK(same_file(T "/wr.rec", T "/wr.rec.before"));
+        CHECK(same_file(T "/wr.idx", T "/wr.idx.before"));
+        CHECK(strstr(out_text, "packed") == NULL);
+    }
+    CHECK(sh("ls " T "/wr.rec.* " T "/wr.idx.* | grep -v before >/dev/null 2>&1") != 0); /* no temporaries left */
+}
+
 /* Killed in the middle: the temporary files go, the previous output stays. */
 static void test_pack_interrupted(void) {
     FILE *f = fopen(T "/big.lst", "wb");
@@ -501,13 +545,47 @@ static void test_pack_interrupted(void) {
     int i;
     for (i = 0; f && i < 400; i++) fprintf(f, "%d\t0\thubble-1600x1200.jpg\n", i);
     if (f) fclose(f);
+    sh("rm -f " T "/big.*.tmp*"); /* from an earlier failed run */
     put_text(T "/big.rec", "previous output");
+    put_text(T "/big.skipped", "previous list");
     snprintf(cmd, sizeof cmd, "%s pack --quiet --resize 300 " T "/big " PHOTOS " >/dev/null 2>&1 & p=$!; sleep 0.5; kill -TERM $p; wait $p",
              exe && *exe ? exe : "build/recio");
     CHECK(system(cmd) != 0); /* the shell reports the pack's death by SIGTERM */
-    CHECK(sh("ls " T "/big.rec.tmp >/dev/null 2>&1") != 0);
-    CHECK(sh("ls " T "/big.idx.tmp >/dev/null 2>&1") != 0);
+    CHECK(sh("ls " T "/big.*.tmp* >/dev/null 2>&1") != 0);
     CHECK(same_text(T "/big.rec", "previous output"));
+    CHECK(same_text(T "/big.skipped", "previous list")); /* it used to be emptied at the start */
+}
+
+/* A second pack to a prefix that one is writing stops at once (it used to write the same PREFIX.rec.tmp:
+   a .rec holding B's records followed by A's tail, and exit 0); the first is not disturbed. */
+static void test_pack_concurrent_same_prefix(void) {
+    FILE *f = fopen(T "/race.lst", "wb");
+    char cmd[1024];
+    const char *exe = getenv("RECIO");
+    int i;
+    for (i = 0; f && i < 400; i++) fprintf(f, "%d\t0\thubble-1600x1200.jpg\n", i);
+    if (f) fclose(f);
+    sh("rm -f " T "/race.*.tmp* " T "/race.*.old*");
+    put_text(T "/race.rec", "previous output");
+    put_text(T "/race.skipped", "previous list");
+    snprintf(cmd, sizeof cmd, "%s pack --quiet --resize 300 " T "/race " PHOTOS " >/dev/null 2>&1 & p=$!; sleep 0.4; "
+             "%s pack --quiet --pass-through " T "/race " PHOTOS " >" T "/race.out 2>&1; b=$?; kill -TERM $p; wait $p; exit $b",
+             exe && *exe ? exe : "build/recio", exe && *exe ? exe : "build/recio");
+    i = system(cmd);
+    CHECK(WIFEXITED(i) && WEXITSTATUS(i) == 1);
+    read_text(T "/race.out", err_text, sizeof err_text);
+    CHECK(strstr(err_text, "race.lst: another recio pack is writing") != NULL);
+    CHECK(same_text(T "/race.rec", "previous output"));
+    CHECK(same_text(T "/race.skipped", "previous list"));
+    CHECK(sh("ls " T "/race.*.tmp* " T "/race.*.old* >/dev/null 2>&1") != 0);
+    /* the lock goes with its process: the next pack runs */
+    put_text(T "/race.lst", "0\t0\tretina-120x90.jpg\n1\t0\tnot-there.jpg\n");
+    CHECK_EQ_INT(recio("pack --quiet " T "/race " PHOTOS), 0);
+    CHECK(strstr(out_text, "1 packed, 1 skipped") != NULL);
+    CHECK_EQ_INT(count_lines(T "/race.skipped"), 1);
+    put_text(T "/race.lst", "0\t0\tretina-120x90.jpg\n");
+    CHECK_EQ_INT(recio("pack --quiet " T "/race " PHOTOS), 0);
+    CHECK_EQ_INT(count_lines(T "/race.skipped"), -1); /* nothing skipped: the stale list goes with the commit */
 }
 
 static void test_pack_usage(void) {
@@ -611,6 +689,7 @@ int main(void) {
     RUN(test_list_sorted);
     RUN(test_list_shuffle_seed);
     RUN(test_list_recursive);
+    RUN(test_list_unlistable_names);
     RUN(test_list_splits);
     RUN(test_pack_resize);
     RUN(test_pack_imagenet_shrink);
@@ -622,7 +701,9 @@ int main(void) {
     RUN(test_pack_colour_kinds);
     RUN(test_pack_16bit);
     RUN(test_pack_labels);
+    RUN(test_pack_wrong_root_keeps_dataset);
     RUN(test_pack_interrupted);
+    RUN(test_pack_concurrent_same_prefix);
     RUN(test_pack_usage);
     RUN(test_unpack_roundtrip);
     RUN(test_show_png_size);

@@ -143,11 +143,80 @@ static void test_errors_and_usage(void) {
     expect_status("split --help", 0, "example:");
 }
 
+/* ---- damaged files: a part yields every sound record of its range, then the error ---- */
+
+#define DMG "../../../build/test_split_cli/" /* from the compat folder */
+
+/* DMG/NAME: the first n bytes of a.rec + b.rec + c.rec; 0 on success. */
+static int make_truncated(const char *name, long n) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "mkdir -p build/test_split_cli && cat " DIR "a.rec " DIR "b.rec " DIR "c.rec | head -c %ld > build/test_split_cli/%s", n, name);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* The lines `recio split` must print for [b, e) of a file that is a prefix of a.rec + b.rec + c.rec:
+   the records `dump` finds there in the undamaged whole. */
+static char *records_between(const char *name, unsigned long long b, unsigned long long e) {
+    int st;
+    char *all = run("dump ../../../build/test_split_cli/whole.rec", &st), *out = (char *)malloc(strlen(all) + 1), *p = all;
+    size_t n = 0;
+    unsigned long long ord, off, len;
+    out[0] = 0;
+    while (sscanf(p, "%llu\t%llu\t%llu", &ord, &off, &len) == 3) {
+        if (off >= b && off < e) n += (size_t)sprintf(out + n, DMG "%s\t%llu\t%llu\t%llu\n", name, ord, off, len);
+        if (!(p = strchr(p, '\n'))) break;
+        p++;
+    }
+    free(all);
+    return out;
+}
+
+/* A .rec cut at 60000 (inside its record at 57996), 3 parts: rank 1's range is sound and comes out
+   whole (it printed nothing and failed at the far end: the ordinal of its first record was found by
+   hopping over the whole file); rank 2 gives its sound records, then the error at 57996. */
+static void test_truncated_parts(void) {
+    int st;
+    char *got, *want;
+    CHECK(make_truncated("whole.rec", 1L << 30) == 0 && make_truncated("t60k.rec", 60000) == 0);
+    got = run("split --nsplit 3 --rank 1 " DMG "t60k.rec", &st);
+    want = records_between("t60k.rec", 20332, 40056); /* split --bounds of rank 1 */
+    CHECK_EQ_INT(st, 0);
+    CHECK(want[0] && strcmp(got, want) == 0);
+    free(got);
+    free(want);
+    got = run("split --nsplit 3 --rank 2 " DMG "t60k.rec", &st); /* records on stdout, then the error */
+    want = records_between("t60k.rec", 40056, 57996);
+    CHECK_EQ_INT(st, 1);
+    CHECK(want[0] && strncmp(got, want, strlen(want)) == 0);
+    CHECK(strncmp(got + strlen(want), "recio: " DMG "t60k.rec: offset 57996: ", strlen("recio: " DMG "t60k.rec: offset 57996: ")) == 0);
+    free(got);
+    free(want);
+}
+
+/* 32 bytes: a record at 0 (8 bytes of data), an empty one at 16, and at 24 a header whose 100 bytes
+   are missing. Rank 1 of 2 ([16, 32)) gives the record at 16, then names 24. */
+static void test_truncated_small(void) {
+    static const unsigned char bytes[32] = {0x0a, 0x23, 0xd7, 0xce, 8, 0, 0, 0, 'A', 'A', 'A', 'A', 'A', 'A', 'A', 'A',
+                                            0x0a, 0x23, 0xd7, 0xce, 0, 0, 0, 0, 0x0a, 0x23, 0xd7, 0xce, 100, 0, 0, 0};
+    FILE *f = fopen("build/test_split_cli/t32.rec", "wb");
+    int st;
+    char *got;
+    CHECK(f && fwrite(bytes, 1, 32, f) == 32);
+    if (f) fclose(f);
+    got = run("split --nsplit 2 --rank 1 " DMG "t32.rec", &st);
+    CHECK_EQ_INT(st, 1);
+    CHECK(strncmp(got, DMG "t32.rec\t1\t16\t0\n", strlen(DMG "t32.rec\t1\t16\t0\n")) == 0);
+    CHECK(strstr(got, "t32.rec: offset 24: ") != NULL);
+    free(got);
+}
+
 int main(void) {
     RUN(test_byte_parts_output);
     RUN(test_index_parts_output);
     RUN(test_bounds_output);
     RUN(test_shuffle_output);
     RUN(test_errors_and_usage);
+    RUN(test_truncated_parts);
+    RUN(test_truncated_small);
     return t_done("split_cli");
 }

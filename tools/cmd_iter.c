@@ -9,7 +9,7 @@ static const char iter_help[] =
     "usage: recio iter URIS --spec SPEC --batch B [--workers N] [--seed S] [--epochs E]\n"
     "                  [--nsplit N --rank R] [--shuffle] [--last-batch pad|discard|roll_over]\n"
     "                  [--shuffle-buffer N] [--rotate] [--prefetch N] [--channels C] [--label-width N]\n"
-    "                  [--no-checksum] [--quiet]\n\n"
+    "                  [--no-checksum] [--skip-bad] [--quiet]\n\n"
     "Run the training iterator over URIS ('a.rec;b.rec') and print one line per batch:\n"
     "  epoch<TAB>batch<TAB>count<TAB>pad<TAB>ids<TAB>checksum\n"
     "count = records in the batch, pad = padding items after them, ids = the image-header ids of all\n"
@@ -27,6 +27,10 @@ static const char iter_help[] =
     "  --rotate             epoch e reads part (R + e) % N      --last-batch  default pad\n"
     "  --channels C         decode to C channels (default 3)    --label-width labels per image (default 1)\n"
     "  --no-checksum        print '-' for the checksum (not even the small cost of computing it)\n"
+    "  --skip-bad           leave out records whose image does not decode instead of stopping: the\n"
+    "                       batch's sound items move up and the places freed at its end are padding\n"
+    "                       (the pad column counts them); at the end 'recio: N records left out' and\n"
+    "                       'recio: FILE: offset N: why' for the first few on stderr\n"
     "  --quiet              no batch lines, only the throughput\n\n"
     "example: recio iter train.rec --spec 'resize_short(256) center_crop(224) normalize(imagenet) chw' \\\n"
     "             --batch 32 --workers 2 --epochs 1 | head\n";
@@ -97,6 +101,7 @@ static int parse(int argc, char **argv, iter_opts *o) {
         else if (strcmp(a, "--rotate") == 0) o->d.rotate_shards = 1;
         else if (strcmp(a, "--quiet") == 0) o->quiet = 1;
         else if (strcmp(a, "--no-checksum") == 0) o->d.checksums = 0;
+        else if (strcmp(a, "--skip-bad") == 0) o->d.skip_bad = 1;
         else if (a[0] == '-' && a[1]) rc = cli_usage_error("iter", "unknown option '%s'", a);
         else if (o->d.uris) rc = cli_usage_error("iter", "one URIS argument ('a.rec;b.rec' for several files)");
         else o->d.uris = a;
@@ -107,6 +112,17 @@ static int parse(int argc, char **argv, iter_opts *o) {
     if (o->quiet) o->d.checksums = 0; /* nothing prints them */
     if (o->d.nsplit && o->d.rank >= o->d.nsplit) return cli_usage_error("iter", "--rank must be below --nsplit");
     return 0;
+}
+
+/* --skip-bad: how many records were left out, and which (the first few), as errors are named. */
+static void report_skipped(const recio_iter *it) {
+    const recio_iter_bad *bad;
+    unsigned i, n;
+    unsigned long long total = recio_iter_skipped(it, &bad, &n);
+    if (!total) return;
+    cli_err("%llu records left out, their images do not decode (--skip-bad; counted in every epoch); %s:", total,
+            n == RECIO_ITER_BAD_KEEP ? "the first of them" : "they are");
+    for (i = 0; i < n; i++) cli_err("%s: offset %llu: %s", bad[i].file, (unsigned long long)bad[i].offset, bad[i].what);
 }
 
 static int run(recio_iter *it, const iter_opts *o) {
@@ -129,6 +145,7 @@ static int run(recio_iter *it, const iter_opts *o) {
     }
     dt = now_s() - t0;
     fprintf(stderr, "%llu images in %.3f s: %.1f img/s\n", images, dt, dt > 0 ? images / dt : 0.0);
+    report_skipped(it);
     return 0;
 }
 

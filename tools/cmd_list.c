@@ -71,6 +71,27 @@ static int has_ext(const char *name, const char *exts) {
     return 0;
 }
 
+/* s on stderr with tabs and line breaks shown as \t, \n, \r. */
+static void put_escaped(const char *s) {
+    for (; *s; s++) {
+        if (*s == '\t') fputs("\\t", stderr);
+        else if (*s == '\n') fputs("\\n", stderr);
+        else if (*s == '\r') fputs("\\r", stderr);
+        else fputc(*s, stderr);
+    }
+}
+
+/* A tab, newline or carriage return in a name would break the list's line format: "7<TAB>ok.jpg" reads
+   back as label 7 for another file, a newline makes the whole list unreadable. Such a file or
+   folder is left out, and said so. */
+static int unlistable(const char *path, const char *name) {
+    if (!strpbrk(name, "\t\n\r")) return 0;
+    fputs("recio: ", stderr);
+    put_escaped(path);
+    fputs(": skipped: a tab or line break in the name does not fit the .lst format\n", stderr);
+    return 1;
+}
+
 /* Names in DIR (relative path rel under root): image files into files, sub-folders into dirs;
    both sorted. Symbolic links are followed, as im2rec's os.walk(followlinks=True) does. */
 static int read_dir(const char *root, const char *rel, const char *exts, strvec *files, strvec *dirs) {
@@ -92,9 +113,10 @@ static int read_dir(const char *root, const char *rel, const char *exts, strvec 
             free(p);
             continue; /* a dangling link or a file gone meanwhile: not an image we can list */
         }
+        if (S_ISDIR(st.st_mode) && dirs && !unlistable(p, e->d_name)) rc = strvec_push(dirs, pack_join(rel, e->d_name));
+        else if (S_ISREG(st.st_mode) && has_ext(e->d_name, exts) && !unlistable(p, e->d_name))
+            rc = strvec_push(files, pack_join(rel, e->d_name));
         free(p);
-        if (S_ISDIR(st.st_mode) && dirs) rc = strvec_push(dirs, pack_join(rel, e->d_name));
-        else if (S_ISREG(st.st_mode) && has_ext(e->d_name, exts)) rc = strvec_push(files, pack_join(rel, e->d_name));
     }
     closedir(d);
     free(full);
@@ -155,19 +177,16 @@ static int collect(const char *root, const list_opts *o, list_item **items, size
     return rc;
 }
 
+/* Through a temporary file of its own (two lists to one name never mix), fsynced, then renamed. */
 static int write_list(const char *path, const list_item *items, size_t n) {
-    char *tmp = pack_cat(path, ".tmp");
-    FILE *f = tmp ? fopen(tmp, "wb") : NULL;
+    char *tmp = NULL;
+    FILE *f = pack_create_tmp(path, &tmp);
     size_t i;
     int bad;
-    if (!f) {
-        cli_err("%s: cannot create: %s", tmp ? tmp : path, strerror(errno));
-        free(tmp);
-        return -1;
-    }
+    if (!f) return cli_err("%s: cannot create a temporary file beside it: %s", path, strerror(errno)), -1;
     /* im2rec writes '%d\t' % index, '%f\t' % label, '%s\n' % path */
     for (i = 0; i < n; i++) fprintf(f, "%llu\t%f\t%s\n", items[i].index, (double)items[i].label, items[i].path);
-    bad = ferror(f) | (fclose(f) != 0);
+    bad = ferror(f) | (pack_sync_close(f) != 0);
     if (bad || rename(tmp, path) != 0) {
         cli_err("%s: write failed: %s", path, strerror(errno));
         remove(tmp);
@@ -237,7 +256,8 @@ static const char list_help[] =
     "  --test-ratio R       fraction for PREFIX_test.lst (default 0); the rest goes to PREFIX_val.lst\n"
     "  --chunks N           split into N lists PREFIX_0.lst ... (default 1)\n\n"
     "The index of an image is its position in the walk, before shuffling, so it names the image in\n"
-    "every split. Progress and counts go to stderr.\n\n"
+    "every split. Progress and counts go to stderr. A file or folder whose name holds a tab or a line\n"
+    "break cannot be written in a .lst line: it is skipped with a message.\n\n"
     "example: recio list --recursive --train-ratio 0.9 data/train images/   # -> data/train_train.lst, _val.lst\n";
 
 static int parse_ratio(const char *s, double *out) {

@@ -7,11 +7,15 @@
 #include "cli.h"
 #include "pack.h"
 #include "pack_codec.h"
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +62,57 @@ int pack_write_file(const char *path, const void *data, size_t n) {
     bad = fwrite(data, 1, n, f) != n;
     bad |= fclose(f) != 0;
     return bad ? -1 : 0;
+}
+
+/* "PATH.WHAT.PID" (".2", ".3"... when taken), created exclusively: no other writer can share it. */
+static int unique_name(const char *path, const char *what, char **name) {
+    char tag[64];
+    unsigned k;
+    for (k = 1; k < 1000; k++) {
+        int fd;
+        if (k == 1) snprintf(tag, sizeof tag, ".%s.%ld", what, (long)getpid());
+        else snprintf(tag, sizeof tag, ".%s.%ld.%u", what, (long)getpid(), k);
+        if (!(*name = pack_cat(path, tag))) return errno = ENOMEM, -1;
+        if ((fd = open(*name, O_WRONLY | O_CREAT | O_EXCL, 0666)) >= 0) return fd;
+        free(*name);
+        *name = NULL;
+        if (errno != EEXIST) return -1;
+    }
+    return errno = EEXIST, -1;
+}
+
+FILE *pack_create_tmp(const char *path, char **tmp) {
+    int fd = unique_name(path, "tmp", tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (fd >= 0 && !f) {
+        int e = errno;
+        close(fd);
+        remove(*tmp);
+        free(*tmp);
+        *tmp = NULL;
+        errno = e;
+    }
+    return f;
+}
+
+int pack_sync_close(FILE *f) {
+    int bad = fflush(f) != 0;
+    bad |= fsync(fileno(f)) != 0 && errno != EINVAL; /* EINVAL: a pipe or device, nothing to sync */
+    bad |= fclose(f) != 0;
+    return bad ? -1 : 0;
+}
+
+int pack_keep_aside(const char *path, char **bak) {
+    struct stat st;
+    int fd;
+    *bak = NULL;
+    if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
+    if ((fd = unique_name(path, "old", bak)) < 0) return -1;
+    close(fd);
+    if (remove(*bak) == 0 && (link(path, *bak) == 0 || (errno != EEXIST && rename(path, *bak) == 0))) return 0;
+    free(*bak);
+    *bak = NULL;
+    return -1;
 }
 
 char *pack_cat(const char *s, const char *suffix) {
@@ -228,8 +283,8 @@ static void progress_show(progress *pg, size_t done, int final) {
 
 typedef struct pack_out {
     recio_writer *w;
-    FILE *skipped;
-    char *skipped_path, *rec_path;
+    FILE *skipped; /* the new PREFIX.skipped, written under skipped_tmp until the commit */
+    char *skipped_path, *skipped_tmp, *rec_path;
     size_t packed, nskipped;
 } pack_out;
 
@@ -238,9 +293,8 @@ static int note_skip(pack_out *out, const recio_lst_item *it, const char *root, 
     fprintf(stderr, "%srecio: %s: %s\n", tty ? "\r\033[K" : "", path ? path : it->path, why); /* over the bar */
     free(path);
     out->nskipped++;
-    if (!out->skipped && !(out->skipped = fopen(out->skipped_path, "wb")))
-        return cli_err("%s: cannot create: %s", out->skipped_path, strerror(errno)), -1;
-    fprintf(out->skipped, "%llu\t%s\t%s\n", (unsigned long long)it->index, it->path, why);
+    if (fprintf(out->skipped, "%llu\t%s\t%s\n", (unsigned long long)it->index, it->path, why) < 0)
+        return cli_err("%s: write failed: %s", out->skipped_tmp, strerror(errno)), -1;
     return 0;
 }
 
@@ -293,8 +347,9 @@ static const char pack_help[] =
     "usage: recio pack [OPTIONS] PREFIX[.lst] ROOT\n\n"
     "Read PREFIX.lst ('index<TAB>label...<TAB>path' lines, as 'recio list' or im2rec write them), load\n"
     "each image from ROOT/path and write PREFIX.rec (one MXNet image record each: IRHeader with id =\n"
-    "index, the labels, the encoded image) and PREFIX.idx (index<TAB>offset), as im2rec does. Both are\n"
-    "written to a temporary file and renamed when complete.\n\n"
+    "index, the labels, the encoded image) and PREFIX.idx (index<TAB>offset), as im2rec does. They and\n"
+    "PREFIX.skipped are written to temporary files and renamed when complete, all three or none. A\n"
+    "second pack to a prefix that one is writing stops at once (exit 1).\n\n"
     "  --resize S           shorter side to S pixels (longer: floor(long*S/short)); 0 = keep (default);\n"
     "                       bilinear, exactly OpenCV's INTER_LINEAR as im2rec uses\n"
     "  --area               resize with the antialiased area filter (OpenCV INTER_AREA) instead\n"
@@ -308,6 +363,8 @@ static const char pack_help[] =
     "  --num-thread N       N workers decode/resize/encode (default 1); output is the same for any N\n"
     "  --strict             exit 1 when any image was skipped\n"
     "  --quiet              no progress\n\n"
+    "A missing or empty ROOT, or a run where no image could be packed, is an error (exit 1) that\n"
+    "leaves the previous PREFIX.rec and PREFIX.idx as they were.\n"
     "Images that cannot be read or decoded (empty, truncated, not an image) are skipped with\n"
     "'recio: PATH: why' on stderr and listed in PREFIX.skipped ('index<TAB>path<TAB>why'; the file is\n"
     "written only when something was skipped). Progress goes to stderr: a bar on a terminal,\n"
@@ -371,28 +428,101 @@ static char *out_name(const char *prefix, const char *ext) {
     return p;
 }
 
-/* Ctrl-C or a kill in the middle of a long pack: remove the writer's temporary files (PATH.tmp) so
-   nothing half-written is left behind; the previous PREFIX.rec, if any, stays as it was. A handler
-   needs file-scope state: the two names, set before the handler is installed. */
-static char *interrupt_tmp[2];
+/* Ctrl-C or a kill in the middle of a long pack: remove the temporary files (the writer's .rec and
+   .idx, and the .skipped) so nothing half-written is left behind; the previous outputs stay as they
+   were. A handler needs file-scope state: the names, set before the handler is installed. */
+static char *interrupt_tmp[3];
+static const int interrupt_sigs[] = {SIGINT, SIGTERM, SIGHUP};
 
 static void on_interrupt(int sig) {
-    if (interrupt_tmp[0]) unlink(interrupt_tmp[0]);
-    if (interrupt_tmp[1]) unlink(interrupt_tmp[1]);
+    int i;
+    for (i = 0; i < 3; i++)
+        if (interrupt_tmp[i]) unlink(interrupt_tmp[i]);
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
-static void cleanup_on_interrupt(const char *rec, const char *idx) {
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+static void cleanup_on_interrupt(recio_writer *w, const char *skipped_tmp) {
     struct sigaction sa;
     size_t i;
-    interrupt_tmp[0] = pack_cat(rec, ".tmp");
-    interrupt_tmp[1] = pack_cat(idx, ".tmp");
+    interrupt_tmp[0] = pack_cat(recio_writer_tmp_path(w, 0), "");
+    interrupt_tmp[1] = pack_cat(recio_writer_tmp_path(w, 1), "");
+    interrupt_tmp[2] = pack_cat(skipped_tmp, "");
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_interrupt;
     sigemptyset(&sa.sa_mask);
-    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+    for (i = 0; i < sizeof interrupt_sigs / sizeof interrupt_sigs[0]; i++) sigaction(interrupt_sigs[i], &sa, NULL);
+}
+
+/* Held while the outputs are renamed, so a kill cannot land between two renames. */
+static void block_interrupts(int block) {
+    sigset_t set;
+    size_t i;
+    sigemptyset(&set);
+    for (i = 0; i < sizeof interrupt_sigs / sizeof interrupt_sigs[0]; i++) sigaddset(&set, interrupt_sigs[i]);
+    if (!block) /* committed or given up: a late signal has nothing left to clean */
+        for (i = 0; i < 3; i++) free(interrupt_tmp[i]), interrupt_tmp[i] = NULL;
+    pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
+/* The three outputs change together or not at all. The new .skipped (or its absence: a stale list
+   would lie) goes in first with the old one kept aside; then the writer replaces .rec and .idx, both
+   or neither; if that fails, the old .skipped comes back. */
+static int commit_outputs(pack_out *out) {
+    char *bak = NULL;
+    int bad = 0;
+    block_interrupts(1);
+    if (pack_keep_aside(out->skipped_path, &bak) != 0) {
+        bad = 1, cli_err("%s: cannot keep the old list aside while replacing it: %s", out->skipped_path, strerror(errno));
+    } else if (out->nskipped ? rename(out->skipped_tmp, out->skipped_path) != 0
+                             : remove(out->skipped_path) != 0 && errno != ENOENT) {
+        bad = 1, cli_err("%s: cannot replace: %s", out->skipped_path, strerror(errno));
+        if (bak) rename(bak, out->skipped_path);
+    } else if (recio_writer_finish(out->w) != RECIO_OK) { /* keeps the handle, so the message can say what failed */
+        bad = 1, cli_err("%s", recio_writer_errmsg(out->w));
+        if (bak) rename(bak, out->skipped_path);
+        else remove(out->skipped_path);
+    }
+    if (bad) recio_writer_abort(out->w);
+    else recio_writer_close(out->w);
+    if (bak && !bad) remove(bak);
+    remove(out->skipped_tmp); /* still there unless it became PREFIX.skipped */
+    free(bak);
+    block_interrupts(0);
+    return bad ? -1 : 0;
+}
+
+/* A mistyped ROOT must not become "0 packed" over a good dataset: it has to be a folder with
+   something in it. */
+static int check_root(const char *root) {
+    struct stat st;
+    struct dirent *ent;
+    DIR *d;
+    int any = 0;
+    if (stat(root, &st) != 0) return cli_err("%s: cannot open: %s", root, strerror(errno)), -1;
+    if (!S_ISDIR(st.st_mode)) return cli_err("%s: not a folder (ROOT holds the images the list names)", root), -1;
+    if (!(d = opendir(root))) return cli_err("%s: cannot open: %s", root, strerror(errno)), -1;
+    while (!any && (ent = readdir(d)) != NULL) any = strcmp(ent->d_name, ".") != 0 && strcmp(ent->d_name, "..") != 0;
+    closedir(d);
+    if (!any) return cli_err("%s: empty folder, nothing to pack", root), -1;
+    return 0;
+}
+
+/* Pack into the writer; on success commit the three outputs, else leave every old file alone. */
+static int pack_and_commit(const recio_lst *lst, const char *root, const pack_opts *o, pack_out *out) {
+    int rc = run_pool(lst, root, o, out);
+    if (!rc && !out->packed) /* all skipped: a wrong ROOT or list, not a dataset to replace the old one */
+        rc = -1, cli_err("%s: nothing packed (%zu skipped); the previous files are left as they were", out->rec_path,
+                         out->nskipped);
+    if (!rc && pack_sync_close(out->skipped) != 0) rc = -1, cli_err("%s: write failed: %s", out->skipped_tmp, strerror(errno));
+    else if (rc) fclose(out->skipped);
+    out->skipped = NULL;
+    if (!rc) return commit_outputs(out);
+    block_interrupts(1);
+    recio_writer_abort(out->w);
+    remove(out->skipped_tmp);
+    block_interrupts(0);
+    return -1;
 }
 
 static int pack_files(const recio_lst *lst, const char *prefix, const char *root, const pack_opts *o) {
@@ -401,26 +531,24 @@ static int pack_files(const recio_lst *lst, const char *prefix, const char *root
     char *idx = out_name(prefix, ".idx");
     double t0 = pack_now(), dt;
     recio_err e;
-    int rc;
+    int rc = CLI_EXIT_ERR;
     memset(&out, 0, sizeof out);
     memset(&d, 0, sizeof d);
     out.rec_path = out_name(prefix, ".rec");
     out.skipped_path = out_name(prefix, ".skipped");
-    if (!idx || !out.rec_path || !out.skipped_path) return cli_err("out of memory"), CLI_EXIT_ERR;
     d.index_path = idx;
     d.atomic = 1;
-    cleanup_on_interrupt(out.rec_path, idx);
-    remove(out.skipped_path); /* a stale list from an earlier run would lie */
-    if ((e = recio_writer_open_desc(&out.w, out.rec_path, &d)) != RECIO_OK) {
-        cli_err("%s: cannot create: %s", out.rec_path, recio_strerror(e));
-        rc = CLI_EXIT_ERR;
-    } else {
-        rc = run_pool(lst, root, o, &out) ? CLI_EXIT_ERR : 0;
-        /* finish keeps the handle, so the message can say what failed (a full disk shows here) */
-        if (recio_writer_finish(out.w) != RECIO_OK && !rc) rc = CLI_EXIT_ERR, cli_err("%s", recio_writer_errmsg(out.w));
-        recio_writer_close(out.w);
+    if (!idx || !out.rec_path || !out.skipped_path) cli_err("out of memory");
+    else if (check_root(root)) (void)0;
+    else if (!(out.skipped = pack_create_tmp(out.skipped_path, &out.skipped_tmp)))
+        cli_err("%s: cannot create a temporary file beside it: %s", out.skipped_path, strerror(errno));
+    else if ((e = recio_writer_open_desc(&out.w, out.rec_path, &d)) != RECIO_OK)
+        cli_err("%s", recio_writer_errmsg(out.w)[0] ? recio_writer_errmsg(out.w) : recio_strerror(e)),
+            fclose(out.skipped), remove(out.skipped_tmp);
+    else {
+        cleanup_on_interrupt(out.w, out.skipped_tmp);
+        rc = pack_and_commit(lst, root, o, &out) ? CLI_EXIT_ERR : 0;
     }
-    if (out.skipped && fclose(out.skipped) != 0) rc = CLI_EXIT_ERR, cli_err("%s: write failed", out.skipped_path);
     dt = pack_now() - t0;
     if (!rc) {
         printf("%s: %zu packed, %zu skipped, %.2f s (%.1f img/s); index %s\n", out.rec_path, out.packed, out.nskipped, dt,
@@ -431,7 +559,25 @@ static int pack_files(const recio_lst *lst, const char *prefix, const char *root
     free(idx);
     free(out.rec_path);
     free(out.skipped_path);
+    free(out.skipped_tmp);
     return rc;
+}
+
+/* Two packs to one prefix would race to rename their outputs into place (one's .rec with the other's
+   .idx): the second stops at once and says why. The lock is on PREFIX.lst, the file every pack to
+   this prefix opens; the kernel drops it when the process ends, however it ends. Returns the
+   descriptor to keep open, -1 when the list cannot be opened (loading it reports that), -2 when taken. */
+static int lock_prefix(const char *lst_path, const char *prefix) {
+    int fd = open(lst_path, O_RDONLY);
+    if (fd < 0) return -1;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+    if (errno == EWOULDBLOCK)
+        cli_err("%s: another recio pack is writing %s.rec now; nothing was changed (try again when it ends)", lst_path,
+                prefix);
+    else
+        cli_err("%s: cannot lock: %s", lst_path, strerror(errno));
+    close(fd);
+    return -2;
 }
 
 CLI_COMMAND(cli_cmd_pack) {
@@ -440,21 +586,23 @@ CLI_COMMAND(cli_cmd_pack) {
     char *lst_path;
     recio_lst lst;
     recio_err e;
-    int rc, k;
+    int rc, k, lock;
     for (k = 1; k < argc; k++)
         if (cli_is_help(argv[k])) return fputs(pack_help, stdout), 0;
     memset(&o, 0, sizeof o);
     o.quality = 95, o.color = 1, o.exif = 1, o.threads = 1;
     if ((rc = parse_pack_args(argc, argv, &o, &prefix, &root)) != 0) return rc;
     if (!(lst_path = out_name(prefix, ".lst"))) return cli_err("out of memory"), CLI_EXIT_ERR;
+    if ((lock = lock_prefix(lst_path, prefix)) == -2) return free(lst_path), CLI_EXIT_ERR;
     memset(&lst, 0, sizeof lst);
     if ((e = recio_lst_load(&lst, lst_path)) != RECIO_OK) {
         cli_err("%s", lst.errmsg[0] ? lst.errmsg : recio_strerror(e));
-        free(lst_path);
-        return CLI_EXIT_ERR;
+        rc = CLI_EXIT_ERR;
+    } else {
+        rc = pack_files(&lst, prefix, root, &o);
     }
     free(lst_path);
-    rc = pack_files(&lst, prefix, root, &o);
     recio_lst_free(&lst);
+    if (lock >= 0) close(lock);
     return rc;
 }

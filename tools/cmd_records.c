@@ -1,8 +1,10 @@
 /* recio dump / verify / index: the RecordIO commands. */
 #include "cli.h"
+#include "pack.h"
 #include <errno.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 static int open_reader(recio_reader **r, const char *path) {
     recio_err e = recio_reader_open(r, path);
@@ -78,34 +80,69 @@ CLI_COMMAND(cli_cmd_dump) {
 }
 
 static const char verify_help[] =
-    "usage: recio verify FILE.rec...\n\n"
+    "usage: recio verify [--decode] FILE.rec...\n\n"
     "Read every record of each file strictly: magic, lengths, part sequence, padding to the end.\n"
     "Prints 'FILE: N records, B bytes, ok' per sound file and exits 0 when all are sound; otherwise\n"
-    "prints 'recio: FILE: offset N: what' for the first record that cannot be read and exits 1.\n";
+    "prints 'recio: FILE: offset N: what' for the first record that cannot be read and exits 1.\n\n"
+    "  --decode   also read each record's image header and decode its image in full, as the\n"
+    "             iterator will: every record that fails is named ('recio: FILE: offset N: decode:\n"
+    "             why'), the check goes on to the next, and the exit status is 1\n";
+
+/* The image record of rec decodes in full; else "recio: FILE: offset N: why" and -1. */
+static int decode_check(const char *path, const recio_record *rec) {
+    recio_irecord ir;
+    recio_image img;
+    char why[256] = "";
+    recio_err e;
+    if (recio_irecord_unpack(&ir, rec->data, rec->size) != RECIO_OK) {
+        cli_err("%s: offset %llu: record of %llu bytes is too short for its image header", path,
+                (unsigned long long)rec->offset, (unsigned long long)rec->size);
+        return -1;
+    }
+    memset(&img, 0, sizeof img);
+    e = recio_image_decode_ex(&img, ir.image, ir.image_size, 0, why, sizeof why);
+    recio_image_free(&img);
+    if (e == RECIO_OK) return 0;
+    cli_err("%s: offset %llu: %s", path, (unsigned long long)rec->offset, why[0] ? why : recio_strerror(e));
+    return -1;
+}
+
+/* One file: 0 when every record reads (and decodes, with decode), else -1 after saying why. */
+static int verify_file(const char *path, int decode) {
+    recio_reader *r;
+    recio_record rec;
+    recio_err e;
+    uint64_t n = 0, bytes = 0, bad = 0;
+    int rc;
+    if (open_reader(&r, path)) return -1;
+    while ((e = recio_reader_next(r, &rec)) == RECIO_OK) {
+        n++;
+        bytes += rec.size;
+        if (decode && decode_check(path, &rec)) bad++;
+    }
+    rc = reader_result(r, e);
+    recio_reader_close(r);
+    if (!rc && bad)
+        printf("%s: %llu records, %llu bytes, %llu that do not decode\n", path, (unsigned long long)n,
+               (unsigned long long)bytes, (unsigned long long)bad);
+    else if (!rc)
+        printf("%s: %llu records, %llu bytes, %s\n", path, (unsigned long long)n, (unsigned long long)bytes,
+               decode ? "every image decodes, ok" : "ok");
+    fflush(stdout);
+    return rc || bad ? -1 : 0;
+}
 
 CLI_COMMAND(cli_cmd_verify) {
-    int i, nfiles = 0, bad = 0;
+    int i, nfiles = 0, bad = 0, decode = 0;
     for (i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) return fputs(verify_help, stdout), 0;
-        if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("verify", "unknown option '%s'", argv[i]);
+        if (strcmp(argv[i], "--decode") == 0) decode = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("verify", "unknown option '%s'", argv[i]);
     }
     for (i = 1; i < argc; i++) {
-        recio_reader *r;
-        recio_record rec;
-        recio_err e;
-        uint64_t n = 0, bytes = 0;
+        if (strcmp(argv[i], "--decode") == 0) continue;
         nfiles++;
-        if (open_reader(&r, argv[i])) {
-            bad = 1;
-            continue;
-        }
-        while ((e = recio_reader_next(r, &rec)) == RECIO_OK) {
-            n++;
-            bytes += rec.size;
-        }
-        if (reader_result(r, e)) bad = 1;
-        else printf("%s: %llu records, %llu bytes, ok\n", argv[i], (unsigned long long)n, (unsigned long long)bytes);
-        recio_reader_close(r);
+        if (verify_file(argv[i], decode)) bad = 1;
     }
     if (!nfiles) return cli_usage_error("verify", "which files?");
     return bad ? CLI_EXIT_ERR : 0;
@@ -115,7 +152,8 @@ static const char index_help[] =
     "usage: recio index [-o OUT.idx] FILE.rec\n\n"
     "Scan FILE.rec and write its MXNet index, one 'key<TAB>offset' line per record with key = the\n"
     "record's ordinal. The default output replaces .rec by .idx (train.rec -> train.idx), as im2rec\n"
-    "names it. The index is written to OUT.idx.tmp and renamed, so a failure never leaves half a file.\n";
+    "names it. The index is written to a temporary file beside OUT.idx, fsynced and renamed, so a\n"
+    "failure never leaves half a file. OUT is never the input; a FIFO or device is written in place.\n";
 
 static char *default_idx_path(const char *rec) {
     size_t n = strlen(rec);
@@ -127,14 +165,48 @@ static char *default_idx_path(const char *rec) {
     return p;
 }
 
-CLI_COMMAND(cli_cmd_index) {
-    int i, rc = 0;
-    const char *path = NULL, *out = NULL;
-    char *defout = NULL, *tmp;
-    recio_reader *r;
+/* Where the index may go. Never over the input (`index -o same.rec same.rec` replaced the dataset
+   with its index); over a FIFO or a device it is written in place, since renaming a file over it
+   would destroy it. 0 ok (*in_place set), -1 refused with the reason said. */
+static int index_target(const char *in, const char *out, int *in_place) {
+    struct stat si, so;
+    *in_place = 0;
+    if (stat(out, &so) != 0) return 0;
+    if (stat(in, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+        return cli_err("%s: is the input %s: the index would replace the records it indexes", out, in), -1;
+    *in_place = !S_ISREG(so.st_mode);
+    return 0;
+}
+
+/* One "ordinal<TAB>offset" line per record of r into f; 0, or -1 with the error said. */
+static int write_index(recio_reader *r, FILE *f, const char *name, unsigned long long *n) {
     recio_record rec;
     recio_err e;
-    FILE *f;
+    while ((e = recio_reader_next(r, &rec)) == RECIO_OK)
+        if (fprintf(f, "%llu\t%llu\n", (*n)++, (unsigned long long)rec.offset) < 0)
+            return cli_err("%s: write failed: %s", name, strerror(errno)), -1;
+    return reader_result(r, e);
+}
+
+/* Scan r into OUT: through a temporary file beside it, fsynced and renamed, or in place (see above). */
+static int index_to(recio_reader *r, const char *out, int in_place, unsigned long long *n) {
+    char *tmp = NULL;
+    FILE *f = in_place ? fopen(out, "wb") : pack_create_tmp(out, &tmp);
+    int rc;
+    if (!f) return cli_err("%s: cannot create: %s", out, strerror(errno)), -1;
+    rc = write_index(r, f, tmp ? tmp : out, n);
+    if (pack_sync_close(f) != 0 && !rc) rc = -1, cli_err("%s: write failed: %s", tmp ? tmp : out, strerror(errno));
+    if (!rc && tmp && rename(tmp, out) != 0) rc = -1, cli_err("%s: cannot rename into place: %s", out, strerror(errno));
+    if (rc && tmp) remove(tmp);
+    free(tmp);
+    return rc;
+}
+
+CLI_COMMAND(cli_cmd_index) {
+    int i, rc = CLI_EXIT_ERR, in_place;
+    const char *path = NULL, *out = NULL;
+    char *defout = NULL;
+    recio_reader *r;
     unsigned long long n = 0;
     for (i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) return fputs(index_help, stdout), 0;
@@ -144,31 +216,11 @@ CLI_COMMAND(cli_cmd_index) {
         else path = argv[i];
     }
     if (!path) return cli_usage_error("index", "which file?");
-    if (!out) out = defout = default_idx_path(path);
-    tmp = (char *)malloc(strlen(out) + 5);
-    if (!out || !tmp) return cli_err("out of memory"), CLI_EXIT_ERR;
-    strcat(strcpy(tmp, out), ".tmp");
-    if (open_reader(&r, path)) rc = CLI_EXIT_ERR;
-    else if (!(f = fopen(tmp, "wb"))) {
-        cli_err("%s: cannot create: %s", tmp, strerror(errno));
-        recio_reader_close(r);
-        rc = CLI_EXIT_ERR;
-    } else {
-        while ((e = recio_reader_next(r, &rec)) == RECIO_OK) fprintf(f, "%llu\t%llu\n", n++, (unsigned long long)rec.offset);
-        if (reader_result(r, e)) rc = CLI_EXIT_ERR;
-        if (fclose(f) != 0 && !rc) {
-            cli_err("%s: write failed: %s", tmp, strerror(errno));
-            rc = CLI_EXIT_ERR;
-        }
-        if (!rc && rename(tmp, out) != 0) {
-            cli_err("%s: cannot rename into place: %s", out, strerror(errno));
-            rc = CLI_EXIT_ERR;
-        }
-        if (rc) remove(tmp);
-        else printf("%s: %llu records indexed\n", out, n);
+    if (!out && !(out = defout = default_idx_path(path))) return cli_err("out of memory"), CLI_EXIT_ERR;
+    if (!index_target(path, out, &in_place) && !open_reader(&r, path)) {
+        if (!index_to(r, out, in_place, &n)) rc = 0, printf("%s: %llu records indexed\n", out, n);
         recio_reader_close(r);
     }
-    free(tmp);
     free(defout);
     return rc;
 }

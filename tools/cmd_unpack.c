@@ -149,6 +149,7 @@ typedef struct sheet {
     unsigned char *px;          /* RGB */
     const recio_transform *spec; /* NULL: the images as decoded */
     uint64_t seed;
+    int nbad;                    /* records drawn as a red cross */
 } sheet;
 
 static const struct glyph *glyph_of(char c) {
@@ -263,6 +264,7 @@ static void show_record(sheet *s, int k, const recio_irecord *ir, const char *pa
     } else {
         cli_err("%s: offset %llu: record id %llu: %s", path, (unsigned long long)off, (unsigned long long)ir->id, why);
         draw_broken(s, k);
+        s->nbad++;
     }
     draw_label(s, k, ir);
 }
@@ -272,7 +274,8 @@ static const char show_help[] =
     "Draw the first N records (default 64) of FILE.rec as a contact sheet: each image fitted into a\n"
     "PX x PX tile (default 128; aspect kept), with 'id:label' under it, so you can look at what was\n"
     "packed. C columns (default: ceil(sqrt(count))); the PNG is C*(PX+4) wide and rows*(PX+15) high.\n"
-    "Records whose image does not decode get a red cross and a message on stderr.\n\n"
+    "Records whose image does not decode get a red cross and a message on stderr; the sheet is still\n"
+    "written, and the exit status is 1.\n\n"
     "  --spec SPEC   run each image through a transform chain first (the spec of 'recio apply' and the\n"
     "                iterator), with the seed the iterator gives that record in epoch 0: what the model\n"
     "                will see. Float results (normalize) are stretched from their min..max to be seen.\n"
@@ -369,6 +372,8 @@ CLI_COMMAND(cli_cmd_show) {
     }
     memset(s.px, 32, (size_t)s.w * s.h * 3);
     rc = draw_sheet(o.in, &s, count) || write_sheet(&s, o.out, count) ? CLI_EXIT_ERR : 0;
+    if (!rc && s.nbad) /* the sheet shows them; the status must too, for scripts that check a dataset */
+        rc = CLI_EXIT_ERR, cli_err("%s: %d of %d records shown do not decode (red crosses)", o.in, s.nbad, count);
     free(s.px);
     recio_transform_free(t);
     return rc;
