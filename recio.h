@@ -89,14 +89,6 @@
 #ifndef RECIO_H_INCLUDED
 #define RECIO_H_INCLUDED
 
-/* The implementation uses POSIX (fseeko, fsync, mmap, pthreads) where the host has it. Under a strict
-   -std=c99 those are hidden unless asked for before the first system header: include recio.h first
-   in the implementation file, or build that file in a gnu mode or with _POSIX_C_SOURCE defined. */
-#if defined(RECIO_IMPLEMENTATION) && !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && !defined(_WIN32) && \
-    !defined(_FEATURES_H) /* glibc and musl read feature macros once, at the first system header */
-#define _POSIX_C_SOURCE 200809L
-#endif
-
 #include <stddef.h>
 #include <stdint.h>
 
@@ -861,17 +853,33 @@ RECIODEF uint64_t recio_batch_checksum(const recio_batch *b);
 #include <stdio.h>
 #endif
 
-#if defined(__APPLE__) || (defined(__unix__) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200112L)
+/* ---- platform: which OS services the implementation may call ----
+   RECIO__POSIX  (Unix, macOS; not under RECIO_NO_STDIO) the file backend on file descriptors (open,
+                 read, write, lseek, fstat, fsync, writev), mmap readers, glob and directory uris.
+                 Every call it makes is declared by the system headers whatever the feature macros
+                 and the include order (glibc and musl hide fileno, fseeko and posix_madvise in a
+                 strict -std=c99 file whose first include is a system header: recio uses none of
+                 them, or asks for them by their macros), so the build never quietly loses them.
+   otherwise     ISO C stdio (the size from fseek/ftell), or no file at all under RECIO_NO_STDIO:
+                 nothing but the C library's string and math functions is referenced then.
+   RECIO_THREADS uses pthreads on Unix and macOS; any other target stops here, before any use. */
+#if !defined(RECIO_NO_STDIO) && (defined(__unix__) || defined(__unix) || defined(__APPLE__)) && !defined(_WIN32)
 #define RECIO__POSIX 1
 #include <sys/types.h>
 #include <sys/stat.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <fcntl.h>
 #include <unistd.h>
 #endif
 
 #ifdef RECIO_THREADS
+#if defined(__unix__) || defined(__unix) || defined(__APPLE__) || defined(RECIO_HAVE_PTHREADS)
+#define RECIO__PTHREADS 1
 #include <pthread.h>
+#else
+#error "recio: RECIO_THREADS needs POSIX threads, which this target does not have: build without RECIO_THREADS (the iterator then runs on the calling thread), or define RECIO_HAVE_PTHREADS if <pthread.h> works here"
+#endif
 #endif
 
 #if defined(RECIO_MALLOC) && defined(RECIO_FREE) && defined(RECIO_REALLOC)
@@ -1137,57 +1145,52 @@ static int recio__mem_write(void *user, const void *buf, size_t n) {
 }
 
 #ifndef RECIO_NO_STDIO
+#if defined(RECIO__POSIX)
+/* The POSIX file backend works on a descriptor (io->user holds it): recio buffers in large blocks
+   itself, so stdio would only add a copy, and every call here is declared in any feature mode. */
+static int recio__fd(void *user) { return (int)(intptr_t)user; }
+
 static int64_t recio__file_read(void *user, void *buf, size_t n) {
-    FILE *f = (FILE *)user;
-    size_t k = fread(buf, 1, n, f);
-    if (k < n && ferror(f)) return -1;
-    return (int64_t)k;
+    ssize_t k;
+    if (n > ((size_t)1 << 30)) n = (size_t)1 << 30; /* a short read is fine: callers loop */
+    do k = read(recio__fd(user), buf, n);
+    while (k < 0 && errno == EINTR);
+    return k < 0 ? -1 : (int64_t)k;
 }
 
 static int recio__file_write(void *user, const void *buf, size_t n) {
-    return fwrite(buf, 1, n, (FILE *)user) == n ? 0 : -1;
-}
-
-static int recio__file_seek(void *user, uint64_t off) {
-#if defined(RECIO__POSIX)
-    if ((uint64_t)(off_t)off != off) return -1;
-    return fseeko((FILE *)user, (off_t)off, SEEK_SET);
-#elif defined(_WIN32)
-    return _fseeki64((FILE *)user, (__int64)off, SEEK_SET);
-#else
-    if (off > (uint64_t)LONG_MAX) return -1;
-    return fseek((FILE *)user, (long)off, SEEK_SET);
-#endif
-}
-
-static int64_t recio__file_size(void *user) {
-#if defined(RECIO__POSIX)
-    struct stat st;
-    if (fstat(fileno((FILE *)user), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
-    return (int64_t)st.st_size;
-#else
-    (void)user;
-    return -1;
-#endif
-}
-
-static int recio__file_sync(void *user) {
-    FILE *f = (FILE *)user;
-    if (fflush(f) != 0) return -1;
-#if defined(RECIO__POSIX)
-    if (fsync(fileno(f)) != 0 && errno != EINVAL) return -1; /* EINVAL: not syncable (a pipe, /dev/full) */
-#endif
+    const char *p = (const char *)buf;
+    while (n > 0) {
+        ssize_t k = write(recio__fd(user), p, n > ((size_t)1 << 30) ? (size_t)1 << 30 : n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        p += k;
+        n -= (size_t)k;
+    }
     return 0;
 }
 
-static int recio__file_close(void *user) { return fclose((FILE *)user) == 0 ? 0 : -1; }
+static int recio__file_seek(void *user, uint64_t off) {
+    if ((uint64_t)(off_t)off != off || (off_t)off < 0) return -1;
+    return lseek(recio__fd(user), (off_t)off, SEEK_SET) == (off_t)-1 ? -1 : 0;
+}
 
-#if defined(RECIO__POSIX)
-#include <sys/uio.h>
-/* The FILE is unbuffered (see recio_io_open_file), so writing to its descriptor keeps the order. */
+static int64_t recio__file_size(void *user) {
+    struct stat st;
+    if (fstat(recio__fd(user), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+    return (int64_t)st.st_size;
+}
+
+static int recio__file_sync(void *user) {
+    if (fsync(recio__fd(user)) != 0 && errno != EINVAL) return -1; /* EINVAL: not syncable (a pipe, /dev/full) */
+    return 0;
+}
+
+static int recio__file_close(void *user) { return close(recio__fd(user)) == 0 ? 0 : -1; }
+
 static int recio__file_writev(void *user, const recio_iovec *v, int n) {
     struct iovec iov[64];
-    int k, fd = fileno((FILE *)user);
+    int k, fd = recio__fd(user);
     size_t skip = 0;
     if (n > 64) return -1;
     for (k = 0; k < n; k++) {
@@ -1208,7 +1211,61 @@ static int recio__file_writev(void *user, const recio_iovec *v, int n) {
     }
     return 0;
 }
+
+RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode) {
+    int fd, flags, plus;
+    memset(io, 0, sizeof *io);
+    if (!path || !mode || (mode[0] != 'r' && mode[0] != 'w' && mode[0] != 'a')) return RECIO_ERR_ARG;
+    plus = strchr(mode, '+') != NULL;
+    flags = mode[0] == 'r' ? (plus ? O_RDWR : O_RDONLY)
+                           : (plus ? O_RDWR : O_WRONLY) | O_CREAT | (mode[0] == 'w' ? O_TRUNC : O_APPEND);
+#ifdef O_CLOEXEC
+    flags |= O_CLOEXEC;
 #endif
+    do fd = open(path, flags, 0666);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) return RECIO_ERR_IO;
+    io->read = recio__file_read;
+    io->write = recio__file_write;
+    io->seek = recio__file_seek;
+    io->size = recio__file_size;
+    io->sync = recio__file_sync;
+    io->close = recio__file_close;
+    io->writev = recio__file_writev;
+    io->user = (void *)(intptr_t)fd;
+    return RECIO_OK;
+}
+#else
+/* ISO C stdio: any hosted C library (newlib, a vendor's libc). */
+static int64_t recio__file_read(void *user, void *buf, size_t n) {
+    FILE *f = (FILE *)user;
+    size_t k = fread(buf, 1, n, f);
+    if (k < n && ferror(f)) return -1;
+    return (int64_t)k;
+}
+
+static int recio__file_write(void *user, const void *buf, size_t n) {
+    return fwrite(buf, 1, n, (FILE *)user) == n ? 0 : -1;
+}
+
+static int recio__file_seek(void *user, uint64_t off) {
+    if (off > (uint64_t)LONG_MAX) return -1;
+    return fseek((FILE *)user, (long)off, SEEK_SET);
+}
+
+/* The size from the end position, the place put back: no stat in ISO C. */
+static int64_t recio__file_size(void *user) {
+    FILE *f = (FILE *)user;
+    long at = ftell(f), end;
+    if (at < 0 || fseek(f, 0, SEEK_END) != 0) return -1;
+    end = ftell(f);
+    if (fseek(f, at, SEEK_SET) != 0) return -1;
+    return end < 0 ? -1 : (int64_t)end;
+}
+
+static int recio__file_sync(void *user) { return fflush((FILE *)user) == 0 ? 0 : -1; }
+
+static int recio__file_close(void *user) { return fclose((FILE *)user) == 0 ? 0 : -1; }
 
 RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode) {
     FILE *f;
@@ -1224,13 +1281,11 @@ RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char
     io->size = recio__file_size;
     io->sync = recio__file_sync;
     io->close = recio__file_close;
-#if defined(RECIO__POSIX)
-    io->writev = recio__file_writev;
-#endif
     io->user = f;
     return RECIO_OK;
 }
 #endif
+#endif /* RECIO_NO_STDIO */
 
 /* ---- 2. RECORDIO: implementation --------------------------------------------------------------- */
 
@@ -1470,7 +1525,9 @@ static recio_err recio__rd_map(recio_reader *r, const char *path) {
             close(fd);
             return RECIO_ERR_IO;
         }
+#ifdef POSIX_MADV_SEQUENTIAL /* hidden, with its macro, in a strict -std=c99 file: only a hint */
         posix_madvise(m, (size_t)st.st_size, POSIX_MADV_SEQUENTIAL);
+#endif
         r->map_base = m;
         r->map_len = (size_t)st.st_size;
         r->mem = (const unsigned char *)m;
@@ -2175,15 +2232,19 @@ RECIODEF recio_err recio_index_load(recio_index *idx, const char *path) {
 
 RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path) {
     recio_io io;
-    char line[48];
-    size_t i;
+    char buf[4096]; /* many short lines: written a block at a time */
+    size_t i, len = 0;
     int bad = 0;
     if (!idx || !path) return RECIO_ERR_ARG;
     if (recio_io_open_file(&io, path, "wb") != RECIO_OK) return RECIO_ERR_IO;
-    setvbuf((FILE *)io.user, NULL, _IOFBF, 1 << 16); /* many small lines: let stdio batch them */
-    for (i = 0; i < idx->count && !bad; i++) {
-        recio__fmt(line, sizeof line, "%U\t%U\n", idx->entries[i].key, idx->entries[i].offset);
-        bad = io.write(io.user, line, strlen(line)) != 0;
+    for (i = 0; i <= idx->count && !bad; i++) {
+        if (len && (i == idx->count || len > sizeof buf - 48)) {
+            bad = io.write(io.user, buf, len) != 0;
+            len = 0;
+        }
+        if (i == idx->count) break;
+        recio__fmt(buf + len, 48, "%U\t%U\n", idx->entries[i].key, idx->entries[i].offset);
+        len += strlen(buf + len);
     }
     if (io.close(io.user) != 0) bad = 1;
     return bad ? RECIO_ERR_IO : RECIO_OK;
@@ -6078,11 +6139,6 @@ RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w,
 /* ---- 7. PREFETCHER: implementation ------------------------------------------------------------- */
 
 #ifdef RECIO_THREADS
-/* pthread.h's core (create, join, mutex, cond) needs no feature macro, so a late include is fine */
-#if !defined(RECIO__POSIX) && !defined(__unix__) && !defined(__APPLE__)
-#error "recio: RECIO_THREADS needs POSIX threads (pthreads) on this platform"
-#endif
-#include <pthread.h>
 
 /* A slot is FREE (producers may claim it), BUSY (a callback fills it), READY (waits for the
    consumer) or HELD (the consumer has it). Slots are claimed in item order, so at most `depth`
