@@ -50,7 +50,7 @@ $(BUILD)/recio: $(wildcard tools/*.c) tools/cli.h $(BUILD)/librecio.a
 $(BUILD)/examples/%: examples/%.c $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
-$(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/librecio.a
+$(BUILD)/tests/%$(EXE): tests/%.c tests/test.h $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
 # libjpeg-turbo (its libjpeg API, -ljpeg) is probed with $(CC) when a recipe runs, after turbo-deps has
@@ -71,11 +71,11 @@ $(BUILD)/tests/test_image_turbo: tests/test_image_turbo.c tests/test.h $(BUILD)/
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS) $(call TURBO_IF,-DRECIO_TEST_TURBO -ljpeg)
 # The header, implementation included, must also be clean C++.
-$(BUILD)/tests/test_cpp: tests/cpp_unit.cpp tests/test.h $(HDR) | deps
+$(BUILD)/tests/test_cpp$(EXE): tests/cpp_unit.cpp tests/test.h $(HDR) | deps
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(WARN) $(OPT) $(EXTRA_CFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)
 # Each libFuzzer harness also builds as a test that replays its corpus (tests/data/fuzz/NAME).
-$(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/librecio.a
+$(BUILD)/tests/fuzz_%$(EXE): tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) -DFUZZ_NAME='"$*"' $< tests/fuzz/replay.c -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
 $(BUILD)/bench/%: bench/%.c bench/bench.h $(BUILD)/librecio.a
@@ -153,6 +153,18 @@ fuzz: deps turbo-deps
 	  build/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build/fuzz/$$f/ -print_final_stats=1 \
 	    build/fuzz/corpus-$$f tests/data/fuzz/$$f tests/data/compat tests/data/photos 2>&1 | tail -4 || exit 1; done
 
+# Windows (make cross ARCH=win64): the library and the part of the suite that is portable C (the
+# command-line tool and the tests that drive it are POSIX-only), built with mingw-w64, linked
+# statically and run under wine in its own prefix, made without questions on first use.
+EXE ?=
+PORTABLE_TESTS = $(patsubst %,$(BUILD)/tests/%$(EXE),test_config test_image test_image_spec test_image_turbo test_iter \
+                 test_iter_nothreads test_kernels test_prefetch test_recordio test_split_compat test_split_props \
+                 test_strict_c99 test_cpp) $(patsubst %,$(BUILD)/tests/fuzz_%$(EXE),$(FUZZERS))
+.PHONY: test-portable
+test-portable: deps $(BUILD)/librecio.a $(PORTABLE_TESTS)
+	@RUN="$(RUN)" tests/run.sh $(PORTABLE_TESTS)
+WINE = env WINEPREFIX=$(abspath build/wine) WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" wine
+
 # Cross builds run the test suite under qemu-user; s390x is big-endian.
 ARCH ?= s390x
 TRIPLE_aarch64 = aarch64-linux-gnu
@@ -165,8 +177,19 @@ QEMU_s390x   = qemu-s390x
 # with -mfpu=neon, and so do these tests, so that the NEON kernel column runs under QEMU.
 XFLAGS_armhf = -mfpu=neon
 TRIPLE = $(TRIPLE_$(ARCH))
+TRIPLE_win64 = x86_64-w64-mingw32
 cross: deps
-	@[ -n "$(TRIPLE)" ] || { echo "recio: ARCH must be aarch64, armhf or s390x"; exit 2; }
+	@[ -n "$(TRIPLE)" ] || { echo "recio: ARCH must be aarch64, armhf, s390x or win64"; exit 2; }
+	@if [ "$(ARCH)" = win64 ]; then $(MAKE) --no-print-directory cross-win64; else $(MAKE) --no-print-directory cross-linux; fi
+.PHONY: cross-linux cross-win64
+cross-win64:
+	@if ! command -v $(TRIPLE)-gcc >/dev/null 2>&1 || ! command -v $(TRIPLE)-g++ >/dev/null 2>&1 || ! command -v wine >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine wine64 >/dev/null; \
+	  else echo "recio: install gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine wine64"; exit 1; fi; fi
+	@[ -d build/wine ] || { echo "recio: making a wine prefix in build/wine"; mkdir -p build/wine && $(WINE)boot -i >/dev/null 2>&1; }
+	$(MAKE) test-portable BUILD=build/win64 EXE=.exe CC=$(TRIPLE)-gcc CXX=$(TRIPLE)-g++ AR=$(TRIPLE)-ar \
+	  LDFLAGS=-static RUN="$(WINE)"
+cross-linux:
 	@if ! command -v $(TRIPLE)-gcc >/dev/null 2>&1 || ! command -v $(TRIPLE)-g++ >/dev/null 2>&1 || ! command -v $(QEMU_$(ARCH)) >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq gcc-$(TRIPLE) g++-$(TRIPLE) qemu-user >/dev/null; \
 	  else echo "recio: install gcc-$(TRIPLE) g++-$(TRIPLE) qemu-user"; exit 1; fi; fi
