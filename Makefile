@@ -2,14 +2,30 @@
 #   make test       run the test suite (installs libstb-dev first when missing)
 #   make demo       the main job, end to end, on the sample data
 #   make sanitize   the tests under ASan + UBSan        make tsan   threaded tests under TSan
-#   make bench      benchmarks (tables with ratios)     make cross ARCH=aarch64|armhf|s390x
+#   make bench      benchmarks (tables with ratios)     make cross ARCH=aarch64|armhf|s390x|win64
+#   make CROSS=aarch64-linux-gnu-   library, CLI and examples for a board, in build/aarch64-linux-gnu
+#   make freestanding               Cortex-M4 (arm-none-eabi, newlib): libraries and a linked program
 #   make install PREFIX=/usr/local                      make clean
+# CROSS=PREFIX- builds with PREFIXgcc, PREFIXg++ and PREFIXar into build/PREFIX (README: "Building
+# for a board"); the target's libjpeg-turbo is used when that compiler can link it, else stb_image.
+CROSS   ?=
+ifneq ($(CROSS),)
+ifeq ($(origin CC),default)
+CC       = $(CROSS)gcc
+endif
+ifeq ($(origin CXX),default)
+CXX      = $(CROSS)g++
+endif
+ifeq ($(origin AR),default)
+AR       = $(CROSS)ar
+endif
+endif
 CC      ?= cc
 CXX     ?= c++
 # JPEG decoding: libjpeg-turbo (RECIO_TURBOJPEG, -ljpeg) by default, installed when missing and allowed;
 # `make JPEG=stb` builds the stb_image-only decoder, into build/stb.
 JPEG    ?= turbo
-BUILD   ?= build$(if $(filter stb,$(JPEG)),/stb)
+BUILD   ?= build$(if $(CROSS),/$(patsubst %-,%,$(CROSS)))$(if $(filter stb,$(JPEG)),/stb)
 OPT     ?= -O2
 STB     ?= /usr/include/stb
 PREFIX  ?= /usr/local
@@ -62,7 +78,7 @@ TURBO_IF = $(shell $(TURBO_PROBE) && echo $(1))
 JPEG_CFLAGS = $(if $(filter turbo,$(JPEG)),$(call TURBO_IF,-DRECIO_TURBOJPEG))
 JPEG_LIBS   = $(if $(filter turbo,$(JPEG)),$(call TURBO_IF,-ljpeg))
 turbo-deps:
-	@$(TURBO_PROBE) || [ -n "$(RUN)" ] || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1 || \
+	@$(TURBO_PROBE) || [ -n "$(RUN)$(CROSS)" ] || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1 || \
 	  { echo "recio: installing libjpeg62-turbo-dev (the fast JPEG decoder)"; \
 	    apt-get install -y -qq libjpeg62-turbo-dev >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq libjpeg62-turbo-dev >/dev/null; } || true; }
 	@[ "$(JPEG)" != turbo ] || $(TURBO_PROBE) || \
