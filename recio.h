@@ -65,7 +65,8 @@
 
    MEMORY
       Every allocation goes through RECIO_MALLOC / RECIO_REALLOC / RECIO_FREE (define all or none),
-      or through the recio_allocator set in a *_desc, which wins when set. Options structs
+      or through the recio_allocator set in a *_desc, which wins when set; stb_image's allocations
+      too, through the allocator of the call that decodes (libjpeg-turbo's use malloc). Options structs
       (recio_*_desc) mean "defaults" when zeroed.
 
    CONFIGURATION (define before the implementation)
@@ -539,7 +540,8 @@ RECIODEF void recio_image_set(recio_image *img, int x, int y, int c, float v);
    TGA, GIF (first frame), PSD, PNM, HDR. channels: 1, 3, 4, or 0 = as stored (2 = grey+alpha becomes 4).
    Always u8 HWC, owned. A corrupt or truncated image is RECIO_ERR_DECODE; recio_image_decode_ex also
    writes stb's reason ("decode: bad huffman code") into errmsg (errmsg_size bytes, may be NULL).
-   stb allocates inside; the pixels come from RECIO_MALLOC. */
+   stb's working memory and the pixels come from RECIO_MALLOC here; recio_transform_apply_encoded and
+   the iterator decode through their desc's allocator instead (stb's allocations included). */
 RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_t n, int channels);
 RECIODEF recio_err recio_image_decode_ex(recio_image *out, const void *bytes, size_t n, int channels, char *errmsg,
                                          size_t errmsg_size);
@@ -894,6 +896,7 @@ RECIODEF uint64_t recio_batch_checksum(const recio_batch *b);
 #include <pthread.h>
 #else
 #error "recio: RECIO_THREADS needs POSIX or Win32 threads, and this target has neither: build without RECIO_THREADS (the iterator then runs on the calling thread), or define RECIO_HAVE_PTHREADS if <pthread.h> works here"
+#undef RECIO_THREADS /* the message above is the only one: nothing below asks for threads */
 #endif
 #endif
 
@@ -3813,6 +3816,9 @@ RECIODEF void recio_split_close(recio_split *s) {
    attribute and chosen at run time, so a default x86-64 build runs on any x86-64 and still uses
    AVX2 where the CPU has it; NEON is there whenever the compiler targets it (aarch64 always, ARMv7
    with -mfpu=neon), and then stb_image's NEON JPEG paths are switched on too. */
+#if defined(__TINYC__) && !defined(RECIO_NO_SIMD) /* tcc has no intrinsics headers */
+#define RECIO_NO_SIMD
+#endif
 #if !defined(RECIO_NO_SIMD)
 #if defined(__SSE2__) || defined(_M_X64)
 #define RECIO__SSE2 1
@@ -4357,22 +4363,59 @@ static int recio__is_u8hwc(const recio_image *img) {
 
 /* stb_image is built here, private to recio (STB_IMAGE_STATIC), so it never clashes with the user's
    own copy; RECIO_NO_STB_IMPLEMENTATION uses the user's stb_image instead. Only decoding from memory
-   is needed (STBI_NO_STDIO keeps stdio out), and stb allocates through recio's allocator. */
+   is needed (STBI_NO_STDIO keeps stdio out). */
 #ifndef RECIO_NO_STB_IMPLEMENTATION
 #define STB_IMAGE_STATIC
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_NO_STDIO
+#define STBI_ASSERT(x) RECIO_ASSERT(x)
+/* stb keeps its failure reason in a thread-local, which needs the OS's thread pointer
+   (__aeabi_read_tp on ARM): without an OS and without RECIO_THREADS, a plain static will do. */
+#if !defined(__unix__) && !defined(__unix) && !defined(__APPLE__) && !defined(_WIN32) && !defined(RECIO_THREADS)
+#define STBI_NO_THREAD_LOCALS
+#endif
+/* stb allocates through the allocator of the recio call that decodes (a transform's or iterator's
+   desc.alloc; RECIO_MALLOC for recio_image_decode). stb takes no allocator argument, so for the
+   length of one decode the call's allocator is reached through a pointer of the calling thread,
+   put back when the decode returns: a plain static where there is no OS (and so no threads). A
+   compiler with no thread-local storage (tcc) keeps RECIO_MALLOC for stb. */
+#if defined(STBI_NO_THREAD_LOCALS)
+#define RECIO__STB_TLS
+#elif defined(__cplusplus) && __cplusplus >= 201103L
+#define RECIO__STB_TLS thread_local
+#elif defined(_MSC_VER)
+#define RECIO__STB_TLS __declspec(thread)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
+#define RECIO__STB_TLS _Thread_local
+#elif (defined(__GNUC__) || defined(__clang__)) && !defined(__TINYC__)
+#define RECIO__STB_TLS __thread
+#endif
+#ifdef RECIO__STB_TLS
+static RECIO__STB_TLS const recio_allocator *recio__stb_alloc;
+static void *recio__stb_malloc(size_t n) { return recio__malloc(recio__stb_alloc, n); }
+static void *recio__stb_realloc(void *p, size_t old, size_t n) { return recio__realloc(recio__stb_alloc, p, old, n); }
+static void recio__stb_free(void *p) { recio__free(recio__stb_alloc, p); }
+#define STBI_MALLOC(sz) recio__stb_malloc(sz)
+#define STBI_REALLOC_SIZED(p, oldsz, newsz) recio__stb_realloc(p, oldsz, newsz)
+#define STBI_FREE(p) recio__stb_free(p)
+#else
 #define STBI_MALLOC(sz) RECIO_MALLOC(sz, NULL)
 #define STBI_REALLOC(p, sz) RECIO_REALLOC(p, sz, NULL)
 #define STBI_FREE(p) RECIO_FREE(p, NULL)
-#define STBI_ASSERT(x) RECIO_ASSERT(x)
+#endif
 #endif
 /* stb_image 2.27 declares stbi_set_unpremultiply_on_load_thread but defines it under the misspelt
    name stbi__unpremultiply_on_load_thread; with STB_IMAGE_STATIC that is a static function declared
    and never defined, which -Wunused-function reports at the end of the translation unit (so a
    diagnostic push/pop around the include cannot catch it). Giving both spellings one name makes the
    declaration match the definition. */
-#if !defined(RECIO_NO_STB_IMPLEMENTATION) && !defined(stbi_set_unpremultiply_on_load_thread)
+#if !defined(RECIO_NO_STB_IMPLEMENTATION) && defined(STBI_NO_THREAD_LOCALS)
+/* Without thread-locals stb defines none of its *_thread setters (recio calls none): bodies below. */
+#define stbi_convert_iphone_png_to_rgb_thread recio__stbi_iphone_thread
+#define stbi_set_flip_vertically_on_load_thread recio__stbi_flip_thread
+#define stbi_set_unpremultiply_on_load_thread recio__stbi_unpremultiply_thread
+#define RECIO__STB_TLS_STUBS
+#elif !defined(RECIO_NO_STB_IMPLEMENTATION) && !defined(stbi_set_unpremultiply_on_load_thread)
 #define stbi_set_unpremultiply_on_load_thread stbi__unpremultiply_on_load_thread
 #endif
 /* With STB_IMAGE_STATIC every stb function recio does not call is an unused static function:
@@ -4382,6 +4425,11 @@ static int recio__is_u8hwc(const recio_image *img) {
 #pragma GCC diagnostic ignored "-Wunused-function"
 #endif
 #include "stb_image.h"
+#ifdef RECIO__STB_TLS_STUBS
+static void recio__stbi_iphone_thread(int flag) { (void)flag; }
+static void recio__stbi_flip_thread(int flag) { (void)flag; }
+static void recio__stbi_unpremultiply_thread(int flag) { (void)flag; }
+#endif
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -4402,15 +4450,44 @@ static int recio__is_u8hwc(const recio_image *img) {
 
 static int recio__jpeg_dht_ok(const unsigned char *b, size_t n);
 
-RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h, int *channels) {
-    int x = 0, y = 0, c = 0;
+/* Calls into stb between these two allocate through a (NULL: RECIO_MALLOC); begin returns the
+   allocator to give back to end. */
+static const recio_allocator *recio__stb_begin(const recio_allocator *a) {
+#if defined(RECIO__STB_TLS)
+    const recio_allocator *saved = recio__stb_alloc;
+    recio__stb_alloc = a;
+    return saved;
+#else
+    (void)a;
+    return NULL;
+#endif
+}
+
+static void recio__stb_end(const recio_allocator *saved) {
+#if defined(RECIO__STB_TLS)
+    recio__stb_alloc = saved;
+#else
+    (void)saved;
+#endif
+}
+
+static recio_err recio__info(const void *bytes, size_t n, int *w, int *h, int *channels, const recio_allocator *a) {
+    int x = 0, y = 0, c = 0, ok;
+    const recio_allocator *saved;
     if (!bytes || n == 0 || n > INT_MAX) return RECIO_ERR_ARG;
     if (!recio__jpeg_dht_ok((const unsigned char *)bytes, n)) return RECIO_ERR_DECODE; /* stb reads tables here too */
-    if (!stbi_info_from_memory((const stbi_uc *)bytes, (int)n, &x, &y, &c)) return RECIO_ERR_DECODE;
+    saved = recio__stb_begin(a);
+    ok = stbi_info_from_memory((const stbi_uc *)bytes, (int)n, &x, &y, &c);
+    recio__stb_end(saved);
+    if (!ok) return RECIO_ERR_DECODE;
     if (w) *w = x;
     if (h) *h = y;
     if (channels) *channels = c;
     return RECIO_OK;
+}
+
+RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h, int *channels) {
+    return recio__info(bytes, n, w, h, channels, NULL);
 }
 
 #ifdef RECIO_TURBOJPEG
@@ -4612,10 +4689,14 @@ static int recio__jpeg_dht_ok(const unsigned char *b, size_t n) {
     return 1;
 }
 
-RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes, size_t n, int channels, int min_short,
-                                             char *errmsg, size_t errmsg_size) {
-    int w = 0, h = 0, c = 0, want = channels;
-    stbi_uc *px;
+static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
+                                   size_t errmsg_size, const recio_allocator *a);
+
+/* Decode with stb's allocations (and so the pixels, unless libjpeg-turbo decodes) through a. */
+static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, int channels, int min_short, char *errmsg,
+                               size_t errmsg_size, const recio_allocator *a) {
+    const recio_allocator *saved;
+    recio_err e;
     if (errmsg && errmsg_size) errmsg[0] = 0;
     if (!out || !bytes || n == 0 || n > INT_MAX || (channels != 0 && channels != 1 && channels != 3 && channels != 4)) {
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad arguments");
@@ -4628,6 +4709,21 @@ RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes
 #else
     (void)min_short;
 #endif
+    saved = recio__stb_begin(a);
+    e = recio__decode_stb(out, bytes, n, channels, errmsg, errmsg_size, a);
+    recio__stb_end(saved);
+    return e;
+}
+
+RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes, size_t n, int channels, int min_short,
+                                             char *errmsg, size_t errmsg_size) {
+    return recio__decode(out, bytes, n, channels, min_short, errmsg, errmsg_size, NULL);
+}
+
+static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
+                                   size_t errmsg_size, const recio_allocator *a) {
+    int w = 0, h = 0, c = 0;
+    stbi_uc *px;
     if (!recio__jpeg_dht_ok((const unsigned char *)bytes, n)) {
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad Huffman table (more than 256 symbols, or used before it is defined)");
         return RECIO_ERR_DECODE;
@@ -4648,13 +4744,20 @@ RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes
 #ifdef RECIO_NO_STB_IMPLEMENTATION
     { /* the user's stb allocates with its own malloc: hand out pixels that recio_image_free can free */
         recio_image copy = recio_image_wrap(px, w, h, want, RECIO_U8, RECIO_HWC, 0);
-        recio_err e = recio_image_copy(&copy, out);
+        recio_err e;
+        if (a) out->alloc = *a;
+        e = recio_image_copy(&copy, out);
         stbi_image_free(px);
         return e;
     }
 #else
     *out = recio_image_shape(w, h, want, RECIO_U8, RECIO_HWC);
-    out->data = out->owned = px; /* stb allocated through RECIO_MALLOC */
+    out->data = out->owned = px;
+#if defined(RECIO__STB_TLS)
+    if (a) out->alloc = *a; /* stb allocated through a */
+#else
+    (void)a; /* stb allocated through RECIO_MALLOC */
+#endif
     return RECIO_OK;
 #endif
 fail:
@@ -6338,7 +6441,7 @@ RECIODEF recio_err recio_transform_apply_encoded(const recio_transform *t, const
     if (n >= 3 && ((const unsigned char *)bytes)[0] == 0xff && ((const unsigned char *)bytes)[1] == 0xd8)
         return recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, &d, errmsg, errmsg_size);
 #endif
-    if ((e = recio_image_decode_ex(&img, bytes, n, d.channels, errmsg, errmsg_size)) != RECIO_OK) return e;
+    if ((e = recio__decode(&img, bytes, n, d.channels, 0, errmsg, errmsg_size, &t->alloc)) != RECIO_OK) return e;
     e = recio_transform_apply_scratch(t, &img, out, seed, d.scratch, d.scratch_size);
     recio_image_free(&img);
     if (e != RECIO_OK && errmsg) recio__fmt(errmsg, errmsg_size, "transform: %s", recio_strerror(e));
@@ -7119,7 +7222,7 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     int w = 0, h = 0;
     memset(&d, 0, sizeof d);
     d.channels = it->d.channels;
-    if (recio_image_info(ir->image, ir->image_size, &w, &h, NULL) == RECIO_OK &&
+    if (recio__info(ir->image, ir->image_size, &w, &h, NULL, &it->d.alloc) == RECIO_OK &&
         recio__it_reserve(&it->d.alloc, sc, recio_transform_scratch_size(it->tf, w, h, it->d.channels ? it->d.channels : 4)))
         return recio__fmt(what, RECIO_ITER_ERRMSG, "no memory for a %dx%d image", w, h), RECIO_ERR_NOMEM;
     d.scratch = sc->cap ? sc->p : NULL; /* no header stb knows: the decode reports it */
@@ -7254,7 +7357,7 @@ static recio_err recio__it_spec(recio_iter *it) {
     memset(&out, 0, sizeof out);
     what[0] = 0;
     if ((e = recio_irecord_unpack(&ir, rec.data, rec.size)) == RECIO_OK &&
-        (e = recio_image_decode_ex(&img, ir.image, ir.image_size, it->d.channels, what, sizeof what)) == RECIO_OK &&
+        (e = recio__decode(&img, ir.image, ir.image_size, it->d.channels, 0, what, sizeof what, &it->d.alloc)) == RECIO_OK &&
         (e = recio_transform_apply(it->tf, &img, &out, 0)) == RECIO_OK) {
         it->shape = recio_image_shape(out.width, out.height, out.channels, out.dtype, out.layout);
         it->d.item_bytes = recio_image_bytes(&it->shape);
