@@ -4,7 +4,8 @@
 #   make sanitize   the tests under ASan + UBSan        make tsan   threaded tests under TSan
 #   make bench      benchmarks (tables with ratios)     make cross ARCH=aarch64|armhf|s390x|win64
 #   make CROSS=aarch64-linux-gnu-   library, CLI and examples for a board, in build/aarch64-linux-gnu
-#   make freestanding               Cortex-M4 (arm-none-eabi, newlib): libraries and a linked program
+#   make freestanding               Cortex-M4 (arm-none-eabi, newlib): libraries and linked programs
+#   make tcc                        the header built with tcc
 #   make install PREFIX=/usr/local                      make clean
 # CROSS=PREFIX- builds with PREFIXgcc, PREFIXg++ and PREFIXar into build/PREFIX (README: "Building
 # for a board"); the target's libjpeg-turbo is used when that compiler can link it, else stb_image.
@@ -129,7 +130,9 @@ $(NOIMG)/copy_records: examples/copy_records.c $(HDR)
 	cd $(NOIMG)/plain && $(CC) -std=c99 $(WARN) $(EXTRA_CFLAGS) copy.c -o ../copy_records $(LDFLAGS)
 
 test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records
-	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" tests/run.sh $(TESTS) $(NOIMG_TESTS)
+	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer
+# board_infer builds its own private implementation (RECIO_STATIC, no stdio, no heap).
+$(BUILD)/examples/board_infer: examples/board_jpeg.h $(HDR)
 
 demo: all
 	@RECIO=$(BUILD)/recio sh examples/demo.sh
@@ -180,6 +183,52 @@ PORTABLE_TESTS = $(patsubst %,$(BUILD)/tests/%$(EXE),test_config test_image test
 test-portable: deps $(BUILD)/librecio.a $(PORTABLE_TESTS)
 	@RUN="$(RUN)" tests/run.sh $(PORTABLE_TESTS)
 WINE = env WINEPREFIX=$(abspath build/wine) WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" wine
+
+# Bare metal: a Cortex-M4 with newlib (Debian gcc-arm-none-eabi, libnewlib-arm-none-eabi, installed
+# when missing and allowed). The implementation builds in three configurations (ISO stdio files,
+# RECIO_NO_STDIO, RECIO_STATIC); the RECIO_NO_STDIO object must reference no OS call; RECIO_THREADS
+# must stop at recio's one #error; examples/board_infer.c (decode and transform, arena, no heap) and a
+# program holding the whole RECIO_NO_STDIO library (records, index, split, image ops, stb) link
+# without --gc-sections. newlib's nosys stubs stand in for the board support package.
+FS_X     = arm-none-eabi-
+FS_CC    = $(FS_X)gcc
+FS       = build/cortex-m4
+FS_FLAGS = -mcpu=cortex-m4 -mthumb -Os -std=c99 $(WARN) -I. -I$(STB)
+FS_OS    = open close read write lseek fstat stat mmap munmap posix_madvise glob globfree opendir readdir closedir \
+           fsync writev rename remove fopen fclose fread fwrite fseek pthread_create pthread_mutex_lock __aeabi_read_tp
+.PHONY: freestanding
+freestanding: deps
+	@if ! command -v $(FS_CC) >/dev/null 2>&1 || [ ! -f "$$($(FS_CC) -print-file-name=libc.a)" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then echo "recio: installing gcc-arm-none-eabi libnewlib-arm-none-eabi"; \
+	    apt-get update -qq && apt-get install -y -qq gcc-arm-none-eabi libnewlib-arm-none-eabi >/dev/null; \
+	  else echo "recio: install gcc-arm-none-eabi libnewlib-arm-none-eabi"; exit 1; fi; fi
+	@mkdir -p $(FS)
+	$(FS_CC) $(FS_FLAGS) -c recio_impl.c -o $(FS)/recio_stdio.o
+	$(FS_CC) $(FS_FLAGS) -DRECIO_STATIC -c recio_impl.c -o $(FS)/recio_static.o
+	$(FS_CC) $(FS_FLAGS) -DRECIO_NO_STDIO -c recio_impl.c -o $(FS)/recio.o
+	$(FS_X)ar rcs $(FS)/librecio.a $(FS)/recio.o
+	@bad=$$($(FS_X)nm -u $(FS)/recio.o | awk '{print $$2}' | grep -xE '$(shell echo $(FS_OS) | tr ' ' '|')'); \
+	  if [ -n "$$bad" ]; then echo "recio: RECIO_NO_STDIO still references: $$bad"; exit 1; fi; \
+	  echo "recio: RECIO_NO_STDIO references no OS call"
+	@if $(FS_CC) $(FS_FLAGS) -DRECIO_NO_STDIO -DRECIO_THREADS -c recio_impl.c -o $(FS)/threads.o 2>$(FS)/threads.err; then \
+	  echo "recio: RECIO_THREADS built without threads"; exit 1; fi; \
+	  if [ "$$(grep -c ': error:' $(FS)/threads.err)" != 1 ] || ! grep -q 'RECIO_THREADS needs POSIX or Win32 threads' $(FS)/threads.err; then \
+	    cat $(FS)/threads.err; echo "recio: RECIO_THREADS should stop at one #error"; exit 1; fi; \
+	  echo "recio: RECIO_THREADS stops at: $$(grep -m1 -o 'RECIO_THREADS needs[^:]*' $(FS)/threads.err)"
+	$(FS_CC) $(FS_FLAGS) --specs=nosys.specs tests/test_freestanding.c $(FS)/recio.o -o $(FS)/freestanding.elf -lm
+	$(FS_CC) $(FS_FLAGS) --specs=nosys.specs examples/board_infer.c -o $(FS)/board_infer.elf -lm
+	@$(FS_X)size $(FS)/freestanding.elf $(FS)/board_infer.elf
+
+# tcc (Debian tcc, installed when missing and allowed) builds the header as it is, threads and images
+# included, and the strict-C99 test it builds passes.
+.PHONY: tcc
+tcc: deps
+	@command -v tcc >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq tcc >/dev/null; } \
+	  || { echo "recio: install tcc"; exit 1; }
+	@mkdir -p build/tcc
+	tcc -I. -I$(STB) -DRECIO_THREADS -c recio_impl.c -o build/tcc/recio.o
+	tcc -I. -I$(STB) -DRECIO_THREADS tests/test_strict_c99.c -o build/tcc/test_strict_c99 -lm -lpthread
+	@tests/run.sh build/tcc/test_strict_c99
 
 # Cross builds run the test suite under qemu-user; s390x is big-endian.
 ARCH ?= s390x
