@@ -2,14 +2,31 @@
 #   make test       run the test suite (installs libstb-dev first when missing)
 #   make demo       the main job, end to end, on the sample data
 #   make sanitize   the tests under ASan + UBSan        make tsan   threaded tests under TSan
-#   make bench      benchmarks (tables with ratios)     make cross ARCH=aarch64|armhf|s390x
+#   make bench      benchmarks (tables with ratios)     make cross ARCH=aarch64|armhf|s390x|win64
+#   make CROSS=aarch64-linux-gnu-   library, CLI and examples for a board, in build/aarch64-linux-gnu
+#   make freestanding               Cortex-M4 (arm-none-eabi, newlib): libraries and linked programs
+#   make tcc                        the header built with tcc
 #   make install PREFIX=/usr/local                      make clean
+# CROSS=PREFIX- builds with PREFIXgcc, PREFIXg++ and PREFIXar into build/PREFIX (README: "Building
+# for a board"); the target's libjpeg-turbo is used when that compiler can link it, else stb_image.
+CROSS   ?=
+ifneq ($(CROSS),)
+ifeq ($(origin CC),default)
+CC       = $(CROSS)gcc
+endif
+ifeq ($(origin CXX),default)
+CXX      = $(CROSS)g++
+endif
+ifeq ($(origin AR),default)
+AR       = $(CROSS)ar
+endif
+endif
 CC      ?= cc
 CXX     ?= c++
 # JPEG decoding: libjpeg-turbo (RECIO_TURBOJPEG, -ljpeg) by default, installed when missing and allowed;
 # `make JPEG=stb` builds the stb_image-only decoder, into build/stb.
 JPEG    ?= turbo
-BUILD   ?= build$(if $(filter stb,$(JPEG)),/stb)
+BUILD   ?= build$(if $(CROSS),/$(patsubst %-,%,$(CROSS)))$(if $(filter stb,$(JPEG)),/stb)
 OPT     ?= -O2
 STB     ?= /usr/include/stb
 PREFIX  ?= /usr/local
@@ -50,7 +67,7 @@ $(BUILD)/recio: $(wildcard tools/*.c) tools/cli.h $(BUILD)/librecio.a
 $(BUILD)/examples/%: examples/%.c $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
-$(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/librecio.a
+$(BUILD)/tests/%$(EXE): tests/%.c tests/test.h $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
 # libjpeg-turbo (its libjpeg API, -ljpeg) is probed with $(CC) when a recipe runs, after turbo-deps has
@@ -62,7 +79,7 @@ TURBO_IF = $(shell $(TURBO_PROBE) && echo $(1))
 JPEG_CFLAGS = $(if $(filter turbo,$(JPEG)),$(call TURBO_IF,-DRECIO_TURBOJPEG))
 JPEG_LIBS   = $(if $(filter turbo,$(JPEG)),$(call TURBO_IF,-ljpeg))
 turbo-deps:
-	@$(TURBO_PROBE) || [ -n "$(RUN)" ] || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1 || \
+	@$(TURBO_PROBE) || [ -n "$(RUN)$(CROSS)" ] || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1 || \
 	  { echo "recio: installing libjpeg62-turbo-dev (the fast JPEG decoder)"; \
 	    apt-get install -y -qq libjpeg62-turbo-dev >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq libjpeg62-turbo-dev >/dev/null; } || true; }
 	@[ "$(JPEG)" != turbo ] || $(TURBO_PROBE) || \
@@ -71,11 +88,11 @@ $(BUILD)/tests/test_image_turbo: tests/test_image_turbo.c tests/test.h $(BUILD)/
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS) $(call TURBO_IF,-DRECIO_TEST_TURBO -ljpeg)
 # The header, implementation included, must also be clean C++.
-$(BUILD)/tests/test_cpp: tests/cpp_unit.cpp tests/test.h $(HDR) | deps
+$(BUILD)/tests/test_cpp$(EXE): tests/cpp_unit.cpp tests/test.h $(HDR) | deps
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(WARN) $(OPT) $(EXTRA_CFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)
 # Each libFuzzer harness also builds as a test that replays its corpus (tests/data/fuzz/NAME).
-$(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/librecio.a
+$(BUILD)/tests/fuzz_%$(EXE): tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) -DFUZZ_NAME='"$*"' $< tests/fuzz/replay.c -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
 $(BUILD)/bench/%: bench/%.c bench/bench.h $(BUILD)/librecio.a
@@ -113,7 +130,9 @@ $(NOIMG)/copy_records: examples/copy_records.c $(HDR)
 	cd $(NOIMG)/plain && $(CC) -std=c99 $(WARN) $(EXTRA_CFLAGS) copy.c -o ../copy_records $(LDFLAGS)
 
 test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records
-	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" tests/run.sh $(TESTS) $(NOIMG_TESTS)
+	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer
+# board_infer builds its own private implementation (RECIO_STATIC, no stdio, no heap).
+$(BUILD)/examples/board_infer: examples/board_jpeg.h $(HDR)
 
 demo: all
 	@RECIO=$(BUILD)/recio sh examples/demo.sh
@@ -153,6 +172,64 @@ fuzz: deps turbo-deps
 	  build/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build/fuzz/$$f/ -print_final_stats=1 \
 	    build/fuzz/corpus-$$f tests/data/fuzz/$$f tests/data/compat tests/data/photos 2>&1 | tail -4 || exit 1; done
 
+# Windows (make cross ARCH=win64): the library and the part of the suite that is portable C (the
+# command-line tool and the tests that drive it are POSIX-only), built with mingw-w64, linked
+# statically and run under wine in its own prefix, made without questions on first use.
+EXE ?=
+PORTABLE_TESTS = $(patsubst %,$(BUILD)/tests/%$(EXE),test_config test_image test_image_spec test_image_turbo test_iter \
+                 test_iter_nothreads test_kernels test_prefetch test_recordio test_split_compat test_split_props \
+                 test_strict_c99 test_cpp) $(patsubst %,$(BUILD)/tests/fuzz_%$(EXE),$(FUZZERS))
+.PHONY: test-portable
+test-portable: deps $(BUILD)/librecio.a $(PORTABLE_TESTS)
+	@RUN="$(RUN)" tests/run.sh $(PORTABLE_TESTS)
+WINE = env WINEPREFIX=$(abspath build/wine) WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" wine
+
+# Bare metal: a Cortex-M4 with newlib (Debian gcc-arm-none-eabi, libnewlib-arm-none-eabi, installed
+# when missing and allowed). The implementation builds in three configurations (ISO stdio files,
+# RECIO_NO_STDIO, RECIO_STATIC); the RECIO_NO_STDIO object must reference no OS call; RECIO_THREADS
+# must stop at recio's one #error; examples/board_infer.c (decode and transform, arena, no heap) and a
+# program holding the whole RECIO_NO_STDIO library (records, index, split, image ops, stb) link
+# without --gc-sections. newlib's nosys stubs stand in for the board support package.
+FS_X     = arm-none-eabi-
+FS_CC    = $(FS_X)gcc
+FS       = build/cortex-m4
+FS_FLAGS = -mcpu=cortex-m4 -mthumb -Os -std=c99 $(WARN) -I. -I$(STB)
+FS_OS    = open close read write lseek fstat stat mmap munmap posix_madvise glob globfree opendir readdir closedir \
+           fsync writev rename remove fopen fclose fread fwrite fseek pthread_create pthread_mutex_lock __aeabi_read_tp
+.PHONY: freestanding
+freestanding: deps
+	@if ! command -v $(FS_CC) >/dev/null 2>&1 || [ ! -f "$$($(FS_CC) -print-file-name=libc.a)" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then echo "recio: installing gcc-arm-none-eabi libnewlib-arm-none-eabi"; \
+	    apt-get update -qq && apt-get install -y -qq gcc-arm-none-eabi libnewlib-arm-none-eabi >/dev/null; \
+	  else echo "recio: install gcc-arm-none-eabi libnewlib-arm-none-eabi"; exit 1; fi; fi
+	@mkdir -p $(FS)
+	$(FS_CC) $(FS_FLAGS) -c recio_impl.c -o $(FS)/recio_stdio.o
+	$(FS_CC) $(FS_FLAGS) -DRECIO_STATIC -c recio_impl.c -o $(FS)/recio_static.o
+	$(FS_CC) $(FS_FLAGS) -DRECIO_NO_STDIO -c recio_impl.c -o $(FS)/recio.o
+	$(FS_X)ar rcs $(FS)/librecio.a $(FS)/recio.o
+	@bad=$$($(FS_X)nm -u $(FS)/recio.o | awk '{print $$2}' | grep -xE '$(shell echo $(FS_OS) | tr ' ' '|')'); \
+	  if [ -n "$$bad" ]; then echo "recio: RECIO_NO_STDIO still references: $$bad"; exit 1; fi; \
+	  echo "recio: RECIO_NO_STDIO references no OS call"
+	@if $(FS_CC) $(FS_FLAGS) -DRECIO_NO_STDIO -DRECIO_THREADS -c recio_impl.c -o $(FS)/threads.o 2>$(FS)/threads.err; then \
+	  echo "recio: RECIO_THREADS built without threads"; exit 1; fi; \
+	  if [ "$$(grep -c ': error:' $(FS)/threads.err)" != 1 ] || ! grep -q 'RECIO_THREADS needs POSIX or Win32 threads' $(FS)/threads.err; then \
+	    cat $(FS)/threads.err; echo "recio: RECIO_THREADS should stop at one #error"; exit 1; fi; \
+	  echo "recio: RECIO_THREADS stops at: $$(grep -m1 -o 'RECIO_THREADS needs[^:]*' $(FS)/threads.err)"
+	$(FS_CC) $(FS_FLAGS) --specs=nosys.specs tests/test_freestanding.c $(FS)/recio.o -o $(FS)/freestanding.elf -lm
+	$(FS_CC) $(FS_FLAGS) --specs=nosys.specs examples/board_infer.c -o $(FS)/board_infer.elf -lm
+	@$(FS_X)size $(FS)/freestanding.elf $(FS)/board_infer.elf
+
+# tcc (Debian tcc, installed when missing and allowed) builds the header as it is, threads and images
+# included, and the strict-C99 test it builds passes.
+.PHONY: tcc
+tcc: deps
+	@command -v tcc >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq tcc >/dev/null; } \
+	  || { echo "recio: install tcc"; exit 1; }
+	@mkdir -p build/tcc
+	tcc -I. -I$(STB) -DRECIO_THREADS -c recio_impl.c -o build/tcc/recio.o
+	tcc -I. -I$(STB) -DRECIO_THREADS tests/test_strict_c99.c -o build/tcc/test_strict_c99 -lm -lpthread
+	@tests/run.sh build/tcc/test_strict_c99
+
 # Cross builds run the test suite under qemu-user; s390x is big-endian.
 ARCH ?= s390x
 TRIPLE_aarch64 = aarch64-linux-gnu
@@ -165,8 +242,19 @@ QEMU_s390x   = qemu-s390x
 # with -mfpu=neon, and so do these tests, so that the NEON kernel column runs under QEMU.
 XFLAGS_armhf = -mfpu=neon
 TRIPLE = $(TRIPLE_$(ARCH))
+TRIPLE_win64 = x86_64-w64-mingw32
 cross: deps
-	@[ -n "$(TRIPLE)" ] || { echo "recio: ARCH must be aarch64, armhf or s390x"; exit 2; }
+	@[ -n "$(TRIPLE)" ] || { echo "recio: ARCH must be aarch64, armhf, s390x or win64"; exit 2; }
+	@if [ "$(ARCH)" = win64 ]; then $(MAKE) --no-print-directory cross-win64; else $(MAKE) --no-print-directory cross-linux; fi
+.PHONY: cross-linux cross-win64
+cross-win64:
+	@if ! command -v $(TRIPLE)-gcc >/dev/null 2>&1 || ! command -v $(TRIPLE)-g++ >/dev/null 2>&1 || ! command -v wine >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine wine64 >/dev/null; \
+	  else echo "recio: install gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine wine64"; exit 1; fi; fi
+	@[ -d build/wine ] || { echo "recio: making a wine prefix in build/wine"; mkdir -p build/wine && $(WINE)boot -i >/dev/null 2>&1; }
+	$(MAKE) test-portable BUILD=build/win64 EXE=.exe CC=$(TRIPLE)-gcc CXX=$(TRIPLE)-g++ AR=$(TRIPLE)-ar \
+	  LDFLAGS=-static RUN="$(WINE)"
+cross-linux:
 	@if ! command -v $(TRIPLE)-gcc >/dev/null 2>&1 || ! command -v $(TRIPLE)-g++ >/dev/null 2>&1 || ! command -v $(QEMU_$(ARCH)) >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq gcc-$(TRIPLE) g++-$(TRIPLE) qemu-user >/dev/null; \
 	  else echo "recio: install gcc-$(TRIPLE) g++-$(TRIPLE) qemu-user"; exit 1; fi; fi

@@ -3,7 +3,8 @@
    recio reads and writes dmlc-core / MXNet RecordIO files byte for byte, splits a dataset across
    workers exactly as dmlc-core's InputSplit does, and turns packed images into tensors with eager,
    one-image-per-call ops. It is one header with no dependency but libc (and stb_image for the image
-   section, pthreads for the optional prefetcher).
+   section, pthreads or Win32 threads for the optional prefetcher). It builds as C99 or C++ with any
+   flags and include order, on Linux, macOS, Windows and bare-metal targets.
 
    Do this:
       #define RECIO_IMPLEMENTATION
@@ -66,16 +67,20 @@
 
    MEMORY
       Every allocation goes through RECIO_MALLOC / RECIO_REALLOC / RECIO_FREE (define all or none),
-      or through the recio_allocator set in a *_desc, which wins when set. Options structs
+      or through the recio_allocator set in a *_desc, which wins when set; stb_image's allocations
+      too, through the allocator of the call that decodes (libjpeg-turbo's use malloc). Options structs
       (recio_*_desc) mean "defaults" when zeroed.
 
    CONFIGURATION (define before the implementation)
       RECIO_STATIC        make every function static (private copy in one translation unit)
-      RECIO_NO_STDIO      no file backend: use memory readers and your own recio_io hooks
+      RECIO_NO_STDIO      no file backend: use memory readers and your own recio_io hooks; nothing
+                          of the OS is referenced then (no open, mmap, stat, glob...): bare metal
       RECIO_MALLOC(sz,u) RECIO_REALLOC(p,sz,u) RECIO_FREE(p,u)   allocator (u = user pointer)
       RECIO_ASSERT(x)     internal checks (default assert.h)
       RECIO_THREADS       build the prefetcher, the threaded iterator and the background writer
-                          (pthreads); without it the iterator runs on the calling thread
+                          (pthreads; Win32 threads on Windows); without it the iterator runs on the
+                          calling thread. A target with neither stops with an #error saying so.
+      RECIO_HAVE_PTHREADS use <pthread.h> where recio would not look for it (an RTOS, winpthreads)
       RECIO_TURBOJPEG     decode JPEG through libjpeg-turbo (link -ljpeg), with DCT scaling and windows
                           (the Makefile's default build; `make JPEG=stb` for stb_image only)
       RECIO_NO_IMAGE      records only: no decoding, ops or transforms, no stb (the image types,
@@ -94,14 +99,6 @@
 */
 #ifndef RECIO_H_INCLUDED
 #define RECIO_H_INCLUDED
-
-/* The implementation uses POSIX (fseeko, fsync, mmap, pthreads) where the host has it. Under a strict
-   -std=c99 those are hidden unless asked for before the first system header: include recio.h first
-   in the implementation file, or build that file in a gnu mode or with _POSIX_C_SOURCE defined. */
-#if defined(RECIO_IMPLEMENTATION) && !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && !defined(_WIN32) && \
-    !defined(_FEATURES_H) /* glibc and musl read feature macros once, at the first system header */
-#define _POSIX_C_SOURCE 200809L
-#endif
 
 #include <stddef.h>
 #include <stdint.h>
@@ -242,7 +239,7 @@ typedef struct recio_reader_desc {
     recio_io io;           /* custom source, used when path is NULL */
     const char *name;      /* name in messages (default: path, or "<memory>" / "<io>") */
     size_t buffer_size;    /* streaming buffer (default 1 MiB); grows for larger records */
-    int use_mmap;          /* map the file and hand out pointers into it (POSIX) */
+    int use_mmap;          /* map the file and hand out pointers into it (POSIX and Windows) */
     recio_allocator alloc;
 } recio_reader_desc;
 
@@ -449,7 +446,7 @@ typedef struct recio_split_desc {
     recio_split_equalize equalize;
     int ordinals;                   /* byte mode: also find the ordinal of the first record when a
                                        part starts inside a file (FILE.idx, else a header hop) */
-    int use_mmap;                   /* 1: map the files (POSIX); -1: never; 0: map them only for
+    int use_mmap;                   /* 1: map the files (POSIX, Windows); -1: never; 0: map them only for
                                        shuffled reads (random access), read through a buffer else */
     size_t buffer_size;             /* reader buffer (default 1 MiB; shuffled: about 2 records) */
     /* Optional opener for another file system; default: the stdio backend. */
@@ -557,7 +554,8 @@ RECIODEF void recio_image_set(recio_image *img, int x, int y, int c, float v);
    TGA, GIF (first frame), PSD, PNM, HDR. channels: 1, 3, 4, or 0 = as stored (2 = grey+alpha becomes 4).
    Always u8 HWC, owned. A corrupt or truncated image is RECIO_ERR_DECODE; recio_image_decode_ex also
    writes stb's reason ("decode: bad huffman code") into errmsg (errmsg_size bytes, may be NULL).
-   stb allocates inside; the pixels come from RECIO_MALLOC. */
+   stb's working memory and the pixels come from RECIO_MALLOC here; recio_transform_apply_encoded and
+   the iterator decode through their desc's allocator instead (stb's allocations included). */
 RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_t n, int channels);
 RECIODEF recio_err recio_image_decode_ex(recio_image *out, const void *bytes, size_t n, int channels, char *errmsg,
                                          size_t errmsg_size);
@@ -901,17 +899,68 @@ RECIODEF uint64_t recio_batch_checksum(const recio_batch *b);
 #include <stdio.h>
 #endif
 
-#if defined(__APPLE__) || (defined(__unix__) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200112L)
+/* ---- platform: which OS services the implementation may call ----
+   RECIO__POSIX  (Unix, macOS; not under RECIO_NO_STDIO) the file backend on file descriptors (open,
+                 read, write, lseek, fstat, fsync, writev), mmap readers, glob and directory uris.
+                 Every call it makes is declared by the system headers whatever the feature macros
+                 and the include order (glibc and musl hide fileno, fseeko and posix_madvise in a
+                 strict -std=c99 file whose first include is a system header: recio uses none of
+                 them, or asks for them by their macros), so the build never quietly loses them.
+   RECIO__WIN32  (Windows; not under RECIO_NO_STDIO) the CRT's stdio with 64-bit seeks, sizes from
+                 _fstati64, _commit, MoveFileEx for the atomic replace, FindFirstFile for uris.
+   otherwise     ISO C stdio (the size from fseek/ftell), or no file at all under RECIO_NO_STDIO:
+                 nothing but the C library's string and math functions is referenced then.
+   RECIO_THREADS uses Win32 threads (SRW locks, condition variables: Vista and later) on Windows,
+   pthreads on Unix and macOS; any other target stops here, before any use. */
+#if !defined(RECIO_NO_STDIO) && (defined(__unix__) || defined(__unix) || defined(__APPLE__)) && !defined(_WIN32)
 #define RECIO__POSIX 1
 #include <sys/types.h>
 #include <sys/stat.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <fcntl.h>
 #include <unistd.h>
+#elif !defined(RECIO_NO_STDIO) && defined(_WIN32)
+#define RECIO__WIN32 1
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <io.h>
 #endif
 
 #ifdef RECIO_THREADS
+#if defined(_WIN32) && !defined(RECIO_HAVE_PTHREADS)
+#define RECIO__WINTHREADS 1
+#include <process.h>
+#elif defined(__unix__) || defined(__unix) || defined(__APPLE__) || defined(RECIO_HAVE_PTHREADS)
+#define RECIO__PTHREADS 1
 #include <pthread.h>
+#else
+#error "recio: RECIO_THREADS needs POSIX or Win32 threads, and this target has neither: build without RECIO_THREADS (the iterator then runs on the calling thread), or define RECIO_HAVE_PTHREADS if <pthread.h> works here"
+#undef RECIO_THREADS /* the message above is the only one: nothing below asks for threads */
+#endif
+#endif
+
+#if defined(RECIO__WIN32) || defined(RECIO__WINTHREADS)
+#ifndef WIN32_LEAN_AND_MEAN /* only what recio uses; the user's own include of windows.h is not changed */
+#define WIN32_LEAN_AND_MEAN
+#define RECIO__LEAN_DEFINED
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#define RECIO__NOMINMAX_DEFINED
+#endif
+#include <windows.h>
+#ifdef RECIO__LEAN_DEFINED
+#undef WIN32_LEAN_AND_MEAN
+#undef RECIO__LEAN_DEFINED
+#endif
+#ifdef RECIO__NOMINMAX_DEFINED
+#undef NOMINMAX
+#undef RECIO__NOMINMAX_DEFINED
+#endif
+#if defined(RECIO__WINTHREADS) && defined(_WIN32_WINNT) && _WIN32_WINNT < 0x0600
+#error "recio: RECIO_THREADS on Windows needs _WIN32_WINNT 0x0600 (Vista) or later: SRW locks and condition variables"
+#endif
 #endif
 
 #if defined(RECIO_MALLOC) && defined(RECIO_FREE) && defined(RECIO_REALLOC)
@@ -978,6 +1027,70 @@ static void *recio__realloc(const recio_allocator *a, void *p, size_t old, size_
     if (q) recio__free(a, p);
     return q;
 }
+
+#ifdef RECIO_THREADS
+/* ---- threads: the few calls recio makes, on pthreads or Win32 ---- */
+typedef struct recio__thread {
+    void (*fn)(void *);
+    void *arg;
+#ifdef RECIO__WINTHREADS
+    HANDLE h;
+#else
+    pthread_t h;
+#endif
+} recio__thread;
+
+#ifdef RECIO__WINTHREADS
+typedef SRWLOCK recio__mutex;
+typedef CONDITION_VARIABLE recio__cond;
+static int recio__mutex_init(recio__mutex *m) { InitializeSRWLock(m); return 0; }
+static void recio__mutex_destroy(recio__mutex *m) { (void)m; }
+static void recio__mutex_lock(recio__mutex *m) { AcquireSRWLockExclusive(m); }
+static void recio__mutex_unlock(recio__mutex *m) { ReleaseSRWLockExclusive(m); }
+static int recio__cond_init(recio__cond *c) { InitializeConditionVariable(c); return 0; }
+static void recio__cond_destroy(recio__cond *c) { (void)c; }
+static void recio__cond_wait(recio__cond *c, recio__mutex *m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
+static void recio__cond_broadcast(recio__cond *c) { WakeAllConditionVariable(c); }
+static unsigned __stdcall recio__thread_main(void *p) {
+    recio__thread *t = (recio__thread *)p;
+    t->fn(t->arg);
+    return 0;
+}
+/* t must stay where it is until recio__thread_join. */
+static int recio__thread_start(recio__thread *t, void (*fn)(void *), void *arg) {
+    t->fn = fn;
+    t->arg = arg;
+    t->h = (HANDLE)_beginthreadex(NULL, 0, recio__thread_main, t, 0, NULL);
+    return t->h ? 0 : -1;
+}
+static void recio__thread_join(recio__thread *t) {
+    WaitForSingleObject(t->h, INFINITE);
+    CloseHandle(t->h);
+}
+#else
+typedef pthread_mutex_t recio__mutex;
+typedef pthread_cond_t recio__cond;
+static int recio__mutex_init(recio__mutex *m) { return pthread_mutex_init(m, NULL) ? -1 : 0; }
+static void recio__mutex_destroy(recio__mutex *m) { pthread_mutex_destroy(m); }
+static void recio__mutex_lock(recio__mutex *m) { pthread_mutex_lock(m); }
+static void recio__mutex_unlock(recio__mutex *m) { pthread_mutex_unlock(m); }
+static int recio__cond_init(recio__cond *c) { return pthread_cond_init(c, NULL) ? -1 : 0; }
+static void recio__cond_destroy(recio__cond *c) { pthread_cond_destroy(c); }
+static void recio__cond_wait(recio__cond *c, recio__mutex *m) { pthread_cond_wait(c, m); }
+static void recio__cond_broadcast(recio__cond *c) { pthread_cond_broadcast(c); }
+static void *recio__thread_main(void *p) {
+    recio__thread *t = (recio__thread *)p;
+    t->fn(t->arg);
+    return NULL;
+}
+static int recio__thread_start(recio__thread *t, void (*fn)(void *), void *arg) {
+    t->fn = fn;
+    t->arg = arg;
+    return pthread_create(&t->h, NULL, recio__thread_main, t) ? -1 : 0;
+}
+static void recio__thread_join(recio__thread *t) { pthread_join(t->h, NULL); }
+#endif
+#endif /* RECIO_THREADS */
 
 static char *recio__strdup(const recio_allocator *a, const char *s) {
     size_t n = strlen(s) + 1;
@@ -1177,57 +1290,52 @@ static int recio__mem_write(void *user, const void *buf, size_t n) {
 }
 
 #ifndef RECIO_NO_STDIO
+#if defined(RECIO__POSIX)
+/* The POSIX file backend works on a descriptor (io->user holds it): recio buffers in large blocks
+   itself, so stdio would only add a copy, and every call here is declared in any feature mode. */
+static int recio__fd(void *user) { return (int)(intptr_t)user; }
+
 static int64_t recio__file_read(void *user, void *buf, size_t n) {
-    FILE *f = (FILE *)user;
-    size_t k = fread(buf, 1, n, f);
-    if (k < n && ferror(f)) return -1;
-    return (int64_t)k;
+    ssize_t k;
+    if (n > ((size_t)1 << 30)) n = (size_t)1 << 30; /* a short read is fine: callers loop */
+    do k = read(recio__fd(user), buf, n);
+    while (k < 0 && errno == EINTR);
+    return k < 0 ? -1 : (int64_t)k;
 }
 
 static int recio__file_write(void *user, const void *buf, size_t n) {
-    return fwrite(buf, 1, n, (FILE *)user) == n ? 0 : -1;
-}
-
-static int recio__file_seek(void *user, uint64_t off) {
-#if defined(RECIO__POSIX)
-    if ((uint64_t)(off_t)off != off) return -1;
-    return fseeko((FILE *)user, (off_t)off, SEEK_SET);
-#elif defined(_WIN32)
-    return _fseeki64((FILE *)user, (__int64)off, SEEK_SET);
-#else
-    if (off > (uint64_t)LONG_MAX) return -1;
-    return fseek((FILE *)user, (long)off, SEEK_SET);
-#endif
-}
-
-static int64_t recio__file_size(void *user) {
-#if defined(RECIO__POSIX)
-    struct stat st;
-    if (fstat(fileno((FILE *)user), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
-    return (int64_t)st.st_size;
-#else
-    (void)user;
-    return -1;
-#endif
-}
-
-static int recio__file_sync(void *user) {
-    FILE *f = (FILE *)user;
-    if (fflush(f) != 0) return -1;
-#if defined(RECIO__POSIX)
-    if (fsync(fileno(f)) != 0 && errno != EINVAL) return -1; /* EINVAL: not syncable (a pipe, /dev/full) */
-#endif
+    const char *p = (const char *)buf;
+    while (n > 0) {
+        ssize_t k = write(recio__fd(user), p, n > ((size_t)1 << 30) ? (size_t)1 << 30 : n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        p += k;
+        n -= (size_t)k;
+    }
     return 0;
 }
 
-static int recio__file_close(void *user) { return fclose((FILE *)user) == 0 ? 0 : -1; }
+static int recio__file_seek(void *user, uint64_t off) {
+    if ((uint64_t)(off_t)off != off || (off_t)off < 0) return -1;
+    return lseek(recio__fd(user), (off_t)off, SEEK_SET) == (off_t)-1 ? -1 : 0;
+}
 
-#if defined(RECIO__POSIX)
-#include <sys/uio.h>
-/* The FILE is unbuffered (see recio_io_open_file), so writing to its descriptor keeps the order. */
+static int64_t recio__file_size(void *user) {
+    struct stat st;
+    if (fstat(recio__fd(user), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+    return (int64_t)st.st_size;
+}
+
+static int recio__file_sync(void *user) {
+    if (fsync(recio__fd(user)) != 0 && errno != EINVAL) return -1; /* EINVAL: not syncable (a pipe, /dev/full) */
+    return 0;
+}
+
+static int recio__file_close(void *user) { return close(recio__fd(user)) == 0 ? 0 : -1; }
+
 static int recio__file_writev(void *user, const recio_iovec *v, int n) {
     struct iovec iov[64];
-    int k, fd = fileno((FILE *)user);
+    int k, fd = recio__fd(user);
     size_t skip = 0;
     if (n > 64) return -1;
     for (k = 0; k < n; k++) {
@@ -1248,7 +1356,84 @@ static int recio__file_writev(void *user, const recio_iovec *v, int n) {
     }
     return 0;
 }
+
+/* The descriptor hooks over an open descriptor. */
+static void recio__io_from_fd(recio_io *io, int fd) {
+    memset(io, 0, sizeof *io);
+    io->read = recio__file_read;
+    io->write = recio__file_write;
+    io->seek = recio__file_seek;
+    io->size = recio__file_size;
+    io->sync = recio__file_sync;
+    io->close = recio__file_close;
+    io->writev = recio__file_writev;
+    io->user = (void *)(intptr_t)fd;
+}
+
+RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode) {
+    int fd, flags, plus;
+    memset(io, 0, sizeof *io);
+    if (!path || !mode || (mode[0] != 'r' && mode[0] != 'w' && mode[0] != 'a')) return RECIO_ERR_ARG;
+    plus = strchr(mode, '+') != NULL;
+    flags = mode[0] == 'r' ? (plus ? O_RDWR : O_RDONLY)
+                           : (plus ? O_RDWR : O_WRONLY) | O_CREAT | (mode[0] == 'w' ? O_TRUNC : O_APPEND);
+#ifdef O_CLOEXEC
+    flags |= O_CLOEXEC;
 #endif
+    do fd = open(path, flags, 0666);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) return RECIO_ERR_IO;
+    recio__io_from_fd(io, fd);
+    return RECIO_OK;
+}
+#else
+/* ISO C stdio: Windows' C runtime (with 64-bit offsets, sizes and commits) or any hosted C library
+   (newlib, a vendor's libc). */
+static int64_t recio__file_read(void *user, void *buf, size_t n) {
+    FILE *f = (FILE *)user;
+    size_t k = fread(buf, 1, n, f);
+    if (k < n && ferror(f)) return -1;
+    return (int64_t)k;
+}
+
+static int recio__file_write(void *user, const void *buf, size_t n) {
+    return fwrite(buf, 1, n, (FILE *)user) == n ? 0 : -1;
+}
+
+static int recio__file_seek(void *user, uint64_t off) {
+#if defined(RECIO__WIN32)
+    if (off > (uint64_t)INT64_MAX) return -1;
+    return _fseeki64((FILE *)user, (__int64)off, SEEK_SET);
+#else
+    if (off > (uint64_t)LONG_MAX) return -1;
+    return fseek((FILE *)user, (long)off, SEEK_SET);
+#endif
+}
+
+static int64_t recio__file_size(void *user) {
+#if defined(RECIO__WIN32)
+    struct _stati64 st;
+    if (_fstati64(_fileno((FILE *)user), &st) != 0 || (st.st_mode & _S_IFMT) != _S_IFREG) return -1;
+    return (int64_t)st.st_size;
+#else /* the end position, the place put back: ISO C has no stat */
+    FILE *f = (FILE *)user;
+    long at = ftell(f), end;
+    if (at < 0 || fseek(f, 0, SEEK_END) != 0) return -1;
+    end = ftell(f);
+    if (fseek(f, at, SEEK_SET) != 0) return -1;
+    return end < 0 ? -1 : (int64_t)end;
+#endif
+}
+
+static int recio__file_sync(void *user) {
+    if (fflush((FILE *)user) != 0) return -1;
+#if defined(RECIO__WIN32)
+    if (_commit(_fileno((FILE *)user)) != 0 && errno != EBADF) return -1; /* EBADF: a console or pipe */
+#endif
+    return 0;
+}
+
+static int recio__file_close(void *user) { return fclose((FILE *)user) == 0 ? 0 : -1; }
 
 /* The stdio hooks over an open FILE. */
 static void recio__io_from_file(recio_io *io, FILE *f) {
@@ -1261,9 +1446,6 @@ static void recio__io_from_file(recio_io *io, FILE *f) {
     io->size = recio__file_size;
     io->sync = recio__file_sync;
     io->close = recio__file_close;
-#if defined(RECIO__POSIX)
-    io->writev = recio__file_writev;
-#endif
     io->user = f;
 }
 
@@ -1277,6 +1459,7 @@ RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char
     return RECIO_OK;
 }
 #endif
+#endif /* RECIO_NO_STDIO */
 
 /* ---- 2. RECORDIO: implementation --------------------------------------------------------------- */
 
@@ -1531,12 +1714,42 @@ static recio_err recio__rd_map(recio_reader *r, const char *path) {
             close(fd);
             return RECIO_ERR_IO;
         }
+#ifdef POSIX_MADV_SEQUENTIAL /* hidden, with its macro, in a strict -std=c99 file: only a hint */
         posix_madvise(m, (size_t)st.st_size, POSIX_MADV_SEQUENTIAL);
+#endif
         r->map_base = m;
         r->map_len = (size_t)st.st_size;
         r->mem = (const unsigned char *)m;
     }
     close(fd);
+    return RECIO_OK;
+}
+#elif defined(RECIO__WIN32)
+static recio_err recio__rd_map(recio_reader *r, const char *path) {
+    HANDLE f = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                           OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL | FILE_FLAG_SEQUENTIAL_SCAN, NULL);
+    LARGE_INTEGER size;
+    if (f == INVALID_HANDLE_VALUE) return errno = ENOENT, RECIO_ERR_IO;
+    if (!GetFileSizeEx(f, &size) || size.QuadPart < 0 || (uint64_t)size.QuadPart > (uint64_t)SIZE_MAX) {
+        CloseHandle(f);
+        return RECIO_ERR_IO;
+    }
+    r->mem = (const unsigned char *)"";
+    r->mem_size = (uint64_t)size.QuadPart;
+    r->size = (int64_t)size.QuadPart;
+    if (size.QuadPart > 0) {
+        HANDLE m = CreateFileMappingA(f, NULL, PAGE_READONLY, 0, 0, NULL);
+        void *v = m ? MapViewOfFile(m, FILE_MAP_READ, 0, 0, 0) : NULL;
+        if (m) CloseHandle(m); /* the view keeps the mapping */
+        if (!v) {
+            CloseHandle(f);
+            return RECIO_ERR_IO;
+        }
+        r->map_base = v;
+        r->map_len = (size_t)size.QuadPart;
+        r->mem = (const unsigned char *)v;
+    }
+    CloseHandle(f);
     return RECIO_OK;
 }
 #endif
@@ -1554,7 +1767,7 @@ RECIODEF recio_err recio_reader_open_desc(recio_reader **out, const char *path, 
     if (!d.buffer_size) d.buffer_size = RECIO__DEFAULT_BUFFER;
     if ((e = recio__rd_alloc(&r, d.name, &d.alloc)) != RECIO_OK) return e;
     if (path && d.use_mmap) {
-#if defined(RECIO__POSIX)
+#if defined(RECIO__POSIX) || defined(RECIO__WIN32)
         e = recio__rd_map(r, path);
 #else
         e = RECIO_ERR_UNSUPPORTED;
@@ -1623,6 +1836,8 @@ RECIODEF void recio_reader_close(recio_reader *r) {
     if (r->has_io && r->io.close) r->io.close(r->io.user);
 #if defined(RECIO__POSIX)
     if (r->map_base) munmap(r->map_base, r->map_len);
+#elif defined(RECIO__WIN32)
+    if (r->map_base) UnmapViewOfFile(r->map_base);
 #endif
     recio__free(&r->alloc, r->raw);
     recio__free(&r->alloc, r->join);
@@ -1648,9 +1863,9 @@ struct recio_writer {
 #ifdef RECIO_THREADS
     /* background mode: the caller fills buf while the thread writes spare; all below under mu */
     int bg;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    recio__thread thread;
+    recio__mutex mu;
+    recio__cond cv;
     unsigned char *spare;
     size_t spare_len;
     uint64_t spare_off;
@@ -1683,38 +1898,37 @@ static recio_err recio__wr_flush_sync(recio_writer *w) {
 /* Copying the caller's bytes costs about as much as write() itself (bench_recordio: 0.175 s vs
    0.103 s per 537 MB), so in background mode a thread writes one buffer while the caller fills the
    other: the two overlap on two cores. Errors come back on the caller's next call. */
-static void *recio__wr_thread(void *arg) {
+static void recio__wr_thread(void *arg) {
     recio_writer *w = (recio_writer *)arg;
-    pthread_mutex_lock(&w->mu);
+    recio__mutex_lock(&w->mu);
     for (;;) {
-        while (!w->pending && !w->stop) pthread_cond_wait(&w->cv, &w->mu);
+        while (!w->pending && !w->stop) recio__cond_wait(&w->cv, &w->mu);
         if (!w->pending) break;
-        pthread_mutex_unlock(&w->mu);
+        recio__mutex_unlock(&w->mu);
         if (w->io.write(w->io.user, w->spare, w->spare_len) != 0) {
             char what[200];
             recio__fmt(what, sizeof what, "write failed: %s", recio__errno_str(errno));
-            pthread_mutex_lock(&w->mu);
+            recio__mutex_lock(&w->mu);
             recio__errf(w->bg_msg, w->name, w->spare_off, "%s", what);
             w->bg_err = RECIO_ERR_IO;
         } else {
-            pthread_mutex_lock(&w->mu);
+            recio__mutex_lock(&w->mu);
         }
         w->pending = 0;
-        pthread_cond_broadcast(&w->cv);
+        recio__cond_broadcast(&w->cv);
     }
-    pthread_mutex_unlock(&w->mu);
-    return NULL;
+    recio__mutex_unlock(&w->mu);
 }
 
 /* Wait until the thread holds no buffer; adopt its error, if any. */
 static recio_err recio__wr_idle(recio_writer *w) {
-    pthread_mutex_lock(&w->mu);
-    while (w->pending) pthread_cond_wait(&w->cv, &w->mu);
+    recio__mutex_lock(&w->mu);
+    while (w->pending) recio__cond_wait(&w->cv, &w->mu);
     if (w->bg_err && !w->sticky) {
         memcpy(w->errmsg, w->bg_msg, sizeof w->errmsg);
         w->sticky = w->bg_err;
     }
-    pthread_mutex_unlock(&w->mu);
+    recio__mutex_unlock(&w->mu);
     return w->sticky;
 }
 
@@ -1722,14 +1936,14 @@ static recio_err recio__wr_idle(recio_writer *w) {
 static recio_err recio__wr_handoff(recio_writer *w) {
     unsigned char *t;
     if (recio__wr_idle(w) || !w->len) return w->sticky;
-    pthread_mutex_lock(&w->mu);
+    recio__mutex_lock(&w->mu);
     t = w->spare;
     w->spare = w->buf;
     w->spare_len = w->len;
     w->spare_off = w->offset - w->len;
     w->pending = 1;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    recio__cond_broadcast(&w->cv);
+    recio__mutex_unlock(&w->mu);
     w->buf = t;
     w->len = 0;
     return RECIO_OK;
@@ -1738,11 +1952,11 @@ static recio_err recio__wr_handoff(recio_writer *w) {
 static recio_err recio__wr_start(recio_writer *w) {
     w->spare = (unsigned char *)recio__malloc(&w->alloc, w->cap);
     if (!w->spare) return RECIO_ERR_NOMEM;
-    if (pthread_mutex_init(&w->mu, NULL) != 0) return RECIO_ERR_NOMEM;
-    if (pthread_cond_init(&w->cv, NULL) != 0) return pthread_mutex_destroy(&w->mu), RECIO_ERR_NOMEM;
-    if (pthread_create(&w->thread, NULL, recio__wr_thread, w) != 0) {
-        pthread_cond_destroy(&w->cv);
-        pthread_mutex_destroy(&w->mu);
+    if (recio__mutex_init(&w->mu) != 0) return RECIO_ERR_NOMEM;
+    if (recio__cond_init(&w->cv) != 0) return recio__mutex_destroy(&w->mu), RECIO_ERR_NOMEM;
+    if (recio__thread_start(&w->thread, recio__wr_thread, w) != 0) {
+        recio__cond_destroy(&w->cv);
+        recio__mutex_destroy(&w->mu);
         return RECIO_ERR_NOMEM;
     }
     w->bg = 1;
@@ -1752,13 +1966,13 @@ static recio_err recio__wr_start(recio_writer *w) {
 static void recio__wr_stop(recio_writer *w) {
     if (!w->bg) return;
     recio__wr_idle(w);
-    pthread_mutex_lock(&w->mu);
+    recio__mutex_lock(&w->mu);
     w->stop = 1;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thread, NULL);
-    pthread_cond_destroy(&w->cv);
-    pthread_mutex_destroy(&w->mu);
+    recio__cond_broadcast(&w->cv);
+    recio__mutex_unlock(&w->mu);
+    recio__thread_join(&w->thread);
+    recio__cond_destroy(&w->cv);
+    recio__mutex_destroy(&w->mu);
     w->bg = 0;
 }
 #endif
@@ -1959,10 +2173,10 @@ static char *recio__cat(const recio_allocator *a, const char *s, const char *t) 
 
 /* A name beside PATH that no other writer uses: "PATH.WHAT.PID" (".2", ".3"... when taken), created
    empty and exclusively under POSIX so two processes writing one PATH never share a temporary file.
-   Elsewhere the handle's address keeps writers of one process apart. Returns 0 with *out (and *f,
-   the file open for writing, when f is given), or -1 with errno set. */
+   Elsewhere the handle's address keeps writers of one process apart. Returns 0 with *out (and io
+   open for writing on it, when io is given), or -1 with errno set. */
 static int recio__unique_name(const recio_allocator *a, const char *path, const char *what, const void *self, char **out,
-                              FILE **f) {
+                              recio_io *io) {
     char tag[64];
     unsigned k;
     for (k = 1; k < 1000; k++) {
@@ -1976,14 +2190,13 @@ static int recio__unique_name(const recio_allocator *a, const char *path, const 
         if (!(*out = recio__cat(a, path, tag))) return errno = ENOMEM, -1;
 #if defined(RECIO__POSIX)
         if ((fd = open(*out, O_WRONLY | O_CREAT | O_EXCL, 0666)) >= 0) {
-            if (!f) return close(fd), 0;
-            if ((*f = fdopen(fd, "wb")) != NULL) return 0;
-            close(fd);
-            remove(*out);
+            if (!io) return close(fd), 0;
+            recio__io_from_fd(io, fd);
+            return 0;
         }
         if (errno != EEXIST) return recio__free(a, *out), *out = NULL, -1;
 #else
-        if (!f || (*f = fopen(*out, "wb")) != NULL) return 0;
+        if (!io || recio_io_open_file(io, *out, "wb") == RECIO_OK) return 0;
         return recio__free(a, *out), *out = NULL, -1;
 #endif
         recio__free(a, *out);
@@ -2006,15 +2219,13 @@ static int recio__special_file(const char *path) {
 
 /* Open one output file (data or index), through a unique temporary name beside it when atomic. */
 static recio_err recio__wr_open_file(recio_writer *w, recio_io *io, const char *path, int atomic, char **keep, char **tmp) {
-    FILE *f = NULL;
     *keep = recio__strdup(&w->alloc, path);
     if (!*keep) return RECIO_ERR_NOMEM;
     if (atomic && !recio__special_file(path)) {
-        if (recio__unique_name(&w->alloc, path, "tmp", w, tmp, &f) != 0) {
+        if (recio__unique_name(&w->alloc, path, "tmp", w, tmp, io) != 0) {
             recio__errf(w->errmsg, path, 0, "cannot create a temporary file beside it: %s", recio__errno_str(errno));
             return errno == ENOMEM ? RECIO_ERR_NOMEM : RECIO_ERR_IO;
         }
-        recio__io_from_file(io, f);
         return RECIO_OK;
     }
     if (recio_io_open_file(io, path, "wb") != RECIO_OK) {
@@ -2101,6 +2312,20 @@ static void recio__wr_finish(recio_writer *w, recio_io *io, int sync) {
 }
 
 #ifndef RECIO_NO_STDIO
+/* Put tmp in place of path, replacing it when it exists (ISO C's rename may refuse to: Windows). */
+static int recio__replace_file(const char *tmp, const char *path) {
+#if defined(RECIO__WIN32)
+    DWORD err;
+    if (MoveFileExA(tmp, path, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) return 0;
+    err = GetLastError();
+    errno = err == ERROR_ACCESS_DENIED || err == ERROR_SHARING_VIOLATION ? EACCES
+            : err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND ? ENOENT : EIO;
+    return -1;
+#else
+    return rename(tmp, path);
+#endif
+}
+
 /* Keep the current PATH under a free name beside it, so a commit that fails half-way can put it back:
    a hard link under POSIX (PATH never disappears), a rename elsewhere. *bak stays NULL when PATH did
    not exist. Returns -1 when PATH exists but cannot be kept. */
@@ -2129,12 +2354,12 @@ static void recio__wr_commit(recio_writer *w) {
     if (!w->sticky && w->tmp_path && w->idx_tmp_path && recio__wr_backup(w, w->path, &bak) != 0)
         recio__wr_io_fail(w, w->offset, "cannot keep the old file while replacing it");
     if (!w->sticky && w->tmp_path) {
-        if (rename(w->tmp_path, w->path) == 0) moved = 1;
+        if (recio__replace_file(w->tmp_path, w->path) == 0) moved = 1;
         else recio__wr_io_fail(w, w->offset, "cannot rename temporary file into place");
     }
-    if (!w->sticky && w->idx_tmp_path && rename(w->idx_tmp_path, w->idx_path) != 0)
+    if (!w->sticky && w->idx_tmp_path && recio__replace_file(w->idx_tmp_path, w->idx_path) != 0)
         recio__wr_io_fail(w, w->offset, "cannot rename the temporary index into place");
-    if (w->sticky && bak) rename(bak, w->path); /* the old file back (should that fail, it stays as bak) */
+    if (w->sticky && bak) recio__replace_file(bak, w->path); /* the old file back (should that fail, it stays as bak) */
     else if (w->sticky && moved) remove(w->path); /* there was none: neither file is replaced */
     if (w->tmp_path && !moved) remove(w->tmp_path);
     if (w->idx_tmp_path && w->sticky) remove(w->idx_tmp_path);
@@ -2319,15 +2544,19 @@ RECIODEF recio_err recio_index_load(recio_index *idx, const char *path) {
 
 RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path) {
     recio_io io;
-    char line[48];
-    size_t i;
+    char buf[4096]; /* many short lines: written a block at a time */
+    size_t i, len = 0;
     int bad = 0;
     if (!idx || !path) return RECIO_ERR_ARG;
     if (recio_io_open_file(&io, path, "wb") != RECIO_OK) return RECIO_ERR_IO;
-    setvbuf((FILE *)io.user, NULL, _IOFBF, 1 << 16); /* many small lines: let stdio batch them */
-    for (i = 0; i < idx->count && !bad; i++) {
-        recio__fmt(line, sizeof line, "%U\t%U\n", idx->entries[i].key, idx->entries[i].offset);
-        bad = io.write(io.user, line, strlen(line)) != 0;
+    for (i = 0; i <= idx->count && !bad; i++) {
+        if (len && (i == idx->count || len > sizeof buf - 48)) {
+            bad = io.write(io.user, buf, len) != 0;
+            len = 0;
+        }
+        if (i == idx->count) break;
+        recio__fmt(buf + len, 48, "%U\t%U\n", idx->entries[i].key, idx->entries[i].offset);
+        len += strlen(buf + len);
     }
     if (io.close(io.user) != 0) bad = 1;
     return bad ? RECIO_ERR_IO : RECIO_OK;
@@ -2629,9 +2858,27 @@ static recio_err recio__sp_push(recio_split *s, const char *path, size_t n) {
     return RECIO_OK;
 }
 
+#if defined(RECIO__POSIX) || defined(RECIO__WIN32)
 #if defined(RECIO__POSIX)
 #include <glob.h>
 #include <dirent.h>
+#endif
+
+/* What a path is: 0 nothing there (or unreadable), 1 a regular file (*size set), 2 a directory,
+   3 something else. */
+static int recio__path_kind(const char *path, uint64_t *size) {
+#if defined(RECIO__POSIX)
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    if (S_ISREG(st.st_mode)) *size = (uint64_t)st.st_size;
+    return S_ISREG(st.st_mode) ? 1 : S_ISDIR(st.st_mode) ? 2 : 3;
+#elif defined(RECIO__WIN32)
+    struct _stati64 st;
+    if (_stati64(path, &st) != 0) return 0;
+    if ((st.st_mode & _S_IFMT) == _S_IFREG) *size = (uint64_t)st.st_size;
+    return (st.st_mode & _S_IFMT) == _S_IFREG ? 1 : (st.st_mode & _S_IFMT) == _S_IFDIR ? 2 : 3;
+#endif
+}
 
 static int recio__sp_cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -2659,7 +2906,147 @@ static recio_err recio__sp_push_sorted(recio_split *s, char **names, size_t n, c
     return e;
 }
 
+/* Each name in directory dir but "." and ".." goes to fn (which returns nonzero to stop);
+   -1 when the directory cannot be read. */
+static int recio__list_dir(const recio_allocator *a, const char *dir, int (*fn)(void *ctx, const char *name), void *ctx) {
+#if defined(RECIO__POSIX)
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    (void)a;
+    if (!d) return -1;
+    while ((de = readdir(d)) != NULL)
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && fn(ctx, de->d_name)) break;
+    closedir(d);
+    return 0;
+#else
+    WIN32_FIND_DATAA fd;
+    HANDLE h;
+    size_t n = strlen(dir);
+    char *pat = (char *)recio__malloc(a, n + 3);
+    if (!pat) return -1;
+    memcpy(pat, dir, n);
+    memcpy(pat + n, n && (dir[n - 1] == '/' || dir[n - 1] == '\\') ? "*" : "\\*", 3);
+    h = FindFirstFileA(pat, &fd);
+    recio__free(a, pat);
+    if (h == INVALID_HANDLE_VALUE) { /* "not found" is an empty directory (a drive's root has no ".") */
+        if (GetLastError() == ERROR_FILE_NOT_FOUND) return 0;
+        errno = ENOENT;
+        return -1;
+    }
+    do
+        if (strcmp(fd.cFileName, ".") && strcmp(fd.cFileName, "..") && fn(ctx, fd.cFileName)) break;
+    while (FindNextFileA(h, &fd));
+    FindClose(h);
+    return 0;
+#endif
+}
+
+/* Names kept by a directory listing: those with the suffix (a directory's *.rec files), or those
+   the pattern matches (wildcards on Windows), each with prefix put in front. */
+typedef struct recio__names {
+    recio_split *s;
+    recio_buffer list; /* char * each */
+    const char *suffix, *pattern, *prefix;
+    recio_err e;
+} recio__names;
+
+#if defined(RECIO__WIN32)
+/* glob(3)'s matching of one name: * ? [a-z] [!x], ASCII case folded as Windows' file names are;
+   a leading '.' only by a pattern that starts with '.'. (FindFirstFile's own matching also takes
+   8.3 short names, so "*.rec" would find "x.recx": recio matches the long names itself.) */
+static int recio__fold(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+static const char *recio__wild_class(const char *p, int c, int *hit) {
+    const unsigned char *q = (const unsigned char *)p + 1;
+    int in = 0, neg = *q == '!' || *q == '^';
+    if (neg) q++;
+    if (*q == ']') in |= c == ']', q++; /* a leading ']' is itself */
+    for (; *q && *q != ']'; q++) {
+        if (q[1] == '-' && q[2] && q[2] != ']') {
+            in |= c >= recio__fold(q[0]) && c <= recio__fold(q[2]);
+            q += 2;
+        } else {
+            in |= c == recio__fold(*q);
+        }
+    }
+    if (*q != ']') return NULL; /* no closing bracket: '[' is itself */
+    *hit = in != neg;
+    return (const char *)q + 1;
+}
+
+static int recio__wildmatch(const char *p, const char *s) {
+    const char *star_p = NULL, *star_s = NULL;
+    if (*s == '.' && *p != '.') return 0;
+    while (*s) {
+        const char *next = NULL;
+        int hit = 0, c = recio__fold((unsigned char)*s);
+        if (*p == '*') {
+            star_p = ++p;
+            star_s = s;
+            continue;
+        }
+        if (*p == '?') hit = 1, next = p + 1;
+        else if (*p == '[' && (next = recio__wild_class(p, c, &hit)) != NULL) (void)0;
+        else if (*p) hit = recio__fold((unsigned char)*p) == c, next = p + 1;
+        if (hit) {
+            p = next;
+            s++;
+        } else if (star_p) {
+            p = star_p;
+            s = ++star_s;
+        } else {
+            return 0;
+        }
+    }
+    while (*p == '*') p++;
+    return !*p;
+}
+#endif
+
+static int recio__names_add(void *ctx, const char *name) {
+    recio__names *k = (recio__names *)ctx;
+    size_t l = strlen(name), pl = k->prefix ? strlen(k->prefix) : 0;
+    char *copy;
+    if (k->suffix) {
+        size_t sl = strlen(k->suffix);
+        if (name[0] == '.' || l <= sl || strcmp(name + l - sl, k->suffix) != 0) return 0;
+    }
+#if defined(RECIO__WIN32)
+    if (k->pattern && !recio__wildmatch(k->pattern, name)) return 0;
+#endif
+    copy = (char *)recio__malloc(&k->s->alloc, pl + l + 1);
+    if (copy) {
+        if (pl) memcpy(copy, k->prefix, pl);
+        memcpy(copy + pl, name, l + 1);
+    }
+    if (!copy || recio__mem_write(&k->list, &copy, sizeof copy)) {
+        recio__free(&k->s->alloc, copy);
+        k->e = RECIO_ERR_NOMEM;
+        return 1;
+    }
+    return 0;
+}
+
+/* List dir through k, then push what was kept in sorted order (joined to dir when given). */
+static recio_err recio__sp_push_listed(recio_split *s, recio__names *k, const char *list_dir, const char *join,
+                                       const char *what) {
+    size_t n, i;
+    recio_err e;
+    k->s = s;
+    k->list.alloc = s->alloc;
+    if (recio__list_dir(&s->alloc, list_dir, recio__names_add, k) != 0)
+        return recio__sp_fail(s, RECIO_ERR_IO, "%s: cannot open directory: %s", list_dir, recio__errno_str(errno));
+    n = k->list.size / sizeof(char *);
+    e = k->e;
+    if (!e && n == 0) e = recio__sp_fail(s, RECIO_ERR_IO, "%s: %s", what, k->suffix ? "no .rec file in this directory" : "no file matches");
+    if (!e) e = recio__sp_push_sorted(s, (char **)(void *)k->list.data, n, join);
+    for (i = 0; i < n; i++) recio__free(&s->alloc, ((char **)(void *)k->list.data)[i]);
+    recio_buffer_free(&k->list);
+    return e;
+}
+
 static recio_err recio__sp_glob(recio_split *s, const char *pat) {
+#if defined(RECIO__POSIX)
     glob_t g;
     recio_err e;
     int rc = glob(pat, 0, NULL, &g);
@@ -2668,50 +3055,53 @@ static recio_err recio__sp_glob(recio_split *s, const char *pat) {
     e = recio__sp_push_sorted(s, g.gl_pathv, g.gl_pathc, NULL);
     globfree(&g);
     return e;
+#else /* wildcards in the file name: the directory is listed and its names matched */
+    recio__names k;
+    const char *base = pat, *q;
+    char *dir;
+    recio_err e;
+    for (q = pat; *q; q++)
+        if (*q == '/' || *q == '\\' || (*q == ':' && q == pat + 1)) base = q + 1;
+    for (q = pat; q < base; q++)
+        if (*q == '*' || *q == '?' || *q == '[')
+            return recio__sp_fail(s, RECIO_ERR_ARG, "%s: wildcards only in the file name on Windows", pat);
+    dir = (char *)recio__malloc(&s->alloc, (size_t)(base - pat) + 2);
+    if (!dir) return RECIO_ERR_NOMEM;
+    memcpy(dir, pat, (size_t)(base - pat));
+    memcpy(dir + (base - pat), base == pat ? "." : "", base == pat ? 2 : 1);
+    memset(&k, 0, sizeof k);
+    k.pattern = base;
+    k.prefix = dir[0] == '.' && !dir[1] ? NULL : dir;
+    e = recio__sp_push_listed(s, &k, dir, NULL, pat);
+    recio__free(&s->alloc, dir);
+    return e;
+#endif
 }
 
 /* A directory stands for its *.rec files (not its .idx or .lst companions). */
 static recio_err recio__sp_dir(recio_split *s, const char *dir) {
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    recio_buffer names;
-    size_t n, i;
-    recio_err e = RECIO_OK;
-    if (!d) return recio__sp_fail(s, RECIO_ERR_IO, "%s: cannot open directory: %s", dir, recio__errno_str(errno));
-    memset(&names, 0, sizeof names);
-    names.alloc = s->alloc;
-    while (!e && (de = readdir(d)) != NULL) {
-        size_t l = strlen(de->d_name);
-        char *copy;
-        if (de->d_name[0] == '.' || l < 5 || strcmp(de->d_name + l - 4, ".rec") != 0) continue;
-        copy = recio__strdup(&s->alloc, de->d_name);
-        if (!copy || recio__mem_write(&names, &copy, sizeof copy)) e = RECIO_ERR_NOMEM;
-    }
-    closedir(d);
-    n = names.size / sizeof(char *);
-    if (!e && n == 0) e = recio__sp_fail(s, RECIO_ERR_IO, "%s: no .rec file in this directory", dir);
-    if (!e) e = recio__sp_push_sorted(s, (char **)(void *)names.data, n, dir);
-    for (i = 0; i < n; i++) recio__free(&s->alloc, ((char **)(void *)names.data)[i]);
-    recio_buffer_free(&names);
-    return e;
+    recio__names k;
+    memset(&k, 0, sizeof k);
+    k.suffix = ".rec";
+    return recio__sp_push_listed(s, &k, dir, dir, dir);
 }
 #endif
 
 static recio_err recio__sp_item(recio_split *s, const char *item, size_t n) {
-#if defined(RECIO__POSIX)
+#if defined(RECIO__POSIX) || defined(RECIO__WIN32)
     char *z;
-    struct stat st;
+    uint64_t size = 0;
     recio_err e;
-    int known = 0;
+    int kind = 0;
     if (s->d.open_file) return recio__sp_push(s, item, n);
     z = (char *)recio__malloc(&s->alloc, n + 1);
     if (!z) return RECIO_ERR_NOMEM;
     memcpy(z, item, n);
     z[n] = 0;
     if (strpbrk(z, "*?[")) e = recio__sp_glob(s, z);
-    else if ((known = stat(z, &st) == 0) != 0 && S_ISDIR(st.st_mode)) e = recio__sp_dir(s, z);
-    else if ((e = recio__sp_push(s, item, n)) == RECIO_OK && known && S_ISREG(st.st_mode)) {
-        s->files[s->nfiles - 1].size = (uint64_t)st.st_size; /* one stat per file is the whole open cost */
+    else if ((kind = recio__path_kind(z, &size)) == 2) e = recio__sp_dir(s, z);
+    else if ((e = recio__sp_push(s, item, n)) == RECIO_OK && kind == 1) {
+        s->files[s->nfiles - 1].size = size; /* one stat per file is the whole open cost */
         s->files[s->nfiles - 1].sized = 1;
     }
     recio__free(&s->alloc, z);
@@ -2725,12 +3115,11 @@ static recio_err recio__sp_size(recio_split *s, const char *path, uint64_t *size
     recio_io io;
     int64_t n;
     recio_err e;
-#if defined(RECIO__POSIX)
-    struct stat st;
+#if defined(RECIO__POSIX) || defined(RECIO__WIN32)
     if (!s->d.open_file) {
-        if (stat(path, &st) != 0) return recio__sp_open_fail(s, path, RECIO_ERR_IO);
-        if (!S_ISREG(st.st_mode)) return recio__sp_fail(s, RECIO_ERR_IO, "%s: not a regular file", path);
-        *size = (uint64_t)st.st_size;
+        int kind = recio__path_kind(path, size);
+        if (kind == 0) return recio__sp_open_fail(s, path, RECIO_ERR_IO);
+        if (kind != 1) return recio__sp_fail(s, RECIO_ERR_IO, "%s: not a regular file", path);
         return RECIO_OK;
     }
 #endif
@@ -3034,7 +3423,7 @@ static recio_err recio__sp_byte_counts(recio_split *s) {
 
 /* Random reads through a buffer read a whole buffer per record: map the files instead. */
 static int recio__sp_mmap(const recio_split *s) {
-#if defined(RECIO__POSIX)
+#if defined(RECIO__POSIX) || defined(RECIO__WIN32)
     if (s->d.open_file || s->d.use_mmap < 0) return 0;
     return s->d.use_mmap > 0 || s->d.shuffle != RECIO_SHUFFLE_NONE;
 #else
@@ -3589,6 +3978,9 @@ RECIODEF void recio_split_close(recio_split *s) {
    attribute and chosen at run time, so a default x86-64 build runs on any x86-64 and still uses
    AVX2 where the CPU has it; NEON is there whenever the compiler targets it (aarch64 always, ARMv7
    with -mfpu=neon), and then stb_image's NEON JPEG paths are switched on too. */
+#if defined(__TINYC__) && !defined(RECIO_NO_SIMD) /* tcc has no intrinsics headers */
+#define RECIO_NO_SIMD
+#endif
 #if !defined(RECIO_NO_SIMD)
 #if defined(__SSE2__) || defined(_M_X64)
 #define RECIO__SSE2 1
@@ -4133,22 +4525,59 @@ static int recio__is_u8hwc(const recio_image *img) {
 
 /* stb_image is built here, private to recio (STB_IMAGE_STATIC), so it never clashes with the user's
    own copy; RECIO_NO_STB_IMPLEMENTATION uses the user's stb_image instead. Only decoding from memory
-   is needed (STBI_NO_STDIO keeps stdio out), and stb allocates through recio's allocator. */
+   is needed (STBI_NO_STDIO keeps stdio out). */
 #ifndef RECIO_NO_STB_IMPLEMENTATION
 #define STB_IMAGE_STATIC
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_NO_STDIO
+#define STBI_ASSERT(x) RECIO_ASSERT(x)
+/* stb keeps its failure reason in a thread-local, which needs the OS's thread pointer
+   (__aeabi_read_tp on ARM): without an OS and without RECIO_THREADS, a plain static will do. */
+#if !defined(__unix__) && !defined(__unix) && !defined(__APPLE__) && !defined(_WIN32) && !defined(RECIO_THREADS)
+#define STBI_NO_THREAD_LOCALS
+#endif
+/* stb allocates through the allocator of the recio call that decodes (a transform's or iterator's
+   desc.alloc; RECIO_MALLOC for recio_image_decode). stb takes no allocator argument, so for the
+   length of one decode the call's allocator is reached through a pointer of the calling thread,
+   put back when the decode returns: a plain static where there is no OS (and so no threads). A
+   compiler with no thread-local storage (tcc) keeps RECIO_MALLOC for stb. */
+#if defined(STBI_NO_THREAD_LOCALS)
+#define RECIO__STB_TLS
+#elif defined(__cplusplus) && __cplusplus >= 201103L
+#define RECIO__STB_TLS thread_local
+#elif defined(_MSC_VER)
+#define RECIO__STB_TLS __declspec(thread)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
+#define RECIO__STB_TLS _Thread_local
+#elif (defined(__GNUC__) || defined(__clang__)) && !defined(__TINYC__)
+#define RECIO__STB_TLS __thread
+#endif
+#ifdef RECIO__STB_TLS
+static RECIO__STB_TLS const recio_allocator *recio__stb_alloc;
+static void *recio__stb_malloc(size_t n) { return recio__malloc(recio__stb_alloc, n); }
+static void *recio__stb_realloc(void *p, size_t old, size_t n) { return recio__realloc(recio__stb_alloc, p, old, n); }
+static void recio__stb_free(void *p) { recio__free(recio__stb_alloc, p); }
+#define STBI_MALLOC(sz) recio__stb_malloc(sz)
+#define STBI_REALLOC_SIZED(p, oldsz, newsz) recio__stb_realloc(p, oldsz, newsz)
+#define STBI_FREE(p) recio__stb_free(p)
+#else
 #define STBI_MALLOC(sz) RECIO_MALLOC(sz, NULL)
 #define STBI_REALLOC(p, sz) RECIO_REALLOC(p, sz, NULL)
 #define STBI_FREE(p) RECIO_FREE(p, NULL)
-#define STBI_ASSERT(x) RECIO_ASSERT(x)
+#endif
 #endif
 /* stb_image 2.27 declares stbi_set_unpremultiply_on_load_thread but defines it under the misspelt
    name stbi__unpremultiply_on_load_thread; with STB_IMAGE_STATIC that is a static function declared
    and never defined, which -Wunused-function reports at the end of the translation unit (so a
    diagnostic push/pop around the include cannot catch it). Giving both spellings one name makes the
    declaration match the definition. */
-#if !defined(RECIO_NO_STB_IMPLEMENTATION) && !defined(stbi_set_unpremultiply_on_load_thread)
+#if !defined(RECIO_NO_STB_IMPLEMENTATION) && defined(STBI_NO_THREAD_LOCALS)
+/* Without thread-locals stb defines none of its *_thread setters (recio calls none): bodies below. */
+#define stbi_convert_iphone_png_to_rgb_thread recio__stbi_iphone_thread
+#define stbi_set_flip_vertically_on_load_thread recio__stbi_flip_thread
+#define stbi_set_unpremultiply_on_load_thread recio__stbi_unpremultiply_thread
+#define RECIO__STB_TLS_STUBS
+#elif !defined(RECIO_NO_STB_IMPLEMENTATION) && !defined(stbi_set_unpremultiply_on_load_thread)
 #define stbi_set_unpremultiply_on_load_thread stbi__unpremultiply_on_load_thread
 #endif
 /* With STB_IMAGE_STATIC every stb function recio does not call is an unused static function:
@@ -4158,6 +4587,11 @@ static int recio__is_u8hwc(const recio_image *img) {
 #pragma GCC diagnostic ignored "-Wunused-function"
 #endif
 #include "stb_image.h"
+#ifdef RECIO__STB_TLS_STUBS
+static void recio__stbi_iphone_thread(int flag) { (void)flag; }
+static void recio__stbi_flip_thread(int flag) { (void)flag; }
+static void recio__stbi_unpremultiply_thread(int flag) { (void)flag; }
+#endif
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -4178,15 +4612,44 @@ static int recio__is_u8hwc(const recio_image *img) {
 
 static int recio__jpeg_dht_ok(const unsigned char *b, size_t n);
 
-RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h, int *channels) {
-    int x = 0, y = 0, c = 0;
+/* Calls into stb between these two allocate through a (NULL: RECIO_MALLOC); begin returns the
+   allocator to give back to end. */
+static const recio_allocator *recio__stb_begin(const recio_allocator *a) {
+#if defined(RECIO__STB_TLS)
+    const recio_allocator *saved = recio__stb_alloc;
+    recio__stb_alloc = a;
+    return saved;
+#else
+    (void)a;
+    return NULL;
+#endif
+}
+
+static void recio__stb_end(const recio_allocator *saved) {
+#if defined(RECIO__STB_TLS)
+    recio__stb_alloc = saved;
+#else
+    (void)saved;
+#endif
+}
+
+static recio_err recio__info(const void *bytes, size_t n, int *w, int *h, int *channels, const recio_allocator *a) {
+    int x = 0, y = 0, c = 0, ok;
+    const recio_allocator *saved;
     if (!bytes || n == 0 || n > INT_MAX) return RECIO_ERR_ARG;
     if (!recio__jpeg_dht_ok((const unsigned char *)bytes, n)) return RECIO_ERR_DECODE; /* stb reads tables here too */
-    if (!stbi_info_from_memory((const stbi_uc *)bytes, (int)n, &x, &y, &c)) return RECIO_ERR_DECODE;
+    saved = recio__stb_begin(a);
+    ok = stbi_info_from_memory((const stbi_uc *)bytes, (int)n, &x, &y, &c);
+    recio__stb_end(saved);
+    if (!ok) return RECIO_ERR_DECODE;
     if (w) *w = x;
     if (h) *h = y;
     if (channels) *channels = c;
     return RECIO_OK;
+}
+
+RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h, int *channels) {
+    return recio__info(bytes, n, w, h, channels, NULL);
 }
 
 #ifdef RECIO_TURBOJPEG
@@ -4388,10 +4851,14 @@ static int recio__jpeg_dht_ok(const unsigned char *b, size_t n) {
     return 1;
 }
 
-RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes, size_t n, int channels, int min_short,
-                                             char *errmsg, size_t errmsg_size) {
-    int w = 0, h = 0, c = 0, want = channels;
-    stbi_uc *px;
+static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
+                                   size_t errmsg_size, const recio_allocator *a);
+
+/* Decode with stb's allocations (and so the pixels, unless libjpeg-turbo decodes) through a. */
+static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, int channels, int min_short, char *errmsg,
+                               size_t errmsg_size, const recio_allocator *a) {
+    const recio_allocator *saved;
+    recio_err e;
     if (errmsg && errmsg_size) errmsg[0] = 0;
     if (!out || !bytes || n == 0 || n > INT_MAX || (channels != 0 && channels != 1 && channels != 3 && channels != 4)) {
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad arguments");
@@ -4404,6 +4871,21 @@ RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes
 #else
     (void)min_short;
 #endif
+    saved = recio__stb_begin(a);
+    e = recio__decode_stb(out, bytes, n, channels, errmsg, errmsg_size, a);
+    recio__stb_end(saved);
+    return e;
+}
+
+RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes, size_t n, int channels, int min_short,
+                                             char *errmsg, size_t errmsg_size) {
+    return recio__decode(out, bytes, n, channels, min_short, errmsg, errmsg_size, NULL);
+}
+
+static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
+                                   size_t errmsg_size, const recio_allocator *a) {
+    int w = 0, h = 0, c = 0;
+    stbi_uc *px;
     if (!recio__jpeg_dht_ok((const unsigned char *)bytes, n)) {
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad Huffman table (more than 256 symbols, or used before it is defined)");
         return RECIO_ERR_DECODE;
@@ -4424,13 +4906,20 @@ RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes
 #ifdef RECIO_NO_STB_IMPLEMENTATION
     { /* the user's stb allocates with its own malloc: hand out pixels that recio_image_free can free */
         recio_image copy = recio_image_wrap(px, w, h, want, RECIO_U8, RECIO_HWC, 0);
-        recio_err e = recio_image_copy(&copy, out);
+        recio_err e;
+        if (a) out->alloc = *a;
+        e = recio_image_copy(&copy, out);
         stbi_image_free(px);
         return e;
     }
 #else
     *out = recio_image_shape(w, h, want, RECIO_U8, RECIO_HWC);
-    out->data = out->owned = px; /* stb allocated through RECIO_MALLOC */
+    out->data = out->owned = px;
+#if defined(RECIO__STB_TLS)
+    if (a) out->alloc = *a; /* stb allocated through a */
+#else
+    (void)a; /* stb allocated through RECIO_MALLOC */
+#endif
     return RECIO_OK;
 #endif
 fail:
@@ -6514,7 +7003,7 @@ static recio_err recio__apply_encoded(const recio_transform *t, const void *byte
     if (n >= 3 && ((const unsigned char *)bytes)[0] == 0xff && ((const unsigned char *)bytes)[1] == 0xd8)
         return recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, d, sc, errmsg, errmsg_size);
 #endif
-    if ((e = recio_image_decode_ex(&img, bytes, n, d->channels, errmsg, errmsg_size)) != RECIO_OK) return e;
+    if ((e = recio__decode(&img, bytes, n, d->channels, 0, errmsg, errmsg_size, &t->alloc)) != RECIO_OK) return e;
     e = recio__apply_in(t, &img, out, seed, sc);
     recio_image_free(&img);
     if (e != RECIO_OK && errmsg) recio__fmt(errmsg, errmsg_size, "transform: %s", recio_strerror(e));
@@ -6591,11 +7080,6 @@ RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w,
 /* ---- 7. PREFETCHER: implementation ------------------------------------------------------------- */
 
 #ifdef RECIO_THREADS
-/* pthread.h's core (create, join, mutex, cond) needs no feature macro, so a late include is fine */
-#if !defined(RECIO__POSIX) && !defined(__unix__) && !defined(__APPLE__)
-#error "recio: RECIO_THREADS needs POSIX threads (pthreads) on this platform"
-#endif
-#include <pthread.h>
 
 /* A slot is FREE (producers may claim it), BUSY (a callback fills it), READY (waits for the
    consumer) or HELD (the consumer has it). Slots are claimed in item order, so at most `depth`
@@ -6613,14 +7097,14 @@ typedef struct recio__pf_slot {
 typedef struct recio__pf_thread {
     recio_prefetch *p;
     unsigned worker;
-    pthread_t tid;
+    recio__thread tid;
 } recio__pf_thread;
 
 struct recio_prefetch {
     recio_prefetch_desc d;
-    pthread_mutex_t mu;
-    pthread_cond_t cv_prod; /* producers: a free slot, the fetch turn, a reset, stop */
-    pthread_cond_t cv_cons; /* consumer: a ready item, the end of the epoch */
+    recio__mutex mu;
+    recio__cond cv_prod; /* producers: a free slot, the fetch turn, a reset, stop */
+    recio__cond cv_cons; /* consumer: a ready item, the end of the epoch */
     recio__pf_slot *slots;
     recio__pf_thread *threads;
     unsigned started;
@@ -6648,7 +7132,7 @@ static void recio__pf_finish(recio_prefetch *p, uint64_t seq, recio_err e, const
     p->done_seq = seq;
     p->done_err = e;
     recio__pf_copymsg(p->done_msg, e < 0 && !msg[0] ? recio_strerror(e) : msg);
-    pthread_cond_broadcast(&p->cv_cons);
+    recio__cond_broadcast(&p->cv_cons);
 }
 
 /* Run begin for the current generation; called and returns with the lock held. */
@@ -6658,11 +7142,11 @@ static void recio__pf_begin(recio_prefetch *p) {
     recio_err e = RECIO_OK;
     msg[0] = 0;
     p->fetching = 1;
-    pthread_mutex_unlock(&p->mu);
+    recio__mutex_unlock(&p->mu);
     if (p->d.begin) e = p->d.begin(p->d.user, epoch, msg);
-    pthread_mutex_lock(&p->mu);
+    recio__mutex_lock(&p->mu);
     p->fetching = 0;
-    pthread_cond_broadcast(&p->cv_prod);
+    recio__cond_broadcast(&p->cv_prod);
     if (gen != p->gen) return;
     p->begun = 1;
     if (e != RECIO_OK) recio__pf_finish(p, p->claim, e == RECIO_END ? RECIO_END : e, msg);
@@ -6672,7 +7156,7 @@ static void recio__pf_begin(recio_prefetch *p) {
 static int recio__pf_stale(recio_prefetch *p, recio__pf_slot *s) {
     if (s->gen == p->gen) return 0;
     s->state = RECIO__PF_FREE;
-    pthread_cond_broadcast(&p->cv_prod);
+    recio__cond_broadcast(&p->cv_prod);
     return 1;
 }
 
@@ -6688,11 +7172,11 @@ static void recio__pf_produce(recio_prefetch *p, recio__pf_slot *s, unsigned wor
     s->pub.tag = 0;
     s->pub.errmsg[0] = 0;
     p->fetching = 1;
-    pthread_mutex_unlock(&p->mu);
+    recio__mutex_unlock(&p->mu);
     e = p->d.fetch(p->d.user, &s->pub, worker);
-    pthread_mutex_lock(&p->mu);
+    recio__mutex_lock(&p->mu);
     p->fetching = 0;
-    pthread_cond_broadcast(&p->cv_prod);
+    recio__cond_broadcast(&p->cv_prod);
     if (recio__pf_stale(p, s)) return;
     if (e != RECIO_OK) {
         s->state = RECIO__PF_FREE;
@@ -6700,14 +7184,14 @@ static void recio__pf_produce(recio_prefetch *p, recio__pf_slot *s, unsigned wor
         return;
     }
     if (p->d.work) {
-        pthread_mutex_unlock(&p->mu);
+        recio__mutex_unlock(&p->mu);
         e = p->d.work(p->d.user, &s->pub, worker);
-        pthread_mutex_lock(&p->mu);
+        recio__mutex_lock(&p->mu);
         if (recio__pf_stale(p, s)) return;
         s->err = e == RECIO_END ? RECIO_ERR_ARG : e; /* work has no "end": that is a bug in it */
     }
     s->state = RECIO__PF_READY;
-    pthread_cond_broadcast(&p->cv_cons);
+    recio__cond_broadcast(&p->cv_cons);
 }
 
 static recio__pf_slot *recio__pf_find(recio_prefetch *p, int state) {
@@ -6717,10 +7201,10 @@ static recio__pf_slot *recio__pf_find(recio_prefetch *p, int state) {
     return NULL;
 }
 
-static void *recio__pf_main(void *arg) {
+static void recio__pf_main(void *arg) {
     recio__pf_thread *t = (recio__pf_thread *)arg;
     recio_prefetch *p = t->p;
-    pthread_mutex_lock(&p->mu);
+    recio__mutex_lock(&p->mu);
     while (!p->stop) {
         recio__pf_slot *s = NULL;
         if (!p->fetching && !p->done) {
@@ -6731,20 +7215,19 @@ static void *recio__pf_main(void *arg) {
             s = recio__pf_find(p, RECIO__PF_FREE);
         }
         if (s) recio__pf_produce(p, s, t->worker);
-        else pthread_cond_wait(&p->cv_prod, &p->mu);
+        else recio__cond_wait(&p->cv_prod, &p->mu);
     }
-    pthread_mutex_unlock(&p->mu);
-    return NULL;
+    recio__mutex_unlock(&p->mu);
 }
 
 static void recio__pf_stop(recio_prefetch *p) {
     unsigned i;
-    pthread_mutex_lock(&p->mu);
+    recio__mutex_lock(&p->mu);
     p->stop = 1;
-    pthread_cond_broadcast(&p->cv_prod);
-    pthread_cond_broadcast(&p->cv_cons);
-    pthread_mutex_unlock(&p->mu);
-    for (i = 0; i < p->started; i++) pthread_join(p->threads[i].tid, NULL);
+    recio__cond_broadcast(&p->cv_prod);
+    recio__cond_broadcast(&p->cv_cons);
+    recio__mutex_unlock(&p->mu);
+    for (i = 0; i < p->started; i++) recio__thread_join(&p->threads[i].tid);
     p->started = 0;
 }
 
@@ -6752,9 +7235,9 @@ RECIODEF void recio_prefetch_destroy(recio_prefetch *p) {
     unsigned i;
     if (!p) return;
     recio__pf_stop(p);
-    pthread_cond_destroy(&p->cv_prod);
-    pthread_cond_destroy(&p->cv_cons);
-    pthread_mutex_destroy(&p->mu);
+    recio__cond_destroy(&p->cv_prod);
+    recio__cond_destroy(&p->cv_cons);
+    recio__mutex_destroy(&p->mu);
     for (i = 0; p->slots && i < p->d.depth; i++) recio__free(&p->d.alloc, p->slots[i].pub.data);
     recio__free(&p->d.alloc, p->slots);
     recio__free(&p->d.alloc, p->threads);
@@ -6790,7 +7273,7 @@ RECIODEF recio_err recio_prefetch_create(recio_prefetch **out, const recio_prefe
     if (!p->d.depth) p->d.depth = 4;
     if (!p->d.threads) p->d.threads = 1;
     p->epoch = p->d.epoch;
-    if (pthread_mutex_init(&p->mu, NULL) || pthread_cond_init(&p->cv_prod, NULL) || pthread_cond_init(&p->cv_cons, NULL)) {
+    if (recio__mutex_init(&p->mu) || recio__cond_init(&p->cv_prod) || recio__cond_init(&p->cv_cons)) {
         recio__free(&desc->alloc, p); /* glibc never fails these; elsewhere a leak beats a crash */
         return RECIO_ERR_NOMEM;
     }
@@ -6801,7 +7284,7 @@ RECIODEF recio_err recio_prefetch_create(recio_prefetch **out, const recio_prefe
     for (i = 0; i < p->d.threads; i++, p->started++) {
         p->threads[i].p = p;
         p->threads[i].worker = i;
-        if (pthread_create(&p->threads[i].tid, NULL, recio__pf_main, &p->threads[i]) != 0) {
+        if (recio__thread_start(&p->threads[i].tid, recio__pf_main, &p->threads[i]) != 0) {
             recio_prefetch_destroy(p);
             return RECIO_ERR_NOMEM;
         }
@@ -6833,7 +7316,7 @@ static recio_err recio__pf_take(recio_prefetch *p, recio_prefetch_slot **out, in
         if (s->state != RECIO__PF_READY || s->gen != p->gen || s->pub.seq != p->want) continue;
         if (s->err) {
             s->state = RECIO__PF_FREE;
-            pthread_cond_broadcast(&p->cv_prod);
+            recio__cond_broadcast(&p->cv_prod);
             recio__pf_copymsg(p->errmsg, s->pub.errmsg[0] ? s->pub.errmsg : recio_strerror(s->err));
             return p->sticky = s->err;
         }
@@ -6860,26 +7343,26 @@ RECIODEF recio_err recio_prefetch_next(recio_prefetch *p, recio_prefetch_slot **
     int wait;
     if (!p || !slot) return RECIO_ERR_ARG;
     *slot = NULL;
-    pthread_mutex_lock(&p->mu);
-    while ((e = recio__pf_take(p, slot, &wait)) == RECIO_OK && wait) pthread_cond_wait(&p->cv_cons, &p->mu);
-    pthread_mutex_unlock(&p->mu);
+    recio__mutex_lock(&p->mu);
+    while ((e = recio__pf_take(p, slot, &wait)) == RECIO_OK && wait) recio__cond_wait(&p->cv_cons, &p->mu);
+    recio__mutex_unlock(&p->mu);
     return e;
 }
 
 RECIODEF void recio_prefetch_release(recio_prefetch *p, recio_prefetch_slot *slot) {
     recio__pf_slot *s = (recio__pf_slot *)slot;
     if (!p || !slot) return;
-    pthread_mutex_lock(&p->mu);
+    recio__mutex_lock(&p->mu);
     RECIO_ASSERT(s->state == RECIO__PF_HELD);
     s->state = RECIO__PF_FREE;
-    pthread_cond_broadcast(&p->cv_prod);
-    pthread_mutex_unlock(&p->mu);
+    recio__cond_broadcast(&p->cv_prod);
+    recio__mutex_unlock(&p->mu);
 }
 
 RECIODEF void recio_prefetch_reset(recio_prefetch *p, uint64_t epoch) {
     unsigned i;
     if (!p) return;
-    pthread_mutex_lock(&p->mu);
+    recio__mutex_lock(&p->mu);
     p->gen++;
     p->epoch = epoch;
     p->claim = p->want = 0;
@@ -6888,9 +7371,9 @@ RECIODEF void recio_prefetch_reset(recio_prefetch *p, uint64_t epoch) {
     p->errmsg[0] = 0;
     for (i = 0; i < p->d.depth; i++)
         if (p->slots[i].state == RECIO__PF_READY) p->slots[i].state = RECIO__PF_FREE;
-    pthread_cond_broadcast(&p->cv_prod);
-    pthread_cond_broadcast(&p->cv_cons);
-    pthread_mutex_unlock(&p->mu);
+    recio__cond_broadcast(&p->cv_prod);
+    recio__cond_broadcast(&p->cv_cons);
+    recio__mutex_unlock(&p->mu);
 }
 
 RECIODEF const char *recio_prefetch_errmsg(const recio_prefetch *p) { return p ? p->errmsg : ""; }
@@ -6900,8 +7383,8 @@ RECIODEF const char *recio_prefetch_errmsg(const recio_prefetch *p) { return p ?
 
 /* Without RECIO_THREADS these are no-ops: everything runs on the caller's thread. */
 #ifdef RECIO_THREADS
-#define RECIO__IT_LOCK(it) pthread_mutex_lock(&(it)->mu)
-#define RECIO__IT_UNLOCK(it) pthread_mutex_unlock(&(it)->mu)
+#define RECIO__IT_LOCK(it) recio__mutex_lock(&(it)->mu)
+#define RECIO__IT_UNLOCK(it) recio__mutex_unlock(&(it)->mu)
 #else
 #define RECIO__IT_LOCK(it) ((void)0)
 #define RECIO__IT_UNLOCK(it) ((void)0)
@@ -6979,7 +7462,7 @@ struct recio_iter {
     char errmsg[RECIO__ERRMSG];
     char pull_msg[RECIO__ERRMSG];
 #ifdef RECIO_THREADS
-    pthread_mutex_t mu;
+    recio__mutex mu;
     int mu_ok;
     recio_prefetch *pf;
     recio_prefetch_slot *held;
@@ -7272,7 +7755,7 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     dst = recio_image_wrap(out, sh->width, sh->height, sh->channels, sh->dtype, sh->layout, 0);
     e = recio__apply_encoded(it->tf, ir->image, ir->image_size, &dst, seed, &d, &sc, what, RECIO_ITER_ERRMSG);
     if (asked > blk->cap) recio__it_reserve(&it->d.alloc, blk, asked); /* if it cannot, heap blocks still serve */
-    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && recio_image_info(ir->image, ir->image_size, &w, &h, NULL) == RECIO_OK)
+    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && recio__info(ir->image, ir->image_size, &w, &h, NULL, &it->d.alloc) == RECIO_OK)
         recio__fmt(what, RECIO_ITER_ERRMSG, "the chain's output for this %dx%d image is not %dx%dx%d like the first record's (end the spec with a fixed-size crop or resize)",
                    w, h, sh->width, sh->height, sh->channels);
     return e;
@@ -7462,7 +7945,7 @@ static recio_err recio__it_shape_of(recio_iter *it, const recio_record *rec, cha
     memset(&out, 0, sizeof out);
     what[0] = 0;
     if ((e = recio_irecord_unpack(&ir, rec->data, rec->size)) == RECIO_OK &&
-        (e = recio_image_decode_ex(&img, ir.image, ir.image_size, it->d.channels, what, RECIO__ERRMSG)) == RECIO_OK &&
+        (e = recio__decode(&img, ir.image, ir.image_size, it->d.channels, 0, what, RECIO__ERRMSG, &it->d.alloc)) == RECIO_OK &&
         (e = recio_transform_apply(it->tf, &img, &out, 0)) == RECIO_OK) {
         it->shape = recio_image_shape(out.width, out.height, out.channels, out.dtype, out.layout);
         it->d.item_bytes = recio_image_bytes(&it->shape);
@@ -7561,7 +8044,7 @@ static recio_err recio__it_alloc(recio_iter *it) {
 #ifdef RECIO_THREADS
 static recio_err recio__it_start(recio_iter *it) {
     recio_prefetch_desc pd;
-    if (pthread_mutex_init(&it->mu, NULL)) return RECIO_ERR_NOMEM;
+    if (recio__mutex_init(&it->mu)) return RECIO_ERR_NOMEM;
     it->mu_ok = 1;
     if (!it->d.workers) return RECIO_OK;
     memset(&pd, 0, sizeof pd);
@@ -7584,7 +8067,7 @@ RECIODEF void recio_iter_close(recio_iter *it) {
     a = &it->d.alloc;
 #ifdef RECIO_THREADS
     recio_prefetch_destroy(it->pf); /* first: it stops the threads that use everything below */
-    if (it->mu_ok) pthread_mutex_destroy(&it->mu);
+    if (it->mu_ok) recio__mutex_destroy(&it->mu);
 #endif
     for (i = 0; it->slots && i < it->nslots; i++) {
         recio__free(a, it->slots[i].raw.p);

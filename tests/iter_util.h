@@ -2,7 +2,7 @@
    hand, a transform whose output records the seed it was given, and batch summaries to compare. */
 #ifndef RECIO_ITER_UTIL_H
 #define RECIO_ITER_UTIL_H
-#include <sys/stat.h>
+#include "tmpdir.h"
 
 /* Record i: IRHeader {flag 2, label 0, id 100+i, id2 0}, labels (i, -i), then 3(i+1) bytes of value
    i. Payload 32 + 3(i+1) bytes; on disk 8 + that rounded up to 4 (RecordIO framing). */
@@ -19,8 +19,8 @@ static inline void iu_make(const char *path, unsigned n) {
     unsigned char buf[32 + 3 * 64];
     char idx[256];
     unsigned i;
-    mkdir("build", 0755);
-    mkdir("build/test_iter", 0755);
+    t_mkdir("build");
+    t_mkdir("build/test_iter");
     snprintf(idx, sizeof idx, "%s.idx", path);
     memset(&wd, 0, sizeof wd);
     wd.index_path = idx; /* FILE.idx, for the indexed split */

@@ -80,8 +80,42 @@ static void test_runtime_allocator_in_desc(void) {
     CHECK_EQ_INT(t_live, 0);
 }
 
+#ifndef RECIO_NO_IMAGE
+/* stb's own allocations (about ten per image) go through the transform's allocator, as the decoded
+   pixels do: none reaches RECIO_MALLOC. A PNG, so that stb decodes it in every build. */
+static void test_stb_allocates_through_the_desc_allocator(void) {
+    arena a = {0, 0};
+    recio_transform_desc td;
+    recio_transform *t = NULL;
+    recio_image out;
+    size_t n = 0;
+    unsigned char *png = t_slurp("tests/data/photos/chelsea-333x500.png", &n);
+    static float tensor[3 * 56 * 56];
+    long before;
+    CHECK(png != NULL);
+    if (!png) return;
+    memset(&td, 0, sizeof td);
+    td.alloc.alloc = a_alloc;
+    td.alloc.free = a_free;
+    td.alloc.user = &a;
+    CHECK(recio_transform_parse_ex(&t, "resize_short(64) center_crop(56) normalize(imagenet) chw", &td, NULL, 0) == RECIO_OK);
+    before = t_allocs;
+    a.calls = 0;
+    out = recio_image_wrap(tensor, 56, 56, 3, RECIO_F32, RECIO_CHW, 0);
+    CHECK(recio_transform_apply_encoded(t, png, n, &out, 1, NULL, NULL, 0) == RECIO_OK);
+    CHECK_EQ_INT(t_allocs - before, 0); /* nothing through RECIO_MALLOC */
+    CHECK(a.calls >= 5);                /* stb's buffers, the pixels, the scratch */
+    recio_transform_free(t);
+    CHECK_EQ_INT(a.live, 0);
+    free(png);
+}
+#endif
+
 int main(void) {
     RUN(test_no_stdio_roundtrip_with_counted_allocations);
     RUN(test_runtime_allocator_in_desc);
+#ifndef RECIO_NO_IMAGE
+    RUN(test_stb_allocates_through_the_desc_allocator);
+#endif
     return t_done("config");
 }

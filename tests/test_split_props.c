@@ -7,8 +7,7 @@
 #include "recio.h"
 #include "test.h"
 #include <stdint.h>
-#include <unistd.h>
-#include <sys/stat.h>
+#include "tmpdir.h"
 
 typedef struct dataset {
     char dir[64];
@@ -31,7 +30,7 @@ static void make_dataset(dataset *ds, unsigned nfiles, int with_idx) {
     uint64_t cap = 0;
     memset(ds, 0, sizeof *ds);
     strcpy(ds->dir, "/tmp/recio_split_XXXXXX");
-    CHECK(mkdtemp(ds->dir) != NULL);
+    CHECK(t_mkdtemp(ds->dir) != NULL);
     ds->nfiles = nfiles;
     for (f = 0; f < nfiles; f++) {
         char path[128], idx[140];
@@ -70,9 +69,7 @@ static void make_dataset(dataset *ds, unsigned nfiles, int with_idx) {
 }
 
 static void free_dataset(dataset *ds) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", ds->dir);
-    CHECK(system(cmd) == 0);
+    CHECK(t_rmtree(ds->dir) == 0);
     free(ds->goff);
     free(ds->file);
     free(ds->ord);
@@ -385,12 +382,12 @@ static void expect_error(const char *uris, unsigned r, unsigned nsplit, const re
 }
 
 static void test_bad_input(void) {
-    char dir[] = "/tmp/recio_split_bad_XXXXXX", p[200], q[256], uris[600], cmd[300];
+    char dir[] = "/tmp/recio_split_bad_XXXXXX", p[200], q[256], uris[600];
     unsigned char junk[64], rec[16];
     recio_split_desc d;
     recio_writer *w = NULL;
     recio_split *s = (recio_split *)1;
-    CHECK(mkdtemp(dir) != NULL);
+    CHECK(t_mkdtemp(dir) != NULL);
     memset(&d, 0, sizeof d);
     memset(junk, 'x', sizeof junk);
     memset(rec, 7, sizeof rec);
@@ -441,8 +438,7 @@ static void test_bad_input(void) {
     recio_split_close(NULL);
     CHECK(recio_split_next(NULL, NULL) == RECIO_ERR_ARG);
     (void)s;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
+    CHECK(t_rmtree(dir) == 0);
 }
 
 /* Wildcards and directories expand in sorted order; 0-byte files contribute nothing. */
