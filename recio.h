@@ -4199,6 +4199,9 @@ typedef struct recio__kern {
     void (*norm3)(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean, const float *std);
     /* checksum: lane[k] takes word k of every 256-byte block (native-order 32-bit words) */
     void (*hash)(uint32_t *lane, const unsigned char *p, size_t blocks);
+    /* colour conversion of n RGB u8 pixels: d = u8(a*x + b*g + off[c]), g = 0.299 R + 0.587 G + 0.114 B
+       (brightness, contrast, saturation, gray: recio__mix) */
+    void (*mix3)(const unsigned char *s, unsigned char *d, int n, float a, float b, const float off[3]);
 } recio__kern;
 
 static int recio__kern_always(void) { return 1; }
@@ -4259,8 +4262,17 @@ static void recio__hash_c(uint32_t *lane, const unsigned char *p, size_t blocks)
     memcpy(lane, h, sizeof h);
 }
 
+/* The float steps in this order, each rounded to float: every column does exactly these. */
+static void recio__mix3_c(const unsigned char *s, unsigned char *d, int n, float a, float b, const float off[3]) {
+    int x, c;
+    for (x = 0; x < n; x++, s += 3, d += 3) {
+        float g = 0.299f * (float)s[0] + 0.587f * (float)s[1] + 0.114f * (float)s[2];
+        for (c = 0; c < 3; c++) d[c] = recio__u8(a * (float)s[c] + b * g + off[c]);
+    }
+}
+
 static const recio__kern recio__kern_scalar = {"scalar", recio__kern_always, recio__hrow2_c, recio__vrow2_c, recio__norm3_c,
-                                               recio__hash_c};
+                                               recio__hash_c, recio__mix3_c};
 
 #if defined(RECIO__SSE2)
 static void recio__hrow2_sse2(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
@@ -4302,7 +4314,7 @@ static void recio__vrow2_sse2(const int32_t *r0, const int32_t *r1, int b0, int 
 }
 
 static const recio__kern recio__kern_sse2 = {"sse2", recio__kern_always, recio__hrow2_sse2, recio__vrow2_sse2, recio__norm3_c,
-                                             recio__hash_c};
+                                             recio__hash_c, recio__mix3_c};
 #endif
 
 #if defined(RECIO__AVX2)
@@ -4372,8 +4384,59 @@ __attribute__((target("avx2"))) static void recio__hash_avx2(uint32_t *lane, con
 }
 
 /* The horizontal pass stays SSE2's: two outputs per 256-bit madd measured no faster (loads bound it). */
+/* Eight pixels at a time: bytes shuffled into R, G, B lanes of floats, the scalar steps, then
+   clamped, truncated and shuffled back (u8(v) is trunc(min(max(v + 0.5, 0), 255.5))). */
+__attribute__((target("avx2"))) static __m256 recio__mix_ch(__m256 x, __m256 g, __m256 a, __m256 b, float off) {
+    const __m256 half = _mm256_set1_ps(0.5f), top = _mm256_set1_ps(255.5f);
+    __m256 v = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(a, x), _mm256_mul_ps(b, g)), _mm256_set1_ps(off));
+    return _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, half), _mm256_setzero_ps()), top);
+}
+__attribute__((target("avx2"))) static __m128i recio__mix_bytes(__m256 v) { /* 8 floats in [0, 255.5] to 8 bytes */
+    __m256i i = _mm256_cvttps_epi32(v);
+    __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1));
+    return _mm_packus_epi16(w, w);
+}
+__attribute__((target("avx2"))) static void recio__mix3_avx2(const unsigned char *s, unsigned char *d, int n, float a,
+                                                            float b, const float off[3]) {
+    static const signed char in_lo[3][16] = {{0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
+                                             {1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
+                                             {2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}};
+    static const signed char in_hi[3][16] = {{-1, -1, -1, -1, -1, -1, 2, 5, -1, -1, -1, -1, -1, -1, -1, -1},
+                                             {-1, -1, -1, -1, -1, 0, 3, 6, -1, -1, -1, -1, -1, -1, -1, -1},
+                                             {-1, -1, -1, -1, -1, 1, 4, 7, -1, -1, -1, -1, -1, -1, -1, -1}};
+    static const signed char out_lo[3][16] = {{0, -1, -1, 1, -1, -1, 2, -1, -1, 3, -1, -1, 4, -1, -1, 5},
+                                              {-1, 0, -1, -1, 1, -1, -1, 2, -1, -1, 3, -1, -1, 4, -1, -1},
+                                              {-1, -1, 0, -1, -1, 1, -1, -1, 2, -1, -1, 3, -1, -1, 4, -1}};
+    static const signed char out_hi[3][16] = {{-1, -1, 6, -1, -1, 7, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
+                                              {5, -1, -1, 6, -1, -1, 7, -1, -1, -1, -1, -1, -1, -1, -1, -1},
+                                              {-1, 5, -1, -1, 6, -1, -1, 7, -1, -1, -1, -1, -1, -1, -1, -1}};
+    const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
+    int x = 0, c;
+    for (; x + 8 <= n; x += 8) {
+        __m128i lo = _mm_loadu_si128((const __m128i *)(const void *)(s + 3 * x));
+        __m128i hi = _mm_loadl_epi64((const __m128i *)(const void *)(s + 3 * x + 16));
+        __m128i olo = _mm_setzero_si128(), ohi = _mm_setzero_si128();
+        __m256 p[3], g;
+        for (c = 0; c < 3; c++) {
+            __m128i ch = _mm_or_si128(_mm_shuffle_epi8(lo, _mm_loadu_si128((const __m128i *)(const void *)in_lo[c])),
+                                      _mm_shuffle_epi8(hi, _mm_loadu_si128((const __m128i *)(const void *)in_hi[c])));
+            p[c] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(ch));
+        }
+        g = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(0.299f), p[0]), _mm256_mul_ps(_mm256_set1_ps(0.587f), p[1])),
+                          _mm256_mul_ps(_mm256_set1_ps(0.114f), p[2]));
+        for (c = 0; c < 3; c++) {
+            __m128i bytes = recio__mix_bytes(recio__mix_ch(p[c], g, va, vb, off[c]));
+            olo = _mm_or_si128(olo, _mm_shuffle_epi8(bytes, _mm_loadu_si128((const __m128i *)(const void *)out_lo[c])));
+            ohi = _mm_or_si128(ohi, _mm_shuffle_epi8(bytes, _mm_loadu_si128((const __m128i *)(const void *)out_hi[c])));
+        }
+        _mm_storeu_si128((__m128i *)(void *)(d + 3 * x), olo);
+        _mm_storel_epi64((__m128i *)(void *)(d + 3 * x + 16), ohi);
+    }
+    recio__mix3_c(s + 3 * x, d + 3 * x, n - x, a, b, off);
+}
+
 static const recio__kern recio__kern_avx2 = {"avx2", recio__avx2_usable, recio__hrow2_sse2, recio__vrow2_avx2, recio__norm3_avx2,
-                                             recio__hash_avx2};
+                                             recio__hash_avx2, recio__mix3_avx2};
 #endif
 
 #if defined(RECIO__NEON)
@@ -4443,8 +4506,37 @@ static void recio__hash_neon(uint32_t *lane, const unsigned char *p, size_t bloc
     for (k = 0; k < RECIO__LANES / 4; k++) vst1q_u32(lane + 4 * k, h[k]);
 }
 
+/* Eight pixels at a time (vld3 splits the channels), the scalar steps in float lanes; the float to
+   integer conversion truncates, as the scalar cast does. */
+static float32x4_t recio__mix_ch_neon(float32x4_t x, float32x4_t g, float a, float b, float off) {
+    float32x4_t v = vaddq_f32(vaddq_f32(vmulq_f32(vdupq_n_f32(a), x), vmulq_f32(vdupq_n_f32(b), g)), vdupq_n_f32(off));
+    return vminq_f32(vmaxq_f32(vaddq_f32(v, vdupq_n_f32(0.5f)), vdupq_n_f32(0.0f)), vdupq_n_f32(255.5f));
+}
+static void recio__mix3_neon(const unsigned char *s, unsigned char *d, int n, float a, float b, const float off[3]) {
+    int x = 0, c, h;
+    for (; x + 8 <= n; x += 8) {
+        uint8x8x3_t px = vld3_u8(s + 3 * x), o;
+        float32x4_t p[3][2], g[2];
+        for (c = 0; c < 3; c++) {
+            uint16x8_t w = vmovl_u8(px.val[c]);
+            p[c][0] = vcvtq_f32_u32(vmovl_u16(vget_low_u16(w)));
+            p[c][1] = vcvtq_f32_u32(vmovl_u16(vget_high_u16(w)));
+        }
+        for (h = 0; h < 2; h++)
+            g[h] = vaddq_f32(vaddq_f32(vmulq_f32(vdupq_n_f32(0.299f), p[0][h]), vmulq_f32(vdupq_n_f32(0.587f), p[1][h])),
+                             vmulq_f32(vdupq_n_f32(0.114f), p[2][h]));
+        for (c = 0; c < 3; c++) {
+            uint16x4_t lo = vmovn_u32(vcvtq_u32_f32(recio__mix_ch_neon(p[c][0], g[0], a, b, off[c])));
+            uint16x4_t hi = vmovn_u32(vcvtq_u32_f32(recio__mix_ch_neon(p[c][1], g[1], a, b, off[c])));
+            o.val[c] = vmovn_u16(vcombine_u16(lo, hi));
+        }
+        vst3_u8(d + 3 * x, o);
+    }
+    recio__mix3_c(s + 3 * x, d + 3 * x, n - x, a, b, off);
+}
+
 static const recio__kern recio__kern_neon = {"neon", recio__kern_always, recio__hrow2_neon, recio__vrow2_neon, RECIO__NORM3_NEON,
-                                             recio__hash_neon};
+                                             recio__hash_neon, recio__mix3_neon};
 #endif
 
 /* Every column this build has, the reference first: the tests run each usable one against it. */
@@ -5484,12 +5576,19 @@ static recio__pxwalk recio__px_walk(const recio_image *in, recio_image *out) {
     return w;
 }
 
-/* out = a * x + b * g(x) + off[c] per pixel, alpha copied. */
-/* out = a * x + b * g(x) + off[c] per pixel, alpha copied; a grey image is its own g. */
+/* out = a * x + b * g(x) + off[c] per pixel, alpha copied; a grey image is its own g. RGB u8 rows
+   go through the kernel table's colour conversion. */
 static void recio__mix(const recio_image *in, recio_image *out, float a, float b, const float off[3]) {
     recio__pxwalk w = recio__px_walk(in, out);
     float p[4] = {0, 0, 0, 0}, q[4];
     int c;
+    if (w.fast && in->channels == 3) {
+        static const float zero[3] = {0, 0, 0};
+        const recio__kern *k = recio__kern_pick();
+        int y;
+        for (y = 0; y < in->height; y++) k->mix3(recio__at(in, 0, y, 0), recio__at(out, 0, y, 0), in->width, a, b, off ? off : zero);
+        return;
+    }
     while (recio__px_next(&w, p)) {
         float g = in->channels == 1 ? p[0] : 0.299f * p[0] + 0.587f * p[1] + 0.114f * p[2];
         for (c = 0; c < 3; c++) q[c] = a * p[c] + b * g + (off ? off[c] : 0.0f);

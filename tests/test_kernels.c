@@ -109,6 +109,31 @@ static void test_norm3_equals_scalar(void) {
     }
 }
 
+/* Colour conversion: random factors (with the edges where u8 clamps and rounds), offsets, widths. */
+static void test_mix3_equals_scalar(void) {
+    int round, col, i;
+    for (round = 0; round < 300; round++) {
+        int n = t_between(1, 300);
+        float a = (float)t_between(-300, 3000) / 1000, b = (float)t_between(-3000, 3000) / 1000, off[3];
+        unsigned char *s = (unsigned char *)malloc((size_t)n * 3), *want = (unsigned char *)malloc((size_t)n * 3);
+        unsigned char *got = (unsigned char *)malloc((size_t)n * 3 + 16);
+        for (i = 0; i < 3; i++) off[i] = round % 3 ? (float)t_between(-30000, 30000) / 100 : 0;
+        if (round % 7 == 0) a = 1, b = 0; /* brightness 1: every value lands on .5 + integer */
+        for (i = 0; i < n * 3; i++) s[i] = (unsigned char)(round % 5 == 0 ? 255 * (t_rand() & 1) : t_rand());
+        recio__kern_scalar.mix3(s, want, n, a, b, off);
+        for (col = 1; col < NCOLS; col++) {
+            if (!recio__kern_cols[col]->usable()) continue;
+            memset(got, 0xa5, (size_t)n * 3 + 16);
+            recio__kern_cols[col]->mix3(s, got, n, a, b, off);
+            if (memcmp(got, want, (size_t)n * 3) != 0 || got[n * 3] != 0xa5) {
+                fprintf(stderr, "  %s mix3: n=%d a=%g b=%g off %g,%g,%g differs\n", recio__kern_cols[col]->name, n, a, b, off[0], off[1], off[2]);
+                CHECK(0);
+            }
+        }
+        free(s), free(want), free(got);
+    }
+}
+
 static void test_hash_equals_scalar(void) {
     int round, col, k;
     for (round = 0; round < 50; round++) {
@@ -136,12 +161,13 @@ static void test_hash_equals_scalar(void) {
 int main(void) {
     RUN(test_columns_listed);
     if (t_usable_columns() == 0) {
-        t_skip("no SIMD column in this build (RECIO_NO_SIMD, or no SSE2/NEON target): only scalar", 4);
+        t_skip("no SIMD column in this build (RECIO_NO_SIMD, or no SSE2/NEON target): only scalar", 5);
         return t_done("kernels");
     }
     RUN(test_hrow2_equals_scalar);
     RUN(test_vrow2_equals_scalar);
     RUN(test_norm3_equals_scalar);
     RUN(test_hash_equals_scalar);
+    RUN(test_mix3_equals_scalar);
     return t_done("kernels");
 }

@@ -812,7 +812,7 @@ static void test_writer_atomic_pair_rollback(void) {
     remove(tmp_path("pair.idx"));
     CHECK(recio_writer_open_desc(&w, tmp_path("pair.rec"), &d) == RECIO_OK);
     CHECK(recio_writer_write(w, "new", 3) == RECIO_OK);
-    CHECK(mkdir(tmp_path("pair.idx"), 0700) == 0 && mkdir(tmp_path("pair.idx/x"), 0700) == 0);
+    CHECK(t_mkdir(tmp_path("pair.idx")) == 0 && t_mkdir(tmp_path("pair.idx/x")) == 0);
     CHECK_EQ_INT(recio_writer_close(w), RECIO_ERR_IO);
     CHECK(first_record_is(tmp_path("pair.rec"), "old"));
     CHECK_EQ_INT(count_like("pair.rec."), 0);
@@ -823,7 +823,7 @@ static void test_writer_atomic_pair_rollback(void) {
     remove(tmp_path("pair.rec"));
     CHECK(recio_writer_open_desc(&w, tmp_path("pair.rec"), &d) == RECIO_OK);
     CHECK(recio_writer_write(w, "new", 3) == RECIO_OK);
-    CHECK(mkdir(tmp_path("pair.idx"), 0700) == 0 && mkdir(tmp_path("pair.idx/x"), 0700) == 0);
+    CHECK(t_mkdir(tmp_path("pair.idx")) == 0 && t_mkdir(tmp_path("pair.idx/x")) == 0);
     CHECK_EQ_INT(recio_writer_close(w), RECIO_ERR_IO);
     CHECK(!file_exists(tmp_path("pair.rec")));
     rmdir(tmp_path("pair.idx/x"));
