@@ -28,7 +28,7 @@ TESTS    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c)) $(B
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/bench_*.c))
 BENCHES_CV = $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(wildcard bench/bench_*.cpp))
 
-.PHONY: all deps turbo-deps test demo sanitize tsan bench opencv cross install clean fuzz
+.PHONY: all deps turbo-deps python-deps test demo sanitize tsan bench opencv cross install clean fuzz
 all: deps $(BUILD)/librecio.a $(BUILD)/librecio.so $(TOOLS) $(EXAMPLES)
 
 # Debian's libstb-dev carries stb_image(_resize,_write).h. Install it when missing and allowed.
@@ -112,8 +112,21 @@ $(NOIMG)/copy_records: examples/copy_records.c $(HDR)
 	@cat examples/copy_records.c >> $(NOIMG)/plain/copy.c
 	cd $(NOIMG)/plain && $(CC) -std=c99 $(WARN) $(EXTRA_CFLAGS) copy.c -o ../copy_records $(LDFLAGS)
 
-test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records
-	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" tests/run.sh $(TESTS) $(NOIMG_TESTS)
+# The Python binding (python/recio) is tested with Debian's /usr/bin/python3 and python3-numpy against
+# this build's librecio.so; not where that library cannot be loaded into the host's Python (a cross
+# build, or sanitizer instrumentation that must come first in the process).
+PY_SKIP = $(if $(RUN),a cross build's library is not for this CPU,$(if $(findstring -fsanitize,$(EXTRA_CFLAGS)),a sanitizer build's library needs its runtime loaded before Python))
+test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records python-deps
+	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO_PY_SKIP="$(PY_SKIP)" \
+	  tests/run.sh $(TESTS) $(NOIMG_TESTS) tests/test_python.sh
+
+# python3-numpy for the Python binding's tests, installed when missing and allowed (root, apt).
+.PHONY: python-deps
+python-deps:
+	@[ -n "$(RUN)" ] || ! [ -x /usr/bin/python3 ] || /usr/bin/python3 -c 'import numpy' 2>/dev/null || \
+	  [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1 || \
+	  { echo "recio: installing python3-numpy (the Python binding's tests)"; \
+	    apt-get update -qq && apt-get install -y -qq python3-numpy >/dev/null || true; }
 
 demo: all
 	@RECIO=$(BUILD)/recio sh examples/demo.sh
