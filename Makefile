@@ -138,8 +138,20 @@ sanitize:
 tsan:
 	$(MAKE) test BUILD=build/tsan$(if $(filter stb,$(JPEG)),-stb) OPT="-O1 -g" EXTRA_CFLAGS="-fsanitize=thread" LDFLAGS="-fsanitize=thread"
 
-bench: all $(BENCHES) $(BENCHES_CV)
+bench: all $(BENCHES) $(BENCHES_CV) python-deps python-bench-deps
 	@for b in $(BENCHES) $(BENCHES_CV); do echo "== $$b"; $$b || exit 1; done
+	@echo "== bench/bench_python.py"; if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then \
+	  RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO="$(abspath $(TOOLS))" /usr/bin/python3 bench/bench_python.py; \
+	  else echo "skip: the Python benchmark needs /usr/bin/python3 with python3-numpy"; fi
+
+# The Python benchmark compares with torchvision's DataLoader: python3-torchvision, a benchmark-only
+# dependency, installed when missing and allowed (the comparison is skipped without it).
+.PHONY: python-bench-deps
+python-bench-deps:
+	@! [ -x /usr/bin/python3 ] || /usr/bin/python3 -c 'import torchvision' 2>/dev/null || \
+	  [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1 || \
+	  { echo "recio: installing python3-torchvision (the Python benchmark's comparison only)"; \
+	    apt-get update -qq && apt-get install -y -qq python3-torchvision >/dev/null || true; }
 
 # C++ benchmarks compare against OpenCV, a benchmark-only dependency installed here when missing.
 # They compile recio themselves, with RECIO_TURBOJPEG when libjpeg-turbo is there.
