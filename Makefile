@@ -3,7 +3,7 @@
 #   make demo       the main job, end to end, on the sample data
 #   make sanitize   the tests under ASan + UBSan        make tsan   threaded tests under TSan
 #   make bench      benchmarks (tables with ratios)     make cross ARCH=aarch64|armhf|s390x
-#   make install PREFIX=/usr/local                      make clean
+#   make install PREFIX=/usr/local (also the Python package) make clean
 CC      ?= cc
 CXX     ?= c++
 # JPEG decoding: libjpeg-turbo (RECIO_TURBOJPEG, -ljpeg) by default, installed when missing and allowed;
@@ -204,6 +204,8 @@ install: all
 	install -m 644 $(BUILD)/librecio.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/librecio.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/recio $(DESTDIR)$(PREFIX)/bin/
+	install -d $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/recio
+	install -m 644 python/recio/*.py $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/recio/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@JPEG_LIBS@|$(JPEG_LIBS)|" recio.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/recio.pc
 
 clean:
