@@ -6,10 +6,12 @@ Data: N image records (default 1,000) cycling through the sample photos (tests/d
 random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw (torchvision: RandomResizedCrop(224),
 RandomHorizontalFlip(), ToTensor(), Normalize(ImageNet)). Each configuration runs RUNS times,
 interleaved with the one it is compared to, one epoch per run; the table gives the median images/s
-and the range of the per-run ratios. "C iterator" is `recio iter --quiet` (its own timer, after open);
+and the range of the per-run ratios, of wall time and of CPU time (images per CPU second: what the
+Python layer adds, which other jobs on a shared machine hardly disturb). "C iterator" is `recio iter --quiet` (its own timer, after open);
 the Python side times its epoch loop the same way, touching every batch's data.
 """
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -48,14 +50,18 @@ def make_data(d):
 
 
 def c_iter(rec, workers):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(RECIO + ["iter", rec, "--spec", SPEC, "--batch", str(BATCH), "--workers", str(workers),
                                 "--quiet", "--last-batch", "discard"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        check=True)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     line = p.stderr.decode().strip().splitlines()[-1]  # "N images in T s: R img/s"
-    return float(line.split(":")[-1].split()[0])
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return float(line.split(":")[-1].split()[0]), int(line.split()[0]) / cpu
 
 
 def py_iter(rec, workers):
+    c0 = time.process_time()  # the whole process, every thread: as the C side's rusage, open included
     it = recio.ImageRecordIter(path_imgrec=rec, spec=SPEC, batch_size=BATCH, workers=workers, last_batch="discard")
     t0 = time.perf_counter()
     n = 0
@@ -64,7 +70,7 @@ def py_iter(rec, workers):
         b.data[0, 0, 0, 0]  # touch it, as a training step would
     dt = time.perf_counter() - t0
     it.close()
-    return n / dt
+    return n / dt, n / (time.process_time() - c0)
 
 
 def tv_loader(files, workers):
@@ -89,18 +95,24 @@ def tv_loader(files, workers):
     n = 0
     for x, _ in dl:
         n += x.shape[0]
-    return n / (time.perf_counter() - t0)
+    return n / (time.perf_counter() - t0), None
 
 
 def compare(name, a, b, args_a, args_b, runs):
-    """Interleaved runs of a and b: medians and the range of the per-run ratio a/b."""
-    ra, rb = [], []
+    """Interleaved runs of a and b: medians and the range of the per-run ratio a/b, of images per
+    second of wall time and (where both report it) of images per CPU second, which other jobs on a
+    shared machine disturb far less."""
+    ra, rb, ca, cb = [], [], [], []
     for _ in range(runs):
-        ra.append(a(*args_a))
-        rb.append(b(*args_b))
+        (x, cx), (y, cy) = a(*args_a), b(*args_b)
+        ra.append(x), rb.append(y), ca.append(cx), cb.append(cy)
     ratios = sorted(x / y for x, y in zip(ra, rb))
     ma, mb = statistics.median(ra), statistics.median(rb)
-    print("| %s | %.0f | %.0f | %.3f | %.3f-%.3f |" % (name, ma, mb, ma / mb, ratios[0], ratios[-1]))
+    cpu = "-"
+    if ca[0] is not None and cb[0] is not None:
+        cr = sorted(x / y for x, y in zip(ca, cb))
+        cpu = "%.3f (%.3f-%.3f)" % (statistics.median(cr), cr[0], cr[-1])
+    print("| %s | %.0f | %.0f | %.3f | %.3f-%.3f | %s |" % (name, ma, mb, ma / mb, ratios[0], ratios[-1], cpu))
     sys.stdout.flush()
     return ma / mb
 
@@ -110,8 +122,8 @@ def main():
         rec, files = make_data(d)
         print("Python binding: %d JPEG records (sample photos), batch %d, spec '%s', %d interleaved runs, "
               "%d cores, load %.1f" % (N, BATCH, SPEC, RUNS, os.cpu_count(), os.getloadavg()[0]))
-        print("| pipeline (images/s) | this | against | ratio | range |")
-        print("|---|---:|---:|---:|---:|")
+        print("| pipeline (images/s) | this | against | ratio | range | per CPU second: ratio (range) |")
+        print("|---|---:|---:|---:|---:|---:|")
         py_iter(rec, 1)  # warm the page cache
         for w in (0, 1, 2):
             compare("Python ImageRecordIter vs C iterator, %d workers (target >= 0.95)" % w, py_iter, c_iter,
