@@ -113,12 +113,14 @@ $(NOIMG)/copy_records: examples/copy_records.c $(HDR)
 	cd $(NOIMG)/plain && $(CC) -std=c99 $(WARN) $(EXTRA_CFLAGS) copy.c -o ../copy_records $(LDFLAGS)
 
 # The Python binding (python/recio) is tested with Debian's /usr/bin/python3 and python3-numpy against
-# this build's librecio.so; not where that library cannot be loaded into the host's Python (a cross
-# build, or sanitizer instrumentation that must come first in the process).
-PY_SKIP = $(if $(RUN),a cross build's library is not for this CPU,$(if $(findstring -fsanitize,$(EXTRA_CFLAGS)),a sanitizer build's library needs its runtime loaded before Python))
+# this build's librecio.so. Under ASan/UBSan their runtimes are preloaded into Python (leak checks off:
+# the interpreter keeps its memory at exit); a cross build's library cannot be loaded by the host's
+# Python, nor can TSan's runtime be started after the interpreter: those runs say so and skip it.
+PY_SKIP = $(if $(RUN),a cross build's library is not for this CPU,$(if $(findstring -fsanitize=thread,$(EXTRA_CFLAGS)),ThreadSanitizer cannot be loaded into a running Python))
+PY_PRELOAD = $(if $(findstring address,$(EXTRA_CFLAGS)),$(shell $(CC) -print-file-name=libasan.so)) $(if $(findstring undefined,$(EXTRA_CFLAGS)),$(shell $(CC) -print-file-name=libubsan.so))
 test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records python-deps
 	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO_PY_SKIP="$(PY_SKIP)" \
-	  tests/run.sh $(TESTS) $(NOIMG_TESTS) tests/test_python.sh
+	  RECIO_PY_PRELOAD="$(strip $(PY_PRELOAD))" tests/run.sh $(TESTS) $(NOIMG_TESTS) tests/test_python.sh
 
 # python3-numpy for the Python binding's tests, installed when missing and allowed (root, apt).
 .PHONY: python-deps

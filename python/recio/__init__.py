@@ -169,8 +169,7 @@ class ImageRecordIter:
         self._epoch = 0
         for _ in range(opt["epoch"]):
             self._advance()
-        # the item shape: from the first batch's description, known after open
-        self._item = None
+        self._item = None  # (C, H, W) or (H, W, C) of one item, once known
         if opt["verbose"]:
             print("recio.ImageRecordIter: %s, spec '%s', batch %d, %d worker threads"
                   % (opt["uris"], opt["spec"], opt["batch"], opt["workers"]), file=sys.stderr)
@@ -196,9 +195,8 @@ class ImageRecordIter:
 
     def _item_shape(self):
         if self._item is None:
-            # the shape is fixed by the first record at open; a batch tells it: peek without consuming
-            # by asking the spec for it through a throwaway iterator would cost a decode, so take the
-            # first batch of a pull-mode twin instead only when no batch was seen yet.
+            # the C iterator fixes it from the dataset's first record at open; a batch shows it, and
+            # before the first one a pull-mode twin of batch 1 gives it (one decode)
             if self._batch is not None:
                 self._item = tuple(self._batch.data.shape[1:])
             else:
