@@ -138,7 +138,7 @@ def test_iter_equals_cli():
 def test_iter_other_dtypes_and_layouts():
     rec = tmp("ds.rec")
     for kw in (dict(dtype="uint8"), dict(dtype="int8", mean_r=100, mean_g=100, mean_b=100), dict(dtype="float16"),
-               dict(layout="NHWC"), dict(data_shape=(1, 40, 48)), dict(spec="resize(32,24) gray")):
+               dict(layout="NHWC"), dict(data_shape=(1, 40, 48)), dict(spec="resize(32,24) gray", data_shape=None)):
         args = dict(path_imgrec=rec, data_shape=(3, 48, 48), batch_size=4, workers=2)
         args.update(kw)
         it = recio.ImageRecordIter(**args)
@@ -147,13 +147,13 @@ def test_iter_other_dtypes_and_layouts():
         if "spec" in kw:
             want_dt = np.uint8
         check(b.data.dtype == want_dt, "%s: %s" % (kw, b.data.dtype))
-        shp = {"layout": (4, 48, 48, 3), "data_shape": (4, 1, 40, 48), "spec": (4, 24, 32, 3)}
+        shp = {"layout": (4, 48, 48, 3), "spec": (4, 24, 32, 3), "data_shape": (4, 1, 40, 48)}
         want_shape = next((v for k, v in shp.items() if k in kw), (4, 3, 48, 48))
         check(b.data.shape == want_shape, "%s: %s" % (kw, b.data.shape))
         check(it.provide_data[0][1] == want_shape, "%s: provide_data %s" % (kw, it.provide_data))
         it.close()
         got = py_lines(recio.ImageRecordIter(**args))
-        ch = args["data_shape"][0]
+        ch = args["data_shape"][0] if args["data_shape"] else 3
         check(got == cli_iter(rec, it.spec, 4, workers=2, channels=ch), "%s: batches differ from recio iter" % kw)
 
 
@@ -277,6 +277,10 @@ def test_errors_carry_file_and_offset():
     raises(ValueError, lambda: recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), data_shape=(3, 999, 999), batch_size=1),
            "ds.rec: offset 0: first record")
     raises(recio.DecodeError, lambda: recio.Transform("flip")(b"not an image"), "decode")
+    raises(ValueError, lambda: recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), spec="resize(20,10) chw",
+                                                     data_shape=(3, 20, 10), batch_size=1), "data_shape", "(3, 10, 20)")
+    it = recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), spec="resize(20,10) chw", data_shape=(3, 10, 20), batch_size=1)
+    check(it.next().data.shape == (1, 3, 10, 20))
 
 
 # ---- MXNet names ----

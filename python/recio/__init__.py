@@ -170,6 +170,13 @@ class ImageRecordIter:
         for _ in range(opt["epoch"]):
             self._advance()
         self._item = None  # (C, H, W) or (H, W, C) of one item, once known
+        if opt["own_spec"] and opt["shape"]:  # data_shape beside spec=: the chain must make that shape
+            item = self._item_shape()
+            c, h, w = opt["shape"]
+            if item not in ((c, h, w), (h, w, c)):
+                self.close()
+                raise ValueError("ImageRecordIter: data_shape: the spec makes items of shape %s, not %s"
+                                 % (item, opt["shape"]))
         if opt["verbose"]:
             print("recio.ImageRecordIter: %s, spec '%s', batch %d, %d worker threads"
                   % (opt["uris"], opt["spec"], opt["batch"], opt["workers"]), file=sys.stderr)

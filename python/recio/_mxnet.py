@@ -179,7 +179,7 @@ def translate(**kw):
     prefetch = int(o["prefetch_buffer"])
     if prefetch < 1:
         raise _bad("prefetch_buffer", "must be at least 1")
-    return dict(uris=rec, spec=spec, shape=shape, channels=shape[0] if shape else 3, batch=batch,
+    return dict(uris=rec, spec=spec, shape=shape, own_spec=o["spec"] is not None, channels=shape[0] if shape else 3, batch=batch,
                 label_width=int(o["label_width"]), rank=part, nsplit=nparts, index=shuffle, shuffle=shuffle,
                 seed=seed, shuffle_buffer=int(o["shuffle_buffer"]), equalise=bool(o["equalise"]),
                 rotate_shards=bool(o["rotate_shards"]), last_batch=LAST_BATCH[last], workers=int(workers),
