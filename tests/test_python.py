@@ -338,6 +338,7 @@ def test_mxnet_names_map():
     check(spec_of(seed_aug=5)["seed"] == 5, "seed_aug drives the augmentation when nothing is shuffled")
     check(spec_of(path_imgidx=tmp("ds.idx"))["uris"] == tmp("ds.rec"))
     check(spec_of(path_imgrec=[tmp("ds.rec"), tmp("ds2.rec")])["uris"] == tmp("ds.rec") + ";" + tmp("ds2.rec"))
+    spec_of(ctx="cpu"), spec_of(device_id=-1)
     for k in ("verbose", "data_name", "label_name", "aug_seq", "ctx", "device_id"):
         spec_of(**{k: recio.MXNET_DEFAULTS[k]})  # accepted with MXNet's defaults
     check(spec_of(verbose=True)["verbose"] and not spec_of()["verbose"])
@@ -365,7 +366,7 @@ def test_mxnet_rejections():
         (dict(path_imgidx=tmp("elsewhere.idx")), "path_imgidx", "ds.idx"),
         (dict(path_imgrec=tmp("ds3.rec"), shuffle=True), "shuffle", "recio index"),
         (dict(seed_aug=3, shuffle=True), "seed_aug", ""),
-        (dict(ctx="gpu"), "ctx", ""),
+        (dict(ctx="tpu"), "ctx", ""),
         (dict(device_id=1), "device_id", ""),
         (dict(aug_seq="det_aug_default"), "aug_seq", ""),
         (dict(spec="flip", resize=3), "resize", "spec="),

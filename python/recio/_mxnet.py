@@ -13,7 +13,7 @@ MXNET_DEFAULTS = {
     "batch_size": None, "round_batch": True, "part_index": 0, "num_parts": 1, "shuffle": False, "seed": 0,
     "seed_aug": None, "shuffle_chunk_size": 0, "shuffle_chunk_seed": 0, "aug_seq": "aug_default",
     # engine
-    "preprocess_threads": 4, "prefetch_buffer": 4, "dtype": None, "ctx": "cpu", "device_id": 0, "verbose": True,
+    "preprocess_threads": 4, "prefetch_buffer": 4, "dtype": None, "ctx": "gpu", "device_id": 0, "verbose": True,
     "data_name": "data", "label_name": "softmax_label",
     # augmentation (DefaultImageAugmenter)
     "resize": -1, "rand_crop": False, "random_resized_crop": False, "max_random_area": 1.0, "min_random_area": 1.0,
@@ -138,8 +138,8 @@ def translate(**kw):
             raise _bad("seed_aug", "recio draws the shuffle and the augmentation from one seed; seed_aug must "
                        "equal seed when shuffling")
         seed = int(o["seed_aug"])  # no shuffle: the seed drives only the augmentation
-    if o["ctx"] not in ("cpu", None):
-        raise _bad("ctx", "batches are made in CPU memory; move them to the device yourself")
+    if o["ctx"] not in ("cpu", "gpu", None):  # MXNet's hint for where batches go next (default 'gpu')
+        raise _bad("ctx", "'cpu' or 'gpu', not %r" % (o["ctx"],))
     if int(o["device_id"]) not in (0, -1):
         raise _bad("device_id", "recio does not allocate pinned memory for a device")
 
