@@ -232,6 +232,9 @@ class ImageRecordIter:
             raise _error(e, L.lib.recio_iter_errmsg(self._it))
         self._fresh = False
         n = b.batch
+        if n != self._opt["batch"] or b.label_width != self._opt["label_width"]:  # fields after `item`
+            raise Error("%s does not match this binding's recio_batch layout (batch %d, label_width %d read back): "
+                        "use the recio.h this package came with" % (L.path, n, b.label_width))
         item = b.item
         if item.layout == L.CHW:
             shape = (n, item.channels, item.height, item.width)
