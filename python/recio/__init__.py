@@ -84,8 +84,12 @@ class _View:
         self.owner = owner
 
 
-def _view(ptr, shape, dtype, owner):
-    return np.asarray(_View(ptr, shape, np.dtype(dtype).str, owner))
+_TYPESTR = {code: np.dtype(name).str for code, name in L.DTYPES.items()}
+
+
+def _view(ptr, shape, typestr, owner):
+    """A NumPy array over C memory; typestr as NumPy's array interface spells it ("<f4")."""
+    return np.asarray(_View(ptr, shape, typestr, owner))
 
 
 def checksum(array):
@@ -231,6 +235,10 @@ class ImageRecordIter:
         if e != L.OK:
             raise _error(e, L.lib.recio_iter_errmsg(self._it))
         self._fresh = False
+        return self._wrap(b)
+
+    def _wrap(self, b):
+        """The Batch of NumPy views (or copies) over the C batch b."""
         n = b.batch
         if n != self._opt["batch"] or b.label_width != self._opt["label_width"]:  # fields after `item`
             raise Error("%s does not match this binding's recio_batch layout (batch %d, label_width %d read back): "
@@ -240,8 +248,7 @@ class ImageRecordIter:
             shape = (n, item.channels, item.height, item.width)
         else:
             shape = (n, item.height, item.width, item.channels)
-        dt = L.DTYPES[item.dtype]
-        data = _view(b.data, shape, dt, self)
+        data = _view(b.data, shape, _TYPESTR[item.dtype], self)
         lw = b.label_width
         label = _view(b.labels, (n,) if lw == 1 else (n, lw), "<f4", self)
         ids = _view(b.ids, (n,), "<u8", self)
