@@ -556,6 +556,24 @@ def test_torch_parts():
     c = [d.clone() for d, _ in ds]  # next pass: epoch 3
     check(not all(torch.equal(x, y) for x, y in zip(a, c)), "a new epoch, new crops")
     check(len(ds) == len(a))
+    # rank and world size from torch.distributed: two processes in a gloo group, each reads its half
+    import torch.distributed as dist
+    if not dist.is_available():
+        return
+    script = ("import sys, json, torch.distributed as dist\nsys.path.insert(0, %r)\n"
+              "from recio.torch import RecordDataset\n"
+              "r = int(sys.argv[1])\n"
+              "dist.init_process_group('gloo', init_method='file://' + %r, rank=r, world_size=2)\n"
+              "ds = RecordDataset(**json.loads(sys.argv[2]))\n"
+              "ids = [i for _ in ds for i in ds._it._batch.index.tolist()]\n"
+              "print(json.dumps([ds.part(), ids]))\n"
+              "dist.destroy_process_group()\n") % (os.path.join(ROOT, "python"), tmp("dist-store"))
+    import json
+    args = json.dumps(dict(kw, data_shape=list(kw["data_shape"])))
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(r), args], stdout=subprocess.PIPE) for r in (0, 1)]
+    outs = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    check([o[0] for o in outs] == [[0, 2], [1, 2]], "parts from torch.distributed: %s" % [o[0] for o in outs])
+    check(sorted(outs[0][1] + outs[1][1]) == all_ids, "two ranks of a process group read every record once")
 
 
 def main():
