@@ -6,7 +6,7 @@
 #   make CROSS=aarch64-linux-gnu-   library, CLI and examples for a board, in build/aarch64-linux-gnu
 #   make freestanding               Cortex-M4 (arm-none-eabi, newlib): libraries and linked programs
 #   make tcc                        the header built with tcc
-#   make install PREFIX=/usr/local                      make clean
+#   make install PREFIX=/usr/local (also the Python package) make clean
 # CROSS=PREFIX- builds with PREFIXgcc, PREFIXg++ and PREFIXar into build/PREFIX (README: "Building
 # for a board"); the target's libjpeg-turbo is used when that compiler can link it, else stb_image.
 CROSS   ?=
@@ -45,7 +45,7 @@ TESTS    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c)) $(B
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/bench_*.c))
 BENCHES_CV = $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(wildcard bench/bench_*.cpp))
 
-.PHONY: all deps turbo-deps test demo sanitize tsan bench opencv cross install clean fuzz
+.PHONY: all deps turbo-deps python-deps test demo sanitize tsan bench opencv cross install clean fuzz
 all: deps $(BUILD)/librecio.a $(BUILD)/librecio.so $(TOOLS) $(EXAMPLES)
 
 # Debian's libstb-dev carries stb_image(_resize,_write).h. Install it when missing and allowed.
@@ -129,8 +129,24 @@ $(NOIMG)/copy_records: examples/copy_records.c $(HDR)
 	@cat examples/copy_records.c >> $(NOIMG)/plain/copy.c
 	cd $(NOIMG)/plain && $(CC) -std=c99 $(WARN) $(EXTRA_CFLAGS) copy.c -o ../copy_records $(LDFLAGS)
 
-test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records
-	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer
+# The Python binding (python/recio) is tested with Debian's /usr/bin/python3 and python3-numpy against
+# this build's librecio.so. Under ASan/UBSan their runtimes are preloaded into Python (leak checks off:
+# the interpreter keeps its memory at exit); a cross build's library cannot be loaded by the host's
+# Python, nor can TSan's runtime be started after the interpreter: those runs say so and skip it.
+PY_SKIP = $(if $(RUN),a cross build's library is not for this CPU,$(if $(findstring -fsanitize=thread,$(EXTRA_CFLAGS)),ThreadSanitizer cannot be loaded into a running Python))
+PY_PRELOAD = $(if $(findstring address,$(EXTRA_CFLAGS)),$(shell $(CC) -print-file-name=libasan.so)) $(if $(findstring undefined,$(EXTRA_CFLAGS)),$(shell $(CC) -print-file-name=libubsan.so))
+test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records $(BUILD)/examples/board_infer python-deps
+	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO_PY_SKIP="$(PY_SKIP)" \
+	  RECIO_PY_PRELOAD="$(strip $(PY_PRELOAD))" tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh
+
+# python3-numpy for the Python binding's tests, installed when missing and allowed (root, apt).
+.PHONY: python-deps
+python-deps:
+	@[ -n "$(RUN)" ] || ! [ -x /usr/bin/python3 ] || /usr/bin/python3 -c 'import numpy' 2>/dev/null || \
+	  [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1 || \
+	  { echo "recio: installing python3-numpy (the Python binding's tests)"; \
+	    apt-get update -qq && apt-get install -y -qq python3-numpy >/dev/null || true; }
+
 # board_infer builds its own private implementation (RECIO_STATIC, no stdio, no heap).
 $(BUILD)/examples/board_infer: examples/board_jpeg.h $(HDR)
 
@@ -144,8 +160,20 @@ sanitize:
 tsan:
 	$(MAKE) test BUILD=build/tsan$(if $(filter stb,$(JPEG)),-stb) OPT="-O1 -g" EXTRA_CFLAGS="-fsanitize=thread" LDFLAGS="-fsanitize=thread"
 
-bench: all $(BENCHES) $(BENCHES_CV)
+bench: all $(BENCHES) $(BENCHES_CV) python-deps python-bench-deps
 	@for b in $(BENCHES) $(BENCHES_CV); do echo "== $$b"; $$b || exit 1; done
+	@echo "== bench/bench_python.py"; if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then \
+	  RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO="$(abspath $(TOOLS))" /usr/bin/python3 bench/bench_python.py; \
+	  else echo "skip: the Python benchmark needs /usr/bin/python3 with python3-numpy"; fi
+
+# The Python benchmark compares with torchvision's DataLoader: python3-torchvision, a benchmark-only
+# dependency, installed when missing and allowed (the comparison is skipped without it).
+.PHONY: python-bench-deps
+python-bench-deps:
+	@! [ -x /usr/bin/python3 ] || /usr/bin/python3 -c 'import torchvision' 2>/dev/null || \
+	  [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1 || \
+	  { echo "recio: installing python3-torchvision (the Python benchmark's comparison only)"; \
+	    apt-get update -qq && apt-get install -y -qq python3-torchvision >/dev/null || true; }
 
 # C++ benchmarks compare against OpenCV, a benchmark-only dependency installed here when missing.
 # They compile recio themselves, with RECIO_TURBOJPEG when libjpeg-turbo is there.
@@ -267,6 +295,8 @@ install: all
 	install -m 644 $(BUILD)/librecio.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/librecio.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/recio $(DESTDIR)$(PREFIX)/bin/
+	install -d $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/recio
+	install -m 644 python/recio/*.py $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/recio/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@JPEG_LIBS@|$(JPEG_LIBS)|" recio.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/recio.pc
 
 clean:

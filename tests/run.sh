@@ -3,7 +3,10 @@
 set -u
 passed=0 failed=0 skipped=0
 for t in "$@"; do
-  out=$(${RUN:-} "$t" 2>&1); rc=$?
+  case $t in  # scripts run on the host; binaries through $RUN
+    *.sh) out=$("$t" 2>&1); rc=$? ;;
+    *) out=$(${RUN:-} "$t" 2>&1); rc=$? ;;
+  esac
   printf '%s\n' "$out"
   line=$(printf '%s\n' "$out" | grep -E '[0-9]+ passed, [0-9]+ failed' | tail -n 1)
   p=$(printf '%s' "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')

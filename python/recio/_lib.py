@@ -1,0 +1,207 @@
+"""ctypes declarations of the recio.h functions and structs the package uses.
+
+The structs mirror recio.h field for field; tests/test_python.py checks them against the C library
+(an iterator batch's shape, labels and checksum must come out as `recio iter` prints them).
+"""
+import ctypes
+import ctypes.util
+import os
+from ctypes import (POINTER, Structure, c_char, c_char_p, c_float, c_int, c_size_t, c_uint,
+                    c_uint32, c_uint64, c_void_p)
+
+# recio_err
+OK, END = 0, 1
+ERR_ARG, ERR_NOMEM, ERR_IO, ERR_CORRUPT, ERR_TOO_BIG, ERR_FORMAT, ERR_DECODE, ERR_SPEC, ERR_UNSUPPORTED = range(-1, -10, -1)
+
+# recio_dtype, recio_layout, recio_last_batch, split modes
+U8, F32, I8, F16 = 0, 1, 2, 3
+HWC, CHW = 0, 1
+LAST_PAD, LAST_DISCARD, LAST_ROLL_OVER = 0, 1, 2
+SPLIT_BYTES, SPLIT_INDEX = 0, 1
+SHUFFLE_NONE, SHUFFLE_FULL = 0, 1
+SPLIT_UNKNOWN = (1 << 64) - 1
+FNV1A_INIT = 0xcbf29ce484222325
+ITER_ERRMSG = 256
+
+
+class Allocator(Structure):
+    _fields_ = [("alloc", c_void_p), ("free", c_void_p), ("user", c_void_p)]
+
+
+class Image(Structure):
+    _fields_ = [("width", c_int), ("height", c_int), ("channels", c_int), ("dtype", c_int), ("layout", c_int),
+                ("stride", c_size_t), ("data", c_void_p), ("owned", c_void_p), ("alloc", Allocator)]
+
+
+class IterDesc(Structure):
+    _fields_ = [("uris", c_char_p), ("rank", c_uint), ("nsplit", c_uint), ("index", c_int), ("shuffle", c_int),
+                ("equalise", c_int), ("rotate_shards", c_int), ("shuffle_buffer", c_size_t), ("seed", c_uint64),
+                ("spec", c_char_p), ("channels", c_int), ("transform", c_void_p), ("user", c_void_p),
+                ("item_bytes", c_size_t), ("label_width", c_uint), ("batch", c_uint), ("last_batch", c_int),
+                ("workers", c_uint), ("prefetch", c_uint), ("checksums", c_int), ("skip_bad", c_int), ("alloc", Allocator)]
+
+
+class Batch(Structure):
+    _fields_ = [("data", c_void_p), ("labels", c_void_p), ("ids", c_void_p), ("keys", c_void_p), ("sums", c_void_p),
+                ("count", c_uint), ("pad", c_uint), ("batch", c_uint), ("item_bytes", c_size_t), ("item", Image),
+                ("label_width", c_uint), ("epoch", c_uint64), ("index", c_uint64), ("skipped", c_uint)]
+
+
+class EncodedDesc(Structure):
+    _fields_ = [("channels", c_int), ("scratch", c_void_p), ("scratch_size", c_size_t), ("full_scale", c_int)]
+
+
+class Record(Structure):
+    _fields_ = [("data", c_void_p), ("size", c_size_t), ("offset", c_uint64)]
+
+
+class IRecord(Structure):
+    _fields_ = [("flag", c_uint32), ("label", c_float), ("id", c_uint64), ("id2", c_uint64), ("labels", c_void_p),
+                ("image", c_void_p), ("image_size", c_size_t)]
+
+
+class IO(Structure):
+    _fields_ = [("read", c_void_p), ("write", c_void_p), ("seek", c_void_p), ("size", c_void_p), ("sync", c_void_p),
+                ("close", c_void_p), ("user", c_void_p), ("writev", c_void_p)]
+
+
+class ReaderDesc(Structure):
+    _fields_ = [("io", IO), ("name", c_char_p), ("buffer_size", c_size_t), ("use_mmap", c_int), ("alloc", Allocator)]
+
+
+class WriterDesc(Structure):
+    _fields_ = [("io", IO), ("name", c_char_p), ("index_path", c_char_p), ("atomic", c_int), ("buffer_size", c_size_t),
+                ("background", c_int), ("alloc", Allocator)]
+
+
+class SplitDesc(Structure):
+    _fields_ = [("mode", c_int), ("index_path", c_char_p), ("shuffle", c_int), ("seed", c_uint64), ("epoch", c_uint64),
+                ("chunk_records", c_uint32), ("window_chunks", c_uint32), ("equalize", c_int), ("ordinals", c_int),
+                ("use_mmap", c_int), ("buffer_size", c_size_t), ("open_file", c_void_p), ("open_user", c_void_p),
+                ("alloc", Allocator)]
+
+
+class SplitWhere(Structure):
+    _fields_ = [("file", c_uint), ("path", c_char_p), ("ordinal", c_uint64), ("key", c_uint64), ("index", c_uint64),
+                ("seq", c_uint64), ("repeat", c_int)]
+
+
+class LstItem(Structure):
+    _fields_ = [("index", c_uint64), ("labels", POINTER(c_float)), ("nlabels", c_uint32), ("path", c_char_p)]
+
+
+class Lst(Structure):
+    _fields_ = [("items", POINTER(LstItem)), ("count", c_size_t), ("storage", c_void_p), ("alloc", Allocator),
+                ("errmsg", c_char * 256)]
+
+
+def _candidates(pkg_dir, environ):
+    """Where librecio.so may be, in order: RECIO_LIBRARY, the build tree this package sits in (make),
+    the lib folder beside an installed copy, the loader's search path, make install's default prefix."""
+    env = environ.get("RECIO_LIBRARY")
+    if env:
+        return [env]  # an explicit choice is never second-guessed
+    root = os.path.dirname(os.path.dirname(pkg_dir))  # python/recio -> the source tree
+    out = [os.path.join(root, "build", "librecio.so"),
+           os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(pkg_dir))), "librecio.so")]
+    found = ctypes.util.find_library("recio")
+    if found:
+        out.append(found)
+    out += ["/usr/local/lib/librecio.so", "/usr/lib/librecio.so"]
+    return out
+
+
+def find_library(pkg_dir=None, environ=None):
+    """The path of the librecio.so this package loads (see _candidates), or raise OSError saying where it looked."""
+    pkg_dir = pkg_dir or os.path.dirname(os.path.abspath(__file__))
+    environ = os.environ if environ is None else environ
+    cands = _candidates(pkg_dir, environ)
+    if environ.get("RECIO_LIBRARY"):
+        return cands[0]  # as given: loading it says what is wrong with it
+    for c in cands:
+        if os.path.isfile(c) or (os.sep not in c and c.startswith("lib")):  # find_library gives a bare soname
+            return c
+    raise OSError("recio: librecio.so not found (looked in %s): run 'make' in the recio tree, 'make install', "
+                  "or set RECIO_LIBRARY=/path/to/librecio.so" % ", ".join(cands))
+
+
+def _declare(lib):
+    P, S, U64, I, E = c_void_p, c_size_t, c_uint64, c_int, c_int
+    sigs = {
+        "recio_strerror": (c_char_p, [E]),
+        "recio_fnv1a64": (U64, [U64, P, S]),
+        "recio_checksum": (U64, [P, S, S]),
+        "recio_seed_for": (U64, [U64, U64, U64]),
+        "recio_batch_checksum": (U64, [POINTER(Batch)]),
+        # iterator
+        "recio_iter_open_ex": (E, [POINTER(P), POINTER(IterDesc), c_char_p, S]),
+        "recio_iter_next": (E, [P, POINTER(Batch)]),
+        "recio_iter_reset": (E, [P]),
+        "recio_iter_save": (E, [P, P, S, POINTER(S)]),
+        "recio_iter_restore": (E, [P, P, S]),
+        "recio_iter_errmsg": (c_char_p, [P]),
+        "recio_iter_close": (None, [P]),
+        # transforms
+        "recio_transform_parse_ex": (E, [POINTER(P), c_char_p, P, c_char_p, S]),
+        "recio_transform_free": (None, [P]),
+        "recio_transform_apply": (E, [P, POINTER(Image), POINTER(Image), U64]),
+        "recio_transform_apply_encoded": (E, [P, P, S, POINTER(Image), U64, POINTER(EncodedDesc), c_char_p, S]),
+        "recio_transform_output_shape": (E, [P, I, I, I, POINTER(Image)]),
+        "recio_image_info": (E, [P, S, POINTER(I), POINTER(I), POINTER(I)]),
+        "recio_image_free": (None, [POINTER(Image)]),
+        "recio_image_bytes": (S, [POINTER(Image)]),
+        # records
+        "recio_reader_open_desc": (E, [POINTER(P), c_char_p, POINTER(ReaderDesc)]),
+        "recio_reader_next": (E, [P, POINTER(Record)]),
+        "recio_reader_seek": (E, [P, U64]),
+        "recio_reader_tell": (U64, [P]),
+        "recio_reader_errmsg": (c_char_p, [P]),
+        "recio_reader_close": (None, [P]),
+        "recio_writer_open_desc": (E, [POINTER(P), c_char_p, POINTER(WriterDesc)]),
+        "recio_writer_write": (E, [P, P, S]),
+        "recio_writer_write_key": (E, [P, U64, P, S]),
+        "recio_writer_tell": (U64, [P]),
+        "recio_writer_errmsg": (c_char_p, [P]),
+        "recio_writer_finish": (E, [P]),
+        "recio_writer_close": (E, [P]),
+        "recio_writer_abort": (None, [P]),
+        "recio_irecord_unpack": (E, [POINTER(IRecord), P, S]),
+        "recio_irecord_header_size": (S, [c_uint32]),
+        "recio_irecord_pack_header": (S, [P, POINTER(c_float), c_uint32, U64, U64]),
+        "recio_lst_load": (E, [POINTER(Lst), c_char_p]),
+        "recio_lst_free": (None, [POINTER(Lst)]),
+        # split
+        "recio_split_open_desc": (E, [POINTER(P), c_char_p, c_uint, c_uint, POINTER(SplitDesc)]),
+        "recio_split_next_where": (E, [P, POINTER(Record), POINTER(SplitWhere)]),
+        "recio_split_reset": (E, [P, U64]),
+        "recio_split_bounds": (None, [P, POINTER(U64), POINTER(U64)]),
+        "recio_split_count": (U64, [P]),
+        "recio_split_nfiles": (c_uint, [P]),
+        "recio_split_file": (c_char_p, [P, c_uint]),
+        "recio_split_errmsg": (c_char_p, [P]),
+        "recio_split_close": (None, [P]),
+    }
+    for name, (res, args) in sigs.items():
+        f = getattr(lib, name)
+        f.restype, f.argtypes = res, args
+    return lib
+
+
+path = find_library()
+lib = _declare(ctypes.CDLL(path))
+
+
+def strerror(code):
+    return lib.recio_strerror(code).decode()
+
+
+def cstr(s):
+    """A str or path as the bytes C wants (None stays None)."""
+    if s is None:
+        return None
+    return os.fsencode(s) if not isinstance(s, bytes) else s
+
+
+# numpy dtype names of recio_dtype
+DTYPES = {U8: "uint8", F32: "float32", I8: "int8", F16: "float16"}
+ELEM_SIZE = {U8: 1, F32: 4, I8: 1, F16: 2}

@@ -1,0 +1,277 @@
+"""MXNet ImageRecordIter parameters -> a recio transform spec and iterator options.
+
+Every parameter of MXNet 1.x's ImageRecordIter is listed in OPTIONS with what recio does with it;
+docs/python.md has the same table in words. A parameter recio cannot honour raises ValueError naming
+it: none is accepted and dropped.
+"""
+import os
+
+# name -> MXNet default. "supported" / "rejected" is decided in translate(); docs/python.md tells why.
+MXNET_DEFAULTS = {
+    # data set
+    "path_imgrec": "", "path_imgidx": "", "path_imglist": "", "data_shape": None, "label_width": 1,
+    "batch_size": None, "round_batch": True, "part_index": 0, "num_parts": 1, "shuffle": False, "seed": 0,
+    "seed_aug": None, "shuffle_chunk_size": 0, "shuffle_chunk_seed": 0, "aug_seq": "aug_default",
+    # engine
+    "preprocess_threads": 4, "prefetch_buffer": 4, "dtype": None, "ctx": "gpu", "device_id": 0, "verbose": True,
+    "data_name": "data", "label_name": "softmax_label",
+    # augmentation (DefaultImageAugmenter)
+    "resize": -1, "rand_crop": False, "random_resized_crop": False, "max_random_area": 1.0, "min_random_area": 1.0,
+    "max_aspect_ratio": 0.0, "min_aspect_ratio": None, "max_rotate_angle": 0, "rotate": -1, "max_shear_ratio": 0.0,
+    "max_crop_size": -1, "min_crop_size": -1, "max_random_scale": 1.0, "min_random_scale": 1.0,
+    "max_img_size": 1e10, "min_img_size": 0.0, "random_h": 0, "random_s": 0, "random_l": 0, "fill_value": 255,
+    "inter_method": 1, "pad": 0, "brightness": 0.0, "contrast": 0.0, "saturation": 0.0, "pca_noise": 0.0,
+    # normalisation (ImageNormalizeParam)
+    "mirror": False, "rand_mirror": False, "mean_img": "", "mean_r": 0.0, "mean_g": 0.0, "mean_b": 0.0,
+    "mean_a": 0.0, "std_r": 1.0, "std_g": 1.0, "std_b": 1.0, "std_a": 1.0, "scale": 1.0,
+    "max_random_contrast": 0.0, "max_random_illumination": 0.0,
+}
+
+# Parameters recio has no equivalent for, and why (the ValueError says this).
+UNSUPPORTED = {
+    "mean_img": "a mean image file (MXNet's NDArray format) is not read; give mean_r/mean_g/mean_b",
+    "max_random_scale": "random affine scaling is not a recio op; use random_resized_crop=True or spec=",
+    "min_random_scale": "random affine scaling is not a recio op; use random_resized_crop=True or spec=",
+    "max_shear_ratio": "random shear is not a recio op (shear_x/shear_y are fixed); use spec=",
+    "max_crop_size": "random-size square crops are not a recio op; use random_resized_crop=True",
+    "min_crop_size": "random-size square crops are not a recio op; use random_resized_crop=True",
+    "max_img_size": "the affine size clamp is not a recio op",
+    "min_img_size": "the affine size clamp is not a recio op",
+    "random_h": "HSL jitter is not a recio op; use brightness/contrast/saturation or spec= with hue(F)",
+    "random_s": "HSL jitter is not a recio op; use brightness/contrast/saturation or spec= with hue(F)",
+    "random_l": "HSL jitter is not a recio op; use brightness/contrast/saturation or spec= with hue(F)",
+    "max_random_contrast": "MXNet's contrast on mean-subtracted values is not a recio op; use contrast=",
+    "max_random_illumination": "MXNet's illumination offset after normalisation is not a recio op; use brightness=",
+    "shuffle_chunk_size": "chunk shuffling is not offered; use shuffle=True (the .idx) or shuffle_buffer=N",
+    "shuffle_chunk_seed": "chunk shuffling is not offered; use shuffle=True (the .idx) or shuffle_buffer=N",
+    "mean_a": "recio normalises three channels; a 4th (alpha) channel is not normalised",
+    "std_a": "recio normalises three channels; a 4th (alpha) channel is not normalised",
+}
+
+# recio's own keyword arguments (not MXNet's): see docs/python.md.
+RECIO_OPTIONS = {"spec": None, "layout": "NCHW", "last_batch": None, "workers": None, "shuffle_buffer": 0,
+                 "equalise": False, "rotate_shards": False, "copy": False, "checksums": False, "epoch": 0}
+
+LAST_BATCH = {"pad": 0, "discard": 1, "roll_over": 2}
+
+
+def _num(x):
+    """A float for a spec argument, written so the C parser reads the same float back."""
+    return format(float(x), ".9g")
+
+
+def _bad(name, why):
+    return ValueError("ImageRecordIter: %s: %s" % (name, why))
+
+
+def _index_of(rec):
+    """The .idx the C library uses for rec: REC.idx when it exists, else REC with .rec replaced by .idx."""
+    a = rec + ".idx"
+    b = rec[:-4] + ".idx" if rec.endswith(".rec") else a
+    return a if os.path.exists(a) or not os.path.exists(b) else b
+
+
+def translate(**kw):
+    """MXNet keyword arguments -> dict(spec=..., options for the C iterator, ...). Raises ValueError for a
+    parameter recio cannot honour and TypeError for a name neither MXNet's ImageRecordIter nor recio has."""
+    for k in kw:
+        if k not in MXNET_DEFAULTS and k not in RECIO_OPTIONS:
+            raise TypeError("ImageRecordIter() got an unexpected keyword argument '%s'" % k)
+    given = set(kw)
+    o = dict(MXNET_DEFAULTS)
+    o.update(RECIO_OPTIONS)
+    o.update(kw)
+
+    def changed(name):
+        return name in given and kw[name] != MXNET_DEFAULTS.get(name, RECIO_OPTIONS.get(name))
+
+    for name, why in UNSUPPORTED.items():
+        if changed(name):
+            raise _bad(name, why)
+
+    # ---- data set ----
+    rec = o["path_imgrec"]
+    if isinstance(rec, (list, tuple)):
+        rec = ";".join(os.fspath(r) for r in rec)
+    rec = os.fspath(rec) if rec else ""
+    if not rec:
+        raise _bad("path_imgrec", "required (the .rec file, or 'a.rec;b.rec')")
+    if o["aug_seq"] != "aug_default":
+        raise _bad("aug_seq", "only MXNet's default augmenter ('aug_default') is mapped; use spec= for other chains")
+    if o["batch_size"] is None:
+        raise _bad("batch_size", "required")
+    batch = int(o["batch_size"])
+    if batch < 1:
+        raise _bad("batch_size", "must be at least 1")
+    shape = o["data_shape"]
+    if shape is not None:
+        shape = tuple(int(x) for x in shape)
+        if len(shape) != 3 or min(shape) < 1:
+            raise _bad("data_shape", "(channels, height, width), each at least 1, not %r" % (o["data_shape"],))
+        if shape[0] not in (1, 3):
+            raise _bad("data_shape", "recio decodes to 1 or 3 channels here, not %d" % shape[0])
+    elif o["spec"] is None:
+        raise _bad("data_shape", "required (channels, height, width)")
+    if int(o["label_width"]) < 1:
+        raise _bad("label_width", "must be at least 1")
+    nparts, part = int(o["num_parts"]), int(o["part_index"])
+    if nparts < 1 or not 0 <= part < nparts:
+        raise _bad("part_index", "must be in [0, num_parts): %d of %d" % (part, nparts))
+    idx = o["path_imgidx"]
+    files = rec.split(";")
+    if idx:
+        if len(files) != 1:
+            raise _bad("path_imgidx", "one .idx goes with one .rec; with several files each one's .idx sits beside it")
+        want = _index_of(files[0])
+        if os.path.abspath(os.fspath(idx)) != os.path.abspath(want):
+            raise _bad("path_imgidx", "recio reads the index beside the .rec (%s), not %s: move or link it there"
+                       % (want, os.fspath(idx)))
+    shuffle = bool(o["shuffle"])
+    if shuffle:
+        for f in files:
+            if not os.path.exists(_index_of(f)):
+                raise _bad("shuffle", "a global shuffle needs %s (make it with 'recio index %s'), or use "
+                           "shuffle_buffer=N for a streaming shuffle" % (_index_of(f), f))
+    seed = int(o["seed"])
+    if o["seed_aug"] is not None and int(o["seed_aug"]) != seed:
+        if shuffle or o["shuffle_buffer"]:
+            raise _bad("seed_aug", "recio draws the shuffle and the augmentation from one seed; seed_aug must "
+                       "equal seed when shuffling")
+        seed = int(o["seed_aug"])  # no shuffle: the seed drives only the augmentation
+    if o["ctx"] not in ("cpu", "gpu", None):  # MXNet's hint for where batches go next (default 'gpu')
+        raise _bad("ctx", "'cpu' or 'gpu', not %r" % (o["ctx"],))
+    if int(o["device_id"]) not in (0, -1):
+        raise _bad("device_id", "recio does not allocate pinned memory for a device")
+
+    # ---- the chain ----
+    dtype = o["dtype"] or "float32"
+    if dtype not in ("float32", "float16", "uint8", "int8"):
+        raise _bad("dtype", "recio makes float32, float16, uint8 or int8 batches, not %s" % dtype)
+    if o["layout"] not in ("NCHW", "NHWC"):
+        raise _bad("layout", "NCHW or NHWC, not %r" % (o["layout"],))
+    aug_names = ["resize", "rand_crop", "random_resized_crop", "max_random_area", "min_random_area",
+                 "max_aspect_ratio", "min_aspect_ratio", "max_rotate_angle", "rotate", "fill_value", "inter_method",
+                 "pad", "brightness", "contrast", "saturation", "pca_noise", "mirror", "rand_mirror", "mean_r",
+                 "mean_g", "mean_b", "std_r", "std_g", "std_b", "scale", "dtype"]
+    if o["spec"] is not None:
+        clash = [n for n in aug_names if n in given] + (["layout"] if "layout" in given else [])
+        if clash:
+            raise _bad(clash[0], "spec= gives the whole chain; leave out the augmentation options (%s)"
+                       % ", ".join(clash))
+        spec = str(o["spec"])
+    else:
+        spec = _chain(o, given, changed, shape, dtype)
+    last = o["last_batch"]
+    if last is None:
+        last = "pad"  # round_batch True or False: see docs/python.md
+    if last not in LAST_BATCH:
+        raise _bad("last_batch", "pad, discard or roll_over, not %r" % (last,))
+    if "last_batch" in given and "round_batch" in given:
+        raise _bad("round_batch", "give round_batch or last_batch, not both")
+    workers = o["workers"]
+    if workers is None:
+        threads = int(o["preprocess_threads"])
+        if threads < 1:
+            raise _bad("preprocess_threads", "must be at least 1 (workers=0 runs on the calling thread)")
+        workers = min(threads, os.cpu_count() or 1)  # as MXNet: no more threads than cores
+    elif "preprocess_threads" in given:
+        raise _bad("preprocess_threads", "give preprocess_threads or workers, not both")
+    prefetch = int(o["prefetch_buffer"])
+    if prefetch < 1:
+        raise _bad("prefetch_buffer", "must be at least 1")
+    return dict(uris=rec, spec=spec, shape=shape, own_spec=o["spec"] is not None, channels=shape[0] if shape else 3, batch=batch,
+                label_width=int(o["label_width"]), rank=part, nsplit=nparts, index=shuffle, shuffle=shuffle,
+                seed=seed, shuffle_buffer=int(o["shuffle_buffer"]), equalise=bool(o["equalise"]),
+                rotate_shards=bool(o["rotate_shards"]), last_batch=LAST_BATCH[last], workers=int(workers),
+                prefetch=prefetch, lst=os.fspath(o["path_imglist"]) if o["path_imglist"] else None,
+                verbose="verbose" in given and bool(o["verbose"]), data_name=o["data_name"],
+                label_name=o["label_name"], copy=bool(o["copy"]), checksums=bool(o["checksums"]),
+                epoch=int(o["epoch"]))
+
+
+def _chain(o, given, changed, shape, dtype):
+    c, h, w = shape
+    ops = []
+    inter = int(o["inter_method"])
+    if inter not in (1, 3):
+        raise _bad("inter_method", "recio resizes bilinear (1, OpenCV INTER_LINEAR) or by area (3, INTER_AREA), not %d"
+                   % inter)
+    area = ["area"] if inter == 3 else []
+    resize = int(o["resize"])
+    if resize > 0:
+        ops += area + ["resize_short(%d)" % resize]
+    elif resize != -1:
+        raise _bad("resize", "the shorter side in pixels (> 0), or -1 for none, not %d" % resize)
+    fill = float(o["fill_value"])
+    rot = float(o["rotate"])
+    if rot > 0 or float(o["max_rotate_angle"]) > 0:
+        if fill != 0:
+            raise _bad("max_rotate_angle" if float(o["max_rotate_angle"]) > 0 else "rotate",
+                       "recio fills the corners a rotation uncovers with 0, and MXNet's fill_value is %g: "
+                       "pass fill_value=0 to accept black corners" % fill)
+        ops.append("rotate(%s)" % _num(rot) if rot > 0 else "random_rotate(%s)" % _num(o["max_rotate_angle"]))
+    pad = int(o["pad"])
+    if changed("fill_value") and pad <= 0 and rot <= 0 and float(o["max_rotate_angle"]) <= 0:
+        raise _bad("fill_value", "acts only with pad, rotate or max_rotate_angle")
+    if pad > 0:
+        ops.append("pad(%d,%s)" % (pad, _num(fill)))
+    elif pad < 0:
+        raise _bad("pad", "must not be negative")
+    if o["random_resized_crop"]:
+        if o["rand_crop"]:
+            raise _bad("rand_crop", "MXNet refuses rand_crop with random_resized_crop; give one")
+        if h != w:
+            raise _bad("random_resized_crop", "recio's random_resized_crop makes squares; data_shape is %dx%d" % (h, w))
+        amin, amax = float(o["min_random_area"]), float(o["max_random_area"])
+        rmax = float(o["max_aspect_ratio"])
+        if o["min_aspect_ratio"] is None:
+            rmin, rmax = 1.0 - rmax, 1.0 + rmax
+        else:
+            rmin = float(o["min_aspect_ratio"])
+        if not (0 < amin <= amax <= 1) or not (0 < rmin <= rmax):
+            raise _bad("min_random_area", "areas 0 < min <= max <= 1 and aspect ratios 0 < min <= max, not "
+                       "[%g, %g] and [%g, %g]" % (amin, amax, rmin, rmax))
+        ops += area + ["random_resized_crop(%d,%s,%s,%s,%s)" % (w, _num(amin), _num(amax), _num(rmin), _num(rmax))]
+    else:
+        for n in ("max_random_area", "min_random_area", "min_aspect_ratio", "max_aspect_ratio"):
+            if changed(n):
+                raise _bad(n, "acts only with random_resized_crop=True (MXNet's affine aspect jitter is not a "
+                           "recio op)")
+        ops.append(("random_crop(%d,%d)" if o["rand_crop"] else "center_crop(%d,%d)") % (w, h))
+    if o["mirror"]:
+        ops.append("flip")
+    elif o["rand_mirror"]:
+        ops.append("random_flip(0.5)")
+    b, ct, s = float(o["brightness"]), float(o["contrast"]), float(o["saturation"])
+    if b or ct or s:
+        ops.append("color_jitter(%s,%s,%s)" % (_num(b), _num(ct), _num(s)))
+    if float(o["pca_noise"]):
+        ops.append("lighting(%s)" % _num(o["pca_noise"]))
+    mean = [float(o["mean_r"]), float(o["mean_g"]), float(o["mean_b"])]
+    std = [float(o["std_r"]), float(o["std_g"]), float(o["std_b"])]
+    scale = float(o["scale"])
+    norm_given = [n for n in ("mean_r", "mean_g", "mean_b", "std_r", "std_g", "std_b", "scale") if changed(n)]
+    if dtype in ("float32", "float16"):
+        if min(std) <= 0 or scale <= 0:
+            raise _bad("std_r" if min(std) <= 0 else "scale", "must be positive")
+        if norm_given:
+            ops.append("normalize(%s)" % ",".join(_num(x) for x in mean + [v / scale for v in std]))
+        else:
+            ops.append("float")
+    elif dtype == "uint8":
+        if norm_given:
+            raise _bad(norm_given[0], "dtype='uint8' gives the pixels as they are (MXNet ignores %s there)"
+                       % norm_given[0])
+    else:  # int8: MXNet stores saturate(pixel - round(mean)), no std, no scale
+        bad = [n for n in norm_given if not n.startswith("mean")]
+        if bad:
+            raise _bad(bad[0], "dtype='int8' is pixel - round(mean) (MXNet ignores %s there)" % bad[0])
+        m = [int(round(x)) for x in mean[:c]]
+        if len(set(m)) > 1:
+            raise _bad("mean_g", "dtype='int8' in recio subtracts one mean from every channel, not %s" % m)
+        ops.append("i8(1,%d)" % -m[0])
+    if o["layout"] == "NCHW":
+        ops.append("chw")
+    if dtype == "float16":
+        ops.append("f16")
+    return " ".join(ops)

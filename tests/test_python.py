@@ -1,0 +1,595 @@
+"""Tests of the Python binding (python/recio) against the recio command and the C library.
+
+Run by tests/test_python.sh from `make test` with Debian's /usr/bin/python3; the last line is
+"test_python: N passed, N failed[, N skipped]" like the C tests. RECIO names the command
+(default build/recio), RECIO_LIBRARY the library the package loads.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import numpy as np  # noqa: E402
+
+import recio  # noqa: E402
+from recio import _lib, _mxnet  # noqa: E402
+
+RECIO = os.environ.get("RECIO", os.path.join(ROOT, "build", "recio")).split()
+PHOTOS = os.path.join(HERE, "data", "photos")
+COMPAT = os.path.join(HERE, "data", "compat")
+
+passed = failed = skipped = 0
+TMP = tempfile.mkdtemp(prefix="recio-pytest-")
+
+
+def cli(*args, check=True):
+    p = subprocess.run(RECIO + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if check and p.returncode != 0:
+        raise AssertionError("recio %s: exit %d: %s" % (" ".join(map(str, args)), p.returncode, p.stderr.decode()))
+    return p
+
+
+def tmp(name):
+    return os.path.join(TMP, name)
+
+
+def make_dataset():
+    """ds.rec (+ ds.idx): the 12 sample photos packed with their shorter side at 128 (mixed sizes,
+    grey and alpha sources); ds2.rec: the same again (a second file); ds3.rec without an .idx."""
+    cli("list", "--no-shuffle", tmp("ds"), PHOTOS)
+    with open(tmp("ds.lst")) as f:  # give every image a label: its index times 1.5, and a second one
+        lines = [ln.rstrip("\n").split("\t") for ln in f if ln.strip()]
+    with open(tmp("ds.lst"), "w") as f:
+        for i, (idx, _, path) in enumerate(lines):
+            f.write("%s\t%g\t%g\t%s\n" % (idx, int(idx) * 1.5, -int(idx), path))
+    cli("pack", "--resize", "128", "--pack-label", "--quiet", tmp("ds"), PHOTOS)
+    shutil.copy(tmp("ds.rec"), tmp("ds2.rec"))
+    shutil.copy(tmp("ds.idx"), tmp("ds2.idx"))
+    shutil.copy(tmp("ds.rec"), tmp("ds3.rec"))
+
+
+def test(fn):
+    global passed, failed
+    try:
+        fn()
+        passed += 1
+    except SkipTest as e:
+        skip(fn.__name__, str(e))
+    except Exception:
+        failed += 1
+        print("FAIL %s:\n%s" % (fn.__name__, traceback.format_exc()), file=sys.stderr)
+
+
+class SkipTest(Exception):
+    pass
+
+
+def skip(name, why):
+    global skipped
+    skipped += 1
+    print("skip: %s: %s" % (name, why))
+
+
+def check(cond, what=""):
+    if not cond:
+        raise AssertionError(what)
+
+
+def raises(exc, fn, *words):
+    try:
+        fn()
+    except exc as e:
+        for w in words:
+            check(w in str(e), "%r not in %r" % (w, str(e)))
+        return e
+    raise AssertionError("no %s raised" % exc.__name__)
+
+
+# ---- batches equal `recio iter` ----
+
+def cli_iter(uris, spec, batch, epochs=1, **o):
+    args = ["iter", uris, "--spec", spec, "--batch", batch, "--epochs", epochs]
+    for k, v in o.items():
+        flag = "--" + k.replace("_", "-")
+        args += [flag] if v is True else [flag, v]
+    return cli(*args).stdout.decode().splitlines()
+
+
+def py_lines(it, epochs=1):
+    out = []
+    for e in range(epochs):
+        for b in it:
+            out.append("%d\t%d\t%d\t%d\t%s\t%016x" % (b.epoch, b.number, b.count, b.pad,
+                                                     ",".join(str(i) for i in b.index[:b.count + b.pad]), b.checksum()))
+    return out
+
+
+MX = dict(path_imgrec=None, data_shape=(3, 64, 64), batch_size=5, resize=80, rand_crop=True, rand_mirror=True,
+          mean_r=123.68, mean_g=116.28, mean_b=103.53, std_r=58.395, std_g=57.12, std_b=57.375)
+
+
+def test_iter_equals_cli():
+    rec = tmp("ds.rec")
+    cases = [
+        (dict(preprocess_threads=1), {}),
+        (dict(workers=0, seed=7), dict(seed=7, workers=0)),
+        (dict(preprocess_threads=2, seed=3, shuffle=True), dict(seed=3, workers=2, shuffle=True)),
+        (dict(workers=2, num_parts=3, part_index=1), dict(nsplit=3, rank=1, workers=2)),
+        (dict(workers=1, last_batch="discard"), dict(workers=1, last_batch="discard")),
+        (dict(workers=2, last_batch="roll_over", seed=9), dict(workers=2, last_batch="roll_over", seed=9)),
+        (dict(workers=0, shuffle_buffer=4, seed=2), dict(workers=0, shuffle_buffer=4, seed=2)),
+        (dict(workers=2, checksums=True), dict(workers=2)),
+    ]
+    for kw, cl in cases:
+        args = dict(MX, path_imgrec=rec, **kw)
+        it = recio.ImageRecordIter(**args)
+        got = py_lines(it, epochs=3)
+        want = cli_iter(rec, it.spec, 5, epochs=3, **cl)
+        check(got == want, "%s:\n%s\n!=\n%s" % (kw, "\n".join(got), "\n".join(want)))
+        it.close()
+
+
+def test_iter_other_dtypes_and_layouts():
+    rec = tmp("ds.rec")
+    for kw in (dict(dtype="uint8"), dict(dtype="int8", mean_r=100, mean_g=100, mean_b=100), dict(dtype="float16"),
+               dict(layout="NHWC"), dict(data_shape=(1, 40, 48)), dict(spec="resize(32,24) gray", data_shape=None)):
+        args = dict(path_imgrec=rec, data_shape=(3, 48, 48), batch_size=4, workers=2)
+        args.update(kw)
+        it = recio.ImageRecordIter(**args)
+        b = it.next()
+        want_dt = {"uint8": np.uint8, "int8": np.int8, "float16": np.float16}.get(kw.get("dtype"), np.float32)
+        if "spec" in kw:
+            want_dt = np.uint8
+        check(b.data.dtype == want_dt, "%s: %s" % (kw, b.data.dtype))
+        shp = {"layout": (4, 48, 48, 3), "spec": (4, 24, 32, 3), "data_shape": (4, 1, 40, 48)}
+        want_shape = next((v for k, v in shp.items() if k in kw), (4, 3, 48, 48))
+        check(b.data.shape == want_shape, "%s: %s" % (kw, b.data.shape))
+        check(it.provide_data[0][1] == want_shape, "%s: provide_data %s" % (kw, it.provide_data))
+        it.close()
+        got = py_lines(recio.ImageRecordIter(**args))
+        ch = args["data_shape"][0] if args["data_shape"] else 3
+        check(got == cli_iter(rec, it.spec, 4, workers=2, channels=ch), "%s: batches differ from recio iter" % kw)
+
+
+def test_labels_and_ids():
+    it = recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), data_shape=(3, 32, 32), batch_size=5, label_width=2,
+                               workers=0)
+    got = []
+    for b in it:
+        check(b.label.shape == (5, 2), str(b.label.shape))
+        got += [(int(i), float(x), float(y)) for i, (x, y) in zip(b.index[:b.count], b.label[:b.count])]
+    check(got == [(i, i * 1.5, -i) for i in range(12)], str(got))
+    it = recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), data_shape=(3, 32, 32), batch_size=5, workers=0)
+    b = it.next()
+    check(b.label.shape == (5,) and list(b.label) == [0, 1.5, 3, 4.5, 6], str(b.label))
+    check(it.provide_label == [("softmax_label", (5,))], str(it.provide_label))
+
+
+def test_imglist_labels():
+    with open(tmp("other.lst"), "w") as f:
+        for i in range(12):
+            f.write("%d\t%g\t%g\tx.jpg\n" % (i, 100 + i, 7))
+    it = recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), path_imglist=tmp("other.lst"), label_width=2,
+                               data_shape=(3, 32, 32), batch_size=6, workers=0)
+    b = it.next()
+    check(b.label.tolist() == [[100 + i, 7] for i in range(6)], str(b.label))
+    with open(tmp("short.lst"), "w") as f:
+        f.write("0\t1\tx.jpg\n")
+    it = recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), path_imglist=tmp("short.lst"),
+                               data_shape=(3, 32, 32), batch_size=6, workers=0)
+    raises(recio.CorruptError, it.next, "short.lst", "no line for image id 1")
+
+
+def test_zero_copy_and_copy():
+    it = recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), data_shape=(3, 32, 32), batch_size=4, workers=0)
+    b1 = it.next()
+    p1 = b1.data.__array_interface__["data"][0]
+    first = b1.data.copy()
+    b2 = it.next()
+    check(b2.data.__array_interface__["data"][0] == p1, "pull mode reuses one buffer: a view, not a copy")
+    check(not np.array_equal(b1.data, first), "the old view shows the new batch (documented)")
+    check(b1.data.flags.writeable and not b1.data.flags.owndata)
+    it = recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), data_shape=(3, 32, 32), batch_size=4, workers=0, copy=True)
+    c1 = it.next()
+    keep = c1.data.copy()
+    it.next()
+    check(np.array_equal(c1.data, keep) and c1.data.flags.owndata, "copy=True batches stay")
+    check(np.array_equal(keep, first), "same first batch either way")
+
+
+def test_reset_len_epochs():
+    for kw, n in ((dict(), 3), (dict(last_batch="discard"), 2), (dict(num_parts=2, part_index=1), 2),
+                  (dict(path_imgrec=tmp("ds3.rec")), 3), (dict(path_imgrec=tmp("ds.rec") + ";" + tmp("ds2.rec")), 5),
+                  (dict(shuffle=True, num_parts=2, part_index=0, equalise=True), 2)):
+        args = dict(path_imgrec=tmp("ds.rec"), data_shape=(3, 32, 32), batch_size=5, workers=1)
+        args.update(kw)
+        it = recio.ImageRecordIter(**args)
+        check(len(it) == n, "%s: len %d, expected %d" % (kw, len(it), n))
+        check(len(list(it)) == n, "%s: %d batches" % (kw, n))
+    it = recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), data_shape=(3, 32, 32), batch_size=5, workers=1)
+    it.reset()  # MXNet style: reset at the top of every epoch, also the first
+    check([b.epoch for b in it] == [0, 0, 0])
+    it.reset()
+    check([b.epoch for b in it] == [1, 1, 1])
+    check([b.epoch for b in it] == [2, 2, 2], "iterating again starts the next epoch")
+    it2 = recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), data_shape=(3, 32, 32), batch_size=5, workers=1, epoch=2)
+    check([b.epoch for b in it2] == [2, 2, 2] and it2.epoch == 2)
+
+
+def test_state_dict():
+    args = dict(MX, path_imgrec=tmp("ds.rec"), shuffle=True, seed=5, workers=2, last_batch="roll_over")
+    ref = recio.ImageRecordIter(**args)
+    lines = py_lines(ref, epochs=3)
+    for cut in (0, 1, 2, 3, 5):
+        it = recio.ImageRecordIter(**args)
+        got = []
+        while len(got) < cut:
+            try:
+                b = it.next()
+                got.append("%d %d %016x" % (b.epoch, b.number, b.checksum()))
+            except StopIteration:
+                it.reset()
+        state = it.state_dict()
+        it.close()
+        it2 = recio.ImageRecordIter(**args)
+        it2.load_state_dict(state)
+        while len(got) < len(lines):
+            try:
+                b = it2.next()
+                got.append("%d %d %016x" % (b.epoch, b.number, b.checksum()))
+            except StopIteration:
+                it2.reset()
+        want = [" ".join([ln.split("\t")[0], ln.split("\t")[1], ln.split("\t")[5]]) for ln in lines]
+        check(got == want, "cut %d:\n%s\n%s" % (cut, got, want))
+    other = recio.ImageRecordIter(**dict(args, seed=6))
+    raises(recio.ArgError, lambda: other.load_state_dict(state), "other options")
+
+
+def test_errors_carry_file_and_offset():
+    raw = bytearray(open(tmp("ds.rec"), "rb").read())
+    offs = [int(ln.split()[1]) for ln in open(tmp("ds.idx"))]
+    raw[offs[7]:offs[7] + 4] = b"\0\0\0\0"  # record 7's magic
+    with open(tmp("bad.rec"), "wb") as f:
+        f.write(raw)
+    for workers in (0, 2):
+        it = recio.ImageRecordIter(path_imgrec=tmp("bad.rec"), data_shape=(3, 32, 32), batch_size=2, workers=workers)
+        n = 0
+        try:
+            for _ in it:
+                n += 1
+            raise AssertionError("no error")
+        except recio.CorruptError as e:
+            cli_msg = cli("iter", tmp("bad.rec"), "--spec", it.spec, "--batch", 2, check=False).stderr.decode()
+            check(("%s: offset %d:" % (tmp("bad.rec"), offs[7])) in str(e), str(e))
+            check(str(e) in cli_msg, "%r vs %r" % (str(e), cli_msg))
+            check(n == 3, "batches before the bad record: %d" % n)
+        raises(recio.CorruptError, it.next)  # it stays until reset
+    raises(recio.FileError, lambda: recio.ImageRecordIter(path_imgrec=tmp("none.rec"), data_shape=(3, 8, 8), batch_size=1),
+           "none.rec")
+    raises(recio.ArgError, lambda: recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), spec="flipp", batch_size=1),
+           "spec:1:1: unknown op 'flipp'")
+    raises(ValueError, lambda: recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), data_shape=(3, 999, 999), batch_size=1),
+           "ds.rec: offset 0: first record")
+    raises(recio.DecodeError, lambda: recio.Transform("flip")(b"not an image"), "decode")
+    raises(ValueError, lambda: recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), spec="resize(20,10) chw",
+                                                     data_shape=(3, 20, 10), batch_size=1), "data_shape", "(3, 10, 20)")
+    it = recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), spec="resize(20,10) chw", data_shape=(3, 10, 20), batch_size=1)
+    check(it.next().data.shape == (1, 3, 10, 20))
+
+
+# ---- MXNet names ----
+
+def spec_of(**kw):
+    return recio.translate(**dict(dict(path_imgrec=tmp("ds.rec"), batch_size=2, data_shape=(3, 224, 224)), **kw))
+
+
+def test_mxnet_names_map():
+    base = "center_crop(224,224) float chw"
+    table = [
+        (dict(), base),
+        (dict(resize=256), "resize_short(256) " + base),
+        (dict(resize=256, inter_method=3), "area resize_short(256) " + base),
+        (dict(rand_crop=True), "random_crop(224,224) float chw"),
+        (dict(data_shape=(3, 200, 100)), "center_crop(100,200) float chw"),
+        (dict(data_shape=(1, 28, 28)), "center_crop(28,28) float chw"),
+        (dict(random_resized_crop=True), "random_resized_crop(224,1,1,1,1) float chw"),
+        (dict(random_resized_crop=True, min_random_area=0.08, max_aspect_ratio=0.25),
+         "random_resized_crop(224,0.08,1,0.75,1.25) float chw"),
+        (dict(random_resized_crop=True, min_random_area=0.08, min_aspect_ratio=0.75, max_aspect_ratio=1.333),
+         "random_resized_crop(224,0.08,1,0.75,1.333) float chw"),
+        (dict(random_resized_crop=True, max_random_area=0.5, min_random_area=0.2),
+         "random_resized_crop(224,0.2,0.5,1,1) float chw"),
+        (dict(rand_mirror=True), "center_crop(224,224) random_flip(0.5) float chw"),
+        (dict(mirror=True), "center_crop(224,224) flip float chw"),
+        (dict(max_rotate_angle=10, fill_value=0), "random_rotate(10) " + base),
+        (dict(rotate=90, fill_value=0), "rotate(90) " + base),
+        (dict(pad=4), "pad(4,255) " + base),
+        (dict(pad=4, fill_value=0), "pad(4,0) " + base),
+        (dict(brightness=0.4), "center_crop(224,224) color_jitter(0.4,0,0) float chw"),
+        (dict(contrast=0.4, saturation=0.2), "center_crop(224,224) color_jitter(0,0.4,0.2) float chw"),
+        (dict(pca_noise=0.1), "center_crop(224,224) lighting(0.1) float chw"),
+        (dict(mean_r=1, mean_g=2, mean_b=3), "center_crop(224,224) normalize(1,2,3,1,1,1) chw"),
+        (dict(std_r=2, std_g=4, std_b=8), "center_crop(224,224) normalize(0,0,0,2,4,8) chw"),
+        (dict(scale=0.5, std_r=2), "center_crop(224,224) normalize(0,0,0,4,2,2) chw"),
+        (dict(dtype="float32"), base),
+        (dict(dtype="float16"), "center_crop(224,224) float chw f16"),
+        (dict(dtype="uint8"), "center_crop(224,224) chw"),
+        (dict(dtype="int8"), "center_crop(224,224) i8(1,0) chw"),
+        (dict(dtype="int8", mean_r=127.6, mean_g=128, mean_b=128.4), "center_crop(224,224) i8(1,-128) chw"),
+        (dict(layout="NHWC"), "center_crop(224,224) float"),
+        (dict(spec="resize(10,10)", data_shape=None), "resize(10,10)"),
+    ]
+    for kw, want in table:
+        got = spec_of(**kw)["spec"]
+        check(got == want, "%s: %r, expected %r" % (kw, got, want))
+        recio.Transform(got)  # and the C parser takes it
+    o = spec_of(part_index=2, num_parts=4, seed=11, label_width=3, prefetch_buffer=7, preprocess_threads=1,
+                shuffle=True, round_batch=False)
+    check((o["rank"], o["nsplit"], o["seed"], o["label_width"], o["prefetch"], o["workers"], o["index"], o["shuffle"],
+           o["last_batch"]) == (2, 4, 11, 3, 7, 1, True, True, 0), str(o))
+    check(spec_of()["workers"] == min(4, os.cpu_count()), "preprocess_threads default 4, at most the cores")
+    check(spec_of(round_batch=True)["last_batch"] == 0 and spec_of(last_batch="roll_over")["last_batch"] == 2)
+    check(spec_of(seed_aug=5)["seed"] == 5, "seed_aug drives the augmentation when nothing is shuffled")
+    check(spec_of(path_imgidx=tmp("ds.idx"))["uris"] == tmp("ds.rec"))
+    check(spec_of(path_imgrec=[tmp("ds.rec"), tmp("ds2.rec")])["uris"] == tmp("ds.rec") + ";" + tmp("ds2.rec"))
+    spec_of(ctx="cpu"), spec_of(device_id=-1)
+    for k in ("verbose", "data_name", "label_name", "aug_seq", "ctx", "device_id"):
+        spec_of(**{k: recio.MXNET_DEFAULTS[k]})  # accepted with MXNet's defaults
+    check(spec_of(verbose=True)["verbose"] and not spec_of()["verbose"])
+
+
+def test_mxnet_rejections():
+    for name in recio.UNSUPPORTED:
+        d = recio.MXNET_DEFAULTS[name]
+        v = "x.bin" if isinstance(d, str) else (0.5 if d in (0, 0.0, None) else d + 3 if d != -1 else 300)
+        raises(ValueError, lambda: spec_of(**{name: v}), "ImageRecordIter: %s:" % name)
+    bad = [
+        (dict(max_rotate_angle=10), "max_rotate_angle", "fill_value=0"),
+        (dict(rotate=10), "rotate", "fill_value=0"),
+        (dict(fill_value=3), "fill_value", "pad"),
+        (dict(inter_method=2), "inter_method", ""),
+        (dict(dtype="float64"), "dtype", ""),
+        (dict(data_shape=(4, 8, 8)), "data_shape", ""),
+        (dict(random_resized_crop=True, data_shape=(3, 8, 9)), "random_resized_crop", "squares"),
+        (dict(random_resized_crop=True, rand_crop=True), "rand_crop", ""),
+        (dict(max_aspect_ratio=0.2), "max_aspect_ratio", "random_resized_crop"),
+        (dict(min_random_area=0.3), "min_random_area", "random_resized_crop"),
+        (dict(dtype="uint8", mean_r=3), "mean_r", "uint8"),
+        (dict(dtype="int8", std_r=3), "std_r", "int8"),
+        (dict(dtype="int8", mean_r=3), "mean_g", "one mean"),
+        (dict(path_imgidx=tmp("elsewhere.idx")), "path_imgidx", "ds.idx"),
+        (dict(path_imgrec=tmp("ds3.rec"), shuffle=True), "shuffle", "recio index"),
+        (dict(seed_aug=3, shuffle=True), "seed_aug", ""),
+        (dict(ctx="tpu"), "ctx", ""),
+        (dict(device_id=1), "device_id", ""),
+        (dict(aug_seq="det_aug_default"), "aug_seq", ""),
+        (dict(spec="flip", resize=3), "resize", "spec="),
+        (dict(preprocess_threads=0), "preprocess_threads", ""),
+        (dict(round_batch=True, last_batch="pad"), "round_batch", ""),
+        (dict(part_index=3, num_parts=3), "part_index", ""),
+        (dict(data_shape=None), "data_shape", "required"),
+    ]
+    for kw, name, word in bad:
+        raises(ValueError, lambda: spec_of(**kw), "ImageRecordIter: %s:" % name, word)
+    raises(TypeError, lambda: spec_of(rand_crops=True), "rand_crops")
+
+
+def test_docs_table_names_every_option():
+    text = open(os.path.join(ROOT, "docs", "python.md")).read()
+    rows = {ln.split("|")[1].strip().strip("`") for ln in text.splitlines() if ln.startswith("| `")}
+    for name in list(recio.MXNET_DEFAULTS) + list(_mxnet.RECIO_OPTIONS):
+        check(name in rows, "docs/python.md has no row for %s" % name)
+    for name in recio.UNSUPPORTED:
+        row = next(ln for ln in text.splitlines() if ln.startswith("| `%s`" % name))
+        check("not supported" in row, "docs/python.md: %s is not marked 'not supported'" % name)
+
+
+# ---- Transform ----
+
+def test_transform_equals_apply():
+    specs = ["resize_short(256) center_crop(224) normalize(imagenet) chw",
+             "random_resized_crop(96) random_flip(0.5) normalize(imagenet) chw",
+             "random_crop(64) color_jitter(0.4,0.4,0.4,0.1) lighting(0.1) float",
+             "resize(50,40) rotate(17) gray",
+             "area resize_short(100) center_crop(64,48) i8(2,-10) chw",
+             "resize(33,31) f16",
+             "random_resized_crop(64) random_choice(flip,gray) float f16 chw"]
+    photos = sorted(os.listdir(PHOTOS))
+    photos = [p for p in photos if p.endswith((".jpg", ".png"))][:12]
+    n = 0
+    for si, spec in enumerate(specs):
+        t = recio.Transform(spec)
+        colour = "jitter" in spec or "lighting" in spec
+        for pi, photo in enumerate(photos[si % 3::3]):
+            if colour and "gray" in photo:
+                continue  # colour jitter wants 3 or 4 channels
+            path = os.path.join(PHOTOS, photo)
+            seed = 1000 * si + pi
+            out = tmp("apply.raw")
+            cli("apply", "--spec", spec, "--seed", seed, path, out)
+            want = open(out, "rb").read()
+            got = t(open(path, "rb").read(), seed=seed)
+            check(got.tobytes() == want, "%s on %s seed %d: %d bytes vs %d" % (spec, photo, seed, got.nbytes, len(want)))
+            n += 1
+    check(n >= 20)
+
+
+def test_transform_array_and_shapes():
+    png = open(os.path.join(PHOTOS, "chelsea-333x500.png"), "rb").read()
+    t = recio.Transform("resize(64,48) normalize(imagenet) chw")
+    x = t(png, seed=3)
+    check(x.shape == (3, 48, 64) and x.dtype == np.float32, str(x.shape))
+    pixels = recio.Transform("flip")(png)  # flip twice: the decoded pixels, HWC uint8
+    pixels = recio.Transform("flip")(pixels)
+    check(pixels.shape == (500, 333, 3) and pixels.dtype == np.uint8, str(pixels.shape))
+    check(np.array_equal(t(pixels, seed=3), x), "an HWC array gives what its encoded bytes give")
+    check(np.array_equal(recio.Transform("flip")(pixels[:, :, 0])[:, ::-1, 0], pixels[:, :, 0]), "grey 2-D input")
+    check(t.output_shape(333, 500) == ((3, 48, 64), "float32"))
+    check(recio.Transform("random_rotate(5)").output_shape(10, 10) is not None)
+    raises(recio.ArgError, lambda: recio.Transform("center_crop(600)")(png), "transform")
+    raises(recio.ArgError, lambda: t(np.zeros((4, 4), dtype=np.float32)), "uint8")
+    jpg = open(os.path.join(PHOTOS, "hubble-1600x1200.jpg"), "rb").read()
+    tt = recio.Transform("resize_short(100) center_crop(96) chw")
+    check(tt(jpg, fast=True).shape == tt(jpg).shape == (3, 96, 96))
+
+
+# ---- records ----
+
+def test_reader_writer_pack():
+    payloads = [b"", b"x", b"\x0a\x23\xd7\xce" * 5, bytes(range(256)) * 3]
+    with recio.Writer(tmp("w.rec"), index=True) as w:
+        for p in payloads:
+            w.write(p)
+    dump = [ln.split("\t") for ln in cli("dump", tmp("w.rec")).stdout.decode().splitlines()]
+    r = recio.Reader(tmp("w.rec"))
+    got = []
+    for p in r:
+        got.append((p, r.offset))
+    check([g[0] for g in got] == payloads)
+    check([str(g[1]) for g in got] == [d[1] for d in dump])
+    check(open(tmp("w.idx")).read().split() == sum(([str(i), d[1]] for i, d in enumerate(dump)), []))
+    r.seek(got[2][1])
+    check(r.read() == payloads[2] and r.read() == payloads[3] and r.read() is None)
+    with recio.Reader(tmp("w.rec"), mmap=True) as r:
+        check(list(r) == payloads)
+    try:
+        with recio.Writer(tmp("a.rec"), atomic=True) as w:
+            w.write(b"abc")
+            raise KeyError("stop")
+    except KeyError:
+        pass
+    check(not os.path.exists(tmp("a.rec")), "an aborted atomic writer leaves nothing")
+    raises(recio.CorruptError, lambda: list(recio.Reader(os.path.join(COMPAT, "corrupt-bad-magic.rec"))), "offset")
+    raises(recio.FileError, lambda: recio.Reader(tmp("missing.rec")), "missing.rec")
+    # image record headers, as `recio dump --header` reads them
+    hdr = [ln.split("\t") for ln in cli("dump", "--header", os.path.join(COMPAT, "images.rec")).stdout.decode().splitlines()]
+    for (payload, h) in zip(recio.Reader(os.path.join(COMPAT, "images.rec")), hdr):
+        head, img = recio.unpack(payload)
+        labels = [float(x) for x in h[4].split(",")]
+        check(head.flag == int(h[3]) and head.id == int(h[5]) and head.id2 == int(h[6]) and len(img) == int(h[7]), str(h))
+        lab = [head.label] if head.flag == 0 else list(head.label)
+        check(np.allclose(np.float32(lab), np.float32(labels), rtol=1e-6), "%s %s" % (lab, labels))
+        again = recio.pack(head, img)  # with labels after the header, MXNet writes 0 in the header's label
+        check(again == payload if head.flag == 0 else again[:4] + again[8:] == payload[:4] + payload[8:],
+              "pack(unpack(x)) == x")
+
+
+def test_split_equals_cli():
+    uris = ";".join(os.path.join(COMPAT, f) for f in ("a.rec", "b.rec", "c.rec"))
+    for nsplit in (1, 3, 7):
+        for rank in range(nsplit):
+            want = cli("split", "--nsplit", nsplit, "--rank", rank, uris).stdout.decode().splitlines()
+            got = ["%s\t%s\t%d\t%d" % (w.path, "-" if w.ordinal is None else w.ordinal, w.offset, len(p))
+                   for w, p in recio.split(uris, rank, nsplit).items()]
+            check(got == want, "nsplit %d rank %d:\n%s\n%s" % (nsplit, rank, got, want))
+    s = recio.split(uris, 0, 2, index=True)
+    check(s.count == len(list(s)), "index mode counts")
+    a = [w.key for w, _ in recio.split(uris, 0, 1, shuffle=True, seed=1).items()]
+    b = [w.key for w, _ in recio.split(uris, 0, 1, shuffle=True, seed=1, epoch=1).items()]
+    check(sorted(a) == sorted(b) and a != b, "a new order per epoch")
+
+
+def test_library_lookup():
+    f = _lib.find_library
+    check(f(environ={"RECIO_LIBRARY": "/x/librecio.so"}) == "/x/librecio.so", "RECIO_LIBRARY wins")
+    tree = tmp("tree")
+    os.makedirs(os.path.join(tree, "python", "recio"))
+    os.makedirs(os.path.join(tree, "build"))
+    open(os.path.join(tree, "build", "librecio.so"), "w").close()
+    check(f(pkg_dir=os.path.join(tree, "python", "recio"), environ={}) == os.path.join(tree, "build", "librecio.so"))
+    inst = tmp("prefix")  # PREFIX/lib/python3/dist-packages/recio next to PREFIX/lib/librecio.so
+    os.makedirs(os.path.join(inst, "lib", "python3", "dist-packages", "recio"))
+    open(os.path.join(inst, "lib", "librecio.so"), "w").close()
+    check(f(pkg_dir=os.path.join(inst, "lib", "python3", "dist-packages", "recio"), environ={}) ==
+          os.path.join(inst, "lib", "librecio.so"))
+
+
+# ---- PyTorch ----
+
+def need_torch():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise SkipTest("python3-torch is not installed")
+
+
+def test_torch_parts():
+    need_torch()
+    import torch
+    from recio.torch import RecordDataset
+    uris = tmp("ds.rec") + ";" + tmp("ds2.rec")
+    kw = dict(path_imgrec=uris, data_shape=(3, 32, 32), batch_size=3, last_batch="discard")
+    seen = []
+    for rank in range(2):
+        ds = RecordDataset(rank=rank, world_size=2, **kw)
+        check(ds.part() == (rank, 2))
+        for data, label in ds:
+            check(isinstance(data, torch.Tensor) and data.shape == (3, 3, 32, 32))
+            check(data.data_ptr() == ds._it._batch.data.__array_interface__["data"][0], "main process: no copy")
+            seen += ds._it._batch.index.tolist()
+    whole = recio.ImageRecordIter(**dict(kw, workers=0))
+    all_ids = sorted(i for b in whole for i in b.index.tolist())
+    check(sorted(seen) == all_ids, "two ranks read every record once: %s vs %s" % (sorted(seen), all_ids))
+    # DataLoader workers within a rank: part = rank * workers + worker
+    ds = RecordDataset(rank=1, world_size=2, **dict(kw, checksums=True))
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)
+    got = sorted(recio._fold([recio.checksum(d[i].numpy()) for i in range(d.shape[0])]) for d, _ in loader)
+    want = []
+    for part in (2, 3):
+        want += [b.checksum() for b in recio.ImageRecordIter(**dict(kw, num_parts=4, part_index=part, workers=0))]
+    check(got == sorted(want), "workers of rank 1 read parts 2 and 3 of 4")
+    # epochs: set_epoch gives the same batches in workers as an iterator at that epoch
+    ds.set_epoch(1)
+    kw2 = dict(kw, rand_crop=True, seed=4)
+    ds = RecordDataset(rank=0, world_size=1, **kw2)
+    ds.set_epoch(2)
+    a = [d.clone() for d, _ in ds]
+    ref = recio.ImageRecordIter(**dict(kw2, workers=0, epoch=2))
+    b = [torch.from_numpy(x.data.copy()) for x in ref]
+    check(len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b)), "set_epoch(2) == epoch=2")
+    c = [d.clone() for d, _ in ds]  # next pass: epoch 3
+    check(not all(torch.equal(x, y) for x, y in zip(a, c)), "a new epoch, new crops")
+    check(len(ds) == len(a))
+    # rank and world size from torch.distributed: two processes in a gloo group, each reads its half
+    import torch.distributed as dist
+    if not dist.is_available():
+        return
+    script = ("import sys, json, torch.distributed as dist\nsys.path.insert(0, %r)\n"
+              "from recio.torch import RecordDataset\n"
+              "r = int(sys.argv[1])\n"
+              "dist.init_process_group('gloo', init_method='file://' + %r, rank=r, world_size=2)\n"
+              "ds = RecordDataset(**json.loads(sys.argv[2]))\n"
+              "ids = [i for _ in ds for i in ds._it._batch.index.tolist()]\n"
+              "print(json.dumps([ds.part(), ids]))\n"
+              "dist.destroy_process_group()\n") % (os.path.join(ROOT, "python"), tmp("dist-store"))
+    import json
+    args = json.dumps(dict(kw, data_shape=list(kw["data_shape"])))
+    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo")  # the two processes talk over loopback only
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(r), args], stdout=subprocess.PIPE, env=env)
+             for r in (0, 1)]
+    outs = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    check([o[0] for o in outs] == [[0, 2], [1, 2]], "parts from torch.distributed: %s" % [o[0] for o in outs])
+    check(sorted(outs[0][1] + outs[1][1]) == all_ids, "two ranks of a process group read every record once")
+
+
+def main():
+    make_dataset()
+    tests = [v for k, v in sorted(globals().items()) if k.startswith("test_") and callable(v) and k != "test"]
+    only = sys.argv[1:]
+    for t in tests:
+        if not only or t.__name__ in only:
+            test(t)
+    shutil.rmtree(TMP, ignore_errors=True)
+    tail = ", %d skipped" % skipped if skipped else ""
+    print("test_python: %d passed, %d failed%s" % (passed, failed, tail))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
