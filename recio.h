@@ -2211,6 +2211,9 @@ static int recio__special_file(const char *path) {
 #if defined(RECIO__POSIX)
     struct stat st;
     return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+#elif defined(RECIO__WIN32)
+    struct _stati64 st;
+    return _stati64(path, &st) == 0 && (st.st_mode & _S_IFMT) != _S_IFREG;
 #else
     (void)path;
     return 0;
