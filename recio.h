@@ -41,8 +41,9 @@
       So an aligned magic word in a valid file is always a header, which is how a reader can
       start anywhere: a "record head" is an aligned magic followed by cflag 0 or 1.
       The reader is strict: a bad magic, a truncated header or payload, a broken part sequence,
-      parts that join past 2^29 - 1 bytes, or trailing garbage is RECIO_ERR_CORRUPT naming the header offset of the first bad record, after
-      every sound record before it. (dmlc-core merges or drops records silently in some of these.)
+      parts that join past 2^29 - 1 bytes, or trailing garbage is RECIO_ERR_CORRUPT naming the
+      header offset of the first bad record, after every sound record before it. (dmlc-core
+      merges or drops records silently in some of these.)
 
    SPLITTING
       recio_split_open(&s, "a.rec;b.rec", rank, nsplit) gives worker `rank` the same records that
@@ -3500,7 +3501,9 @@ static recio_err recio__sp_hop_ordinal(recio_split *s, unsigned f, uint64_t x, u
     recio_err e;
     for (; at < x; n++)
         if ((e = recio__sp_hop(s, f, at, &at)) != RECIO_OK) return e;
-    if (at != x) return recio__sp_fail(s, RECIO_ERR_CORRUPT, "%s: offset %U: no record starts here (the headers before it lead to %U)", s->files[f].path, x, at);
+    if (at != x)
+        return recio__sp_fail(s, RECIO_ERR_CORRUPT, "%s: offset %U: no record starts here (the headers before it lead to %U)",
+                              s->files[f].path, x, at);
     *ord = n;
     return RECIO_OK;
 }
@@ -7940,7 +7943,8 @@ static void recio__it_compact(recio_iter *it, recio__it_slot *s) {
 static void recio__it_note_bad(recio__it_slot *s, unsigned i, const char *what) {
     s->bad[i] = 1;
     if (i >= s->count) return;
-    if (s->nbad < RECIO_ITER_BAD_KEEP) recio__fmt(s->bad_what + (size_t)s->nbad * RECIO_ITER_ERRMSG, RECIO_ITER_ERRMSG, "%s", what);
+    if (s->nbad < RECIO_ITER_BAD_KEEP)
+        recio__fmt(s->bad_what + (size_t)s->nbad * RECIO_ITER_ERRMSG, RECIO_ITER_ERRMSG, "%s", what);
     s->bad_key[s->nbad++] = s->key[i];
 }
 

@@ -508,6 +508,18 @@ static int check_root(const char *root) {
     return 0;
 }
 
+/* The new outputs, under temporary names: the .skipped list here, .rec and .idx in the writer. */
+static int open_outputs(pack_out *out, const recio_writer_desc *d) {
+    recio_err e;
+    if (!(out->skipped = pack_create_tmp(out->skipped_path, &out->skipped_tmp)))
+        return cli_err("%s: cannot create a temporary file beside it: %s", out->skipped_path, strerror(errno)), -1;
+    if ((e = recio_writer_open_desc(&out->w, out->rec_path, d)) == RECIO_OK) return 0;
+    cli_err("%s: cannot create: %s", out->rec_path, e == RECIO_ERR_IO ? strerror(errno) : recio_strerror(e));
+    fclose(out->skipped);
+    remove(out->skipped_tmp);
+    return -1;
+}
+
 /* Pack into the writer; on success commit the three outputs, else leave every old file alone. */
 static int pack_and_commit(const recio_lst *lst, const char *root, const pack_opts *o, pack_out *out) {
     int rc = run_pool(lst, root, o, out);
@@ -530,7 +542,6 @@ static int pack_files(const recio_lst *lst, const char *prefix, const char *root
     recio_writer_desc d;
     char *idx = out_name(prefix, ".idx");
     double t0 = pack_now(), dt;
-    recio_err e;
     int rc = CLI_EXIT_ERR;
     memset(&out, 0, sizeof out);
     memset(&d, 0, sizeof d);
@@ -539,13 +550,7 @@ static int pack_files(const recio_lst *lst, const char *prefix, const char *root
     d.index_path = idx;
     d.atomic = 1;
     if (!idx || !out.rec_path || !out.skipped_path) cli_err("out of memory");
-    else if (check_root(root)) (void)0;
-    else if (!(out.skipped = pack_create_tmp(out.skipped_path, &out.skipped_tmp)))
-        cli_err("%s: cannot create a temporary file beside it: %s", out.skipped_path, strerror(errno));
-    else if ((e = recio_writer_open_desc(&out.w, out.rec_path, &d)) != RECIO_OK)
-        cli_err("%s", recio_writer_errmsg(out.w)[0] ? recio_writer_errmsg(out.w) : recio_strerror(e)),
-            fclose(out.skipped), remove(out.skipped_tmp);
-    else {
+    else if (!check_root(root) && !open_outputs(&out, &d)) {
         cleanup_on_interrupt(out.w, out.skipped_tmp);
         rc = pack_and_commit(lst, root, o, &out) ? CLI_EXIT_ERR : 0;
     }
@@ -567,13 +572,12 @@ static int pack_files(const recio_lst *lst, const char *prefix, const char *root
    .idx): the second stops at once and says why. The lock is on PREFIX.lst, the file every pack to
    this prefix opens; the kernel drops it when the process ends, however it ends. Returns the
    descriptor to keep open, -1 when the list cannot be opened (loading it reports that), -2 when taken. */
-static int lock_prefix(const char *lst_path, const char *prefix) {
+static int lock_prefix(const char *lst_path) {
     int fd = open(lst_path, O_RDONLY);
     if (fd < 0) return -1;
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
     if (errno == EWOULDBLOCK)
-        cli_err("%s: another recio pack is writing %s.rec now; nothing was changed (try again when it ends)", lst_path,
-                prefix);
+        cli_err("%s: another recio pack is writing this prefix now; nothing was changed (try again when it ends)", lst_path);
     else
         cli_err("%s: cannot lock: %s", lst_path, strerror(errno));
     close(fd);
@@ -593,7 +597,7 @@ CLI_COMMAND(cli_cmd_pack) {
     o.quality = 95, o.color = 1, o.exif = 1, o.threads = 1;
     if ((rc = parse_pack_args(argc, argv, &o, &prefix, &root)) != 0) return rc;
     if (!(lst_path = out_name(prefix, ".lst"))) return cli_err("out of memory"), CLI_EXIT_ERR;
-    if ((lock = lock_prefix(lst_path, prefix)) == -2) return free(lst_path), CLI_EXIT_ERR;
+    if ((lock = lock_prefix(lst_path)) == -2) return free(lst_path), CLI_EXIT_ERR;
     memset(&lst, 0, sizeof lst);
     if ((e = recio_lst_load(&lst, lst_path)) != RECIO_OK) {
         cli_err("%s", lst.errmsg[0] ? lst.errmsg : recio_strerror(e));
