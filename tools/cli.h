@@ -23,6 +23,13 @@ int cli_is_help(const char *arg);
 /* Parse an unsigned integer option value; returns 0 on success. */
 int cli_parse_u64(const char *s, unsigned long long *out);
 
+/* The salvage scan (cmd_salvage.c): every record that reads, and every damaged region between them
+   ([from, to) with rec NULL), in file order; a callback returning non-zero stops it (-1). */
+typedef int (*salvage_fn)(void *user, const recio_record *rec, size_t from, size_t to);
+int salvage_scan(const unsigned char *buf, size_t n, salvage_fn on_record, salvage_fn on_damage, void *user);
+int salvage_map(const char *path, const unsigned char **buf, size_t *n);
+void salvage_unmap(const unsigned char *buf, size_t n);
+
 #define CLI_COMMAND(fn) int fn(int argc, char **argv)
 CLI_COMMAND(cli_cmd_dump);
 CLI_COMMAND(cli_cmd_verify);
@@ -34,4 +41,5 @@ CLI_COMMAND(cli_cmd_pack);
 CLI_COMMAND(cli_cmd_unpack);
 CLI_COMMAND(cli_cmd_show);
 CLI_COMMAND(cli_cmd_iter);
+CLI_COMMAND(cli_cmd_salvage);
 #endif

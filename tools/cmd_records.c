@@ -80,13 +80,48 @@ CLI_COMMAND(cli_cmd_dump) {
 }
 
 static const char verify_help[] =
-    "usage: recio verify [--decode] FILE.rec...\n\n"
+    "usage: recio verify [--decode] [--all] FILE.rec...\n\n"
     "Read every record of each file strictly: magic, lengths, part sequence, padding to the end.\n"
     "Prints 'FILE: N records, B bytes, ok' per sound file and exits 0 when all are sound; otherwise\n"
     "prints 'recio: FILE: offset N: what' for the first record that cannot be read and exits 1.\n\n"
     "  --decode   also read each record's image header and decode its image in full, as the\n"
     "             iterator will: every record that fails is named ('recio: FILE: offset N: decode:\n"
-    "             why'), the check goes on to the next, and the exit status is 1\n";
+    "             why'), the check goes on to the next, and the exit status is 1\n"
+    "  --all      do not stop at the first damage: name every damaged region ('recio: FILE: offset\n"
+    "             N: B bytes no record can be read from ...'), found as 'recio salvage' finds them\n";
+
+/* --all: every damaged region of the file, as salvage sees them. */
+typedef struct verify_tally {
+    const char *path;
+    unsigned long long records, bytes, regions;
+} verify_tally;
+static int count_record(void *user, const recio_record *rec, size_t from, size_t to) {
+    verify_tally *t = (verify_tally *)user;
+    (void)from, (void)to;
+    t->records++, t->bytes += rec->size;
+    return 0;
+}
+static int name_damage(void *user, const recio_record *rec, size_t from, size_t to) {
+    verify_tally *t = (verify_tally *)user;
+    (void)rec;
+    t->regions++;
+    cli_err("%s: offset %llu: %llu bytes no record can be read from (next record at offset %llu)", t->path,
+            (unsigned long long)from, (unsigned long long)(to - from), (unsigned long long)to);
+    return 0;
+}
+static int verify_all(const char *path) {
+    const unsigned char *buf;
+    size_t n;
+    verify_tally t;
+    memset(&t, 0, sizeof t);
+    t.path = path;
+    if (salvage_map(path, &buf, &n)) return -1;
+    salvage_scan(buf, n, count_record, name_damage, &t);
+    salvage_unmap(buf, n);
+    printf("%s: %llu records, %llu bytes, %s\n", path, t.records, t.bytes, t.regions ? "damaged" : "ok");
+    fflush(stdout);
+    return t.regions ? -1 : 0;
+}
 
 /* The image record of rec decodes in full; else "recio: FILE: offset N: why" and -1. */
 static int decode_check(const char *path, const recio_record *rec) {
@@ -133,16 +168,17 @@ static int verify_file(const char *path, int decode) {
 }
 
 CLI_COMMAND(cli_cmd_verify) {
-    int i, nfiles = 0, bad = 0, decode = 0;
+    int i, nfiles = 0, bad = 0, decode = 0, all = 0;
     for (i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) return fputs(verify_help, stdout), 0;
         if (strcmp(argv[i], "--decode") == 0) decode = 1;
+        else if (strcmp(argv[i], "--all") == 0) all = 1;
         else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("verify", "unknown option '%s'", argv[i]);
     }
     for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--decode") == 0) continue;
+        if (strcmp(argv[i], "--decode") == 0 || strcmp(argv[i], "--all") == 0) continue;
         nfiles++;
-        if (verify_file(argv[i], decode)) bad = 1;
+        if (all && !decode ? verify_all(argv[i]) : verify_file(argv[i], decode)) bad = 1;
     }
     if (!nfiles) return cli_usage_error("verify", "which files?");
     return bad ? CLI_EXIT_ERR : 0;
