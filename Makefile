@@ -28,7 +28,7 @@ TESTS    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c)) $(B
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/bench_*.c))
 BENCHES_CV = $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(wildcard bench/bench_*.cpp))
 
-.PHONY: all deps turbo-deps test demo sanitize tsan bench opencv cross install clean fuzz
+.PHONY: all deps turbo-deps test demo sanitize tsan bench bench-data torchvision opencv cross install clean fuzz
 all: deps $(BUILD)/librecio.a $(BUILD)/librecio.so $(TOOLS) $(EXAMPLES)
 
 # Debian's libstb-dev carries stb_image(_resize,_write).h. Install it when missing and allowed.
@@ -125,14 +125,53 @@ sanitize:
 tsan:
 	$(MAKE) test BUILD=build/tsan$(if $(filter stb,$(JPEG)),-stb) OPT="-O1 -g" EXTRA_CFLAGS="-fsanitize=thread" LDFLAGS="-fsanitize=thread"
 
-bench: all $(BENCHES) $(BENCHES_CV)
+bench: all bench-data $(BENCHES) $(BENCHES_CV)
 	@for b in $(BENCHES) $(BENCHES_CV); do echo "== $$b"; $$b || exit 1; done
+
+# The realistic set of the pipeline benchmarks (docs/bench.md), generated under build/ (never in git):
+# 1,000 JPEGs cut from the sample photos (shorter side 200-600 px, aspect ratios 1:2 to 2:1, fixed
+# seed) in ten class folders, then listed and packed as im2rec packs ImageNet. Built with the default
+# (libjpeg-turbo) tools whatever JPEG says, so that both builds measure the same bytes.
+BENCH_DATA = build/bench-data
+bench-data: $(BENCH_DATA)/imagenet1k.rec
+$(BENCH_DATA)/imagenet1k.rec: bench/gen_photos.c | deps
+	@$(MAKE) --no-print-directory JPEG=turbo BUILD=build build/librecio.a build/recio
+	@mkdir -p $(BENCH_DATA)
+	$(CC) -I. -I$(STB) -D_FILE_OFFSET_BITS=64 $(call TURBO_IF,-DRECIO_TURBOJPEG) $(CFLAGS_R) bench/gen_photos.c \
+	  -o $(BENCH_DATA)/gen_photos build/librecio.a $(LDFLAGS) $(call TURBO_IF,-ljpeg) -lm -lpthread
+	rm -rf $(BENCH_DATA)/photos $(BENCH_DATA)/imagenet1k.*
+	$(BENCH_DATA)/gen_photos tests/data/photos $(BENCH_DATA)/photos 1000 1
+	build/recio list --recursive --seed 100 $(BENCH_DATA)/imagenet1k $(BENCH_DATA)/photos >/dev/null
+	build/recio pack --resize 256 --quality 90 --num-thread 2 --quiet $(BENCH_DATA)/imagenet1k $(BENCH_DATA)/photos
 
 # C++ benchmarks compare against OpenCV, a benchmark-only dependency installed here when missing.
 # They compile recio themselves, with RECIO_TURBOJPEG when libjpeg-turbo is there.
 $(BUILD)/bench/%: bench/%.cpp $(HDR) | opencv turbo-deps
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(WARN) $(OPT) $$(pkg-config --cflags opencv4) $< -o $@ $$(pkg-config --libs opencv4) $(call TURBO_IF,-DRECIO_BENCH_TURBO -ljpeg) $(LDFLAGS) $(LDLIBS)
+# bench_pipeline and bench_kernels time several builds of recio in one process: bench/variant.c is
+# compiled once per variant (a private copy each, RECIO_STATIC) with that variant's flags.
+VARIANT_FLAGS_turbo  = $(call TURBO_IF,-DRECIO_TURBOJPEG)
+VARIANT_FLAGS_stb    =
+VARIANT_FLAGS_sse2   = -DRECIO_NO_AVX2
+VARIANT_FLAGS_scalar = -DRECIO_NO_SIMD
+KERNEL_VARIANTS = stb scalar $(if $(filter x86_64% i%86,$(shell $(CC) -dumpmachine)),sse2)
+$(BUILD)/bench/variant_%.o: bench/variant.c bench/variant.h $(HDR) | deps turbo-deps
+	@mkdir -p $(@D)
+	$(CC) -I. -I$(STB) -D_FILE_OFFSET_BITS=64 -DRECIO_THREADS $(CFLAGS_R) -DBENCH_VARIANT=$* $(VARIANT_FLAGS_$*) -c $< -o $@
+$(BUILD)/bench/bench_pipeline: bench/bench_pipeline.cpp bench/bench.h bench/opencv_chain.h bench/variant.h \
+  $(BUILD)/bench/variant_turbo.o $(BUILD)/bench/variant_stb.o | opencv torchvision
+	$(CXX) -I. $(call TURBO_IF,-DBENCH_LIBJPEG) $(WARN) $(OPT) $$(pkg-config --cflags opencv4) $< -o $@ \
+	  $(BUILD)/bench/variant_turbo.o $(BUILD)/bench/variant_stb.o $$(pkg-config --libs opencv4) $(LDFLAGS) $(call TURBO_IF,-ljpeg) -lm -lpthread
+$(BUILD)/bench/bench_kernels: bench/bench_kernels.c bench/bench.h bench/variant.h $(patsubst %,$(BUILD)/bench/variant_%.o,$(KERNEL_VARIANTS) turbo)
+	$(CC) -I. -std=c99 $(WARN) $(OPT) $(EXTRA_CFLAGS) $< -o $@ $(filter %.o,$^) $(LDFLAGS) $(call TURBO_IF,-ljpeg) -lm -lpthread
+
+# torchvision, the Python baseline of bench_pipeline (Debian's python3-torchvision, run by
+# /usr/bin/python3), is installed here as root when missing; bench_pipeline skips it otherwise.
+torchvision:
+	@/usr/bin/python3 -c 'import torch, torchvision, PIL' 2>/dev/null || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "recio: installing python3-torchvision (benchmarks only)"; apt-get update -qq && apt-get install -y -qq python3-torchvision python3-torch python3-pil >/dev/null || true; \
+	  else echo "recio: no torchvision (sudo apt-get install python3-torchvision): its bench lines are skipped"; fi; }
 opencv:
 	@pkg-config --exists opencv4 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "recio: installing libopencv-dev (benchmarks only)"; apt-get update -qq && apt-get install -y -qq libopencv-dev >/dev/null; \

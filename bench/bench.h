@@ -27,6 +27,16 @@ static inline double bench_best(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     return v[0];
 }
+/* Smallest and largest of n runs (v unchanged): the spread a table shows next to a median. */
+static inline void bench_range(const double *v, int n, double *lo, double *hi) {
+    int i;
+    *lo = *hi = v[0];
+    for (i = 1; i < n; i++) {
+        if (v[i] < *lo) *lo = v[i];
+        if (v[i] > *hi) *hi = v[i];
+    }
+}
+
 /* A whole file in memory (malloc'd); NULL when it cannot be read. */
 static inline unsigned char *bench_slurp(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");
