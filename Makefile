@@ -163,8 +163,8 @@ $(BUILD)/bench/bench_pipeline: bench/bench_pipeline.cpp bench/bench.h bench/open
   $(BUILD)/bench/variant_turbo.o $(BUILD)/bench/variant_stb.o | opencv torchvision
 	$(CXX) -I. $(call TURBO_IF,-DBENCH_LIBJPEG) $(WARN) $(OPT) $$(pkg-config --cflags opencv4) $< -o $@ \
 	  $(BUILD)/bench/variant_turbo.o $(BUILD)/bench/variant_stb.o $$(pkg-config --libs opencv4) $(LDFLAGS) $(call TURBO_IF,-ljpeg) -lm -lpthread
-$(BUILD)/bench/bench_kernels: bench/bench_kernels.c bench/bench.h bench/variant.h $(patsubst %,$(BUILD)/bench/variant_%.o,$(KERNEL_VARIANTS) turbo)
-	$(CC) -I. -std=c99 $(WARN) $(OPT) $(EXTRA_CFLAGS) $< -o $@ $(filter %.o,$^) $(LDFLAGS) $(call TURBO_IF,-ljpeg) -lm -lpthread
+$(BUILD)/bench/bench_kernels: bench/bench_kernels.c bench/bench.h bench/variant.h $(patsubst %,$(BUILD)/bench/variant_%.o,$(KERNEL_VARIANTS))
+	$(CC) -I. -std=c99 $(WARN) $(OPT) $(EXTRA_CFLAGS) $< -o $@ $(filter %.o,$^) $(LDFLAGS) -lm -lpthread
 
 # torchvision, the Python baseline of bench_pipeline (Debian's python3-torchvision, run by
 # /usr/bin/python3), is installed here as root when missing; bench_pipeline skips it otherwise.

@@ -4,7 +4,7 @@
 // dependency (C++: OpenCV 4 has no C API); `make bench` installs libopencv-dev when missing.
 // recio is compiled into this program (a private copy), with RECIO_TURBOJPEG when the Makefile
 // finds libjpeg-turbo; stb's decoder is then called directly for the stb lines.
-#ifdef RECIO_BENCH_TURBO
+#if defined(RECIO_BENCH_TURBO) && !defined(RECIO_TURBOJPEG) /* the default build passes -DRECIO_TURBOJPEG */
 #define RECIO_TURBOJPEG
 #endif
 #define RECIO_STATIC
