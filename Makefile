@@ -28,7 +28,7 @@ TESTS    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c)) $(B
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/bench_*.c))
 BENCHES_CV = $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(wildcard bench/bench_*.cpp))
 
-.PHONY: all deps turbo-deps test demo sanitize tsan bench bench-data torchvision opencv cross install clean fuzz
+.PHONY: all deps turbo-deps test demo sanitize tsan bench bench-data bench-cross torchvision opencv cross cross-tools install clean fuzz
 all: deps $(BUILD)/librecio.a $(BUILD)/librecio.so $(TOOLS) $(EXAMPLES)
 
 # Debian's libstb-dev carries stb_image(_resize,_write).h. Install it when missing and allowed.
@@ -204,13 +204,25 @@ QEMU_s390x   = qemu-s390x
 # with -mfpu=neon, and so do these tests, so that the NEON kernel column runs under QEMU.
 XFLAGS_armhf = -mfpu=neon
 TRIPLE = $(TRIPLE_$(ARCH))
-cross: deps
+cross: deps cross-tools
+	$(MAKE) test BUILD=build/$(ARCH) CC=$(TRIPLE)-gcc CXX=$(TRIPLE)-g++ AR=$(TRIPLE)-ar \
+	  EXTRA_CFLAGS="$(XFLAGS_$(ARCH))" RUN="$(QEMU_$(ARCH)) -L /usr/$(TRIPLE)"
+cross-tools:
 	@[ -n "$(TRIPLE)" ] || { echo "recio: ARCH must be aarch64, armhf or s390x"; exit 2; }
 	@if ! command -v $(TRIPLE)-gcc >/dev/null 2>&1 || ! command -v $(TRIPLE)-g++ >/dev/null 2>&1 || ! command -v $(QEMU_$(ARCH)) >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq gcc-$(TRIPLE) g++-$(TRIPLE) qemu-user >/dev/null; \
 	  else echo "recio: install gcc-$(TRIPLE) g++-$(TRIPLE) qemu-user"; exit 1; fi; fi
-	$(MAKE) test BUILD=build/$(ARCH) CC=$(TRIPLE)-gcc CXX=$(TRIPLE)-g++ AR=$(TRIPLE)-ar \
-	  EXTRA_CFLAGS="$(XFLAGS_$(ARCH))" RUN="$(QEMU_$(ARCH)) -L /usr/$(TRIPLE)"
+# The kernel columns of another architecture under qemu-user (make bench-cross ARCH=aarch64): the
+# best column (NEON on ARM) against RECIO_NO_SIMD in one process, timed; then the guest instructions
+# each executes per image (a QEMU plugin, bench/qemu_insns.c). QEMU emulates NEON with helper calls,
+# so its times are not a board's: the instruction counts are the measure that carries over.
+bench-cross: deps bench-data cross-tools
+	@$(MAKE) --no-print-directory build/$(ARCH)/bench/bench_kernels BUILD=build/$(ARCH) CC=$(TRIPLE)-gcc AR=$(TRIPLE)-ar \
+	  EXTRA_CFLAGS="$(XFLAGS_$(ARCH))" RUN="$(QEMU_$(ARCH))"
+	$(QEMU_$(ARCH)) -L /usr/$(TRIPLE) build/$(ARCH)/bench/bench_kernels $(BENCH_DATA)/imagenet1k.lst 30 5
+	@mkdir -p build/bench && $(CC) -std=c99 $(WARN) -O2 -shared -fPIC bench/qemu_insns.c -o build/bench/qemu_insns.so
+	@bench/qemu_count.sh "$(QEMU_$(ARCH)) -L /usr/$(TRIPLE)" build/bench/qemu_insns.so build/$(ARCH)/bench/bench_kernels \
+	  $(BENCH_DATA)/imagenet1k.lst 10 $(if $(filter s390x,$(ARCH)),scalar,neon)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin

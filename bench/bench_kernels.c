@@ -5,6 +5,9 @@
    Pixels: the first N photos of the realistic set before packing (build/bench-data/photos, shorter
    side 200-600 px, listed in imagenet1k.lst), decoded once, so every op does real resampling.
      bench_kernels [LIST.lst [N [ROUNDS]]]        (defaults build/bench-data/imagenet1k.lst 100 7)
+     bench_kernels --once OP COLUMN LIST.lst N    load, then run op OP (0-4; -1: none) once over the
+                                                  N photos with COLUMN: for instruction counts
+                                                  (bench/qemu_count.sh subtracts the -1 run)
    Under QEMU (make bench-cross ARCH=aarch64) only the ratio means anything: QEMU translates NEON
    and scalar code with different overheads than a real core has. */
 #define _POSIX_C_SOURCE 200809L
@@ -55,6 +58,7 @@ static double run(const bench_variant *v, int op, void *const t[3]) {
 
 static int load(const char *lst, int want) {
     char dir[4096], line[8192];
+    int i;
     const char *slash = strrchr(lst, '/');
     FILE *f = fopen(lst, "r");
     if (!f) return fprintf(stderr, "bench_kernels: cannot open %s (run `make bench-data` from the repository root)\n", lst), -1;
@@ -74,6 +78,11 @@ static int load(const char *lst, int want) {
         npics++;
     }
     fclose(f);
+    pics224 = (pic *)calloc((size_t)npics + 1, sizeof *pics224);
+    for (i = 0; i < npics; i++) {
+        pics224[i].px = (unsigned char *)malloc(224 * 224 * 3);
+        if (bench_variant_stb.resize(pics[i].px, pics[i].w, pics[i].h, pics224[i].px, 224, 224)) return -1;
+    }
     return npics ? 0 : -1;
 }
 
@@ -83,19 +92,24 @@ int main(int argc, char **argv) {
     double v[MAXV][NOPS][64], ratio[64], tmp[64];
     int nv = 0, rounds = argc > 3 ? atoi(argv[3]) : 7, i, k, op;
     size_t pixels = 0;
-    if (rounds < 1 || rounds > 64) rounds = 7;
     vs[nv++] = &bench_variant_scalar;
 #if defined(__x86_64__) || defined(__i386__)
     vs[nv++] = &bench_variant_sse2;
 #endif
     vs[nv++] = &bench_variant_stb; /* the default build's kernels */
-    if (load(argc > 1 ? argv[1] : "build/bench-data/imagenet1k.lst", argc > 2 ? atoi(argv[2]) : 100)) return 1;
-    pics224 = (pic *)calloc((size_t)npics, sizeof *pics224);
-    for (i = 0; i < npics; i++) {
-        pixels += (size_t)pics[i].w * (size_t)pics[i].h;
-        pics224[i].px = (unsigned char *)malloc(224 * 224 * 3);
-        if (bench_variant_stb.resize(pics[i].px, pics[i].w, pics[i].h, pics224[i].px, 224, 224)) return 1;
+    if (argc == 6 && strcmp(argv[1], "--once") == 0) {
+        op = atoi(argv[2]);
+        for (i = 0; i < nv && strcmp(vs[i]->kernels(), argv[3]) != 0; i++) {}
+        if (i == nv || op < -1 || op >= NOPS || load(argv[4], atoi(argv[5]))) return fprintf(stderr, "bench_kernels: bad --once\n"), 2;
+        tensor = (float *)malloc(3 * 224 * 224 * sizeof(float));
+        small = (unsigned char *)malloc(224 * 224 * 3);
+        t[i][0] = vs[i]->transform_new(NORM), t[i][1] = vs[i]->transform_new(EVAL), t[i][2] = vs[i]->transform_new(TRAIN);
+        if (op >= 0) run(vs[i], op, t[i]);
+        return 0;
     }
+    if (rounds < 1 || rounds > 64) rounds = 7;
+    if (load(argc > 1 ? argv[1] : "build/bench-data/imagenet1k.lst", argc > 2 ? atoi(argv[2]) : 100)) return 1;
+    for (i = 0; i < npics; i++) pixels += (size_t)pics[i].w * (size_t)pics[i].h;
     tensor = (float *)malloc(3 * 224 * 224 * sizeof(float));
     small = (unsigned char *)malloc(224 * 224 * 3);
     for (i = 0; i < nv; i++) {
