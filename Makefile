@@ -2,7 +2,8 @@
 #   make test       run the test suite (installs libstb-dev first when missing)
 #   make demo       the main job, end to end, on the sample data
 #   make sanitize   the tests under ASan + UBSan        make tsan   threaded tests under TSan
-#   make bench      benchmarks (tables with ratios)     make cross ARCH=aarch64|armhf|s390x
+#   make bench      benchmarks (tables with ratios; docs/bench.md), on the set `make bench-data` makes
+#   make bench-cross ARCH=aarch64   kernel columns under qemu  make cross ARCH=aarch64|armhf|s390x
 #   make install PREFIX=/usr/local                      make clean
 CC      ?= cc
 CXX     ?= c++
