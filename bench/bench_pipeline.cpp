@@ -83,7 +83,7 @@ static double raw_turbo() {
     return jpegs.size() / (now() - t0);
 }
 
-// What cv::imdecode does from OpenCV 4.10 on (libjpeg-turbo's JCS_EXT_BGR straight into the Mat's
+// What cv::imdecode does in newer OpenCV releases (libjpeg-turbo's JCS_EXT_BGR straight into the Mat's
 // rows); Debian's OpenCV 4.6 decodes RGB and swaps every pixel to BGR in a byte loop instead.
 static cv::Mat cv_decode_turbo(const unsigned char *jpeg, size_t n) {
     jpeg_decompress_struct d;
