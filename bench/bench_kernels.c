@@ -37,9 +37,9 @@ static float *tensor;
 static unsigned char *small;
 static volatile uint64_t sink;
 
-/* images/s of op `op` with variant v over every picture */
-static double run(const bench_variant *v, int op, void *const t[3]) {
-    double t0 = now();
+/* images/s of op `op` with variant v over every picture; *cpu: the same per CPU second of this thread */
+static double run(const bench_variant *v, int op, void *const t[3], double *cpu) {
+    double t0 = now(), c0 = bench_thread_cpu();
     int i, reps = op == 4 ? 20 : 1;
     for (i = 0; i < npics * reps; i++) {
         const pic *p = &pics[i % npics];
@@ -53,6 +53,7 @@ static double run(const bench_variant *v, int op, void *const t[3]) {
         }
         if (rc) fprintf(stderr, "bench_kernels: %s failed\n", opname[op]), exit(1);
     }
+    *cpu = npics * reps / (bench_thread_cpu() - c0);
     return npics * reps / (now() - t0);
 }
 
@@ -89,7 +90,7 @@ static int load(const char *lst, int want) {
 int main(int argc, char **argv) {
     const bench_variant *vs[MAXV];
     void *t[MAXV][3];
-    double v[MAXV][NOPS][64], ratio[64], tmp[64];
+    double v[MAXV][NOPS][64], c[MAXV][NOPS][64], ratio[64], tmp[64], cpu;
     int nv = 0, rounds = argc > 3 ? atoi(argv[3]) : 7, i, k, op;
     size_t pixels = 0;
     vs[nv++] = &bench_variant_scalar;
@@ -104,7 +105,7 @@ int main(int argc, char **argv) {
         tensor = (float *)malloc(3 * 224 * 224 * sizeof(float));
         small = (unsigned char *)malloc(224 * 224 * 3);
         t[i][0] = vs[i]->transform_new(NORM), t[i][1] = vs[i]->transform_new(EVAL), t[i][2] = vs[i]->transform_new(TRAIN);
-        if (op >= 0) run(vs[i], op, t[i]);
+        if (op >= 0) run(vs[i], op, t[i], &cpu);
         return 0;
     }
     if (rounds < 1 || rounds > 64) rounds = 7;
@@ -117,24 +118,29 @@ int main(int argc, char **argv) {
         t[i][1] = vs[i]->transform_new(EVAL);
         t[i][2] = vs[i]->transform_new(TRAIN);
         if (!t[i][0] || !t[i][1] || !t[i][2]) return fprintf(stderr, "bench_kernels: bad spec\n"), 1;
-        for (op = 0; op < NOPS; op++) run(vs[i], op, t[i]); /* warm: scratch grows, caches fill */
+        for (op = 0; op < NOPS; op++) run(vs[i], op, t[i], &cpu); /* warm: scratch grows, caches fill */
     }
     for (k = 0; k < rounds; k++)
         for (op = 0; op < NOPS; op++)
-            for (i = 0; i < nv; i++) v[i][op][k] = run(vs[i], op, t[i]);
+            for (i = 0; i < nv; i++) v[i][op][k] = run(vs[i], op, t[i], &c[i][op][k]);
     printf("kernel columns on %d decoded photos (%.0f kpixels on average), single thread, %d interleaved rounds\n", npics,
            (double)pixels / npics / 1e3, rounds);
-    printf("%-46s %-8s %9s %17s %8s %13s\n", "op (images/s; checksum: tensors/s)", "column", "median", "(min-max)", "ratio", "(min-max)");
+    printf("%-46s %-7s %7s %13s %7s %11s | %9s %11s\n", "op (images/s; checksum: tensors/s)", "column", "median", "(min-max)", "ratio",
+           "(min-max)", "cpu ratio", "(min-max)");
     for (op = 0; op < NOPS; op++)
         for (i = 0; i < nv; i++) {
-            double lo, hi, rlo, rhi, m, rm;
+            double lo, hi, rlo, rhi, m, rm, clo, chi, cm;
             for (k = 0; k < rounds; k++) ratio[k] = v[i][op][k] / v[0][op][k];
             bench_range(v[i][op], rounds, &lo, &hi);
             bench_range(ratio, rounds, &rlo, &rhi);
             memcpy(tmp, v[i][op], sizeof tmp);
             m = bench_median(tmp, rounds);
             rm = bench_median(ratio, rounds);
-            printf("%-46s %-8s %9.0f %8.0f-%-8.0f %7.2fx %6.2f-%.2fx\n", i ? "" : opname[op], vs[i]->kernels(), m, lo, hi, rm, rlo, rhi);
+            for (k = 0; k < rounds; k++) ratio[k] = c[i][op][k] / c[0][op][k];
+            bench_range(ratio, rounds, &clo, &chi);
+            cm = bench_median(ratio, rounds);
+            printf("%-46s %-7s %7.0f %6.0f-%-6.0f %6.2fx %5.2f-%.2fx | %8.2fx %5.2f-%.2fx\n", i ? "" : opname[op], vs[i]->kernels(), m, lo,
+                   hi, rm, rlo, rhi, cm, clo, chi);
         }
     for (i = 0; i < nv; i++)
         for (k = 0; k < 3; k++) vs[i]->transform_free(t[i][k]);

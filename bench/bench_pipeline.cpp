@@ -34,31 +34,49 @@ static volatile unsigned sink;
 
 struct row {
     std::string name;
-    std::vector<double> v; // img/s per round
+    std::vector<double> v, c; // img/s per round: wall clock, and per CPU second of the thread doing the work
 };
 
-// median [min-max] img/s, then the ratio to the baseline row: median of the per-round ratios [min-max]
+// images/s of one run by the wall clock and by the CPU clock of this thread
+struct rate {
+    double wall, cpu;
+};
+struct stopwatch {
+    double w0 = now(), c0 = bench_thread_cpu();
+    rate done(size_t n) const { return {n / (now() - w0), n / (bench_thread_cpu() - c0)}; }
+};
+static void add(row &r, rate x) { r.v.push_back(x.wall), r.c.push_back(x.cpu); }
+
+// median and min-max over rounds of v (kept), and of the per-round ratio v / base
+static void stats(const std::vector<double> &v, const std::vector<double> &base, double s[6]) {
+    std::vector<double> a = v, r;
+    int n = (int)v.size();
+    for (int k = 0; k < n; k++) r.push_back(v[k] / base[k]);
+    bench_range(a.data(), n, &s[1], &s[2]);
+    bench_range(r.data(), n, &s[4], &s[5]);
+    s[0] = bench_median(a.data(), n), s[3] = bench_median(r.data(), n);
+}
+
+// Per row: median [min-max] img/s by the wall clock and its ratio to the baseline row (median of the
+// per-round ratios [min-max]); then the ratio by CPU time, which other jobs on the machine disturb less.
 static void print_rows(const char *title, std::vector<row> &rows, size_t base, const char *note) {
-    std::printf("\n%s\n%-44s %9s %17s %8s %15s\n", title, "", "img/s", "(min-max)", "ratio", "(min-max)");
+    std::printf("\n%s\n%-44s %7s %13s %7s %11s | %9s %11s\n", title, "", "img/s", "(min-max)", "ratio", "(min-max)",
+                "cpu ratio", "(min-max)");
     for (size_t i = 0; i < rows.size(); i++) {
-        std::vector<double> v = rows[i].v, r;
-        int n = (int)v.size();
-        if (!n) continue;
-        for (int k = 0; k < n; k++) r.push_back(rows[i].v[k] / rows[base].v[k]);
-        double lo, hi, rlo, rhi;
-        bench_range(v.data(), n, &lo, &hi);
-        bench_range(r.data(), n, &rlo, &rhi);
-        double m = bench_median(v.data(), n), rm = bench_median(r.data(), n);
-        std::printf("%-44s %9.0f %8.0f-%-8.0f %7.2fx %7.2f-%.2fx%s\n", rows[i].name.c_str(), m, lo, hi, rm, rlo, rhi,
-                    i == base ? "  (baseline)" : "");
+        double w[6], c[6];
+        if (rows[i].v.empty()) continue;
+        stats(rows[i].v, rows[base].v, w);
+        stats(rows[i].c, rows[base].c, c);
+        std::printf("%-44s %7.0f %6.0f-%-6.0f %6.2fx %5.2f-%.2fx | %8.2fx %5.2f-%.2fx%s\n", rows[i].name.c_str(), w[0], w[1], w[2],
+                    w[3], w[4], w[5], c[3], c[4], c[5], i == base ? "  (baseline)" : "");
     }
     if (note) std::printf("%s\n", note);
 }
 
 // ---- decoders, each over every record's JPEG, pixels freed per image as a loop over a dataset does ----
 #ifdef BENCH_LIBJPEG
-static double raw_turbo() {
-    double t0 = now();
+static rate raw_turbo() {
+    stopwatch t;
     for (auto &j : jpegs) {
         jpeg_decompress_struct d;
         jpeg_error_mgr err;
@@ -80,7 +98,7 @@ static double raw_turbo() {
         sink = px[0];
         std::free(px);
     }
-    return jpegs.size() / (now() - t0);
+    return t.done(jpegs.size());
 }
 
 // What cv::imdecode does in newer OpenCV releases (libjpeg-turbo's JCS_EXT_BGR straight into the Mat's
@@ -113,14 +131,14 @@ static cv::Mat cv_decode_with(int how, const unsigned char *jpeg, size_t n) {
     return cv_decode(jpeg, n);
 }
 
-static double cv_imdecode(int how) {
-    double t0 = now();
+static rate cv_imdecode(int how) {
+    stopwatch t;
     for (auto &j : jpegs) sink = cv_decode_with(how, j.data(), j.size()).data[0];
-    return jpegs.size() / (now() - t0);
+    return t.done(jpegs.size());
 }
 
-static double recio_decode(const bench_variant &v) {
-    double t0 = now();
+static rate recio_decode(const bench_variant &v) {
+    stopwatch t;
     for (auto &j : jpegs) {
         unsigned char *px;
         int w, h;
@@ -128,14 +146,14 @@ static double recio_decode(const bench_variant &v) {
         sink = px[0];
         v.free_pixels(px);
     }
-    return jpegs.size() / (now() - t0);
+    return t.done(jpegs.size());
 }
 
 // ---- pipelines ----
 // The OpenCV loop over the .rec: a record reader (recio's, as MXNet's would be), imdecode, the chain
 // into item k of the batch.
-static double cv_loop(const char *rec, bool train, int how) {
-    double t0 = now();
+static rate cv_loop(const char *rec, bool train, int how) {
+    stopwatch t;
     void *r = bench_variant_turbo.records_open(rec);
     const unsigned char *img;
     size_t n, k = 0;
@@ -150,27 +168,27 @@ static double cv_loop(const char *rec, bool train, int how) {
     }
     bench_variant_turbo.records_close(r);
     if (e < 0) std::abort();
-    return k / (now() - t0);
+    return t.done(k);
 }
 
-static double recio_iter(const bench_variant &v, const char *rec, bool train) {
+static rate recio_iter(const bench_variant &v, const char *rec, bool train) {
     size_t n;
-    double r = v.iter_epoch(rec, train ? TRAIN : EVAL, BATCH, 0, 0, &n);
+    double cpu, r = v.iter_epoch(rec, train ? TRAIN : EVAL, BATCH, 0, 0, &n, &cpu);
     if (r < 0) std::exit(1);
-    return r;
+    return {r, cpu};
 }
 
 // torchvision: one process per round, eval then train epoch; false when it cannot run
 static const char *PY = "/usr/bin/python3";
-static bool torchvision(const char *rec, double *eval, double *train, std::string *why) {
+static bool torchvision(const char *rec, rate *eval, rate *train, std::string *why) {
     std::string cmd = std::string(PY) + " bench/bench_torchvision.py " + rec + " 2>&1";
     FILE *p = popen(cmd.c_str(), "r");
     char line[512];
     bool ok_e = false, ok_t = false;
     if (!p) return *why = "popen failed", false;
     while (std::fgets(line, sizeof line, p)) {
-        if (std::sscanf(line, "eval %lf", eval) == 1) ok_e = true;
-        else if (std::sscanf(line, "train %lf", train) == 1) ok_t = true;
+        if (std::sscanf(line, "eval %lf %lf", &eval->wall, &eval->cpu) == 2) ok_e = true;
+        else if (std::sscanf(line, "train %lf %lf", &train->wall, &train->cpu) == 2) ok_t = true;
         else if (why->empty()) *why = line;
     }
     int st = pclose(p);
@@ -206,19 +224,19 @@ int main(int argc, char **argv) {
 
     // 1. decoders
     std::vector<row> dec;
-    std::vector<std::function<double()> > decf;
+    std::vector<std::function<rate()> > decf;
 #ifdef BENCH_LIBJPEG
-    dec.push_back({"raw libjpeg-turbo (jpeg_read_scanlines, RGB)", {}}), decf.push_back(raw_turbo);
-    dec.push_back({"libjpeg-turbo JCS_EXT_BGR into a cv::Mat", {}}), decf.push_back([] { return cv_imdecode(1); });
+    dec.push_back({"raw libjpeg-turbo (jpeg_read_scanlines, RGB)", {}, {}}), decf.push_back(raw_turbo);
+    dec.push_back({"libjpeg-turbo JCS_EXT_BGR into a cv::Mat", {}, {}}), decf.push_back([] { return cv_imdecode(1); });
 #endif
-    dec.push_back({"cv::imdecode (BGR), OpenCV " CV_VERSION, {}}), decf.push_back([] { return cv_imdecode(0); });
-    dec.push_back({std::string("recio decode, default build (") + bench_variant_turbo.decoder + ")", {}});
+    dec.push_back({"cv::imdecode (BGR), OpenCV " CV_VERSION, {}, {}}), decf.push_back([] { return cv_imdecode(0); });
+    dec.push_back({std::string("recio decode, default build (") + bench_variant_turbo.decoder + ")", {}, {}});
     decf.push_back([] { return recio_decode(bench_variant_turbo); });
-    dec.push_back({std::string("recio decode, stb-only build (") + bench_variant_stb.decoder + ")", {}});
+    dec.push_back({std::string("recio decode, stb-only build (") + bench_variant_stb.decoder + ")", {}, {}});
     decf.push_back([] { return recio_decode(bench_variant_stb); });
     for (auto &f : decf) f(); // warm
     for (int k = 0; k < rounds; k++)
-        for (size_t i = 0; i < decf.size(); i++) dec[i].v.push_back(decf[i]());
+        for (size_t i = 0; i < decf.size(); i++) add(dec[i], decf[i]());
     print_rows("JPEG decode, full size, 3 channels", dec, 0, NULL);
 #ifdef BENCH_LIBJPEG
     double imdecode_speed;
@@ -237,7 +255,7 @@ int main(int argc, char **argv) {
 
     // 2. pipelines: the same rows for both chains, every row once per round
     std::vector<std::string> names;
-    std::vector<std::function<double(bool)> > fs;
+    std::vector<std::function<rate(bool)> > fs;
 #ifdef BENCH_LIBJPEG
     names.push_back("OpenCV loop, libjpeg-turbo BGR decode"), fs.push_back([rec](bool t) { return cv_loop(rec, t, 1); });
 #endif
@@ -245,17 +263,17 @@ int main(int argc, char **argv) {
     names.push_back("recio iterator, pull mode, default build"), fs.push_back([rec](bool t) { return recio_iter(bench_variant_turbo, rec, t); });
     names.push_back("recio iterator, pull mode, stb-only build"), fs.push_back([rec](bool t) { return recio_iter(bench_variant_stb, rec, t); });
     std::vector<row> ev, tr;
-    for (auto &n : names) ev.push_back({n, {}}), tr.push_back({n, {}});
-    ev.push_back({"torchvision DataLoader(num_workers=0)", {}}), tr.push_back(ev.back());
+    for (auto &n : names) ev.push_back({n, {}, {}}), tr.push_back({n, {}, {}});
+    ev.push_back({"torchvision DataLoader(num_workers=0)", {}, {}}), tr.push_back(ev.back());
     std::string why;
     bool torch = access(PY, X_OK) == 0;
     if (!torch) why = std::string(PY) + " not found";
     for (auto &f : fs) f(false); // warm
     for (int k = 0; k < rounds; k++) {
-        for (size_t i = 0; i < fs.size(); i++) ev[i].v.push_back(fs[i](false));
-        for (size_t i = 0; i < fs.size(); i++) tr[i].v.push_back(fs[i](true));
-        double e, t;
-        if (torch && (torch = torchvision(rec, &e, &t, &why))) ev.back().v.push_back(e), tr.back().v.push_back(t);
+        for (size_t i = 0; i < fs.size(); i++) add(ev[i], fs[i](false));
+        for (size_t i = 0; i < fs.size(); i++) add(tr[i], fs[i](true));
+        rate e, t;
+        if (torch && (torch = torchvision(rec, &e, &t, &why))) add(ev.back(), e), add(tr.back(), t);
     }
     if (ev.back().v.size() != (size_t)rounds) {
         ev.pop_back(), tr.pop_back();

@@ -37,13 +37,20 @@ static const char *bv_kernels(void) {
 #endif
 }
 
-static double bv_iter_epoch(const char *uris, const char *spec, unsigned batch, unsigned workers, int checksums, size_t *images) {
+static double bv_cpu(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double bv_iter_epoch(const char *uris, const char *spec, unsigned batch, unsigned workers, int checksums, size_t *images,
+                            double *cpu_rate) {
     recio_iter_desc d;
     recio_iter *it;
     recio_batch b;
     recio_err e;
     char msg[512];
-    double t0;
+    double t0, c0;
     size_t n = 0;
     memset(&d, 0, sizeof d);
     d.uris = uris;
@@ -54,8 +61,10 @@ static double bv_iter_epoch(const char *uris, const char *spec, unsigned batch, 
     d.seed = 1;
     if (recio_iter_open_ex(&it, &d, msg, sizeof msg) != RECIO_OK) return fprintf(stderr, "bench: %s\n", msg), -1;
     t0 = bv_now();
+    c0 = bv_cpu();
     while ((e = recio_iter_next(it, &b)) == RECIO_OK) n += b.count;
     t0 = bv_now() - t0;
+    c0 = bv_cpu() - c0;
     if (e != RECIO_END) {
         fprintf(stderr, "bench: %s\n", recio_iter_errmsg(it));
         recio_iter_close(it);
@@ -63,6 +72,7 @@ static double bv_iter_epoch(const char *uris, const char *spec, unsigned batch, 
     }
     recio_iter_close(it);
     *images = n;
+    *cpu_rate = (double)n / c0;
     return (double)n / t0;
 }
 

@@ -20,9 +20,11 @@ typedef struct bench_variant {
     const char *decoder; /* "libjpeg-turbo" or "stb_image" */
     const char *(*kernels)(void); /* the kernel column this copy runs: "avx2", "sse2", "neon", "scalar" */
     /* One epoch of the iterator (spec, batch, `workers` threads or pull mode with 0, checksums on or
-       off): images/s, timed from the first recio_iter_next to RECIO_END; *images counts them.
-       -1 on error (printed). */
-    double (*iter_epoch)(const char *uris, const char *spec, unsigned batch, unsigned workers, int checksums, size_t *images);
+       off): images/s, timed from the first recio_iter_next to RECIO_END; *images counts them and
+       *cpu_rate is images per CPU second of the calling thread (pull mode: all the work). -1 on
+       error (printed). */
+    double (*iter_epoch)(const char *uris, const char *spec, unsigned batch, unsigned workers, int checksums, size_t *images,
+                         double *cpu_rate);
     /* Records of a .rec: each image record's encoded image (IRHeader skipped); NULL / -1 on error.
        `next` returns 1 with a record, 0 at the end; the bytes stay valid until the next call. */
     void *(*records_open)(const char *path);
