@@ -2,7 +2,8 @@
 #   make test       run the test suite (installs libstb-dev first when missing)
 #   make demo       the main job, end to end, on the sample data
 #   make sanitize   the tests under ASan + UBSan        make tsan   threaded tests under TSan
-#   make bench      benchmarks (tables with ratios)     make cross ARCH=aarch64|armhf|s390x|win64
+#   make bench      benchmarks (tables with ratios; docs/bench.md), on the set `make bench-data` makes
+#   make bench-cross ARCH=aarch64   kernel columns under qemu  make cross ARCH=aarch64|armhf|s390x|win64
 #   make CROSS=aarch64-linux-gnu-   library, CLI and examples for a board, in build/aarch64-linux-gnu
 #   make freestanding               Cortex-M4 (arm-none-eabi, newlib): libraries and linked programs
 #   make tcc                        the header built with tcc
@@ -45,7 +46,7 @@ TESTS    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c)) $(B
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/bench_*.c))
 BENCHES_CV = $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(wildcard bench/bench_*.cpp))
 
-.PHONY: all deps turbo-deps python-deps test demo sanitize tsan bench opencv cross install clean fuzz
+.PHONY: all deps turbo-deps python-deps test demo sanitize tsan bench bench-data bench-cross torchvision opencv cross cross-tools install clean fuzz
 all: deps $(BUILD)/librecio.a $(BUILD)/librecio.so $(TOOLS) $(EXAMPLES)
 
 # Debian's libstb-dev carries stb_image(_resize,_write).h. Install it when missing and allowed.
@@ -160,7 +161,7 @@ sanitize:
 tsan:
 	$(MAKE) test BUILD=build/tsan$(if $(filter stb,$(JPEG)),-stb) OPT="-O1 -g" EXTRA_CFLAGS="-fsanitize=thread" LDFLAGS="-fsanitize=thread"
 
-bench: all $(BENCHES) $(BENCHES_CV) python-deps python-bench-deps
+bench: all bench-data $(BENCHES) $(BENCHES_CV) python-deps python-bench-deps
 	@for b in $(BENCHES) $(BENCHES_CV); do echo "== $$b"; $$b || exit 1; done
 	@echo "== bench/bench_python.py"; if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then \
 	  RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO="$(abspath $(TOOLS))" /usr/bin/python3 bench/bench_python.py; \
@@ -175,11 +176,50 @@ python-bench-deps:
 	  { echo "recio: installing python3-torchvision (the Python benchmark's comparison only)"; \
 	    apt-get update -qq && apt-get install -y -qq python3-torchvision >/dev/null || true; }
 
+# The realistic set of the pipeline benchmarks (docs/bench.md), generated under build/ (never in git):
+# 1,000 JPEGs cut from the sample photos (shorter side 200-600 px, aspect ratios 1:2 to 2:1, fixed
+# seed) in ten class folders, then listed and packed as im2rec packs ImageNet. Built with the default
+# (libjpeg-turbo) tools whatever JPEG says, so that both builds measure the same bytes.
+BENCH_DATA = build/bench-data
+bench-data: $(BENCH_DATA)/imagenet1k.rec
+$(BENCH_DATA)/imagenet1k.rec: bench/gen_photos.c | deps
+	@$(MAKE) --no-print-directory JPEG=turbo BUILD=build build/librecio.a build/recio
+	@mkdir -p $(BENCH_DATA)
+	$(CC) -I. -I$(STB) -D_FILE_OFFSET_BITS=64 $(call TURBO_IF,-DRECIO_TURBOJPEG) $(CFLAGS_R) bench/gen_photos.c \
+	  -o $(BENCH_DATA)/gen_photos build/librecio.a $(LDFLAGS) $(call TURBO_IF,-ljpeg) -lm -lpthread
+	rm -rf $(BENCH_DATA)/photos $(BENCH_DATA)/imagenet1k.*
+	$(BENCH_DATA)/gen_photos tests/data/photos $(BENCH_DATA)/photos 1000 1
+	build/recio list --recursive --seed 100 $(BENCH_DATA)/imagenet1k $(BENCH_DATA)/photos >/dev/null
+	build/recio pack --resize 256 --quality 90 --num-thread 2 --quiet $(BENCH_DATA)/imagenet1k $(BENCH_DATA)/photos
+
 # C++ benchmarks compare against OpenCV, a benchmark-only dependency installed here when missing.
 # They compile recio themselves, with RECIO_TURBOJPEG when libjpeg-turbo is there.
 $(BUILD)/bench/%: bench/%.cpp $(HDR) | opencv turbo-deps
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(WARN) $(OPT) $$(pkg-config --cflags opencv4) $< -o $@ $$(pkg-config --libs opencv4) $(call TURBO_IF,-DRECIO_BENCH_TURBO -ljpeg) $(LDFLAGS) $(LDLIBS)
+# bench_pipeline and bench_kernels time several builds of recio in one process: bench/variant.c is
+# compiled once per variant (a private copy each, RECIO_STATIC) with that variant's flags.
+VARIANT_FLAGS_turbo  = $(call TURBO_IF,-DRECIO_TURBOJPEG)
+VARIANT_FLAGS_stb    =
+VARIANT_FLAGS_sse2   = -DRECIO_NO_AVX2
+VARIANT_FLAGS_scalar = -DRECIO_NO_SIMD
+KERNEL_VARIANTS = stb scalar $(if $(filter x86_64% i%86,$(shell $(CC) -dumpmachine)),sse2)
+$(BUILD)/bench/variant_%.o: bench/variant.c bench/variant.h $(HDR) | deps turbo-deps
+	@mkdir -p $(@D)
+	$(CC) -I. -I$(STB) -D_FILE_OFFSET_BITS=64 -DRECIO_THREADS $(CFLAGS_R) -DBENCH_VARIANT=$* $(VARIANT_FLAGS_$*) -c $< -o $@
+$(BUILD)/bench/bench_pipeline: bench/bench_pipeline.cpp bench/bench.h bench/opencv_chain.h bench/variant.h \
+  $(BUILD)/bench/variant_turbo.o $(BUILD)/bench/variant_stb.o | opencv torchvision
+	$(CXX) -I. $(call TURBO_IF,-DBENCH_LIBJPEG) $(WARN) $(OPT) $$(pkg-config --cflags opencv4) $< -o $@ \
+	  $(BUILD)/bench/variant_turbo.o $(BUILD)/bench/variant_stb.o $$(pkg-config --libs opencv4) $(LDFLAGS) $(call TURBO_IF,-ljpeg) -lm -lpthread
+$(BUILD)/bench/bench_kernels: bench/bench_kernels.c bench/bench.h bench/variant.h $(patsubst %,$(BUILD)/bench/variant_%.o,$(KERNEL_VARIANTS))
+	$(CC) -I. -std=c99 $(WARN) $(OPT) $(EXTRA_CFLAGS) $< -o $@ $(filter %.o,$^) $(LDFLAGS) -lm -lpthread
+
+# torchvision, the Python baseline of bench_pipeline (Debian's python3-torchvision, run by
+# /usr/bin/python3), is installed here as root when missing; bench_pipeline skips it otherwise.
+torchvision:
+	@/usr/bin/python3 -c 'import torch, torchvision, PIL' 2>/dev/null || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "recio: installing python3-torchvision (benchmarks only)"; apt-get update -qq && apt-get install -y -qq python3-torchvision python3-torch python3-pil >/dev/null || true; \
+	  else echo "recio: no torchvision (sudo apt-get install python3-torchvision): its bench lines are skipped"; fi; }
 opencv:
 	@pkg-config --exists opencv4 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "recio: installing libopencv-dev (benchmarks only)"; apt-get update -qq && apt-get install -y -qq libopencv-dev >/dev/null; \
@@ -282,12 +322,25 @@ cross-win64:
 	@[ -d build/wine ] || { echo "recio: making a wine prefix in build/wine"; mkdir -p build/wine && $(WINE)boot -i >/dev/null 2>&1; }
 	$(MAKE) test-portable BUILD=build/win64 EXE=.exe CC=$(TRIPLE)-gcc CXX=$(TRIPLE)-g++ AR=$(TRIPLE)-ar \
 	  LDFLAGS=-static RUN="$(WINE)"
-cross-linux:
+cross-linux: cross-tools
+	$(MAKE) test BUILD=build/$(ARCH) CC=$(TRIPLE)-gcc CXX=$(TRIPLE)-g++ AR=$(TRIPLE)-ar \
+	  EXTRA_CFLAGS="$(XFLAGS_$(ARCH))" RUN="$(QEMU_$(ARCH)) -L /usr/$(TRIPLE)"
+cross-tools:
+	@[ -n "$(TRIPLE)" ] || { echo "recio: ARCH must be aarch64, armhf or s390x"; exit 2; }
 	@if ! command -v $(TRIPLE)-gcc >/dev/null 2>&1 || ! command -v $(TRIPLE)-g++ >/dev/null 2>&1 || ! command -v $(QEMU_$(ARCH)) >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq gcc-$(TRIPLE) g++-$(TRIPLE) qemu-user >/dev/null; \
 	  else echo "recio: install gcc-$(TRIPLE) g++-$(TRIPLE) qemu-user"; exit 1; fi; fi
-	$(MAKE) test BUILD=build/$(ARCH) CC=$(TRIPLE)-gcc CXX=$(TRIPLE)-g++ AR=$(TRIPLE)-ar \
-	  EXTRA_CFLAGS="$(XFLAGS_$(ARCH))" RUN="$(QEMU_$(ARCH)) -L /usr/$(TRIPLE)"
+# The kernel columns of another architecture under qemu-user (make bench-cross ARCH=aarch64): the
+# best column (NEON on ARM) against RECIO_NO_SIMD in one process, timed; then the guest instructions
+# each executes per image (a QEMU plugin, bench/qemu_insns.c). QEMU emulates NEON with helper calls,
+# so its times are not a board's: the instruction counts are the measure that carries over.
+bench-cross: deps bench-data cross-tools
+	@$(MAKE) --no-print-directory build/$(ARCH)/bench/bench_kernels BUILD=build/$(ARCH) CC=$(TRIPLE)-gcc AR=$(TRIPLE)-ar \
+	  EXTRA_CFLAGS="$(XFLAGS_$(ARCH))" RUN="$(QEMU_$(ARCH))"
+	$(QEMU_$(ARCH)) -L /usr/$(TRIPLE) build/$(ARCH)/bench/bench_kernels $(BENCH_DATA)/imagenet1k.lst 30 5
+	@mkdir -p build/bench && $(CC) -std=c99 $(WARN) -O2 -shared -fPIC bench/qemu_insns.c -o build/bench/qemu_insns.so
+	@bench/qemu_count.sh "$(QEMU_$(ARCH)) -L /usr/$(TRIPLE)" build/bench/qemu_insns.so build/$(ARCH)/bench/bench_kernels \
+	  $(BENCH_DATA)/imagenet1k.lst 10 $(if $(filter s390x,$(ARCH)),scalar,neon)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin

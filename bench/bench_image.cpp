@@ -4,21 +4,18 @@
 // dependency (C++: OpenCV 4 has no C API); `make bench` installs libopencv-dev when missing.
 // recio is compiled into this program (a private copy), with RECIO_TURBOJPEG when the Makefile
 // finds libjpeg-turbo; stb's decoder is then called directly for the stb lines.
-#ifdef RECIO_BENCH_TURBO
+#if defined(RECIO_BENCH_TURBO) && !defined(RECIO_TURBOJPEG) /* the default build passes -DRECIO_TURBOJPEG */
 #define RECIO_TURBOJPEG
 #endif
 #define RECIO_STATIC
 #define RECIO_IMPLEMENTATION
 #include "recio.h"
-#include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
+#include "bench.h"
+#include "opencv_chain.h"
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <string>
 #include <vector>
 
@@ -30,15 +27,8 @@ static const int nfiles = sizeof files / sizeof files[0];
 static std::vector<std::vector<unsigned char> > jpegs;
 static std::vector<recio_image> pixels;  // recio's decode, reused by the resize lines
 static std::vector<cv::Mat> cvpixels;    // OpenCV's decode (BGR)
-static const float MEAN[3] = {123.68f, 116.28f, 103.53f}, STD[3] = {58.395f, 57.12f, 57.375f};
 static std::vector<float> tensor(3 * 224 * 224);
 static volatile double sink;
-
-static double now() {
-    timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
 
 // images/s of one run: the photo set repeated `reps` times
 template <class F> static double run_once(F f, int reps) {
@@ -57,59 +47,18 @@ template <class A, class B> static void pair(A fa, B fb, int reps, double *ra, d
         a.push_back(run_once(fa, reps));
         b.push_back(run_once(fb, reps));
     }
-    std::sort(a.begin(), a.end());
-    std::sort(b.begin(), b.end());
-    *ra = a[2];
-    *rb = b[2];
+    *ra = bench_median(a.data(), 5);
+    *rb = bench_median(b.data(), 5);
 }
 
 static void line(const char *what, double a, double b) {
     std::printf("%-60s %10.0f %10.0f %7.2fx\n", what, a, b, a / b);
 }
 
-// --- the OpenCV side, written as an OpenCV user would ---
-static cv::Mat cv_decode(int i) {
-    cv::Mat buf(1, (int)jpegs[i].size(), CV_8UC1, jpegs[i].data());
-    return cv::imdecode(buf, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION);
-}
-
-// normalise a BGR crop into the CHW RGB tensor: planes written in reverse order (no colour swap needed)
-static void cv_to_tensor(const cv::Mat &bgr) {
-    cv::Mat f;
-    bgr.convertTo(f, CV_32FC3);
-    cv::subtract(f, cv::Scalar(MEAN[2], MEAN[1], MEAN[0]), f);
-    cv::multiply(f, cv::Scalar(1 / STD[2], 1 / STD[1], 1 / STD[0]), f);
-    std::vector<cv::Mat> planes;
-    for (int c = 2; c >= 0; c--) planes.push_back(cv::Mat(224, 224, CV_32FC1, tensor.data() + c * 224 * 224));
-    cv::split(f, planes);
-}
-
-static void cv_eval(const cv::Mat &bgr) {
-    int w, h;
-    cv::Mat r;
-    recio_resize_short_size(bgr.cols, bgr.rows, 256, &w, &h);
-    cv::resize(bgr, r, cv::Size(w, h), 0, 0, cv::INTER_LINEAR);
-    cv_to_tensor(r(cv::Rect((w - 224) / 2, (h - 224) / 2, 224, 224)));
-}
-
-// torchvision's RandomResizedCrop rectangle (as recio draws it), with the C library's rand()
-static cv::Rect rrc_rect(int W, int H) {
-    for (int i = 0; i < 10; i++) {
-        double area = W * (double)H * (0.08 + 0.92 * (std::rand() / (RAND_MAX + 1.0)));
-        double ar = std::exp(std::log(0.75) + (std::log(4.0 / 3) - std::log(0.75)) * (std::rand() / (RAND_MAX + 1.0)));
-        int w = (int)std::lround(std::sqrt(area * ar)), h = (int)std::lround(std::sqrt(area / ar));
-        if (w > 0 && h > 0 && w <= W && h <= H) return cv::Rect(std::rand() % (W - w + 1), std::rand() % (H - h + 1), w, h);
-    }
-    int s = std::min(W, H);
-    return cv::Rect((W - s) / 2, (H - s) / 2, s, s);
-}
-
-static void cv_train(const cv::Mat &bgr) {
-    cv::Mat r;
-    cv::resize(bgr(rrc_rect(bgr.cols, bgr.rows)), r, cv::Size(224, 224), 0, 0, cv::INTER_LINEAR);
-    if (std::rand() & 1) cv::flip(r, r, 1);
-    cv_to_tensor(r);
-}
+// the OpenCV side (opencv_chain.h), into the one tensor
+static cv::Mat cv_decode(int i) { return cv_decode(jpegs[i].data(), jpegs[i].size()); }
+static void cv_eval(const cv::Mat &bgr) { cv_eval(bgr, tensor.data()); }
+static void cv_train(const cv::Mat &bgr) { cv_train(bgr, tensor.data()); }
 
 int main() {
     cv::setNumThreads(1);
