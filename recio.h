@@ -4319,8 +4319,28 @@ static void recio__vrow2_sse2(const int32_t *r0, const int32_t *r1, int b0, int 
     recio__vrow2_c(r0 + x, r1 + x, b0, b1, line + x, n - x);
 }
 
+/* SSE2 has no 32-bit multiply: even and odd lanes through the 32x32->64 one, low halves kept. */
+static __m128i recio__mullo32_sse2(__m128i a, __m128i b) {
+    __m128i even = _mm_mul_epu32(a, b), odd = _mm_mul_epu32(_mm_srli_epi64(a, 32), _mm_srli_epi64(b, 32));
+    return _mm_unpacklo_epi32(_mm_shuffle_epi32(even, _MM_SHUFFLE(0, 0, 2, 0)), _mm_shuffle_epi32(odd, _MM_SHUFFLE(0, 0, 2, 0)));
+}
+
+static void recio__hash_sse2(uint32_t *lane, const unsigned char *p, size_t blocks) {
+    const __m128i prime = _mm_set1_epi32(0x01000193);
+    __m128i h[RECIO__LANES / 4];
+    size_t b;
+    int k;
+    for (k = 0; k < RECIO__LANES / 4; k++) h[k] = _mm_loadu_si128((const __m128i *)(const void *)(lane + 4 * k));
+    for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
+        for (k = 0; k < RECIO__LANES / 4; k++) {
+            __m128i x = recio__mullo32_sse2(_mm_xor_si128(h[k], _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k))), prime);
+            h[k] = _mm_xor_si128(x, _mm_srli_epi32(x, 13));
+        }
+    for (k = 0; k < RECIO__LANES / 4; k++) _mm_storeu_si128((__m128i *)(void *)(lane + 4 * k), h[k]);
+}
+
 static const recio__kern recio__kern_sse2 = {"sse2", recio__kern_always, recio__hrow2_sse2, recio__vrow2_sse2, recio__norm3_c,
-                                             recio__hash_c, recio__mix3_c};
+                                             recio__hash_sse2, recio__mix3_c};
 #endif
 
 #if defined(RECIO__AVX2)
@@ -4341,6 +4361,7 @@ __attribute__((target("avx2"))) static void recio__vrow2_avx2(const int32_t *r0,
         v = _mm256_permute4x64_epi64(_mm256_packus_epi16(v, v), 0xD8);
         _mm_storeu_si128((__m128i *)(void *)(line + x), _mm256_castsi256_si128(v));
     }
+    _mm256_zeroupper(); /* the SSE tail (and the SSE horizontal pass after us) pay for dirty upper halves */
     x += recio__vrow2_sse2_body(r0 + x, r1 + x, b0, b1, line + x, n - x);
     recio__vrow2_c(r0 + x, r1 + x, b0, b1, line + x, n - x);
 }
@@ -4372,6 +4393,7 @@ __attribute__((target("avx2"))) static void recio__norm3_avx2(const unsigned cha
         RECIO__PLANE(a2, b2, m2, s2, d[2]);
 #undef RECIO__PLANE
     }
+    _mm256_zeroupper();
     recio__norm3_c(row, tail, n - x, lut, mean, std);
 }
 
@@ -4387,9 +4409,9 @@ __attribute__((target("avx2"))) static void recio__hash_avx2(uint32_t *lane, con
             h[k] = _mm256_xor_si256(x, _mm256_srli_epi32(x, 13));
         }
     for (k = 0; k < RECIO__LANES / 8; k++) _mm256_storeu_si256((__m256i *)(void *)(lane + 8 * k), h[k]);
+    _mm256_zeroupper();
 }
 
-/* The horizontal pass stays SSE2's: two outputs per 256-bit madd measured no faster (loads bound it). */
 /* Eight pixels at a time: bytes shuffled into R, G, B lanes of floats, the scalar steps, then
    clamped, truncated and shuffled back (u8(v) is trunc(min(max(v + 0.5, 0), 255.5))). */
 __attribute__((target("avx2"))) static __m256 recio__mix_ch(__m256 x, __m256 g, __m256 a, __m256 b, float off) {
@@ -4438,9 +4460,13 @@ __attribute__((target("avx2"))) static void recio__mix3_avx2(const unsigned char
         _mm_storeu_si128((__m128i *)(void *)(d + 3 * x), olo);
         _mm_storel_epi64((__m128i *)(void *)(d + 3 * x + 16), ohi);
     }
+    _mm256_zeroupper();
     recio__mix3_c(s + 3 * x, d + 3 * x, n - x, a, b, off);
 }
 
+/* The horizontal pass stays SSE2's: two outputs per 256-bit madd measured no faster (loads bound it).
+   Every AVX2 kernel ends with vzeroupper: GCC adds none to target("avx2") functions that fall into
+   SSE code, and the dirty upper halves made the SSE horizontal pass 1.6x slower (docs/bench.md). */
 static const recio__kern recio__kern_avx2 = {"avx2", recio__avx2_usable, recio__hrow2_sse2, recio__vrow2_avx2, recio__norm3_avx2,
                                              recio__hash_avx2, recio__mix3_avx2};
 #endif
@@ -4474,30 +4500,6 @@ static void recio__vrow2_neon(const int32_t *r0, const int32_t *r1, int b0, int 
     recio__vrow2_c(r0 + x, r1 + x, b0, b1, line + x, n - x);
 }
 
-#if defined(__aarch64__) /* ARMv7 NEON has no vector divide (and flushes subnormals): the table there */
-static void recio__norm3_neon(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean,
-                              const float *std) {
-    float *const tail[3] = {d[0] + (n & ~15), d[1] + (n & ~15), d[2] + (n & ~15)};
-    int x = 0, c, q;
-    for (; x + 16 <= n; x += 16, row += 48) {
-        uint8x16x3_t px = vld3q_u8(row);
-        for (c = 0; c < 3; c++) {
-            uint16x8_t h[2];
-            h[0] = vmovl_u8(vget_low_u8(px.val[c]));
-            h[1] = vmovl_u8(vget_high_u8(px.val[c]));
-            for (q = 0; q < 4; q++) {
-                uint32x4_t v = q & 1 ? vmovl_u16(vget_high_u16(h[q >> 1])) : vmovl_u16(vget_low_u16(h[q >> 1]));
-                float32x4_t f = vdivq_f32(vsubq_f32(vcvtq_f32_u32(v), vdupq_n_f32(mean[c])), vdupq_n_f32(std[c]));
-                vst1q_f32(d[c] + x + 4 * q, f);
-            }
-        }
-    }
-    recio__norm3_c(row, tail, n - x, lut, mean, std);
-}
-#define RECIO__NORM3_NEON recio__norm3_neon
-#else
-#define RECIO__NORM3_NEON recio__norm3_c
-#endif
 
 static void recio__hash_neon(uint32_t *lane, const unsigned char *p, size_t blocks) {
     uint32x4_t h[RECIO__LANES / 4];
@@ -4541,7 +4543,9 @@ static void recio__mix3_neon(const unsigned char *s, unsigned char *d, int n, fl
     recio__mix3_c(s + 3 * x, d + 3 * x, n - x, a, b, off);
 }
 
-static const recio__kern recio__kern_neon = {"neon", recio__kern_always, recio__hrow2_neon, recio__vrow2_neon, RECIO__NORM3_NEON,
+/* normalize stays the table lookup on ARM: ARMv7 NEON has no vector divide (and flushes subnormals),
+   and on aarch64 a vdivq version executed 10% more instructions than the table (docs/bench.md). */
+static const recio__kern recio__kern_neon = {"neon", recio__kern_always, recio__hrow2_neon, recio__vrow2_neon, recio__norm3_c,
                                              recio__hash_neon, recio__mix3_neon};
 #endif
 
