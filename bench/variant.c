@@ -1,5 +1,6 @@
 /* One build variant of recio as a private copy (see variant.h). Compiled with -DBENCH_VARIANT=NAME
    and the variant's flags (RECIO_TURBOJPEG, RECIO_NO_AVX2, RECIO_NO_SIMD). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime: recio.h leaves feature macros to the program */
 #define RECIO_STATIC
 #define RECIO_IMPLEMENTATION
 #include "recio.h"
