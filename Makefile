@@ -6,6 +6,7 @@
 #   make CROSS=aarch64-linux-gnu-   library, CLI and examples for a board, in build/aarch64-linux-gnu
 #   make freestanding               Cortex-M4 (arm-none-eabi, newlib): libraries and linked programs
 #   make tcc                        the header built with tcc
+#   make footprint                  docs/footprint.md: bytes per feature set and target
 #   make install PREFIX=/usr/local                      make clean
 # CROSS=PREFIX- builds with PREFIXgcc, PREFIXg++ and PREFIXar into build/PREFIX (README: "Building
 # for a board"); the target's libjpeg-turbo is used when that compiler can link it, else stb_image.
@@ -218,6 +219,12 @@ freestanding: deps
 	$(FS_CC) $(FS_FLAGS) --specs=nosys.specs tests/test_freestanding.c $(FS)/recio.o -o $(FS)/freestanding.elf -lm
 	$(FS_CC) $(FS_FLAGS) --specs=nosys.specs examples/board_infer.c -o $(FS)/board_infer.elf -lm
 	@$(FS_X)size $(FS)/freestanding.elf $(FS)/board_infer.elf
+
+# docs/footprint.md: recio's bytes per feature set on x86-64, armhf thumb and Cortex-M4 (-Os), read
+# from linker maps (needs the armhf and arm-none-eabi compilers: make cross ARCH=armhf, freestanding).
+.PHONY: footprint
+footprint:
+	tools/footprint.sh docs/footprint.md
 
 # tcc (Debian tcc, installed when missing and allowed) builds the header as it is, threads and images
 # included, and the strict-C99 test it builds passes.

@@ -1060,13 +1060,30 @@ static char *recio__strdup(const recio_allocator *a, const char *s) {
 }
 
 /* Own tiny formatter, so messages need no stdio: %s %d %u %x and %U (uint64_t). */
+/* No 64-bit division: on a 32-bit target it would bring libgcc's (about 700 bytes) into every
+   program that can report an error. Decimal digits come from subtracting powers of ten. */
 static size_t recio__put_u64(char *d, size_t cap, size_t at, uint64_t v, unsigned base) {
     char tmp[24];
     int k = 0;
-    do {
-        tmp[k++] = "0123456789abcdef"[v % base];
-        v /= base;
-    } while (v);
+    if (base == 16) {
+        do {
+            tmp[k++] = "0123456789abcdef"[v & 15u];
+            v >>= 4;
+        } while (v);
+    } else { /* digit i (weight 10^i) into tmp[i]: units first, as the loop below expects */
+        static const uint64_t p10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+                                         100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+                                         1000000000000ull, 10000000000000ull, 100000000000000ull,
+                                         1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+                                         1000000000000000000ull, 10000000000000000000ull};
+        int i = 19;
+        while (i > 0 && v < p10[i]) i--;
+        for (k = i + 1; i >= 0; i--) {
+            char c = '0';
+            while (v >= p10[i]) v -= p10[i], c++;
+            tmp[i] = c;
+        }
+    }
     while (k > 0) {
         --k;
         if (at + 1 < cap) d[at] = tmp[k];
@@ -3826,6 +3843,7 @@ RECIODEF void recio_split_close(recio_split *s) {
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(RECIO_NO_AVX2)
 #define RECIO__AVX2 1
 #include <immintrin.h>
+#include <cpuid.h>
 #endif
 #endif
 #if defined(__ARM_NEON) || defined(__ARM_NEON__)
@@ -4144,7 +4162,17 @@ static const recio__kern recio__kern_sse2 = {"sse2", recio__kern_always, recio__
 #endif
 
 #if defined(RECIO__AVX2)
-static int recio__avx2_usable(void) { return __builtin_cpu_supports("avx2"); }
+/* cpuid and xgetbv themselves: __builtin_cpu_supports would bring libgcc's CPU-model constructor
+   (about 4.5 KB, run at start-up) into every program that links recio, even one that reads records. */
+static int recio__avx2_usable(void) {
+    unsigned a, b, c, d, lo, hi;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return 0; /* OSXSAVE */
+    __asm__ __volatile__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    if ((lo & 6u) != 6u || __get_cpuid_max(0, NULL) < 7) return 0; /* the OS saves XMM and YMM state */
+    __cpuid_count(7, 0, a, b, c, d);
+    return (int)((b >> 5) & 1u); /* AVX2 */
+}
 
 __attribute__((target("avx2"))) static void recio__vrow2_avx2(const int32_t *r0, const int32_t *r1, int b0, int b1,
                                                              unsigned char *line, int n) {
