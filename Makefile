@@ -65,7 +65,7 @@ $(BUILD)/librecio.so: $(BUILD)/obj/recio.o
 	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
 $(BUILD)/recio: $(wildcard tools/*.c) tools/cli.h $(BUILD)/librecio.a
 	$(CC) $(CPPFLAGS) -Itools $(CFLAGS_R) $(wildcard tools/*.c) -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
-$(BUILD)/examples/%: examples/%.c $(BUILD)/librecio.a
+$(BUILD)/examples/%$(EXE): examples/%.c $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
 $(BUILD)/tests/%$(EXE): tests/%.c tests/test.h $(BUILD)/librecio.a
@@ -133,7 +133,7 @@ $(NOIMG)/copy_records: examples/copy_records.c $(HDR)
 test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records
 	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer
 # board_infer builds its own private implementation (RECIO_STATIC, no stdio, no heap).
-$(BUILD)/examples/board_infer: examples/board_jpeg.h $(HDR)
+$(BUILD)/examples/board_infer$(EXE): examples/board_jpeg.h $(HDR)
 
 demo: all
 	@RECIO=$(BUILD)/recio sh examples/demo.sh
@@ -179,7 +179,8 @@ fuzz: deps turbo-deps
 EXE ?=
 PORTABLE_TESTS = $(patsubst %,$(BUILD)/tests/%$(EXE),test_config test_image test_image_spec test_image_turbo test_iter \
                  test_iter_nothreads test_kernels test_prefetch test_recordio test_split_compat test_split_props \
-                 test_strict_c99 test_cpp) $(patsubst %,$(BUILD)/tests/fuzz_%$(EXE),$(FUZZERS))
+                 test_strict_c99 test_freestanding test_cpp) $(patsubst %,$(BUILD)/tests/fuzz_%$(EXE),$(FUZZERS)) \
+                 $(BUILD)/examples/board_infer$(EXE)
 .PHONY: test-portable
 test-portable: deps $(BUILD)/librecio.a $(PORTABLE_TESTS)
 	@RUN="$(RUN)" tests/run.sh $(PORTABLE_TESTS)

@@ -79,17 +79,21 @@
                           (pthreads; Win32 threads on Windows); without it the iterator runs on the
                           calling thread. A target with neither stops with an #error saying so.
       RECIO_HAVE_PTHREADS use <pthread.h> where recio would not look for it (an RTOS, winpthreads)
+      RECIO_NO_IMAGE      records only: no decoding, ops or transforms, and no stb_image anywhere
       RECIO_TURBOJPEG     decode JPEG through libjpeg-turbo (link -ljpeg), with DCT scaling and windows
       RECIO_NO_STB_IMPLEMENTATION   use the stb_image your program already builds, not recio's
                           private (static) copy; stb_image.h must be on the include path either way
       RECIO_MAX_PIXELS    refuse images larger than this from their header (default 2^28)
-      RECIO_NO_SIMD, RECIO_NO_AVX2  plain C resampling (results are identical either way)
+      RECIO_NO_SIMD, RECIO_NO_AVX2  plain C resampling (results are identical either way; tcc: always)
+      STBI_ONLY_JPEG with STBI_ONLY_PNG (or STBI_ONLY_PNG)  recio's private stb_image decodes only
+                          those: less code (docs/footprint.md)
       On 32-bit hosts compile the implementation with -D_FILE_OFFSET_BITS=64 for files over 2 GiB.
 
    THREADING
-      No global state. Handles are not shared between threads without a lock; different handles
-      may be used from different threads freely. A const recio_transform may be applied from many
-      threads at once.
+      No global state (on a target without an OS, and so without threads, stb_image's failure
+      reason and the allocator of the decode under way are plain statics). Handles are not shared
+      between threads without a lock; different handles may be used from different threads freely.
+      A const recio_transform may be applied from many threads at once.
 */
 #ifndef RECIO_H_INCLUDED
 #define RECIO_H_INCLUDED
@@ -4446,6 +4450,14 @@ static void recio__stb_free(void *p) { recio__free(recio__stb_alloc, p); }
 #elif !defined(RECIO_NO_STB_IMPLEMENTATION) && !defined(stbi_set_unpremultiply_on_load_thread)
 #define stbi_set_unpremultiply_on_load_thread stbi__unpremultiply_on_load_thread
 #endif
+/* Without GIF (STBI_ONLY_JPEG and STBI_ONLY_PNG, say) stb declares its GIF loader but defines none. */
+#if !defined(RECIO_NO_STB_IMPLEMENTATION) && \
+    (defined(STBI_NO_GIF) || (!defined(STBI_ONLY_GIF) && (defined(STBI_ONLY_JPEG) || defined(STBI_ONLY_PNG) || \
+     defined(STBI_ONLY_BMP) || defined(STBI_ONLY_TGA) || defined(STBI_ONLY_PSD) || defined(STBI_ONLY_HDR) || \
+     defined(STBI_ONLY_PIC) || defined(STBI_ONLY_PNM) || defined(STBI_ONLY_ZLIB))))
+#define stbi_load_gif_from_memory recio__stbi_no_gif
+#define RECIO__STB_GIF_STUB
+#endif
 /* With STB_IMAGE_STATIC every stb function recio does not call is an unused static function:
    silence exactly that warning, for stb's code only (GCC and clang check it by source location). */
 #if defined(__GNUC__) || defined(__clang__)
@@ -4453,6 +4465,12 @@ static void recio__stb_free(void *p) { recio__free(recio__stb_alloc, p); }
 #pragma GCC diagnostic ignored "-Wunused-function"
 #endif
 #include "stb_image.h"
+#ifdef RECIO__STB_GIF_STUB
+static stbi_uc *recio__stbi_no_gif(stbi_uc const *b, int n, int **d, int *x, int *y, int *z, int *c, int want) {
+    (void)b, (void)n, (void)d, (void)x, (void)y, (void)z, (void)c, (void)want;
+    return NULL;
+}
+#endif
 #ifdef RECIO__STB_TLS_STUBS
 static void recio__stbi_iphone_thread(int flag) { (void)flag; }
 static void recio__stbi_flip_thread(int flag) { (void)flag; }
