@@ -1074,18 +1074,15 @@ static size_t recio__put_u64(char *d, size_t cap, size_t at, uint64_t v, unsigne
             tmp[k++] = "0123456789abcdef"[v & 15u];
             v >>= 4;
         } while (v);
-    } else { /* digit i (weight 10^i) into tmp[i]: units first, as the loop below expects */
-        static const uint64_t p10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
-                                         100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
-                                         1000000000000ull, 10000000000000ull, 100000000000000ull,
-                                         1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
-                                         1000000000000000000ull, 10000000000000000000ull};
-        int i = 19;
-        while (i > 0 && v < p10[i]) i--;
-        for (k = i + 1; i >= 0; i--) {
+    } else { /* digit e (weight 10^e) into tmp[e]: units first, as the loop below expects */
+        int e = 0, j;
+        uint64_t p = 1;
+        while (e < 19 && p * 10u <= v) p *= 10u, e++; /* e < 19: p * 10 <= 10^19 < 2^64 */
+        for (k = e + 1; e >= 0; e--) {
             char c = '0';
-            while (v >= p10[i]) v -= p10[i], c++;
-            tmp[i] = c;
+            for (p = 1, j = 0; j < e; j++) p *= 10u;
+            while (v >= p) v -= p, c++;
+            tmp[e] = c;
         }
     }
     while (k > 0) {

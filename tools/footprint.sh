@@ -11,7 +11,7 @@ stb=${STB:-/usr/include/stb}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-targets=("x86-64|gcc|-Os" "armhf thumb|arm-linux-gnueabihf-gcc|-mthumb -Os" \
+targets=("x86-64|gcc|-Os" "x86-64 no unwind|gcc|-Os -fno-asynchronous-unwind-tables" "armhf thumb|arm-linux-gnueabihf-gcc|-mthumb -Os" \
          "Cortex-M4|arm-none-eabi-gcc|-mcpu=cortex-m4 -mthumb -Os --specs=nosys.specs")
 
 reader='recio_reader *r; static const unsigned char f[8] = {0x0a,0x23,0xd7,0xce,0,0,0,0};
@@ -100,18 +100,20 @@ done
   echo "The C library functions recio calls (malloc, realloc, memcpy, strtod, libm for images) come on top"
   echo "where they are not in the program already; recio needs no 64-bit division from libgcc."
   echo
-  printf '| | %s | %s | %s |\n' "x86-64 \`-Os\`" "armhf \`-mthumb -Os\`" "Cortex-M4 \`-mcpu=cortex-m4 -mthumb -Os\`"
-  echo "|---|---|---|---|"
+  printf '| | %s | %s | %s | %s |\n' "x86-64 \`-Os\`" "x86-64 \`-Os -fno-asynchronous-unwind-tables\`" \
+    "armhf \`-mthumb -Os\`" "Cortex-M4 \`-mcpu=cortex-m4 -mthumb -Os\`"
+  echo "|---|---|---|---|---|"
   for row in "${rows[@]}"; do
     IFS='|' read -r label key <<<"$row"
-    printf '| %s | %s | %s | %s |\n' "$label" "${cell[$key|x86-64]}" "${cell[$key|armhf thumb]}" "${cell[$key|Cortex-M4]}"
+    printf '| %s | %s | %s | %s | %s |\n' "$label" "${cell[$key|x86-64]}" "${cell[$key|x86-64 no unwind]}" \
+      "${cell[$key|armhf thumb]}" "${cell[$key|Cortex-M4]}"
   done
   echo
   echo "Compilers: ${vers[x86-64]}; ${vers[armhf thumb]}; ${vers[Cortex-M4]}."
   echo "On x86-64 the resampler picks its AVX2 column with cpuid, so a program without image ops"
   echo "carries no CPU detection (\`__builtin_cpu_supports\` would bring libgcc's, about 4.5 KB, into any"
-  echo "program linking recio). About a fifth of x86-64's .text is unwind tables (.eh_frame, about 1 KB for"
-  echo "the reader; \`-fno-asynchronous-unwind-tables\` drops them); in all three the error messages"
+  echo "program linking recio). On x86-64 a fifth of .text is unwind tables (.eh_frame), which"
+  echo "\`-fno-asynchronous-unwind-tables\` drops (second column); everywhere the error messages"
   echo "(\"FILE: offset N: what\", recio's own small formatter) are about a third of the reader."
 } > "$out"
 cat "$out"
