@@ -7,6 +7,7 @@
 #   make CROSS=aarch64-linux-gnu-   library, CLI and examples for a board, in build/aarch64-linux-gnu
 #   make freestanding               Cortex-M4 (arm-none-eabi, newlib): libraries and linked programs
 #   make tcc                        the header built with tcc
+#   make footprint                  docs/footprint.md: bytes per feature set and target
 #   make install PREFIX=/usr/local (also the Python package) make clean
 # CROSS=PREFIX- builds with PREFIXgcc, PREFIXg++ and PREFIXar into build/PREFIX (README: "Building
 # for a board"); the target's libjpeg-turbo is used when that compiler can link it, else stb_image.
@@ -65,7 +66,7 @@ $(BUILD)/librecio.so: $(BUILD)/obj/recio.o
 	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
 $(BUILD)/recio: $(wildcard tools/*.c) tools/cli.h $(BUILD)/librecio.a
 	$(CC) $(CPPFLAGS) -Itools $(CFLAGS_R) $(wildcard tools/*.c) -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
-$(BUILD)/examples/%: examples/%.c $(BUILD)/librecio.a
+$(BUILD)/examples/%$(EXE): examples/%.c $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
 $(BUILD)/tests/%$(EXE): tests/%.c tests/test.h $(BUILD)/librecio.a
@@ -149,7 +150,7 @@ python-deps:
 	    apt-get update -qq && apt-get install -y -qq python3-numpy >/dev/null || true; }
 
 # board_infer builds its own private implementation (RECIO_STATIC, no stdio, no heap).
-$(BUILD)/examples/board_infer: examples/board_jpeg.h $(HDR)
+$(BUILD)/examples/board_infer$(EXE): examples/board_jpeg.h $(HDR)
 
 demo: all
 	@RECIO=$(BUILD)/recio sh examples/demo.sh
@@ -246,7 +247,8 @@ fuzz: deps turbo-deps
 EXE ?=
 PORTABLE_TESTS = $(patsubst %,$(BUILD)/tests/%$(EXE),test_config test_image test_image_spec test_image_turbo test_iter \
                  test_iter_nothreads test_kernels test_prefetch test_recordio test_split_compat test_split_props \
-                 test_strict_c99 test_cpp) $(patsubst %,$(BUILD)/tests/fuzz_%$(EXE),$(FUZZERS))
+                 test_strict_c99 test_freestanding test_cpp) $(patsubst %,$(BUILD)/tests/fuzz_%$(EXE),$(FUZZERS)) \
+                 $(BUILD)/examples/board_infer$(EXE)
 .PHONY: test-portable
 test-portable: deps $(BUILD)/librecio.a $(PORTABLE_TESTS)
 	@RUN="$(RUN)" tests/run.sh $(PORTABLE_TESTS)
@@ -286,6 +288,12 @@ freestanding: deps
 	$(FS_CC) $(FS_FLAGS) --specs=nosys.specs tests/test_freestanding.c $(FS)/recio.o -o $(FS)/freestanding.elf -lm
 	$(FS_CC) $(FS_FLAGS) --specs=nosys.specs examples/board_infer.c -o $(FS)/board_infer.elf -lm
 	@$(FS_X)size $(FS)/freestanding.elf $(FS)/board_infer.elf
+
+# docs/footprint.md: recio's bytes per feature set on x86-64, armhf thumb and Cortex-M4 (-Os), read
+# from linker maps (needs the armhf and arm-none-eabi compilers: make cross ARCH=armhf, freestanding).
+.PHONY: footprint
+footprint:
+	tools/footprint.sh docs/footprint.md
 
 # tcc (Debian tcc, installed when missing and allowed) builds the header as it is, threads and images
 # included, and the strict-C99 test it builds passes.

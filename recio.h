@@ -90,13 +90,17 @@
                           private (static) copy; stb_image.h must be on the include path either way
       RECIO_MAX_PIXELS    refuse images larger than this from their header (default 2^28)
       RECIO_NO_SIMD, RECIO_NO_AVX2  scalar kernel column only / no AVX2 column (results are identical
-                          either way; the column is picked once per pass from what the CPU runs)
+                          either way; the column is picked once per pass from what the CPU runs; tcc:
+                          always scalar)
+      STBI_ONLY_JPEG with STBI_ONLY_PNG (or STBI_ONLY_PNG)  recio's private stb_image decodes only
+                          those: less code (docs/footprint.md)
       On 32-bit hosts compile the implementation with -D_FILE_OFFSET_BITS=64 for files over 2 GiB.
 
    THREADING
-      No global state. Handles are not shared between threads without a lock; different handles
-      may be used from different threads freely. A const recio_transform may be applied from many
-      threads at once.
+      No global state (on a target without an OS, and so without threads, stb_image's failure
+      reason and the allocator of the decode under way are plain statics). Handles are not shared
+      between threads without a lock; different handles may be used from different threads freely.
+      A const recio_transform may be applied from many threads at once.
 */
 #ifndef RECIO_H_INCLUDED
 #define RECIO_H_INCLUDED
@@ -1101,13 +1105,27 @@ static char *recio__strdup(const recio_allocator *a, const char *s) {
 }
 
 /* Own tiny formatter, so messages need no stdio: %s %d %u %x and %U (uint64_t). */
+/* No 64-bit division: on a 32-bit target it would bring libgcc's (about 700 bytes) into every
+   program that can report an error. Decimal digits come from subtracting powers of ten. */
 static size_t recio__put_u64(char *d, size_t cap, size_t at, uint64_t v, unsigned base) {
     char tmp[24];
     int k = 0;
-    do {
-        tmp[k++] = "0123456789abcdef"[v % base];
-        v /= base;
-    } while (v);
+    if (base == 16) {
+        do {
+            tmp[k++] = "0123456789abcdef"[v & 15u];
+            v >>= 4;
+        } while (v);
+    } else { /* digit e (weight 10^e) into tmp[e]: units first, as the loop below expects */
+        int e = 0, j;
+        uint64_t p = 1;
+        while (e < 19 && p * 10u <= v) p *= 10u, e++; /* e < 19: p * 10 <= 10^19 < 2^64 */
+        for (k = e + 1; e >= 0; e--) {
+            char c = '0';
+            for (p = 1, j = 0; j < e; j++) p *= 10u;
+            while (v >= p) v -= p, c++;
+            tmp[e] = c;
+        }
+    }
     while (k > 0) {
         --k;
         if (at + 1 < cap) d[at] = tmp[k];
@@ -3994,6 +4012,7 @@ RECIODEF void recio_split_close(recio_split *s) {
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(RECIO_NO_AVX2)
 #define RECIO__AVX2 1
 #include <immintrin.h>
+#include <cpuid.h>
 #endif
 #endif
 #if defined(__ARM_NEON) || defined(__ARM_NEON__)
@@ -4344,7 +4363,17 @@ static const recio__kern recio__kern_sse2 = {"sse2", recio__kern_always, recio__
 #endif
 
 #if defined(RECIO__AVX2)
-static int recio__avx2_usable(void) { return __builtin_cpu_supports("avx2"); }
+/* cpuid and xgetbv themselves: __builtin_cpu_supports would bring libgcc's CPU-model constructor
+   (about 4.5 KB, run at start-up) into every program that links recio, even one that reads records. */
+static int recio__avx2_usable(void) {
+    unsigned a, b, c, d, lo, hi;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return 0; /* OSXSAVE */
+    __asm__ __volatile__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    if ((lo & 6u) != 6u || __get_cpuid_max(0, NULL) < 7) return 0; /* the OS saves XMM and YMM state */
+    __cpuid_count(7, 0, a, b, c, d);
+    return (int)((b >> 5) & 1u); /* AVX2 */
+}
 
 __attribute__((target("avx2"))) static void recio__vrow2_avx2(const int32_t *r0, const int32_t *r1, int b0, int b1,
                                                              unsigned char *line, int n) {
@@ -4682,6 +4711,14 @@ static void recio__stb_free(void *p) { recio__free(recio__stb_alloc, p); }
 #elif !defined(RECIO_NO_STB_IMPLEMENTATION) && !defined(stbi_set_unpremultiply_on_load_thread)
 #define stbi_set_unpremultiply_on_load_thread stbi__unpremultiply_on_load_thread
 #endif
+/* Without GIF (STBI_ONLY_JPEG and STBI_ONLY_PNG, say) stb declares its GIF loader but defines none. */
+#if !defined(RECIO_NO_STB_IMPLEMENTATION) && \
+    (defined(STBI_NO_GIF) || (!defined(STBI_ONLY_GIF) && (defined(STBI_ONLY_JPEG) || defined(STBI_ONLY_PNG) || \
+     defined(STBI_ONLY_BMP) || defined(STBI_ONLY_TGA) || defined(STBI_ONLY_PSD) || defined(STBI_ONLY_HDR) || \
+     defined(STBI_ONLY_PIC) || defined(STBI_ONLY_PNM) || defined(STBI_ONLY_ZLIB))))
+#define stbi_load_gif_from_memory recio__stbi_no_gif
+#define RECIO__STB_GIF_STUB
+#endif
 /* With STB_IMAGE_STATIC every stb function recio does not call is an unused static function:
    silence exactly that warning, for stb's code only (GCC and clang check it by source location). */
 #if defined(__GNUC__) || defined(__clang__)
@@ -4689,6 +4726,12 @@ static void recio__stb_free(void *p) { recio__free(recio__stb_alloc, p); }
 #pragma GCC diagnostic ignored "-Wunused-function"
 #endif
 #include "stb_image.h"
+#ifdef RECIO__STB_GIF_STUB
+static stbi_uc *recio__stbi_no_gif(stbi_uc const *b, int n, int **d, int *x, int *y, int *z, int *c, int want) {
+    (void)b, (void)n, (void)d, (void)x, (void)y, (void)z, (void)c, (void)want;
+    return NULL;
+}
+#endif
 #ifdef RECIO__STB_TLS_STUBS
 static void recio__stbi_iphone_thread(int flag) { (void)flag; }
 static void recio__stbi_flip_thread(int flag) { (void)flag; }
