@@ -578,6 +578,35 @@ def test_torch_parts():
     check(sorted(outs[0][1] + outs[1][1]) == all_ids, "two ranks of a process group read every record once")
 
 
+def test_struct_mirrors_match_the_header():
+    """The ctypes structs must be recio.h's, field for field: a C compiler says where each field sits
+    (a field added in C and not here shifts everything after it: the binding would crash or lie)."""
+    import ctypes
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("cc")
+    if not cc:
+        raise SkipTest("no C compiler to read the header's layout")
+    mirrors = {"recio_iter_desc": _lib.IterDesc, "recio_batch": _lib.Batch, "recio_image": _lib.Image,
+               "recio_encoded_desc": _lib.EncodedDesc, "recio_record": _lib.Record, "recio_irecord": _lib.IRecord,
+               "recio_io": _lib.IO, "recio_reader_desc": _lib.ReaderDesc, "recio_writer_desc": _lib.WriterDesc,
+               "recio_split_desc": _lib.SplitDesc, "recio_split_where": _lib.SplitWhere, "recio_lst": _lib.Lst,
+               "recio_lst_item": _lib.LstItem, "recio_allocator": _lib.Allocator}
+    lines = ['#include "recio.h"', "#include <stddef.h>", "#include <stdio.h>", "int main(void) {"]
+    for c, py in mirrors.items():
+        lines.append('printf("%s sizeof %%zu\\n", sizeof(%s));' % (c, c))
+        for f, _ in py._fields_:
+            lines.append('printf("%s %s %%zu\\n", offsetof(%s, %s));' % (c, f, c, f))
+    lines.append("return 0; }")
+    src, exe = tmp("layout.c"), tmp("layout")
+    with open(src, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    subprocess.run([cc, "-std=c99", "-I", os.path.dirname(HERE), "-I/usr/include/stb", src, "-o", exe], check=True)
+    got = dict(ln.rsplit(" ", 1) for ln in subprocess.run([exe], stdout=subprocess.PIPE, check=True).stdout.decode().splitlines())
+    for c, py in mirrors.items():
+        check(int(got[c + " sizeof"]) == ctypes.sizeof(py), "%s: %s bytes in C, %d here" % (c, got[c + " sizeof"], ctypes.sizeof(py)))
+        for f, _ in py._fields_:
+            check(int(got["%s %s" % (c, f)]) == getattr(py, f).offset, "%s.%s: offset %s in C, %d here" % (c, f, got["%s %s" % (c, f)], getattr(py, f).offset))
+
+
 def main():
     make_dataset()
     tests = [v for k, v in sorted(globals().items()) if k.startswith("test_") and callable(v) and k != "test"]

@@ -72,6 +72,22 @@ def _error(code, msg):
     return _ERRORS.get(code, Error)(msg, code)
 
 
+class _Closing:
+    """A handle over C memory: close() at the end of a with block and when collected."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # at interpreter exit the library may be gone already
+            pass
+
+
 # ---- NumPy views of C memory ----------------------------------------------------------------------
 
 class _View:
@@ -130,7 +146,7 @@ class Batch:
             self.epoch, self.number, self.data.dtype, tuple(self.data.shape), self.count, self.pad)
 
 
-class ImageRecordIter:
+class ImageRecordIter(_Closing):
     """MXNet's ImageRecordIter on recio's C iterator: the same parameter names (see docs/python.md for
     each one), plus recio's own: spec= (a whole transform chain instead of the augmentation options),
     layout='NCHW'|'NHWC', last_batch='pad'|'discard'|'roll_over', workers= (threads; 0 = on the
@@ -344,18 +360,6 @@ class ImageRecordIter:
             L.lib.recio_iter_close(self._it)
             self._it = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
 
 def _probe_shape(opt):
     """Item shape of a spec: the C iterator fixes it from the dataset's first record at open; a pull
@@ -532,7 +536,7 @@ class Transform:
 
 # ---- records --------------------------------------------------------------------------------------
 
-class Reader:
+class Reader(_Closing):
     """Records of one RecordIO file, in order: iterate for the payloads (bytes); .offset is the byte
     offset of the last record's header. mmap=True maps the file."""
 
@@ -576,15 +580,6 @@ class Reader:
         if getattr(self, "_r", None):
             L.lib.recio_reader_close(self._r)
             self._r = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
 
 class Writer:
@@ -680,7 +675,7 @@ Where.__doc__ = ("Where a split's record came from: its file, ordinal in that fi
                  "its header in the file, key (global offset), seq (0, 1, ... in this epoch)")
 
 
-class Split:
+class Split(_Closing):
     """Part `rank` of `nsplit` of the RecordIO files in uris ('a.rec;b.rec', a list, wildcards,
     directories), cut exactly as dmlc-core's InputSplit does (index=True: by record count from each
     .idx; shuffle=True: a seeded order per epoch). Iterate for payloads; items() gives (Where, bytes)."""
@@ -772,15 +767,6 @@ class Split:
         if getattr(self, "_s", None):
             L.lib.recio_split_close(self._s)
             self._s = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
 
 def split(uris, rank=0, nsplit=1, **kw):
