@@ -240,6 +240,13 @@ fuzz: deps turbo-deps
 	  echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
 	  build/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/$$f/ -print_final_stats=1 \
 	    build/fuzz/corpus-$$f tests/data/fuzz/$$f tests/data/compat tests/data/photos 2>&1 | tail -4 || exit 1; done
+	@# stb's own JPEG decoder too: with libjpeg-turbo in the build above, stb never sees a JPEG
+	@mkdir -p build/fuzz/image-stb build/fuzz/corpus-image-stb
+	@clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(CPPFLAGS:-DRECIO_TURBOJPEG=) tests/fuzz/fuzz_image.c recio_impl.c \
+	  -o build/fuzz/fuzz_image_stb -lm -lpthread -DRECIO_MAX_PIXELS=4000000 || exit 1
+	@echo "== fuzz_image_stb for $(FUZZ_SECONDS) s"
+	@build/fuzz/fuzz_image_stb -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/image-stb/ \
+	  -print_final_stats=1 build/fuzz/corpus-image-stb tests/data/fuzz/image tests/data/photos 2>&1 | tail -4
 
 # Windows (make cross ARCH=win64): the library and the part of the suite that is portable C (the
 # command-line tool and the tests that drive it are POSIX-only), built with mingw-w64, linked

@@ -1,4 +1,5 @@
-/* libFuzzer harness: image decoding (stb_image; libjpeg-turbo when built with RECIO_TURBOJPEG) and
+/* libFuzzer harness: image decoding to 1, 3, 4 or the stored channels, at full size and DCT-scaled
+   (stb_image; libjpeg-turbo when built with RECIO_TURBOJPEG: make fuzz runs both builds) and
    the decode + transform path that decodes only a JPEG's window, on any bytes. A crash, a sanitizer
    report or an output of the wrong shape is a failure. */
 #include "recio.h"
@@ -10,8 +11,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static const int side[] = {32, 16, 8};
     size_t k;
     recio_image img;
-    if (recio_image_decode(&img, data, size, 0) == RECIO_OK) {
-        if (img.width <= 0 || img.height <= 0 || !img.data) __builtin_trap();
+    static const int channels[4] = {0, 1, 3, 4};
+    int ch = channels[size % 4];
+    if (recio_image_decode(&img, data, size, ch) == RECIO_OK) {
+        if (img.width <= 0 || img.height <= 0 || !img.data || (ch && img.channels != ch)) __builtin_trap();
+        recio_image_free(&img);
+    }
+    if (recio_image_decode_scaled(&img, data, size, ch, (int)(size % 97), NULL, 0) == RECIO_OK) { /* DCT-scaled */
+        if (img.width <= 0 || img.height <= 0 || !img.data || (ch && img.channels != ch)) __builtin_trap();
         recio_image_free(&img);
     }
     for (k = 0; k < sizeof specs / sizeof specs[0]; k++) {
