@@ -77,7 +77,8 @@ static void test_center_crop_checksum(void) {
         CHECK_EQ_INT(b.item.dtype, RECIO_U8);
         CHECK_EQ_INT(b.item_bytes, 16 * 16 * 3);
         CHECK(iu_fnv(b.data, 2 * b.item_bytes) == SUM_CHELSEA_ROCKET);
-        CHECK(recio_batch_checksum(&b) == iu_batch_checksum((const unsigned char *)b.data, 2, b.item_bytes));
+        CHECK(recio_batch_checksum(&b) == SUM_CHELSEA_ROCKET); /* u8: the bytes as they are */
+        CHECK(recio_batch_checksum_fast(&b) == iu_batch_checksum((const unsigned char *)b.data, 2, b.item_bytes));
         CHECK(b.sums == NULL); /* not asked for */
         CHECK(b.labels[0] == 0.0f && b.labels[1] == 1.0f);
         CHECK_EQ_INT(b.ids[1], 1001);
@@ -152,7 +153,8 @@ static void test_checksum_little_endian(void) {
     b.count = 2;
     b.item_bytes = 4;
     b.item = recio_image_shape(1, 1, 1, RECIO_F32, RECIO_HWC);
-    CHECK(recio_batch_checksum(&b) == iu_batch_checksum(le, 2, 4));
+    CHECK(recio_batch_checksum(&b) == iu_fnv(le, 8));
+    CHECK(recio_batch_checksum_fast(&b) == iu_batch_checksum(le, 2, 4));
 }
 
 /* Items of several lane blocks plus a tail, in f32: the library's lanes (whatever kernel column
@@ -182,10 +184,11 @@ static void test_checksum_lanes_and_worker_sums(void) {
         n = (size_t)2 * b.item_bytes; /* 21*13*3 floats = 3276 bytes: 12 blocks and a tail of 204 */
         le = (unsigned char *)malloc(n);
         for (i = 0; i < n / 4; i++) recio_store_f32le(le + 4 * i, ((const float *)b.data)[i]);
-        CHECK(recio_batch_checksum(&b) == iu_batch_checksum(le, 2, b.item_bytes));
+        CHECK(recio_batch_checksum_fast(&b) == iu_batch_checksum(le, 2, b.item_bytes));
+        CHECK(recio_batch_checksum(&b) == iu_fnv(le, n));
         copy = b;
         copy.sums = NULL; /* recomputed from the items */
-        CHECK(recio_batch_checksum(&copy) == recio_batch_checksum(&b));
+        CHECK(recio_batch_checksum_fast(&copy) == recio_batch_checksum_fast(&b));
         CHECK(recio_checksum(b.data, b.item_bytes, 4) == iu_checksum(le, b.item_bytes));
         free(le);
         recio_iter_close(it);
@@ -212,8 +215,8 @@ static char *run_cmd(const char *args, int *status) {
 
 /* The checksum the command must print for the batch of items `order` (0 chelsea, 1 rocket) centre-
    cropped to 16x16, from the test's own copy of the algorithm over the pixels pinned by
-   SUM_CHELSEA_ROCKET. */
-static unsigned long long cli_sum(const char *order) {
+   SUM_CHELSEA_ROCKET: FNV-1a 64 of the batch's bytes, or with fast the fold of item checksums. */
+static unsigned long long cli_sum_of(const char *order, int fast) {
     recio_iter *it = open_spec(PNG2, "center_crop(16)", 2, 0, 0);
     recio_batch b;
     unsigned char items[3 * 768];
@@ -222,11 +225,12 @@ static unsigned long long cli_sum(const char *order) {
     if (!it) return 0;
     if (recio_iter_next(it, &b) == RECIO_OK && iu_fnv(b.data, 2 * b.item_bytes) == SUM_CHELSEA_ROCKET && b.item_bytes == 768) {
         for (; order[n]; n++) memcpy(items + 768 * n, (const unsigned char *)b.data + 768 * (order[n] - '0'), 768);
-        h = iu_batch_checksum(items, n, 768);
+        h = fast ? iu_batch_checksum(items, n, 768) : iu_fnv(items, n * 768);
     }
     recio_iter_close(it);
     return (unsigned long long)h;
 }
+static unsigned long long cli_sum(const char *order) { return cli_sum_of(order, 0); }
 
 static void test_cli_lines(void) {
     int st;
@@ -237,6 +241,9 @@ static void test_cli_lines(void) {
     o = run_cmd(PNG2 " --spec 'center_crop(16)' --batch 3 --workers 2 --epochs 2 2>/dev/null", &st);
     snprintf(want, sizeof want, "0\t0\t2\t1\t1000,1001,1000\t%016llx\n1\t0\t2\t1\t1000,1001,1000\t%016llx\n", cli_sum("010"),
              cli_sum("010"));
+    CHECK(o && st == 0 && strcmp(o, want) == 0);
+    o = run_cmd(PNG2 " --spec 'center_crop(16)' --batch 3 --workers 2 --checksum fast 2>/dev/null", &st);
+    snprintf(want, sizeof want, "0\t0\t2\t1\t1000,1001,1000\t%016llx\n", cli_sum_of("010", 1));
     CHECK(o && st == 0 && strcmp(o, want) == 0);
     o = run_cmd(PNG2 " --spec 'center_crop(16)' --batch 2 --no-checksum 2>/dev/null", &st);
     CHECK(o && st == 0 && strcmp(o, "0\t0\t2\t0\t1000,1001\t-\n") == 0);

@@ -9,12 +9,12 @@ static const char iter_help[] =
     "usage: recio iter URIS --spec SPEC --batch B [--workers N] [--seed S] [--epochs E]\n"
     "                  [--nsplit N --rank R] [--shuffle] [--last-batch pad|discard|roll_over]\n"
     "                  [--shuffle-buffer N] [--rotate] [--prefetch N] [--channels C] [--label-width N]\n"
-    "                  [--no-checksum] [--skip-bad] [--quiet]\n\n"
+    "                  [--checksum fast] [--no-checksum] [--skip-bad] [--quiet]\n\n"
     "Run the training iterator over URIS ('a.rec;b.rec') and print one line per batch:\n"
     "  epoch<TAB>batch<TAB>count<TAB>pad<TAB>ids<TAB>checksum\n"
     "count = records in the batch, pad = padding items after them, ids = the image-header ids of all\n"
-    "count+pad items (comma-separated), checksum = recio_batch_checksum (hex): FNV-1a 64 over each\n"
-    "item's recio_checksum, which the workers compute while the item is in cache (see recio.h).\n"
+    "count+pad items (comma-separated), checksum = FNV-1a 64 (hex) of the batch tensor's bytes\n"
+    "(recio_batch_checksum; float elements in little-endian order, so every host prints the same).\n"
     "On stderr at the end: 'N images in T s: R img/s'. The output is the same for every --workers;\n"
     "--workers 0 (the default) runs everything on one thread (pull mode).\n\n"
     "  --spec SPEC          transform chain per image (see 'recio apply --help'); end it with a fixed size\n"
@@ -26,7 +26,11 @@ static const char iter_help[] =
     "  --shuffle-buffer N   streaming shuffle through N records (no .idx needed)\n"
     "  --rotate             epoch e reads part (R + e) % N      --last-batch  default pad\n"
     "  --channels C         decode to C channels (default 3)    --label-width labels per image (default 1)\n"
-    "  --no-checksum        print '-' for the checksum (not even the small cost of computing it)\n"
+    "  --checksum fast      a checksum that costs little next to decoding: FNV-1a 64 over each item's\n"
+    "                       recio_checksum (64 lanes, a word at a time), computed by the workers while\n"
+    "                       the item is in cache (recio_batch_checksum_fast). The byte-by-byte default\n"
+    "                       costs about as much as decoding: use this (or --no-checksum) to time a pipeline\n"
+    "  --no-checksum        print '-' for the checksum\n"
     "  --skip-bad           leave out records whose image does not decode instead of stopping: the\n"
     "                       batch's sound items move up and the places freed at its end are padding\n"
     "                       (the pad column counts them); at the end 'recio: N records left out' and\n"
@@ -35,19 +39,22 @@ static const char iter_help[] =
     "example: recio iter train.rec --spec 'resize_short(256) center_crop(224) normalize(imagenet) chw' \\\n"
     "             --batch 32 --workers 2 --epochs 1 | head\n";
 
+typedef enum { SUM_BYTES, SUM_FAST, SUM_NONE } sum_kind;
+
 typedef struct iter_opts {
     recio_iter_desc d;
     unsigned long long epochs;
     int quiet;
+    sum_kind sum;
 } iter_opts;
 
 
-static void print_batch(const recio_batch *b) {
+static void print_batch(const recio_batch *b, sum_kind sum) {
     unsigned i;
     printf("%llu\t%llu\t%u\t%u\t", (unsigned long long)b->epoch, (unsigned long long)b->index, b->count, b->pad);
     for (i = 0; i < b->count + b->pad; i++) printf(i ? ",%llu" : "%llu", (unsigned long long)b->ids[i]);
-    if (b->sums) printf("\t%016llx\n", (unsigned long long)recio_batch_checksum(b));
-    else printf("\t-\n");
+    if (sum == SUM_NONE) printf("\t-\n");
+    else printf("\t%016llx\n", (unsigned long long)(sum == SUM_FAST ? recio_batch_checksum_fast(b) : recio_batch_checksum(b)));
 }
 
 static double now_s(void) {
@@ -77,7 +84,6 @@ static int parse(int argc, char **argv, iter_opts *o) {
     unsigned long long v;
     memset(o, 0, sizeof *o);
     o->epochs = 1;
-    o->d.checksums = 1;
     for (i = 1; i < argc && !rc; i++) {
         const char *a = argv[i];
         if (cli_is_help(a)) return fputs(iter_help, stdout), -1;
@@ -100,7 +106,12 @@ static int parse(int argc, char **argv, iter_opts *o) {
         } else if (strcmp(a, "--shuffle") == 0) o->d.shuffle = o->d.index = 1;
         else if (strcmp(a, "--rotate") == 0) o->d.rotate_shards = 1;
         else if (strcmp(a, "--quiet") == 0) o->quiet = 1;
-        else if (strcmp(a, "--no-checksum") == 0) o->d.checksums = 0;
+        else if (strcmp(a, "--no-checksum") == 0) o->sum = SUM_NONE;
+        else if (strcmp(a, "--checksum") == 0 && i + 1 < argc) {
+            if (strcmp(argv[++i], "fast") == 0) o->sum = SUM_FAST;
+            else if (strcmp(argv[i], "bytes") == 0) o->sum = SUM_BYTES;
+            else rc = cli_usage_error("iter", "--checksum is fast or bytes, not '%s'", argv[i]);
+        }
         else if (strcmp(a, "--skip-bad") == 0) o->d.skip_bad = 1;
         else if (a[0] == '-' && a[1]) rc = cli_usage_error("iter", "unknown option '%s'", a);
         else if (o->d.uris) rc = cli_usage_error("iter", "one URIS argument ('a.rec;b.rec' for several files)");
@@ -109,7 +120,8 @@ static int parse(int argc, char **argv, iter_opts *o) {
     if (rc) return rc;
     if (!o->d.uris) return cli_usage_error("iter", "which dataset?");
     if (!o->d.spec) return cli_usage_error("iter", "--spec is required (e.g. --spec 'resize(224,224)')");
-    if (o->quiet) o->d.checksums = 0; /* nothing prints them */
+    if (o->quiet) o->sum = SUM_NONE; /* nothing prints them */
+    o->d.checksums = o->sum == SUM_FAST; /* the workers checksum items while they are hot */
     if (o->d.nsplit && o->d.rank >= o->d.nsplit) return cli_usage_error("iter", "--rank must be below --nsplit");
     return 0;
 }
@@ -134,7 +146,7 @@ static int run(recio_iter *it, const iter_opts *o) {
         if (ep && (e = recio_iter_reset(it)) != RECIO_OK) break;
         while ((e = recio_iter_next(it, &b)) == RECIO_OK) {
             images += b.count;
-            if (!o->quiet) print_batch(&b);
+            if (!o->quiet) print_batch(&b, o->sum);
         }
         if (e != RECIO_END) break;
     }

@@ -134,12 +134,19 @@ class Batch:
         self.data, self.label, self.pad, self.index, self.keys = data, label, pad, index, keys
         self.count, self.epoch, self.number, self._sums = count, epoch, number, sums
 
-    def checksum(self):
-        """What `recio iter` prints for this batch: FNV-1a 64 over recio_checksum of each item."""
-        if self._sums is not None:
-            return _fold(self._sums)
-        n = self.data.shape[0]
-        return _fold([checksum(self.data[i]) for i in range(n)])
+    def checksum(self, fast=False):
+        """What `recio iter` prints for this batch: FNV-1a 64 of the bytes of its count + pad items
+        (elements little-endian), recio_batch_checksum; with fast, what `recio iter --checksum fast`
+        prints: FNV-1a 64 over recio_checksum of each item (recio_batch_checksum_fast)."""
+        n = self.count + self.pad
+        if fast:
+            if self._sums is not None:
+                return _fold(self._sums[:n])
+            return _fold([checksum(self.data[i]) for i in range(n)])
+        items = np.ascontiguousarray(self.data[:n])
+        if items.dtype.byteorder == ">" or (items.dtype.byteorder == "=" and sys.byteorder == "big"):
+            items = items.astype(items.dtype.newbyteorder("<"))
+        return int(L.lib.recio_fnv1a64(L.FNV1A_INIT, items.ctypes.data, items.nbytes))
 
     def __repr__(self):
         return "<recio.Batch epoch %d #%d: data %s %s, count %d, pad %d>" % (
