@@ -578,6 +578,7 @@ RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h,
 RECIODEF recio_err recio_image_crop(const recio_image *in, recio_image *view, int x, int y, int w, int h);
 RECIODEF recio_err recio_image_center_crop(const recio_image *in, recio_image *view, int w, int h);
 RECIODEF recio_err recio_image_flip(const recio_image *in, recio_image *out); /* horizontal mirror, any type */
+RECIODEF recio_err recio_image_vflip(const recio_image *in, recio_image *out); /* vertical mirror, any type */
 /* u8 HWC to w x h. */
 RECIODEF recio_err recio_image_resize(const recio_image *in, recio_image *out, int w, int h, recio_filter f);
 /* Shorter side to s, the other floor(long*s/short). recio_resize_short_size gives that size. */
@@ -627,7 +628,7 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
    by commas. Sizes are pixels, probabilities in [0, 1].
       resize(W,H) resize_short(S) center_crop(W[,H]) crop(X,Y,W,H) random_crop(W[,H])
       random_resized_crop(S[,smin,smax,rmin,rmax])  (defaults 0.08, 1, 3/4, 4/3; torchvision's algorithm)
-      flip random_flip(P) rotate(DEG) random_rotate(DEG) pad(N[,VALUE])
+      flip random_flip(P) vflip random_vflip(P) rotate(DEG) random_rotate(DEG) pad(N[,VALUE])
       brightness(F) contrast(F) saturation(F) hue(F) color_jitter(B,C,S[,H]) lighting(STD) gray
       float normalize(imagenet | M0,M1,M2,S0,S1,S2) chw f16 i8(SCALE[,ZERO])
       posterize(BITS) solarize(T) autocontrast equalize invert sharpness(F) shear_x(F) shear_y(F)
@@ -635,7 +636,8 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
       random_apply(P, OPS...) random_choice(OPS...) random_subpolicy((OPS...),(OPS...),...)
       autoaugment   (AutoAugment's ImageNet policy: the spec recio_autoaugment_imagenet() returns)
       area   (the next resize, resize_short or random_resized_crop uses the antialiased AREA filter)
-   Resizes use RECIO_LINEAR unless preceded by `area`.
+   Resizes use RECIO_LINEAR unless preceded by `area`. Boxes and masks (recio_transform_apply_ex)
+   move with the ops of the first three lines and with shear_x/shear_y; the others leave them alone.
    FUSION: runs of crop / resize / flip / float / normalize / chw are computed in one pass (only the
    pixels that survive the crops are resampled) with exactly the numbers of the op-by-op chain. */
 typedef struct recio_transform recio_transform;
@@ -690,6 +692,37 @@ RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w,
 /* The smallest shorter side the transform's first resize needs (S of a leading resize_short(S) or
    random_resized_crop(S)), 0 when it needs full resolution: the min_short of recio_image_decode_scaled. */
 RECIODEF int recio_transform_decode_hint(const recio_transform *t);
+/* BOXES AND MASKS (detection, segmentation) beside the image. The chain's geometric ops (crops,
+   resizes, flips, pad, rotate, shear) move them exactly as they move the pixels, with the same random
+   draws, so the image is the one recio_transform_apply gives for that seed. A box becomes the
+   axis-aligned bounding box of its moved corners (exact for crops, resizes, flips and pad), is
+   clipped to the image after each op, and is dropped when its centre leaves the image (MXNet's
+   default emit mode); photometric ops leave boxes and mask alone. The mask (u8, 1 channel, HWC,
+   the input's size: one label per pixel) is moved by nearest-neighbour sampling (a resize takes the
+   source pixel under each output pixel's centre) and the areas the geometry uncovers get mask_fill.
+   Boxes and mask take their working memory from the transform's allocator (not from scratch).
+   A zero-initialised desc is a plain apply. */
+enum { RECIO_MASK_FILL_ZERO = -1 }; /* mask_fill for label 0 (0 itself means the default, 255) */
+typedef struct recio_apply_desc {
+    const float *boxes;      /* optional in: count objects of `stride` floats: class, xmin, ymin, xmax,
+                                ymax (normalised to the input: 0..1, x right, y down), then any extra
+                                floats of the object, carried along unchanged */
+    int count;
+    int stride;              /* floats per object, >= 5; 0 = 5 */
+    float *boxes_out;        /* out (with boxes): room for count objects; may be `boxes` itself. The kept
+                                objects come first, in input order, normalised to the output */
+    int *count_out;          /* out (with boxes): how many were kept */
+    const recio_image *mask; /* optional in: u8, 1 channel, HWC, the input's width and height */
+    recio_image *mask_out;   /* out (with mask): the output's size, by the output convention above */
+    int mask_fill;           /* label of uncovered mask areas: 0 = 255 (the usual "ignore" label),
+                                1..255 as given, RECIO_MASK_FILL_ZERO = 0 */
+    void *scratch;           /* as recio_transform_apply_scratch (the pixels' memory); NULL = allocate */
+    size_t scratch_size;
+} recio_apply_desc;
+/* Apply with boxes and/or a mask (desc may be NULL). RECIO_ERR_ARG for a bad desc (boxes without
+   boxes_out or count_out, stride < 5, a mask that is not u8 1-channel HWC of the input's size). */
+RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
+                                            const recio_apply_desc *desc);
 /* The spec of the AutoAugment ImageNet policy in this grammar, for recio_transform_parse. */
 RECIODEF const char *recio_autoaugment_imagenet(void);
 #endif /* RECIO_NO_IMAGE */
@@ -5081,6 +5114,19 @@ RECIODEF recio_err recio_image_flip(const recio_image *in, recio_image *out) {
     return RECIO_OK;
 }
 
+RECIODEF recio_err recio_image_vflip(const recio_image *in, recio_image *out) {
+    size_t rb;
+    int y, c, planes;
+    recio_err e;
+    if (!recio__valid(in)) return RECIO_ERR_ARG;
+    if ((e = recio__out(out, in->width, in->height, in->channels, in->dtype, in->layout)) != RECIO_OK) return e;
+    rb = recio__row_bytes(in->width, in->channels, in->dtype, in->layout);
+    planes = in->layout == RECIO_CHW ? in->channels : 1;
+    for (c = 0; c < planes; c++)
+        for (y = 0; y < in->height; y++) memcpy(recio__at(out, 0, in->height - 1 - y, c), recio__at(in, 0, y, c), rb);
+    return RECIO_OK;
+}
+
 RECIODEF void recio_resize_short_size(int w, int h, int s, int *ow, int *oh) {
     if (w <= h) {
         *ow = s;
@@ -5743,11 +5789,19 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out) {
             executor's output images all use it;
      plan   its role for the JPEG window planner, which works out leading crops and the first resize
             on the header before decoding (NULL: the planner stops there);
+     geom   what a geometric op does, with its random parameters drawn: one or two steps (recio__geo),
+            each an affine map of its input onto its output. The executor (recio__x_geo, the exec
+            of every geometric op) gives each step to the pixels, to the boxes and to the mask, so
+            all three move by the same draw; an op without geom leaves boxes and mask alone;
      exec   how the executor runs it (NULL: materialise the pixels, then `pix` into a new image);
      pix    the pixel work of an op that needs real pixels (fop: when that is a public op of one
             factor, recio_image_brightness and the like, called with arg[0]).
-   `flags` say what it needs and what it does to boxes and masks. Adding an op is one descriptor
-   plus its functions; nothing depends on the order of the table. */
+   `flags` say what it needs. Adding an op is one descriptor plus its functions; nothing depends on
+   the order of the table.
+   Why steps and not the executor's fused state (dw/dh/ox/oy/ow/oh/flip): that state is reset by
+   every op that materialises pixels, and rotate, shear and pad are not in it at all; a step is the
+   exact map of one op, the fused pass computes every pixel by the composition of the same maps,
+   and boxes and masks are cheap enough to move at each step. */
 typedef struct recio__opdef recio__opdef;
 
 typedef struct recio__node {
@@ -5795,9 +5849,23 @@ typedef struct recio__plan {
 } recio__plan;
 
 typedef struct recio__exec recio__exec;
+typedef struct recio__tgt recio__tgt;
 
-enum { /* what an op needs, and what it does to boxes and masks */
-    RECIO__OPF_GEOM = 1,     /* moves pixels: boxes and masks move with it (none set: they stay) */
+/* One geometric step of an op, its parameters drawn. m maps output to input coordinates with pixel
+   centres at integers (recio_image_affine's m); the mask samples through it and the boxes go
+   through its inverse. kind says how the pixels move: crop, resize and flip join the pending pass,
+   PIX runs the op's pix function (which reads the step from the executor). */
+enum { RECIO__GEO_CROP = 1, RECIO__GEO_RESIZE, RECIO__GEO_FLIP, RECIO__GEO_PIX };
+typedef struct recio__geo {
+    int kind;
+    int x0, y0;  /* crop: the corner */
+    int w, h;    /* the step's output size */
+    int sw, sh;  /* its input size */
+    double m[6];
+} recio__geo;
+
+enum { /* what an op needs */
+    RECIO__OPF_GEOM = 1,     /* moves pixels (it has geom): boxes and masks move with it */
     RECIO__OPF_U8 = 2,       /* needs u8 HWC pixels, else RECIO_ERR_UNSUPPORTED */
     RECIO__OPF_RESAMPLE = 4, /* one resampling pass: the scratch walk counts its taps and rows */
     RECIO__OPF_HINT = 8,     /* arg[0] is the shorter side its resize needs: recio_transform_decode_hint */
@@ -5818,6 +5886,7 @@ struct recio__opdef {
     recio_err (*parse)(recio__parser *ps, const recio__opdef *d, int self, const char *at);
     void (*shape)(const recio_transform *t, const recio__node *n, recio__shp *s);
     int (*plan)(const recio__node *n, recio_rng *g, recio__plan *p); /* 1 planned, 0 stop, -1 would fail */
+    int (*geom)(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]); /* steps, -1 cannot run */
     recio_err (*exec)(recio__exec *x, const recio__node *n);
     recio_err (*pix)(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *out);
     recio_err (*fop)(const recio_image *in, recio_image *out, float f); /* or a public op of arg[0] */
@@ -5967,6 +6036,8 @@ struct recio__exec {
     float lut[4 * 256];
     int affine;       /* lut[c][v] is ((float)v - am[c]) / as[c] exactly (one normalize, or float) */
     float am[4], as[4];
+    const recio__geo *geo; /* the step a geometric op's pix runs */
+    recio__tgt *tg;        /* boxes and mask riding along; NULL = none */
 };
 
 static void recio__exec_reset(recio__exec *x) {
@@ -6169,6 +6240,59 @@ static recio_err recio__exec_op(recio__exec *x, const recio__node *n) {
     return n->op->exec ? n->op->exec(x, n) : recio__x_pixels(x, n);
 }
 
+/* ---- geometric steps: built by the ops' geom functions, run on the pixels, the boxes, the mask ---- */
+
+static void recio__geo_map(recio__geo *g, int kind, int sw, int sh, int w, int h, const double m[6]) {
+    memset(g, 0, sizeof *g);
+    g->kind = kind, g->sw = sw, g->sh = sh, g->w = w, g->h = h;
+    memcpy(g->m, m, sizeof g->m);
+}
+/* A cw x ch crop at (x0, y0) of a w x h image; -1 when it does not fit. */
+static int recio__geo_crop(recio__geo *g, int w, int h, int x0, int y0, int cw, int ch) {
+    double m[6] = {1, 0, 0, 0, 1, 0};
+    if (x0 < 0 || y0 < 0 || cw <= 0 || ch <= 0 || cw > w - x0 || ch > h - y0) return -1;
+    m[2] = x0, m[5] = y0;
+    recio__geo_map(g, RECIO__GEO_CROP, w, h, cw, ch, m);
+    g->x0 = x0, g->y0 = y0;
+    return 1;
+}
+/* A resize of w x h to dw x dh: half-pixel centres, (x + 0.5) * w / dw - 0.5 (the resampler's). */
+static int recio__geo_resize(recio__geo *g, int w, int h, int dw, int dh) {
+    double m[6] = {0, 0, 0, 0, 0, 0};
+    if (dw <= 0 || dh <= 0) return -1;
+    m[0] = (double)w / dw, m[2] = 0.5 * m[0] - 0.5;
+    m[4] = (double)h / dh, m[5] = 0.5 * m[4] - 0.5;
+    recio__geo_map(g, RECIO__GEO_RESIZE, w, h, dw, dh, m);
+    return 1;
+}
+
+static recio_err recio__geo_pixels(recio__exec *x, const recio__node *n, const recio__geo *g) {
+    recio_err e;
+    if (g->kind == RECIO__GEO_CROP) return recio__exec_crop(x, g->x0, g->y0, g->w, g->h);
+    if (g->kind == RECIO__GEO_RESIZE) return recio__exec_resize(x, g->w, g->h);
+    if (g->kind == RECIO__GEO_FLIP) return recio__exec_flip(x);
+    x->geo = g;
+    e = recio__x_pixels(x, n);
+    x->geo = NULL;
+    return e;
+}
+
+static recio_err recio__tgt_step(recio__tgt *tg, const recio__geo *g);
+
+/* The exec of every geometric op: its steps, drawn once, applied to pixels, boxes and mask. */
+static recio_err recio__x_geo(recio__exec *x, const recio__node *n) {
+    recio__geo g[2];
+    recio_image s = recio__exec_shape(x);
+    int k = n->op->geom(x, n, s.width, s.height, g), i;
+    recio_err e;
+    if (k < 0) return RECIO_ERR_ARG;
+    for (i = 0; i < k; i++) {
+        if ((e = recio__geo_pixels(x, n, &g[i])) != RECIO_OK) return e;
+        if (x->tg && (e = recio__tgt_step(x->tg, &g[i])) != RECIO_OK) return e;
+    }
+    return RECIO_OK;
+}
+
 /* Width and height of a crop op: W, and H when given (else square). */
 static void recio__crop_size(const recio__node *n, int *w, int *h) {
     *w = (int)n->arg[0];
@@ -6193,8 +6317,9 @@ static int recio__pl_resize(const recio__node *n, recio_rng *g, recio__plan *p) 
     p->dw = (int)n->arg[0], p->dh = (int)n->arg[1];
     return recio__pl_resized(p);
 }
-static recio_err recio__x_resize(recio__exec *x, const recio__node *n) {
-    return recio__exec_resize(x, (int)n->arg[0], (int)n->arg[1]);
+static int recio__g_resize(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    (void)x;
+    return recio__geo_resize(g, w, h, (int)n->arg[0], (int)n->arg[1]);
 }
 
 /* resize_short(S) */
@@ -6215,11 +6340,11 @@ static int recio__pl_resize_short(const recio__node *n, recio_rng *g, recio__pla
     recio_resize_short_size(p->r[2], p->r[3], (int)n->arg[0], &p->dw, &p->dh);
     return recio__pl_resized(p);
 }
-static recio_err recio__x_resize_short(recio__exec *x, const recio__node *n) {
-    recio_image s = recio__exec_shape(x);
-    int w, h;
-    recio_resize_short_size(s.width, s.height, (int)n->arg[0], &w, &h);
-    return w > 0 && h > 0 ? recio__exec_resize(x, w, h) : RECIO_ERR_ARG;
+static int recio__g_resize_short(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    int dw, dh;
+    (void)x;
+    recio_resize_short_size(w, h, (int)n->arg[0], &dw, &dh);
+    return recio__geo_resize(g, w, h, dw, dh);
 }
 
 /* Crops narrow the source rectangle before the resize and the window of its output after it. */
@@ -6249,11 +6374,11 @@ static int recio__pl_center_crop(const recio__node *n, recio_rng *g, recio__plan
     recio__crop_size(n, &w, &h);
     return recio__pl_box(p, (box[2] - w) / 2, (box[3] - h) / 2, w, h);
 }
-static recio_err recio__x_center_crop(recio__exec *x, const recio__node *n) {
-    recio_image s = recio__exec_shape(x);
-    int w, h;
-    recio__crop_size(n, &w, &h);
-    return recio__exec_crop(x, (s.width - w) / 2, (s.height - h) / 2, w, h);
+static int recio__g_center_crop(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    int cw, ch;
+    (void)x;
+    recio__crop_size(n, &cw, &ch);
+    return recio__geo_crop(g, w, h, (w - cw) / 2, (h - ch) / 2, cw, ch);
 }
 
 /* crop(X,Y,W,H) */
@@ -6267,8 +6392,9 @@ static int recio__pl_crop(const recio__node *n, recio_rng *g, recio__plan *p) {
     (void)g;
     return recio__pl_box(p, (int)n->arg[0], (int)n->arg[1], (int)n->arg[2], (int)n->arg[3]);
 }
-static recio_err recio__x_crop(recio__exec *x, const recio__node *n) {
-    return recio__exec_crop(x, (int)n->arg[0], (int)n->arg[1], (int)n->arg[2], (int)n->arg[3]);
+static int recio__g_crop(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    (void)x;
+    return recio__geo_crop(g, w, h, (int)n->arg[0], (int)n->arg[1], (int)n->arg[2], (int)n->arg[3]);
 }
 
 /* random_crop(W[,H]): the corner uniform over every position where the crop fits */
@@ -6285,12 +6411,11 @@ static int recio__pl_random_crop(const recio__node *n, recio_rng *g, recio__plan
     if (!recio__random_corner(g, box[2], box[3], w, h, &x0, &y0)) return -1;
     return recio__pl_box(p, x0, y0, w, h);
 }
-static recio_err recio__x_random_crop(recio__exec *x, const recio__node *n) {
-    recio_image s = recio__exec_shape(x);
-    int w, h, x0, y0;
-    recio__crop_size(n, &w, &h);
-    if (!recio__random_corner(&x->rng, s.width, s.height, w, h, &x0, &y0)) return RECIO_ERR_ARG;
-    return recio__exec_crop(x, x0, y0, w, h);
+static int recio__g_random_crop(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    int cw, ch, x0, y0;
+    recio__crop_size(n, &cw, &ch);
+    if (!recio__random_corner(&x->rng, w, h, cw, ch, &x0, &y0)) return -1;
+    return recio__geo_crop(g, w, h, x0, y0, cw, ch);
 }
 
 /* random_resized_crop(S[,smin,smax,rmin,rmax]) */
@@ -6306,22 +6431,32 @@ static int recio__pl_rrc(const recio__node *n, recio_rng *g, recio__plan *p) {
     p->dw = p->dh = (int)n->arg[0];
     return recio__pl_resized(p);
 }
-static recio_err recio__x_rrc(recio__exec *x, const recio__node *n) {
-    recio_image s = recio__exec_shape(x);
+static int recio__g_rrc(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
     int r[4];
-    recio_err e;
-    recio__rrc_rect(&x->rng, n, s.width, s.height, r);
-    if ((e = recio__exec_crop(x, r[0], r[1], r[2], r[3])) != RECIO_OK) return e;
-    return recio__exec_resize(x, (int)n->arg[0], (int)n->arg[0]);
+    recio__rrc_rect(&x->rng, n, w, h, r);
+    if (recio__geo_crop(g, w, h, r[0], r[1], r[2], r[3]) < 0) return -1;
+    return recio__geo_resize(g + 1, r[2], r[3], (int)n->arg[0], (int)n->arg[0]) < 0 ? -1 : 2;
 }
 
-/* flip, random_flip(P) */
-static recio_err recio__x_flip(recio__exec *x, const recio__node *n) {
-    (void)n;
-    return recio__exec_flip(x);
+/* flip, random_flip(P), vflip, random_vflip(P): mirrors; the vertical one on real pixels (the
+   pending pass mirrors only along x) */
+static int recio__g_flip(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    double m[6] = {-1, 0, 0, 0, 1, 0};
+    if (n->nargs && !(recio_rng_uniform(&x->rng) < n->arg[0])) return 0;
+    m[2] = w - 1;
+    recio__geo_map(g, RECIO__GEO_FLIP, w, h, w, h, m);
+    return 1;
 }
-static recio_err recio__x_random_flip(recio__exec *x, const recio__node *n) {
-    return recio_rng_uniform(&x->rng) < n->arg[0] ? recio__exec_flip(x) : RECIO_OK;
+static int recio__g_vflip(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    double m[6] = {1, 0, 0, 0, -1, 0};
+    if (n->nargs && !(recio_rng_uniform(&x->rng) < n->arg[0])) return 0;
+    m[5] = h - 1;
+    recio__geo_map(g, RECIO__GEO_PIX, w, h, w, h, m);
+    return 1;
+}
+static recio_err recio__p_vflip(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x, (void)n;
+    return recio_image_vflip(in, o);
 }
 
 /* area: the next resize uses the AREA filter */
@@ -6389,26 +6524,53 @@ static recio_err recio__p_i8(recio__exec *x, const recio__node *n, const recio_i
     return recio_image_convert(in, o, RECIO_I8, 1 / n->arg[0], n->nargs > 1 ? n->arg[1] : 0);
 }
 
-/* rotate(DEG), random_rotate(DEG), shear_x(F), shear_y(F), pad(N[,VALUE]) */
-static recio_err recio__p_rotate(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+/* rotate(DEG), random_rotate(DEG), shear_x(F), shear_y(F): warps whose float map the step carries
+   (recio_image_rotate's own matrix, so the pixels are the same bits), pad(N[,VALUE]) */
+static int recio__geo_warp(recio__geo *g, int w, int h, const float fm[6]) {
+    double m[6];
+    int i;
+    for (i = 0; i < 6; i++) m[i] = fm[i];
+    recio__geo_map(g, RECIO__GEO_PIX, w, h, w, h, m);
+    return 1;
+}
+static int recio__g_rotate(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    float m[6];
     (void)x;
-    return recio_image_rotate(in, o, n->arg[0], RECIO_BORDER_CONSTANT, 0);
+    recio__rot_matrix(m, w, h, n->arg[0]);
+    return recio__geo_warp(g, w, h, m);
 }
-static recio_err recio__p_random_rotate(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
-    return recio_image_rotate(in, o, (float)((recio_rng_uniform(&x->rng) * 2 - 1) * n->arg[0]), RECIO_BORDER_CONSTANT, 0);
+static int recio__g_random_rotate(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    float m[6];
+    recio__rot_matrix(m, w, h, (float)((recio_rng_uniform(&x->rng) * 2 - 1) * n->arg[0]));
+    return recio__geo_warp(g, w, h, m);
 }
-static recio_err recio__shear(const recio_image *in, recio_image *o, int at, float f) {
+static int recio__geo_shear(recio__geo *g, int w, int h, int at, float f) {
     float m[6] = {1, 0, 0, 0, 1, 0};
     m[at] = f;
+    return recio__geo_warp(g, w, h, m);
+}
+static int recio__g_shear_x(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    (void)x;
+    return recio__geo_shear(g, w, h, 1, n->arg[0]); /* x reads x + F*y */
+}
+static int recio__g_shear_y(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    (void)x;
+    return recio__geo_shear(g, w, h, 3, n->arg[0]); /* y reads y + F*x */
+}
+static recio_err recio__p_warp(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    float m[6];
+    int i;
+    (void)n;
+    for (i = 0; i < 6; i++) m[i] = (float)x->geo->m[i];
     return recio_image_affine(in, o, m, RECIO_BORDER_CONSTANT, 0);
 }
-static recio_err recio__p_shear_x(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+static int recio__g_pad(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    int p = (int)n->arg[0];
+    double m[6] = {1, 0, 0, 0, 1, 0};
     (void)x;
-    return recio__shear(in, o, 1, n->arg[0]);
-}
-static recio_err recio__p_shear_y(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
-    (void)x;
-    return recio__shear(in, o, 3, n->arg[0]);
+    m[2] = m[5] = -p;
+    recio__geo_map(g, RECIO__GEO_PIX, w, h, w + 2 * p, h + 2 * p, m);
+    return 1;
 }
 static void recio__sh_pad(const recio_transform *t, const recio__node *n, recio__shp *s) {
     (void)t;
@@ -6669,7 +6831,7 @@ static recio_err recio__x_choice(recio__exec *x, const recio__node *n) {
 static recio_err recio__x_group(recio__exec *x, const recio__node *n) { return recio__exec_list(x, n->child); }
 
 /* A group of ops run in order: a sub-policy, or the AutoAugment preset; not written in specs. */
-static const recio__opdef recio__op_group = {"group", 0, 0, {0}, RECIO__OPF_LIST, 0, NULL, recio__sh_group, NULL, recio__x_group, NULL, NULL};
+static const recio__opdef recio__op_group = {"group", 0, 0, {0}, RECIO__OPF_LIST, 0, NULL, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL};
 
 /* The list after the name: "(P, OPS...)" for random_apply (p set), "(OPS...)" or "((OPS...),...)". */
 static recio_err recio__parse_policy(recio__parser *ps, const recio__opdef *d, int self, const char *name_at, int prob, int groups) {
@@ -6750,43 +6912,45 @@ static recio_err recio__parse_autoaugment(recio__parser *ps, const recio__opdef 
 /* ---- the table ---- */
 #define RECIO__G RECIO__OPF_GEOM
 static const recio__opdef recio__ops[] = {
-    /* name, args min..max, checks, flags, images, parse, shape, plan, exec, pix, fop */
-    {"resize", 2, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize, recio__pl_resize, recio__x_resize, NULL, NULL},
-    {"resize_short", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_resize_short, recio__pl_resize_short, recio__x_resize_short, NULL, NULL},
-    {"center_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_center_crop, recio__x_center_crop, NULL, NULL},
-    {"crop", 4, 4, {RECIO__A_INT, RECIO__A_INT, RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_crop, recio__pl_crop, recio__x_crop, NULL, NULL},
-    {"random_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_random_crop, recio__x_random_crop, NULL, NULL},
-    {"random_resized_crop", 1, 5, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_rrc, recio__pl_rrc, recio__x_rrc, NULL, NULL},
-    {"flip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__x_flip, NULL, NULL},
-    {"random_flip", 1, 1, {RECIO__A_PROB}, RECIO__G, 0, NULL, NULL, NULL, recio__x_random_flip, NULL, NULL},
-    {"rotate", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_rotate, NULL},
-    {"random_rotate", 1, 1, {RECIO__A_NONNEG}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_random_rotate, NULL},
-    {"shear_x", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_shear_x, NULL},
-    {"shear_y", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_shear_y, NULL},
-    {"pad", 1, 2, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_pad, NULL, NULL, recio__p_pad, NULL},
-    {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0, NULL, recio__sh_area, recio__pl_area, recio__x_area, NULL, NULL},
-    {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio_image_brightness},
-    {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio_image_contrast},
-    {"saturation", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio_image_saturation},
-    {"hue", 1, 1, {RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio_image_hue},
-    {"color_jitter", 3, 4, {RECIO__A_NONNEG}, 0, 5, NULL, NULL, NULL, recio__x_jitter, NULL, NULL},
-    {"lighting", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, recio__p_lighting, NULL},
-    {"gray", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, recio__p_gray, NULL},
-    {"posterize", 1, 1, {RECIO__A_BITS}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_posterize, NULL},
-    {"solarize", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_solarize, NULL},
-    {"autocontrast", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_autocontrast, NULL},
-    {"equalize", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_equalize, NULL},
-    {"invert", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_invert, NULL},
-    {"sharpness", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_sharpness, NULL},
-    {"float", 0, 0, {0}, 0, 0, NULL, recio__sh_f32, NULL, recio__x_float, NULL, NULL},
-    {"normalize", 6, 6, {RECIO__A_NUM, RECIO__A_NUM, RECIO__A_NUM, RECIO__A_POS}, 0, 0, recio__parse_normalize, recio__sh_f32, NULL, recio__x_normalize, NULL, NULL},
-    {"chw", 0, 0, {0}, 0, 0, NULL, recio__sh_chw, NULL, recio__x_chw, recio__p_chw, NULL},
-    {"f16", 0, 0, {0}, 0, 0, NULL, recio__sh_f16, NULL, NULL, recio__p_f16, NULL},
-    {"i8", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, 0, 0, NULL, recio__sh_i8, NULL, NULL, recio__p_i8, NULL},
-    {"random_apply", 1, 1, {RECIO__A_PROB}, RECIO__OPF_LIST, 0, recio__parse_apply, recio__sh_apply, NULL, recio__x_apply, NULL, NULL},
-    {"random_choice", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_choice, recio__sh_choice, NULL, recio__x_choice, NULL, NULL},
-    {"random_subpolicy", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_subpolicy, recio__sh_choice, NULL, recio__x_choice, NULL, NULL},
-    {"autoaugment", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_autoaugment, recio__sh_group, NULL, recio__x_group, NULL, NULL},
+    /* name, args min..max, checks, flags, images, parse, shape, plan, geom, exec, pix, fop */
+    {"resize", 2, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize, recio__pl_resize, recio__g_resize, recio__x_geo, NULL, NULL},
+    {"resize_short", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_resize_short, recio__pl_resize_short, recio__g_resize_short, recio__x_geo, NULL, NULL},
+    {"center_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_center_crop, recio__g_center_crop, recio__x_geo, NULL, NULL},
+    {"crop", 4, 4, {RECIO__A_INT, RECIO__A_INT, RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_crop, recio__pl_crop, recio__g_crop, recio__x_geo, NULL, NULL},
+    {"random_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_random_crop, recio__g_random_crop, recio__x_geo, NULL, NULL},
+    {"random_resized_crop", 1, 5, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_rrc, recio__pl_rrc, recio__g_rrc, recio__x_geo, NULL, NULL},
+    {"flip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__g_flip, recio__x_geo, NULL, NULL},
+    {"random_flip", 1, 1, {RECIO__A_PROB}, RECIO__G, 0, NULL, NULL, NULL, recio__g_flip, recio__x_geo, NULL, NULL},
+    {"vflip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__g_vflip, recio__x_geo, recio__p_vflip, NULL},
+    {"random_vflip", 1, 1, {RECIO__A_PROB}, RECIO__G, 0, NULL, NULL, NULL, recio__g_vflip, recio__x_geo, recio__p_vflip, NULL},
+    {"rotate", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_rotate, recio__x_geo, recio__p_warp, NULL},
+    {"random_rotate", 1, 1, {RECIO__A_NONNEG}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_random_rotate, recio__x_geo, recio__p_warp, NULL},
+    {"shear_x", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_x, recio__x_geo, recio__p_warp, NULL},
+    {"shear_y", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_y, recio__x_geo, recio__p_warp, NULL},
+    {"pad", 1, 2, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_pad, NULL, recio__g_pad, recio__x_geo, recio__p_pad, NULL},
+    {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0, NULL, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
+    {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_brightness},
+    {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_contrast},
+    {"saturation", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_saturation},
+    {"hue", 1, 1, {RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_hue},
+    {"color_jitter", 3, 4, {RECIO__A_NONNEG}, 0, 5, NULL, NULL, NULL, NULL, recio__x_jitter, NULL, NULL},
+    {"lighting", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_lighting, NULL},
+    {"gray", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_gray, NULL},
+    {"posterize", 1, 1, {RECIO__A_BITS}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_posterize, NULL},
+    {"solarize", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_solarize, NULL},
+    {"autocontrast", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_autocontrast, NULL},
+    {"equalize", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_equalize, NULL},
+    {"invert", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_invert, NULL},
+    {"sharpness", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_sharpness, NULL},
+    {"float", 0, 0, {0}, 0, 0, NULL, recio__sh_f32, NULL, NULL, recio__x_float, NULL, NULL},
+    {"normalize", 6, 6, {RECIO__A_NUM, RECIO__A_NUM, RECIO__A_NUM, RECIO__A_POS}, 0, 0, recio__parse_normalize, recio__sh_f32, NULL, NULL, recio__x_normalize, NULL, NULL},
+    {"chw", 0, 0, {0}, 0, 0, NULL, recio__sh_chw, NULL, NULL, recio__x_chw, recio__p_chw, NULL},
+    {"f16", 0, 0, {0}, 0, 0, NULL, recio__sh_f16, NULL, NULL, NULL, recio__p_f16, NULL},
+    {"i8", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, 0, 0, NULL, recio__sh_i8, NULL, NULL, NULL, recio__p_i8, NULL},
+    {"random_apply", 1, 1, {RECIO__A_PROB}, RECIO__OPF_LIST, 0, recio__parse_apply, recio__sh_apply, NULL, NULL, recio__x_apply, NULL, NULL},
+    {"random_choice", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_choice, recio__sh_choice, NULL, NULL, recio__x_choice, NULL, NULL},
+    {"random_subpolicy", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_subpolicy, recio__sh_choice, NULL, NULL, recio__x_choice, NULL, NULL},
+    {"autoaugment", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_autoaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
 };
 #undef RECIO__G
 
@@ -6935,6 +7099,135 @@ RECIODEF const char *recio_autoaugment_imagenet(void) {
 }
 
 
+/* ---- boxes and a mask riding along (recio_transform_apply_ex) ---- */
+
+/* Box i is b[5i..5i+3]: xmin, ymin, xmax, ymax in pixels of the current w x h image, edges (pixel x
+   spans [x, x + 1)); b[5i+4] is 1 while it is kept. mask: data NULL when there is none; a view of
+   the caller's until the first step, then owned through alloc. */
+struct recio__tgt {
+    const recio_allocator *alloc;
+    double *b;
+    int n, w, h;
+    recio_image mask;
+    unsigned char fill;
+};
+
+/* A moved box's bounding box [lo, hi]: dropped when its centre is not inside the w x h image,
+   else clipped to it. */
+static void recio__box_keep(double *b, const double lo[2], const double hi[2], int w, int h) {
+    double cx = (lo[0] + hi[0]) * 0.5, cy = (lo[1] + hi[1]) * 0.5;
+    if (!(cx > 0 && cx < w && cy > 0 && cy < h)) {
+        b[4] = 0;
+        return;
+    }
+    b[0] = lo[0] < 0 ? 0 : lo[0], b[1] = lo[1] < 0 ? 0 : lo[1];
+    b[2] = hi[0] > w ? w : hi[0], b[3] = hi[1] > h ? h : hi[1];
+}
+
+/* Each kept box's corners through the inverse of the step's map (centres are edges - 0.5). */
+static void recio__boxes_step(recio__tgt *tg, const recio__geo *g) {
+    const double *m = g->m;
+    double det = m[0] * m[4] - m[1] * m[3], f[6];
+    int i, k;
+    f[0] = m[4] / det, f[1] = -m[1] / det, f[3] = -m[3] / det, f[4] = m[0] / det;
+    f[2] = -(f[0] * m[2] + f[1] * m[5]), f[5] = -(f[3] * m[2] + f[4] * m[5]);
+    for (i = 0; i < tg->n; i++) {
+        double *b = tg->b + 5 * (size_t)i, lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};
+        if (b[4] == 0) continue;
+        for (k = 0; k < 4; k++) {
+            double px = b[k & 1 ? 2 : 0] - 0.5, py = b[k & 2 ? 3 : 1] - 0.5;
+            double q[2];
+            q[0] = f[0] * px + f[1] * py + f[2] + 0.5, q[1] = f[3] * px + f[4] * py + f[5] + 0.5;
+            if (q[0] < lo[0]) lo[0] = q[0];
+            if (q[0] > hi[0]) hi[0] = q[0];
+            if (q[1] < lo[1]) lo[1] = q[1];
+            if (q[1] > hi[1]) hi[1] = q[1];
+        }
+        recio__box_keep(b, lo, hi, g->w, g->h);
+    }
+}
+
+/* The mask pixel under output pixel (x, y)'s centre: for a resize in integers, floor((x + 0.5) *
+   sw / w) (no rounding tie can go either way), else the map rounded (exact for the integer maps of
+   crops, flips and pad). */
+static void recio__mask_src(const recio__geo *g, int x, int y, int *sx, int *sy) {
+    double fx, fy;
+    if (g->kind == RECIO__GEO_RESIZE) {
+        *sx = (int)((2 * (int64_t)x + 1) * g->sw / (2 * (int64_t)g->w));
+        *sy = (int)((2 * (int64_t)y + 1) * g->sh / (2 * (int64_t)g->h));
+        return;
+    }
+    fx = floor(g->m[0] * x + g->m[1] * y + g->m[2] + 0.5);
+    fy = floor(g->m[3] * x + g->m[4] * y + g->m[5] + 0.5);
+    *sx = fx < -1 ? -1 : fx > g->sw ? g->sw : (int)fx; /* far outside is outside */
+    *sy = fy < -1 ? -1 : fy > g->sh ? g->sh : (int)fy;
+}
+
+static recio_err recio__mask_step(recio__tgt *tg, const recio__geo *g) {
+    recio_image o;
+    int x, y, sx, sy;
+    recio_err e;
+    if ((e = recio_image_alloc(&o, g->w, g->h, 1, RECIO_U8, RECIO_HWC, tg->alloc)) != RECIO_OK) return e;
+    for (y = 0; y < g->h; y++) {
+        unsigned char *d = recio__at(&o, 0, y, 0);
+        for (x = 0; x < g->w; x++) {
+            recio__mask_src(g, x, y, &sx, &sy);
+            d[x] = sx >= 0 && sy >= 0 && sx < g->sw && sy < g->sh ? *recio__at(&tg->mask, sx, sy, 0) : tg->fill;
+        }
+    }
+    recio_image_free(&tg->mask);
+    tg->mask = o;
+    return RECIO_OK;
+}
+
+static recio_err recio__tgt_step(recio__tgt *tg, const recio__geo *g) {
+    RECIO_ASSERT(g->sw == tg->w && g->sh == tg->h); /* every size change is a step */
+    recio__boxes_step(tg, g);
+    tg->w = g->w, tg->h = g->h;
+    return tg->mask.data ? recio__mask_step(tg, g) : RECIO_OK;
+}
+
+static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, const recio_image *in, const recio_apply_desc *d) {
+    int stride = d->stride ? d->stride : 5, i;
+    const recio_image *m = d->mask;
+    memset(tg, 0, sizeof *tg);
+    tg->alloc = &t->alloc, tg->w = in->width, tg->h = in->height;
+    if (d->count < 0 || stride < 5 || d->mask_fill < -1 || d->mask_fill > 255) return RECIO_ERR_ARG;
+    if (d->count && (!d->boxes || !d->boxes_out || !d->count_out)) return RECIO_ERR_ARG;
+    if (m && (!recio__is_u8hwc(m) || m->channels != 1 || m->width != in->width || m->height != in->height || !d->mask_out))
+        return RECIO_ERR_ARG;
+    tg->fill = (unsigned char)(d->mask_fill == RECIO_MASK_FILL_ZERO ? 0 : d->mask_fill ? d->mask_fill : 255);
+    if (m) tg->mask = *m, tg->mask.owned = NULL;
+    if (!d->count) return RECIO_OK;
+    if ((size_t)d->count > SIZE_MAX / (5 * sizeof(double))) return RECIO_ERR_NOMEM;
+    if (!(tg->b = (double *)recio__malloc(tg->alloc, (size_t)d->count * 5 * sizeof(double)))) return RECIO_ERR_NOMEM;
+    for (i = 0; i < d->count; i++) { /* normalised to pixels */
+        const float *o = d->boxes + (size_t)i * (size_t)stride;
+        double *b = tg->b + 5 * (size_t)i;
+        b[0] = (double)o[1] * in->width, b[1] = (double)o[2] * in->height;
+        b[2] = (double)o[3] * in->width, b[3] = (double)o[4] * in->height, b[4] = 1;
+    }
+    tg->n = d->count;
+    return RECIO_OK;
+}
+
+/* The kept objects, first and in order (in place when boxes_out is boxes), normalised to the output;
+   the mask into mask_out. */
+static recio_err recio__tgt_finish(recio__tgt *tg, const recio_apply_desc *d) {
+    size_t stride = (size_t)(d->stride ? d->stride : 5);
+    int i, k = 0;
+    for (i = 0; i < tg->n; i++) {
+        const double *b = tg->b + 5 * (size_t)i;
+        float *o = d->boxes_out + (size_t)k * stride;
+        if (b[4] == 0) continue;
+        memmove(o, d->boxes + (size_t)i * stride, stride * sizeof *o);
+        o[1] = (float)(b[0] / tg->w), o[2] = (float)(b[1] / tg->h), o[3] = (float)(b[2] / tg->w), o[4] = (float)(b[3] / tg->h);
+        k++;
+    }
+    if (d->count_out) *d->count_out = k;
+    return tg->mask.data ? recio_image_copy(&tg->mask, d->mask_out) : RECIO_OK;
+}
+
 /* ---- running a chain ---- */
 
 static recio_err recio__exec_list(recio__exec *x, int node) {
@@ -7006,6 +7299,32 @@ RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const
 
 RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed) {
     return recio_transform_apply_scratch(t, in, out, seed, NULL, 0);
+}
+
+RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
+                                            const recio_apply_desc *desc) {
+    recio_apply_desc d;
+    recio__scratch sc;
+    recio__tgt tg;
+    recio__exec x;
+    recio_err e;
+    int had = out && out->data != NULL;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    memset(&sc, 0, sizeof sc);
+    sc.p = d.scratch, sc.n = d.scratch_size;
+    if (!t || !recio__valid(in) || !out) return RECIO_ERR_ARG;
+    if ((e = recio__tgt_init(&tg, t, in, &d)) == RECIO_OK) {
+        recio__exec_init(&x, t, in, seed, &sc);
+        x.tg = &tg;
+        if ((e = recio__exec_run(&x, t->first, out)) == RECIO_OK) {
+            RECIO_ASSERT(tg.w == out->width && tg.h == out->height);
+            if ((e = recio__tgt_finish(&tg, &d)) != RECIO_OK && !had) recio_image_free(out);
+        }
+    }
+    recio_image_free(&tg.mask);
+    recio__free(&t->alloc, tg.b);
+    return e;
 }
 
 /* ---- decode and apply: only the part of a JPEG that the chain reads ---- */
