@@ -1,0 +1,285 @@
+/* Boxes and masks through the chain, checked against an independent model: solid rectangles, one
+   per colour channel (so they may overlap), on a plain grey background; the spec runs on image +
+   boxes + mask; then the rectangles are found again in the output image (pixels whose channel is
+   at least half on) and compared with the boxes recio_transform_apply_ex returns, and the mask's
+   labels with the image's flat regions. Over every geometric op, chains and policies, many seeds. */
+#include "recio.h"
+#include "test.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BG 60      /* background in every channel; a rectangle sets its channel to 255 */
+#define LABEL0 10  /* mask label: LABEL0 + the bits of the rectangles covering the pixel */
+
+typedef struct scene {
+    recio_image img, mask;
+    int n;
+    float obj[3 * 6]; /* class, xmin, ymin, xmax, ymax, extra */
+} scene;
+
+static scene make_scene(int w, int h, int n) {
+    scene s;
+    int k, x, y;
+    memset(&s, 0, sizeof s);
+    CHECK(recio_image_alloc(&s.img, w, h, 3, RECIO_U8, RECIO_HWC, NULL) == RECIO_OK);
+    CHECK(recio_image_alloc(&s.mask, w, h, 1, RECIO_U8, RECIO_HWC, NULL) == RECIO_OK);
+    memset(s.img.data, BG, recio_image_bytes(&s.img));
+    memset(s.mask.data, LABEL0, recio_image_bytes(&s.mask));
+    s.n = n;
+    for (k = 0; k < n; k++) {
+        int rw = t_between(w / 5, w / 2), rh = t_between(h / 5, h / 2), x0 = t_between(1, w - rw - 1), y0 = t_between(1, h - rh - 1);
+        float *o = s.obj + 6 * k;
+        o[0] = (float)k, o[1] = (float)x0 / w, o[2] = (float)y0 / h, o[3] = (float)(x0 + rw) / w, o[4] = (float)(y0 + rh) / h;
+        o[5] = 100.0f + (float)k; /* an extra float per object, carried along */
+        for (y = y0; y < y0 + rh; y++)
+            for (x = x0; x < x0 + rw; x++) {
+                recio_image_set(&s.img, x, y, k, 255);
+                ((unsigned char *)s.mask.data)[(size_t)y * s.mask.stride + (size_t)x] += (unsigned char)(1 << k);
+            }
+    }
+    return s;
+}
+
+static void free_scene(scene *s) {
+    recio_image_free(&s->img);
+    recio_image_free(&s->mask);
+}
+
+/* Bounding box [x0, x1) x [y0, y1) of the output pixels where channel k is at least half on; 0 when none. */
+static int find_rect(const recio_image *img, int k, int r[4]) {
+    int x, y, any = 0;
+    r[0] = r[1] = 1 << 30, r[2] = r[3] = -1;
+    for (y = 0; y < img->height; y++)
+        for (x = 0; x < img->width; x++)
+            if (recio_image_get(img, x, y, k) >= (255 + BG) / 2.0f) {
+                any = 1;
+                if (x < r[0]) r[0] = x;
+                if (y < r[1]) r[1] = y;
+                if (x + 1 > r[2]) r[2] = x + 1;
+                if (y + 1 > r[3]) r[3] = y + 1;
+            }
+    return any;
+}
+
+typedef struct result {
+    recio_image out, mask;
+    float obj[3 * 6];
+    int kept;
+} result;
+
+static recio_err run_spec(const char *spec, const scene *s, uint64_t seed, result *r) {
+    recio_transform *t = NULL;
+    recio_image plain = {0};
+    recio_apply_desc d;
+    recio_err e;
+    memset(r, 0, sizeof *r);
+    if (recio_transform_parse(&t, spec) != RECIO_OK) {
+        fprintf(stderr, "  cannot parse '%s'\n", spec);
+        CHECK(0);
+        return RECIO_ERR_SPEC;
+    }
+    memset(&d, 0, sizeof d);
+    d.boxes = s->obj, d.count = s->n, d.stride = 6, d.boxes_out = r->obj, d.count_out = &r->kept;
+    d.mask = &s->mask, d.mask_out = &r->mask;
+    e = recio_transform_apply_ex(t, &s->img, &r->out, seed, &d);
+    /* the same seed gives the same image with and without boxes and mask */
+    if (e == RECIO_OK && recio_transform_apply(t, &s->img, &plain, seed) == RECIO_OK)
+        if (plain.width != r->out.width || plain.height != r->out.height || memcmp(plain.data, r->out.data, recio_image_bytes(&plain)) != 0)
+            fprintf(stderr, "  '%s' seed %d: other pixels with boxes\n", spec, (int)seed), CHECK(0);
+    recio_image_free(&plain);
+    recio_transform_free(t);
+    return e;
+}
+
+static void free_result(result *r) {
+    recio_image_free(&r->out);
+    recio_image_free(&r->mask);
+}
+
+/* Each kept object against its rectangle found in the output: each found edge at most out pixels
+   outside the box and at most in pixels inside it (a rotated corner's tip is under half covered, so
+   the found rectangle may be smaller; a box rotated twice grows beyond its object). A dropped object
+   is either not visible or cut by the image's edge. */
+static int check_boxes(const char *spec, uint64_t seed, const scene *s, const result *r, double out, double in) {
+    int k, j, bad = 0, W = r->out.width, H = r->out.height;
+    for (k = 0; k < s->n; k++) {
+        int f[4], seen = find_rect(&r->out, k, f);
+        const float *o = NULL;
+        for (j = 0; j < r->kept; j++)
+            if (r->obj[6 * j] == (float)k) o = r->obj + 6 * j;
+        if (!o) {
+            if (seen && f[0] > 1 && f[1] > 1 && f[2] < W - 1 && f[3] < H - 1 && (f[2] - f[0]) * (f[3] - f[1]) > 4) bad = 1;
+            continue;
+        }
+        if (o[5] != 100.0f + (float)k) bad = 1;
+        if (!seen) {
+            if ((o[3] - o[1]) * W > 2 * in + 1 && (o[4] - o[2]) * H > 2 * in + 1) bad = 1; /* a box with nothing in it */
+            continue;
+        }
+        {
+            double b[4];
+            b[0] = o[1] * W, b[1] = o[2] * H, b[2] = o[3] * W, b[3] = o[4] * H;
+            for (j = 0; j < 4; j++) {
+                double d = j < 2 ? f[j] - b[j] : b[j] - f[j]; /* > 0: the found edge is inside the box */
+                if (d < -out || d > in) bad = 1;
+            }
+            if (bad)
+                fprintf(stderr, "  '%s' seed %d %dx%d: object %d at %.2f,%.2f,%.2f,%.2f, found %d,%d,%d,%d\n", spec, (int)seed, W, H, k,
+                        b[0], b[1], b[2], b[3], f[0], f[1], f[2], f[3]);
+        }
+        if (bad) break;
+    }
+    return !bad;
+}
+
+/* The mask against the image: where the image is flat (a 3x3 neighbourhood of one colour), the
+   label is that of the rectangles the colour says, or the fill where the geometry uncovered black. */
+static int check_mask(const char *spec, uint64_t seed, const result *r, int fill) {
+    int x, y, i, j, k, flat = 0, wrong = 0;
+    const recio_image *o = &r->out;
+    if (r->mask.width != o->width || r->mask.height != o->height) return 0;
+    for (y = 1; y < o->height - 1; y++)
+        for (x = 1; x < o->width - 1; x++) {
+            int same = 1, bits = 0, black = 1, want;
+            float v[3];
+            for (k = 0; k < 3; k++) {
+                v[k] = recio_image_get(o, x, y, k);
+                if (v[k] != 0) black = 0;
+                if (v[k] == 255) bits |= 1 << k;
+                else if (v[k] != BG && v[k] != 0) same = 0;
+            }
+            for (j = -1; j <= 1 && same; j++)
+                for (i = -1; i <= 1 && same; i++)
+                    for (k = 0; k < 3; k++) same &= recio_image_get(o, x + i, y + j, k) == v[k];
+            if (!same || (black && bits)) continue;
+            flat++;
+            want = black ? fill : LABEL0 + bits;
+            if (((unsigned char *)r->mask.data)[(size_t)y * r->mask.stride + (size_t)x] != want) wrong++;
+        }
+    if (wrong) fprintf(stderr, "  '%s' seed %d: %d of %d flat pixels with another mask label\n", spec, (int)seed, wrong, flat);
+    return wrong == 0;
+}
+
+typedef struct op_case {
+    const char *spec;
+    double out, in; /* pixels a found edge may be outside / inside its box */
+} op_case;
+
+/* Every geometric op (and chains, policies and photometric ops among them). Exact maps (flips,
+   integer crops, pad): the found edges are the boxes' up to float rounding. */
+static const op_case cases[] = {
+    {"flip", 1e-3, 1e-3},
+    {"vflip", 1e-3, 1e-3},
+    {"random_flip(0.5)", 1e-3, 1e-3},
+    {"random_vflip(0.5)", 1e-3, 1e-3},
+    {"crop(7,5,50,40)", 1e-3, 1e-3},
+    {"center_crop(50,45)", 1e-3, 1e-3},
+    {"random_crop(55,40)", 1e-3, 1e-3},
+    {"random_crop(30)", 1e-3, 1e-3},
+    {"pad(6)", 1e-3, 1e-3},
+    {"pad(3) random_crop(50,50) random_flip(0.5) random_vflip(0.5)", 1e-3, 1e-3},
+    {"resize(97,61)", 1, 1},
+    {"resize(40,50)", 1, 1},
+    {"area resize(45,38)", 1, 1},
+    {"resize_short(70)", 1, 1},
+    {"random_resized_crop(64)", 1, 1},
+    {"random_resized_crop(50,0.3,1,0.5,2)", 1, 1},
+    {"random_resized_crop(80) random_flip(0.5) float", 1, 1},
+    {"rotate(17)", 1, 3},
+    {"rotate(-90)", 1, 3},
+    {"random_rotate(30)", 1, 3},
+    {"shear_x(0.25)", 1, 3},
+    {"shear_y(-0.3)", 1, 3},
+    {"resize(90,70) rotate(12) crop(5,5,70,55)", 1, 3},
+    {"random_rotate(20) random_rotate(20)", 1, 1e9},
+    {"random_apply(0.5, flip vflip) random_choice(rotate(15), shear_x(0.2), pad(4), center_crop(40))", 1, 3},
+    {"brightness(1) random_crop(48,44) invert invert", 1e-3, 1e-3},
+};
+
+static void test_boxes_and_mask_follow_pixels(void) {
+    size_t i;
+    int seed, failed_cases = 0;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (seed = 0; seed < 20; seed++) {
+            scene s = make_scene(t_between(60, 110), t_between(60, 110), t_between(1, 3));
+            result r;
+            recio_err e = run_spec(cases[i].spec, &s, (uint64_t)seed, &r);
+            int ok = e == RECIO_OK;
+            if (!ok) fprintf(stderr, "  '%s' seed %d: %s\n", cases[i].spec, seed, recio_strerror(e));
+            if (ok) ok = check_boxes(cases[i].spec, (uint64_t)seed, &s, &r, cases[i].out, cases[i].in);
+            if (ok) ok = check_mask(cases[i].spec, (uint64_t)seed, &r, 255);
+            if (!ok) failed_cases++;
+            CHECK(ok);
+            free_result(&r);
+            free_scene(&s);
+            if (failed_cases > 5) return;
+        }
+}
+
+/* The drop rule exactly: a crop that leaves a box's centre just outside drops it, just inside keeps
+   it clipped; boxes_out may be the input array. */
+static void test_drop_and_clip(void) {
+    recio_transform *t = NULL;
+    recio_image in = {0}, out = {0};
+    float obj[10] = {1, 0.10f, 0.10f, 0.30f, 0.30f, 2, 0.20f, 0.50f, 0.62f, 0.70f};
+    recio_apply_desc d;
+    int kept = -1;
+    CHECK(recio_image_alloc(&in, 100, 100, 1, RECIO_U8, RECIO_HWC, NULL) == RECIO_OK);
+    memset(in.data, 0, recio_image_bytes(&in));
+    CHECK(recio_transform_parse(&t, "crop(21,0,79,100)") == RECIO_OK); /* box 1's centre x = 20: out */
+    memset(&d, 0, sizeof d);
+    d.boxes = obj, d.count = 2, d.boxes_out = obj, d.count_out = &kept;
+    CHECK(recio_transform_apply_ex(t, &in, &out, 0, &d) == RECIO_OK);
+    CHECK_EQ_INT(kept, 1);
+    CHECK(obj[0] == 2 && obj[1] == 0 && fabsf(obj[3] - 41.0f / 79) < 1e-6f && fabsf(obj[2] - 0.5f) < 1e-6f);
+    recio_image_free(&out);
+    recio_transform_free(t);
+    CHECK(recio_transform_parse(&t, "crop(19,0,81,100)") == RECIO_OK); /* centre x = 20 - 19 = 1: in, clipped at 0 */
+    obj[0] = 1, obj[1] = 0.1f, obj[2] = 0.1f, obj[3] = 0.3f, obj[4] = 0.3f;
+    kept = -1;
+    CHECK(recio_transform_apply_ex(t, &in, &out, 0, &d) == RECIO_OK);
+    CHECK_EQ_INT(kept, 2); /* box 2 (centre 41 - 19) stays too */
+    CHECK(obj[0] == 1 && obj[1] == 0 && fabsf(obj[3] - 11.0f / 81) < 1e-6f && obj[5] == 2);
+    recio_image_free(&out);
+    recio_transform_free(t);
+    recio_image_free(&in);
+}
+
+/* mask_fill: the default 255, a given label, and label 0; a bad desc is refused. */
+static void test_mask_fill_and_args(void) {
+    recio_transform *t = NULL;
+    scene s = make_scene(40, 30, 1);
+    recio_image out = {0}, m = {0};
+    recio_apply_desc d;
+    int fills[3] = {0, 7, RECIO_MASK_FILL_ZERO}, want[3] = {255, 7, 0}, i, kept;
+    float o[6];
+    CHECK(recio_transform_parse(&t, "pad(2)") == RECIO_OK);
+    for (i = 0; i < 3; i++) {
+        memset(&d, 0, sizeof d);
+        d.mask = &s.mask, d.mask_out = &m, d.mask_fill = fills[i];
+        CHECK(recio_transform_apply_ex(t, &s.img, &out, 0, &d) == RECIO_OK);
+        CHECK(m.width == 44 && m.height == 34 && ((unsigned char *)m.data)[0] == want[i] && ((unsigned char *)m.data)[2 * m.stride + 2] == LABEL0);
+        recio_image_free(&out);
+        recio_image_free(&m);
+    }
+    memset(&d, 0, sizeof d);
+    CHECK(recio_transform_apply_ex(t, &s.img, &out, 0, &d) == RECIO_OK); /* zero desc: a plain apply */
+    recio_image_free(&out);
+    d.boxes = s.obj, d.count = 1; /* no boxes_out */
+    CHECK(recio_transform_apply_ex(t, &s.img, &out, 0, &d) == RECIO_ERR_ARG);
+    d.boxes_out = o, d.count_out = &kept, d.stride = 4;
+    CHECK(recio_transform_apply_ex(t, &s.img, &out, 0, &d) == RECIO_ERR_ARG);
+    memset(&d, 0, sizeof d);
+    d.mask = &s.img, d.mask_out = &m; /* three channels */
+    CHECK(recio_transform_apply_ex(t, &s.img, &out, 0, &d) == RECIO_ERR_ARG);
+    recio_transform_free(t);
+    free_scene(&s);
+}
+
+int main(void) {
+    RUN(test_boxes_and_mask_follow_pixels);
+    RUN(test_drop_and_clip);
+    RUN(test_mask_fill_and_args);
+    return t_done("boxes");
+}
