@@ -282,9 +282,118 @@ static void test_mask_fill_and_args(void) {
     free_scene(&s);
 }
 
+/* ---- the command: recio apply --boxes/--boxes-out and --mask/--mask-out (the contract) ---- */
+
+static int sh(const char *cmd) {
+    int rc = system(cmd);
+    return rc == -1 ? -1 : (rc >> 8) & 0xff;
+}
+
+/* A PNM file (P6 RGB or P5 grey): formats recio decodes, written without an encoder. */
+static void write_pnm(const char *path, const recio_image *img) {
+    FILE *f = fopen(path, "wb");
+    int y;
+    CHECK(f != NULL);
+    if (!f) return;
+    fprintf(f, "P%d\n%d %d\n255\n", img->channels == 1 ? 5 : 6, img->width, img->height);
+    for (y = 0; y < img->height; y++) fwrite((unsigned char *)img->data + (size_t)y * img->stride, 1, (size_t)img->width * img->channels, f);
+    fclose(f);
+}
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) fputs(text, f), fclose(f);
+}
+
+static recio_image decode_file(const char *path) {
+    size_t n = 0;
+    unsigned char *b = t_slurp(path, &n);
+    recio_image img = {0};
+    CHECK(b && recio_image_decode(&img, b, n, 0) == RECIO_OK);
+    free(b);
+    return img;
+}
+
+static int same_pixels(const recio_image *a, const recio_image *b) {
+    int y;
+    if (a->width != b->width || a->height != b->height || a->channels != b->channels) return 0;
+    for (y = 0; y < a->height; y++)
+        if (memcmp((unsigned char *)a->data + (size_t)y * a->stride, (unsigned char *)b->data + (size_t)y * b->stride, (size_t)a->width * a->channels))
+            return 0;
+    return 1;
+}
+
+/* The CLI's files equal the library's results for the same seed, and pass the model's checks. */
+static void cli_run_and_compare(const char *recio, const char *spec, uint64_t seed, const scene *s) {
+    char cmd[1024], text[400];
+    result r;
+    recio_image out, mask;
+    FILE *f;
+    int k, kept = 0, same = 1;
+    snprintf(cmd, sizeof cmd, "%s apply --spec '%s' --seed %d --boxes build/tb_in.txt --boxes-out build/tb_out.txt "
+             "--mask build/tb_mask.pgm --mask-out build/tb_mask_out.png build/tb_in.ppm build/tb_out.png 2>/dev/null", recio, spec, (int)seed);
+    CHECK(sh(cmd) == 0);
+    CHECK(run_spec(spec, s, seed, &r) == RECIO_OK);
+    out = decode_file("build/tb_out.png");
+    mask = decode_file("build/tb_mask_out.png");
+    CHECK(same_pixels(&out, &r.out) && same_pixels(&mask, &r.mask) && mask.channels == 1);
+    f = fopen("build/tb_out.txt", "r");
+    CHECK(f != NULL);
+    while (f && fgets(text, sizeof text, f)) {
+        float v[5];
+        CHECK(sscanf(text, "%g %g %g %g %g", &v[0], &v[1], &v[2], &v[3], &v[4]) == 5);
+        for (k = 0; k < 5 && kept < r.kept; k++) same &= v[k] == r.obj[6 * kept + k];
+        kept++;
+    }
+    if (f) fclose(f);
+    CHECK(same && kept == r.kept);
+    CHECK(check_boxes(spec, seed, s, &r, 1, 1) && check_mask(spec, seed, &r, 255));
+    recio_image_free(&out), recio_image_free(&mask);
+    free_result(&r);
+}
+
+static void test_cli_boxes_and_mask(void) {
+    const char *recio = getenv("RECIO");
+    char cmd[1024], text[400];
+    scene s;
+    int k, at = 0;
+#ifdef _WIN32
+    t_skip("the recio tool is built on POSIX only", 1);
+    return;
+#endif
+    if (!recio) {
+        fprintf(stderr, "  RECIO not set: run through make test\n");
+        CHECK(recio != NULL);
+        return;
+    }
+    s = make_scene(96, 80, 3);
+    for (k = 0; k < s.n; k++) /* 5 floats a line; the model's extra float is not in the file */
+        at += snprintf(text + at, sizeof text - (size_t)at, "%g %.9g %.9g %.9g %.9g\n", s.obj[6 * k], s.obj[6 * k + 1], s.obj[6 * k + 2],
+                       s.obj[6 * k + 3], s.obj[6 * k + 4]);
+    for (k = 0; k < s.n; k++) s.obj[6 * k + 5] = 100.0f + (float)k; /* kept for the model's check */
+    write_text("build/tb_in.txt", text);
+    write_pnm("build/tb_in.ppm", &s.img);
+    write_pnm("build/tb_mask.pgm", &s.mask);
+    cli_run_and_compare(recio, "random_resized_crop(64,0.3,1) random_flip(0.5) random_vflip(0.5)", 5, &s);
+    cli_run_and_compare(recio, "resize(120,100) center_crop(90,70)", 0, &s);
+    snprintf(cmd, sizeof cmd, "%s apply --spec flip --boxes build/tb_in.txt build/tb_in.ppm build/tb_out.png 2>/dev/null", recio);
+    CHECK(sh(cmd) == 2); /* --boxes without --boxes-out */
+    write_text("build/tb_bad.txt", "0 0.1 0.1 0.5 0.5\n1 0.2 0.2 0.3\n");
+    snprintf(cmd, sizeof cmd, "%s apply --spec flip --boxes build/tb_bad.txt --boxes-out build/tb_out.txt build/tb_in.ppm build/tb_out.png "
+             "2>build/tb_err.txt && exit 9; grep -q 'tb_bad.txt: line 2: expected' build/tb_err.txt", recio);
+    CHECK(sh(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "%s apply --spec flip --mask build/tb_in.ppm --mask-out build/tb_m.png build/tb_in.ppm build/tb_out.png 2>/dev/null", recio);
+    CHECK(sh(cmd) == 1); /* a three-channel mask */
+    snprintf(cmd, sizeof cmd, "%s apply --help | grep -q -- '--boxes-out OUT.txt'", recio);
+    CHECK(sh(cmd) == 0);
+    free_scene(&s);
+}
+
 int main(void) {
     RUN(test_boxes_and_mask_follow_pixels);
     RUN(test_drop_and_clip);
     RUN(test_mask_fill_and_args);
+    RUN(test_cli_boxes_and_mask);
     return t_done("boxes");
 }
