@@ -18,7 +18,8 @@
       5. IMAGE OPS    decode, resize, crop, flip, colour, normalize: one image per call; the
                       kernel table (scalar / SSE2 / AVX2 / NEON columns of the hot loops)
       6. RANDOM       the transform spec: the op table (one descriptor per op), its parser,
-                      executor, JPEG window planner and shape/scratch walk; random policies
+                      executor, JPEG window planner and shape/scratch walk; random policies;
+                      boxes and masks moved by each geometric op's steps
       7. PREFETCHER   ring buffer of reusable slots (only with RECIO_THREADS)
       8. ITERATOR     batches of augmented images (ImageRecordIter in C)
 
@@ -60,6 +61,7 @@
       flip and normalize run fused in one pass. Caller buffers and a scratch area make the
       per-image path allocation-free. recio_transform_apply_encoded decodes and applies in one
       call; with RECIO_TURBOJPEG it decodes only the part of a JPEG the chain's crops keep.
+      recio_transform_apply_ex also moves detection boxes and a segmentation mask with the pixels.
 
    ERRORS
       Every fallible call returns recio_err: RECIO_OK (0), RECIO_END (1, no more records) or a
