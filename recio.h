@@ -376,6 +376,24 @@ RECIODEF float recio_irecord_label(const recio_irecord *r, uint32_t i); /* label
 RECIODEF size_t recio_irecord_header_size(uint32_t nlabels);
 RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32_t nlabels, uint64_t id, uint64_t id2);
 
+/* MXNET DETECTION LABELS: the labels of im2rec's object-detection records (SageMaker's format, read
+   by MXNet's ImageDetRecordIter): [A, B, A - 2 header floats (e.g. the image's width and height),
+   then objects of B floats each: class, xmin, ymin, xmax, ymax (normalised 0..1, x right, y down),
+   then any extra floats of the object (e.g. "difficult")]. A >= 2 and B >= 5 are whole numbers and
+   the objects fill the rest exactly; an object of class -1 is MXNet's padding, not an object.
+   Objects in this layout are what recio_apply_desc.boxes takes (stride B). */
+typedef struct recio_det_layout {
+    uint32_t header_width; /* A: floats before the first object */
+    uint32_t object_width; /* B: floats per object */
+    uint32_t count;        /* objects: object i is labels[A + i*B] .. labels[A + i*B + B - 1] */
+} recio_det_layout;
+/* The layout of n labels; RECIO_ERR_FORMAT when they are not one (a classification label, say). */
+RECIODEF recio_err recio_det_layout_of(const float *labels, size_t n, recio_det_layout *out);
+/* Write [2 + nextra, object_width, extra..., objects...] into dst (cap floats). Returns how many
+   floats the labels take; nothing is written when that is more than cap (0 when object_width < 5). */
+RECIODEF size_t recio_det_labels(float *dst, size_t cap, const float *extra, uint32_t nextra, const float *objects,
+                                 uint32_t object_width, uint32_t count);
+
 /* ==================================================================================================
    4. SPLIT
    ================================================================================================== */
@@ -2746,6 +2764,29 @@ RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32
     if (nlabels != 1)
         for (i = 0; i < nlabels; i++) recio_store_f32le(p + RECIO_IRHEADER_SIZE + 4 * (size_t)i, labels[i]);
     return recio_irecord_header_size(nlabels);
+}
+
+/* A label that is a whole number in [lo, hi], as the layout's widths must be. */
+static int recio__whole(float v, double lo, double hi) { return v >= lo && v <= hi && (double)(int64_t)v == v; }
+
+RECIODEF recio_err recio_det_layout_of(const float *labels, size_t n, recio_det_layout *out) {
+    size_t a, b;
+    if (!labels || !out || n < 2 || !recio__whole(labels[0], 2, (double)n) || !recio__whole(labels[1], 5, 1e9)) return RECIO_ERR_FORMAT;
+    a = (size_t)labels[0], b = (size_t)labels[1];
+    if ((n - a) % b != 0 || (n - a) / b > UINT32_MAX) return RECIO_ERR_FORMAT;
+    out->header_width = (uint32_t)a, out->object_width = (uint32_t)b, out->count = (uint32_t)((n - a) / b);
+    return RECIO_OK;
+}
+
+RECIODEF size_t recio_det_labels(float *dst, size_t cap, const float *extra, uint32_t nextra, const float *objects,
+                                 uint32_t object_width, uint32_t count) {
+    size_t body = (size_t)object_width * count, n = 2 + (size_t)nextra + body;
+    if (object_width < 5 || (count && body / count != object_width) || n < body) return 0;
+    if (n > cap || !dst) return n;
+    dst[0] = (float)(2 + (size_t)nextra), dst[1] = (float)object_width;
+    if (nextra) memcpy(dst + 2, extra, nextra * sizeof *dst);
+    if (body) memcpy(dst + 2 + nextra, objects, body * sizeof *dst);
+    return n;
 }
 
 /* ---- 4. SPLIT: implementation ------------------------------------------------------------------ */

@@ -390,10 +390,96 @@ static void test_cli_boxes_and_mask(void) {
     free_scene(&s);
 }
 
+/* ---- MXNet's detection labels: [A, B, header floats, B floats per object] ---- */
+
+static void test_det_layout(void) {
+    float sm[14] = {4, 5, 640, 480, 0, 0.1f, 0.2f, 0.5f, 0.6f, 2, 0.3f, 0.3f, 0.9f, 0.8f}, out[20];
+    float bad_b[9] = {2, 4, 0, 0.1f, 0.2f, 0.5f, 0.6f, 1, 1}, objs[6] = {1, 0.1f, 0.1f, 0.2f, 0.2f, 1}, extra[2] = {640, 480};
+    recio_det_layout l;
+    CHECK(recio_det_layout_of(sm, 14, &l) == RECIO_OK && l.header_width == 4 && l.object_width == 5 && l.count == 2);
+    CHECK(recio_det_layout_of(sm, 4, &l) == RECIO_OK && l.count == 0); /* no objects */
+    CHECK(recio_det_layout_of(sm, 13, &l) == RECIO_ERR_FORMAT);        /* objects do not fill the rest */
+    CHECK(recio_det_layout_of(sm + 4, 1, &l) == RECIO_ERR_FORMAT);     /* a classification label */
+    CHECK(recio_det_layout_of(bad_b, 9, &l) == RECIO_ERR_FORMAT);      /* B < 5 */
+    sm[0] = 4.5f;
+    CHECK(recio_det_layout_of(sm, 14, &l) == RECIO_ERR_FORMAT);
+    sm[0] = 4;
+    CHECK(recio_det_labels(out, 20, extra, 2, sm + 4, 5, 2) == 14 && memcmp(out, sm, sizeof sm) == 0);
+    CHECK(recio_det_labels(out, 13, extra, 2, sm + 4, 5, 2) == 14); /* too small: the size, nothing written */
+    CHECK(recio_det_labels(out, 20, NULL, 0, objs, 6, 1) == 8 && out[0] == 2 && out[1] == 6 && out[7] == 1);
+    CHECK(recio_det_layout_of(out, 8, &l) == RECIO_OK && l.object_width == 6 && l.count == 1);
+    CHECK(recio_det_labels(out, 20, NULL, 0, objs, 4, 1) == 0);
+}
+
+/* A detection .rec in the SageMaker/im2rec layout (made here: [4, 5, W, H] then objects, one of
+   them class -1 padding), and recio show drawing its boxes where the objects are, moved by --spec. */
+static const unsigned char show_pal[3][3] = {{255, 64, 64}, {64, 220, 64}, {80, 140, 255}};
+
+static int write_det_rec(const char *path, const scene *s) {
+    recio_writer *w = NULL;
+    float lab[4 + 4 * 5];
+    unsigned char *rec;
+    char head[32];
+    size_t hn = (size_t)snprintf(head, sizeof head, "P6\n%d %d\n255\n", s->img.width, s->img.height), img = (size_t)s->img.width * s->img.height * 3, n;
+    int k, ok;
+    lab[0] = 4, lab[1] = 5, lab[2] = (float)s->img.width, lab[3] = (float)s->img.height;
+    for (k = 0; k < s->n; k++) memcpy(lab + 4 + 5 * k, s->obj + 6 * k, 5 * sizeof(float));
+    lab[4 + 5 * k] = -1, lab[5 + 5 * k] = lab[6 + 5 * k] = lab[7 + 5 * k] = lab[8 + 5 * k] = 0; /* MXNet's padding */
+    n = recio_irecord_header_size((uint32_t)(9 + 5 * k));
+    rec = (unsigned char *)malloc(n + hn + img);
+    recio_irecord_pack_header(rec, lab, (uint32_t)(9 + 5 * k), 7, 0);
+    memcpy(rec + n, head, hn);
+    memcpy(rec + n + hn, s->img.data, img);
+    ok = recio_writer_open(&w, path) == RECIO_OK && recio_writer_write(w, rec, n + hn + img) == RECIO_OK;
+    ok &= recio_writer_close(w) == RECIO_OK;
+    free(rec);
+    return ok;
+}
+
+/* Does some corner of object k's box (flipped when asked) have its class's colour on the sheet? */
+static int box_drawn(const recio_image *sheet, const scene *s, int k, int flipped) {
+    const float *o = s->obj + 6 * k;
+    int W = s->img.width, H = s->img.height, oy = 2 + (96 - H) / 2, c, hit = 0;
+    float x0 = flipped ? 1 - o[3] : o[1], x1 = flipped ? 1 - o[1] : o[3];
+    int xs[2], ys[2];
+    xs[0] = 2 + (int)(x0 * W), xs[1] = 2 + (int)(x1 * W + 0.5f) - 1, ys[0] = oy + (int)(o[2] * H), ys[1] = oy + (int)(o[4] * H + 0.5f) - 1;
+    for (c = 0; c < 4; c++) {
+        int x = xs[c & 1], y = ys[c >> 1], ch, same = 1;
+        for (ch = 0; ch < 3; ch++) same &= recio_image_get(sheet, x, y, ch) == show_pal[k][ch];
+        hit |= same;
+    }
+    return hit;
+}
+
+static void test_show_draws_boxes(void) {
+    const char *recio = getenv("RECIO");
+    char cmd[512];
+    scene s;
+    int k, flipped;
+    if (!recio) {
+        CHECK(recio != NULL);
+        return;
+    }
+    s = make_scene(96, 80, 3);
+    CHECK(write_det_rec("build/tb_det.rec", &s));
+    for (flipped = 0; flipped < 2; flipped++) {
+        recio_image sheet;
+        snprintf(cmd, sizeof cmd, "%s show build/tb_det.rec build/tb_sheet.png --tile 96 %s >/dev/null", recio, flipped ? "--spec flip" : "");
+        CHECK(sh(cmd) == 0);
+        sheet = decode_file("build/tb_sheet.png");
+        for (k = 0; k < s.n; k++)
+            if (!box_drawn(&sheet, &s, k, flipped)) fprintf(stderr, "  object %d%s: no box on the sheet\n", k, flipped ? " (flipped)" : ""), CHECK(0);
+        recio_image_free(&sheet);
+    }
+    free_scene(&s);
+}
+
 int main(void) {
     RUN(test_boxes_and_mask_follow_pixels);
     RUN(test_drop_and_clip);
     RUN(test_mask_fill_and_args);
     RUN(test_cli_boxes_and_mask);
+    RUN(test_det_layout);
+    RUN(test_show_draws_boxes);
     return t_done("boxes");
 }

@@ -233,15 +233,42 @@ static int displayable(const recio_image *in, recio_image *out) {
     return 0;
 }
 
+/* A record's detection objects (MXNet's layout: recio_det_layout_of), 5 floats each, without the
+   class -1 padding; none when its labels are not that layout (a classification record). */
+typedef struct det_objects {
+    float *obj;
+    int count;
+} det_objects;
+
+static int record_objects(const recio_irecord *ir, det_objects *d) {
+    uint32_t n = recio_irecord_nlabels(ir), i, k;
+    float *l = (float *)malloc((n ? n : 1) * sizeof(float));
+    recio_det_layout lay;
+    d->obj = NULL, d->count = 0;
+    if (!l) return -1;
+    for (i = 0; i < n; i++) l[i] = recio_irecord_label(ir, i);
+    if (recio_det_layout_of(l, n, &lay) == RECIO_OK && lay.count && (d->obj = (float *)malloc((size_t)lay.count * 5 * sizeof(float))))
+        for (k = 0; k < lay.count; k++) {
+            const float *o = l + lay.header_width + (size_t)k * lay.object_width;
+            if (o[0] >= 0) memcpy(d->obj + (size_t)5 * (size_t)d->count++, o, 5 * sizeof(float));
+        }
+    free(l);
+    return 0;
+}
+
 /* The record's image as the model would get it: decoded, through the transform (when given, with the
-   seed the iterator gives this record in epoch 0), made displayable and fitted into a tile. */
+   seed the iterator gives this record in epoch 0; detection boxes move with it), made displayable
+   and fitted into a tile. */
 static int record_tile(const recio_irecord *ir, const recio_transform *t, uint64_t seed, int tile, recio_image *img,
-                       char *why, size_t cap) {
+                       det_objects *d, char *why, size_t cap) {
     recio_image dec, tr;
+    recio_apply_desc ad;
     recio_err e;
     memset(&tr, 0, sizeof tr);
+    memset(&ad, 0, sizeof ad);
+    ad.boxes = ad.boxes_out = d->obj, ad.count = d->count, ad.count_out = &d->count;
     if (codec_decode(ir->image, ir->image_size, 3, 0, &dec, why, cap)) return -1;
-    if (t && (e = recio_transform_apply(t, &dec, &tr, recio_seed_for(seed, 0, ir->id))) != RECIO_OK) {
+    if (t && (e = recio_transform_apply_ex(t, &dec, &tr, recio_seed_for(seed, 0, ir->id), &ad)) != RECIO_OK) {
         snprintf(why, cap, "transform: %s", recio_strerror(e));
         recio_image_free(&dec);
         return -1;
@@ -255,17 +282,39 @@ static int record_tile(const recio_irecord *ir, const recio_transform *t, uint64
     return -1;
 }
 
+/* Each box as an outline in its class's colour, the class number inside its top-left corner. */
+static void draw_boxes(sheet *s, int k, const recio_image *img, const det_objects *d) {
+    static const unsigned char pal[6][3] = {{255, 64, 64}, {64, 220, 64}, {80, 140, 255}, {255, 220, 0}, {255, 0, 255}, {0, 230, 230}};
+    int cw = s->tile + 2 * SHOW_PAD, ch = cw + SHOW_LABEL, i, j;
+    int x0 = (k % s->cols) * cw + SHOW_PAD + (s->tile - img->width) / 2, y0 = (k / s->cols) * ch + SHOW_PAD + (s->tile - img->height) / 2;
+    for (i = 0; i < d->count; i++) {
+        const float *o = d->obj + 5 * (size_t)i;
+        const unsigned char *c = pal[(unsigned)o[0] % 6];
+        int a = x0 + (int)(o[1] * img->width), b = y0 + (int)(o[2] * img->height);
+        int e = x0 + (int)(o[3] * img->width + 0.5f) - 1, f = y0 + (int)(o[4] * img->height + 0.5f) - 1;
+        char num[16];
+        for (j = a; j <= e; j++) put_px(s, j, b, c), put_px(s, j, f, c);
+        for (j = b; j <= f; j++) put_px(s, a, j, c), put_px(s, e, j, c);
+        snprintf(num, sizeof num, "%d", (int)o[0]);
+        draw_text(s, a + 2, b + 2, e - a - 2, num);
+    }
+}
+
 static void show_record(sheet *s, int k, const recio_irecord *ir, const char *path, uint64_t off) {
     recio_image img;
-    char why[256];
-    if (record_tile(ir, s->spec, s->seed, s->tile, &img, why, sizeof why) == 0) {
+    det_objects d;
+    char why[256] = "out of memory";
+    int ok = record_objects(ir, &d) == 0;
+    if (ok && record_tile(ir, s->spec, s->seed, s->tile, &img, &d, why, sizeof why) == 0) {
         draw_tile(s, k, &img);
+        draw_boxes(s, k, &img, &d);
         recio_image_free(&img);
     } else {
         cli_err("%s: offset %llu: record id %llu: %s", path, (unsigned long long)off, (unsigned long long)ir->id, why);
         draw_broken(s, k);
         s->nbad++;
     }
+    free(d.obj);
     draw_label(s, k, ir);
 }
 
@@ -275,7 +324,9 @@ static const char show_help[] =
     "PX x PX tile (default 128; aspect kept), with 'id:label' under it, so you can look at what was\n"
     "packed. C columns (default: ceil(sqrt(count))); the PNG is C*(PX+4) wide and rows*(PX+15) high.\n"
     "Records whose image does not decode get a red cross and a message on stderr; the sheet is still\n"
-    "written, and the exit status is 1.\n\n"
+    "written, and the exit status is 1. Detection records (MXNet's layout: labels A, B, A-2 header\n"
+    "floats, then B floats per object: class, xmin, ymin, xmax, ymax normalised) get each object's box\n"
+    "drawn in its class's colour with the class number; with --spec the boxes move with the image.\n\n"
     "  --spec SPEC   run each image through a transform chain first (the spec of 'recio apply' and the\n"
     "                iterator), with the seed the iterator gives that record in epoch 0: what the model\n"
     "                will see. Float results (normalize) are stretched from their min..max to be seen.\n"
