@@ -451,6 +451,13 @@ static int box_drawn(const recio_image *sheet, const scene *s, int k, int flippe
     return hit;
 }
 
+static int ink_on_row(const recio_image *img, int y) {
+    int x;
+    for (x = 0; x < img->width; x++)
+        if (recio_image_get(img, x, y, 0) == 240 && recio_image_get(img, x, y, 1) == 240) return 1;
+    return 0;
+}
+
 static void test_show_draws_boxes(void) {
     const char *recio = getenv("RECIO");
     char cmd[512];
@@ -467,6 +474,8 @@ static void test_show_draws_boxes(void) {
         snprintf(cmd, sizeof cmd, "%s show build/tb_det.rec build/tb_sheet.png --tile 96 %s >/dev/null", recio, flipped ? "--spec flip" : "");
         CHECK(sh(cmd) == 0);
         sheet = decode_file("build/tb_sheet.png");
+        CHECK(sheet.height > 96 + 4 + 11 && (sheet.height - 96 - 6) % 9 == 0); /* the long label wraps onto lines */
+        CHECK(ink_on_row(&sheet, sheet.height - 5));                            /* ... down to the last one */
         for (k = 0; k < s.n; k++)
             if (!box_drawn(&sheet, &s, k, flipped)) fprintf(stderr, "  object %d%s: no box on the sheet\n", k, flipped ? " (flipped)" : ""), CHECK(0);
         recio_image_free(&sheet);

@@ -142,7 +142,9 @@ static const struct glyph {
 };
 
 #define SHOW_PAD 2   /* border around each tile */
-#define SHOW_LABEL 11 /* band under each tile: 7-pixel glyphs with 2 pixels above and below */
+#define SHOW_LINE 9       /* a line of label text under a tile: 7-pixel glyphs and 2 pixels below */
+#define SHOW_MAX_LINES 8  /* the longest label wraps onto at most this many lines */
+#define SHOW_TEXT 400     /* "id:labels" characters kept (a detection record has many labels) */
 
 typedef struct sheet {
     int w, h, tile, cols;
@@ -150,7 +152,11 @@ typedef struct sheet {
     const recio_transform *spec; /* NULL: the images as decoded */
     uint64_t seed;
     int nbad;                    /* records drawn as a red cross */
+    int lines;                   /* label lines under each tile: the longest label's, wrapped */
 } sheet;
+
+/* Height of a cell's label band: 2 pixels above the text, SHOW_LINE per line. */
+static int band(const sheet *s) { return 2 + SHOW_LINE * s->lines; }
 
 static const struct glyph *glyph_of(char c) {
     size_t i;
@@ -177,7 +183,7 @@ static void draw_text(sheet *s, int x, int y, int max_w, const char *t) {
 
 /* Fit img (u8 HWC, 3 channels) into the tile of cell k (aspect kept, centred). */
 static void draw_tile(sheet *s, int k, const recio_image *img) {
-    int cw = s->tile + 2 * SHOW_PAD, ch = cw + SHOW_LABEL;
+    int cw = s->tile + 2 * SHOW_PAD, ch = cw + band(s);
     int x0 = (k % s->cols) * cw + SHOW_PAD, y0 = (k / s->cols) * ch + SHOW_PAD;
     int x, y, ox = (s->tile - img->width) / 2, oy = (s->tile - img->height) / 2;
     for (y = 0; y < img->height; y++)
@@ -187,7 +193,7 @@ static void draw_tile(sheet *s, int k, const recio_image *img) {
 
 static void draw_broken(sheet *s, int k) {
     static const unsigned char red[3] = {160, 30, 30};
-    int cw = s->tile + 2 * SHOW_PAD, ch = cw + SHOW_LABEL, i;
+    int cw = s->tile + 2 * SHOW_PAD, ch = cw + band(s), i;
     int x0 = (k % s->cols) * cw + SHOW_PAD, y0 = (k / s->cols) * ch + SHOW_PAD;
     for (i = 0; i < s->tile; i++) { /* a red cross: this record's image does not decode */
         put_px(s, x0 + i, y0 + i, red);
@@ -195,12 +201,31 @@ static void draw_broken(sheet *s, int k) {
     }
 }
 
+/* "id:labels" of a record, as shown under its tile. */
+static void label_text(const recio_irecord *ir, char *text, size_t cap) {
+    int n = snprintf(text, cap, "%llu:", (unsigned long long)ir->id);
+    if (n > 0 && (size_t)n < cap) format_labels(ir, text + n, cap - (size_t)n, ",");
+}
+
+/* Characters per line of a tile, and the lines a text takes wrapped (1 at least, SHOW_MAX_LINES at most). */
+static int line_chars(int tile) { return (tile + 1) / 6 > 0 ? (tile + 1) / 6 : 1; }
+static int text_lines(const char *text, int tile) {
+    int n = ((int)strlen(text) + line_chars(tile) - 1) / line_chars(tile);
+    return n < 1 ? 1 : n > SHOW_MAX_LINES ? SHOW_MAX_LINES : n;
+}
+
+/* The label wrapped onto the band's lines (a detection record's labels are long); what does not fit
+   on the last line is cut. */
 static void draw_label(sheet *s, int k, const recio_irecord *ir) {
-    int cw = s->tile + 2 * SHOW_PAD, ch = cw + SHOW_LABEL;
-    char text[256], labels[200];
-    format_labels(ir, labels, sizeof labels, ",");
-    snprintf(text, sizeof text, "%llu:%s", (unsigned long long)ir->id, labels);
-    draw_text(s, (k % s->cols) * cw + SHOW_PAD, (k / s->cols) * ch + SHOW_PAD + s->tile + 2, s->tile, text);
+    int cw = s->tile + 2 * SHOW_PAD, ch = cw + band(s), per = line_chars(s->tile), i;
+    char text[SHOW_TEXT], line[SHOW_TEXT];
+    size_t len;
+    label_text(ir, text, sizeof text);
+    len = strlen(text);
+    for (i = 0; i < s->lines && (size_t)(i * per) < len; i++) {
+        snprintf(line, sizeof line, "%.*s", per, text + (size_t)i * per);
+        draw_text(s, (k % s->cols) * cw + SHOW_PAD, (k / s->cols) * ch + SHOW_PAD + s->tile + 2 + i * SHOW_LINE, s->tile, line);
+    }
 }
 
 static int fit_tile(recio_image *img, int tile) {
@@ -285,7 +310,7 @@ static int record_tile(const recio_irecord *ir, const recio_transform *t, uint64
 /* Each box as an outline in its class's colour, the class number inside its top-left corner. */
 static void draw_boxes(sheet *s, int k, const recio_image *img, const det_objects *d) {
     static const unsigned char pal[6][3] = {{255, 64, 64}, {64, 220, 64}, {80, 140, 255}, {255, 220, 0}, {255, 0, 255}, {0, 230, 230}};
-    int cw = s->tile + 2 * SHOW_PAD, ch = cw + SHOW_LABEL, i, j;
+    int cw = s->tile + 2 * SHOW_PAD, ch = cw + band(s), i, j;
     int x0 = (k % s->cols) * cw + SHOW_PAD + (s->tile - img->width) / 2, y0 = (k / s->cols) * ch + SHOW_PAD + (s->tile - img->height) / 2;
     for (i = 0; i < d->count; i++) {
         const float *o = d->obj + 5 * (size_t)i;
@@ -322,7 +347,9 @@ static const char show_help[] =
     "usage: recio show FILE.rec OUT.png [--n N] [--tile PX] [--cols C] [--spec SPEC [--seed S]]\n\n"
     "Draw the first N records (default 64) of FILE.rec as a contact sheet: each image fitted into a\n"
     "PX x PX tile (default 128; aspect kept), with 'id:label' under it, so you can look at what was\n"
-    "packed. C columns (default: ceil(sqrt(count))); the PNG is C*(PX+4) wide and rows*(PX+15) high.\n"
+    "packed. C columns (default: ceil(sqrt(count))); the PNG is C*(PX+4) wide and rows*(PX+6+9*L)\n"
+    "high, L the lines the longest label needs wrapped at the tile's width (1 for short labels, at\n"
+    "most 8).\n"
     "Records whose image does not decode get a red cross and a message on stderr; the sheet is still\n"
     "written, and the exit status is 1. Detection records (MXNet's layout: labels A, B, A-2 header\n"
     "floats, then B floats per object: class, xmin, ymin, xmax, ymax normalised) get each object's box\n"
@@ -361,14 +388,21 @@ static int show_args(int argc, char **argv, show_opts *o) {
 }
 
 /* Records to show: the first n, counted with a first pass so the sheet has the right size. */
-static int count_records(const char *path, unsigned long long n, int *count) {
+static int count_records(const char *path, unsigned long long n, sheet *s, int *count) {
     recio_reader *r;
     recio_irecord ir;
     uint64_t off;
     int k = 0;
+    char text[SHOW_TEXT];
     *count = 0;
+    s->lines = 1;
     if (open_rec(&r, path)) return -1;
-    while ((unsigned long long)*count < n && (k = next_image(r, path, &ir, &off)) == 1) (*count)++;
+    while ((unsigned long long)*count < n && (k = next_image(r, path, &ir, &off)) == 1) { /* and the lines labels need */
+        int lines;
+        label_text(&ir, text, sizeof text);
+        if ((lines = text_lines(text, s->tile)) > s->lines) s->lines = lines;
+        (*count)++;
+    }
     recio_reader_close(r);
     return k < 0 ? -1 : 0;
 }
@@ -410,13 +444,13 @@ CLI_COMMAND(cli_cmd_show) {
         return cli_usage_error("show", "%s", msg);
     memset(&s, 0, sizeof s);
     s.spec = t, s.seed = o.seed, s.tile = (int)o.tile;
-    if (count_records(o.in, o.n, &count) || (count == 0 && (cli_err("%s: no records to show", o.in), 1)))
+    if (count_records(o.in, o.n, &s, &count) || (count == 0 && (cli_err("%s: no records to show", o.in), 1)))
         return recio_transform_free(t), CLI_EXIT_ERR;
     for (s.cols = 1; s.cols * s.cols < count; s.cols++) {}
     if (o.cols) s.cols = (int)o.cols < count ? (int)o.cols : count;
     rows = (count + s.cols - 1) / s.cols;
     s.w = s.cols * (s.tile + 2 * SHOW_PAD);
-    s.h = rows * (s.tile + 2 * SHOW_PAD + SHOW_LABEL);
+    s.h = rows * (s.tile + 2 * SHOW_PAD + band(&s));
     if ((double)s.w * s.h > 1 << 28 || !(s.px = (unsigned char *)malloc((size_t)s.w * s.h * 3))) {
         cli_err("%s: a %dx%d sheet is too large", o.out, s.w, s.h);
         return recio_transform_free(t), CLI_EXIT_ERR;
