@@ -649,6 +649,7 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
       resize(W,H) resize_short(S) center_crop(W[,H]) crop(X,Y,W,H) random_crop(W[,H])
       random_resized_crop(S[,smin,smax,rmin,rmax])  (defaults 0.08, 1, 3/4, 4/3; torchvision's algorithm)
       flip random_flip(P) vflip random_vflip(P) rotate(DEG) random_rotate(DEG) pad(N[,VALUE])
+      resize_long(S) letterbox(W,H[,VALUE]) random_expand(MAX[,VALUE])   (detection: see docs/image.md)
       brightness(F) contrast(F) saturation(F) hue(F) color_jitter(B,C,S[,H]) lighting(STD) gray
       float normalize(imagenet | M0,M1,M2,S0,S1,S2) chw f16 i8(SCALE[,ZERO])
       posterize(BITS) solarize(T) autocontrast equalize invert sharpness(F) shear_x(F) shear_y(F)
@@ -657,7 +658,7 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
       autoaugment   (AutoAugment's ImageNet policy: the spec recio_autoaugment_imagenet() returns)
       area   (the next resize, resize_short or random_resized_crop uses the antialiased AREA filter)
    Resizes use RECIO_LINEAR unless preceded by `area`. Boxes and masks (recio_transform_apply_ex)
-   move with the ops of the first three lines and with shear_x/shear_y; the others leave them alone.
+   move with the ops of the first four lines and with shear_x/shear_y; the others leave them alone.
    FUSION: runs of crop / resize / flip / float / normalize / chw are computed in one pass (only the
    pixels that survive the crops are resampled) with exactly the numbers of the op-by-op chain. */
 typedef struct recio_transform recio_transform;
@@ -5590,21 +5591,20 @@ RECIODEF recio_err recio_image_rotate(const recio_image *in, recio_image *out, f
     return recio_image_affine(in, out, m, b, border_value);
 }
 
-RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int n, float value) {
-    int x, y, c, w, h;
+/* in placed at (x0, y0) of a w x h canvas filled with value (HWC, any dtype): pad, letterbox, expand. */
+static recio_err recio__place(const recio_image *in, recio_image *out, int x0, int y0, int w, int h, float value) {
+    int x, y, c;
     size_t rb;
     recio_err e;
-    if (!recio__valid(in) || in->layout != RECIO_HWC || n < 0 || n > (INT_MAX - in->width) / 2 || n > (INT_MAX - in->height) / 2)
+    if (!recio__valid(in) || in->layout != RECIO_HWC || x0 < 0 || y0 < 0 || in->width > w - x0 || in->height > h - y0)
         return RECIO_ERR_ARG;
-    w = in->width + 2 * n;
-    h = in->height + 2 * n;
     if (!recio__shape_ok(w, h, in->channels, in->dtype)) return RECIO_ERR_ARG;
     if ((e = recio__out(out, w, h, in->channels, in->dtype, RECIO_HWC)) != RECIO_OK) return e;
     rb = recio__row_bytes(in->width, in->channels, in->dtype, RECIO_HWC);
     for (y = 0; y < h; y++) {
         for (x = 0; x < w; x++) {
-            if (y >= n && y < n + in->height && x == n) {
-                memcpy(recio__at(out, x, y, 0), recio__at(in, 0, y - n, 0), rb);
+            if (y >= y0 && y < y0 + in->height && x == x0) {
+                memcpy(recio__at(out, x, y, 0), recio__at(in, 0, y - y0, 0), rb);
                 x += in->width - 1;
                 continue;
             }
@@ -5612,6 +5612,11 @@ RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int 
         }
     }
     return RECIO_OK;
+}
+
+RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int n, float value) {
+    if (!recio__valid(in) || n < 0 || n > (INT_MAX - in->width) / 2 || n > (INT_MAX - in->height) / 2) return RECIO_ERR_ARG;
+    return recio__place(in, out, n, n, in->width + 2 * n, in->height + 2 * n, value);
 }
 
 /* ---- colour: one 3x3 matrix (plus offset) per pixel, or per-pixel grey mixing ---- */
@@ -6624,6 +6629,81 @@ static recio_err recio__p_pad(recio__exec *x, const recio__node *n, const recio_
     return recio_image_pad(in, o, (int)n->arg[0], n->nargs > 1 ? n->arg[1] : 0);
 }
 
+/* Detection's resizes and zoom-out: resize_long(S), letterbox(W,H[,VALUE]), random_expand(MAX[,VALUE]) */
+static void recio__resize_long_size(int w, int h, int S, int *ow, int *oh) {
+    if (w >= h) *ow = S, *oh = (int)((int64_t)h * S / w);
+    else *oh = S, *ow = (int)((int64_t)w * S / h);
+    if (*ow < 1) *ow = 1;
+    if (*oh < 1) *oh = 1;
+}
+static void recio__sh_resize_long(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    int S = (int)n->arg[0];
+    (void)t;
+    if (s->varies) { /* branches: a square holds any of them; the shorter side may be 1 */
+        s->w = s->h = S, s->short_ = 1;
+        return;
+    }
+    recio__resize_long_size(s->w, s->h, S, &s->w, &s->h);
+    s->short_ = s->w < s->h ? s->w : s->h;
+}
+static int recio__g_resize_long(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    int dw, dh;
+    (void)x;
+    recio__resize_long_size(w, h, (int)n->arg[0], &dw, &dh);
+    return recio__geo_resize(g, w, h, dw, dh);
+}
+/* A canvas step: the w x h image placed at (x0, y0) of a cw x ch canvas (its pix fills the rest). */
+static int recio__geo_place(recio__geo *g, int w, int h, int x0, int y0, int cw, int ch) {
+    double m[6] = {1, 0, 0, 0, 1, 0};
+    if (x0 < 0 || y0 < 0 || w > cw - x0 || h > ch - y0) return -1;
+    m[2] = -x0, m[5] = -y0;
+    recio__geo_map(g, RECIO__GEO_PIX, w, h, cw, ch, m);
+    return 1;
+}
+static recio_err recio__p_place(recio__exec *x, const recio_image *in, recio_image *o, float value) {
+    return recio__place(in, o, (int)-x->geo->m[2], (int)-x->geo->m[5], x->geo->w, x->geo->h, value);
+}
+/* letterbox: fit inside W x H with the aspect kept (the other side rounded), centred, VALUE around */
+static void recio__sh_letterbox(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    (void)t;
+    s->w = (int)n->arg[0], s->h = (int)n->arg[1];
+    s->short_ = s->w < s->h ? s->w : s->h;
+}
+static int recio__g_letterbox(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    int W = (int)n->arg[0], H = (int)n->arg[1], nw = W, nh = H;
+    (void)x;
+    if ((int64_t)w * H >= (int64_t)h * W) nh = (int)(((int64_t)h * W * 2 + w) / (2 * (int64_t)w));
+    else nw = (int)(((int64_t)w * H * 2 + h) / (2 * (int64_t)h));
+    nw = nw < 1 ? 1 : nw > W ? W : nw, nh = nh < 1 ? 1 : nh > H ? H : nh;
+    if (recio__geo_resize(g, w, h, nw, nh) < 0) return -1;
+    return recio__geo_place(g + 1, nw, nh, (W - nw) / 2, (H - nh) / 2, W, H) < 0 ? -1 : 2;
+}
+static recio_err recio__p_letterbox(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    return recio__p_place(x, in, o, n->nargs > 2 ? n->arg[2] : 0);
+}
+/* random_expand: a canvas r times the image (r uniform in [1, MAX]), the image at a uniform position */
+#define RECIO__EXPAND_MAX 65535
+static int recio__expand_side(int v, double r) {
+    double c = floor(v * r);
+    return c > RECIO__EXPAND_MAX ? (v > RECIO__EXPAND_MAX ? v : RECIO__EXPAND_MAX) : (int)c;
+}
+static void recio__sh_expand(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    int w = recio__expand_side(s->w, n->arg[0] > 1 ? n->arg[0] : 1), h = recio__expand_side(s->h, n->arg[0] > 1 ? n->arg[0] : 1);
+    (void)t;
+    if (w != s->w || h != s->h) s->varies = 1; /* short_ stays: r may be 1 */
+    s->w = w, s->h = h;
+}
+static int recio__g_expand(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    double mx = n->arg[0] > 1 ? n->arg[0] : 1, r = 1 + (mx - 1) * recio_rng_uniform(&x->rng);
+    int cw = recio__expand_side(w, r), ch = recio__expand_side(h, r), x0, y0;
+    x0 = (int)recio_rng_below(&x->rng, (uint64_t)(cw - w) + 1);
+    y0 = (int)recio_rng_below(&x->rng, (uint64_t)(ch - h) + 1);
+    return recio__geo_place(g, w, h, x0, y0, cw, ch);
+}
+static recio_err recio__p_expand(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    return recio__p_place(x, in, o, n->nargs > 1 ? n->arg[1] : 0);
+}
+
 /* brightness(F), contrast(F), saturation(F), hue(F), gray, lighting(STD), color_jitter(B,C,S[,H]) */
 static recio_err recio__p_gray(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
     (void)x, (void)n;
@@ -6807,6 +6887,7 @@ static recio_err recio__x_materialise(recio__exec *x, const recio__node *n) {
     s.w = in->width, s.h = in->height, s.c = in->channels, s.t = in->dtype, s.l = in->layout;
     s.short_ = s.w < s.h ? s.w : s.h;
     if (d->shape) d->shape(x->t, n, &s);
+    if (x->geo) s.w = x->geo->w, s.h = x->geo->h; /* the size it drew (random_expand's shape is a bound) */
     if (!recio__shape_ok(s.w, s.h, s.c, s.t)) return RECIO_ERR_ARG;
     if ((e = recio__exec_alloc(x, &o, recio_image_shape(s.w, s.h, s.c, s.t, s.l))) != RECIO_OK) return e;
     e = d->pix ? d->pix(x, n, in, &o) : d->fop(in, &o, n->arg[0]);
@@ -6971,6 +7052,9 @@ static const recio__opdef recio__ops[] = {
     {"shear_x", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_x, recio__x_geo, recio__p_warp, NULL},
     {"shear_y", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_y, recio__x_geo, recio__p_warp, NULL},
     {"pad", 1, 2, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_pad, NULL, recio__g_pad, recio__x_geo, recio__p_pad, NULL},
+    {"resize_long", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize_long, NULL, recio__g_resize_long, recio__x_geo, NULL, NULL},
+    {"letterbox", 2, 3, {RECIO__A_SIZE, RECIO__A_SIZE, RECIO__A_NUM}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_letterbox, NULL, recio__g_letterbox, recio__x_geo, recio__p_letterbox, NULL},
+    {"random_expand", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_expand, NULL, recio__g_expand, recio__x_geo, recio__p_expand, NULL},
     {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0, NULL, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
     {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_brightness},
     {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_contrast},
