@@ -702,6 +702,14 @@ typedef struct recio_encoded_desc {
 } recio_encoded_desc;
 RECIODEF recio_err recio_transform_apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
                                                  uint64_t seed, const recio_encoded_desc *desc, char *errmsg, size_t errmsg_size);
+/* The same with boxes and/or a mask of the full-size image moved with it, as recio_transform_apply_ex
+   moves them (apply may be NULL; its scratch fields are not used: desc's are). The ops the planner
+   ran before decoding are replayed on them at full size with the same draws, so they come out as
+   with decode + recio_transform_apply_ex whatever the window and DCT scale decoded. */
+typedef struct recio_apply_desc recio_apply_desc;
+RECIODEF recio_err recio_transform_apply_encoded_ex(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
+                                                    uint64_t seed, const recio_encoded_desc *desc, const recio_apply_desc *apply,
+                                                    char *errmsg, size_t errmsg_size);
 /* Upper bound of the scratch bytes for an input of w x h x channels (u8 HWC), whatever the seed:
    the sum of what each op takes, by the same size functions the ops allocate with. After a policy
    whose branches differ in size, the largest of them is carried on; SIZE_MAX when that cannot be
@@ -724,7 +732,7 @@ RECIODEF int recio_transform_decode_hint(const recio_transform *t);
    Boxes and mask take their working memory from the transform's allocator (not from scratch).
    A zero-initialised desc is a plain apply. */
 enum { RECIO_MASK_FILL_ZERO = -1 }; /* mask_fill for label 0 (0 itself means the default, 255) */
-typedef struct recio_apply_desc {
+struct recio_apply_desc {
     const float *boxes;      /* optional in: count objects of `stride` floats: class, xmin, ymin, xmax,
                                 ymax (normalised to the input: 0..1, x right, y down), then any extra
                                 floats of the object, carried along unchanged */
@@ -739,7 +747,7 @@ typedef struct recio_apply_desc {
                                 1..255 as given, RECIO_MASK_FILL_ZERO = 0 */
     void *scratch;           /* as recio_transform_apply_scratch (the pixels' memory); NULL = allocate */
     size_t scratch_size;
-} recio_apply_desc;
+};
 /* Apply with boxes and/or a mask (desc may be NULL). RECIO_ERR_ARG for a bad desc (boxes without
    boxes_out or count_out, stride < 5, a mask that is not u8 1-channel HWC of the input's size). */
 RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
@@ -7314,14 +7322,15 @@ static recio_err recio__tgt_step(recio__tgt *tg, const recio__geo *g) {
     return tg->mask.data ? recio__mask_step(tg, g) : RECIO_OK;
 }
 
-static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, const recio_image *in, const recio_apply_desc *d) {
+/* Boxes and mask of d for a w x h input. */
+static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, int w, int h, const recio_apply_desc *d) {
     int stride = d->stride ? d->stride : 5, i;
     const recio_image *m = d->mask;
     memset(tg, 0, sizeof *tg);
-    tg->alloc = &t->alloc, tg->w = in->width, tg->h = in->height;
+    tg->alloc = &t->alloc, tg->w = w, tg->h = h;
     if (d->count < 0 || stride < 5 || d->mask_fill < -1 || d->mask_fill > 255) return RECIO_ERR_ARG;
     if (d->count && (!d->boxes || !d->boxes_out || !d->count_out)) return RECIO_ERR_ARG;
-    if (m && (!recio__is_u8hwc(m) || m->channels != 1 || m->width != in->width || m->height != in->height || !d->mask_out))
+    if (m && (!recio__is_u8hwc(m) || m->channels != 1 || m->width != w || m->height != h || !d->mask_out))
         return RECIO_ERR_ARG;
     tg->fill = (unsigned char)(d->mask_fill == RECIO_MASK_FILL_ZERO ? 0 : d->mask_fill ? d->mask_fill : 255);
     if (m) tg->mask = *m, tg->mask.owned = NULL;
@@ -7331,8 +7340,7 @@ static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, const
     for (i = 0; i < d->count; i++) { /* normalised to pixels */
         const float *o = d->boxes + (size_t)i * (size_t)stride;
         double *b = tg->b + 5 * (size_t)i;
-        b[0] = (double)o[1] * in->width, b[1] = (double)o[2] * in->height;
-        b[2] = (double)o[3] * in->width, b[3] = (double)o[4] * in->height, b[4] = 1;
+        b[0] = (double)o[1] * w, b[1] = (double)o[2] * h, b[2] = (double)o[3] * w, b[3] = (double)o[4] * h, b[4] = 1;
     }
     tg->n = d->count;
     return RECIO_OK;
@@ -7353,6 +7361,11 @@ static recio_err recio__tgt_finish(recio__tgt *tg, const recio_apply_desc *d) {
     }
     if (d->count_out) *d->count_out = k;
     return tg->mask.data ? recio_image_copy(&tg->mask, d->mask_out) : RECIO_OK;
+}
+
+static void recio__tgt_free(recio__tgt *tg) {
+    recio_image_free(&tg->mask);
+    if (tg->b) recio__free(tg->alloc, tg->b);
 }
 
 /* ---- running a chain ---- */
@@ -7428,34 +7441,78 @@ RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_i
     return recio_transform_apply_scratch(t, in, out, seed, NULL, 0);
 }
 
+/* Run the chain from node with the targets riding along, then write them out. */
+static recio_err recio__tgt_run(recio__exec *x, int node, recio_image *out, recio__tgt *tg, const recio_apply_desc *d) {
+    int had = out->data != NULL;
+    recio_err e;
+    x->tg = tg;
+    if ((e = recio__exec_run(x, node, out)) == RECIO_OK) {
+        RECIO_ASSERT(tg->w == out->width && tg->h == out->height);
+        if ((e = recio__tgt_finish(tg, d)) != RECIO_OK && !had) recio_image_free(out);
+    }
+    return e;
+}
+
+static recio_err recio__apply_tgt(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
+                                  const recio__scratch *sc, const recio_apply_desc *d) {
+    recio__tgt tg;
+    recio__exec x;
+    recio_err e;
+    if ((e = recio__tgt_init(&tg, t, in->width, in->height, d)) == RECIO_OK) {
+        recio__exec_init(&x, t, in, seed, sc);
+        e = recio__tgt_run(&x, t->first, out, &tg, d);
+    }
+    recio__tgt_free(&tg);
+    return e;
+}
+
 RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
                                             const recio_apply_desc *desc) {
     recio_apply_desc d;
     recio__scratch sc;
-    recio__tgt tg;
-    recio__exec x;
-    recio_err e;
-    int had = out && out->data != NULL;
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     memset(&sc, 0, sizeof sc);
     sc.p = d.scratch, sc.n = d.scratch_size;
     if (!t || !recio__valid(in) || !out) return RECIO_ERR_ARG;
-    if ((e = recio__tgt_init(&tg, t, in, &d)) == RECIO_OK) {
-        recio__exec_init(&x, t, in, seed, &sc);
-        x.tg = &tg;
-        if ((e = recio__exec_run(&x, t->first, out)) == RECIO_OK) {
-            RECIO_ASSERT(tg.w == out->width && tg.h == out->height);
-            if ((e = recio__tgt_finish(&tg, &d)) != RECIO_OK && !had) recio_image_free(out);
-        }
-    }
-    recio_image_free(&tg.mask);
-    recio__free(&t->alloc, tg.b);
-    return e;
+    return recio__apply_tgt(t, in, out, seed, &sc, &d);
 }
 
 /* ---- decode and apply: only the part of a JPEG that the chain reads ---- */
 #ifdef RECIO_TURBOJPEG
+
+/* The planned ops' steps on the boxes and mask: their own geom functions on the same draws, at the
+   full w x h size, so they move exactly as on the plain path whatever the window and DCT scale. */
+static recio_err recio__tgt_replay(const recio_transform *t, int stop, uint64_t seed, int w, int h, recio__tgt *tg) {
+    recio__exec x;
+    recio__geo g[2];
+    int i, j, k;
+    recio_err e;
+    memset(&x, 0, sizeof x);
+    x.t = t;
+    recio_rng_seed(&x.rng, seed);
+    for (i = t->first; i >= 0 && i != stop; i = t->nodes[i].next) {
+        const recio__node *n = &t->nodes[i];
+        if (!n->op->geom) continue; /* area */
+        if ((k = n->op->geom(&x, n, w, h, g)) < 0) return RECIO_ERR_ARG;
+        for (j = 0; j < k; j++, w = tg->w, h = tg->h)
+            if ((e = recio__tgt_step(tg, &g[j])) != RECIO_OK) return e;
+    }
+    return RECIO_OK;
+}
+
+/* The executor's run after the plan, with the targets when asked for. */
+static recio_err recio__jpeg_run(recio__exec *x, int next, recio_image *out, uint64_t seed, int w, int h, const recio_apply_desc *d) {
+    recio__tgt tg;
+    recio_err e;
+    if (!d) return recio__exec_run(x, next, out);
+    if ((e = recio__tgt_init(&tg, x->t, w, h, d)) == RECIO_OK && (e = recio__tgt_replay(x->t, next, seed, w, h, &tg)) == RECIO_OK)
+        e = recio__tgt_run(x, next, out, &tg, d);
+    else
+        recio__arena_free(&x->a);
+    recio__tgt_free(&tg);
+    return e;
+}
 
 /* The plan of no geometry: the whole w x h image, not resized, the chain from `next` on. */
 static void recio__plan_whole(recio__plan *p, int w, int h, int next) {
@@ -7493,8 +7550,9 @@ static void recio__plan_need(int sn, int dn, int o, int n, int *lo, int *hi) {
 /* The plan on a JPEG: the strongest DCT scale 1/den that still leaves the source rectangle at least
    the resize's target, the rectangle on that scale, and only its rows and columns that the pass
    reads (plus one pixel: libjpeg-turbo's chroma upsampling differs at a window's own edge). */
-static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char *b, size_t n, recio_image *out,
-                                   uint64_t seed, const recio_encoded_desc *d, const recio__scratch *sc, char *errmsg, size_t cap) {
+static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char *b, size_t n, recio_image *out, uint64_t seed,
+                                   const recio_encoded_desc *d, const recio_apply_desc *ap, const recio__scratch *sc, char *errmsg,
+                                   size_t cap) {
     recio__jdec j;
     recio__plan p;
     recio__exec x;
@@ -7534,7 +7592,7 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
     x.dw = p.dw, x.dh = p.dh, x.ox = p.o[0], x.oy = p.o[1], x.ow = p.o[2], x.oh = p.o[3];
     x.filt = p.filt;
     if (!p.resized) x.next_filt = p.filt; /* `area` planned, its resize not: it still applies */
-    e = recio__exec_run(&x, p.next, out);
+    e = recio__jpeg_run(&x, p.next, out, seed, W, H, ap);
     recio_image_free(&j.img);
     if (e != RECIO_OK && errmsg) recio__fmt(errmsg, cap, "transform: %s", recio_strerror(e));
     return e;
@@ -7542,7 +7600,8 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
 #endif
 
 static recio_err recio__apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out, uint64_t seed,
-                                      const recio_encoded_desc *d, const recio__scratch *sc, char *errmsg, size_t errmsg_size) {
+                                      const recio_encoded_desc *d, const recio_apply_desc *ap, const recio__scratch *sc, char *errmsg,
+                                      size_t errmsg_size) {
     recio_image img;
     recio_err e;
     if (errmsg && errmsg_size) errmsg[0] = 0;
@@ -7552,24 +7611,30 @@ static recio_err recio__apply_encoded(const recio_transform *t, const void *byte
     }
 #ifdef RECIO_TURBOJPEG
     if (n >= 3 && ((const unsigned char *)bytes)[0] == 0xff && ((const unsigned char *)bytes)[1] == 0xd8)
-        return recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, d, sc, errmsg, errmsg_size);
+        return recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, d, ap, sc, errmsg, errmsg_size);
 #endif
     if ((e = recio__decode(&img, bytes, n, d->channels, 0, errmsg, errmsg_size, &t->alloc)) != RECIO_OK) return e;
-    e = recio__apply_in(t, &img, out, seed, sc);
+    e = ap ? recio__apply_tgt(t, &img, out, seed, sc, ap) : recio__apply_in(t, &img, out, seed, sc);
     recio_image_free(&img);
     if (e != RECIO_OK && errmsg) recio__fmt(errmsg, errmsg_size, "transform: %s", recio_strerror(e));
     return e;
 }
 
-RECIODEF recio_err recio_transform_apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
-                                                 uint64_t seed, const recio_encoded_desc *desc, char *errmsg, size_t errmsg_size) {
+RECIODEF recio_err recio_transform_apply_encoded_ex(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
+                                                    uint64_t seed, const recio_encoded_desc *desc, const recio_apply_desc *apply,
+                                                    char *errmsg, size_t errmsg_size) {
     recio_encoded_desc d;
     recio__scratch sc;
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     memset(&sc, 0, sizeof sc);
     sc.p = d.scratch, sc.n = d.scratch_size;
-    return recio__apply_encoded(t, bytes, n, out, seed, &d, &sc, errmsg, errmsg_size);
+    return recio__apply_encoded(t, bytes, n, out, seed, &d, apply, &sc, errmsg, errmsg_size);
+}
+
+RECIODEF recio_err recio_transform_apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
+                                                 uint64_t seed, const recio_encoded_desc *desc, char *errmsg, size_t errmsg_size) {
+    return recio_transform_apply_encoded_ex(t, bytes, n, out, seed, desc, NULL, errmsg, errmsg_size);
 }
 
 /* ---- shapes without pixels: output shape and a scratch bound, by the ops' own shape rules and
@@ -8304,7 +8369,7 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     memset(&sc, 0, sizeof sc);
     sc.p = blk->cap ? blk->p : NULL, sc.n = blk->cap, sc.grow = 1, sc.asked = &asked;
     dst = recio_image_wrap(out, sh->width, sh->height, sh->channels, sh->dtype, sh->layout, 0);
-    e = recio__apply_encoded(it->tf, ir->image, ir->image_size, &dst, seed, &d, &sc, what, RECIO_ITER_ERRMSG);
+    e = recio__apply_encoded(it->tf, ir->image, ir->image_size, &dst, seed, &d, NULL, &sc, what, RECIO_ITER_ERRMSG);
     if (asked > blk->cap) recio__it_reserve(&it->d.alloc, blk, asked); /* if it cannot, heap blocks still serve */
     if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && recio__info(ir->image, ir->image_size, &w, &h, NULL, &it->d.alloc) == RECIO_OK)
         recio__fmt(what, RECIO_ITER_ERRMSG, "the chain's output for this %dx%d image is not %dx%dx%d like the first record's (end the spec with a fixed-size crop or resize)",

@@ -302,6 +302,51 @@ static void test_mask_fill_and_args(void) {
     free_scene(&s);
 }
 
+static int same_pixels(const recio_image *a, const recio_image *b);
+
+/* Decode + apply_ex and apply_encoded with the same boxes and mask give the same boxes and mask,
+   whatever window of the JPEG the planner decodes and at whatever DCT scale (the planned ops'
+   steps are replayed at full size), and the image of the plain path at full scale. */
+static void test_encoded_path(void) {
+    static const char *specs[] = {"crop(3,5,400,300) random_resized_crop(120,0.2,0.9) random_flip(0.5)",
+                                  "resize_short(200) random_crop(150,120) rotate(10)", "area resize(100,80) center_crop(60) pad(3)",
+                                  "random_crop(300,200) crop(10,10,200,150) resize(90,70) vflip", "letterbox(128,128) gray", NULL};
+    size_t n = 0;
+    unsigned char *jpg = t_slurp("tests/data/photos/chelsea-500x375.jpg", &n);
+    recio_image dec = {0}, mask;
+    int i, seed, scale, y;
+    CHECK(jpg && recio_image_decode(&dec, jpg, n, 0) == RECIO_OK);
+    CHECK(recio_image_alloc(&mask, dec.width, dec.height, 1, RECIO_U8, RECIO_HWC, NULL) == RECIO_OK);
+    for (y = 0; y < mask.height; y++) memset((unsigned char *)mask.data + (size_t)y * mask.stride, y * 7 / mask.height, (size_t)mask.width);
+    for (i = 0; jpg && specs[i]; i++)
+        for (seed = 0; seed < 4; seed++)
+            for (scale = 0; scale < 2; scale++) {
+                float obj[15] = {0, 0.1f, 0.1f, 0.6f, 0.5f, 1, 0.4f, 0.3f, 0.95f, 0.9f, 2, 0.0f, 0.7f, 0.2f, 1.0f}, a[15], b[15];
+                int ka = -1, kb = -1;
+                recio_transform *t = NULL;
+                recio_image oa = {0}, ob = {0}, ma = {0}, mb = {0};
+                recio_apply_desc d;
+                recio_encoded_desc ed;
+                memset(&d, 0, sizeof d);
+                memset(&ed, 0, sizeof ed);
+                d.boxes = obj, d.count = 3, d.mask = &mask;
+                d.boxes_out = a, d.count_out = &ka, d.mask_out = &ma;
+                CHECK(recio_transform_parse(&t, specs[i]) == RECIO_OK);
+                CHECK(recio_transform_apply_ex(t, &dec, &oa, (uint64_t)seed, &d) == RECIO_OK);
+                d.boxes_out = b, d.count_out = &kb, d.mask_out = &mb;
+                ed.full_scale = !scale;
+                CHECK(recio_transform_apply_encoded_ex(t, jpg, n, &ob, (uint64_t)seed, &ed, &d, NULL, 0) == RECIO_OK);
+                if (ka != kb || memcmp(a, b, sizeof(float) * 5 * (size_t)(ka > 0 ? ka : 0)) != 0 || !same_pixels(&ma, &mb) ||
+                    (!scale && !same_pixels(&oa, &ob)))
+                    fprintf(stderr, "  '%s' seed %d%s: the encoded path differs\n", specs[i], seed, scale ? " (DCT-scaled)" : ""), CHECK(0);
+                recio_image_free(&oa), recio_image_free(&ob), recio_image_free(&ma), recio_image_free(&mb);
+                recio_transform_free(t);
+            }
+    recio_image_free(&dec);
+    recio_image_free(&mask);
+    free(jpg);
+}
+
 /* ---- the command: recio apply --boxes/--boxes-out and --mask/--mask-out (the contract) ---- */
 
 static int sh(const char *cmd) {
@@ -507,6 +552,7 @@ int main(void) {
     RUN(test_boxes_and_mask_follow_pixels);
     RUN(test_drop_and_clip);
     RUN(test_mask_fill_and_args);
+    RUN(test_encoded_path);
     RUN(test_cli_boxes_and_mask);
     RUN(test_det_layout);
     RUN(test_show_draws_boxes);
