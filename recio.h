@@ -2780,7 +2780,8 @@ static int recio__whole(float v, double lo, double hi) { return v >= lo && v <= 
 
 RECIODEF recio_err recio_det_layout_of(const float *labels, size_t n, recio_det_layout *out) {
     size_t a, b;
-    if (!labels || !out || n < 2 || !recio__whole(labels[0], 2, (double)n) || !recio__whole(labels[1], 5, 1e9)) return RECIO_ERR_FORMAT;
+    if (!labels || !out || n < 2 || !recio__whole(labels[0], 2, (double)n) || !recio__whole(labels[1], 5, 1e9))
+        return RECIO_ERR_FORMAT;
     a = (size_t)labels[0], b = (size_t)labels[1];
     if ((n - a) % b != 0 || (n - a) / b > UINT32_MAX) return RECIO_ERR_FORMAT;
     out->header_width = (uint32_t)a, out->object_width = (uint32_t)b, out->count = (uint32_t)((n - a) / b);
@@ -6963,7 +6964,8 @@ static recio_err recio__x_choice(recio__exec *x, const recio__node *n) {
 static recio_err recio__x_group(recio__exec *x, const recio__node *n) { return recio__exec_list(x, n->child); }
 
 /* A group of ops run in order: a sub-policy, or the AutoAugment preset; not written in specs. */
-static const recio__opdef recio__op_group = {"group", 0, 0, {0}, RECIO__OPF_LIST, 0, NULL, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL};
+static const recio__opdef recio__op_group = {"group", 0, 0, {0}, RECIO__OPF_LIST, 0, NULL, recio__sh_group, NULL, NULL,
+                                              recio__x_group, NULL, NULL};
 
 /* The list after the name: "(P, OPS...)" for random_apply (p set), "(OPS...)" or "((OPS...),...)". */
 static recio_err recio__parse_policy(recio__parser *ps, const recio__opdef *d, int self, const char *name_at, int prob, int groups) {
