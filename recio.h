@@ -18,7 +18,8 @@
       5. IMAGE OPS    decode, resize, crop, flip, colour, normalize: one image per call; the
                       kernel table (scalar / SSE2 / AVX2 / NEON columns of the hot loops)
       6. RANDOM       the transform spec: the op table (one descriptor per op), its parser,
-                      executor, JPEG window planner and shape/scratch walk; random policies
+                      executor, JPEG window planner and shape/scratch walk; random policies;
+                      boxes and masks moved by each geometric op's steps
       7. PREFETCHER   ring buffer of reusable slots (only with RECIO_THREADS)
       8. ITERATOR     batches of augmented images (ImageRecordIter in C)
 
@@ -60,6 +61,7 @@
       flip and normalize run fused in one pass. Caller buffers and a scratch area make the
       per-image path allocation-free. recio_transform_apply_encoded decodes and applies in one
       call; with RECIO_TURBOJPEG it decodes only the part of a JPEG the chain's crops keep.
+      recio_transform_apply_ex also moves detection boxes and a segmentation mask with the pixels.
 
    ERRORS
       Every fallible call returns recio_err: RECIO_OK (0), RECIO_END (1, no more records) or a
@@ -378,6 +380,24 @@ RECIODEF float recio_irecord_label(const recio_irecord *r, uint32_t i); /* label
 RECIODEF size_t recio_irecord_header_size(uint32_t nlabels);
 RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32_t nlabels, uint64_t id, uint64_t id2);
 
+/* MXNET DETECTION LABELS: the labels of im2rec's object-detection records (SageMaker's format, read
+   by MXNet's ImageDetRecordIter): [A, B, A - 2 header floats (e.g. the image's width and height),
+   then objects of B floats each: class, xmin, ymin, xmax, ymax (normalised 0..1, x right, y down),
+   then any extra floats of the object (e.g. "difficult")]. A >= 2 and B >= 5 are whole numbers and
+   the objects fill the rest exactly; an object of class -1 is MXNet's padding, not an object.
+   Objects in this layout are what recio_apply_desc.boxes takes (stride B). */
+typedef struct recio_det_layout {
+    uint32_t header_width; /* A: floats before the first object */
+    uint32_t object_width; /* B: floats per object */
+    uint32_t count;        /* objects: object i is labels[A + i*B] .. labels[A + i*B + B - 1] */
+} recio_det_layout;
+/* The layout of n labels; RECIO_ERR_FORMAT when they are not one (a classification label, say). */
+RECIODEF recio_err recio_det_layout_of(const float *labels, size_t n, recio_det_layout *out);
+/* Write [2 + nextra, object_width, extra..., objects...] into dst (cap floats). Returns how many
+   floats the labels take; nothing is written when that is more than cap (0 when object_width < 5). */
+RECIODEF size_t recio_det_labels(float *dst, size_t cap, const float *extra, uint32_t nextra, const float *objects,
+                                 uint32_t object_width, uint32_t count);
+
 /* ==================================================================================================
    4. SPLIT
    ================================================================================================== */
@@ -582,6 +602,7 @@ RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h,
 RECIODEF recio_err recio_image_crop(const recio_image *in, recio_image *view, int x, int y, int w, int h);
 RECIODEF recio_err recio_image_center_crop(const recio_image *in, recio_image *view, int w, int h);
 RECIODEF recio_err recio_image_flip(const recio_image *in, recio_image *out); /* horizontal mirror, any type */
+RECIODEF recio_err recio_image_vflip(const recio_image *in, recio_image *out); /* vertical mirror, any type */
 /* u8 HWC to w x h. */
 RECIODEF recio_err recio_image_resize(const recio_image *in, recio_image *out, int w, int h, recio_filter f);
 /* Shorter side to s, the other floor(long*s/short). recio_resize_short_size gives that size. */
@@ -631,7 +652,8 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
    by commas. Sizes are pixels, probabilities in [0, 1].
       resize(W,H) resize_short(S) center_crop(W[,H]) crop(X,Y,W,H) random_crop(W[,H])
       random_resized_crop(S[,smin,smax,rmin,rmax])  (defaults 0.08, 1, 3/4, 4/3; torchvision's algorithm)
-      flip random_flip(P) rotate(DEG) random_rotate(DEG) pad(N[,VALUE])
+      flip random_flip(P) vflip random_vflip(P) rotate(DEG) random_rotate(DEG) pad(N[,VALUE])
+      resize_long(S) letterbox(W,H[,VALUE]) random_expand(MAX[,VALUE])   (detection: see docs/image.md)
       brightness(F) contrast(F) saturation(F) hue(F) color_jitter(B,C,S[,H]) lighting(STD) gray
       float normalize(imagenet | M0,M1,M2,S0,S1,S2) chw f16 i8(SCALE[,ZERO])
       posterize(BITS) solarize(T) autocontrast equalize invert sharpness(F) shear_x(F) shear_y(F)
@@ -639,7 +661,8 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
       random_apply(P, OPS...) random_choice(OPS...) random_subpolicy((OPS...),(OPS...),...)
       autoaugment   (AutoAugment's ImageNet policy: the spec recio_autoaugment_imagenet() returns)
       area   (the next resize, resize_short or random_resized_crop uses the antialiased AREA filter)
-   Resizes use RECIO_LINEAR unless preceded by `area`.
+   Resizes use RECIO_LINEAR unless preceded by `area`. Boxes and masks (recio_transform_apply_ex)
+   move with the ops of the first four lines and with shear_x/shear_y; the others leave them alone.
    FUSION: runs of crop / resize / flip / float / normalize / chw are computed in one pass (only the
    pixels that survive the crops are resampled) with exactly the numbers of the op-by-op chain. */
 typedef struct recio_transform recio_transform;
@@ -683,6 +706,14 @@ typedef struct recio_encoded_desc {
 } recio_encoded_desc;
 RECIODEF recio_err recio_transform_apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
                                                  uint64_t seed, const recio_encoded_desc *desc, char *errmsg, size_t errmsg_size);
+/* The same with boxes and/or a mask of the full-size image moved with it, as recio_transform_apply_ex
+   moves them (apply may be NULL; its scratch fields are not used: desc's are). The ops the planner
+   ran before decoding are replayed on them at full size with the same draws, so they come out as
+   with decode + recio_transform_apply_ex whatever the window and DCT scale decoded. */
+typedef struct recio_apply_desc recio_apply_desc;
+RECIODEF recio_err recio_transform_apply_encoded_ex(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
+                                                    uint64_t seed, const recio_encoded_desc *desc, const recio_apply_desc *apply,
+                                                    char *errmsg, size_t errmsg_size);
 /* Upper bound of the scratch bytes for an input of w x h x channels (u8 HWC), whatever the seed:
    the sum of what each op takes, by the same size functions the ops allocate with. After a policy
    whose branches differ in size, the largest of them is carried on; SIZE_MAX when that cannot be
@@ -694,6 +725,37 @@ RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w,
 /* The smallest shorter side the transform's first resize needs (S of a leading resize_short(S) or
    random_resized_crop(S)), 0 when it needs full resolution: the min_short of recio_image_decode_scaled. */
 RECIODEF int recio_transform_decode_hint(const recio_transform *t);
+/* BOXES AND MASKS (detection, segmentation) beside the image. The chain's geometric ops (crops,
+   resizes, flips, pad, rotate, shear) move them exactly as they move the pixels, with the same random
+   draws, so the image is the one recio_transform_apply gives for that seed. A box becomes the
+   axis-aligned bounding box of its moved corners (exact for crops, resizes, flips and pad), is
+   clipped to the image after each op, and is dropped when its centre leaves the image (MXNet's
+   default emit mode); photometric ops leave boxes and mask alone. The mask (u8, 1 channel, HWC,
+   the input's size: one label per pixel) is moved by nearest-neighbour sampling (a resize takes the
+   source pixel under each output pixel's centre) and the areas the geometry uncovers get mask_fill.
+   Boxes and mask take their working memory from the transform's allocator (not from scratch).
+   A zero-initialised desc is a plain apply. */
+enum { RECIO_MASK_FILL_ZERO = -1 }; /* mask_fill for label 0 (0 itself means the default, 255) */
+struct recio_apply_desc {
+    const float *boxes;      /* optional in: count objects of `stride` floats: class, xmin, ymin, xmax,
+                                ymax (normalised to the input: 0..1, x right, y down), then any extra
+                                floats of the object, carried along unchanged */
+    int count;
+    int stride;              /* floats per object, >= 5; 0 = 5 */
+    float *boxes_out;        /* out (with boxes): room for count objects; may be `boxes` itself. The kept
+                                objects come first, in input order, normalised to the output */
+    int *count_out;          /* out (with boxes): how many were kept */
+    const recio_image *mask; /* optional in: u8, 1 channel, HWC, the input's width and height */
+    recio_image *mask_out;   /* out (with mask): the output's size, by the output convention above */
+    int mask_fill;           /* label of uncovered mask areas: 0 = 255 (the usual "ignore" label),
+                                1..255 as given, RECIO_MASK_FILL_ZERO = 0 */
+    void *scratch;           /* as recio_transform_apply_scratch (the pixels' memory); NULL = allocate */
+    size_t scratch_size;
+};
+/* Apply with boxes and/or a mask (desc may be NULL). RECIO_ERR_ARG for a bad desc (boxes without
+   boxes_out or count_out, stride < 5, a mask that is not u8 1-channel HWC of the input's size). */
+RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
+                                            const recio_apply_desc *desc);
 /* The spec of the AutoAugment ImageNet policy in this grammar, for recio_transform_parse. */
 RECIODEF const char *recio_autoaugment_imagenet(void);
 #endif /* RECIO_NO_IMAGE */
@@ -2733,6 +2795,30 @@ RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32
     if (nlabels != 1)
         for (i = 0; i < nlabels; i++) recio_store_f32le(p + RECIO_IRHEADER_SIZE + 4 * (size_t)i, labels[i]);
     return recio_irecord_header_size(nlabels);
+}
+
+/* A label that is a whole number in [lo, hi], as the layout's widths must be. */
+static int recio__whole(float v, double lo, double hi) { return v >= lo && v <= hi && (double)(int64_t)v == v; }
+
+RECIODEF recio_err recio_det_layout_of(const float *labels, size_t n, recio_det_layout *out) {
+    size_t a, b;
+    if (!labels || !out || n < 2 || !recio__whole(labels[0], 2, (double)n) || !recio__whole(labels[1], 5, 1e9))
+        return RECIO_ERR_FORMAT;
+    a = (size_t)labels[0], b = (size_t)labels[1];
+    if ((n - a) % b != 0 || (n - a) / b > UINT32_MAX) return RECIO_ERR_FORMAT;
+    out->header_width = (uint32_t)a, out->object_width = (uint32_t)b, out->count = (uint32_t)((n - a) / b);
+    return RECIO_OK;
+}
+
+RECIODEF size_t recio_det_labels(float *dst, size_t cap, const float *extra, uint32_t nextra, const float *objects,
+                                 uint32_t object_width, uint32_t count) {
+    size_t body = (size_t)object_width * count, n = 2 + (size_t)nextra + body;
+    if (object_width < 5 || (count && body / count != object_width) || n < body) return 0;
+    if (n > cap || !dst) return n;
+    dst[0] = (float)(2 + (size_t)nextra), dst[1] = (float)object_width;
+    if (nextra) memcpy(dst + 2, extra, nextra * sizeof *dst);
+    if (body) memcpy(dst + 2 + nextra, objects, body * sizeof *dst);
+    return n;
 }
 
 /* ---- 4. SPLIT: implementation ------------------------------------------------------------------ */
@@ -5158,6 +5244,19 @@ RECIODEF recio_err recio_image_flip(const recio_image *in, recio_image *out) {
     return RECIO_OK;
 }
 
+RECIODEF recio_err recio_image_vflip(const recio_image *in, recio_image *out) {
+    size_t rb;
+    int y, c, planes;
+    recio_err e;
+    if (!recio__valid(in)) return RECIO_ERR_ARG;
+    if ((e = recio__out(out, in->width, in->height, in->channels, in->dtype, in->layout)) != RECIO_OK) return e;
+    rb = recio__row_bytes(in->width, in->channels, in->dtype, in->layout);
+    planes = in->layout == RECIO_CHW ? in->channels : 1;
+    for (c = 0; c < planes; c++)
+        for (y = 0; y < in->height; y++) memcpy(recio__at(out, 0, in->height - 1 - y, c), recio__at(in, 0, y, c), rb);
+    return RECIO_OK;
+}
+
 RECIODEF void recio_resize_short_size(int w, int h, int s, int *ow, int *oh) {
     if (w <= h) {
         *ow = s;
@@ -5578,21 +5677,20 @@ RECIODEF recio_err recio_image_rotate(const recio_image *in, recio_image *out, f
     return recio_image_affine(in, out, m, b, border_value);
 }
 
-RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int n, float value) {
-    int x, y, c, w, h;
+/* in placed at (x0, y0) of a w x h canvas filled with value (HWC, any dtype): pad, letterbox, expand. */
+static recio_err recio__place(const recio_image *in, recio_image *out, int x0, int y0, int w, int h, float value) {
+    int x, y, c;
     size_t rb;
     recio_err e;
-    if (!recio__valid(in) || in->layout != RECIO_HWC || n < 0 || n > (INT_MAX - in->width) / 2 || n > (INT_MAX - in->height) / 2)
+    if (!recio__valid(in) || in->layout != RECIO_HWC || x0 < 0 || y0 < 0 || in->width > w - x0 || in->height > h - y0)
         return RECIO_ERR_ARG;
-    w = in->width + 2 * n;
-    h = in->height + 2 * n;
     if (!recio__shape_ok(w, h, in->channels, in->dtype)) return RECIO_ERR_ARG;
     if ((e = recio__out(out, w, h, in->channels, in->dtype, RECIO_HWC)) != RECIO_OK) return e;
     rb = recio__row_bytes(in->width, in->channels, in->dtype, RECIO_HWC);
     for (y = 0; y < h; y++) {
         for (x = 0; x < w; x++) {
-            if (y >= n && y < n + in->height && x == n) {
-                memcpy(recio__at(out, x, y, 0), recio__at(in, 0, y - n, 0), rb);
+            if (y >= y0 && y < y0 + in->height && x == x0) {
+                memcpy(recio__at(out, x, y, 0), recio__at(in, 0, y - y0, 0), rb);
                 x += in->width - 1;
                 continue;
             }
@@ -5600,6 +5698,11 @@ RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int 
         }
     }
     return RECIO_OK;
+}
+
+RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int n, float value) {
+    if (!recio__valid(in) || n < 0 || n > (INT_MAX - in->width) / 2 || n > (INT_MAX - in->height) / 2) return RECIO_ERR_ARG;
+    return recio__place(in, out, n, n, in->width + 2 * n, in->height + 2 * n, value);
 }
 
 /* ---- colour: one 3x3 matrix (plus offset) per pixel, or per-pixel grey mixing ---- */
@@ -5820,11 +5923,19 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out) {
             executor's output images all use it;
      plan   its role for the JPEG window planner, which works out leading crops and the first resize
             on the header before decoding (NULL: the planner stops there);
+     geom   what a geometric op does, with its random parameters drawn: one or two steps (recio__geo),
+            each an affine map of its input onto its output. The executor (recio__x_geo, the exec
+            of every geometric op) gives each step to the pixels, to the boxes and to the mask, so
+            all three move by the same draw; an op without geom leaves boxes and mask alone;
      exec   how the executor runs it (NULL: materialise the pixels, then `pix` into a new image);
      pix    the pixel work of an op that needs real pixels (fop: when that is a public op of one
             factor, recio_image_brightness and the like, called with arg[0]).
-   `flags` say what it needs and what it does to boxes and masks. Adding an op is one descriptor
-   plus its functions; nothing depends on the order of the table. */
+   `flags` say what it needs. Adding an op is one descriptor plus its functions; nothing depends on
+   the order of the table.
+   Why steps and not the executor's fused state (dw/dh/ox/oy/ow/oh/flip): that state is reset by
+   every op that materialises pixels, and rotate, shear and pad are not in it at all; a step is the
+   exact map of one op, the fused pass computes every pixel by the composition of the same maps,
+   and boxes and masks are cheap enough to move at each step. */
 typedef struct recio__opdef recio__opdef;
 
 typedef struct recio__node {
@@ -5872,9 +5983,23 @@ typedef struct recio__plan {
 } recio__plan;
 
 typedef struct recio__exec recio__exec;
+typedef struct recio__tgt recio__tgt;
 
-enum { /* what an op needs, and what it does to boxes and masks */
-    RECIO__OPF_GEOM = 1,     /* moves pixels: boxes and masks move with it (none set: they stay) */
+/* One geometric step of an op, its parameters drawn. m maps output to input coordinates with pixel
+   centres at integers (recio_image_affine's m); the mask samples through it and the boxes go
+   through its inverse. kind says how the pixels move: crop, resize and flip join the pending pass,
+   PIX runs the op's pix function (which reads the step from the executor). */
+enum { RECIO__GEO_CROP = 1, RECIO__GEO_RESIZE, RECIO__GEO_FLIP, RECIO__GEO_PIX };
+typedef struct recio__geo {
+    int kind;
+    int x0, y0;  /* crop: the corner */
+    int w, h;    /* the step's output size */
+    int sw, sh;  /* its input size */
+    double m[6];
+} recio__geo;
+
+enum { /* what an op needs */
+    RECIO__OPF_GEOM = 1,     /* moves pixels (it has geom): boxes and masks move with it */
     RECIO__OPF_U8 = 2,       /* needs u8 HWC pixels, else RECIO_ERR_UNSUPPORTED */
     RECIO__OPF_RESAMPLE = 4, /* one resampling pass: the scratch walk counts its taps and rows */
     RECIO__OPF_HINT = 8,     /* arg[0] is the shorter side its resize needs: recio_transform_decode_hint */
@@ -5895,6 +6020,7 @@ struct recio__opdef {
     recio_err (*parse)(recio__parser *ps, const recio__opdef *d, int self, const char *at);
     void (*shape)(const recio_transform *t, const recio__node *n, recio__shp *s);
     int (*plan)(const recio__node *n, recio_rng *g, recio__plan *p); /* 1 planned, 0 stop, -1 would fail */
+    int (*geom)(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]); /* steps, -1 cannot run */
     recio_err (*exec)(recio__exec *x, const recio__node *n);
     recio_err (*pix)(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *out);
     recio_err (*fop)(const recio_image *in, recio_image *out, float f); /* or a public op of arg[0] */
@@ -6044,6 +6170,8 @@ struct recio__exec {
     float lut[4 * 256];
     int affine;       /* lut[c][v] is ((float)v - am[c]) / as[c] exactly (one normalize, or float) */
     float am[4], as[4];
+    const recio__geo *geo; /* the step a geometric op's pix runs */
+    recio__tgt *tg;        /* boxes and mask riding along; NULL = none */
 };
 
 static void recio__exec_reset(recio__exec *x) {
@@ -6246,6 +6374,59 @@ static recio_err recio__exec_op(recio__exec *x, const recio__node *n) {
     return n->op->exec ? n->op->exec(x, n) : recio__x_pixels(x, n);
 }
 
+/* ---- geometric steps: built by the ops' geom functions, run on the pixels, the boxes, the mask ---- */
+
+static void recio__geo_map(recio__geo *g, int kind, int sw, int sh, int w, int h, const double m[6]) {
+    memset(g, 0, sizeof *g);
+    g->kind = kind, g->sw = sw, g->sh = sh, g->w = w, g->h = h;
+    memcpy(g->m, m, sizeof g->m);
+}
+/* A cw x ch crop at (x0, y0) of a w x h image; -1 when it does not fit. */
+static int recio__geo_crop(recio__geo *g, int w, int h, int x0, int y0, int cw, int ch) {
+    double m[6] = {1, 0, 0, 0, 1, 0};
+    if (x0 < 0 || y0 < 0 || cw <= 0 || ch <= 0 || cw > w - x0 || ch > h - y0) return -1;
+    m[2] = x0, m[5] = y0;
+    recio__geo_map(g, RECIO__GEO_CROP, w, h, cw, ch, m);
+    g->x0 = x0, g->y0 = y0;
+    return 1;
+}
+/* A resize of w x h to dw x dh: half-pixel centres, (x + 0.5) * w / dw - 0.5 (the resampler's). */
+static int recio__geo_resize(recio__geo *g, int w, int h, int dw, int dh) {
+    double m[6] = {0, 0, 0, 0, 0, 0};
+    if (dw <= 0 || dh <= 0) return -1;
+    m[0] = (double)w / dw, m[2] = 0.5 * m[0] - 0.5;
+    m[4] = (double)h / dh, m[5] = 0.5 * m[4] - 0.5;
+    recio__geo_map(g, RECIO__GEO_RESIZE, w, h, dw, dh, m);
+    return 1;
+}
+
+static recio_err recio__geo_pixels(recio__exec *x, const recio__node *n, const recio__geo *g) {
+    recio_err e;
+    if (g->kind == RECIO__GEO_CROP) return recio__exec_crop(x, g->x0, g->y0, g->w, g->h);
+    if (g->kind == RECIO__GEO_RESIZE) return recio__exec_resize(x, g->w, g->h);
+    if (g->kind == RECIO__GEO_FLIP) return recio__exec_flip(x);
+    x->geo = g;
+    e = recio__x_pixels(x, n);
+    x->geo = NULL;
+    return e;
+}
+
+static recio_err recio__tgt_step(recio__tgt *tg, const recio__geo *g);
+
+/* The exec of every geometric op: its steps, drawn once, applied to pixels, boxes and mask. */
+static recio_err recio__x_geo(recio__exec *x, const recio__node *n) {
+    recio__geo g[2];
+    recio_image s = recio__exec_shape(x);
+    int k = n->op->geom(x, n, s.width, s.height, g), i;
+    recio_err e;
+    if (k < 0) return RECIO_ERR_ARG;
+    for (i = 0; i < k; i++) {
+        if ((e = recio__geo_pixels(x, n, &g[i])) != RECIO_OK) return e;
+        if (x->tg && (e = recio__tgt_step(x->tg, &g[i])) != RECIO_OK) return e;
+    }
+    return RECIO_OK;
+}
+
 /* Width and height of a crop op: W, and H when given (else square). */
 static void recio__crop_size(const recio__node *n, int *w, int *h) {
     *w = (int)n->arg[0];
@@ -6270,8 +6451,9 @@ static int recio__pl_resize(const recio__node *n, recio_rng *g, recio__plan *p) 
     p->dw = (int)n->arg[0], p->dh = (int)n->arg[1];
     return recio__pl_resized(p);
 }
-static recio_err recio__x_resize(recio__exec *x, const recio__node *n) {
-    return recio__exec_resize(x, (int)n->arg[0], (int)n->arg[1]);
+static int recio__g_resize(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    (void)x;
+    return recio__geo_resize(g, w, h, (int)n->arg[0], (int)n->arg[1]);
 }
 
 /* resize_short(S) */
@@ -6292,11 +6474,11 @@ static int recio__pl_resize_short(const recio__node *n, recio_rng *g, recio__pla
     recio_resize_short_size(p->r[2], p->r[3], (int)n->arg[0], &p->dw, &p->dh);
     return recio__pl_resized(p);
 }
-static recio_err recio__x_resize_short(recio__exec *x, const recio__node *n) {
-    recio_image s = recio__exec_shape(x);
-    int w, h;
-    recio_resize_short_size(s.width, s.height, (int)n->arg[0], &w, &h);
-    return w > 0 && h > 0 ? recio__exec_resize(x, w, h) : RECIO_ERR_ARG;
+static int recio__g_resize_short(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    int dw, dh;
+    (void)x;
+    recio_resize_short_size(w, h, (int)n->arg[0], &dw, &dh);
+    return recio__geo_resize(g, w, h, dw, dh);
 }
 
 /* Crops narrow the source rectangle before the resize and the window of its output after it. */
@@ -6326,11 +6508,11 @@ static int recio__pl_center_crop(const recio__node *n, recio_rng *g, recio__plan
     recio__crop_size(n, &w, &h);
     return recio__pl_box(p, (box[2] - w) / 2, (box[3] - h) / 2, w, h);
 }
-static recio_err recio__x_center_crop(recio__exec *x, const recio__node *n) {
-    recio_image s = recio__exec_shape(x);
-    int w, h;
-    recio__crop_size(n, &w, &h);
-    return recio__exec_crop(x, (s.width - w) / 2, (s.height - h) / 2, w, h);
+static int recio__g_center_crop(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    int cw, ch;
+    (void)x;
+    recio__crop_size(n, &cw, &ch);
+    return recio__geo_crop(g, w, h, (w - cw) / 2, (h - ch) / 2, cw, ch);
 }
 
 /* crop(X,Y,W,H) */
@@ -6344,8 +6526,9 @@ static int recio__pl_crop(const recio__node *n, recio_rng *g, recio__plan *p) {
     (void)g;
     return recio__pl_box(p, (int)n->arg[0], (int)n->arg[1], (int)n->arg[2], (int)n->arg[3]);
 }
-static recio_err recio__x_crop(recio__exec *x, const recio__node *n) {
-    return recio__exec_crop(x, (int)n->arg[0], (int)n->arg[1], (int)n->arg[2], (int)n->arg[3]);
+static int recio__g_crop(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    (void)x;
+    return recio__geo_crop(g, w, h, (int)n->arg[0], (int)n->arg[1], (int)n->arg[2], (int)n->arg[3]);
 }
 
 /* random_crop(W[,H]): the corner uniform over every position where the crop fits */
@@ -6362,12 +6545,11 @@ static int recio__pl_random_crop(const recio__node *n, recio_rng *g, recio__plan
     if (!recio__random_corner(g, box[2], box[3], w, h, &x0, &y0)) return -1;
     return recio__pl_box(p, x0, y0, w, h);
 }
-static recio_err recio__x_random_crop(recio__exec *x, const recio__node *n) {
-    recio_image s = recio__exec_shape(x);
-    int w, h, x0, y0;
-    recio__crop_size(n, &w, &h);
-    if (!recio__random_corner(&x->rng, s.width, s.height, w, h, &x0, &y0)) return RECIO_ERR_ARG;
-    return recio__exec_crop(x, x0, y0, w, h);
+static int recio__g_random_crop(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    int cw, ch, x0, y0;
+    recio__crop_size(n, &cw, &ch);
+    if (!recio__random_corner(&x->rng, w, h, cw, ch, &x0, &y0)) return -1;
+    return recio__geo_crop(g, w, h, x0, y0, cw, ch);
 }
 
 /* random_resized_crop(S[,smin,smax,rmin,rmax]) */
@@ -6383,22 +6565,32 @@ static int recio__pl_rrc(const recio__node *n, recio_rng *g, recio__plan *p) {
     p->dw = p->dh = (int)n->arg[0];
     return recio__pl_resized(p);
 }
-static recio_err recio__x_rrc(recio__exec *x, const recio__node *n) {
-    recio_image s = recio__exec_shape(x);
+static int recio__g_rrc(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
     int r[4];
-    recio_err e;
-    recio__rrc_rect(&x->rng, n, s.width, s.height, r);
-    if ((e = recio__exec_crop(x, r[0], r[1], r[2], r[3])) != RECIO_OK) return e;
-    return recio__exec_resize(x, (int)n->arg[0], (int)n->arg[0]);
+    recio__rrc_rect(&x->rng, n, w, h, r);
+    if (recio__geo_crop(g, w, h, r[0], r[1], r[2], r[3]) < 0) return -1;
+    return recio__geo_resize(g + 1, r[2], r[3], (int)n->arg[0], (int)n->arg[0]) < 0 ? -1 : 2;
 }
 
-/* flip, random_flip(P) */
-static recio_err recio__x_flip(recio__exec *x, const recio__node *n) {
-    (void)n;
-    return recio__exec_flip(x);
+/* flip, random_flip(P), vflip, random_vflip(P): mirrors; the vertical one on real pixels (the
+   pending pass mirrors only along x) */
+static int recio__g_flip(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    double m[6] = {-1, 0, 0, 0, 1, 0};
+    if (n->nargs && !(recio_rng_uniform(&x->rng) < n->arg[0])) return 0;
+    m[2] = w - 1;
+    recio__geo_map(g, RECIO__GEO_FLIP, w, h, w, h, m);
+    return 1;
 }
-static recio_err recio__x_random_flip(recio__exec *x, const recio__node *n) {
-    return recio_rng_uniform(&x->rng) < n->arg[0] ? recio__exec_flip(x) : RECIO_OK;
+static int recio__g_vflip(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    double m[6] = {1, 0, 0, 0, -1, 0};
+    if (n->nargs && !(recio_rng_uniform(&x->rng) < n->arg[0])) return 0;
+    m[5] = h - 1;
+    recio__geo_map(g, RECIO__GEO_PIX, w, h, w, h, m);
+    return 1;
+}
+static recio_err recio__p_vflip(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x, (void)n;
+    return recio_image_vflip(in, o);
 }
 
 /* area: the next resize uses the AREA filter */
@@ -6466,26 +6658,53 @@ static recio_err recio__p_i8(recio__exec *x, const recio__node *n, const recio_i
     return recio_image_convert(in, o, RECIO_I8, 1 / n->arg[0], n->nargs > 1 ? n->arg[1] : 0);
 }
 
-/* rotate(DEG), random_rotate(DEG), shear_x(F), shear_y(F), pad(N[,VALUE]) */
-static recio_err recio__p_rotate(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+/* rotate(DEG), random_rotate(DEG), shear_x(F), shear_y(F): warps whose float map the step carries
+   (recio_image_rotate's own matrix, so the pixels are the same bits), pad(N[,VALUE]) */
+static int recio__geo_warp(recio__geo *g, int w, int h, const float fm[6]) {
+    double m[6];
+    int i;
+    for (i = 0; i < 6; i++) m[i] = fm[i];
+    recio__geo_map(g, RECIO__GEO_PIX, w, h, w, h, m);
+    return 1;
+}
+static int recio__g_rotate(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    float m[6];
     (void)x;
-    return recio_image_rotate(in, o, n->arg[0], RECIO_BORDER_CONSTANT, 0);
+    recio__rot_matrix(m, w, h, n->arg[0]);
+    return recio__geo_warp(g, w, h, m);
 }
-static recio_err recio__p_random_rotate(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
-    return recio_image_rotate(in, o, (float)((recio_rng_uniform(&x->rng) * 2 - 1) * n->arg[0]), RECIO_BORDER_CONSTANT, 0);
+static int recio__g_random_rotate(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    float m[6];
+    recio__rot_matrix(m, w, h, (float)((recio_rng_uniform(&x->rng) * 2 - 1) * n->arg[0]));
+    return recio__geo_warp(g, w, h, m);
 }
-static recio_err recio__shear(const recio_image *in, recio_image *o, int at, float f) {
+static int recio__geo_shear(recio__geo *g, int w, int h, int at, float f) {
     float m[6] = {1, 0, 0, 0, 1, 0};
     m[at] = f;
+    return recio__geo_warp(g, w, h, m);
+}
+static int recio__g_shear_x(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    (void)x;
+    return recio__geo_shear(g, w, h, 1, n->arg[0]); /* x reads x + F*y */
+}
+static int recio__g_shear_y(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    (void)x;
+    return recio__geo_shear(g, w, h, 3, n->arg[0]); /* y reads y + F*x */
+}
+static recio_err recio__p_warp(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    float m[6];
+    int i;
+    (void)n;
+    for (i = 0; i < 6; i++) m[i] = (float)x->geo->m[i];
     return recio_image_affine(in, o, m, RECIO_BORDER_CONSTANT, 0);
 }
-static recio_err recio__p_shear_x(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+static int recio__g_pad(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    int p = (int)n->arg[0];
+    double m[6] = {1, 0, 0, 0, 1, 0};
     (void)x;
-    return recio__shear(in, o, 1, n->arg[0]);
-}
-static recio_err recio__p_shear_y(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
-    (void)x;
-    return recio__shear(in, o, 3, n->arg[0]);
+    m[2] = m[5] = -p;
+    recio__geo_map(g, RECIO__GEO_PIX, w, h, w + 2 * p, h + 2 * p, m);
+    return 1;
 }
 static void recio__sh_pad(const recio_transform *t, const recio__node *n, recio__shp *s) {
     (void)t;
@@ -6494,6 +6713,81 @@ static void recio__sh_pad(const recio_transform *t, const recio__node *n, recio_
 static recio_err recio__p_pad(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
     (void)x;
     return recio_image_pad(in, o, (int)n->arg[0], n->nargs > 1 ? n->arg[1] : 0);
+}
+
+/* Detection's resizes and zoom-out: resize_long(S), letterbox(W,H[,VALUE]), random_expand(MAX[,VALUE]) */
+static void recio__resize_long_size(int w, int h, int S, int *ow, int *oh) {
+    if (w >= h) *ow = S, *oh = (int)((int64_t)h * S / w);
+    else *oh = S, *ow = (int)((int64_t)w * S / h);
+    if (*ow < 1) *ow = 1;
+    if (*oh < 1) *oh = 1;
+}
+static void recio__sh_resize_long(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    int S = (int)n->arg[0];
+    (void)t;
+    if (s->varies) { /* branches: a square holds any of them; the shorter side may be 1 */
+        s->w = s->h = S, s->short_ = 1;
+        return;
+    }
+    recio__resize_long_size(s->w, s->h, S, &s->w, &s->h);
+    s->short_ = s->w < s->h ? s->w : s->h;
+}
+static int recio__g_resize_long(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    int dw, dh;
+    (void)x;
+    recio__resize_long_size(w, h, (int)n->arg[0], &dw, &dh);
+    return recio__geo_resize(g, w, h, dw, dh);
+}
+/* A canvas step: the w x h image placed at (x0, y0) of a cw x ch canvas (its pix fills the rest). */
+static int recio__geo_place(recio__geo *g, int w, int h, int x0, int y0, int cw, int ch) {
+    double m[6] = {1, 0, 0, 0, 1, 0};
+    if (x0 < 0 || y0 < 0 || w > cw - x0 || h > ch - y0) return -1;
+    m[2] = -x0, m[5] = -y0;
+    recio__geo_map(g, RECIO__GEO_PIX, w, h, cw, ch, m);
+    return 1;
+}
+static recio_err recio__p_place(recio__exec *x, const recio_image *in, recio_image *o, float value) {
+    return recio__place(in, o, (int)-x->geo->m[2], (int)-x->geo->m[5], x->geo->w, x->geo->h, value);
+}
+/* letterbox: fit inside W x H with the aspect kept (the other side rounded), centred, VALUE around */
+static void recio__sh_letterbox(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    (void)t;
+    s->w = (int)n->arg[0], s->h = (int)n->arg[1];
+    s->short_ = s->w < s->h ? s->w : s->h;
+}
+static int recio__g_letterbox(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    int W = (int)n->arg[0], H = (int)n->arg[1], nw = W, nh = H;
+    (void)x;
+    if ((int64_t)w * H >= (int64_t)h * W) nh = (int)(((int64_t)h * W * 2 + w) / (2 * (int64_t)w));
+    else nw = (int)(((int64_t)w * H * 2 + h) / (2 * (int64_t)h));
+    nw = nw < 1 ? 1 : nw > W ? W : nw, nh = nh < 1 ? 1 : nh > H ? H : nh;
+    if (recio__geo_resize(g, w, h, nw, nh) < 0) return -1;
+    return recio__geo_place(g + 1, nw, nh, (W - nw) / 2, (H - nh) / 2, W, H) < 0 ? -1 : 2;
+}
+static recio_err recio__p_letterbox(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    return recio__p_place(x, in, o, n->nargs > 2 ? n->arg[2] : 0);
+}
+/* random_expand: a canvas r times the image (r uniform in [1, MAX]), the image at a uniform position */
+#define RECIO__EXPAND_MAX 65535
+static int recio__expand_side(int v, double r) {
+    double c = floor(v * r);
+    return c > RECIO__EXPAND_MAX ? (v > RECIO__EXPAND_MAX ? v : RECIO__EXPAND_MAX) : (int)c;
+}
+static void recio__sh_expand(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    int w = recio__expand_side(s->w, n->arg[0] > 1 ? n->arg[0] : 1), h = recio__expand_side(s->h, n->arg[0] > 1 ? n->arg[0] : 1);
+    (void)t;
+    if (w != s->w || h != s->h) s->varies = 1; /* short_ stays: r may be 1 */
+    s->w = w, s->h = h;
+}
+static int recio__g_expand(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    double mx = n->arg[0] > 1 ? n->arg[0] : 1, r = 1 + (mx - 1) * recio_rng_uniform(&x->rng);
+    int cw = recio__expand_side(w, r), ch = recio__expand_side(h, r), x0, y0;
+    x0 = (int)recio_rng_below(&x->rng, (uint64_t)(cw - w) + 1);
+    y0 = (int)recio_rng_below(&x->rng, (uint64_t)(ch - h) + 1);
+    return recio__geo_place(g, w, h, x0, y0, cw, ch);
+}
+static recio_err recio__p_expand(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    return recio__p_place(x, in, o, n->nargs > 1 ? n->arg[1] : 0);
 }
 
 /* brightness(F), contrast(F), saturation(F), hue(F), gray, lighting(STD), color_jitter(B,C,S[,H]) */
@@ -6679,6 +6973,7 @@ static recio_err recio__x_materialise(recio__exec *x, const recio__node *n) {
     s.w = in->width, s.h = in->height, s.c = in->channels, s.t = in->dtype, s.l = in->layout;
     s.short_ = s.w < s.h ? s.w : s.h;
     if (d->shape) d->shape(x->t, n, &s);
+    if (x->geo) s.w = x->geo->w, s.h = x->geo->h; /* the size it drew (random_expand's shape is a bound) */
     if (!recio__shape_ok(s.w, s.h, s.c, s.t)) return RECIO_ERR_ARG;
     if ((e = recio__exec_alloc(x, &o, recio_image_shape(s.w, s.h, s.c, s.t, s.l))) != RECIO_OK) return e;
     e = d->pix ? d->pix(x, n, in, &o) : d->fop(in, &o, n->arg[0]);
@@ -6746,7 +7041,8 @@ static recio_err recio__x_choice(recio__exec *x, const recio__node *n) {
 static recio_err recio__x_group(recio__exec *x, const recio__node *n) { return recio__exec_list(x, n->child); }
 
 /* A group of ops run in order: a sub-policy, or the AutoAugment preset; not written in specs. */
-static const recio__opdef recio__op_group = {"group", 0, 0, {0}, RECIO__OPF_LIST, 0, NULL, recio__sh_group, NULL, recio__x_group, NULL, NULL};
+static const recio__opdef recio__op_group = {"group", 0, 0, {0}, RECIO__OPF_LIST, 0, NULL, recio__sh_group, NULL, NULL,
+                                              recio__x_group, NULL, NULL};
 
 /* The list after the name: "(P, OPS...)" for random_apply (p set), "(OPS...)" or "((OPS...),...)". */
 static recio_err recio__parse_policy(recio__parser *ps, const recio__opdef *d, int self, const char *name_at, int prob, int groups) {
@@ -6827,43 +7123,48 @@ static recio_err recio__parse_autoaugment(recio__parser *ps, const recio__opdef 
 /* ---- the table ---- */
 #define RECIO__G RECIO__OPF_GEOM
 static const recio__opdef recio__ops[] = {
-    /* name, args min..max, checks, flags, images, parse, shape, plan, exec, pix, fop */
-    {"resize", 2, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize, recio__pl_resize, recio__x_resize, NULL, NULL},
-    {"resize_short", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_resize_short, recio__pl_resize_short, recio__x_resize_short, NULL, NULL},
-    {"center_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_center_crop, recio__x_center_crop, NULL, NULL},
-    {"crop", 4, 4, {RECIO__A_INT, RECIO__A_INT, RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_crop, recio__pl_crop, recio__x_crop, NULL, NULL},
-    {"random_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_random_crop, recio__x_random_crop, NULL, NULL},
-    {"random_resized_crop", 1, 5, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_rrc, recio__pl_rrc, recio__x_rrc, NULL, NULL},
-    {"flip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__x_flip, NULL, NULL},
-    {"random_flip", 1, 1, {RECIO__A_PROB}, RECIO__G, 0, NULL, NULL, NULL, recio__x_random_flip, NULL, NULL},
-    {"rotate", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_rotate, NULL},
-    {"random_rotate", 1, 1, {RECIO__A_NONNEG}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_random_rotate, NULL},
-    {"shear_x", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_shear_x, NULL},
-    {"shear_y", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_shear_y, NULL},
-    {"pad", 1, 2, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_pad, NULL, NULL, recio__p_pad, NULL},
-    {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0, NULL, recio__sh_area, recio__pl_area, recio__x_area, NULL, NULL},
-    {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio_image_brightness},
-    {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio_image_contrast},
-    {"saturation", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio_image_saturation},
-    {"hue", 1, 1, {RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio_image_hue},
-    {"color_jitter", 3, 4, {RECIO__A_NONNEG}, 0, 5, NULL, NULL, NULL, recio__x_jitter, NULL, NULL},
-    {"lighting", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, recio__p_lighting, NULL},
-    {"gray", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, recio__p_gray, NULL},
-    {"posterize", 1, 1, {RECIO__A_BITS}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_posterize, NULL},
-    {"solarize", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_solarize, NULL},
-    {"autocontrast", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_autocontrast, NULL},
-    {"equalize", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_equalize, NULL},
-    {"invert", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_invert, NULL},
-    {"sharpness", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, recio__p_sharpness, NULL},
-    {"float", 0, 0, {0}, 0, 0, NULL, recio__sh_f32, NULL, recio__x_float, NULL, NULL},
-    {"normalize", 6, 6, {RECIO__A_NUM, RECIO__A_NUM, RECIO__A_NUM, RECIO__A_POS}, 0, 0, recio__parse_normalize, recio__sh_f32, NULL, recio__x_normalize, NULL, NULL},
-    {"chw", 0, 0, {0}, 0, 0, NULL, recio__sh_chw, NULL, recio__x_chw, recio__p_chw, NULL},
-    {"f16", 0, 0, {0}, 0, 0, NULL, recio__sh_f16, NULL, NULL, recio__p_f16, NULL},
-    {"i8", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, 0, 0, NULL, recio__sh_i8, NULL, NULL, recio__p_i8, NULL},
-    {"random_apply", 1, 1, {RECIO__A_PROB}, RECIO__OPF_LIST, 0, recio__parse_apply, recio__sh_apply, NULL, recio__x_apply, NULL, NULL},
-    {"random_choice", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_choice, recio__sh_choice, NULL, recio__x_choice, NULL, NULL},
-    {"random_subpolicy", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_subpolicy, recio__sh_choice, NULL, recio__x_choice, NULL, NULL},
-    {"autoaugment", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_autoaugment, recio__sh_group, NULL, recio__x_group, NULL, NULL},
+    /* name, args min..max, checks, flags, images, parse, shape, plan, geom, exec, pix, fop */
+    {"resize", 2, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize, recio__pl_resize, recio__g_resize, recio__x_geo, NULL, NULL},
+    {"resize_short", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_resize_short, recio__pl_resize_short, recio__g_resize_short, recio__x_geo, NULL, NULL},
+    {"center_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_center_crop, recio__g_center_crop, recio__x_geo, NULL, NULL},
+    {"crop", 4, 4, {RECIO__A_INT, RECIO__A_INT, RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_crop, recio__pl_crop, recio__g_crop, recio__x_geo, NULL, NULL},
+    {"random_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_random_crop, recio__g_random_crop, recio__x_geo, NULL, NULL},
+    {"random_resized_crop", 1, 5, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_rrc, recio__pl_rrc, recio__g_rrc, recio__x_geo, NULL, NULL},
+    {"flip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__g_flip, recio__x_geo, NULL, NULL},
+    {"random_flip", 1, 1, {RECIO__A_PROB}, RECIO__G, 0, NULL, NULL, NULL, recio__g_flip, recio__x_geo, NULL, NULL},
+    {"vflip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__g_vflip, recio__x_geo, recio__p_vflip, NULL},
+    {"random_vflip", 1, 1, {RECIO__A_PROB}, RECIO__G, 0, NULL, NULL, NULL, recio__g_vflip, recio__x_geo, recio__p_vflip, NULL},
+    {"rotate", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_rotate, recio__x_geo, recio__p_warp, NULL},
+    {"random_rotate", 1, 1, {RECIO__A_NONNEG}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_random_rotate, recio__x_geo, recio__p_warp, NULL},
+    {"shear_x", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_x, recio__x_geo, recio__p_warp, NULL},
+    {"shear_y", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_y, recio__x_geo, recio__p_warp, NULL},
+    {"pad", 1, 2, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_pad, NULL, recio__g_pad, recio__x_geo, recio__p_pad, NULL},
+    {"resize_long", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize_long, NULL, recio__g_resize_long, recio__x_geo, NULL, NULL},
+    {"letterbox", 2, 3, {RECIO__A_SIZE, RECIO__A_SIZE, RECIO__A_NUM}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_letterbox, NULL, recio__g_letterbox, recio__x_geo, recio__p_letterbox, NULL},
+    {"random_expand", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_expand, NULL, recio__g_expand, recio__x_geo, recio__p_expand, NULL},
+    {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0, NULL, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
+    {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_brightness},
+    {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_contrast},
+    {"saturation", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_saturation},
+    {"hue", 1, 1, {RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_hue},
+    {"color_jitter", 3, 4, {RECIO__A_NONNEG}, 0, 5, NULL, NULL, NULL, NULL, recio__x_jitter, NULL, NULL},
+    {"lighting", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_lighting, NULL},
+    {"gray", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_gray, NULL},
+    {"posterize", 1, 1, {RECIO__A_BITS}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_posterize, NULL},
+    {"solarize", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_solarize, NULL},
+    {"autocontrast", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_autocontrast, NULL},
+    {"equalize", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_equalize, NULL},
+    {"invert", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_invert, NULL},
+    {"sharpness", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_sharpness, NULL},
+    {"float", 0, 0, {0}, 0, 0, NULL, recio__sh_f32, NULL, NULL, recio__x_float, NULL, NULL},
+    {"normalize", 6, 6, {RECIO__A_NUM, RECIO__A_NUM, RECIO__A_NUM, RECIO__A_POS}, 0, 0, recio__parse_normalize, recio__sh_f32, NULL, NULL, recio__x_normalize, NULL, NULL},
+    {"chw", 0, 0, {0}, 0, 0, NULL, recio__sh_chw, NULL, NULL, recio__x_chw, recio__p_chw, NULL},
+    {"f16", 0, 0, {0}, 0, 0, NULL, recio__sh_f16, NULL, NULL, NULL, recio__p_f16, NULL},
+    {"i8", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, 0, 0, NULL, recio__sh_i8, NULL, NULL, NULL, recio__p_i8, NULL},
+    {"random_apply", 1, 1, {RECIO__A_PROB}, RECIO__OPF_LIST, 0, recio__parse_apply, recio__sh_apply, NULL, NULL, recio__x_apply, NULL, NULL},
+    {"random_choice", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_choice, recio__sh_choice, NULL, NULL, recio__x_choice, NULL, NULL},
+    {"random_subpolicy", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_subpolicy, recio__sh_choice, NULL, NULL, recio__x_choice, NULL, NULL},
+    {"autoaugment", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_autoaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
 };
 #undef RECIO__G
 
@@ -7012,6 +7313,140 @@ RECIODEF const char *recio_autoaugment_imagenet(void) {
 }
 
 
+/* ---- boxes and a mask riding along (recio_transform_apply_ex) ---- */
+
+/* Box i is b[5i..5i+3]: xmin, ymin, xmax, ymax in pixels of the current w x h image, edges (pixel x
+   spans [x, x + 1)); b[5i+4] is 1 while it is kept. mask: data NULL when there is none; a view of
+   the caller's until the first step, then owned through alloc. */
+struct recio__tgt {
+    const recio_allocator *alloc;
+    double *b;
+    int n, w, h;
+    recio_image mask;
+    unsigned char fill;
+};
+
+/* A moved box's bounding box [lo, hi]: dropped when its centre is not inside the w x h image,
+   else clipped to it. */
+static void recio__box_keep(double *b, const double lo[2], const double hi[2], int w, int h) {
+    double cx = (lo[0] + hi[0]) * 0.5, cy = (lo[1] + hi[1]) * 0.5;
+    if (!(cx > 0 && cx < w && cy > 0 && cy < h)) {
+        b[4] = 0;
+        return;
+    }
+    b[0] = lo[0] < 0 ? 0 : lo[0], b[1] = lo[1] < 0 ? 0 : lo[1];
+    b[2] = hi[0] > w ? w : hi[0], b[3] = hi[1] > h ? h : hi[1];
+}
+
+/* Each kept box's corners through the inverse of the step's map (centres are edges - 0.5). */
+static void recio__boxes_step(recio__tgt *tg, const recio__geo *g) {
+    const double *m = g->m;
+    double det = m[0] * m[4] - m[1] * m[3], f[6];
+    int i, k;
+    f[0] = m[4] / det, f[1] = -m[1] / det, f[3] = -m[3] / det, f[4] = m[0] / det;
+    f[2] = -(f[0] * m[2] + f[1] * m[5]), f[5] = -(f[3] * m[2] + f[4] * m[5]);
+    for (i = 0; i < tg->n; i++) {
+        double *b = tg->b + 5 * (size_t)i, lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};
+        if (b[4] == 0) continue;
+        for (k = 0; k < 4; k++) {
+            double px = b[k & 1 ? 2 : 0] - 0.5, py = b[k & 2 ? 3 : 1] - 0.5;
+            double q[2];
+            q[0] = f[0] * px + f[1] * py + f[2] + 0.5, q[1] = f[3] * px + f[4] * py + f[5] + 0.5;
+            if (q[0] < lo[0]) lo[0] = q[0];
+            if (q[0] > hi[0]) hi[0] = q[0];
+            if (q[1] < lo[1]) lo[1] = q[1];
+            if (q[1] > hi[1]) hi[1] = q[1];
+        }
+        recio__box_keep(b, lo, hi, g->w, g->h);
+    }
+}
+
+/* The mask pixel under output pixel (x, y)'s centre: for a resize in integers, floor((x + 0.5) *
+   sw / w) (no rounding tie can go either way), else the map rounded (exact for the integer maps of
+   crops, flips and pad). */
+static void recio__mask_src(const recio__geo *g, int x, int y, int *sx, int *sy) {
+    double fx, fy;
+    if (g->kind == RECIO__GEO_RESIZE) {
+        *sx = (int)((2 * (int64_t)x + 1) * g->sw / (2 * (int64_t)g->w));
+        *sy = (int)((2 * (int64_t)y + 1) * g->sh / (2 * (int64_t)g->h));
+        return;
+    }
+    fx = floor(g->m[0] * x + g->m[1] * y + g->m[2] + 0.5);
+    fy = floor(g->m[3] * x + g->m[4] * y + g->m[5] + 0.5);
+    *sx = fx < -1 ? -1 : fx > g->sw ? g->sw : (int)fx; /* far outside is outside */
+    *sy = fy < -1 ? -1 : fy > g->sh ? g->sh : (int)fy;
+}
+
+static recio_err recio__mask_step(recio__tgt *tg, const recio__geo *g) {
+    recio_image o;
+    int x, y, sx, sy;
+    recio_err e;
+    if ((e = recio_image_alloc(&o, g->w, g->h, 1, RECIO_U8, RECIO_HWC, tg->alloc)) != RECIO_OK) return e;
+    for (y = 0; y < g->h; y++) {
+        unsigned char *d = recio__at(&o, 0, y, 0);
+        for (x = 0; x < g->w; x++) {
+            recio__mask_src(g, x, y, &sx, &sy);
+            d[x] = sx >= 0 && sy >= 0 && sx < g->sw && sy < g->sh ? *recio__at(&tg->mask, sx, sy, 0) : tg->fill;
+        }
+    }
+    recio_image_free(&tg->mask);
+    tg->mask = o;
+    return RECIO_OK;
+}
+
+static recio_err recio__tgt_step(recio__tgt *tg, const recio__geo *g) {
+    RECIO_ASSERT(g->sw == tg->w && g->sh == tg->h); /* every size change is a step */
+    recio__boxes_step(tg, g);
+    tg->w = g->w, tg->h = g->h;
+    return tg->mask.data ? recio__mask_step(tg, g) : RECIO_OK;
+}
+
+/* Boxes and mask of d for a w x h input. */
+static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, int w, int h, const recio_apply_desc *d) {
+    int stride = d->stride ? d->stride : 5, i;
+    const recio_image *m = d->mask;
+    memset(tg, 0, sizeof *tg);
+    tg->alloc = &t->alloc, tg->w = w, tg->h = h;
+    if (d->count < 0 || stride < 5 || d->mask_fill < -1 || d->mask_fill > 255) return RECIO_ERR_ARG;
+    if (d->count && (!d->boxes || !d->boxes_out || !d->count_out)) return RECIO_ERR_ARG;
+    if (m && (!recio__is_u8hwc(m) || m->channels != 1 || m->width != w || m->height != h || !d->mask_out))
+        return RECIO_ERR_ARG;
+    tg->fill = (unsigned char)(d->mask_fill == RECIO_MASK_FILL_ZERO ? 0 : d->mask_fill ? d->mask_fill : 255);
+    if (m) tg->mask = *m, tg->mask.owned = NULL;
+    if (!d->count) return RECIO_OK;
+    if ((size_t)d->count > SIZE_MAX / (5 * sizeof(double))) return RECIO_ERR_NOMEM;
+    if (!(tg->b = (double *)recio__malloc(tg->alloc, (size_t)d->count * 5 * sizeof(double)))) return RECIO_ERR_NOMEM;
+    for (i = 0; i < d->count; i++) { /* normalised to pixels */
+        const float *o = d->boxes + (size_t)i * (size_t)stride;
+        double *b = tg->b + 5 * (size_t)i;
+        b[0] = (double)o[1] * w, b[1] = (double)o[2] * h, b[2] = (double)o[3] * w, b[3] = (double)o[4] * h, b[4] = 1;
+    }
+    tg->n = d->count;
+    return RECIO_OK;
+}
+
+/* The kept objects, first and in order (in place when boxes_out is boxes), normalised to the output;
+   the mask into mask_out. */
+static recio_err recio__tgt_finish(recio__tgt *tg, const recio_apply_desc *d) {
+    size_t stride = (size_t)(d->stride ? d->stride : 5);
+    int i, k = 0;
+    for (i = 0; i < tg->n; i++) {
+        const double *b = tg->b + 5 * (size_t)i;
+        float *o = d->boxes_out + (size_t)k * stride;
+        if (b[4] == 0) continue;
+        memmove(o, d->boxes + (size_t)i * stride, stride * sizeof *o);
+        o[1] = (float)(b[0] / tg->w), o[2] = (float)(b[1] / tg->h), o[3] = (float)(b[2] / tg->w), o[4] = (float)(b[3] / tg->h);
+        k++;
+    }
+    if (d->count_out) *d->count_out = k;
+    return tg->mask.data ? recio_image_copy(&tg->mask, d->mask_out) : RECIO_OK;
+}
+
+static void recio__tgt_free(recio__tgt *tg) {
+    recio_image_free(&tg->mask);
+    if (tg->b) recio__free(tg->alloc, tg->b);
+}
+
 /* ---- running a chain ---- */
 
 static recio_err recio__exec_list(recio__exec *x, int node) {
@@ -7085,8 +7520,78 @@ RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_i
     return recio_transform_apply_scratch(t, in, out, seed, NULL, 0);
 }
 
+/* Run the chain from node with the targets riding along, then write them out. */
+static recio_err recio__tgt_run(recio__exec *x, int node, recio_image *out, recio__tgt *tg, const recio_apply_desc *d) {
+    int had = out->data != NULL;
+    recio_err e;
+    x->tg = tg;
+    if ((e = recio__exec_run(x, node, out)) == RECIO_OK) {
+        RECIO_ASSERT(tg->w == out->width && tg->h == out->height);
+        if ((e = recio__tgt_finish(tg, d)) != RECIO_OK && !had) recio_image_free(out);
+    }
+    return e;
+}
+
+static recio_err recio__apply_tgt(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
+                                  const recio__scratch *sc, const recio_apply_desc *d) {
+    recio__tgt tg;
+    recio__exec x;
+    recio_err e;
+    if ((e = recio__tgt_init(&tg, t, in->width, in->height, d)) == RECIO_OK) {
+        recio__exec_init(&x, t, in, seed, sc);
+        e = recio__tgt_run(&x, t->first, out, &tg, d);
+    }
+    recio__tgt_free(&tg);
+    return e;
+}
+
+RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
+                                            const recio_apply_desc *desc) {
+    recio_apply_desc d;
+    recio__scratch sc;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    memset(&sc, 0, sizeof sc);
+    sc.p = d.scratch, sc.n = d.scratch_size;
+    if (!t || !recio__valid(in) || !out) return RECIO_ERR_ARG;
+    return recio__apply_tgt(t, in, out, seed, &sc, &d);
+}
+
 /* ---- decode and apply: only the part of a JPEG that the chain reads ---- */
 #ifdef RECIO_TURBOJPEG
+
+/* The planned ops' steps on the boxes and mask: their own geom functions on the same draws, at the
+   full w x h size, so they move exactly as on the plain path whatever the window and DCT scale. */
+static recio_err recio__tgt_replay(const recio_transform *t, int stop, uint64_t seed, int w, int h, recio__tgt *tg) {
+    recio__exec x;
+    recio__geo g[2];
+    int i, j, k;
+    recio_err e;
+    memset(&x, 0, sizeof x);
+    x.t = t;
+    recio_rng_seed(&x.rng, seed);
+    for (i = t->first; i >= 0 && i != stop; i = t->nodes[i].next) {
+        const recio__node *n = &t->nodes[i];
+        if (!n->op->geom) continue; /* area */
+        if ((k = n->op->geom(&x, n, w, h, g)) < 0) return RECIO_ERR_ARG;
+        for (j = 0; j < k; j++, w = tg->w, h = tg->h)
+            if ((e = recio__tgt_step(tg, &g[j])) != RECIO_OK) return e;
+    }
+    return RECIO_OK;
+}
+
+/* The executor's run after the plan, with the targets when asked for. */
+static recio_err recio__jpeg_run(recio__exec *x, int next, recio_image *out, uint64_t seed, int w, int h, const recio_apply_desc *d) {
+    recio__tgt tg;
+    recio_err e;
+    if (!d) return recio__exec_run(x, next, out);
+    if ((e = recio__tgt_init(&tg, x->t, w, h, d)) == RECIO_OK && (e = recio__tgt_replay(x->t, next, seed, w, h, &tg)) == RECIO_OK)
+        e = recio__tgt_run(x, next, out, &tg, d);
+    else
+        recio__arena_free(&x->a);
+    recio__tgt_free(&tg);
+    return e;
+}
 
 /* The plan of no geometry: the whole w x h image, not resized, the chain from `next` on. */
 static void recio__plan_whole(recio__plan *p, int w, int h, int next) {
@@ -7124,8 +7629,9 @@ static void recio__plan_need(int sn, int dn, int o, int n, int *lo, int *hi) {
 /* The plan on a JPEG: the strongest DCT scale 1/den that still leaves the source rectangle at least
    the resize's target, the rectangle on that scale, and only its rows and columns that the pass
    reads (plus one pixel: libjpeg-turbo's chroma upsampling differs at a window's own edge). */
-static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char *b, size_t n, recio_image *out,
-                                   uint64_t seed, const recio_encoded_desc *d, const recio__scratch *sc, char *errmsg, size_t cap) {
+static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char *b, size_t n, recio_image *out, uint64_t seed,
+                                   const recio_encoded_desc *d, const recio_apply_desc *ap, const recio__scratch *sc, char *errmsg,
+                                   size_t cap) {
     recio__jdec j;
     recio__plan p;
     recio__exec x;
@@ -7165,7 +7671,7 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
     x.dw = p.dw, x.dh = p.dh, x.ox = p.o[0], x.oy = p.o[1], x.ow = p.o[2], x.oh = p.o[3];
     x.filt = p.filt;
     if (!p.resized) x.next_filt = p.filt; /* `area` planned, its resize not: it still applies */
-    e = recio__exec_run(&x, p.next, out);
+    e = recio__jpeg_run(&x, p.next, out, seed, W, H, ap);
     recio_image_free(&j.img);
     if (e != RECIO_OK && errmsg) recio__fmt(errmsg, cap, "transform: %s", recio_strerror(e));
     return e;
@@ -7173,7 +7679,8 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
 #endif
 
 static recio_err recio__apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out, uint64_t seed,
-                                      const recio_encoded_desc *d, const recio__scratch *sc, char *errmsg, size_t errmsg_size) {
+                                      const recio_encoded_desc *d, const recio_apply_desc *ap, const recio__scratch *sc, char *errmsg,
+                                      size_t errmsg_size) {
     recio_image img;
     recio_err e;
     if (errmsg && errmsg_size) errmsg[0] = 0;
@@ -7183,24 +7690,30 @@ static recio_err recio__apply_encoded(const recio_transform *t, const void *byte
     }
 #ifdef RECIO_TURBOJPEG
     if (n >= 3 && ((const unsigned char *)bytes)[0] == 0xff && ((const unsigned char *)bytes)[1] == 0xd8)
-        return recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, d, sc, errmsg, errmsg_size);
+        return recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, d, ap, sc, errmsg, errmsg_size);
 #endif
     if ((e = recio__decode(&img, bytes, n, d->channels, 0, errmsg, errmsg_size, &t->alloc)) != RECIO_OK) return e;
-    e = recio__apply_in(t, &img, out, seed, sc);
+    e = ap ? recio__apply_tgt(t, &img, out, seed, sc, ap) : recio__apply_in(t, &img, out, seed, sc);
     recio_image_free(&img);
     if (e != RECIO_OK && errmsg) recio__fmt(errmsg, errmsg_size, "transform: %s", recio_strerror(e));
     return e;
 }
 
-RECIODEF recio_err recio_transform_apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
-                                                 uint64_t seed, const recio_encoded_desc *desc, char *errmsg, size_t errmsg_size) {
+RECIODEF recio_err recio_transform_apply_encoded_ex(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
+                                                    uint64_t seed, const recio_encoded_desc *desc, const recio_apply_desc *apply,
+                                                    char *errmsg, size_t errmsg_size) {
     recio_encoded_desc d;
     recio__scratch sc;
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     memset(&sc, 0, sizeof sc);
     sc.p = d.scratch, sc.n = d.scratch_size;
-    return recio__apply_encoded(t, bytes, n, out, seed, &d, &sc, errmsg, errmsg_size);
+    return recio__apply_encoded(t, bytes, n, out, seed, &d, apply, &sc, errmsg, errmsg_size);
+}
+
+RECIODEF recio_err recio_transform_apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
+                                                 uint64_t seed, const recio_encoded_desc *desc, char *errmsg, size_t errmsg_size) {
+    return recio_transform_apply_encoded_ex(t, bytes, n, out, seed, desc, NULL, errmsg, errmsg_size);
 }
 
 /* ---- shapes without pixels: output shape and a scratch bound, by the ops' own shape rules and
@@ -7935,7 +8448,7 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     memset(&sc, 0, sizeof sc);
     sc.p = blk->cap ? blk->p : NULL, sc.n = blk->cap, sc.grow = 1, sc.asked = &asked;
     dst = recio_image_wrap(out, sh->width, sh->height, sh->channels, sh->dtype, sh->layout, 0);
-    e = recio__apply_encoded(it->tf, ir->image, ir->image_size, &dst, seed, &d, &sc, what, RECIO_ITER_ERRMSG);
+    e = recio__apply_encoded(it->tf, ir->image, ir->image_size, &dst, seed, &d, NULL, &sc, what, RECIO_ITER_ERRMSG);
     if (asked > blk->cap) recio__it_reserve(&it->d.alloc, blk, asked); /* if it cannot, heap blocks still serve */
     if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && recio__info(ir->image, ir->image_size, &w, &h, NULL, &it->d.alloc) == RECIO_OK)
         recio__fmt(what, RECIO_ITER_ERRMSG, "the chain's output for this %dx%d image is not %dx%dx%d like the first record's (end the spec with a fixed-size crop or resize)",

@@ -7,7 +7,8 @@
 #include "pack_codec.h" /* the tool's one image encoder (recio.h never writes images) */
 
 static const char apply_help[] =
-    "usage: recio apply --spec SPEC [--seed S] IN OUT\n\n"
+    "usage: recio apply --spec SPEC [--seed S] [--boxes IN.txt --boxes-out OUT.txt]\n"
+    "                   [--mask MASK.png --mask-out OUT.png] IN OUT\n\n"
     "Decode IN (JPEG, PNG, BMP, ...; channels as stored), run the transform SPEC with seed S\n"
     "(default 0; the same seed gives the same result on every host) and write OUT:\n"
     "  OUT.png / OUT.jpg   for u8 results (JPEG quality 95)\n"
@@ -18,7 +19,21 @@ static const char apply_help[] =
     "  random_resized_crop(224) random_flip(0.5) color_jitter(0.4,0.4,0.4) normalize(imagenet) chw\n"
     "  random_subpolicy((rotate(10) gray),(hue(0.1))) autoaugment\n"
     "(see docs/image.md for every op).\n\n"
-    "example: recio apply --spec 'resize_short(256) center_crop(224) normalize(imagenet) chw' cat.jpg cat.f32\n";
+    "Detection and segmentation: the geometric ops (crops, resizes, flips, pad, rotate, shear) move\n"
+    "boxes and masks exactly as they move the pixels, with the same random draws (OUT is the same\n"
+    "as without them); colour ops leave them alone.\n"
+    "  --boxes IN.txt      one box per line, 'class xmin ymin xmax ymax', whitespace-separated,\n"
+    "                      normalised to IN (0..1, x right, y down)\n"
+    "  --boxes-out OUT.txt the boxes after the chain, normalised to OUT: each the bounding box of\n"
+    "                      its moved corners, clipped to OUT; a box whose centre leaves OUT is\n"
+    "                      dropped (MXNet's default)\n"
+    "  --mask MASK.png     a label per pixel: single-channel 8-bit PNG (grey, not palette), IN's size\n"
+    "  --mask-out OUT.png  the mask moved by nearest-neighbour sampling; areas the geometry uncovers\n"
+    "                      (pad, rotate's corners) get label 255 (\"ignore\")\n\n"
+    "example: recio apply --spec 'resize_short(256) center_crop(224) normalize(imagenet) chw' cat.jpg cat.f32\n"
+    "example: recio apply --spec 'random_resized_crop(300) random_flip(0.5)' --seed 7 \\\n"
+    "           --boxes dog.txt --boxes-out dog-aug.txt --mask dog-mask.png --mask-out dog-aug-mask.png \\\n"
+    "           dog.jpg dog-aug.png\n";
 
 static const char *dtype_name(recio_dtype t) {
     return t == RECIO_U8 ? "u8" : t == RECIO_F32 ? "f32" : t == RECIO_I8 ? "i8" : "f16";
@@ -93,58 +108,162 @@ static int write_out(const recio_image *img, const char *path) {
     return ok ? 0 : -1;
 }
 
+typedef struct apply_args {
+    const char *spec, *in, *out, *boxes, *boxes_out, *mask, *mask_out;
+    unsigned long long seed;
+} apply_args;
+
+/* The options; -1 when they are sound, else the exit status (help printed, or usage error). */
+static int apply_parse(int argc, char **argv, apply_args *a) {
+    static const char *const pairs[] = {"--spec", "--boxes", "--boxes-out", "--mask", "--mask-out"};
+    int i, k;
+    memset(a, 0, sizeof *a);
+    for (i = 1; i < argc; i++) {
+        const char **slot[5];
+        slot[0] = &a->spec, slot[1] = &a->boxes, slot[2] = &a->boxes_out, slot[3] = &a->mask, slot[4] = &a->mask_out;
+        if (cli_is_help(argv[i])) return fputs(apply_help, stdout), 0;
+        for (k = 0; k < 5 && !(strcmp(argv[i], pairs[k]) == 0 && i + 1 < argc); k++) {}
+        if (k < 5) *slot[k] = argv[++i];
+        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+            if (cli_parse_u64(argv[++i], &a->seed)) return cli_usage_error("apply", "--seed wants a whole number, not '%s'", argv[i]);
+        } else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("apply", "unknown option '%s'", argv[i]);
+        else if (!a->in) a->in = argv[i];
+        else if (!a->out) a->out = argv[i];
+        else return cli_usage_error("apply", "too many arguments");
+    }
+    if (!a->spec) return cli_usage_error("apply", "--spec SPEC is required");
+    if (!a->in || !a->out) return cli_usage_error("apply", "expected IN and OUT");
+    if (!a->boxes != !a->boxes_out) return cli_usage_error("apply", "--boxes and --boxes-out go together");
+    if (!a->mask != !a->mask_out) return cli_usage_error("apply", "--mask and --mask-out go together");
+    return -1;
+}
+
+/* The whole file (IN may be a pipe); 0, or -1 with the error printed. */
+static int read_all(const char *path, unsigned char **bytes, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    *bytes = NULL, *n = 0;
+    if (!f) return cli_err("%s: cannot open: %s", path, strerror(errno)), -1;
+    for (;;) {
+        unsigned char *nb = (unsigned char *)realloc(*bytes, *n + 65536);
+        size_t k;
+        if (!nb) break;
+        *bytes = nb;
+        k = fread(*bytes + *n, 1, 65536, f);
+        *n += k;
+        if (k < 65536) break;
+    }
+    fclose(f);
+    return 0;
+}
+
+/* Boxes file: `class xmin ymin xmax ymax` per line (blank lines skipped) into 5 floats per box. */
+static int read_boxes(const char *path, float **obj, int *count) {
+    FILE *f = fopen(path, "r");
+    char line[512];
+    int ln = 0, cap = 0;
+    *obj = NULL, *count = 0;
+    if (!f) return cli_err("%s: cannot open: %s", path, strerror(errno)), -1;
+    while (fgets(line, sizeof line, f)) {
+        char *p = line, *end;
+        float v[5];
+        int k;
+        ln++;
+        for (k = 0; k < 5; k++, p = end) {
+            v[k] = (float)strtod(p, &end);
+            if (end == p) break;
+        }
+        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+        if (k == 0 && !*p) continue;
+        if (k < 5 || *p) return fclose(f), cli_err("%s: line %d: expected 'class xmin ymin xmax ymax'", path, ln), -1;
+        if (*count == cap) {
+            float *nb = (float *)realloc(*obj, (size_t)(cap = cap ? 2 * cap : 16) * 5 * sizeof(float));
+            if (!nb) return fclose(f), cli_err("%s: out of memory", path), -1;
+            *obj = nb;
+        }
+        memcpy(*obj + (size_t)5 * (size_t)(*count)++, v, sizeof v);
+    }
+    fclose(f);
+    return 0;
+}
+
+static int write_boxes(const char *path, const float *obj, int count) {
+    FILE *f = fopen(path, "w");
+    int i, ok = f != NULL;
+    for (i = 0; ok && i < count; i++, obj += 5)
+        ok = fprintf(f, "%.9g %.9g %.9g %.9g %.9g\n", obj[0], obj[1], obj[2], obj[3], obj[4]) > 0;
+    if (f && fclose(f) != 0) ok = 0;
+    if (!ok) cli_err("%s: cannot write: %s", path, strerror(errno));
+    return ok ? 0 : -1;
+}
+
+/* The mask: one 8-bit channel as stored (a grey PNG), the image's size; labels are never converted. */
+static int read_mask(const char *path, const recio_image *img, recio_image *m) {
+    unsigned char *bytes;
+    size_t n;
+    int w = 0, h = 0, c = 0, rc = -1;
+    char err[160];
+    if (read_all(path, &bytes, &n) != 0) return -1;
+    if (recio_image_info(bytes, n, &w, &h, &c) != RECIO_OK) cli_err("%s: offset 0: not an image recio can read", path);
+    else if (c != 1) cli_err("%s: a mask must be a single-channel (grey) 8-bit image; this one has %d channels (palette PNGs have 3)", path, c);
+    else if (w != img->width || h != img->height) cli_err("%s: mask is %dx%d, the image %dx%d", path, w, h, img->width, img->height);
+    else if (recio_image_decode_ex(m, bytes, n, 1, err, sizeof err) != RECIO_OK) cli_err("%s: offset 0: %s", path, err);
+    else rc = 0;
+    free(bytes);
+    return rc;
+}
+
+/* The image through the chain with the boxes and mask asked for; 0, or -1 with the error printed. */
+static int apply_run(const apply_args *a, const recio_transform *t, const recio_image *src, recio_image *dst) {
+    recio_apply_desc d;
+    recio_image mask = {0}, mask_out = {0};
+    float *obj = NULL;
+    int kept = 0, rc = -1;
+    recio_err e;
+    memset(&d, 0, sizeof d);
+    if (a->boxes && read_boxes(a->boxes, &obj, &d.count) != 0) goto done;
+    if (a->mask && read_mask(a->mask, src, &mask) != 0) goto done;
+    d.boxes = obj, d.boxes_out = obj, d.count_out = &kept;
+    if (a->mask) d.mask = &mask, d.mask_out = &mask_out;
+    if ((e = recio_transform_apply_ex(t, src, dst, a->seed, &d)) != RECIO_OK) {
+        cli_err("%s: %dx%dx%d image: transform failed: %s", a->in, src->width, src->height, src->channels, recio_strerror(e));
+        goto done;
+    }
+    if (a->boxes_out && write_boxes(a->boxes_out, obj, kept) != 0) goto done;
+    if (a->mask_out && write_out(&mask_out, a->mask_out) != 0) {
+        cli_err("%s: cannot write: %s", a->mask_out, strerror(errno));
+        goto done;
+    }
+    rc = 0;
+done:
+    free(obj);
+    recio_image_free(&mask);
+    recio_image_free(&mask_out);
+    return rc;
+}
+
 CLI_COMMAND(cli_cmd_apply) {
-    const char *spec = NULL, *in = NULL, *out = NULL;
-    unsigned long long seed = 0;
+    apply_args a;
     char err[256];
     recio_transform *t = NULL;
     recio_image src = {0}, dst = {0};
     unsigned char *bytes = NULL;
     size_t n = 0;
-    FILE *f;
-    int i, rc = CLI_EXIT_ERR, w;
+    int rc = CLI_EXIT_ERR, w;
     recio_err e;
-    for (i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) return fputs(apply_help, stdout), 0;
-        if (strcmp(argv[i], "--spec") == 0 && i + 1 < argc) spec = argv[++i];
-        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
-            if (cli_parse_u64(argv[++i], &seed)) return cli_usage_error("apply", "--seed wants a whole number, not '%s'", argv[i]);
-        } else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("apply", "unknown option '%s'", argv[i]);
-        else if (!in) in = argv[i];
-        else if (!out) out = argv[i];
-        else return cli_usage_error("apply", "too many arguments");
-    }
-    if (!spec) return cli_usage_error("apply", "--spec SPEC is required");
-    if (!in || !out) return cli_usage_error("apply", "expected IN and OUT");
-    if (recio_transform_parse_ex(&t, spec, NULL, err, sizeof err) != RECIO_OK) return cli_usage_error("apply", "%s", err);
-    if (!(f = fopen(in, "rb"))) {
-        cli_err("%s: cannot open: %s", in, strerror(errno));
-        goto done;
-    }
-    for (;;) { /* read it all: IN may be a pipe */
-        unsigned char *nb = (unsigned char *)realloc(bytes, n + 65536);
-        size_t k;
-        if (!nb) break;
-        bytes = nb;
-        k = fread(bytes + n, 1, 65536, f);
-        n += k;
-        if (k < 65536) break;
-    }
-    fclose(f);
+    if ((w = apply_parse(argc, argv, &a)) >= 0) return w;
+    if (recio_transform_parse_ex(&t, a.spec, NULL, err, sizeof err) != RECIO_OK) return cli_usage_error("apply", "%s", err);
+    if (read_all(a.in, &bytes, &n) != 0) goto done;
     if ((e = recio_image_decode_ex(&src, bytes, n, 0, err, sizeof err)) != RECIO_OK) {
-        cli_err("%s: offset 0: %s", in, e == RECIO_ERR_DECODE ? err : recio_strerror(e));
+        cli_err("%s: offset 0: %s", a.in, e == RECIO_ERR_DECODE ? err : recio_strerror(e));
         goto done;
     }
-    if ((e = recio_transform_apply(t, &src, &dst, seed)) != RECIO_OK) {
-        cli_err("%s: %dx%dx%d image: transform failed: %s", in, src.width, src.height, src.channels, recio_strerror(e));
+    if (apply_run(&a, t, &src, &dst) != 0) goto done;
+    if ((w = write_out(&dst, a.out)) != 0) {
+        if (w == -1) cli_err("%s: cannot write: %s", a.out, strerror(errno));
         goto done;
     }
-    if ((w = write_out(&dst, out)) != 0) {
-        if (w == -1) cli_err("%s: cannot write: %s", out, strerror(errno));
-        goto done;
-    }
-    if (dst.layout == RECIO_CHW) fprintf(stderr, "%s: %s CHW %dx%dx%d\n", out, dtype_name(dst.dtype), dst.channels, dst.height, dst.width);
-    else fprintf(stderr, "%s: %s HWC %dx%dx%d\n", out, dtype_name(dst.dtype), dst.height, dst.width, dst.channels);
+    if (dst.layout == RECIO_CHW) fprintf(stderr, "%s: %s CHW %dx%dx%d\n", a.out, dtype_name(dst.dtype), dst.channels, dst.height, dst.width);
+    else fprintf(stderr, "%s: %s HWC %dx%dx%d\n", a.out, dtype_name(dst.dtype), dst.height, dst.width, dst.channels);
     rc = 0;
 done:
     recio_image_free(&src);

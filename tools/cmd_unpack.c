@@ -142,7 +142,9 @@ static const struct glyph {
 };
 
 #define SHOW_PAD 2   /* border around each tile */
-#define SHOW_LABEL 11 /* band under each tile: 7-pixel glyphs with 2 pixels above and below */
+#define SHOW_LINE 9       /* a line of label text under a tile: 7-pixel glyphs and 2 pixels below */
+#define SHOW_MAX_LINES 8  /* the longest label wraps onto at most this many lines */
+#define SHOW_TEXT 400     /* "id:labels" characters kept (a detection record has many labels) */
 
 typedef struct sheet {
     int w, h, tile, cols;
@@ -150,7 +152,11 @@ typedef struct sheet {
     const recio_transform *spec; /* NULL: the images as decoded */
     uint64_t seed;
     int nbad;                    /* records drawn as a red cross */
+    int lines;                   /* label lines under each tile: the longest label's, wrapped */
 } sheet;
+
+/* Height of a cell's label band: 2 pixels above the text, SHOW_LINE per line. */
+static int band(const sheet *s) { return 2 + SHOW_LINE * s->lines; }
 
 static const struct glyph *glyph_of(char c) {
     size_t i;
@@ -177,7 +183,7 @@ static void draw_text(sheet *s, int x, int y, int max_w, const char *t) {
 
 /* Fit img (u8 HWC, 3 channels) into the tile of cell k (aspect kept, centred). */
 static void draw_tile(sheet *s, int k, const recio_image *img) {
-    int cw = s->tile + 2 * SHOW_PAD, ch = cw + SHOW_LABEL;
+    int cw = s->tile + 2 * SHOW_PAD, ch = cw + band(s);
     int x0 = (k % s->cols) * cw + SHOW_PAD, y0 = (k / s->cols) * ch + SHOW_PAD;
     int x, y, ox = (s->tile - img->width) / 2, oy = (s->tile - img->height) / 2;
     for (y = 0; y < img->height; y++)
@@ -187,7 +193,7 @@ static void draw_tile(sheet *s, int k, const recio_image *img) {
 
 static void draw_broken(sheet *s, int k) {
     static const unsigned char red[3] = {160, 30, 30};
-    int cw = s->tile + 2 * SHOW_PAD, ch = cw + SHOW_LABEL, i;
+    int cw = s->tile + 2 * SHOW_PAD, ch = cw + band(s), i;
     int x0 = (k % s->cols) * cw + SHOW_PAD, y0 = (k / s->cols) * ch + SHOW_PAD;
     for (i = 0; i < s->tile; i++) { /* a red cross: this record's image does not decode */
         put_px(s, x0 + i, y0 + i, red);
@@ -195,12 +201,31 @@ static void draw_broken(sheet *s, int k) {
     }
 }
 
+/* "id:labels" of a record, as shown under its tile. */
+static void label_text(const recio_irecord *ir, char *text, size_t cap) {
+    int n = snprintf(text, cap, "%llu:", (unsigned long long)ir->id);
+    if (n > 0 && (size_t)n < cap) format_labels(ir, text + n, cap - (size_t)n, ",");
+}
+
+/* Characters per line of a tile, and the lines a text takes wrapped (1 at least, SHOW_MAX_LINES at most). */
+static int line_chars(int tile) { return (tile + 1) / 6 > 0 ? (tile + 1) / 6 : 1; }
+static int text_lines(const char *text, int tile) {
+    int n = ((int)strlen(text) + line_chars(tile) - 1) / line_chars(tile);
+    return n < 1 ? 1 : n > SHOW_MAX_LINES ? SHOW_MAX_LINES : n;
+}
+
+/* The label wrapped onto the band's lines (a detection record's labels are long); what does not fit
+   on the last line is cut. */
 static void draw_label(sheet *s, int k, const recio_irecord *ir) {
-    int cw = s->tile + 2 * SHOW_PAD, ch = cw + SHOW_LABEL;
-    char text[256], labels[200];
-    format_labels(ir, labels, sizeof labels, ",");
-    snprintf(text, sizeof text, "%llu:%s", (unsigned long long)ir->id, labels);
-    draw_text(s, (k % s->cols) * cw + SHOW_PAD, (k / s->cols) * ch + SHOW_PAD + s->tile + 2, s->tile, text);
+    int cw = s->tile + 2 * SHOW_PAD, ch = cw + band(s), per = line_chars(s->tile), i;
+    char text[SHOW_TEXT], line[SHOW_TEXT];
+    size_t len;
+    label_text(ir, text, sizeof text);
+    len = strlen(text);
+    for (i = 0; i < s->lines && (size_t)(i * per) < len; i++) {
+        snprintf(line, sizeof line, "%.*s", per, text + (size_t)i * per);
+        draw_text(s, (k % s->cols) * cw + SHOW_PAD, (k / s->cols) * ch + SHOW_PAD + s->tile + 2 + i * SHOW_LINE, s->tile, line);
+    }
 }
 
 static int fit_tile(recio_image *img, int tile) {
@@ -233,15 +258,42 @@ static int displayable(const recio_image *in, recio_image *out) {
     return 0;
 }
 
+/* A record's detection objects (MXNet's layout: recio_det_layout_of), 5 floats each, without the
+   class -1 padding; none when its labels are not that layout (a classification record). */
+typedef struct det_objects {
+    float *obj;
+    int count;
+} det_objects;
+
+static int record_objects(const recio_irecord *ir, det_objects *d) {
+    uint32_t n = recio_irecord_nlabels(ir), i, k;
+    float *l = (float *)malloc((n ? n : 1) * sizeof(float));
+    recio_det_layout lay;
+    d->obj = NULL, d->count = 0;
+    if (!l) return -1;
+    for (i = 0; i < n; i++) l[i] = recio_irecord_label(ir, i);
+    if (recio_det_layout_of(l, n, &lay) == RECIO_OK && lay.count && (d->obj = (float *)malloc((size_t)lay.count * 5 * sizeof(float))))
+        for (k = 0; k < lay.count; k++) {
+            const float *o = l + lay.header_width + (size_t)k * lay.object_width;
+            if (o[0] >= 0) memcpy(d->obj + (size_t)5 * (size_t)d->count++, o, 5 * sizeof(float));
+        }
+    free(l);
+    return 0;
+}
+
 /* The record's image as the model would get it: decoded, through the transform (when given, with the
-   seed the iterator gives this record in epoch 0), made displayable and fitted into a tile. */
+   seed the iterator gives this record in epoch 0; detection boxes move with it), made displayable
+   and fitted into a tile. */
 static int record_tile(const recio_irecord *ir, const recio_transform *t, uint64_t seed, int tile, recio_image *img,
-                       char *why, size_t cap) {
+                       det_objects *d, char *why, size_t cap) {
     recio_image dec, tr;
+    recio_apply_desc ad;
     recio_err e;
     memset(&tr, 0, sizeof tr);
+    memset(&ad, 0, sizeof ad);
+    ad.boxes = ad.boxes_out = d->obj, ad.count = d->count, ad.count_out = &d->count;
     if (codec_decode(ir->image, ir->image_size, 3, 0, &dec, why, cap)) return -1;
-    if (t && (e = recio_transform_apply(t, &dec, &tr, recio_seed_for(seed, 0, ir->id))) != RECIO_OK) {
+    if (t && (e = recio_transform_apply_ex(t, &dec, &tr, recio_seed_for(seed, 0, ir->id), &ad)) != RECIO_OK) {
         snprintf(why, cap, "transform: %s", recio_strerror(e));
         recio_image_free(&dec);
         return -1;
@@ -255,17 +307,39 @@ static int record_tile(const recio_irecord *ir, const recio_transform *t, uint64
     return -1;
 }
 
+/* Each box as an outline in its class's colour, the class number inside its top-left corner. */
+static void draw_boxes(sheet *s, int k, const recio_image *img, const det_objects *d) {
+    static const unsigned char pal[6][3] = {{255, 64, 64}, {64, 220, 64}, {80, 140, 255}, {255, 220, 0}, {255, 0, 255}, {0, 230, 230}};
+    int cw = s->tile + 2 * SHOW_PAD, ch = cw + band(s), i, j;
+    int x0 = (k % s->cols) * cw + SHOW_PAD + (s->tile - img->width) / 2, y0 = (k / s->cols) * ch + SHOW_PAD + (s->tile - img->height) / 2;
+    for (i = 0; i < d->count; i++) {
+        const float *o = d->obj + 5 * (size_t)i;
+        const unsigned char *c = pal[(unsigned)o[0] % 6];
+        int a = x0 + (int)(o[1] * img->width), b = y0 + (int)(o[2] * img->height);
+        int e = x0 + (int)(o[3] * img->width + 0.5f) - 1, f = y0 + (int)(o[4] * img->height + 0.5f) - 1;
+        char num[16];
+        for (j = a; j <= e; j++) put_px(s, j, b, c), put_px(s, j, f, c);
+        for (j = b; j <= f; j++) put_px(s, a, j, c), put_px(s, e, j, c);
+        snprintf(num, sizeof num, "%d", (int)o[0]);
+        draw_text(s, a + 2, b + 2, e - a - 2, num);
+    }
+}
+
 static void show_record(sheet *s, int k, const recio_irecord *ir, const char *path, uint64_t off) {
     recio_image img;
-    char why[256];
-    if (record_tile(ir, s->spec, s->seed, s->tile, &img, why, sizeof why) == 0) {
+    det_objects d;
+    char why[256] = "out of memory";
+    int ok = record_objects(ir, &d) == 0;
+    if (ok && record_tile(ir, s->spec, s->seed, s->tile, &img, &d, why, sizeof why) == 0) {
         draw_tile(s, k, &img);
+        draw_boxes(s, k, &img, &d);
         recio_image_free(&img);
     } else {
         cli_err("%s: offset %llu: record id %llu: %s", path, (unsigned long long)off, (unsigned long long)ir->id, why);
         draw_broken(s, k);
         s->nbad++;
     }
+    free(d.obj);
     draw_label(s, k, ir);
 }
 
@@ -273,9 +347,13 @@ static const char show_help[] =
     "usage: recio show FILE.rec OUT.png [--n N] [--tile PX] [--cols C] [--spec SPEC [--seed S]]\n\n"
     "Draw the first N records (default 64) of FILE.rec as a contact sheet: each image fitted into a\n"
     "PX x PX tile (default 128; aspect kept), with 'id:label' under it, so you can look at what was\n"
-    "packed. C columns (default: ceil(sqrt(count))); the PNG is C*(PX+4) wide and rows*(PX+15) high.\n"
+    "packed. C columns (default: ceil(sqrt(count))); the PNG is C*(PX+4) wide and rows*(PX+6+9*L)\n"
+    "high, L the lines the longest label needs wrapped at the tile's width (1 for short labels, at\n"
+    "most 8).\n"
     "Records whose image does not decode get a red cross and a message on stderr; the sheet is still\n"
-    "written, and the exit status is 1.\n\n"
+    "written, and the exit status is 1. Detection records (MXNet's layout: labels A, B, A-2 header\n"
+    "floats, then B floats per object: class, xmin, ymin, xmax, ymax normalised) get each object's box\n"
+    "drawn in its class's colour with the class number; with --spec the boxes move with the image.\n\n"
     "  --spec SPEC   run each image through a transform chain first (the spec of 'recio apply' and the\n"
     "                iterator), with the seed the iterator gives that record in epoch 0: what the model\n"
     "                will see. Float results (normalize) are stretched from their min..max to be seen.\n"
@@ -310,14 +388,21 @@ static int show_args(int argc, char **argv, show_opts *o) {
 }
 
 /* Records to show: the first n, counted with a first pass so the sheet has the right size. */
-static int count_records(const char *path, unsigned long long n, int *count) {
+static int count_records(const char *path, unsigned long long n, sheet *s, int *count) {
     recio_reader *r;
     recio_irecord ir;
     uint64_t off;
     int k = 0;
+    char text[SHOW_TEXT];
     *count = 0;
+    s->lines = 1;
     if (open_rec(&r, path)) return -1;
-    while ((unsigned long long)*count < n && (k = next_image(r, path, &ir, &off)) == 1) (*count)++;
+    while ((unsigned long long)*count < n && (k = next_image(r, path, &ir, &off)) == 1) { /* and the lines labels need */
+        int lines;
+        label_text(&ir, text, sizeof text);
+        if ((lines = text_lines(text, s->tile)) > s->lines) s->lines = lines;
+        (*count)++;
+    }
     recio_reader_close(r);
     return k < 0 ? -1 : 0;
 }
@@ -359,13 +444,13 @@ CLI_COMMAND(cli_cmd_show) {
         return cli_usage_error("show", "%s", msg);
     memset(&s, 0, sizeof s);
     s.spec = t, s.seed = o.seed, s.tile = (int)o.tile;
-    if (count_records(o.in, o.n, &count) || (count == 0 && (cli_err("%s: no records to show", o.in), 1)))
+    if (count_records(o.in, o.n, &s, &count) || (count == 0 && (cli_err("%s: no records to show", o.in), 1)))
         return recio_transform_free(t), CLI_EXIT_ERR;
     for (s.cols = 1; s.cols * s.cols < count; s.cols++) {}
     if (o.cols) s.cols = (int)o.cols < count ? (int)o.cols : count;
     rows = (count + s.cols - 1) / s.cols;
     s.w = s.cols * (s.tile + 2 * SHOW_PAD);
-    s.h = rows * (s.tile + 2 * SHOW_PAD + SHOW_LABEL);
+    s.h = rows * (s.tile + 2 * SHOW_PAD + band(&s));
     if ((double)s.w * s.h > 1 << 28 || !(s.px = (unsigned char *)malloc((size_t)s.w * s.h * 3))) {
         cli_err("%s: a %dx%d sheet is too large", o.out, s.w, s.h);
         return recio_transform_free(t), CLI_EXIT_ERR;
