@@ -49,6 +49,22 @@ static inline void t_skip(const char *why, int n) {
     t_skipped += n;
 }
 
+/* The recio command ($RECIO, as make test sets it) for a test that drives it; NULL after reporting
+   why it cannot run: skipped on Windows (the command is POSIX-only), a failure when unset. */
+static inline const char *t_recio_tool(void) {
+    const char *r = getenv("RECIO");
+#ifdef _WIN32
+    t_skip("the recio tool is built on POSIX only", 1);
+    return NULL;
+#endif
+    if (!r) {
+        fprintf(stderr, "  RECIO not set: run through make test\n");
+        t_fail_at(__FILE__, __LINE__, "RECIO set");
+    }
+    return r;
+}
+
+
 static inline int t_done(const char *suite) {
     if (t_skipped) printf("%s: %d passed, %d failed, %d skipped\n", suite, t_passed, t_failed, t_skipped);
     else printf("%s: %d passed, %d failed\n", suite, t_passed, t_failed);
