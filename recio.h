@@ -329,7 +329,11 @@ RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path);
 #endif
 RECIODEF void recio_index_free(recio_index *idx);
 
-/* .lst: "index\tlabel[\tlabel...]\tpath" per line (im2rec's list file). */
+/* .lst: "index\tlabel[\tlabel...]\tpath" per line (im2rec's list file). As im2rec reads it, the line
+   and each tab-separated field are stripped of spaces (so "0 \t 1 \t a.jpg" and a trailing tab are
+   fine) and the path is the last field; a path holding a NUL byte is refused. A malformed line fails
+   the parse with "FILE: line N: what" in errmsg, unless on_bad_line is set: then that message goes to
+   on_bad_line, the line is left out and counted in skipped, and the parse goes on (im2rec's habit). */
 typedef struct recio_lst_item {
     uint64_t index;
     const float *labels; /* into recio_lst storage */
@@ -343,6 +347,9 @@ typedef struct recio_lst {
     void *storage;
     recio_allocator alloc;
     char errmsg[256];
+    void (*on_bad_line)(void *user, const char *msg); /* in, optional: report and skip malformed lines */
+    void *user;                                       /* in: passed to on_bad_line */
+    size_t skipped;                                   /* out: malformed lines left out */
 } recio_lst;
 
 RECIODEF recio_err recio_lst_parse(recio_lst *lst, const char *text, size_t n, const char *name);
@@ -692,6 +699,9 @@ RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w,
 RECIODEF int recio_transform_decode_hint(const recio_transform *t);
 /* The spec of the AutoAugment ImageNet policy in this grammar, for recio_transform_parse. */
 RECIODEF const char *recio_autoaugment_imagenet(void);
+/* The name of op i of the spec grammar (i = 0, 1, ...), NULL past the last: for listing the valid
+   ops after "unknown op". */
+RECIODEF const char *recio_transform_op_name(size_t i);
 #endif /* RECIO_NO_IMAGE */
 
 /* ==================================================================================================
@@ -2584,26 +2594,36 @@ static int recio__parse_float(const char **s, const char *e, float *out) {
     return 0;
 }
 
-/* One .lst line: index, labels..., path (the last tab-separated field; it may hold spaces). */
+static int recio__is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+/* One .lst line: index, labels..., path (the last tab-separated field; it may hold spaces). The
+   line and each field are stripped as im2rec's read_list does. */
 static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, const char *e, recio_buffer *items,
                                  recio_buffer *labels, recio_buffer *paths) {
     recio_lst_item it;
-    const char *last = e;
+    const char *last, *path;
     float f;
     uint64_t path_at = paths->size, label_at = labels->size / sizeof(float);
-    while (last > b && last[-1] != '\t') last--;
+    while (b < e && recio__is_space(*b)) b++;
+    while (e > b && recio__is_space(e[-1])) e--;
+    if (b == e) return RECIO_OK; /* a blank line */
+    for (last = e; last > b && last[-1] != '\t'; last--) {}
     if (last == b) return recio__text_fail(l->errmsg, L, "expected 'index<TAB>label...<TAB>path'");
+    for (path = last; path < e && recio__is_space(*path); path++) {}
+    if (memchr(path, 0, (size_t)(e - path))) return recio__text_fail(l->errmsg, L, "a NUL byte in the path");
     memset(&it, 0, sizeof it);
     if (recio__parse_u64(&b, last, &it.index)) return recio__text_fail(l->errmsg, L, "the index is not a whole number");
+    while (b < last && *b == ' ') b++;
+    if (*b != '\t') return recio__text_fail(l->errmsg, L, "the index is not a whole number");
     for (;;) {
-        while (b < last && recio__is_blank(*b)) b++;
+        while (b < last && recio__is_space(*b)) b++;
         if (b >= last) break;
         if (recio__parse_float(&b, last, &f)) return recio__text_fail(l->errmsg, L, "a label is not a number");
         if (recio__mem_write(labels, &f, sizeof f)) return RECIO_ERR_NOMEM;
         it.nlabels++;
     }
     if (it.nlabels == 0) return recio__text_fail(l->errmsg, L, "no label before the path");
-    if (recio__mem_write(paths, last, (size_t)(e - last)) || recio__mem_write(paths, "", 1)) return RECIO_ERR_NOMEM;
+    if (recio__mem_write(paths, path, (size_t)(e - path)) || recio__mem_write(paths, "", 1)) return RECIO_ERR_NOMEM;
     /* pointers are fixed up once the storage stops moving */
     it.labels = (const float *)(uintptr_t)label_at;
     it.path = (const char *)(uintptr_t)path_at;
@@ -2617,10 +2637,12 @@ RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, con
     recio_err err = RECIO_OK;
     size_t i, lab_bytes;
     recio_allocator a;
+    void (*on_bad)(void *, const char *);
+    void *user;
     if (!l || (!text && n)) return RECIO_ERR_ARG;
-    a = l->alloc;
+    a = l->alloc, on_bad = l->on_bad_line, user = l->user;
     memset(l, 0, sizeof *l);
-    l->alloc = a;
+    l->alloc = a, l->on_bad_line = on_bad, l->user = user;
     memset(&items, 0, sizeof items);
     items.alloc = labels.alloc = paths.alloc = a;
     labels = paths = items;
@@ -2628,7 +2650,13 @@ RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, con
     L.end = L.p + n;
     L.name = name;
     L.line = 0;
-    while (!err && recio__next_line(&L, &b, &e)) err = recio__lst_line(l, &L, b, e, &items, &labels, &paths);
+    while (!err && recio__next_line(&L, &b, &e))
+        if ((err = recio__lst_line(l, &L, b, e, &items, &labels, &paths)) == RECIO_ERR_FORMAT && on_bad) {
+            on_bad(user, l->errmsg);
+            l->errmsg[0] = 0;
+            l->skipped++;
+            err = RECIO_OK;
+        }
     /* one block: labels (float aligned) then paths; items in their own array */
     lab_bytes = labels.size;
     if (!err && recio__buffer_reserve(&labels, paths.size)) err = RECIO_ERR_NOMEM;
@@ -6900,6 +6928,10 @@ RECIODEF recio_err recio_transform_parse(recio_transform **t, const char *spec) 
     return recio_transform_parse_ex(t, spec, NULL, NULL, 0);
 }
 
+RECIODEF const char *recio_transform_op_name(size_t i) {
+    return i < sizeof recio__ops / sizeof recio__ops[0] ? recio__ops[i].name : NULL;
+}
+
 /* AutoAugment's ImageNet policy (Cubuk et al. 2019, as torchvision's AutoAugmentPolicy.IMAGENET with
    10 magnitude bins): 25 sub-policies of two ops, each applied with its probability; signed
    magnitudes pick either sign with equal chance. Magnitudes: rotate 30*m/9 degrees; posterize
@@ -7852,7 +7884,7 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     recio_image dst;
     recio_err e;
     size_t asked = 0;
-    int w = 0, h = 0;
+    int w = 0, h = 0, c = 0;
     memset(&d, 0, sizeof d);
     d.channels = it->d.channels;
     memset(&sc, 0, sizeof sc);
@@ -7860,9 +7892,15 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     dst = recio_image_wrap(out, sh->width, sh->height, sh->channels, sh->dtype, sh->layout, 0);
     e = recio__apply_encoded(it->tf, ir->image, ir->image_size, &dst, seed, &d, &sc, what, RECIO_ITER_ERRMSG);
     if (asked > blk->cap) recio__it_reserve(&it->d.alloc, blk, asked); /* if it cannot, heap blocks still serve */
-    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && recio__info(ir->image, ir->image_size, &w, &h, NULL, &it->d.alloc) == RECIO_OK)
-        recio__fmt(what, RECIO_ITER_ERRMSG, "the chain's output for this %dx%d image is not %dx%dx%d like the first record's (end the spec with a fixed-size crop or resize)",
-                   w, h, sh->width, sh->height, sh->channels);
+    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
+        recio_image got; /* sizes as WxH, as everywhere */
+        if (recio_transform_output_shape(it->tf, w, h, d.channels ? d.channels : c, &got) == RECIO_OK)
+            recio__fmt(what, RECIO_ITER_ERRMSG, "the chain turns this %dx%d image into %dx%d, not the %dx%d (WxH) of the first record (end the spec with a fixed-size crop or resize)",
+                       w, h, got.width, got.height, sh->width, sh->height);
+        else
+            recio__fmt(what, RECIO_ITER_ERRMSG, "the chain's output for this %dx%d image is not the %dx%d (WxH, %d channels) of the first record (end the spec with a fixed-size crop or resize)",
+                       w, h, sh->width, sh->height, sh->channels);
+    }
     return e;
 }
 #else

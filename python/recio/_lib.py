@@ -92,7 +92,7 @@ class LstItem(Structure):
 
 class Lst(Structure):
     _fields_ = [("items", POINTER(LstItem)), ("count", c_size_t), ("storage", c_void_p), ("alloc", Allocator),
-                ("errmsg", c_char * 256)]
+                ("errmsg", c_char * 256), ("on_bad_line", c_void_p), ("user", c_void_p), ("skipped", c_size_t)]
 
 
 def _candidates(pkg_dir, environ):
