@@ -664,7 +664,9 @@ RECIODEF void recio_transform_free(recio_transform *t);
    you; wrapped over your buffer = written there (shape must match). Thread-safe on a const t. */
 RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed);
 /* The same with caller scratch memory: with out wrapped and scratch of recio_transform_scratch_size
-   bytes, apply allocates nothing (RECIO_ERR_NOMEM if scratch is too small). */
+   bytes, apply allocates nothing (RECIO_ERR_NOMEM if scratch is too small; for the words "scratch
+   too small: need N bytes", use recio_transform_apply_encoded with desc->scratch, or compare with
+   recio_transform_scratch_size). */
 RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const recio_image *in, recio_image *out,
                                                  uint64_t seed, void *scratch, size_t scratch_size);
 /* Decode an encoded image (JPEG, PNG, ... as recio_image_decode) and apply the chain in one call.
@@ -677,7 +679,8 @@ RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const
    full_scale set the output equals recio_image_decode + recio_transform_apply bit for bit; without
    RECIO_TURBOJPEG, or for other formats, this is exactly decode + apply. The decoded pixels are
    one allocation through the transform's allocator (libjpeg-turbo also allocates with malloc);
-   errmsg receives "decode: why" or "transform: why". */
+   errmsg receives "decode: why" or "transform: why" ("transform: scratch too small: need N bytes,
+   have M" when desc->scratch is smaller than recio_transform_scratch_size). */
 typedef struct recio_encoded_desc {
     int channels;        /* decode to 1, 3 or 4 channels; 0 = as stored */
     void *scratch;       /* as recio_transform_apply_scratch; NULL = allocate */
@@ -821,7 +824,9 @@ typedef struct recio_iter_desc {
     /* batches */
     unsigned batch;             /* items per batch (default 1) */
     recio_last_batch last_batch;
-    unsigned workers;           /* decode threads (RECIO_THREADS); 0: pull mode on the caller's thread */
+    unsigned workers;           /* decode threads (RECIO_THREADS); 0: pull mode on the caller's thread.
+                                   Without RECIO_THREADS any value runs in pull mode (batch.workers
+                                   is then 0: the batches are the same, made on your thread) */
     unsigned prefetch;          /* batches in flight with workers (default workers + 1) */
     int checksums;              /* each worker checksums its items while they are still in cache
                                    (recio_batch.sums, for recio_batch_checksum) */
@@ -849,6 +854,8 @@ typedef struct recio_batch {
     unsigned label_width;
     uint64_t epoch, index;      /* epoch, and this batch's number in it */
     unsigned skipped;           /* records of this batch left out by desc.skip_bad */
+    unsigned workers;           /* threads that built it: desc.workers, or 0 in pull mode (also when
+                                   desc.workers > 0 but recio was built without RECIO_THREADS) */
 } recio_batch;
 
 /* A record desc.skip_bad left out. */
@@ -7040,6 +7047,14 @@ RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_i
     return recio_transform_apply_scratch(t, in, out, seed, NULL, 0);
 }
 
+/* A run out of memory in the caller's fixed scratch: say how much a w x h x c input needs. */
+static void recio__scratch_why(const recio_transform *t, const recio__scratch *sc, int w, int h, int c, char *errmsg, size_t cap) {
+    size_t need;
+    if (!errmsg || !sc->p || sc->grow) return;
+    if ((need = recio_transform_scratch_size(t, w, h, c)) > sc->n)
+        recio__fmt(errmsg, cap, "transform: scratch too small: need %U bytes, have %U", (uint64_t)need, (uint64_t)sc->n);
+}
+
 /* ---- decode and apply: only the part of a JPEG that the chain reads ---- */
 #ifdef RECIO_TURBOJPEG
 
@@ -7121,8 +7136,9 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
     x.filt = p.filt;
     if (!p.resized) x.next_filt = p.filt; /* `area` planned, its resize not: it still applies */
     e = recio__exec_run(&x, p.next, out);
-    recio_image_free(&j.img);
     if (e != RECIO_OK && errmsg) recio__fmt(errmsg, cap, "transform: %s", recio_strerror(e));
+    if (e == RECIO_ERR_NOMEM) recio__scratch_why(t, sc, W, H, j.img.channels, errmsg, cap);
+    recio_image_free(&j.img);
     return e;
 }
 #endif
@@ -7142,8 +7158,9 @@ static recio_err recio__apply_encoded(const recio_transform *t, const void *byte
 #endif
     if ((e = recio__decode(&img, bytes, n, d->channels, 0, errmsg, errmsg_size, &t->alloc)) != RECIO_OK) return e;
     e = recio__apply_in(t, &img, out, seed, sc);
-    recio_image_free(&img);
     if (e != RECIO_OK && errmsg) recio__fmt(errmsg, errmsg_size, "transform: %s", recio_strerror(e));
+    if (e == RECIO_ERR_NOMEM) recio__scratch_why(t, sc, img.width, img.height, img.channels, errmsg, errmsg_size);
+    recio_image_free(&img);
     return e;
 }
 
@@ -8295,6 +8312,7 @@ static void recio__it_view(recio_iter *it, const recio__it_slot *s, recio_batch 
     b->epoch = it->epoch;
     b->index = it->base + s->seq;
     b->skipped = s->nbad;
+    b->workers = it->d.workers; /* 0 when RECIO_THREADS is missing: say so, never silently */
     it->delivered = b->index + 1;
     recio__it_tally(it, s);
 }

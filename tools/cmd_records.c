@@ -82,8 +82,9 @@ CLI_COMMAND(cli_cmd_dump) {
 static const char verify_help[] =
     "usage: recio verify [--decode] FILE.rec...\n\n"
     "Read every record of each file strictly: magic, lengths, part sequence, padding to the end.\n"
-    "Prints 'FILE: N records, B bytes, ok' per sound file and exits 0 when all are sound; otherwise\n"
-    "prints 'recio: FILE: offset N: what' for the first record that cannot be read and exits 1.\n\n"
+    "Prints 'FILE: N records, B payload bytes, ok' per sound file (B: the records' data, without\n"
+    "headers and padding) and exits 0 when all are sound; otherwise prints 'recio: FILE: offset N:\n"
+    "what' for the first record that cannot be read and exits 1.\n\n"
     "  --decode   also read each record's image header and decode its image in full, as the\n"
     "             iterator will: every record that fails is named ('recio: FILE: offset N: decode:\n"
     "             why'), the check goes on to the next, and the exit status is 1\n";
@@ -123,10 +124,10 @@ static int verify_file(const char *path, int decode) {
     rc = reader_result(r, e);
     recio_reader_close(r);
     if (!rc && bad)
-        printf("%s: %llu records, %llu bytes, %llu that do not decode\n", path, (unsigned long long)n,
+        printf("%s: %llu records, %llu payload bytes, %llu that do not decode\n", path, (unsigned long long)n,
                (unsigned long long)bytes, (unsigned long long)bad);
     else if (!rc)
-        printf("%s: %llu records, %llu bytes, %s\n", path, (unsigned long long)n, (unsigned long long)bytes,
+        printf("%s: %llu records, %llu payload bytes, %s\n", path, (unsigned long long)n, (unsigned long long)bytes,
                decode ? "every image decodes, ok" : "ok");
     fflush(stdout);
     return rc || bad ? -1 : 0;

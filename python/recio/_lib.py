@@ -44,7 +44,8 @@ class IterDesc(Structure):
 class Batch(Structure):
     _fields_ = [("data", c_void_p), ("labels", c_void_p), ("ids", c_void_p), ("keys", c_void_p), ("sums", c_void_p),
                 ("count", c_uint), ("pad", c_uint), ("batch", c_uint), ("item_bytes", c_size_t), ("item", Image),
-                ("label_width", c_uint), ("epoch", c_uint64), ("index", c_uint64), ("skipped", c_uint)]
+                ("label_width", c_uint), ("epoch", c_uint64), ("index", c_uint64), ("skipped", c_uint),
+                ("workers", c_uint)]
 
 
 class EncodedDesc(Structure):
