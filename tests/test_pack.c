@@ -743,10 +743,13 @@ static void test_pack_every_list(void) {
     CHECK_EQ_INT(a, 6);
     CHECK_EQ_INT(b, 6);
     CHECK(strstr(out_text, "every_train.lst:") != NULL && strstr(out_text, "every_val.lst:") != NULL);
-    /* named with .lst: that list alone */
+    /* named with .lst, or PREFIX.lst exists: that list alone */
     sh("rm -f " T "/every_val.rec");
     CHECK_EQ_INT(recio("pack --quiet --resize 32 " T "/every_train.lst " PHOTOS), 0);
     CHECK(fopen(T "/every_val.rec", "rb") == NULL);
+    sh("cp " T "/every_train.lst " T "/every.lst");
+    CHECK_EQ_INT(recio("pack --quiet --resize 32 " T "/every " PHOTOS), 0);
+    CHECK(fopen(T "/every_val.rec", "rb") == NULL && strstr(out_text, "every_train") == NULL);
 }
 
 /* --quality is the PNG compression level with --encoding .png (im2rec's cv2.IMWRITE_PNG_COMPRESSION). */
@@ -766,10 +769,10 @@ static void test_pack_png_level(void) {
 
 /* im2rec's `--exts .jpg .png` form. */
 static void test_list_exts_words(void) {
-    CHECK_EQ_INT(recio("list --no-shuffle --exts .png .PNG " T "/exts " PHOTOS), 0);
-    CHECK_EQ_INT(count_lines(T "/exts.lst"), 2);
-    CHECK_EQ_INT(recio("list --no-shuffle --exts .png,.jpg " T "/exts " PHOTOS), 0);
-    CHECK_EQ_INT(count_lines(T "/exts.lst"), NPHOTOS);
+    CHECK_EQ_INT(recio("list --no-shuffle --exts .png .PNG " T "/lx " PHOTOS), 0);
+    CHECK_EQ_INT(count_lines(T "/lx.lst"), 2);
+    CHECK_EQ_INT(recio("list --no-shuffle --exts .png,.jpg " T "/lx " PHOTOS), 0);
+    CHECK_EQ_INT(count_lines(T "/lx.lst"), NPHOTOS);
 }
 
 /* `recio index` rebuilds the keys pack wrote (the .lst index, in the header id), not 0, 1, 2. */

@@ -369,9 +369,9 @@ static const char pack_help[] =
     "index, the labels, the encoded image) and PREFIX.idx (index<TAB>offset), as im2rec does. They and\n"
     "PREFIX.skipped are written to temporary files and renamed when complete, all three or none. A\n"
     "second pack to a prefix that one is writing stops at once (exit 1).\n"
-    "As im2rec: PREFIX without .lst packs every PREFIX*.lst (PREFIX_train.lst and PREFIX_val.lst after\n"
-    "'list --train-ratio', PREFIX_0.lst ... after '--chunks'), each to its own .rec; a folder packs\n"
-    "every .lst in it. Fields are stripped of spaces; a malformed line is reported ('FILE: line N:\n"
+    "When PREFIX.lst does not exist, PREFIX packs every PREFIX*.lst as im2rec does (PREFIX_train.lst and\n"
+    "PREFIX_val.lst after 'list --train-ratio', PREFIX_0.lst ... after '--chunks'), each to its own\n"
+    ".rec; a folder packs every .lst in it. Fields are stripped of spaces; a malformed line is reported ('FILE: line N:\n"
     "what'), skipped and counted, and the pack goes on; an index on two lines is warned about.\n\n"
     "  --resize S           shorter side to S pixels (longer: floor(long*S/short)); 0 = keep (default);\n"
     "                       bilinear, exactly OpenCV's INTER_LINEAR as im2rec uses\n"
@@ -648,9 +648,11 @@ static void warn_duplicates(const recio_lst *lst, const char *lst_path) {
 
 static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* The lists `pack PREFIX` packs, as im2rec finds them: PREFIX.lst when named so; every .lst in
-   PREFIX when it is a folder; else every PREFIX*.lst (PREFIX_train.lst, PREFIX_0.lst, ... after
-   `list --train-ratio` or `--chunks`), sorted. When none is found, PREFIX.lst (its loading says so). */
+/* The lists `pack PREFIX` packs: PREFIX.lst when named so or when it exists (unlike im2rec, which
+   would also pack PREFIX_area.lst and PREFIX2.lst beside it: an exact name is never widened); every
+   .lst in PREFIX when it is a folder; else, as im2rec, every PREFIX*.lst (PREFIX_train.lst,
+   PREFIX_0.lst, ... after `list --train-ratio` or `--chunks`), sorted. When none is found,
+   PREFIX.lst (its loading says so). */
 static int find_lists(const char *prefix, char ***out, size_t *n) {
     size_t len = strlen(prefix), cap = 0, blen;
     struct stat st;
@@ -660,7 +662,10 @@ static int find_lists(const char *prefix, char ***out, size_t *n) {
     DIR *d = NULL;
     int isdir = stat(prefix, &st) == 0 && S_ISDIR(st.st_mode);
     *out = NULL, *n = 0;
-    if (!(len > 4 && strcmp(prefix + len - 4, ".lst") == 0)) {
+    if (!isdir && (dir = out_name(prefix, ".lst")) != NULL && stat(dir, &st) == 0 && S_ISREG(st.st_mode)) len = 0;
+    free(dir);
+    dir = NULL;
+    if (len && !(len > 4 && strcmp(prefix + len - 4, ".lst") == 0)) {
         if (!(dir = pack_cat(prefix, ""))) return -1;
         if (!isdir) { /* "data/train" -> folder "data", names starting with "train" */
             slash = strrchr(dir, '/');
