@@ -8,7 +8,8 @@
 #   make freestanding               Cortex-M4 (arm-none-eabi, newlib): libraries and linked programs
 #   make tcc                        the header built with tcc
 #   make footprint                  docs/footprint.md: bytes per feature set and target
-#   make install PREFIX=/usr/local (also the Python package) make clean
+#   make install PREFIX=/usr/local (also the Python package, recio.1, the docs, the CMake package)
+#   make clean                      CMake users: CMakeLists.txt (add_subdirectory or find_package)
 # CROSS=PREFIX- builds with PREFIXgcc, PREFIXg++ and PREFIXar into build/PREFIX (README: "Building
 # for a board"); the target's libjpeg-turbo is used when that compiler can link it, else stb_image.
 CROSS   ?=
@@ -38,6 +39,12 @@ CPPFLAGS = -I. -I$(STB) -D_FILE_OFFSET_BITS=64 -DRECIO_THREADS $(JPEG_CFLAGS)
 CFLAGS_R = -std=c99 $(WARN) $(OPT) $(EXTRA_CFLAGS)
 LDLIBS   = $(JPEG_LIBS) -lm -lpthread
 HDR      = recio.h
+# librecio.so is librecio.so.MAJOR.MINOR.0 with the SONAME librecio.so.MAJOR (recio.h's version).
+VERSION_MAJOR := $(shell sed -n 's/^.define RECIO_VERSION_MAJOR //p' recio.h)
+VERSION_MINOR := $(shell sed -n 's/^.define RECIO_VERSION_MINOR //p' recio.h)
+VERSION  = $(VERSION_MAJOR).$(VERSION_MINOR).0
+SONAME   = librecio.so.$(VERSION_MAJOR)
+SOFILE   = librecio.so.$(VERSION)
 
 TOOLS    = $(BUILD)/recio
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(filter-out examples/mpi_%,$(wildcard examples/*.c)))
@@ -63,7 +70,9 @@ $(BUILD)/obj/recio.o: recio_impl.c $(HDR) | deps
 $(BUILD)/librecio.a: $(BUILD)/obj/recio.o
 	$(AR) rcs $@ $^
 $(BUILD)/librecio.so: $(BUILD)/obj/recio.o
-	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(CC) -shared -Wl,-soname,$(SONAME) -o $(BUILD)/$(SOFILE) $^ $(LDFLAGS) $(LDLIBS)
+	ln -sf $(SOFILE) $(BUILD)/$(SONAME)
+	ln -sf $(SOFILE) $@
 $(BUILD)/recio: $(wildcard tools/*.c) tools/cli.h $(BUILD)/librecio.a
 	$(CC) $(CPPFLAGS) -Itools $(CFLAGS_R) $(wildcard tools/*.c) -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
 $(BUILD)/examples/%$(EXE): examples/%.c $(BUILD)/librecio.a
@@ -139,7 +148,8 @@ PY_SKIP = $(if $(RUN),a cross build's library is not for this CPU,$(if $(findstr
 PY_PRELOAD = $(if $(findstring address,$(EXTRA_CFLAGS)),$(shell $(CC) -print-file-name=libasan.so)) $(if $(findstring undefined,$(EXTRA_CFLAGS)),$(shell $(CC) -print-file-name=libubsan.so))
 test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records $(BUILD)/examples/board_infer python-deps
 	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO_PY_SKIP="$(PY_SKIP)" \
-	  RECIO_PY_PRELOAD="$(strip $(PY_PRELOAD))" tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh
+	  RECIO_PY_PRELOAD="$(strip $(PY_PRELOAD))" RECIO_BUILD="$(BUILD)" RECIO_CFLAGS="$(EXTRA_CFLAGS)" RECIO_LDFLAGS="$(LDFLAGS)" \
+	  tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh tests/test_install.sh
 
 # python3-numpy for the Python binding's tests, installed when missing and allowed (root, apt).
 .PHONY: python-deps
@@ -357,15 +367,25 @@ bench-cross: deps bench-data cross-tools
 	@bench/qemu_count.sh "$(QEMU_$(ARCH)) -L /usr/$(TRIPLE)" build/bench/qemu_insns.so build/$(ARCH)/bench/bench_kernels \
 	  $(BENCH_DATA)/imagenet1k.lst 10 $(if $(filter s390x,$(ARCH)),scalar,neon)
 
+# Also: the man page recio.1, made from the commands' own --help (tools/mkman.sh), the docs, and a
+# CMake package (find_package(recio) gives recio::recio; CMakeLists.txt builds and installs its own).
 install: all
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
+	  $(DESTDIR)$(PREFIX)/lib/cmake/recio $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/doc/recio
 	install -m 644 recio.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(BUILD)/librecio.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/librecio.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/$(SOFILE) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(SOFILE) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SOFILE) $(DESTDIR)$(PREFIX)/lib/librecio.so
 	install -m 755 $(BUILD)/recio $(DESTDIR)$(PREFIX)/bin/
+	tools/mkman.sh "$(RUN) $(TOOLS)" $(PREFIX)/share/doc/recio > $(DESTDIR)$(PREFIX)/share/man/man1/recio.1
+	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/recio/
+	sed -e 's|@SOFILE@|$(SOFILE)|' -e 's|@SONAME@|$(SONAME)|' cmake/recioConfig.make.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/recio/recioConfig.cmake
+	sed -e 's|@VERSION@|$(VERSION)|' -e 's|@MAJOR@|$(VERSION_MAJOR)|' cmake/recioConfigVersion.make.cmake.in \
+	  > $(DESTDIR)$(PREFIX)/lib/cmake/recio/recioConfigVersion.cmake
 	install -d $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/recio
 	install -m 644 python/recio/*.py $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/recio/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@JPEG_LIBS@|$(JPEG_LIBS)|" recio.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/recio.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e "s|@JPEG_LIBS@|$(JPEG_LIBS)|" recio.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/recio.pc
 
 clean:
 	rm -rf build

@@ -335,7 +335,11 @@ RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path);
 #endif
 RECIODEF void recio_index_free(recio_index *idx);
 
-/* .lst: "index\tlabel[\tlabel...]\tpath" per line (im2rec's list file). */
+/* .lst: "index\tlabel[\tlabel...]\tpath" per line (im2rec's list file). As im2rec reads it, the line
+   and each tab-separated field are stripped of spaces (so "0 \t 1 \t a.jpg" and a trailing tab are
+   fine) and the path is the last field; a path holding a NUL byte is refused. A malformed line fails
+   the parse with "FILE: line N: what" in errmsg, unless on_bad_line is set: then that message goes to
+   on_bad_line, the line is left out and counted in skipped, and the parse goes on (im2rec's habit). */
 typedef struct recio_lst_item {
     uint64_t index;
     const float *labels; /* into recio_lst storage */
@@ -349,6 +353,9 @@ typedef struct recio_lst {
     void *storage;
     recio_allocator alloc;
     char errmsg[256];
+    void (*on_bad_line)(void *user, const char *msg); /* in, optional: report and skip malformed lines */
+    void *user;                                       /* in: passed to on_bad_line */
+    size_t skipped;                                   /* out: malformed lines left out */
 } recio_lst;
 
 RECIODEF recio_err recio_lst_parse(recio_lst *lst, const char *text, size_t n, const char *name);
@@ -684,7 +691,9 @@ RECIODEF void recio_transform_free(recio_transform *t);
    you; wrapped over your buffer = written there (shape must match). Thread-safe on a const t. */
 RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed);
 /* The same with caller scratch memory: with out wrapped and scratch of recio_transform_scratch_size
-   bytes, apply allocates nothing (RECIO_ERR_NOMEM if scratch is too small). */
+   bytes, apply allocates nothing (RECIO_ERR_NOMEM if scratch is too small; for the words "scratch
+   too small: need N bytes", use recio_transform_apply_encoded with desc->scratch, or compare with
+   recio_transform_scratch_size). */
 RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const recio_image *in, recio_image *out,
                                                  uint64_t seed, void *scratch, size_t scratch_size);
 /* Decode an encoded image (JPEG, PNG, ... as recio_image_decode) and apply the chain in one call.
@@ -697,7 +706,8 @@ RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const
    full_scale set the output equals recio_image_decode + recio_transform_apply bit for bit; without
    RECIO_TURBOJPEG, or for other formats, this is exactly decode + apply. The decoded pixels are
    one allocation through the transform's allocator (libjpeg-turbo also allocates with malloc);
-   errmsg receives "decode: why" or "transform: why". */
+   errmsg receives "decode: why" or "transform: why" ("transform: scratch too small: need N bytes,
+   have M" when desc->scratch is smaller than recio_transform_scratch_size). */
 typedef struct recio_encoded_desc {
     int channels;        /* decode to 1, 3 or 4 channels; 0 = as stored */
     void *scratch;       /* as recio_transform_apply_scratch; NULL = allocate */
@@ -758,6 +768,9 @@ RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const reci
                                             const recio_apply_desc *desc);
 /* The spec of the AutoAugment ImageNet policy in this grammar, for recio_transform_parse. */
 RECIODEF const char *recio_autoaugment_imagenet(void);
+/* The name of op i of the spec grammar (i = 0, 1, ...), NULL past the last: for listing the valid
+   ops after "unknown op". */
+RECIODEF const char *recio_transform_op_name(size_t i);
 #endif /* RECIO_NO_IMAGE */
 
 /* ==================================================================================================
@@ -877,7 +890,9 @@ typedef struct recio_iter_desc {
     /* batches */
     unsigned batch;             /* items per batch (default 1) */
     recio_last_batch last_batch;
-    unsigned workers;           /* decode threads (RECIO_THREADS); 0: pull mode on the caller's thread */
+    unsigned workers;           /* decode threads (RECIO_THREADS); 0: pull mode on the caller's thread.
+                                   Without RECIO_THREADS any value runs in pull mode (batch.workers
+                                   is then 0: the batches are the same, made on your thread) */
     unsigned prefetch;          /* batches in flight with workers (default workers + 1) */
     int checksums;              /* each worker checksums its items while they are still in cache
                                    (recio_batch.sums, for recio_batch_checksum) */
@@ -905,6 +920,8 @@ typedef struct recio_batch {
     unsigned label_width;
     uint64_t epoch, index;      /* epoch, and this batch's number in it */
     unsigned skipped;           /* records of this batch left out by desc.skip_bad */
+    unsigned workers;           /* threads that built it: desc.workers, or 0 in pull mode (also when
+                                   desc.workers > 0 but recio was built without RECIO_THREADS) */
 } recio_batch;
 
 /* A record desc.skip_bad left out. */
@@ -2668,26 +2685,36 @@ static int recio__parse_float(const char **s, const char *e, float *out) {
     return 0;
 }
 
-/* One .lst line: index, labels..., path (the last tab-separated field; it may hold spaces). */
+static int recio__is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+/* One .lst line: index, labels..., path (the last tab-separated field; it may hold spaces). The
+   line and each field are stripped as im2rec's read_list does. */
 static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, const char *e, recio_buffer *items,
                                  recio_buffer *labels, recio_buffer *paths) {
     recio_lst_item it;
-    const char *last = e;
+    const char *last, *path;
     float f;
     uint64_t path_at = paths->size, label_at = labels->size / sizeof(float);
-    while (last > b && last[-1] != '\t') last--;
+    while (b < e && recio__is_space(*b)) b++;
+    while (e > b && recio__is_space(e[-1])) e--;
+    if (b == e) return RECIO_OK; /* a blank line */
+    for (last = e; last > b && last[-1] != '\t'; last--) {}
     if (last == b) return recio__text_fail(l->errmsg, L, "expected 'index<TAB>label...<TAB>path'");
+    for (path = last; path < e && recio__is_space(*path); path++) {}
+    if (memchr(path, 0, (size_t)(e - path))) return recio__text_fail(l->errmsg, L, "a NUL byte in the path");
     memset(&it, 0, sizeof it);
     if (recio__parse_u64(&b, last, &it.index)) return recio__text_fail(l->errmsg, L, "the index is not a whole number");
+    while (b < last && *b == ' ') b++;
+    if (*b != '\t') return recio__text_fail(l->errmsg, L, "the index is not a whole number");
     for (;;) {
-        while (b < last && recio__is_blank(*b)) b++;
+        while (b < last && recio__is_space(*b)) b++;
         if (b >= last) break;
         if (recio__parse_float(&b, last, &f)) return recio__text_fail(l->errmsg, L, "a label is not a number");
         if (recio__mem_write(labels, &f, sizeof f)) return RECIO_ERR_NOMEM;
         it.nlabels++;
     }
     if (it.nlabels == 0) return recio__text_fail(l->errmsg, L, "no label before the path");
-    if (recio__mem_write(paths, last, (size_t)(e - last)) || recio__mem_write(paths, "", 1)) return RECIO_ERR_NOMEM;
+    if (recio__mem_write(paths, path, (size_t)(e - path)) || recio__mem_write(paths, "", 1)) return RECIO_ERR_NOMEM;
     /* pointers are fixed up once the storage stops moving */
     it.labels = (const float *)(uintptr_t)label_at;
     it.path = (const char *)(uintptr_t)path_at;
@@ -2701,10 +2728,12 @@ RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, con
     recio_err err = RECIO_OK;
     size_t i, lab_bytes;
     recio_allocator a;
+    void (*on_bad)(void *, const char *);
+    void *user;
     if (!l || (!text && n)) return RECIO_ERR_ARG;
-    a = l->alloc;
+    a = l->alloc, on_bad = l->on_bad_line, user = l->user;
     memset(l, 0, sizeof *l);
-    l->alloc = a;
+    l->alloc = a, l->on_bad_line = on_bad, l->user = user;
     memset(&items, 0, sizeof items);
     items.alloc = labels.alloc = paths.alloc = a;
     labels = paths = items;
@@ -2712,7 +2741,13 @@ RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, con
     L.end = L.p + n;
     L.name = name;
     L.line = 0;
-    while (!err && recio__next_line(&L, &b, &e)) err = recio__lst_line(l, &L, b, e, &items, &labels, &paths);
+    while (!err && recio__next_line(&L, &b, &e))
+        if ((err = recio__lst_line(l, &L, b, e, &items, &labels, &paths)) == RECIO_ERR_FORMAT && on_bad) {
+            on_bad(user, l->errmsg);
+            l->errmsg[0] = 0;
+            l->skipped++;
+            err = RECIO_OK;
+        }
     /* one block: labels (float aligned) then paths; items in their own array */
     lab_bytes = labels.size;
     if (!err && recio__buffer_reserve(&labels, paths.size)) err = RECIO_ERR_NOMEM;
@@ -7278,6 +7313,10 @@ RECIODEF recio_err recio_transform_parse(recio_transform **t, const char *spec) 
     return recio_transform_parse_ex(t, spec, NULL, NULL, 0);
 }
 
+RECIODEF const char *recio_transform_op_name(size_t i) {
+    return i < sizeof recio__ops / sizeof recio__ops[0] ? recio__ops[i].name : NULL;
+}
+
 /* AutoAugment's ImageNet policy (Cubuk et al. 2019, as torchvision's AutoAugmentPolicy.IMAGENET with
    10 magnitude bins): 25 sub-policies of two ops, each applied with its probability; signed
    magnitudes pick either sign with equal chance. Magnitudes: rotate 30*m/9 degrees; posterize
@@ -7557,6 +7596,14 @@ RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const reci
     return recio__apply_tgt(t, in, out, seed, &sc, &d);
 }
 
+/* A run out of memory in the caller's fixed scratch: say how much a w x h x c input needs. */
+static void recio__scratch_why(const recio_transform *t, const recio__scratch *sc, int w, int h, int c, char *errmsg, size_t cap) {
+    size_t need;
+    if (!errmsg || !sc->p || sc->grow) return;
+    if ((need = recio_transform_scratch_size(t, w, h, c)) > sc->n)
+        recio__fmt(errmsg, cap, "transform: scratch too small: need %U bytes, have %U", (uint64_t)need, (uint64_t)sc->n);
+}
+
 /* ---- decode and apply: only the part of a JPEG that the chain reads ---- */
 #ifdef RECIO_TURBOJPEG
 
@@ -7672,8 +7719,9 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
     x.filt = p.filt;
     if (!p.resized) x.next_filt = p.filt; /* `area` planned, its resize not: it still applies */
     e = recio__jpeg_run(&x, p.next, out, seed, W, H, ap);
-    recio_image_free(&j.img);
     if (e != RECIO_OK && errmsg) recio__fmt(errmsg, cap, "transform: %s", recio_strerror(e));
+    if (e == RECIO_ERR_NOMEM) recio__scratch_why(t, sc, W, H, j.img.channels, errmsg, cap);
+    recio_image_free(&j.img);
     return e;
 }
 #endif
@@ -7694,8 +7742,9 @@ static recio_err recio__apply_encoded(const recio_transform *t, const void *byte
 #endif
     if ((e = recio__decode(&img, bytes, n, d->channels, 0, errmsg, errmsg_size, &t->alloc)) != RECIO_OK) return e;
     e = ap ? recio__apply_tgt(t, &img, out, seed, sc, ap) : recio__apply_in(t, &img, out, seed, sc);
-    recio_image_free(&img);
     if (e != RECIO_OK && errmsg) recio__fmt(errmsg, errmsg_size, "transform: %s", recio_strerror(e));
+    if (e == RECIO_ERR_NOMEM) recio__scratch_why(t, sc, img.width, img.height, img.channels, errmsg, errmsg_size);
+    recio_image_free(&img);
     return e;
 }
 
@@ -8442,7 +8491,7 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     recio_image dst;
     recio_err e;
     size_t asked = 0;
-    int w = 0, h = 0;
+    int w = 0, h = 0, c = 0;
     memset(&d, 0, sizeof d);
     d.channels = it->d.channels;
     memset(&sc, 0, sizeof sc);
@@ -8450,9 +8499,15 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     dst = recio_image_wrap(out, sh->width, sh->height, sh->channels, sh->dtype, sh->layout, 0);
     e = recio__apply_encoded(it->tf, ir->image, ir->image_size, &dst, seed, &d, NULL, &sc, what, RECIO_ITER_ERRMSG);
     if (asked > blk->cap) recio__it_reserve(&it->d.alloc, blk, asked); /* if it cannot, heap blocks still serve */
-    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && recio__info(ir->image, ir->image_size, &w, &h, NULL, &it->d.alloc) == RECIO_OK)
-        recio__fmt(what, RECIO_ITER_ERRMSG, "the chain's output for this %dx%d image is not %dx%dx%d like the first record's (end the spec with a fixed-size crop or resize)",
-                   w, h, sh->width, sh->height, sh->channels);
+    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
+        recio_image got; /* sizes as WxH, as everywhere */
+        if (recio_transform_output_shape(it->tf, w, h, d.channels ? d.channels : c, &got) == RECIO_OK)
+            recio__fmt(what, RECIO_ITER_ERRMSG, "the chain turns this %dx%d image into %dx%d, not the %dx%d (WxH) of the first record (end the spec with a fixed-size crop or resize)",
+                       w, h, got.width, got.height, sh->width, sh->height);
+        else
+            recio__fmt(what, RECIO_ITER_ERRMSG, "the chain's output for this %dx%d image is not the %dx%d (WxH, %d channels) of the first record (end the spec with a fixed-size crop or resize)",
+                       w, h, sh->width, sh->height, sh->channels);
+    }
     return e;
 }
 #else
@@ -8847,6 +8902,7 @@ static void recio__it_view(recio_iter *it, const recio__it_slot *s, recio_batch 
     b->epoch = it->epoch;
     b->index = it->base + s->seq;
     b->skipped = s->nbad;
+    b->workers = it->d.workers; /* 0 when RECIO_THREADS is missing: say so, never silently */
     it->delivered = b->index + 1;
     recio__it_tally(it, s);
 }

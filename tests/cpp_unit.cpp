@@ -21,7 +21,16 @@ static void test_cpp_roundtrip() {
     recio_buffer_free(&buf);
 }
 
+// README's C++ form of "zero = defaults": value-initialisation, warning-free under g++ -Wextra
+// -Werror (this file's flags), where C's `= {0}` warns for every field left out.
+static void test_cpp_zero_init() {
+    recio_iter_desc d{};
+    recio_split_desc s = {};
+    CHECK(d.workers == 0 && d.batch == 0 && d.spec == 0 && d.uris == 0 && s.seed == 0);
+}
+
 int main() {
     RUN(test_cpp_roundtrip);
+    RUN(test_cpp_zero_init);
     return t_done("cpp");
 }

@@ -37,6 +37,7 @@ static void ic_check_items(void) {
     CHECK_EQ_INT(b.batch, 4);
     CHECK_EQ_INT(b.epoch, 0);
     CHECK_EQ_INT(b.index, 0);
+    CHECK_EQ_INT(b.workers, ic_workers); /* the threads that made it, 0 in pull mode */
     for (i = 0; i < 4; i++) {
         const uint64_t *o = (const uint64_t *)b.data + 4 * i;
         CHECK(b.keys[i] == iu_offset(i)); /* file 0 */

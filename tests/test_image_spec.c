@@ -461,8 +461,32 @@ static void test_cli_apply(void) {
     CHECK(sh(cmd) == 0);
 }
 
+/* A fixed scratch that is too small says how much is needed (not just "out of memory"). */
+static void test_scratch_too_small_says_need(void) {
+    size_t n = 0, need;
+    unsigned char *b = t_slurp("tests/data/photos/rocket-alpha-256x256.png", &n);
+    recio_transform *t = NULL;
+    static float tensor[3 * 64 * 64];
+    static unsigned char small[64];
+    recio_encoded_desc d;
+    char msg[256], want[128];
+    recio_image out = recio_image_wrap(tensor, 64, 64, 3, RECIO_F32, RECIO_CHW, 0);
+    memset(&d, 0, sizeof d);
+    CHECK(b && recio_transform_parse(&t, "resize(64,64) normalize(imagenet) chw") == RECIO_OK);
+    if (b && t) {
+        d.channels = 3, d.scratch = small, d.scratch_size = sizeof small;
+        need = recio_transform_scratch_size(t, 256, 256, 3);
+        snprintf(want, sizeof want, "transform: scratch too small: need %llu bytes, have 64", (unsigned long long)need);
+        CHECK(recio_transform_apply_encoded(t, b, n, &out, 0, &d, msg, sizeof msg) == RECIO_ERR_NOMEM);
+        CHECK(strcmp(msg, want) == 0);
+    }
+    recio_transform_free(t);
+    free(b);
+}
+
 int main(void) {
     RUN(test_parse_errors);
+    RUN(test_scratch_too_small_says_need);
     RUN(test_parse_every_op);
     RUN(test_apply_every_op);
     RUN(test_fused_equals_chain);

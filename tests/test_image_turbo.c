@@ -208,6 +208,8 @@ static void test_window_scratch(void) {
     recio_transform *t = NULL;
     static float tensor[3 * 224 * 224];
     recio_encoded_desc d = {0};
+    char msg[256], want[128];
+    size_t need;
     CHECK(b && recio_transform_parse(&t, "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw") == RECIO_OK);
     if (b && t) {
         recio_image out = recio_image_wrap(tensor, 224, 224, 3, RECIO_F32, RECIO_CHW, 0);
@@ -215,8 +217,12 @@ static void test_window_scratch(void) {
         d.scratch_size = recio_transform_scratch_size(t, 1600, 1200, 3);
         d.scratch = malloc(d.scratch_size);
         CHECK(recio_transform_apply_encoded(t, b, n, &out, 5, &d, NULL, 0) == RECIO_OK && out.data == tensor);
-        d.scratch_size = 16; /* too small: NOMEM, as apply_scratch */
+        need = d.scratch_size;
+        d.scratch_size = 16; /* too small: NOMEM, as apply_scratch, and the words say how much it needs */
         CHECK(recio_transform_apply_encoded(t, b, n, &out, 5, &d, NULL, 0) == RECIO_ERR_NOMEM);
+        snprintf(want, sizeof want, "transform: scratch too small: need %llu bytes, have 16", (unsigned long long)need);
+        CHECK(recio_transform_apply_encoded(t, b, n, &out, 5, &d, msg, sizeof msg) == RECIO_ERR_NOMEM);
+        CHECK(strcmp(msg, want) == 0);
         free(d.scratch);
     }
     recio_transform_free(t);

@@ -16,6 +16,7 @@ static void test_workers_ignored_without_threads(void) {
     recio_iter_desc d;
     recio_iter *it;
     iu_batch a[16], b[16];
+    recio_batch one;
     size_t n;
     iu_desc(&d, DS10, 3, RECIO_LAST_PAD, 0);
     if (!(it = ic_open(&d))) return;
@@ -24,6 +25,10 @@ static void test_workers_ignored_without_threads(void) {
     d.workers = 4; /* asked for, not available: pull mode, same batches */
     if (!(it = ic_open(&d))) return;
     CHECK(iu_run(it, b, 16, 2, NULL) == n && iu_same(a, b, n));
+    recio_iter_close(it);
+    if (!(it = ic_open(&d))) return; /* and each batch says so */
+    CHECK_EQ_INT(recio_iter_next(it, &one), RECIO_OK);
+    CHECK_EQ_INT(one.workers, 0);
     recio_iter_close(it);
     CHECK_EQ_INT(n, 8);
 }

@@ -7,6 +7,7 @@
 #include "test.h"
 #include <math.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 
 #define T "build/test_pack"
@@ -684,6 +685,146 @@ static void test_show_spec(void) {
     CHECK(strstr(err_text, "flipp") != NULL);
 }
 
+/* ---- im2rec habits (issue 14) -------------------------------------------------------------------- */
+
+/* Fields stripped, a trailing tab, an absolute path, malformed lines said and skipped (the pack goes
+   on and counts them), a duplicated index warned about. */
+static void test_pack_im2rec_lines(void) {
+    char cwd[2048], text[4096];
+    rec_t r[8];
+    int n;
+    CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    snprintf(text, sizeof text,
+             "0 \t 0 \t retina-120x90.jpg \n"           /* spaces around the tabs, as real lists have */
+             "1\t1\t%s/" PHOTOS "/coffee-500x333.jpg\t\n" /* absolute, and a trailing tab */
+             "no tabs here\n"
+             "2\tx\tchelsea-500x375.jpg\n"
+             "1\t2\trocket-640x480.jpg\n",                /* index 1 again */
+             cwd);
+    put_text(T "/im2.lst", text);
+    CHECK_EQ_INT(recio("pack --quiet " T "/im2 " PHOTOS), 0);
+    CHECK(strstr(out_text, "3 packed, 0 skipped") != NULL);
+    CHECK(strstr(out_text, "2 malformed lines skipped") != NULL);
+    CHECK(strstr(err_text, "im2.lst: line 3: expected 'index<TAB>label...<TAB>path' (line skipped)") != NULL);
+    CHECK(strstr(err_text, "im2.lst: line 4: a label is not a number (line skipped)") != NULL);
+    CHECK(strstr(err_text, "warning: index 1 is on 2 lines") != NULL);
+    n = read_recs(T "/im2.rec", r, 8);
+    CHECK_EQ_INT(n, 3);
+    if (n == 3) {
+        int w = 0, h = 0, c = 0;
+        CHECK(info_of(&r[0], &w, &h, &c) && w == 120 && h == 90);
+        CHECK(info_of(&r[1], &w, &h, &c) && w == 500 && h == 333);
+        CHECK(r[1].id == 1 && r[1].label == 1.0f && r[2].id == 1 && r[2].label == 2.0f);
+    }
+    free_recs(r, n);
+    CHECK_EQ_INT(recio("pack --quiet --strict " T "/im2 " PHOTOS), 1);
+}
+
+/* A NUL inside a path is refused with a message, not cut short into another file's name. */
+static void test_pack_nul_in_path(void) {
+    FILE *f = fopen(T "/nul.lst", "wb");
+    if (f) fwrite("0\t0\tretina-120x90.jpg\n1\t0\tretina-120x90.jpg\0.png\n", 1, 48, f), fclose(f);
+    CHECK_EQ_INT(recio("pack --quiet " T "/nul " PHOTOS), 0);
+    CHECK(strstr(err_text, "nul.lst: line 2: a NUL byte in the path") != NULL);
+    CHECK(strstr(out_text, "1 packed") != NULL && strstr(out_text, "1 malformed line skipped") != NULL);
+}
+
+/* `pack PREFIX` packs every PREFIX*.lst, as im2rec does after --train-ratio or --chunks. */
+static void test_pack_every_list(void) {
+    rec_t r[NPHOTOS];
+    int a, b;
+    sh("rm -f " T "/every*");
+    CHECK_EQ_INT(recio("list --train-ratio 0.5 " T "/every " PHOTOS), 0);
+    CHECK_EQ_INT(recio("pack --quiet --resize 32 " T "/every " PHOTOS), 0);
+    a = read_recs(T "/every_train.rec", r, NPHOTOS);
+    free_recs(r, a);
+    b = read_recs(T "/every_val.rec", r, NPHOTOS);
+    free_recs(r, b);
+    CHECK_EQ_INT(a, 6);
+    CHECK_EQ_INT(b, 6);
+    CHECK(strstr(out_text, "every_train.lst:") != NULL && strstr(out_text, "every_val.lst:") != NULL);
+    /* named with .lst, or PREFIX.lst exists: that list alone */
+    sh("rm -f " T "/every_val.rec");
+    CHECK_EQ_INT(recio("pack --quiet --resize 32 " T "/every_train.lst " PHOTOS), 0);
+    CHECK(fopen(T "/every_val.rec", "rb") == NULL);
+    sh("cp " T "/every_train.lst " T "/every.lst");
+    CHECK_EQ_INT(recio("pack --quiet --resize 32 " T "/every " PHOTOS), 0);
+    CHECK(fopen(T "/every_val.rec", "rb") == NULL && strstr(out_text, "every_train") == NULL);
+}
+
+/* --quality is the PNG compression level with --encoding .png (im2rec's cv2.IMWRITE_PNG_COMPRESSION). */
+static void test_pack_png_level(void) {
+    size_t n1 = 0, n9 = 0;
+    unsigned char *b;
+    write_photo_lst(T "/png1.lst");
+    write_photo_lst(T "/png9.lst");
+    CHECK_EQ_INT(recio("pack --quiet --resize 64 --encoding .png --quality 1 " T "/png1 " PHOTOS), 0);
+    CHECK_EQ_INT(recio("pack --quiet --resize 64 --encoding .png --quality 9 " T "/png9 " PHOTOS), 0);
+    b = t_slurp(T "/png1.rec", &n1);
+    free(b);
+    b = t_slurp(T "/png9.rec", &n9);
+    free(b);
+    CHECK(n1 > 0 && n9 > 0 && n9 < n1);
+}
+
+/* im2rec's `--exts .jpg .png` form. */
+static void test_list_exts_words(void) {
+    CHECK_EQ_INT(recio("list --no-shuffle --exts .png .PNG " T "/lx " PHOTOS), 0);
+    CHECK_EQ_INT(count_lines(T "/lx.lst"), 2);
+    CHECK_EQ_INT(recio("list --no-shuffle --exts .png,.jpg " T "/lx " PHOTOS), 0);
+    CHECK_EQ_INT(count_lines(T "/lx.lst"), NPHOTOS);
+}
+
+/* `recio index` rebuilds the keys pack wrote (the .lst index, in the header id), not 0, 1, 2. */
+static void test_index_keys_from_ids(void) {
+    FILE *f = fopen(T "/keys.lst", "wb");
+    int i;
+    for (i = 0; f && i < 4; i++) fprintf(f, "%d\t0\t%s\n", 100 - 7 * i, photo[i]);
+    if (f) fclose(f);
+    CHECK_EQ_INT(recio("pack --quiet --pass-through " T "/keys " PHOTOS), 0);
+    CHECK_EQ_INT(recio("index -o " T "/keys2.idx " T "/keys.rec"), 0);
+    CHECK(same_file(T "/keys.idx", T "/keys2.idx"));
+    CHECK_EQ_INT(recio("index --ordinal -o " T "/keys3.idx " T "/keys.rec"), 0);
+    read_text(T "/keys3.idx", err_text, sizeof err_text);
+    CHECK(strncmp(err_text, "0\t0\n1\t", 6) == 0);
+}
+
+/* The bar fits the terminal: no redraw wider than the window (here 50 columns). */
+static void test_progress_width(void) {
+    char cmd[1024], *p, *line;
+    const char *exe = getenv("RECIO");
+    int widest = 0;
+    if (system("command -v script >/dev/null 2>&1") != 0) {
+        t_skip("script(1) is missing: the progress bar needs a terminal", 1);
+        return;
+    }
+    write_photo_lst(T "/bar.lst");
+    snprintf(cmd, sizeof cmd, "COLUMNS=50 script -qec '%s pack --resize 32 " T "/bar " PHOTOS "' /dev/null </dev/null >" T "/bar.txt 2>&1",
+             exe && *exe ? exe : "build/recio");
+    CHECK(system(cmd) == 0);
+    read_text(T "/bar.txt", out_text, sizeof out_text);
+    CHECK(strstr(out_text, "12/12") != NULL);
+    for (line = p = out_text;; p++)
+        if (*p == '\r' || *p == '\n' || !*p) {
+            if (*line == '[' && (int)(p - line) > widest) widest = (int)(p - line); /* a redraw of the bar */
+            if (!*p) break;
+            line = p + 1;
+        }
+    CHECK(widest > 0 && widest < 50);
+}
+
+/* `recio help pack`; apply's errors name the op and the sizes (WxH); an unknown op lists the valid ones. */
+static void test_help_and_spec_errors(void) {
+    CHECK_EQ_INT(recio("help pack"), 0);
+    CHECK(strncmp(out_text, "usage: recio pack", 17) == 0);
+    CHECK_EQ_INT(recio("help nosuch"), 2);
+    CHECK_EQ_INT(recio("apply --spec 'resize(100,80) center_crop(900)' " PHOTOS "/retina-120x90.jpg " T "/x.png"), 1);
+    CHECK(strstr(err_text, "center_crop(900) cannot take the 100x80 image (WxH, 3 channels)") != NULL);
+    CHECK_EQ_INT(recio("apply --spec 'flipp' " PHOTOS "/retina-120x90.jpg " T "/x.png"), 2);
+    CHECK(strstr(err_text, "unknown op 'flipp'") != NULL);
+    CHECK(strstr(err_text, "valid ops: resize resize_short center_crop") != NULL && strstr(err_text, " autoaugment") != NULL);
+}
+
 int main(void) {
     if (sh("mkdir -p " T) != 0) return 1;
     RUN(test_list_sorted);
@@ -708,5 +849,13 @@ int main(void) {
     RUN(test_unpack_roundtrip);
     RUN(test_show_png_size);
     RUN(test_show_spec);
+    RUN(test_pack_im2rec_lines);
+    RUN(test_pack_nul_in_path);
+    RUN(test_pack_every_list);
+    RUN(test_pack_png_level);
+    RUN(test_list_exts_words);
+    RUN(test_index_keys_from_ids);
+    RUN(test_progress_width);
+    RUN(test_help_and_spec_errors);
     return t_done("pack");
 }

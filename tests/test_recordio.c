@@ -981,6 +981,39 @@ static void test_index_and_lst_parsing(void) {
     CHECK_EQ_INT(recio_lst_parse(&lst, "x.jpg\n", 6, "t.lst"), RECIO_ERR_FORMAT);
 }
 
+static int bad_lines;
+static void count_bad(void *user, const char *msg) {
+    bad_lines++;
+    CHECK(user == &bad_lines && strncmp(msg, "t.lst: line ", 12) == 0);
+}
+
+/* im2rec's read_list: the line and every field stripped, a trailing tab fine; a NUL in a path
+   refused; with on_bad_line, malformed lines are reported, counted and left out. */
+static void test_lst_im2rec_lines(void) {
+    recio_lst lst;
+    static const char text[] = " 0 \t 1.5 \t a b.jpg \t\n1\t2\t/abs/c.jpg\r\n2\tx\td.jpg\n3\t0\te\0.jpg\n4\n5\t7\tf.jpg";
+    memset(&lst, 0, sizeof lst);
+    CHECK_EQ_INT(recio_lst_parse(&lst, text, (size_t)(strchr(text, '\n') - text), "t.lst"), RECIO_OK); /* line 1 alone */
+    CHECK(lst.count == 1 && lst.items[0].index == 0 && lst.items[0].nlabels == 1 && strcmp(lst.items[0].path, "a b.jpg") == 0);
+    recio_lst_free(&lst);
+    CHECK_EQ_INT(recio_lst_parse(&lst, text, sizeof text - 1, "t.lst"), RECIO_ERR_FORMAT);
+    CHECK(strcmp(lst.errmsg, "t.lst: line 3: a label is not a number") == 0);
+    CHECK_EQ_INT(recio_lst_parse(&lst, "3\t0\te\0.jpg\n", 11, "t.lst"), RECIO_ERR_FORMAT);
+    CHECK(strcmp(lst.errmsg, "t.lst: line 1: a NUL byte in the path") == 0);
+    lst.on_bad_line = count_bad;
+    lst.user = &bad_lines;
+    CHECK_EQ_INT(recio_lst_parse(&lst, text, sizeof text - 1, "t.lst"), RECIO_OK);
+    CHECK_EQ_INT(lst.count, 3);
+    CHECK_EQ_INT(lst.skipped, 3);
+    CHECK_EQ_INT(bad_lines, 3);
+    if (lst.count == 3) {
+        CHECK(strcmp(lst.items[0].path, "a b.jpg") == 0 && lst.items[0].labels[0] == 1.5f);
+        CHECK(strcmp(lst.items[1].path, "/abs/c.jpg") == 0 && lst.items[1].labels[0] == 2.0f);
+        CHECK(lst.items[2].index == 5 && strcmp(lst.items[2].path, "f.jpg") == 0 && lst.items[2].labels[0] == 7.0f);
+    }
+    recio_lst_free(&lst);
+}
+
 static void test_irecord_pack_unpack(void) {
     unsigned char buf[64];
     const float one = 3.5f, many[3] = {1.0f, -2.0f, 0.25f};
@@ -1195,6 +1228,7 @@ int main(void) {
     RUN(test_joined_record_cap);
     RUN(test_open_errors);
     RUN(test_index_and_lst_parsing);
+    RUN(test_lst_im2rec_lines);
     RUN(test_irecord_pack_unpack);
     RUN(test_endian_helpers_and_rng);
 #ifdef HAVE_CLI

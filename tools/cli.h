@@ -20,6 +20,8 @@ void cli_err(const char *fmt, ...);
 int cli_usage_error(const char *cmd, const char *fmt, ...);
 /* 1 when argv[i] is -h or --help. */
 int cli_is_help(const char *arg);
+/* After a spec error message: when it is "unknown op", the valid ops on stderr. */
+void cli_spec_hint(const char *msg);
 /* Parse an unsigned integer option value; returns 0 on success. */
 int cli_parse_u64(const char *s, unsigned long long *out);
 

@@ -108,6 +108,54 @@ static int write_out(const recio_image *img, const char *path) {
     return ok ? 0 : -1;
 }
 
+/* The top-level ops of a spec: [starts[i], ends[i]) at parenthesis depth 0, split on spaces. */
+static int spec_ops(const char *spec, const char **starts, const char **ends, int max) {
+    int n = 0, depth = 0;
+    const char *p = spec;
+    while (*p && n < max) {
+        while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+        if (!*p) break;
+        starts[n] = p;
+        for (; *p && (depth > 0 || (*p != ' ' && *p != '\t' && *p != '\n')); p++)
+            depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+        ends[n++] = p;
+    }
+    return n;
+}
+
+/* A chain failed on src: find the op by running ever longer prefixes of the spec (the failure path
+   only), and say which op, on what size (WxH, as every size recio prints). */
+static void which_op_failed(const char *spec, const recio_image *src, uint64_t seed, recio_err e, const char *in) {
+    const char *s[64], *en[64];
+    int n = spec_ops(spec, s, en, 64), k;
+    recio_image prev = *src, cur;
+    char *pre = (char *)malloc(strlen(spec) + 1);
+    for (k = 1; pre && k <= n; k++) {
+        recio_transform *t = NULL;
+        recio_err ek;
+        memcpy(pre, spec, (size_t)(en[k - 1] - spec));
+        pre[en[k - 1] - spec] = 0;
+        memset(&cur, 0, sizeof cur);
+        if (recio_transform_parse(&t, pre) != RECIO_OK) break;
+        ek = recio_transform_apply(t, src, &cur, seed);
+        recio_transform_free(t);
+        if (ek != RECIO_OK) {
+            cli_err("%s: offset 0: %.*s cannot take the %dx%d image (WxH, %d channel%s) that reaches it: %s", in,
+                    (int)(en[k - 1] - s[k - 1]), s[k - 1], prev.width, prev.height, prev.channels, prev.channels == 1 ? "" : "s",
+                    recio_strerror(ek));
+            if (prev.data != src->data) recio_image_free(&prev);
+            free(pre);
+            return;
+        }
+        if (prev.data != src->data) recio_image_free(&prev);
+        prev = cur;
+    }
+    if (prev.data != src->data) recio_image_free(&prev);
+    free(pre);
+    cli_err("%s: offset 0: %dx%d image (WxH, %d channels): transform failed: %s", in, src->width, src->height, src->channels,
+            recio_strerror(e));
+}
+
 typedef struct apply_args {
     const char *spec, *in, *out, *boxes, *boxes_out, *mask, *mask_out;
     unsigned long long seed;
@@ -225,7 +273,7 @@ static int apply_run(const apply_args *a, const recio_transform *t, const recio_
     d.boxes = obj, d.boxes_out = obj, d.count_out = &kept;
     if (a->mask) d.mask = &mask, d.mask_out = &mask_out;
     if ((e = recio_transform_apply_ex(t, src, dst, a->seed, &d)) != RECIO_OK) {
-        cli_err("%s: %dx%dx%d image: transform failed: %s", a->in, src->width, src->height, src->channels, recio_strerror(e));
+        which_op_failed(a->spec, src, a->seed, e, a->in);
         goto done;
     }
     if (a->boxes_out && write_boxes(a->boxes_out, obj, kept) != 0) goto done;
@@ -251,7 +299,10 @@ CLI_COMMAND(cli_cmd_apply) {
     int rc = CLI_EXIT_ERR, w;
     recio_err e;
     if ((w = apply_parse(argc, argv, &a)) >= 0) return w;
-    if (recio_transform_parse_ex(&t, a.spec, NULL, err, sizeof err) != RECIO_OK) return cli_usage_error("apply", "%s", err);
+    if (recio_transform_parse_ex(&t, a.spec, NULL, err, sizeof err) != RECIO_OK) {
+        int u = cli_usage_error("apply", "%s", err);
+        return cli_spec_hint(err), u;
+    }
     if (read_all(a.in, &bytes, &n) != 0) goto done;
     if ((e = recio_image_decode_ex(&src, bytes, n, 0, err, sizeof err)) != RECIO_OK) {
         cli_err("%s: offset 0: %s", a.in, e == RECIO_ERR_DECODE ? err : recio_strerror(e));

@@ -170,6 +170,7 @@ CLI_COMMAND(cli_cmd_iter) {
     if (rc) return rc < 0 ? 0 : rc;
     if ((e = recio_iter_open_ex(&it, &o.d, msg, sizeof msg)) != RECIO_OK) {
         cli_err("%s", msg);
+        cli_spec_hint(msg);
         return e == RECIO_ERR_SPEC || e == RECIO_ERR_ARG ? CLI_EXIT_USAGE : CLI_EXIT_ERR;
     }
     rc = run(it, &o);

@@ -19,6 +19,7 @@ typedef struct list_item {
 
 typedef struct list_opts {
     const char *exts; /* comma-separated, lower case, with dots */
+    char *exts_owned; /* exts when made from --exts */
     int recursive, shuffle;
     unsigned long long seed, chunks;
     double train, test;
@@ -248,7 +249,8 @@ static const char list_help[] =
     "  --recursive          walk sub-folders: every folder holding images gets a label, 0, 1, 2, ...\n"
     "                       in sorted path order; the label map ('folder<TAB>label') goes to stdout\n"
     "                       (without it: only ROOT's own files, all with label 0)\n"
-    "  --exts LIST          file extensions, comma-separated (default .jpeg,.jpg,.png; any case)\n"
+    "  --exts LIST          file extensions, comma-separated or as separate words (im2rec's\n"
+    "                       '--exts .jpg .png'); default .jpeg,.jpg,.png; any case\n"
     "  --shuffle            shuffle the list (default) with recio's RNG seeded by --seed\n"
     "  --no-shuffle         keep the sorted walk order\n"
     "  --seed S             shuffle seed (default 100, as im2rec); same seed, same list everywhere\n"
@@ -268,6 +270,22 @@ static int parse_ratio(const char *s, double *out) {
     return 0;
 }
 
+/* --exts .jpg,.png, or im2rec's form --exts .jpg .png: the words after --exts that look like
+   extensions (a dot, no slash, short) join the list. */
+static int exts_arg(int argc, char **argv, int *i, list_opts *o) {
+    char *all = pack_cat(argv[++*i], ""), *t;
+    while (all && *i + 1 < argc && argv[*i + 1][0] == '.' && !strchr(argv[*i + 1], '/') && strlen(argv[*i + 1]) <= 8) {
+        t = pack_cat(all, ",");
+        free(all);
+        all = t ? pack_cat(t, argv[++*i]) : NULL;
+        free(t);
+    }
+    if (!all) return -1;
+    free(o->exts_owned);
+    o->exts = o->exts_owned = all;
+    return 0;
+}
+
 static int parse_list_args(int argc, char **argv, list_opts *o, const char **prefix, const char **root) {
     int i;
     for (i = 1; i < argc; i++) {
@@ -275,7 +293,9 @@ static int parse_list_args(int argc, char **argv, list_opts *o, const char **pre
         if (strcmp(a, "--recursive") == 0) o->recursive = 1;
         else if (strcmp(a, "--shuffle") == 0) o->shuffle = 1;
         else if (strcmp(a, "--no-shuffle") == 0) o->shuffle = 0;
-        else if (strcmp(a, "--exts") == 0 && v) o->exts = argv[++i];
+        else if (strcmp(a, "--exts") == 0 && v) {
+            if (exts_arg(argc, argv, &i, o)) return cli_err("out of memory"), CLI_EXIT_ERR;
+        }
         else if (strcmp(a, "--seed") == 0 && v) {
             if (cli_parse_u64(argv[++i], &o->seed)) return cli_usage_error("list", "--seed wants a whole number");
         } else if (strcmp(a, "--chunks") == 0 && v) {
@@ -308,7 +328,7 @@ CLI_COMMAND(cli_cmd_list) {
     o.seed = 100;
     o.chunks = 1;
     o.train = 1.0;
-    if ((rc = parse_list_args(argc, argv, &o, &prefix, &root)) != 0) return rc;
+    if ((rc = parse_list_args(argc, argv, &o, &prefix, &root)) != 0) return free(o.exts_owned), rc;
     rc = collect(root, &o, &items, &n) ? CLI_EXIT_ERR : 0;
     fflush(stdout); /* the label map before any message on stderr */
     if (!rc && n == 0) cli_err("%s: no files ending in %s%s", root, o.exts, o.recursive ? "" : " (sub-folders need --recursive)");
@@ -316,5 +336,6 @@ CLI_COMMAND(cli_cmd_list) {
     if (!rc && write_chunks(prefix, &o, items, n)) rc = CLI_EXIT_ERR;
     for (i = 0; i < n; i++) free(items[i].path);
     free(items);
+    free(o.exts_owned);
     return rc;
 }

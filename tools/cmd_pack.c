@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -127,7 +128,7 @@ char *pack_cat(const char *s, const char *suffix) {
 char *pack_join(const char *a, const char *b) {
     size_t n = strlen(a);
     char *p, *q;
-    if (!n) return pack_cat(b, "");
+    if (!n || b[0] == '/') return pack_cat(b, ""); /* an absolute path is taken as it is (os.path.join) */
     if (a[n - 1] == '/') return pack_cat(a, b);
     p = pack_cat(a, "/");
     q = p ? pack_cat(p, b) : NULL;
@@ -260,19 +261,37 @@ typedef struct progress {
     size_t total;
 } progress;
 
+/* The terminal's width: the window size of stderr, else $COLUMNS, else 80. */
+static int terminal_columns(void) {
+    struct winsize ws;
+    const char *c = getenv("COLUMNS");
+    int n = c ? atoi(c) : 0;
+    if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    return n > 0 ? n : 80;
+}
+
 static void progress_show(progress *pg, size_t done, int final) {
     double now = pack_now(), el = now - pg->start, rate = el > 0 ? (double)done / el : 0;
     double eta = rate > 0 ? (double)(pg->total - done) / rate : 0;
     int pct = pg->total ? (int)(100.0 * (double)done / (double)pg->total) : 100;
     if (pg->quiet || (!final && now - pg->last < (pg->tty ? 0.1 : 5.0))) return;
     pg->last = now;
-    if (pg->tty) {
-        char bar[31];
-        int i, fill = pct * 30 / 100;
-        for (i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '-';
-        bar[30] = 0;
-        fprintf(stderr, "\r[%s] %zu/%zu %3d%% %7.1f img/s ETA %d:%02d ", bar, done, pg->total, pct, rate,
-                (int)eta / 60, (int)eta % 60);
+    if (pg->tty) { /* one line that fits the terminal, or every redraw wraps and stacks */
+        char bar[31], tail[96];
+        int i, cols = terminal_columns(), width, fill;
+        snprintf(tail, sizeof tail, "%zu/%zu %3d%% %7.1f img/s ETA %d:%02d ", done, pg->total, pct, rate, (int)eta / 60,
+                 (int)eta % 60);
+        width = cols - 1 - (int)strlen(tail) - 3; /* "[" bar "] " and a column left free */
+        if (width > 30) width = 30;
+        if ((int)strlen(tail) > cols - 1) tail[cols > 1 ? cols - 1 : 0] = 0;
+        if (width >= 5) {
+            fill = pct * width / 100;
+            for (i = 0; i < width; i++) bar[i] = i < fill ? '#' : '-';
+            bar[width] = 0;
+            fprintf(stderr, "\r[%s] %s", bar, tail);
+        } else {
+            fprintf(stderr, "\r%s", tail);
+        }
         if (final) fputc('\n', stderr);
     } else if (!final) {
         fprintf(stderr, "recio pack: %zu/%zu (%d%%), %.1f img/s, ETA %.0f s\n", done, pg->total, pct, rate, eta);
@@ -346,22 +365,28 @@ static int run_pool(const recio_lst *lst, const char *root, const pack_opts *o, 
 static const char pack_help[] =
     "usage: recio pack [OPTIONS] PREFIX[.lst] ROOT\n\n"
     "Read PREFIX.lst ('index<TAB>label...<TAB>path' lines, as 'recio list' or im2rec write them), load\n"
-    "each image from ROOT/path and write PREFIX.rec (one MXNet image record each: IRHeader with id =\n"
+    "each image from ROOT/path (an absolute path is taken as it is) and write PREFIX.rec (one MXNet image record each: IRHeader with id =\n"
     "index, the labels, the encoded image) and PREFIX.idx (index<TAB>offset), as im2rec does. They and\n"
     "PREFIX.skipped are written to temporary files and renamed when complete, all three or none. A\n"
-    "second pack to a prefix that one is writing stops at once (exit 1).\n\n"
+    "second pack to a prefix that one is writing stops at once (exit 1).\n"
+    "When PREFIX.lst does not exist, PREFIX packs every PREFIX*.lst as im2rec does (PREFIX_train.lst and\n"
+    "PREFIX_val.lst after 'list --train-ratio', PREFIX_0.lst ... after '--chunks'), each to its own\n"
+    ".rec; a folder packs every .lst in it. Fields are stripped of spaces; a malformed line is reported ('FILE: line N:\n"
+    "what'), skipped and counted, and the pack goes on; an index on two lines is warned about.\n\n"
     "  --resize S           shorter side to S pixels (longer: floor(long*S/short)); 0 = keep (default);\n"
     "                       bilinear, exactly OpenCV's INTER_LINEAR as im2rec uses\n"
     "  --area               resize with the antialiased area filter (OpenCV INTER_AREA) instead\n"
     "  --center-crop        crop the largest centred square first\n"
-    "  --quality Q          JPEG quality 1..100 (default 95)\n"
+    "  --quality Q          JPEG quality 1..100 (default 95); with --encoding .png the PNG compression\n"
+    "                       level 1..9 (larger values count as 9, as im2rec's OpenCV does)\n"
     "  --encoding E         .jpg (default) or .png\n"
     "  --color C            1 = RGB (default), 0 = gray, -1 = as stored (alpha kept for .png)\n"
-    "  --pass-through       copy each file's bytes unchanged (no decode; only the header is checked)\n"
+    "  --pass-through       copy each file's bytes unchanged (no decode; the header is checked, and\n"
+    "                       for JPEG/PNG the end marker)\n"
     "  --pack-label         store every label of a line (flag = count); default: the first label only\n"
     "  --no-exif            do not rotate photos per their EXIF orientation\n"
     "  --num-thread N       N workers decode/resize/encode (default 1); output is the same for any N\n"
-    "  --strict             exit 1 when any image was skipped\n"
+    "  --strict             exit 1 when any image or list line was skipped\n"
     "  --quiet              no progress\n\n"
     "A missing or empty ROOT, or a run where no image could be packed, is an error (exit 1) that\n"
     "leaves the previous PREFIX.rec and PREFIX.idx as they were.\n"
@@ -584,29 +609,143 @@ static int lock_prefix(const char *lst_path) {
     return -2;
 }
 
+/* A malformed .lst line: said, counted, and left out; the pack goes on (im2rec's habit). */
+static void on_bad_line(void *user, const char *msg) {
+    (void)user;
+    cli_err("%s (line skipped)", msg);
+}
+
+typedef struct dup_key {
+    uint64_t index;
+    size_t at;
+} dup_key;
+
+static int cmp_dup(const void *a, const void *b) {
+    const dup_key *x = (const dup_key *)a, *y = (const dup_key *)b;
+    return x->index < y->index ? -1 : x->index > y->index ? 1 : x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Two lines with one index would give the .idx two records under one key: warn (im2rec does not
+   check; the pack still goes on, every image is packed). */
+static void warn_duplicates(const recio_lst *lst, const char *lst_path) {
+    dup_key *k = lst->count > 1 ? (dup_key *)malloc(lst->count * sizeof *k) : NULL;
+    size_t i, j, shown = 0, more = 0;
+    if (!k) return;
+    for (i = 0; i < lst->count; i++) k[i].index = lst->items[i].index, k[i].at = i;
+    qsort(k, lst->count, sizeof *k, cmp_dup);
+    for (i = 0; i < lst->count; i = j) {
+        for (j = i + 1; j < lst->count && k[j].index == k[i].index; j++) {}
+        if (j - i < 2) continue;
+        if (shown++ < 5)
+            cli_err("%s: warning: index %llu is on %zu lines (%s, %s%s): the .idx will hold key %llu %zu times", lst_path,
+                    (unsigned long long)k[i].index, j - i, lst->items[k[i].at].path, lst->items[k[i + 1].at].path,
+                    j - i > 2 ? ", ..." : "", (unsigned long long)k[i].index, j - i);
+        else more++;
+    }
+    if (more) cli_err("%s: warning: %zu more indices are on more than one line", lst_path, more);
+    free(k);
+}
+
+static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The lists `pack PREFIX` packs: PREFIX.lst when named so or when it exists (unlike im2rec, which
+   would also pack PREFIX_area.lst and PREFIX2.lst beside it: an exact name is never widened); every
+   .lst in PREFIX when it is a folder; else, as im2rec, every PREFIX*.lst (PREFIX_train.lst,
+   PREFIX_0.lst, ... after `list --train-ratio` or `--chunks`), sorted. When none is found,
+   PREFIX.lst (its loading says so). */
+static int find_lists(const char *prefix, char ***out, size_t *n) {
+    size_t len = strlen(prefix), cap = 0, blen;
+    struct stat st;
+    char *dir = NULL, *slash, **v;
+    const char *base = "", *open_at;
+    struct dirent *e;
+    DIR *d = NULL;
+    int isdir = stat(prefix, &st) == 0 && S_ISDIR(st.st_mode);
+    *out = NULL, *n = 0;
+    if (!isdir && (dir = out_name(prefix, ".lst")) != NULL && stat(dir, &st) == 0 && S_ISREG(st.st_mode)) len = 0;
+    free(dir);
+    dir = NULL;
+    if (len && !(len > 4 && strcmp(prefix + len - 4, ".lst") == 0)) {
+        if (!(dir = pack_cat(prefix, ""))) return -1;
+        if (!isdir) { /* "data/train" -> folder "data", names starting with "train" */
+            slash = strrchr(dir, '/');
+            base = slash ? slash + 1 : dir;
+            if (slash) *slash = 0;
+        }
+        open_at = !isdir && base == dir ? "." : dir;
+        d = opendir(open_at);
+    }
+    blen = strlen(base);
+    while (d && (e = readdir(d)) != NULL) {
+        size_t k = strlen(e->d_name);
+        char *path;
+        if (k <= 4 || strcmp(e->d_name + k - 4, ".lst") != 0 || strncmp(e->d_name, base, blen) != 0) continue;
+        path = base == dir ? pack_cat(e->d_name, "") : pack_join(dir, e->d_name);
+        if (!path || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+            free(path);
+            continue;
+        }
+        if (*n == cap) {
+            if (!(v = (char **)realloc(*out, (cap ? 2 * cap : 8) * sizeof *v))) {
+                free(path);
+                break;
+            }
+            *out = v, cap = cap ? 2 * cap : 8;
+        }
+        (*out)[(*n)++] = path;
+    }
+    if (d) closedir(d);
+    free(dir);
+    if (*n > 1) qsort(*out, *n, sizeof **out, cmp_name);
+    if (*n == 0) {
+        free(*out);
+        if (!(*out = (char **)malloc(sizeof **out)) || !((*out)[0] = out_name(prefix, ".lst"))) return free(*out), -1;
+        *n = 1;
+    }
+    return 0;
+}
+
+/* One list: lock its prefix, load it (malformed lines said and skipped), pack it. */
+static int pack_list(const char *lst_path, const char *root, const pack_opts *o) {
+    recio_lst lst;
+    recio_err e;
+    int rc, lock;
+    if ((lock = lock_prefix(lst_path)) == -2) return CLI_EXIT_ERR;
+    memset(&lst, 0, sizeof lst);
+    lst.on_bad_line = on_bad_line;
+    if ((e = recio_lst_load(&lst, lst_path)) != RECIO_OK) {
+        cli_err("%s", lst.errmsg[0] ? lst.errmsg : recio_strerror(e));
+        rc = CLI_EXIT_ERR;
+    } else {
+        warn_duplicates(&lst, lst_path);
+        rc = pack_files(&lst, lst_path, root, o);
+        if (lst.skipped) printf("%s: %zu malformed line%s skipped\n", lst_path, lst.skipped, lst.skipped == 1 ? "" : "s");
+        if (!rc && lst.skipped && o->strict) rc = CLI_EXIT_ERR;
+    }
+    recio_lst_free(&lst);
+    if (lock >= 0) close(lock);
+    return rc;
+}
+
 CLI_COMMAND(cli_cmd_pack) {
     pack_opts o;
     const char *prefix = NULL, *root = NULL;
-    char *lst_path;
-    recio_lst lst;
-    recio_err e;
-    int rc, k, lock;
+    char **lists;
+    size_t i, n;
+    int rc, k;
     for (k = 1; k < argc; k++)
         if (cli_is_help(argv[k])) return fputs(pack_help, stdout), 0;
     memset(&o, 0, sizeof o);
     o.quality = 95, o.color = 1, o.exif = 1, o.threads = 1;
     if ((rc = parse_pack_args(argc, argv, &o, &prefix, &root)) != 0) return rc;
-    if (!(lst_path = out_name(prefix, ".lst"))) return cli_err("out of memory"), CLI_EXIT_ERR;
-    if ((lock = lock_prefix(lst_path)) == -2) return free(lst_path), CLI_EXIT_ERR;
-    memset(&lst, 0, sizeof lst);
-    if ((e = recio_lst_load(&lst, lst_path)) != RECIO_OK) {
-        cli_err("%s", lst.errmsg[0] ? lst.errmsg : recio_strerror(e));
-        rc = CLI_EXIT_ERR;
-    } else {
-        rc = pack_files(&lst, prefix, root, &o);
+    if (o.png) codec_set_png_level(o.quality > 9 ? 9 : o.quality); /* before any worker starts */
+    if (find_lists(prefix, &lists, &n)) return cli_err("out of memory"), CLI_EXIT_ERR;
+    for (i = 0; i < n; i++) {
+        if (n > 1) printf("%s:\n", lists[i]);
+        fflush(stdout);
+        if (pack_list(lists[i], root, &o)) rc = CLI_EXIT_ERR;
+        free(lists[i]);
     }
-    free(lst_path);
-    recio_lst_free(&lst);
-    if (lock >= 0) close(lock);
+    free(lists);
     return rc;
 }

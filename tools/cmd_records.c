@@ -82,8 +82,9 @@ CLI_COMMAND(cli_cmd_dump) {
 static const char verify_help[] =
     "usage: recio verify [--decode] [--all] FILE.rec...\n\n"
     "Read every record of each file strictly: magic, lengths, part sequence, padding to the end.\n"
-    "Prints 'FILE: N records, B bytes, ok' per sound file and exits 0 when all are sound; otherwise\n"
-    "prints 'recio: FILE: offset N: what' for the first record that cannot be read and exits 1.\n\n"
+    "Prints 'FILE: N records, B payload bytes, ok' per sound file (B: the records' data, without\n"
+    "headers and padding) and exits 0 when all are sound; otherwise prints 'recio: FILE: offset N:\n"
+    "what' for the first record that cannot be read and exits 1.\n\n"
     "  --decode   also read each record's image header and decode its image in full, as the\n"
     "             iterator will: every record that fails is named ('recio: FILE: offset N: decode:\n"
     "             why'), the check goes on to the next, and the exit status is 1\n"
@@ -158,10 +159,10 @@ static int verify_file(const char *path, int decode) {
     rc = reader_result(r, e);
     recio_reader_close(r);
     if (!rc && bad)
-        printf("%s: %llu records, %llu bytes, %llu that do not decode\n", path, (unsigned long long)n,
+        printf("%s: %llu records, %llu payload bytes, %llu that do not decode\n", path, (unsigned long long)n,
                (unsigned long long)bytes, (unsigned long long)bad);
     else if (!rc)
-        printf("%s: %llu records, %llu bytes, %s\n", path, (unsigned long long)n, (unsigned long long)bytes,
+        printf("%s: %llu records, %llu payload bytes, %s\n", path, (unsigned long long)n, (unsigned long long)bytes,
                decode ? "every image decodes, ok" : "ok");
     fflush(stdout);
     return rc || bad ? -1 : 0;
@@ -185,9 +186,11 @@ CLI_COMMAND(cli_cmd_verify) {
 }
 
 static const char index_help[] =
-    "usage: recio index [-o OUT.idx] FILE.rec\n\n"
-    "Scan FILE.rec and write its MXNet index, one 'key<TAB>offset' line per record with key = the\n"
-    "record's ordinal. The default output replaces .rec by .idx (train.rec -> train.idx), as im2rec\n"
+    "usage: recio index [-o OUT.idx] [--ordinal] FILE.rec\n\n"
+    "Scan FILE.rec and write its MXNet index, one 'key<TAB>offset' line per record. The key is the\n"
+    "image record header's id (what pack and im2rec write: the .lst index) when every record has an\n"
+    "image header and no two share an id, so a rebuilt .idx has the keys of the lost one; else, or\n"
+    "with --ordinal, the record's ordinal (0, 1, 2, ...), said on stderr. The default output replaces .rec by .idx (train.rec -> train.idx), as im2rec\n"
     "names it. The index is written to a temporary file beside OUT.idx, fsynced and renamed, so a\n"
     "failure never leaves half a file. OUT is never the input; a FIFO or device is written in place.\n";
 
@@ -214,23 +217,62 @@ static int index_target(const char *in, const char *out, int *in_place) {
     return 0;
 }
 
-/* One "ordinal<TAB>offset" line per record of r into f; 0, or -1 with the error said. */
-static int write_index(recio_reader *r, FILE *f, const char *name, unsigned long long *n) {
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One "key<TAB>offset" line per record of r into f. The key is the image record header's id when
+   every record has an image header and no two share an id (what pack wrote: the .lst index), so a
+   rebuilt .idx has the keys of the lost one; else (or with ordinal) the record's ordinal, and the
+   reason goes to stderr. 0, or -1 with the error said. */
+static int write_index(recio_reader *r, FILE *f, const char *name, int ordinal, unsigned long long *n) {
     recio_record rec;
+    recio_irecord ir;
     recio_err e;
-    while ((e = recio_reader_next(r, &rec)) == RECIO_OK)
-        if (fprintf(f, "%llu\t%llu\n", (*n)++, (unsigned long long)rec.offset) < 0)
-            return cli_err("%s: write failed: %s", name, strerror(errno)), -1;
-    return reader_result(r, e);
+    uint64_t *ids = NULL, *off = NULL, *sorted;
+    size_t cap = 0, i;
+    int use_ids = !ordinal;
+    while ((e = recio_reader_next(r, &rec)) == RECIO_OK) {
+        if (*n == cap) {
+            uint64_t *a = (uint64_t *)realloc(ids, (cap = cap ? 2 * cap : 1024) * sizeof *a), *b;
+            if (a) ids = a;
+            b = a ? (uint64_t *)realloc(off, cap * sizeof *b) : NULL;
+            if (!b) return free(ids), free(off), cli_err("out of memory"), -1;
+            off = b;
+        }
+        if (use_ids && recio_irecord_unpack(&ir, rec.data, rec.size) != RECIO_OK) use_ids = 0;
+        ids[*n] = use_ids ? ir.id : 0;
+        off[(*n)++] = rec.offset;
+    }
+    if (reader_result(r, e)) return free(ids), free(off), -1;
+    if (use_ids && *n > 1 && (sorted = (uint64_t *)malloc(*n * sizeof *sorted)) != NULL) {
+        memcpy(sorted, ids, *n * sizeof *sorted);
+        qsort(sorted, *n, sizeof *sorted, cmp_u64);
+        for (i = 1; use_ids && i < *n; i++)
+            if (sorted[i] == sorted[i - 1])
+                use_ids = 0, fprintf(stderr, "recio: %s: id %llu is on more than one record: keys are the ordinals\n", name,
+                                     (unsigned long long)sorted[i]);
+        free(sorted);
+    } else if (use_ids && *n > 1) {
+        use_ids = 0;
+    }
+    if (!ordinal && !use_ids && *n) fprintf(stderr, "recio: keys are the record ordinals (not every record has an image header with its own id)\n");
+    for (i = 0; i < *n; i++)
+        if (fprintf(f, "%llu\t%llu\n", use_ids ? (unsigned long long)ids[i] : (unsigned long long)i, (unsigned long long)off[i]) < 0)
+            return free(ids), free(off), cli_err("%s: write failed: %s", name, strerror(errno)), -1;
+    free(ids);
+    free(off);
+    return 0;
 }
 
 /* Scan r into OUT: through a temporary file beside it, fsynced and renamed, or in place (see above). */
-static int index_to(recio_reader *r, const char *out, int in_place, unsigned long long *n) {
+static int index_to(recio_reader *r, const char *out, int in_place, int ordinal, unsigned long long *n) {
     char *tmp = NULL;
     FILE *f = in_place ? fopen(out, "wb") : pack_create_tmp(out, &tmp);
     int rc;
     if (!f) return cli_err("%s: cannot create: %s", out, strerror(errno)), -1;
-    rc = write_index(r, f, tmp ? tmp : out, n);
+    rc = write_index(r, f, tmp ? tmp : out, ordinal, n);
     if (pack_sync_close(f) != 0 && !rc) rc = -1, cli_err("%s: write failed: %s", tmp ? tmp : out, strerror(errno));
     if (!rc && tmp && rename(tmp, out) != 0) rc = -1, cli_err("%s: cannot rename into place: %s", out, strerror(errno));
     if (rc && tmp) remove(tmp);
@@ -239,7 +281,7 @@ static int index_to(recio_reader *r, const char *out, int in_place, unsigned lon
 }
 
 CLI_COMMAND(cli_cmd_index) {
-    int i, rc = CLI_EXIT_ERR, in_place;
+    int i, rc = CLI_EXIT_ERR, in_place, ordinal = 0;
     const char *path = NULL, *out = NULL;
     char *defout = NULL;
     recio_reader *r;
@@ -247,6 +289,7 @@ CLI_COMMAND(cli_cmd_index) {
     for (i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) return fputs(index_help, stdout), 0;
         if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
+        else if (strcmp(argv[i], "--ordinal") == 0) ordinal = 1;
         else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("index", "unknown option '%s'", argv[i]);
         else if (path) return cli_usage_error("index", "one file at a time");
         else path = argv[i];
@@ -254,7 +297,7 @@ CLI_COMMAND(cli_cmd_index) {
     if (!path) return cli_usage_error("index", "which file?");
     if (!out && !(out = defout = default_idx_path(path))) return cli_err("out of memory"), CLI_EXIT_ERR;
     if (!index_target(path, out, &in_place) && !open_reader(&r, path)) {
-        if (!index_to(r, out, in_place, &n)) rc = 0, printf("%s: %llu records indexed\n", out, n);
+        if (!index_to(r, out, in_place, ordinal, &n)) rc = 0, printf("%s: %llu records indexed\n", out, n);
         recio_reader_close(r);
     }
     free(defout);

@@ -440,8 +440,10 @@ CLI_COMMAND(cli_cmd_show) {
     for (i = 1; i < argc; i++)
         if (cli_is_help(argv[i])) return fputs(show_help, stdout), 0;
     if ((rc = show_args(argc, argv, &o)) != 0) return rc;
-    if (o.spec && recio_transform_parse_ex(&t, o.spec, NULL, msg, sizeof msg) != RECIO_OK)
-        return cli_usage_error("show", "%s", msg);
+    if (o.spec && recio_transform_parse_ex(&t, o.spec, NULL, msg, sizeof msg) != RECIO_OK) {
+        rc = cli_usage_error("show", "%s", msg);
+        return cli_spec_hint(msg), rc;
+    }
     memset(&s, 0, sizeof s);
     s.spec = t, s.seed = o.seed, s.tile = (int)o.tile;
     if (count_records(o.in, o.n, &s, &count) || (count == 0 && (cli_err("%s: no records to show", o.in), 1)))

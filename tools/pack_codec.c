@@ -198,6 +198,8 @@ static void grow_put(void *ctx, void *data, int size) {
     g->n += (size_t)size;
 }
 
+void codec_set_png_level(int level) { stbi_write_png_compression_level = level < 1 ? 1 : level > 9 ? 9 : level; }
+
 int codec_encode(const recio_image *img, int png, int quality, size_t reserve, unsigned char **out, size_t *n) {
     grow g;
     int ok, w = img->width, h = img->height, c = img->channels;

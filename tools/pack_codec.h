@@ -28,5 +28,8 @@ int codec_resize_short(recio_image *img, int s, recio_filter f);
 
 /* Encode as JPEG (quality 1..100) or PNG, after `reserve` bytes left for the caller (a record
    header), into a malloc'd buffer: *out holds reserve + encoded bytes, *n their total. */
+/* The PNG compression level (1..9; default 8) for every later codec_encode: process-wide, so set it
+   before starting worker threads. stb_image_write compresses levels 1..5 alike. */
+void codec_set_png_level(int level);
 int codec_encode(const recio_image *img, int png, int quality, size_t reserve, unsigned char **out, size_t *n);
 #endif

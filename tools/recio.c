@@ -39,6 +39,19 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
     return CLI_EXIT_USAGE;
 }
 
+void cli_spec_hint(const char *msg) {
+    const char *name;
+    size_t i, col = 10;
+    if (!strstr(msg, "unknown op")) return;
+    fputs("valid ops:", stderr);
+    for (i = 0; (name = recio_transform_op_name(i)) != NULL; i++) {
+        if (col + strlen(name) + 1 > 100) fputs("\n   ", stderr), col = 3;
+        fprintf(stderr, " %s", name);
+        col += strlen(name) + 1;
+    }
+    fputs("\n(see docs/image.md)\n", stderr);
+}
+
 int cli_is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
 
 int cli_parse_u64(const char *s, unsigned long long *out) {
@@ -54,7 +67,7 @@ static void usage(FILE *f) {
     fputs("usage: recio COMMAND [OPTIONS] ...\n\n"
           "recio reads and writes MXNet / dmlc-core RecordIO datasets (.rec, .idx, .lst).\n\ncommands:\n", f);
     for (i = 0; i < sizeof commands / sizeof commands[0]; i++) fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fputs("\n'recio COMMAND --help' tells more. Errors print as 'recio: FILE: offset N: what'\n"
+    fputs("\n'recio COMMAND --help' (or 'recio help COMMAND') tells more. Errors print as 'recio: FILE: offset N: what'\n"
           "and exit 1; bad usage exits 2.\n", f);
 }
 
@@ -67,6 +80,15 @@ int main(int argc, char **argv) {
     if (cli_is_help(argv[1])) {
         usage(stdout);
         return 0;
+    }
+    if (strcmp(argv[1], "help") == 0) { /* `recio help pack` = `recio pack --help` */
+        char help[] = "--help", *args[2];
+        if (argc < 3) return usage(stdout), 0;
+        args[0] = argv[2], args[1] = help;
+        for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (strcmp(argv[2], commands[i].name) == 0) return commands[i].run(2, args);
+        cli_err("unknown command '%s' (see 'recio --help')", argv[2]);
+        return CLI_EXIT_USAGE;
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("recio %d.%d\n", RECIO_VERSION_MAJOR, RECIO_VERSION_MINOR);

@@ -44,7 +44,8 @@ class IterDesc(Structure):
 class Batch(Structure):
     _fields_ = [("data", c_void_p), ("labels", c_void_p), ("ids", c_void_p), ("keys", c_void_p), ("sums", c_void_p),
                 ("count", c_uint), ("pad", c_uint), ("batch", c_uint), ("item_bytes", c_size_t), ("item", Image),
-                ("label_width", c_uint), ("epoch", c_uint64), ("index", c_uint64), ("skipped", c_uint)]
+                ("label_width", c_uint), ("epoch", c_uint64), ("index", c_uint64), ("skipped", c_uint),
+                ("workers", c_uint)]
 
 
 class EncodedDesc(Structure):
@@ -92,7 +93,7 @@ class LstItem(Structure):
 
 class Lst(Structure):
     _fields_ = [("items", POINTER(LstItem)), ("count", c_size_t), ("storage", c_void_p), ("alloc", Allocator),
-                ("errmsg", c_char * 256)]
+                ("errmsg", c_char * 256), ("on_bad_line", c_void_p), ("user", c_void_p), ("skipped", c_size_t)]
 
 
 def _candidates(pkg_dir, environ):
