@@ -551,10 +551,13 @@ RECIODEF float recio_image_get(const recio_image *img, int x, int y, int c);
 RECIODEF void recio_image_set(recio_image *img, int x, int y, int c, float v);
 
 #ifndef RECIO_NO_IMAGE /* decoding and every op (the types above stay: the iterator uses them) */
-/* DECODE (stb_image, from memory): JPEG baseline/progressive, PNG (8/16-bit, alpha, palette), BMP,
-   TGA, GIF (first frame), PSD, PNM, HDR. channels: 1, 3, 4, or 0 = as stored (2 = grey+alpha becomes 4).
-   Always u8 HWC, owned. A corrupt or truncated image is RECIO_ERR_DECODE; recio_image_decode_ex also
-   writes stb's reason ("decode: bad huffman code") into errmsg (errmsg_size bytes, may be NULL).
+/* DECODE (stb_image, from memory): JPEG baseline/progressive, PNG (8/16-bit, alpha, palette), BMP
+   (uncompressed, bottom-up or top-down); any other format is RECIO_ERR_DECODE "unsupported image
+   format". channels: 1, 3, 4, or 0 = as stored (2 = grey+alpha becomes 4).
+   Always u8 HWC, owned. A corrupt or truncated image is RECIO_ERR_DECODE, never filler pixels, and a
+   header claiming more pixels than RECIO_MAX_PIXELS or than its bytes can hold is refused before any
+   allocation; recio_image_decode_ex also writes the reason ("decode: truncated PNG (...)") into
+   errmsg (errmsg_size bytes, may be NULL).
    stb's working memory and the pixels come from RECIO_MALLOC here; recio_transform_apply_encoded and
    the iterator decode through their desc's allocator instead (stb's allocations included). */
 RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_t n, int channels);
@@ -4629,6 +4632,22 @@ static int recio__is_u8hwc(const recio_image *img) {
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_NO_STDIO
 #define STBI_ASSERT(x) RECIO_ASSERT(x)
+/* The formats recio decodes (recio__format says why these): stb's other decoders are not built. */
+#define STBI_ONLY_JPEG
+#define STBI_ONLY_PNG
+#define STBI_ONLY_BMP
+/* stb 2.27's JPEG bit reader, after a marker cuts a scan short (corrupt data), shifts a zero by 32
+   or more (`b << (24 - code_bits)` with code_bits below -8: UBSan's "shift exponent 34"): the value
+   is 0 whatever the shift, so the shift check is switched off for that one function, declared
+   (unprototyped: stb's types come later) with no_sanitize before its body is parsed. STBIDEF,
+   which stb puts before each public function, carries the declaration in (tools/pack_codec.c does
+   the same for stb_image_write). Such a scan still decodes to wrong pixels with stb; libjpeg-turbo
+   (RECIO_TURBOJPEG) refuses it. */
+#if !defined(__cplusplus) && defined(__has_attribute) && !defined(STBIDEF)
+#if __has_attribute(no_sanitize)
+#define STBIDEF static void stbi__grow_buffer_unsafe() __attribute__((no_sanitize("shift"))); static
+#endif
+#endif
 /* stb keeps its failure reason in a thread-local, which needs the OS's thread pointer
    (__aeabi_read_tp on ARM): without an OS and without RECIO_THREADS, a plain static will do. */
 #if !defined(__unix__) && !defined(__unix) && !defined(__APPLE__) && !defined(_WIN32) && !defined(RECIO_THREADS)
@@ -4685,6 +4704,13 @@ static void recio__stb_free(void *p) { recio__free(recio__stb_alloc, p); }
 #pragma GCC diagnostic ignored "-Wunused-function"
 #endif
 #include "stb_image.h"
+#ifndef RECIO_NO_STB_IMPLEMENTATION /* declared by stb whatever it builds; with STBI_NO_GIF no body */
+STBIDEF stbi_uc *stbi_load_gif_from_memory(stbi_uc const *buffer, int len, int **delays, int *x, int *y, int *z, int *comp,
+                                           int req_comp) {
+    (void)buffer, (void)len, (void)delays, (void)x, (void)y, (void)z, (void)comp, (void)req_comp;
+    return NULL;
+}
+#endif
 #ifdef RECIO__STB_TLS_STUBS
 static void recio__stbi_iphone_thread(int flag) { (void)flag; }
 static void recio__stbi_flip_thread(int flag) { (void)flag; }
@@ -4701,6 +4727,7 @@ static void recio__stbi_unpremultiply_thread(int flag) { (void)flag; }
 #include <stdio.h>
 #include <setjmp.h>
 #include <jpeglib.h>
+#include <jerror.h>
 #if !defined(LIBJPEG_TURBO_VERSION) || !defined(JCS_ALPHA_EXTENSIONS)
 #error "RECIO_TURBOJPEG needs libjpeg-turbo 1.5 or later (its jpeglib.h; link -ljpeg)"
 #endif
@@ -4709,6 +4736,9 @@ static void recio__stbi_unpremultiply_thread(int flag) { (void)flag; }
 /* ---- decode ---- */
 
 static int recio__jpeg_dht_ok(const unsigned char *b, size_t n);
+static int recio__format(const unsigned char *b, size_t n);
+static int recio__jpeg_claim_ok(uint64_t w, uint64_t h, size_t n, char *errmsg, size_t cap);
+enum { RECIO__FMT_NONE, RECIO__FMT_JPEG, RECIO__FMT_PNG, RECIO__FMT_BMP };
 
 /* Calls into stb between these two allocate through a (NULL: RECIO_MALLOC); begin returns the
    allocator to give back to end. */
@@ -4732,14 +4762,17 @@ static void recio__stb_end(const recio_allocator *saved) {
 }
 
 static recio_err recio__info(const void *bytes, size_t n, int *w, int *h, int *channels, const recio_allocator *a) {
-    int x = 0, y = 0, c = 0, ok;
+    int x = 0, y = 0, c = 0, ok, fmt;
     const recio_allocator *saved;
     if (!bytes || n == 0 || n > INT_MAX) return RECIO_ERR_ARG;
+    fmt = recio__format((const unsigned char *)bytes, n);
+    if (fmt == RECIO__FMT_NONE) return RECIO_ERR_DECODE; /* not a format recio decodes */
     if (!recio__jpeg_dht_ok((const unsigned char *)bytes, n)) return RECIO_ERR_DECODE; /* stb reads tables here too */
     saved = recio__stb_begin(a);
     ok = stbi_info_from_memory((const stbi_uc *)bytes, (int)n, &x, &y, &c);
     recio__stb_end(saved);
     if (!ok) return RECIO_ERR_DECODE;
+    if (fmt == RECIO__FMT_BMP && y < 0) y = y == INT_MIN ? 0 : -y; /* rows stored top down */
     if (w) *w = x;
     if (h) *h = y;
     if (channels) *channels = c;
@@ -4776,7 +4809,12 @@ static void recio__jdec_exit(j_common_ptr c) {
     longjmp(j->jb, 1);
 }
 
-static void recio__jdec_quiet(j_common_ptr c) { (void)c; } /* a library never prints: warnings are accepted */
+/* A library never prints. Warnings are accepted (extraneous bytes, an odd progression) but for those
+   that say the data ended before the image did: libjpeg-turbo would fill the rest with grey. */
+static void recio__jdec_emit(j_common_ptr c, int level) {
+    if (level < 0 && (c->err->msg_code == JWRN_JPEG_EOF || c->err->msg_code == JWRN_HIT_MARKER)) c->err->error_exit(c);
+    if (level < 0) c->err->num_warnings++;
+}
 
 static recio_err recio__jdec_fail(recio__jdec *j, char *errmsg, size_t cap) {
     if (errmsg) recio__fmt(errmsg, cap, "decode: %s", j->msg);
@@ -4796,13 +4834,18 @@ static recio_err recio__jdec_open(recio__jdec *j, const unsigned char *b, size_t
     memset(j, 0, sizeof *j);
     j->d.err = jpeg_std_error(&j->em);
     j->em.error_exit = recio__jdec_exit;
-    j->em.output_message = recio__jdec_quiet;
+    j->em.emit_message = recio__jdec_emit;
     j->want = channels;
     if (setjmp(j->jb)) return recio__jdec_fail(j, errmsg, cap);
     jpeg_create_decompress(&j->d);
     j->live = 1;
     jpeg_mem_src(&j->d, b, (unsigned long)n);
     jpeg_read_header(&j->d, TRUE);
+    if (!recio__jpeg_claim_ok(j->d.image_width, j->d.image_height, n, j->msg, sizeof j->msg)) {
+        if (errmsg) recio__fmt(errmsg, cap, "%s", j->msg);
+        recio__jdec_close(j);
+        return RECIO_ERR_DECODE;
+    }
     j->cmyk = j->d.jpeg_color_space == JCS_CMYK || j->d.jpeg_color_space == JCS_YCCK; /* no RGB from these */
     if (!j->want) j->want = j->d.jpeg_color_space == JCS_GRAYSCALE ? 1 : 3;
     return RECIO_OK;
@@ -4949,6 +4992,156 @@ static int recio__jpeg_dht_ok(const unsigned char *b, size_t n) {
     return 1;
 }
 
+/* The formats recio decodes: JPEG, PNG and BMP, what image datasets hold (ImageNet's odd files are
+   PNG and CMYK JPEG). Each is recognised by its magic, and for each the header's size is checked
+   against RECIO_MAX_PIXELS and against the bytes present before anything is allocated; a file that
+   ends before its image does is an error, never filler. Refused as "unsupported image format": GIF
+   (animation, LZW that stb pads with stale pixels when cut short), TGA (no magic: random bytes pass
+   stb's test for it), PSD, PIC, PNM, HDR (stb 2.27 hangs on an HDR whose RLE line stops at the end
+   of the data, and PNM or PSD cut short decode from uninitialised memory). stb's decoders for those
+   are not even built; with the user's stb (RECIO_NO_STB_IMPLEMENTATION) the magic check keeps
+   them out all the same. */
+
+static int recio__format(const unsigned char *b, size_t n) {
+    size_t i = 0;
+    while (i < n && b[i] == 0xff) i++; /* stb takes any run of 0xff before the SOI's 0xd8 */
+    if (i > 0 && i < n && b[i] == 0xd8) return RECIO__FMT_JPEG;
+    if (n >= 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0) return RECIO__FMT_PNG;
+    if (n >= 2 && b[0] == 'B' && b[1] == 'M') return RECIO__FMT_BMP;
+    return RECIO__FMT_NONE;
+}
+
+static uint32_t recio__be32(const unsigned char *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* w x h against RECIO_MAX_PIXELS; 0 (with the reason in errmsg) when it is more. */
+static int recio__pixels_ok(uint64_t w, uint64_t h, const char *fmt, char *errmsg, size_t cap) {
+    if (w > 0 && h > 0 && w * h <= RECIO_MAX_PIXELS) return 1;
+    if (errmsg) recio__fmt(errmsg, cap, "decode: %Ux%U %s is more than RECIO_MAX_PIXELS (%U pixels)", w, h, fmt,
+                           (uint64_t)RECIO_MAX_PIXELS);
+    return 0;
+}
+
+/* A JPEG codes every 8x8 block of its largest component with at least one bit (a DC code, in the
+   first scan that covers it): a header claiming more blocks than twice the bits present is a lie
+   (a 16384x16384 header over 2 KB of data would have libjpeg-turbo allocate 1.2 GB first). */
+static int recio__jpeg_claim_ok(uint64_t w, uint64_t h, size_t n, char *errmsg, size_t cap) {
+    if (!recio__pixels_ok(w, h, "JPEG", errmsg, cap)) return 0;
+    if (w * h <= (uint64_t)n * 8 * 64 * 2) return 1;
+    if (errmsg) recio__fmt(errmsg, cap, "decode: a JPEG of %Ux%U pixels cannot fit in %U bytes (truncated or corrupt)", w, h, (uint64_t)n);
+    return 0;
+}
+
+/* PNG: every chunk inside the file up to IEND; the IHDR's size against the limit and against the
+   compressed data (deflate expands at most 1032 times); *empty_idat set when an IDAT of length 0
+   comes before any data (stb 2.27 then calls memcpy(NULL, .., 0)). */
+static int recio__png_check(const unsigned char *b, size_t n, int *empty_idat, char *errmsg, size_t cap) {
+    static const unsigned char spp[7] = {1, 0, 3, 1, 2, 0, 4}; /* samples per pixel by colour type */
+    uint64_t w, h, row, idat = 0;
+    size_t i = 8;
+    unsigned depth, type;
+    *empty_idat = 0;
+    if (n < 33 || memcmp(b + 12, "IHDR", 4) != 0 || recio__be32(b + 8) != 13) {
+        if (errmsg) recio__fmt(errmsg, cap, "decode: bad PNG header (no IHDR first)");
+        return 0;
+    }
+    w = recio__be32(b + 16), h = recio__be32(b + 20), depth = b[24], type = b[25];
+    if (!recio__pixels_ok(w, h, "PNG", errmsg, cap)) return 0;
+    if (type > 6 || !spp[type] || !depth || depth > 16) {
+        if (errmsg) recio__fmt(errmsg, cap, "decode: bad PNG header (colour type %u, depth %u)", type, depth);
+        return 0;
+    }
+    for (;;) {
+        uint64_t len;
+        if (n - i < 12 || (len = recio__be32(b + i)) > n - i - 12) {
+            if (errmsg) recio__fmt(errmsg, cap, "decode: truncated PNG (the chunk at byte %U runs past the end)", (uint64_t)i);
+            return 0;
+        }
+        if (memcmp(b + i + 4, "IDAT", 4) == 0) {
+            if (len == 0 && idat == 0) *empty_idat = 1;
+            idat += len;
+        }
+        if (memcmp(b + i + 4, "IEND", 4) == 0) break;
+        i += 12 + (size_t)len;
+    }
+    row = 1 + (w * spp[type] * depth + 7) / 8;
+    if (row * h <= idat * 1032 + 1032) return 1;
+    if (errmsg) recio__fmt(errmsg, cap, "decode: a PNG of %Ux%U pixels cannot fit in %U bytes of data (truncated or corrupt)", w, h, idat);
+    return 0;
+}
+
+/* BMP: stb decodes only the uncompressed kinds (RLE is refused), whose pixels are rows padded to 4
+   bytes from the header's data offset: all of them must be there. A negative height (rows stored top
+   down) is a valid image of that many rows. *w and *h get the size. */
+static int recio__bmp_check(const unsigned char *b, size_t n, int *w, int *h, char *errmsg, size_t cap) {
+    uint32_t off, hsz, comp = 0;
+    int64_t x, y;
+    unsigned bpp;
+    uint64_t need;
+    if (n < 26) goto cut;
+    off = recio_load_u32le(b + 10), hsz = recio_load_u32le(b + 14);
+    if (hsz == 12) {
+        x = b[18] | b[19] << 8, y = b[20] | b[21] << 8, bpp = (unsigned)(b[24] | b[25] << 8);
+    } else if (hsz == 40 || hsz == 56 || hsz == 108 || hsz == 124) {
+        if (n < 34) goto cut;
+        x = (int32_t)recio_load_u32le(b + 18), y = (int32_t)recio_load_u32le(b + 22);
+        bpp = (unsigned)(b[28] | b[29] << 8), comp = recio_load_u32le(b + 30);
+    } else {
+        if (errmsg) recio__fmt(errmsg, cap, "decode: bad BMP header (size %u)", (unsigned)hsz);
+        return 0;
+    }
+    if (y < 0) y = -y;
+    if (x <= 0 || !recio__pixels_ok((uint64_t)x, (uint64_t)y, "BMP", errmsg, cap)) return 0;
+    *w = (int)x, *h = (int)y;
+    if (comp != 0 && comp != 3) return 1; /* compressed: stb refuses it, in its words */
+    if (bpp != 1 && bpp != 4 && bpp != 8 && bpp != 16 && bpp != 24 && bpp != 32) {
+        if (errmsg) recio__fmt(errmsg, cap, "decode: bad BMP header (%u bits a pixel)", bpp);
+        return 0;
+    }
+    need = (uint64_t)off + ((uint64_t)x * bpp + 31) / 32 * 4 * (uint64_t)y;
+    if (need <= n) return 1;
+    if (errmsg) recio__fmt(errmsg, cap, "decode: truncated BMP (%dx%d at %u bits needs %U bytes, there are %U)", *w, *h, bpp, need, (uint64_t)n);
+    return 0;
+cut:
+    if (errmsg) recio__fmt(errmsg, cap, "decode: truncated BMP (%U bytes)", (uint64_t)n);
+    return 0;
+}
+
+/* stb reads through these callbacks, so a read past the end of the bytes (a file that ends before
+   its image does, which stb would fill with zeros or leave uninitialised) is seen: `over`. */
+typedef struct recio__stbin {
+    const unsigned char *b;
+    size_t n, at;
+    int over;
+} recio__stbin;
+
+static int recio__stbin_read(void *u, char *dst, int size) {
+    recio__stbin *s = (recio__stbin *)u;
+    size_t k = s->n - s->at;
+    if (size <= 0) return 0;
+    if (k == 0) {
+        s->over = 1;
+        return 0;
+    }
+    if (k > (size_t)size) k = (size_t)size;
+    memcpy(dst, s->b + s->at, k);
+    s->at += k;
+    return (int)k;
+}
+
+static void recio__stbin_skip(void *u, int k) {
+    recio__stbin *s = (recio__stbin *)u;
+    if (k <= 0) return;
+    if ((size_t)k > s->n - s->at) s->over = 1, s->at = s->n;
+    else s->at += (size_t)k;
+}
+
+static int recio__stbin_eof(void *u) {
+    const recio__stbin *s = (const recio__stbin *)u;
+    return s->at >= s->n;
+}
+
 static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
                                    size_t errmsg_size, const recio_allocator *a);
 
@@ -4982,19 +5175,49 @@ RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes
 
 static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
                                    size_t errmsg_size, const recio_allocator *a) {
-    int w = 0, h = 0, c = 0;
+    static const char *names[4] = {"", "JPEG", "PNG", "BMP"};
+    const unsigned char *b = (const unsigned char *)bytes;
+    unsigned char *copy = NULL;
+    int w = 0, h = 0, c = 0, fmt = recio__format(b, n), empty_idat = 0;
+    stbi_io_callbacks io;
+    recio__stbin in;
     stbi_uc *px;
-    if (!recio__jpeg_dht_ok((const unsigned char *)bytes, n)) {
+    if (fmt == RECIO__FMT_NONE) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: unsupported image format (recio decodes JPEG, PNG and BMP)");
+        return RECIO_ERR_DECODE;
+    }
+    if (fmt == RECIO__FMT_JPEG && !recio__jpeg_dht_ok(b, n)) {
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad Huffman table (more than 256 symbols, or used before it is defined)");
         return RECIO_ERR_DECODE;
     }
-    if (!stbi_info_from_memory((const stbi_uc *)bytes, (int)n, &w, &h, &c)) goto fail;
+    if ((fmt == RECIO__FMT_PNG && !recio__png_check(b, n, &empty_idat, errmsg, errmsg_size)) ||
+        (fmt == RECIO__FMT_BMP && !recio__bmp_check(b, n, &w, &h, errmsg, errmsg_size)))
+        return RECIO_ERR_DECODE;
+    if (!stbi_info_from_memory(b, (int)n, fmt == RECIO__FMT_BMP ? NULL : &w, fmt == RECIO__FMT_BMP ? NULL : &h, &c)) goto fail;
+    if (fmt == RECIO__FMT_JPEG && !recio__jpeg_claim_ok((uint64_t)w, (uint64_t)h, n, errmsg, errmsg_size)) return RECIO_ERR_DECODE;
     if (want == 0) want = c == 2 ? 4 : c;
-    if ((uint64_t)w * (uint64_t)h > RECIO_MAX_PIXELS) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: %dx%d pixels is more than RECIO_MAX_PIXELS", w, h);
+    memset(&in, 0, sizeof in);
+    in.b = b, in.n = n;
+    if (empty_idat) { /* stb 2.27 would memcpy to NULL: give it the chunks without the empty IDATs */
+        size_t i = 8, m = 8;
+        if (!(copy = (unsigned char *)recio__malloc(a, n))) return RECIO_ERR_NOMEM;
+        memcpy(copy, b, 8);
+        while (i + 12 <= n) { /* recio__png_check saw every chunk inside n, up to IEND */
+            size_t len = recio__be32(b + i) + (size_t)12;
+            if (len > 12 || memcmp(b + i + 4, "IDAT", 4) != 0) memcpy(copy + m, b + i, len), m += len;
+            if (memcmp(b + i + 4, "IEND", 4) == 0) break;
+            i += len;
+        }
+        in.b = copy, in.n = m;
+    }
+    io.read = recio__stbin_read, io.skip = recio__stbin_skip, io.eof = recio__stbin_eof;
+    px = stbi_load_from_callbacks(&io, &in, &w, &h, &c, want);
+    recio__free(a, copy);
+    if (in.over) { /* stb read past the end: what it gave is made up */
+        if (px) stbi_image_free(px);
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: truncated %s (the data ends before the image does)", names[fmt]);
         return RECIO_ERR_DECODE;
     }
-    px = stbi_load_from_memory((const stbi_uc *)bytes, (int)n, &w, &h, &c, want);
     if (!px) goto fail;
     if (!recio__shape_ok(w, h, want, RECIO_U8)) {
         stbi_image_free(px);
