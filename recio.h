@@ -240,7 +240,9 @@ typedef struct recio_reader_desc {
     recio_io io;           /* custom source, used when path is NULL */
     const char *name;      /* name in messages (default: path, or "<memory>" / "<io>") */
     size_t buffer_size;    /* streaming buffer (default 1 MiB); grows for larger records */
-    int use_mmap;          /* map the file and hand out pointers into it (POSIX and Windows) */
+    int use_mmap;          /* map the file and hand out pointers into it (POSIX and Windows); a file
+                              truncated while mapped kills the process (SIGBUS): map only files
+                              nothing else changes while they are read */
     recio_allocator alloc;
 } recio_reader_desc;
 
@@ -447,8 +449,9 @@ typedef struct recio_split_desc {
     recio_split_equalize equalize;
     int ordinals;                   /* byte mode: also find the ordinal of the first record when a
                                        part starts inside a file (FILE.idx, else a header hop) */
-    int use_mmap;                   /* 1: map the files (POSIX, Windows); -1: never; 0: map them only for
-                                       shuffled reads (random access), read through a buffer else */
+    int use_mmap;                   /* 1: map the files (POSIX, Windows; fastest for shuffled reads, but
+                                       a file truncated while mapped kills the process with SIGBUS);
+                                       0 (default) or -1: read through a buffer (a clean error then) */
     size_t buffer_size;             /* reader buffer (default 1 MiB; shuffled: about 2 records) */
     /* Optional opener for another file system; default: the stdio backend. */
     recio_err (*open_file)(void *user, const char *path, recio_io *io);
@@ -3428,11 +3431,15 @@ static recio_err recio__sp_byte_counts(recio_split *s) {
 
 /* ---- readers: a few open files, least recently used closed first ---- */
 
-/* Random reads through a buffer read a whole buffer per record: map the files instead. */
+/* Files are mapped only when asked (use_mmap = 1). A page of a mapping past the end of a file that
+   was truncated or rewritten while mapped raises SIGBUS, which a library cannot catch without a
+   process-wide signal handler: the default reads through a buffer (one read of about two records
+   per shuffled record, some 2 us, nothing next to decoding the image) and reports such a file as
+   an error. */
 static int recio__sp_mmap(const recio_split *s) {
 #if defined(RECIO__POSIX) || defined(RECIO__WIN32)
     if (s->d.open_file || s->d.use_mmap < 0) return 0;
-    return s->d.use_mmap > 0 || s->d.shuffle != RECIO_SHUFFLE_NONE;
+    return s->d.use_mmap > 0;
 #else
     (void)s;
     return 0;

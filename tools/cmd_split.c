@@ -16,7 +16,8 @@ static const char split_help[] =
     "  --epoch E          epoch of the shuffle (default 0)\n"
     "  --equalize pad|drop  every rank yields the same count: repeat own records, or drop\n"
     "  --bounds           print 'begin<TAB>end<TAB>count' of the part instead (global byte offsets)\n"
-    "  --mmap             map the files instead of reading them\n\n"
+    "  --mmap             map the files instead of reading them (faster; a file cut short\n"
+    "                     while mapped kills the process with SIGBUS)\n\n"
     "example: recio split --nsplit 4 --rank 1 'train-*.rec' | wc -l\n"
     "         recio split --nsplit 8 --rank 0 --shuffle 42 --epoch 3 --equalize pad data/\n";
 
