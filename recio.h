@@ -88,7 +88,10 @@
                           kernels and recio_checksum stay for the iterator)
       RECIO_NO_STB_IMPLEMENTATION   use the stb_image your program already builds, not recio's
                           private (static) copy; stb_image.h must be on the include path either way
-      RECIO_MAX_PIXELS    refuse images larger than this from their header (default 2^28)
+      RECIO_MAX_PIXELS    refuse images larger than this from their header, and ops whose output
+                          would be larger (default 2^28)
+      RECIO_MAX_BATCH_BYTES  refuse an iterator whose batch tensor is larger (default 2^31: a
+                          batch of 2048 224x224x3 f32 items fits)
       RECIO_NO_SIMD, RECIO_NO_AVX2  scalar kernel column only / no AVX2 column (results are identical
                           either way; the column is picked once per pass from what the CPU runs)
       On 32-bit hosts compile the implementation with -D_FILE_OFFSET_BITS=64 for files over 2 GiB.
@@ -992,6 +995,9 @@ extern "C" {
 
 #define RECIO__ERRMSG 512
 #define RECIO__DEFAULT_BUFFER (1u << 20)
+#ifndef RECIO_MAX_BATCH_BYTES
+#define RECIO_MAX_BATCH_BYTES ((uint64_t)1 << 31) /* an iterator's batch tensor (see CONFIGURATION) */
+#endif
 
 RECIODEF const char *recio_strerror(recio_err e) {
     switch (e) {
@@ -1581,6 +1587,8 @@ static recio_err recio__rd_header(recio_reader *r, uint64_t rec_off, int first, 
     if (got < 8) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "truncated header: %u bytes before end of file", (unsigned)got);
     magic = recio_load_u32le(p);
     lrec = recio_load_u32le(p + 4);
+    if (magic != RECIO_MAGIC && at == 0 && got >= 8 && memcmp(p, "version ", 8) == 0) /* "version https://git-lfs..." */
+        return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "bad magic 0x%x: this is a Git LFS pointer (text), not the data: fetch it with 'git lfs pull'", (unsigned)magic);
     if (magic != RECIO_MAGIC) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "bad magic 0x%x (expected 0xced7230a)", (unsigned)magic);
     *cflag = lrec >> 29;
     *len = lrec & RECIO_MAX_RECORD;
@@ -5158,8 +5166,12 @@ static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, in
     const recio_allocator *saved;
     recio_err e;
     if (errmsg && errmsg_size) errmsg[0] = 0;
-    if (!out || !bytes || n == 0 || n > INT_MAX || (channels != 0 && channels != 1 && channels != 3 && channels != 4)) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad arguments");
+    if (out && bytes && n == 0) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: empty image (0 bytes)");
+        return RECIO_ERR_DECODE;
+    }
+    if (!out || !bytes || n > INT_MAX || (channels != 0 && channels != 1 && channels != 3 && channels != 4)) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, n > INT_MAX ? "decode: image of more than 2^31 bytes" : "decode: bad arguments");
         return RECIO_ERR_ARG;
     }
     memset(out, 0, sizeof *out);
@@ -6197,6 +6209,8 @@ struct recio__exec {
     float lut[4 * 256];
     int affine;       /* lut[c][v] is ((float)v - am[c]) / as[c] exactly (one normalize, or float) */
     float am[4], as[4];
+    const recio__node *node; /* the op running, for messages */
+    char why[160];    /* what an op refused, in words ("" = recio_strerror of the code says it) */
 };
 
 static void recio__exec_reset(recio__exec *x) {
@@ -6207,6 +6221,22 @@ static void recio__exec_reset(recio__exec *x) {
     x->ox = x->oy = x->flip = 0;
     x->conv = x->chw = x->affine = 0;
     x->filt = RECIO_LINEAR;
+}
+
+/* An op's output of w x h pixels against RECIO_MAX_PIXELS, checked before anything is allocated
+   (pad(30000) asked for 8 GB): RECIO_ERR_NOMEM with the reason in x->why. */
+static recio_err recio__exec_limit(recio__exec *x, int w, int h) {
+    if (w > 0 && h > 0 && (uint64_t)w * (uint64_t)h <= RECIO_MAX_PIXELS) return RECIO_OK;
+    recio__fmt(x->why, sizeof x->why, "%s would make a %dx%d image, more than RECIO_MAX_PIXELS (%U pixels)",
+               x->node ? x->node->op->name : "an op", w, h, (uint64_t)RECIO_MAX_PIXELS);
+    return RECIO_ERR_NOMEM;
+}
+
+/* An op that needs u8 HWC pixels after float, normalize, chw, f16 or i8: RECIO_ERR_UNSUPPORTED. */
+static recio_err recio__exec_not_u8(recio__exec *x) {
+    recio__fmt(x->why, sizeof x->why, "%s needs u8 HWC pixels: put it before float, normalize, chw, f16 and i8",
+               x->node ? x->node->op->name : "the op");
+    return RECIO_ERR_UNSUPPORTED;
 }
 
 static int recio__exec_pending(const recio__exec *x) {
@@ -6287,7 +6317,8 @@ static recio_err recio__exec_resize(recio__exec *x, int w, int h) {
     if (x->lazy && (x->conv || x->chw || x->flip || x->dw != x->win.sw || x->dh != x->win.sh)) {
         if ((e = recio__exec_flush(x, NULL)) != RECIO_OK) return e;
     }
-    if (!x->lazy) return RECIO_ERR_UNSUPPORTED; /* resizing needs u8 HWC */
+    if (!x->lazy) return recio__exec_not_u8(x); /* resizing needs u8 HWC */
+    if ((e = recio__exec_limit(x, w, h)) != RECIO_OK) return e;
     if (x->ox != x->win.sx0 || x->oy != x->win.sy0 || x->ow != x->cur.width || x->oh != x->cur.height) {
         recio_image v;
         if ((e = recio_image_crop(&x->cur, &v, x->ox - x->win.sx0, x->oy - x->win.sy0, x->ow, x->oh)) != RECIO_OK) return e;
@@ -6396,8 +6427,10 @@ static recio_err recio__exec_list(recio__exec *x, int node);
 /* Run one op: its executor, or for an op of real pixels, the pending pass first and then its pixels. */
 static recio_err recio__x_pixels(recio__exec *x, const recio__node *n);
 static recio_err recio__exec_op(recio__exec *x, const recio__node *n) {
+    x->node = n;
     return n->op->exec ? n->op->exec(x, n) : recio__x_pixels(x, n);
 }
+
 
 /* Width and height of a crop op: W, and H when given (else square). */
 static void recio__crop_size(const recio__node *n, int *w, int *h) {
@@ -6412,7 +6445,7 @@ static void recio__sh_resize(const recio_transform *t, const recio__node *n, rec
     s->short_ = s->w < s->h ? s->w : s->h;
 }
 static int recio__pl_resized(recio__plan *p) {
-    if (p->dw <= 0 || p->dh <= 0) return -1;
+    if (p->dw <= 0 || p->dh <= 0 || (uint64_t)p->dw * (uint64_t)p->dh > RECIO_MAX_PIXELS) return -1; /* the plain path says why */
     p->o[0] = p->o[1] = 0, p->o[2] = p->dw, p->o[3] = p->dh;
     p->resized = 1;
     return 1;
@@ -6827,11 +6860,12 @@ static recio_err recio__x_materialise(recio__exec *x, const recio__node *n) {
     recio_image o, *in = &x->cur;
     recio__shp s;
     recio_err e;
-    if ((d->flags & RECIO__OPF_U8) && !(in->dtype == RECIO_U8 && in->layout == RECIO_HWC)) return RECIO_ERR_UNSUPPORTED;
+    if ((d->flags & RECIO__OPF_U8) && !(in->dtype == RECIO_U8 && in->layout == RECIO_HWC)) return recio__exec_not_u8(x);
     memset(&s, 0, sizeof s);
     s.w = in->width, s.h = in->height, s.c = in->channels, s.t = in->dtype, s.l = in->layout;
     s.short_ = s.w < s.h ? s.w : s.h;
     if (d->shape) d->shape(x->t, n, &s);
+    if ((e = recio__exec_limit(x, s.w, s.h)) != RECIO_OK) return e;
     if (!recio__shape_ok(s.w, s.h, s.c, s.t)) return RECIO_ERR_ARG;
     if ((e = recio__exec_alloc(x, &o, recio_image_shape(s.w, s.h, s.c, s.t, s.l))) != RECIO_OK) return e;
     e = d->pix ? d->pix(x, n, in, &o) : d->fop(in, &o, n->arg[0]);
@@ -7218,12 +7252,19 @@ static void recio__exec_init(recio__exec *x, const recio_transform *t, const rec
     recio__exec_reset(x);
 }
 
+/* "transform: " and what the op said, or the code's words. */
+static void recio__exec_msg(const recio__exec *x, recio_err e, char *errmsg, size_t cap) {
+    if (errmsg) recio__fmt(errmsg, cap, "transform: %s", x->why[0] ? x->why : recio_strerror(e));
+}
+
 static recio_err recio__apply_in(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
-                                 const recio__scratch *sc) {
+                                 const recio__scratch *sc, char *errmsg, size_t cap) {
     recio__exec x;
+    recio_err e;
     if (!t || !recio__valid(in) || !out) return RECIO_ERR_ARG;
     recio__exec_init(&x, t, in, seed, sc);
-    return recio__exec_run(&x, t->first, out);
+    if ((e = recio__exec_run(&x, t->first, out)) != RECIO_OK) recio__exec_msg(&x, e, errmsg, cap);
+    return e;
 }
 
 RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const recio_image *in, recio_image *out,
@@ -7231,7 +7272,7 @@ RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const
     recio__scratch sc;
     memset(&sc, 0, sizeof sc);
     sc.p = scratch, sc.n = scratch_size;
-    return recio__apply_in(t, in, out, seed, &sc);
+    return recio__apply_in(t, in, out, seed, &sc, NULL, 0);
 }
 
 RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed) {
@@ -7320,7 +7361,7 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
     if (!p.resized) x.next_filt = p.filt; /* `area` planned, its resize not: it still applies */
     e = recio__exec_run(&x, p.next, out);
     recio_image_free(&j.img);
-    if (e != RECIO_OK && errmsg) recio__fmt(errmsg, cap, "transform: %s", recio_strerror(e));
+    if (e != RECIO_OK) recio__exec_msg(&x, e, errmsg, cap);
     return e;
 }
 #endif
@@ -7330,7 +7371,11 @@ static recio_err recio__apply_encoded(const recio_transform *t, const void *byte
     recio_image img;
     recio_err e;
     if (errmsg && errmsg_size) errmsg[0] = 0;
-    if (!t || !bytes || !n || !out || (d->channels != 0 && d->channels != 1 && d->channels != 3 && d->channels != 4)) {
+    if (t && bytes && !n && out) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: empty image (0 bytes)");
+        return RECIO_ERR_DECODE;
+    }
+    if (!t || !bytes || !out || (d->channels != 0 && d->channels != 1 && d->channels != 3 && d->channels != 4)) {
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad arguments");
         return RECIO_ERR_ARG;
     }
@@ -7339,9 +7384,8 @@ static recio_err recio__apply_encoded(const recio_transform *t, const void *byte
         return recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, d, sc, errmsg, errmsg_size);
 #endif
     if ((e = recio__decode(&img, bytes, n, d->channels, 0, errmsg, errmsg_size, &t->alloc)) != RECIO_OK) return e;
-    e = recio__apply_in(t, &img, out, seed, sc);
+    e = recio__apply_in(t, &img, out, seed, sc, errmsg, errmsg_size);
     recio_image_free(&img);
-    if (e != RECIO_OK && errmsg) recio__fmt(errmsg, errmsg_size, "transform: %s", recio_strerror(e));
     return e;
 }
 
@@ -7365,7 +7409,8 @@ static void recio__shp_op(const recio_transform *t, const recio__node *n, recio_
     size_t img;
     if (d->shape) d->shape(t, n, s);
     if ((d->flags & RECIO__OPF_LIST) || s->bad) return; /* a list counted its ops itself */
-    if (s->w <= 0 || s->h <= 0 || !recio__shape_ok(s->w, s->h, s->c, RECIO_F32)) {
+    if (s->w <= 0 || s->h <= 0 || (uint64_t)s->w * (uint64_t)s->h > RECIO_MAX_PIXELS ||
+        !recio__shape_ok(s->w, s->h, s->c, RECIO_F32)) { /* the executor refuses it too (recio__exec_limit) */
         s->bad = 1;
         return;
     }
@@ -8326,7 +8371,11 @@ static recio_err recio__it_spec(recio_iter *it) {
 /* Batch layout: items, then labels, ids, keys and item checksums (8-aligned). */
 static recio_err recio__it_layout(recio_iter *it) {
     size_t b = it->d.batch, items, labs;
-    if (it->d.item_bytes > SIZE_MAX / b) return RECIO_ERR_NOMEM;
+    if ((uint64_t)it->d.item_bytes * b > RECIO_MAX_BATCH_BYTES || it->d.item_bytes > SIZE_MAX / b) {
+        recio__fmt(it->errmsg, RECIO__ERRMSG, "a batch of %U items of %U bytes is %U bytes, more than RECIO_MAX_BATCH_BYTES (%U): make the batch smaller",
+                   (uint64_t)b, (uint64_t)it->d.item_bytes, (uint64_t)it->d.item_bytes * b, (uint64_t)RECIO_MAX_BATCH_BYTES);
+        return RECIO_ERR_ARG;
+    }
     items = (it->d.item_bytes * b + 7) & ~(size_t)7;
     labs = (b * it->d.label_width * sizeof(float) + 7) & ~(size_t)7;
     if (items > SIZE_MAX / 2 - labs - 24 * b) return RECIO_ERR_NOMEM;

@@ -439,7 +439,7 @@ static void test_decode_errors(void) {
     CHECK(strncmp(msg, "decode: ", 8) == 0 && strlen(msg) > 9);
     CHECK(img.data == NULL);
     CHECK(recio_image_decode(&img, junk, sizeof junk, 2) == RECIO_ERR_ARG);
-    CHECK(recio_image_decode(&img, junk, 0, 3) == RECIO_ERR_ARG);
+    CHECK(recio_image_decode(&img, junk, 0, 3) == RECIO_ERR_DECODE);
 }
 
 /* A PNG whose header claims 20000 x 20000 pixels (IHDR width and height at bytes 16..23, edited by

@@ -136,7 +136,14 @@ CLI_COMMAND(cli_cmd_apply) {
         goto done;
     }
     if ((e = recio_transform_apply(t, &src, &dst, seed)) != RECIO_OK) {
-        cli_err("%s: %dx%dx%d image: transform failed: %s", in, src.width, src.height, src.channels, recio_strerror(e));
+        recio_image again = {0}; /* the same run once more, for the op's own words */
+        recio_encoded_desc ed;
+        memset(&ed, 0, sizeof ed);
+        ed.full_scale = 1;
+        if (recio_transform_apply_encoded(t, bytes, n, &again, seed, &ed, err, sizeof err) == RECIO_OK || strncmp(err, "transform: ", 11) != 0)
+            snprintf(err, sizeof err, "transform: %s", recio_strerror(e));
+        recio_image_free(&again);
+        cli_err("%s: %dx%dx%d image: %s", in, src.width, src.height, src.channels, err + 11);
         goto done;
     }
     if ((w = write_out(&dst, out)) != 0) {

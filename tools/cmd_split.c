@@ -97,7 +97,7 @@ CLI_COMMAND(cli_cmd_split) {
     }
     if (!uris) return cli_usage_error("split", "which files?");
     if (!have_n || !have_r) return cli_usage_error("split", "--nsplit and --rank are required");
-    if (nsplit == 0 || nsplit > 0xffffffffu) return cli_usage_error("split", "--nsplit must be 1 or more");
+    if (nsplit == 0 || nsplit > 0xffffffffu) return cli_usage_error("split", "--nsplit must be from 1 to 4294967295, not %llu", nsplit);
     if (rank >= nsplit) return cli_usage_error("split", "--rank must be below --nsplit (0..%llu)", nsplit - 1);
     e = recio_split_open_desc(&s, uris, (unsigned)rank, (unsigned)nsplit, &d);
     if (e != RECIO_OK) {
