@@ -4658,7 +4658,8 @@ static int recio__is_u8hwc(const recio_image *img) {
    which stb puts before each public function, carries the declaration in (tools/pack_codec.c does
    the same for stb_image_write). Such a scan still decodes to wrong pixels with stb; libjpeg-turbo
    (RECIO_TURBOJPEG) refuses it. */
-#if !defined(__cplusplus) && defined(__has_attribute) && !defined(STBIDEF)
+#if !defined(__cplusplus) && defined(__has_attribute) && !defined(STBIDEF) && defined(__STDC_VERSION__) && \
+    __STDC_VERSION__ < 202311L /* C23 reads () as (void): the declaration would clash */
 #if __has_attribute(no_sanitize)
 #define STBIDEF static void stbi__grow_buffer_unsafe() __attribute__((no_sanitize("shift"))); static
 #endif

@@ -206,6 +206,43 @@ static void test_jpeg_marker_in_scan(void) {
     free(b);
 }
 
+/* UBSan's "shift exponent 34 in stbi__grow_buffer_unsafe", made by hand: an 8x8 grey baseline JPEG
+   whose DC and AC tables each hold one 16-bit code (DC category 0, AC run 0 size 10) over 4 zero
+   bytes of scan data. The DC code leaves exactly 16 bits, the AC code takes them all, its 10 extra
+   bits meet the EOI (code_bits -10), and the next refill shifted by 24 - (-10). stb then decodes
+   zeros (wrong pixels, no error: only libjpeg-turbo sees the scan end early); it must not abort. */
+static size_t shift34_jpeg(unsigned char *j) {
+    static const unsigned char head[] = {0xff, 0xd8, 0xff, 0xdb, 0x00, 0x43, 0x00};
+    static const unsigned char tail[] = {0xff, 0xc0, 0x00, 0x0b, 0x08, 0x00, 0x08, 0x00, 0x08, 0x01, 0x01, 0x11, 0x00,
+                                         0xff, 0xc4, 0x00, 0x14, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x00,
+                                         0xff, 0xc4, 0x00, 0x14, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x0a,
+                                         0xff, 0xda, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3f, 0x00,
+                                         0x00, 0x00, 0x00, 0x00, 0xff, 0xd9};
+    size_t n = sizeof head;
+    memcpy(j, head, n);
+    memset(j + n, 1, 64); /* quantisation table: all 1 */
+    n += 64;
+    memcpy(j + n, tail, sizeof tail);
+    return n + sizeof tail;
+}
+
+static void test_jpeg_shift34(void) {
+    unsigned char j[256];
+    size_t n;
+    recio_image img = {0};
+    char msg[256] = "";
+    recio_err e;
+    j[0] = 0xff; /* a fill byte: stb decodes it in every build */
+    n = 1 + shift34_jpeg(j + 1);
+    e = recio_image_decode_ex(&img, j, n, 0, msg, sizeof msg);
+    CHECK(e == RECIO_OK || e == RECIO_ERR_DECODE);
+    if (e == RECIO_OK) recio_image_free(&img);
+#ifdef RECIO_TURBOJPEG
+    CHECK(decode_msg(j + 1, n - 1, msg, sizeof msg) == RECIO_ERR_DECODE);
+    CHECK(strstr(msg, "premature end") != NULL);
+#endif
+}
+
 /* "recio ARGS 2>&1" under a 30 s timeout into out_text; the exit status (124: it hung). */
 static int recio(const char *args) {
     char cmd[2048];
@@ -260,6 +297,7 @@ int main(void) {
     RUN(test_png);
     RUN(test_jpeg);
     RUN(test_jpeg_marker_in_scan);
+    RUN(test_jpeg_shift34);
     RUN(test_commands_refuse_hdr);
     return t_done("test_decode_safety");
 }
