@@ -1588,7 +1588,9 @@ static recio_err recio__rd_header(recio_reader *r, uint64_t rec_off, int first, 
     magic = recio_load_u32le(p);
     lrec = recio_load_u32le(p + 4);
     if (magic != RECIO_MAGIC && at == 0 && got >= 8 && memcmp(p, "version ", 8) == 0) /* "version https://git-lfs..." */
-        return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "bad magic 0x%x: this is a Git LFS pointer (text), not the data: fetch it with 'git lfs pull'", (unsigned)magic);
+        return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off,
+                              "bad magic 0x%x: this is a Git LFS pointer (text), not the data: fetch it with 'git lfs pull'",
+                              (unsigned)magic);
     if (magic != RECIO_MAGIC) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "bad magic 0x%x (expected 0xced7230a)", (unsigned)magic);
     *cflag = lrec >> 29;
     *len = lrec & RECIO_MAX_RECORD;
@@ -4754,6 +4756,7 @@ static void recio__stbi_unpremultiply_thread(int flag) { (void)flag; }
 static int recio__jpeg_dht_ok(const unsigned char *b, size_t n);
 static int recio__format(const unsigned char *b, size_t n);
 static int recio__jpeg_claim_ok(uint64_t w, uint64_t h, size_t n, char *errmsg, size_t cap);
+static int recio__pixels_ok(uint64_t w, uint64_t h, const char *fmt, char *errmsg, size_t cap);
 enum { RECIO__FMT_NONE, RECIO__FMT_JPEG, RECIO__FMT_PNG, RECIO__FMT_BMP };
 
 /* Calls into stb between these two allocate through a (NULL: RECIO_MALLOC); begin returns the
@@ -4857,7 +4860,9 @@ static recio_err recio__jdec_open(recio__jdec *j, const unsigned char *b, size_t
     j->live = 1;
     jpeg_mem_src(&j->d, b, (unsigned long)n);
     jpeg_read_header(&j->d, TRUE);
-    if (!recio__jpeg_claim_ok(j->d.image_width, j->d.image_height, n, j->msg, sizeof j->msg)) {
+    if (!(j->d.arith_code /* can code a block in less than a bit */
+              ? recio__pixels_ok(j->d.image_width, j->d.image_height, "JPEG", j->msg, sizeof j->msg)
+              : recio__jpeg_claim_ok(j->d.image_width, j->d.image_height, n, j->msg, sizeof j->msg))) {
         if (errmsg) recio__fmt(errmsg, cap, "%s", j->msg);
         recio__jdec_close(j);
         return RECIO_ERR_DECODE;
@@ -5039,13 +5044,15 @@ static int recio__pixels_ok(uint64_t w, uint64_t h, const char *fmt, char *errms
     return 0;
 }
 
-/* A JPEG codes every 8x8 block of its largest component with at least one bit (a DC code, in the
-   first scan that covers it): a header claiming more blocks than twice the bits present is a lie
+/* A Huffman-coded JPEG codes every 8x8 block of its largest component with at least one bit (a DC
+   code, in the first scan that covers it; arithmetic coding, which only libjpeg-turbo decodes, can
+   take less and is not held to this): a header claiming more blocks than twice the bits present is a lie
    (a 16384x16384 header over 2 KB of data would have libjpeg-turbo allocate 1.2 GB first). */
 static int recio__jpeg_claim_ok(uint64_t w, uint64_t h, size_t n, char *errmsg, size_t cap) {
     if (!recio__pixels_ok(w, h, "JPEG", errmsg, cap)) return 0;
     if (w * h <= (uint64_t)n * 8 * 64 * 2) return 1;
-    if (errmsg) recio__fmt(errmsg, cap, "decode: a JPEG of %Ux%U pixels cannot fit in %U bytes (truncated or corrupt)", w, h, (uint64_t)n);
+    if (errmsg)
+        recio__fmt(errmsg, cap, "decode: a JPEG of %Ux%U pixels cannot fit in %U bytes (truncated or corrupt)", w, h, (uint64_t)n);
     return 0;
 }
 
@@ -5083,7 +5090,8 @@ static int recio__png_check(const unsigned char *b, size_t n, int *empty_idat, c
     }
     row = 1 + (w * spp[type] * depth + 7) / 8;
     if (row * h <= idat * 1032 + 1032) return 1;
-    if (errmsg) recio__fmt(errmsg, cap, "decode: a PNG of %Ux%U pixels cannot fit in %U bytes of data (truncated or corrupt)", w, h, idat);
+    if (errmsg)
+        recio__fmt(errmsg, cap, "decode: a PNG of %Ux%U pixels cannot fit in %U bytes of data (truncated or corrupt)", w, h, idat);
     return 0;
 }
 
@@ -5117,7 +5125,9 @@ static int recio__bmp_check(const unsigned char *b, size_t n, int *w, int *h, ch
     }
     need = (uint64_t)off + ((uint64_t)x * bpp + 31) / 32 * 4 * (uint64_t)y;
     if (need <= n) return 1;
-    if (errmsg) recio__fmt(errmsg, cap, "decode: truncated BMP (%dx%d at %u bits needs %U bytes, there are %U)", *w, *h, bpp, need, (uint64_t)n);
+    if (errmsg)
+        recio__fmt(errmsg, cap, "decode: truncated BMP (%dx%d at %u bits needs %U bytes, there are %U)", *w, *h, bpp, need,
+                   (uint64_t)n);
     return 0;
 cut:
     if (errmsg) recio__fmt(errmsg, cap, "decode: truncated BMP (%U bytes)", (uint64_t)n);
@@ -5172,7 +5182,8 @@ static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, in
         return RECIO_ERR_DECODE;
     }
     if (!out || !bytes || n > INT_MAX || (channels != 0 && channels != 1 && channels != 3 && channels != 4)) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, n > INT_MAX ? "decode: image of more than 2^31 bytes" : "decode: bad arguments");
+        if (errmsg)
+            recio__fmt(errmsg, errmsg_size, n > INT_MAX ? "decode: image of more than 2^31 bytes" : "decode: bad arguments");
         return RECIO_ERR_ARG;
     }
     memset(out, 0, sizeof *out);
@@ -8373,8 +8384,10 @@ static recio_err recio__it_spec(recio_iter *it) {
 static recio_err recio__it_layout(recio_iter *it) {
     size_t b = it->d.batch, items, labs;
     if ((uint64_t)it->d.item_bytes * b > RECIO_MAX_BATCH_BYTES || it->d.item_bytes > SIZE_MAX / b) {
-        recio__fmt(it->errmsg, RECIO__ERRMSG, "a batch of %U items of %U bytes is %U bytes, more than RECIO_MAX_BATCH_BYTES (%U): make the batch smaller",
-                   (uint64_t)b, (uint64_t)it->d.item_bytes, (uint64_t)it->d.item_bytes * b, (uint64_t)RECIO_MAX_BATCH_BYTES);
+        recio__fmt(it->errmsg, RECIO__ERRMSG,
+                   "a batch of %U items of %U bytes is %U bytes, more than RECIO_MAX_BATCH_BYTES (%U): make the batch smaller",
+                   (uint64_t)b, (uint64_t)it->d.item_bytes, (uint64_t)it->d.item_bytes * b,
+                   (uint64_t)RECIO_MAX_BATCH_BYTES);
         return RECIO_ERR_ARG;
     }
     items = (it->d.item_bytes * b + 7) & ~(size_t)7;
