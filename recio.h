@@ -90,12 +90,15 @@
                           kernels and recio_checksum stay for the iterator)
       RECIO_NO_STB_IMPLEMENTATION   use the stb_image your program already builds, not recio's
                           private (static) copy; stb_image.h must be on the include path either way
-      RECIO_MAX_PIXELS    refuse images larger than this from their header (default 2^28)
+      RECIO_MAX_PIXELS    refuse images larger than this from their header, and ops whose output
+                          would be larger (default 2^28)
+      RECIO_MAX_BATCH_BYTES  refuse an iterator whose batch tensor is larger (default 2^31: a
+                          batch of 2048 224x224x3 f32 items fits)
       RECIO_NO_SIMD, RECIO_NO_AVX2  scalar kernel column only / no AVX2 column (results are identical
                           either way; the column is picked once per pass from what the CPU runs; tcc:
                           always scalar)
-      STBI_ONLY_JPEG with STBI_ONLY_PNG (or STBI_ONLY_PNG)  recio's private stb_image decodes only
-                          those: less code (docs/footprint.md)
+      (recio's private stb_image is built for JPEG, PNG and BMP only, the formats recio decodes;
+                          the rest are refused as "unsupported image format": docs/image.md)
       On 32-bit hosts compile the implementation with -D_FILE_OFFSET_BITS=64 for files over 2 GiB.
 
    THREADING
@@ -246,7 +249,9 @@ typedef struct recio_reader_desc {
     recio_io io;           /* custom source, used when path is NULL */
     const char *name;      /* name in messages (default: path, or "<memory>" / "<io>") */
     size_t buffer_size;    /* streaming buffer (default 1 MiB); grows for larger records */
-    int use_mmap;          /* map the file and hand out pointers into it (POSIX and Windows) */
+    int use_mmap;          /* map the file and hand out pointers into it (POSIX and Windows); a file
+                              truncated while mapped kills the process (SIGBUS): map only files
+                              nothing else changes while they are read */
     recio_allocator alloc;
 } recio_reader_desc;
 
@@ -478,8 +483,9 @@ typedef struct recio_split_desc {
     recio_split_equalize equalize;
     int ordinals;                   /* byte mode: also find the ordinal of the first record when a
                                        part starts inside a file (FILE.idx, else a header hop) */
-    int use_mmap;                   /* 1: map the files (POSIX, Windows); -1: never; 0: map them only for
-                                       shuffled reads (random access), read through a buffer else */
+    int use_mmap;                   /* 1: map the files (POSIX, Windows; fastest for shuffled reads, but
+                                       a file truncated while mapped kills the process with SIGBUS);
+                                       0 (default) or -1: read through a buffer (a clean error then) */
     size_t buffer_size;             /* reader buffer (default 1 MiB; shuffled: about 2 records) */
     /* Optional opener for another file system; default: the stdio backend. */
     recio_err (*open_file)(void *user, const char *path, recio_io *io);
@@ -582,10 +588,13 @@ RECIODEF float recio_image_get(const recio_image *img, int x, int y, int c);
 RECIODEF void recio_image_set(recio_image *img, int x, int y, int c, float v);
 
 #ifndef RECIO_NO_IMAGE /* decoding and every op (the types above stay: the iterator uses them) */
-/* DECODE (stb_image, from memory): JPEG baseline/progressive, PNG (8/16-bit, alpha, palette), BMP,
-   TGA, GIF (first frame), PSD, PNM, HDR. channels: 1, 3, 4, or 0 = as stored (2 = grey+alpha becomes 4).
-   Always u8 HWC, owned. A corrupt or truncated image is RECIO_ERR_DECODE; recio_image_decode_ex also
-   writes stb's reason ("decode: bad huffman code") into errmsg (errmsg_size bytes, may be NULL).
+/* DECODE (stb_image, from memory): JPEG baseline/progressive, PNG (8/16-bit, alpha, palette), BMP
+   (uncompressed, bottom-up or top-down); any other format is RECIO_ERR_DECODE "unsupported image
+   format". channels: 1, 3, 4, or 0 = as stored (2 = grey+alpha becomes 4).
+   Always u8 HWC, owned. A corrupt or truncated image is RECIO_ERR_DECODE, never filler pixels, and a
+   header claiming more pixels than RECIO_MAX_PIXELS or than its bytes can hold is refused before any
+   allocation; recio_image_decode_ex also writes the reason ("decode: truncated PNG (...)") into
+   errmsg (errmsg_size bytes, may be NULL).
    stb's working memory and the pixels come from RECIO_MALLOC here; recio_transform_apply_encoded and
    the iterator decode through their desc's allocator instead (stb's allocations included). */
 RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_t n, int channels);
@@ -1073,6 +1082,9 @@ extern "C" {
 
 #define RECIO__ERRMSG 512
 #define RECIO__DEFAULT_BUFFER (1u << 20)
+#ifndef RECIO_MAX_BATCH_BYTES
+#define RECIO_MAX_BATCH_BYTES ((uint64_t)1 << 31) /* an iterator's batch tensor (see CONFIGURATION) */
+#endif
 
 RECIODEF const char *recio_strerror(recio_err e) {
     switch (e) {
@@ -1676,6 +1688,10 @@ static recio_err recio__rd_header(recio_reader *r, uint64_t rec_off, int first, 
     if (got < 8) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "truncated header: %u bytes before end of file", (unsigned)got);
     magic = recio_load_u32le(p);
     lrec = recio_load_u32le(p + 4);
+    if (magic != RECIO_MAGIC && at == 0 && got >= 8 && memcmp(p, "version ", 8) == 0) /* "version https://git-lfs..." */
+        return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off,
+                              "bad magic 0x%x: this is a Git LFS pointer (text), not the data: fetch it with 'git lfs pull'",
+                              (unsigned)magic);
     if (magic != RECIO_MAGIC) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "bad magic 0x%x (expected 0xced7230a)", (unsigned)magic);
     *cflag = lrec >> 29;
     *len = lrec & RECIO_MAX_RECORD;
@@ -3568,11 +3584,15 @@ static recio_err recio__sp_byte_counts(recio_split *s) {
 
 /* ---- readers: a few open files, least recently used closed first ---- */
 
-/* Random reads through a buffer read a whole buffer per record: map the files instead. */
+/* Files are mapped only when asked (use_mmap = 1). A page of a mapping past the end of a file that
+   was truncated or rewritten while mapped raises SIGBUS, which a library cannot catch without a
+   process-wide signal handler: the default reads through a buffer (one read of about two records
+   per shuffled record, some 2 us, nothing next to decoding the image) and reports such a file as
+   an error. */
 static int recio__sp_mmap(const recio_split *s) {
 #if defined(RECIO__POSIX) || defined(RECIO__WIN32)
     if (s->d.open_file || s->d.use_mmap < 0) return 0;
-    return s->d.use_mmap > 0 || s->d.shuffle != RECIO_SHUFFLE_NONE;
+    return s->d.use_mmap > 0;
 #else
     (void)s;
     return 0;
@@ -4813,6 +4833,23 @@ static int recio__is_u8hwc(const recio_image *img) {
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_NO_STDIO
 #define STBI_ASSERT(x) RECIO_ASSERT(x)
+/* The formats recio decodes (recio__format says why these): stb's other decoders are not built. */
+#define STBI_ONLY_JPEG
+#define STBI_ONLY_PNG
+#define STBI_ONLY_BMP
+/* stb 2.27's JPEG bit reader, after a marker cuts a scan short (corrupt data), shifts a zero by 32
+   or more (`b << (24 - code_bits)` with code_bits below -8: UBSan's "shift exponent 34"): the value
+   is 0 whatever the shift, so the shift check is switched off for that one function, declared
+   (unprototyped: stb's types come later) with no_sanitize before its body is parsed. STBIDEF,
+   which stb puts before each public function, carries the declaration in (tools/pack_codec.c does
+   the same for stb_image_write). Such a scan still decodes to wrong pixels with stb; libjpeg-turbo
+   (RECIO_TURBOJPEG) refuses it. */
+#if !defined(__cplusplus) && defined(__has_attribute) && !defined(STBIDEF) && defined(__STDC_VERSION__) && \
+    __STDC_VERSION__ < 202311L /* C23 reads () as (void): the declaration would clash */
+#if __has_attribute(no_sanitize)
+#define STBIDEF static void stbi__grow_buffer_unsafe() __attribute__((no_sanitize("shift"))); static
+#endif
+#endif
 /* stb keeps its failure reason in a thread-local, which needs the OS's thread pointer
    (__aeabi_read_tp on ARM): without an OS and without RECIO_THREADS, a plain static will do. */
 #if !defined(__unix__) && !defined(__unix) && !defined(__APPLE__) && !defined(_WIN32) && !defined(RECIO_THREADS)
@@ -4899,6 +4936,7 @@ static void recio__stbi_unpremultiply_thread(int flag) { (void)flag; }
 #include <stdio.h>
 #include <setjmp.h>
 #include <jpeglib.h>
+#include <jerror.h>
 #if !defined(LIBJPEG_TURBO_VERSION) || !defined(JCS_ALPHA_EXTENSIONS)
 #error "RECIO_TURBOJPEG needs libjpeg-turbo 1.5 or later (its jpeglib.h; link -ljpeg)"
 #endif
@@ -4907,6 +4945,10 @@ static void recio__stbi_unpremultiply_thread(int flag) { (void)flag; }
 /* ---- decode ---- */
 
 static int recio__jpeg_dht_ok(const unsigned char *b, size_t n);
+static int recio__format(const unsigned char *b, size_t n);
+static int recio__jpeg_claim_ok(uint64_t w, uint64_t h, size_t n, char *errmsg, size_t cap);
+static int recio__pixels_ok(uint64_t w, uint64_t h, const char *fmt, char *errmsg, size_t cap);
+enum { RECIO__FMT_NONE, RECIO__FMT_JPEG, RECIO__FMT_PNG, RECIO__FMT_BMP };
 
 /* Calls into stb between these two allocate through a (NULL: RECIO_MALLOC); begin returns the
    allocator to give back to end. */
@@ -4930,14 +4972,17 @@ static void recio__stb_end(const recio_allocator *saved) {
 }
 
 static recio_err recio__info(const void *bytes, size_t n, int *w, int *h, int *channels, const recio_allocator *a) {
-    int x = 0, y = 0, c = 0, ok;
+    int x = 0, y = 0, c = 0, ok, fmt;
     const recio_allocator *saved;
     if (!bytes || n == 0 || n > INT_MAX) return RECIO_ERR_ARG;
+    fmt = recio__format((const unsigned char *)bytes, n);
+    if (fmt == RECIO__FMT_NONE) return RECIO_ERR_DECODE; /* not a format recio decodes */
     if (!recio__jpeg_dht_ok((const unsigned char *)bytes, n)) return RECIO_ERR_DECODE; /* stb reads tables here too */
     saved = recio__stb_begin(a);
     ok = stbi_info_from_memory((const stbi_uc *)bytes, (int)n, &x, &y, &c);
     recio__stb_end(saved);
     if (!ok) return RECIO_ERR_DECODE;
+    if (fmt == RECIO__FMT_BMP && y < 0) y = y == INT_MIN ? 0 : -y; /* rows stored top down */
     if (w) *w = x;
     if (h) *h = y;
     if (channels) *channels = c;
@@ -4974,7 +5019,12 @@ static void recio__jdec_exit(j_common_ptr c) {
     longjmp(j->jb, 1);
 }
 
-static void recio__jdec_quiet(j_common_ptr c) { (void)c; } /* a library never prints: warnings are accepted */
+/* A library never prints. Warnings are accepted (extraneous bytes, an odd progression) but for those
+   that say the data ended before the image did: libjpeg-turbo would fill the rest with grey. */
+static void recio__jdec_emit(j_common_ptr c, int level) {
+    if (level < 0 && (c->err->msg_code == JWRN_JPEG_EOF || c->err->msg_code == JWRN_HIT_MARKER)) c->err->error_exit(c);
+    if (level < 0) c->err->num_warnings++;
+}
 
 static recio_err recio__jdec_fail(recio__jdec *j, char *errmsg, size_t cap) {
     if (errmsg) recio__fmt(errmsg, cap, "decode: %s", j->msg);
@@ -4994,13 +5044,20 @@ static recio_err recio__jdec_open(recio__jdec *j, const unsigned char *b, size_t
     memset(j, 0, sizeof *j);
     j->d.err = jpeg_std_error(&j->em);
     j->em.error_exit = recio__jdec_exit;
-    j->em.output_message = recio__jdec_quiet;
+    j->em.emit_message = recio__jdec_emit;
     j->want = channels;
     if (setjmp(j->jb)) return recio__jdec_fail(j, errmsg, cap);
     jpeg_create_decompress(&j->d);
     j->live = 1;
     jpeg_mem_src(&j->d, b, (unsigned long)n);
     jpeg_read_header(&j->d, TRUE);
+    if (!(j->d.arith_code /* can code a block in less than a bit */
+              ? recio__pixels_ok(j->d.image_width, j->d.image_height, "JPEG", j->msg, sizeof j->msg)
+              : recio__jpeg_claim_ok(j->d.image_width, j->d.image_height, n, j->msg, sizeof j->msg))) {
+        if (errmsg) recio__fmt(errmsg, cap, "%s", j->msg);
+        recio__jdec_close(j);
+        return RECIO_ERR_DECODE;
+    }
     j->cmyk = j->d.jpeg_color_space == JCS_CMYK || j->d.jpeg_color_space == JCS_YCCK; /* no RGB from these */
     if (!j->want) j->want = j->d.jpeg_color_space == JCS_GRAYSCALE ? 1 : 3;
     return RECIO_OK;
@@ -5147,6 +5204,161 @@ static int recio__jpeg_dht_ok(const unsigned char *b, size_t n) {
     return 1;
 }
 
+/* The formats recio decodes: JPEG, PNG and BMP, what image datasets hold (ImageNet's odd files are
+   PNG and CMYK JPEG). Each is recognised by its magic, and for each the header's size is checked
+   against RECIO_MAX_PIXELS and against the bytes present before anything is allocated; a file that
+   ends before its image does is an error, never filler. Refused as "unsupported image format": GIF
+   (animation, LZW that stb pads with stale pixels when cut short), TGA (no magic: random bytes pass
+   stb's test for it), PSD, PIC, PNM, HDR (stb 2.27 hangs on an HDR whose RLE line stops at the end
+   of the data, and PNM or PSD cut short decode from uninitialised memory). stb's decoders for those
+   are not even built; with the user's stb (RECIO_NO_STB_IMPLEMENTATION) the magic check keeps
+   them out all the same. */
+
+static int recio__format(const unsigned char *b, size_t n) {
+    size_t i = 0;
+    while (i < n && b[i] == 0xff) i++; /* stb takes any run of 0xff before the SOI's 0xd8 */
+    if (i > 0 && i < n && b[i] == 0xd8) return RECIO__FMT_JPEG;
+    if (n >= 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0) return RECIO__FMT_PNG;
+    if (n >= 2 && b[0] == 'B' && b[1] == 'M') return RECIO__FMT_BMP;
+    return RECIO__FMT_NONE;
+}
+
+static uint32_t recio__be32(const unsigned char *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* w x h against RECIO_MAX_PIXELS; 0 (with the reason in errmsg) when it is more. */
+static int recio__pixels_ok(uint64_t w, uint64_t h, const char *fmt, char *errmsg, size_t cap) {
+    if (w > 0 && h > 0 && w * h <= RECIO_MAX_PIXELS) return 1;
+    if (errmsg) recio__fmt(errmsg, cap, "decode: %Ux%U %s is more than RECIO_MAX_PIXELS (%U pixels)", w, h, fmt,
+                           (uint64_t)RECIO_MAX_PIXELS);
+    return 0;
+}
+
+/* A Huffman-coded JPEG codes every 8x8 block of its largest component with at least one bit (a DC
+   code, in the first scan that covers it; arithmetic coding, which only libjpeg-turbo decodes, can
+   take less and is not held to this): a header claiming more blocks than twice the bits present is a lie
+   (a 16384x16384 header over 2 KB of data would have libjpeg-turbo allocate 1.2 GB first). */
+static int recio__jpeg_claim_ok(uint64_t w, uint64_t h, size_t n, char *errmsg, size_t cap) {
+    if (!recio__pixels_ok(w, h, "JPEG", errmsg, cap)) return 0;
+    if (w * h <= (uint64_t)n * 8 * 64 * 2) return 1;
+    if (errmsg)
+        recio__fmt(errmsg, cap, "decode: a JPEG of %Ux%U pixels cannot fit in %U bytes (truncated or corrupt)", w, h, (uint64_t)n);
+    return 0;
+}
+
+/* PNG: every chunk inside the file up to IEND; the IHDR's size against the limit and against the
+   compressed data (deflate expands at most 1032 times); *empty_idat set when an IDAT of length 0
+   comes before any data (stb 2.27 then calls memcpy(NULL, .., 0)). */
+static int recio__png_check(const unsigned char *b, size_t n, int *empty_idat, char *errmsg, size_t cap) {
+    static const unsigned char spp[7] = {1, 0, 3, 1, 2, 0, 4}; /* samples per pixel by colour type */
+    uint64_t w, h, row, idat = 0;
+    size_t i = 8;
+    unsigned depth, type;
+    *empty_idat = 0;
+    if (n < 33 || memcmp(b + 12, "IHDR", 4) != 0 || recio__be32(b + 8) != 13) {
+        if (errmsg) recio__fmt(errmsg, cap, "decode: bad PNG header (no IHDR first)");
+        return 0;
+    }
+    w = recio__be32(b + 16), h = recio__be32(b + 20), depth = b[24], type = b[25];
+    if (!recio__pixels_ok(w, h, "PNG", errmsg, cap)) return 0;
+    if (type > 6 || !spp[type] || !depth || depth > 16) {
+        if (errmsg) recio__fmt(errmsg, cap, "decode: bad PNG header (colour type %u, depth %u)", type, depth);
+        return 0;
+    }
+    for (;;) {
+        uint64_t len;
+        if (n - i < 12 || (len = recio__be32(b + i)) > n - i - 12) {
+            if (errmsg) recio__fmt(errmsg, cap, "decode: truncated PNG (the chunk at byte %U runs past the end)", (uint64_t)i);
+            return 0;
+        }
+        if (memcmp(b + i + 4, "IDAT", 4) == 0) {
+            if (len == 0 && idat == 0) *empty_idat = 1;
+            idat += len;
+        }
+        if (memcmp(b + i + 4, "IEND", 4) == 0) break;
+        i += 12 + (size_t)len;
+    }
+    row = 1 + (w * spp[type] * depth + 7) / 8;
+    if (row * h <= idat * 1032 + 1032) return 1;
+    if (errmsg)
+        recio__fmt(errmsg, cap, "decode: a PNG of %Ux%U pixels cannot fit in %U bytes of data (truncated or corrupt)", w, h, idat);
+    return 0;
+}
+
+/* BMP: stb decodes only the uncompressed kinds (RLE is refused), whose pixels are rows padded to 4
+   bytes from the header's data offset: all of them must be there. A negative height (rows stored top
+   down) is a valid image of that many rows. *w and *h get the size. */
+static int recio__bmp_check(const unsigned char *b, size_t n, int *w, int *h, char *errmsg, size_t cap) {
+    uint32_t off, hsz, comp = 0;
+    int64_t x, y;
+    unsigned bpp;
+    uint64_t need;
+    if (n < 26) goto cut;
+    off = recio_load_u32le(b + 10), hsz = recio_load_u32le(b + 14);
+    if (hsz == 12) {
+        x = b[18] | b[19] << 8, y = b[20] | b[21] << 8, bpp = (unsigned)(b[24] | b[25] << 8);
+    } else if (hsz == 40 || hsz == 56 || hsz == 108 || hsz == 124) {
+        if (n < 34) goto cut;
+        x = (int32_t)recio_load_u32le(b + 18), y = (int32_t)recio_load_u32le(b + 22);
+        bpp = (unsigned)(b[28] | b[29] << 8), comp = recio_load_u32le(b + 30);
+    } else {
+        if (errmsg) recio__fmt(errmsg, cap, "decode: bad BMP header (size %u)", (unsigned)hsz);
+        return 0;
+    }
+    if (y < 0) y = -y;
+    if (x <= 0 || !recio__pixels_ok((uint64_t)x, (uint64_t)y, "BMP", errmsg, cap)) return 0;
+    *w = (int)x, *h = (int)y;
+    if (comp != 0 && comp != 3) return 1; /* compressed: stb refuses it, in its words */
+    if (bpp != 1 && bpp != 4 && bpp != 8 && bpp != 16 && bpp != 24 && bpp != 32) {
+        if (errmsg) recio__fmt(errmsg, cap, "decode: bad BMP header (%u bits a pixel)", bpp);
+        return 0;
+    }
+    need = (uint64_t)off + ((uint64_t)x * bpp + 31) / 32 * 4 * (uint64_t)y;
+    if (need <= n) return 1;
+    if (errmsg)
+        recio__fmt(errmsg, cap, "decode: truncated BMP (%dx%d at %u bits needs %U bytes, there are %U)", *w, *h, bpp, need,
+                   (uint64_t)n);
+    return 0;
+cut:
+    if (errmsg) recio__fmt(errmsg, cap, "decode: truncated BMP (%U bytes)", (uint64_t)n);
+    return 0;
+}
+
+/* stb reads through these callbacks, so a read past the end of the bytes (a file that ends before
+   its image does, which stb would fill with zeros or leave uninitialised) is seen: `over`. */
+typedef struct recio__stbin {
+    const unsigned char *b;
+    size_t n, at;
+    int over;
+} recio__stbin;
+
+static int recio__stbin_read(void *u, char *dst, int size) {
+    recio__stbin *s = (recio__stbin *)u;
+    size_t k = s->n - s->at;
+    if (size <= 0) return 0;
+    if (k == 0) {
+        s->over = 1;
+        return 0;
+    }
+    if (k > (size_t)size) k = (size_t)size;
+    memcpy(dst, s->b + s->at, k);
+    s->at += k;
+    return (int)k;
+}
+
+static void recio__stbin_skip(void *u, int k) {
+    recio__stbin *s = (recio__stbin *)u;
+    if (k <= 0) return;
+    if ((size_t)k > s->n - s->at) s->over = 1, s->at = s->n;
+    else s->at += (size_t)k;
+}
+
+static int recio__stbin_eof(void *u) {
+    const recio__stbin *s = (const recio__stbin *)u;
+    return s->at >= s->n;
+}
+
 static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
                                    size_t errmsg_size, const recio_allocator *a);
 
@@ -5156,8 +5368,13 @@ static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, in
     const recio_allocator *saved;
     recio_err e;
     if (errmsg && errmsg_size) errmsg[0] = 0;
-    if (!out || !bytes || n == 0 || n > INT_MAX || (channels != 0 && channels != 1 && channels != 3 && channels != 4)) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad arguments");
+    if (out && bytes && n == 0) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: empty image (0 bytes)");
+        return RECIO_ERR_DECODE;
+    }
+    if (!out || !bytes || n > INT_MAX || (channels != 0 && channels != 1 && channels != 3 && channels != 4)) {
+        if (errmsg)
+            recio__fmt(errmsg, errmsg_size, n > INT_MAX ? "decode: image of more than 2^31 bytes" : "decode: bad arguments");
         return RECIO_ERR_ARG;
     }
     memset(out, 0, sizeof *out);
@@ -5180,19 +5397,49 @@ RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes
 
 static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
                                    size_t errmsg_size, const recio_allocator *a) {
-    int w = 0, h = 0, c = 0;
+    static const char *names[4] = {"", "JPEG", "PNG", "BMP"};
+    const unsigned char *b = (const unsigned char *)bytes;
+    unsigned char *copy = NULL;
+    int w = 0, h = 0, c = 0, fmt = recio__format(b, n), empty_idat = 0;
+    stbi_io_callbacks io;
+    recio__stbin in;
     stbi_uc *px;
-    if (!recio__jpeg_dht_ok((const unsigned char *)bytes, n)) {
+    if (fmt == RECIO__FMT_NONE) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: unsupported image format (recio decodes JPEG, PNG and BMP)");
+        return RECIO_ERR_DECODE;
+    }
+    if (fmt == RECIO__FMT_JPEG && !recio__jpeg_dht_ok(b, n)) {
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad Huffman table (more than 256 symbols, or used before it is defined)");
         return RECIO_ERR_DECODE;
     }
-    if (!stbi_info_from_memory((const stbi_uc *)bytes, (int)n, &w, &h, &c)) goto fail;
+    if ((fmt == RECIO__FMT_PNG && !recio__png_check(b, n, &empty_idat, errmsg, errmsg_size)) ||
+        (fmt == RECIO__FMT_BMP && !recio__bmp_check(b, n, &w, &h, errmsg, errmsg_size)))
+        return RECIO_ERR_DECODE;
+    if (!stbi_info_from_memory(b, (int)n, fmt == RECIO__FMT_BMP ? NULL : &w, fmt == RECIO__FMT_BMP ? NULL : &h, &c)) goto fail;
+    if (fmt == RECIO__FMT_JPEG && !recio__jpeg_claim_ok((uint64_t)w, (uint64_t)h, n, errmsg, errmsg_size)) return RECIO_ERR_DECODE;
     if (want == 0) want = c == 2 ? 4 : c;
-    if ((uint64_t)w * (uint64_t)h > RECIO_MAX_PIXELS) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: %dx%d pixels is more than RECIO_MAX_PIXELS", w, h);
+    memset(&in, 0, sizeof in);
+    in.b = b, in.n = n;
+    if (empty_idat) { /* stb 2.27 would memcpy to NULL: give it the chunks without the empty IDATs */
+        size_t i = 8, m = 8;
+        if (!(copy = (unsigned char *)recio__malloc(a, n))) return RECIO_ERR_NOMEM;
+        memcpy(copy, b, 8);
+        while (i + 12 <= n) { /* recio__png_check saw every chunk inside n, up to IEND */
+            size_t len = recio__be32(b + i) + (size_t)12;
+            if (len > 12 || memcmp(b + i + 4, "IDAT", 4) != 0) memcpy(copy + m, b + i, len), m += len;
+            if (memcmp(b + i + 4, "IEND", 4) == 0) break;
+            i += len;
+        }
+        in.b = copy, in.n = m;
+    }
+    io.read = recio__stbin_read, io.skip = recio__stbin_skip, io.eof = recio__stbin_eof;
+    px = stbi_load_from_callbacks(&io, &in, &w, &h, &c, want);
+    recio__free(a, copy);
+    if (in.over) { /* stb read past the end: what it gave is made up */
+        if (px) stbi_image_free(px);
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: truncated %s (the data ends before the image does)", names[fmt]);
         return RECIO_ERR_DECODE;
     }
-    px = stbi_load_from_memory((const stbi_uc *)bytes, (int)n, &w, &h, &c, want);
     if (!px) goto fail;
     if (!recio__shape_ok(w, h, want, RECIO_U8)) {
         stbi_image_free(px);
@@ -6207,6 +6454,8 @@ struct recio__exec {
     float am[4], as[4];
     const recio__geo *geo; /* the step a geometric op's pix runs */
     recio__tgt *tg;        /* boxes and mask riding along; NULL = none */
+    const recio__node *node; /* the op running, for messages */
+    char why[160];    /* what an op refused, in words ("" = recio_strerror of the code says it) */
 };
 
 static void recio__exec_reset(recio__exec *x) {
@@ -6217,6 +6466,22 @@ static void recio__exec_reset(recio__exec *x) {
     x->ox = x->oy = x->flip = 0;
     x->conv = x->chw = x->affine = 0;
     x->filt = RECIO_LINEAR;
+}
+
+/* An op's output of w x h pixels against RECIO_MAX_PIXELS, checked before anything is allocated
+   (pad(30000) asked for 8 GB): RECIO_ERR_NOMEM with the reason in x->why. */
+static recio_err recio__exec_limit(recio__exec *x, int w, int h) {
+    if (w > 0 && h > 0 && (uint64_t)w * (uint64_t)h <= RECIO_MAX_PIXELS) return RECIO_OK;
+    recio__fmt(x->why, sizeof x->why, "%s would make a %dx%d image, more than RECIO_MAX_PIXELS (%U pixels)",
+               x->node ? x->node->op->name : "an op", w, h, (uint64_t)RECIO_MAX_PIXELS);
+    return RECIO_ERR_NOMEM;
+}
+
+/* An op that needs u8 HWC pixels after float, normalize, chw, f16 or i8: RECIO_ERR_UNSUPPORTED. */
+static recio_err recio__exec_not_u8(recio__exec *x) {
+    recio__fmt(x->why, sizeof x->why, "%s needs u8 HWC pixels: put it before float, normalize, chw, f16 and i8",
+               x->node ? x->node->op->name : "the op");
+    return RECIO_ERR_UNSUPPORTED;
 }
 
 static int recio__exec_pending(const recio__exec *x) {
@@ -6297,7 +6562,8 @@ static recio_err recio__exec_resize(recio__exec *x, int w, int h) {
     if (x->lazy && (x->conv || x->chw || x->flip || x->dw != x->win.sw || x->dh != x->win.sh)) {
         if ((e = recio__exec_flush(x, NULL)) != RECIO_OK) return e;
     }
-    if (!x->lazy) return RECIO_ERR_UNSUPPORTED; /* resizing needs u8 HWC */
+    if (!x->lazy) return recio__exec_not_u8(x); /* resizing needs u8 HWC */
+    if ((e = recio__exec_limit(x, w, h)) != RECIO_OK) return e;
     if (x->ox != x->win.sx0 || x->oy != x->win.sy0 || x->ow != x->cur.width || x->oh != x->cur.height) {
         recio_image v;
         if ((e = recio_image_crop(&x->cur, &v, x->ox - x->win.sx0, x->oy - x->win.sy0, x->ow, x->oh)) != RECIO_OK) return e;
@@ -6406,6 +6672,7 @@ static recio_err recio__exec_list(recio__exec *x, int node);
 /* Run one op: its executor, or for an op of real pixels, the pending pass first and then its pixels. */
 static recio_err recio__x_pixels(recio__exec *x, const recio__node *n);
 static recio_err recio__exec_op(recio__exec *x, const recio__node *n) {
+    x->node = n;
     return n->op->exec ? n->op->exec(x, n) : recio__x_pixels(x, n);
 }
 
@@ -6475,7 +6742,7 @@ static void recio__sh_resize(const recio_transform *t, const recio__node *n, rec
     s->short_ = s->w < s->h ? s->w : s->h;
 }
 static int recio__pl_resized(recio__plan *p) {
-    if (p->dw <= 0 || p->dh <= 0) return -1;
+    if (p->dw <= 0 || p->dh <= 0 || (uint64_t)p->dw * (uint64_t)p->dh > RECIO_MAX_PIXELS) return -1; /* the plain path says why */
     p->o[0] = p->o[1] = 0, p->o[2] = p->dw, p->o[3] = p->dh;
     p->resized = 1;
     return 1;
@@ -7003,12 +7270,13 @@ static recio_err recio__x_materialise(recio__exec *x, const recio__node *n) {
     recio_image o, *in = &x->cur;
     recio__shp s;
     recio_err e;
-    if ((d->flags & RECIO__OPF_U8) && !(in->dtype == RECIO_U8 && in->layout == RECIO_HWC)) return RECIO_ERR_UNSUPPORTED;
+    if ((d->flags & RECIO__OPF_U8) && !(in->dtype == RECIO_U8 && in->layout == RECIO_HWC)) return recio__exec_not_u8(x);
     memset(&s, 0, sizeof s);
     s.w = in->width, s.h = in->height, s.c = in->channels, s.t = in->dtype, s.l = in->layout;
     s.short_ = s.w < s.h ? s.w : s.h;
     if (d->shape) d->shape(x->t, n, &s);
     if (x->geo) s.w = x->geo->w, s.h = x->geo->h; /* the size it drew (random_expand's shape is a bound) */
+    if ((e = recio__exec_limit(x, s.w, s.h)) != RECIO_OK) return e;
     if (!recio__shape_ok(s.w, s.h, s.c, s.t)) return RECIO_ERR_ARG;
     if ((e = recio__exec_alloc(x, &o, recio_image_shape(s.w, s.h, s.c, s.t, s.l))) != RECIO_OK) return e;
     e = d->pix ? d->pix(x, n, in, &o) : d->fop(in, &o, n->arg[0]);
@@ -7539,12 +7807,19 @@ static void recio__exec_init(recio__exec *x, const recio_transform *t, const rec
     recio__exec_reset(x);
 }
 
+/* "transform: " and what the op said, or the code's words. */
+static void recio__exec_msg(const recio__exec *x, recio_err e, char *errmsg, size_t cap) {
+    if (errmsg) recio__fmt(errmsg, cap, "transform: %s", x->why[0] ? x->why : recio_strerror(e));
+}
+
 static recio_err recio__apply_in(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
-                                 const recio__scratch *sc) {
+                                 const recio__scratch *sc, char *errmsg, size_t cap) {
     recio__exec x;
+    recio_err e;
     if (!t || !recio__valid(in) || !out) return RECIO_ERR_ARG;
     recio__exec_init(&x, t, in, seed, sc);
-    return recio__exec_run(&x, t->first, out);
+    if ((e = recio__exec_run(&x, t->first, out)) != RECIO_OK) recio__exec_msg(&x, e, errmsg, cap);
+    return e;
 }
 
 RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const recio_image *in, recio_image *out,
@@ -7552,7 +7827,7 @@ RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const
     recio__scratch sc;
     memset(&sc, 0, sizeof sc);
     sc.p = scratch, sc.n = scratch_size;
-    return recio__apply_in(t, in, out, seed, &sc);
+    return recio__apply_in(t, in, out, seed, &sc, NULL, 0);
 }
 
 RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed) {
@@ -7719,7 +7994,7 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
     x.filt = p.filt;
     if (!p.resized) x.next_filt = p.filt; /* `area` planned, its resize not: it still applies */
     e = recio__jpeg_run(&x, p.next, out, seed, W, H, ap);
-    if (e != RECIO_OK && errmsg) recio__fmt(errmsg, cap, "transform: %s", recio_strerror(e));
+    if (e != RECIO_OK) recio__exec_msg(&x, e, errmsg, cap);
     if (e == RECIO_ERR_NOMEM) recio__scratch_why(t, sc, W, H, j.img.channels, errmsg, cap);
     recio_image_free(&j.img);
     return e;
@@ -7732,7 +8007,11 @@ static recio_err recio__apply_encoded(const recio_transform *t, const void *byte
     recio_image img;
     recio_err e;
     if (errmsg && errmsg_size) errmsg[0] = 0;
-    if (!t || !bytes || !n || !out || (d->channels != 0 && d->channels != 1 && d->channels != 3 && d->channels != 4)) {
+    if (t && bytes && !n && out) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: empty image (0 bytes)");
+        return RECIO_ERR_DECODE;
+    }
+    if (!t || !bytes || !out || (d->channels != 0 && d->channels != 1 && d->channels != 3 && d->channels != 4)) {
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad arguments");
         return RECIO_ERR_ARG;
     }
@@ -7741,8 +8020,8 @@ static recio_err recio__apply_encoded(const recio_transform *t, const void *byte
         return recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, d, ap, sc, errmsg, errmsg_size);
 #endif
     if ((e = recio__decode(&img, bytes, n, d->channels, 0, errmsg, errmsg_size, &t->alloc)) != RECIO_OK) return e;
-    e = ap ? recio__apply_tgt(t, &img, out, seed, sc, ap) : recio__apply_in(t, &img, out, seed, sc);
-    if (e != RECIO_OK && errmsg) recio__fmt(errmsg, errmsg_size, "transform: %s", recio_strerror(e));
+    e = ap ? recio__apply_tgt(t, &img, out, seed, sc, ap) : recio__apply_in(t, &img, out, seed, sc, errmsg, errmsg_size);
+    if (e != RECIO_OK && ap && errmsg) recio__fmt(errmsg, errmsg_size, "transform: %s", recio_strerror(e));
     if (e == RECIO_ERR_NOMEM) recio__scratch_why(t, sc, img.width, img.height, img.channels, errmsg, errmsg_size);
     recio_image_free(&img);
     return e;
@@ -7774,7 +8053,8 @@ static void recio__shp_op(const recio_transform *t, const recio__node *n, recio_
     size_t img;
     if (d->shape) d->shape(t, n, s);
     if ((d->flags & RECIO__OPF_LIST) || s->bad) return; /* a list counted its ops itself */
-    if (s->w <= 0 || s->h <= 0 || !recio__shape_ok(s->w, s->h, s->c, RECIO_F32)) {
+    if (s->w <= 0 || s->h <= 0 || (uint64_t)s->w * (uint64_t)s->h > RECIO_MAX_PIXELS ||
+        !recio__shape_ok(s->w, s->h, s->c, RECIO_F32)) { /* the executor refuses it too (recio__exec_limit) */
         s->bad = 1;
         return;
     }
@@ -8741,7 +9021,13 @@ static recio_err recio__it_spec(recio_iter *it) {
 /* Batch layout: items, then labels, ids, keys and item checksums (8-aligned). */
 static recio_err recio__it_layout(recio_iter *it) {
     size_t b = it->d.batch, items, labs;
-    if (it->d.item_bytes > SIZE_MAX / b) return RECIO_ERR_NOMEM;
+    if ((uint64_t)it->d.item_bytes * b > RECIO_MAX_BATCH_BYTES || it->d.item_bytes > SIZE_MAX / b) {
+        recio__fmt(it->errmsg, RECIO__ERRMSG,
+                   "a batch of %U items of %U bytes is %U bytes, more than RECIO_MAX_BATCH_BYTES (%U): make the batch smaller",
+                   (uint64_t)b, (uint64_t)it->d.item_bytes, (uint64_t)it->d.item_bytes * b,
+                   (uint64_t)RECIO_MAX_BATCH_BYTES);
+        return RECIO_ERR_ARG;
+    }
     items = (it->d.item_bytes * b + 7) & ~(size_t)7;
     labs = (b * it->d.label_width * sizeof(float) + 7) & ~(size_t)7;
     if (items > SIZE_MAX / 2 - labs - 24 * b) return RECIO_ERR_NOMEM;

@@ -252,12 +252,13 @@ int main(void) {
     j.d.mode = RECIO_SPLIT_INDEX;
     line("split, index mode, in order", run_split, &j, nb);
     j.d.shuffle = RECIO_SHUFFLE_FULL;
-    line("split, full shuffle (files mapped: default)", run_split, &j, nb);
+    j.d.use_mmap = 1;
+    line("split, full shuffle, files mapped (use_mmap = 1)", run_split, &j, nb);
     j.d.shuffle = RECIO_SHUFFLE_CHUNK;
     line("split, chunk shuffle 256 x 16 (mapped)", run_split, &j, nb);
     j.d.use_mmap = -1;
     j.d.shuffle = RECIO_SHUFFLE_FULL;
-    line("split, full shuffle, buffered reads", run_split, &j, nb);
+    line("split, full shuffle, buffered reads (default)", run_split, &j, nb);
     j.d.shuffle = RECIO_SHUFFLE_CHUNK;
     line("split, chunk shuffle 256 x 16, buffered reads", run_split, &j, nb);
     free(small);

@@ -5,6 +5,13 @@
    labels with the image's flat regions. Over every geometric op, chains and policies, many seeds. */
 #include "recio.h"
 #include "test.h"
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic ignored "-Wunused-function" /* the static writer brings functions unused here */
+#endif
+#define STB_IMAGE_WRITE_STATIC
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#define STBI_WRITE_NO_STDIO
+#include "stb_image_write.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,15 +361,20 @@ static int sh(const char *cmd) {
     return rc == -1 ? -1 : (rc >> 8) & 0xff;
 }
 
-/* A PNM file (P6 RGB or P5 grey): formats recio decodes, written without an encoder. */
-static void write_pnm(const char *path, const recio_image *img) {
+/* An image as PNG bytes (malloc'd; *len bytes), grey or RGB as the image is. */
+static unsigned char *png_bytes(const recio_image *img, int *len) {
+    return stbi_write_png_to_mem((const unsigned char *)img->data, (int)img->stride, img->width, img->height, img->channels, len);
+}
+
+/* A PNG file (RGB, or grey for a mask): recio decodes PNG losslessly. */
+static void write_png(const char *path, const recio_image *img) {
+    int len = 0;
+    unsigned char *b = png_bytes(img, &len);
     FILE *f = fopen(path, "wb");
-    int y;
-    CHECK(f != NULL);
-    if (!f) return;
-    fprintf(f, "P%d\n%d %d\n255\n", img->channels == 1 ? 5 : 6, img->width, img->height);
-    for (y = 0; y < img->height; y++) fwrite((unsigned char *)img->data + (size_t)y * img->stride, 1, (size_t)img->width * img->channels, f);
-    fclose(f);
+    CHECK(f != NULL && b != NULL);
+    if (f && b) CHECK(fwrite(b, 1, (size_t)len, f) == (size_t)len);
+    if (f) fclose(f);
+    free(b);
 }
 
 static void write_text(const char *path, const char *text) {
@@ -397,7 +409,7 @@ static void cli_run_and_compare(const char *recio, const char *spec, uint64_t se
     FILE *f;
     int k, kept = 0, same = 1;
     snprintf(cmd, sizeof cmd, "%s apply --spec '%s' --seed %d --boxes build/tb_in.txt --boxes-out build/tb_out.txt "
-             "--mask build/tb_mask.pgm --mask-out build/tb_mask_out.png build/tb_in.ppm build/tb_out.png 2>/dev/null", recio, spec, (int)seed);
+             "--mask build/tb_mask.png --mask-out build/tb_mask_out.png build/tb_in.png build/tb_out.png 2>/dev/null", recio, spec, (int)seed);
     CHECK(sh(cmd) == 0);
     CHECK(run_spec(spec, s, seed, &r) == RECIO_OK);
     out = decode_file("build/tb_out.png");
@@ -430,17 +442,17 @@ static void test_cli_boxes_and_mask(void) {
                        s.obj[6 * k + 3], s.obj[6 * k + 4]);
     for (k = 0; k < s.n; k++) s.obj[6 * k + 5] = 100.0f + (float)k; /* kept for the model's check */
     write_text("build/tb_in.txt", text);
-    write_pnm("build/tb_in.ppm", &s.img);
-    write_pnm("build/tb_mask.pgm", &s.mask);
+    write_png("build/tb_in.png", &s.img);
+    write_png("build/tb_mask.png", &s.mask);
     cli_run_and_compare(recio, "random_resized_crop(64,0.3,1) random_flip(0.5) random_vflip(0.5)", 5, &s);
     cli_run_and_compare(recio, "resize(120,100) center_crop(90,70)", 0, &s);
-    snprintf(cmd, sizeof cmd, "%s apply --spec flip --boxes build/tb_in.txt build/tb_in.ppm build/tb_out.png 2>/dev/null", recio);
+    snprintf(cmd, sizeof cmd, "%s apply --spec flip --boxes build/tb_in.txt build/tb_in.png build/tb_out.png 2>/dev/null", recio);
     CHECK(sh(cmd) == 2); /* --boxes without --boxes-out */
     write_text("build/tb_bad.txt", "0 0.1 0.1 0.5 0.5\n1 0.2 0.2 0.3\n");
-    snprintf(cmd, sizeof cmd, "%s apply --spec flip --boxes build/tb_bad.txt --boxes-out build/tb_out.txt build/tb_in.ppm build/tb_out.png "
+    snprintf(cmd, sizeof cmd, "%s apply --spec flip --boxes build/tb_bad.txt --boxes-out build/tb_out.txt build/tb_in.png build/tb_out.png "
              "2>build/tb_err.txt && exit 9; grep -q 'tb_bad.txt: line 2: expected' build/tb_err.txt", recio);
     CHECK(sh(cmd) == 0);
-    snprintf(cmd, sizeof cmd, "%s apply --spec flip --mask build/tb_in.ppm --mask-out build/tb_m.png build/tb_in.ppm build/tb_out.png 2>/dev/null", recio);
+    snprintf(cmd, sizeof cmd, "%s apply --spec flip --mask build/tb_in.png --mask-out build/tb_m.png build/tb_in.png build/tb_out.png 2>/dev/null", recio);
     CHECK(sh(cmd) == 1); /* a three-channel mask */
     snprintf(cmd, sizeof cmd, "%s apply --help | grep -q -- '--boxes-out OUT.txt'", recio);
     CHECK(sh(cmd) == 0);
@@ -475,21 +487,21 @@ static const unsigned char show_pal[3][3] = {{255, 64, 64}, {64, 220, 64}, {80, 
 static int write_det_rec(const char *path, const scene *s) {
     recio_writer *w = NULL;
     float lab[4 + 4 * 5];
-    unsigned char *rec;
-    char head[32];
-    size_t hn = (size_t)snprintf(head, sizeof head, "P6\n%d %d\n255\n", s->img.width, s->img.height), img = (size_t)s->img.width * s->img.height * 3, n;
-    int k, ok;
+    unsigned char *rec, *png;
+    int len = 0, k, ok;
+    size_t n;
     lab[0] = 4, lab[1] = 5, lab[2] = (float)s->img.width, lab[3] = (float)s->img.height;
     for (k = 0; k < s->n; k++) memcpy(lab + 4 + 5 * k, s->obj + 6 * k, 5 * sizeof(float));
     lab[4 + 5 * k] = -1, lab[5 + 5 * k] = lab[6 + 5 * k] = lab[7 + 5 * k] = lab[8 + 5 * k] = 0; /* MXNet's padding */
     n = recio_irecord_header_size((uint32_t)(9 + 5 * k));
-    rec = (unsigned char *)malloc(n + hn + img);
+    if (!(png = png_bytes(&s->img, &len))) return 0;
+    rec = (unsigned char *)malloc(n + (size_t)len);
     recio_irecord_pack_header(rec, lab, (uint32_t)(9 + 5 * k), 7, 0);
-    memcpy(rec + n, head, hn);
-    memcpy(rec + n + hn, s->img.data, img);
-    ok = recio_writer_open(&w, path) == RECIO_OK && recio_writer_write(w, rec, n + hn + img) == RECIO_OK;
+    memcpy(rec + n, png, (size_t)len);
+    ok = recio_writer_open(&w, path) == RECIO_OK && recio_writer_write(w, rec, n + (size_t)len) == RECIO_OK;
     ok &= recio_writer_close(w) == RECIO_OK;
     free(rec);
+    free(png);
     return ok;
 }
 

@@ -125,7 +125,7 @@ static recio_err check_chain(const char *spec, const recio_image *in, uint64_t s
     if (!parses(&t, spec)) return RECIO_ERR_SPEC;
     memset(&sc, 0, sizeof sc);
     sc.asked = &asked;
-    e = recio__apply_in(t, in, &out, seed, &sc);
+    e = recio__apply_in(t, in, &out, seed, &sc, NULL, 0);
     bound = recio_transform_scratch_size(t, in->width, in->height, in->channels);
     es = recio_transform_output_shape(t, in->width, in->height, in->channels, &shape);
     if (e == RECIO_OK) {

@@ -125,7 +125,7 @@ static int spec_ops(const char *spec, const char **starts, const char **ends, in
 
 /* A chain failed on src: find the op by running ever longer prefixes of the spec (the failure path
    only), and say which op, on what size (WxH, as every size recio prints). */
-static void which_op_failed(const char *spec, const recio_image *src, uint64_t seed, recio_err e, const char *in) {
+static void which_op_failed(const char *spec, const recio_image *src, uint64_t seed, recio_err e, const char *in, const char *why) {
     const char *s[64], *en[64];
     int n = spec_ops(spec, s, en, 64), k;
     recio_image prev = *src, cur;
@@ -142,7 +142,7 @@ static void which_op_failed(const char *spec, const recio_image *src, uint64_t s
         if (ek != RECIO_OK) {
             cli_err("%s: offset 0: %.*s cannot take the %dx%d image (WxH, %d channel%s) that reaches it: %s", in,
                     (int)(en[k - 1] - s[k - 1]), s[k - 1], prev.width, prev.height, prev.channels, prev.channels == 1 ? "" : "s",
-                    recio_strerror(ek));
+                    why && why[0] ? why : recio_strerror(ek));
             if (prev.data != src->data) recio_image_free(&prev);
             free(pre);
             return;
@@ -153,11 +153,13 @@ static void which_op_failed(const char *spec, const recio_image *src, uint64_t s
     if (prev.data != src->data) recio_image_free(&prev);
     free(pre);
     cli_err("%s: offset 0: %dx%d image (WxH, %d channels): transform failed: %s", in, src->width, src->height, src->channels,
-            recio_strerror(e));
+            why && why[0] ? why : recio_strerror(e));
 }
 
 typedef struct apply_args {
     const char *spec, *in, *out, *boxes, *boxes_out, *mask, *mask_out;
+    const unsigned char *bytes; /* IN as read */
+    size_t n;
     unsigned long long seed;
 } apply_args;
 
@@ -273,7 +275,16 @@ static int apply_run(const apply_args *a, const recio_transform *t, const recio_
     d.boxes = obj, d.boxes_out = obj, d.count_out = &kept;
     if (a->mask) d.mask = &mask, d.mask_out = &mask_out;
     if ((e = recio_transform_apply_ex(t, src, dst, a->seed, &d)) != RECIO_OK) {
-        which_op_failed(a->spec, src, a->seed, e, a->in);
+        char why[256] = "";
+        recio_image again = {0}; /* the same run once more, for the op's own words */
+        recio_encoded_desc ed;
+        memset(&ed, 0, sizeof ed);
+        ed.full_scale = 1;
+        if (recio_transform_apply_encoded(t, a->bytes, a->n, &again, a->seed, &ed, why, sizeof why) == RECIO_OK ||
+            strncmp(why, "transform: ", 11) != 0)
+            why[0] = 0;
+        recio_image_free(&again);
+        which_op_failed(a->spec, src, a->seed, e, a->in, why[0] ? why + 11 : NULL);
         goto done;
     }
     if (a->boxes_out && write_boxes(a->boxes_out, obj, kept) != 0) goto done;
@@ -308,6 +319,7 @@ CLI_COMMAND(cli_cmd_apply) {
         cli_err("%s: offset 0: %s", a.in, e == RECIO_ERR_DECODE ? err : recio_strerror(e));
         goto done;
     }
+    a.bytes = bytes, a.n = n;
     if (apply_run(&a, t, &src, &dst) != 0) goto done;
     if ((w = write_out(&dst, a.out)) != 0) {
         if (w == -1) cli_err("%s: cannot write: %s", a.out, strerror(errno));

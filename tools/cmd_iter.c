@@ -67,7 +67,7 @@ static double now_s(void) {
 static int num_opt(int argc, char **argv, int *i, unsigned long long lo, unsigned long long hi, unsigned long long *v) {
     const char *name = argv[*i];
     if (*i + 1 >= argc) return cli_usage_error("iter", "%s needs a value", name);
-    if (cli_parse_u64(argv[++*i], v) || *v < lo || *v > hi) return cli_usage_error("iter", "bad value '%s' for %s", argv[*i], name);
+    if (cli_parse_u64(argv[++*i], v) || *v < lo || *v > hi) return cli_usage_error("iter", "bad value '%s' for %s: a whole number from %llu to %llu", argv[*i], name, lo, hi);
     return 0;
 }
 

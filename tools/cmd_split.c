@@ -16,7 +16,8 @@ static const char split_help[] =
     "  --epoch E          epoch of the shuffle (default 0)\n"
     "  --equalize pad|drop  every rank yields the same count: repeat own records, or drop\n"
     "  --bounds           print 'begin<TAB>end<TAB>count' of the part instead (global byte offsets)\n"
-    "  --mmap             map the files instead of reading them\n\n"
+    "  --mmap             map the files instead of reading them (faster; a file cut short\n"
+    "                     while mapped kills the process with SIGBUS)\n\n"
     "example: recio split --nsplit 4 --rank 1 'train-*.rec' | wc -l\n"
     "         recio split --nsplit 8 --rank 0 --shuffle 42 --epoch 3 --equalize pad data/\n";
 
@@ -96,7 +97,7 @@ CLI_COMMAND(cli_cmd_split) {
     }
     if (!uris) return cli_usage_error("split", "which files?");
     if (!have_n || !have_r) return cli_usage_error("split", "--nsplit and --rank are required");
-    if (nsplit == 0 || nsplit > 0xffffffffu) return cli_usage_error("split", "--nsplit must be 1 or more");
+    if (nsplit == 0 || nsplit > 0xffffffffu) return cli_usage_error("split", "--nsplit must be from 1 to 4294967295, not %llu", nsplit);
     if (rank >= nsplit) return cli_usage_error("split", "--rank must be below --nsplit (0..%llu)", nsplit - 1);
     e = recio_split_open_desc(&s, uris, (unsigned)rank, (unsigned)nsplit, &d);
     if (e != RECIO_OK) {

@@ -47,7 +47,10 @@ int codec_probe(const void *bytes, size_t n, const char **why) {
     const unsigned char *b = (const unsigned char *)bytes;
     int x, y, c;
     if (n == 0) return set_why(why, "empty file"), -1;
-    if (recio_image_info(b, n, &x, &y, &c) != RECIO_OK) return set_why(why, "not an image (unknown or broken header)"), -1;
+    if (recio_image_info(b, n, &x, &y, &c) != RECIO_OK) {
+        int known = (n >= 2 && b[0] == 0xff) || (n >= 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0) || (n >= 2 && b[0] == 'B' && b[1] == 'M');
+        return set_why(why, known ? "not an image (broken header)" : "unsupported image format (recio decodes JPEG, PNG and BMP)"), -1;
+    }
     /* a small file can claim a huge size (a "decompression bomb"): refuse before allocating */
     if ((double)x * y > CODEC_MAX_PIXELS) return set_why(why, "image too large (more than 2^28 pixels)"), -1;
     /* stb_image fills a cut-off JPEG with grey instead of failing: the end marker is the tell. */

@@ -1,0 +1,303 @@
+/* Images decoded exactly, or refused (issue 12 items 6-10). Every input is made here by hand from the
+   sample photos or byte by byte: formats recio does not decode (a 50-byte Radiance HDR whose RLE line
+   stops at the end, which hangs stb 2.27; PNM, PSD, GIF, TGA), files cut short (never filler or
+   stale pixels), headers that claim more pixels than their bytes can hold (refused before the
+   allocation), a top-down BMP, and the inputs that made UBSan abort inside stb 2.27 (a PNG with an
+   empty IDAT). The HDR also goes through every command that decodes, under `timeout`. */
+#define _POSIX_C_SOURCE 200809L
+#include "recio.h"
+#include "test.h"
+#include <sys/wait.h>
+
+#define T "build/test_decode_safety"
+#define PHOTOS "tests/data/photos/"
+
+static char out_text[1 << 16];
+
+/* 45 bytes of header and an RLE scanline cut after its first run count: 50 bytes. */
+static const char hdr50[] = "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 1 +X 8\n\x02\x02\x00\x08\x82";
+
+static int decode_msg(const unsigned char *b, size_t n, char *msg, size_t cap) {
+    recio_image img = {0};
+    recio_err e = recio_image_decode_ex(&img, b, n, 0, msg, cap);
+    if (e == RECIO_OK) recio_image_free(&img);
+    return (int)e;
+}
+
+static int refused(const unsigned char *b, size_t n, const char *want) {
+    char msg[256] = "";
+    int e = decode_msg(b, n, msg, sizeof msg);
+    if (e != RECIO_ERR_DECODE || !strstr(msg, want)) fprintf(stderr, "  got %d '%s', want '%s'\n", e, msg, want);
+    return e == RECIO_ERR_DECODE && strstr(msg, want) != NULL;
+}
+
+static void test_unsupported_formats(void) {
+    static const unsigned char psd[42] = {'8', 'B', 'P', 'S', 0, 1, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0x3e, 0x80, 0, 0, 0x3e, 0x80, 0, 8, 0, 3};
+    static const char pnm[] = "P6\n4 4\n255\n\x10\x20\x30\x40";
+    static const char gif[] = "GIF89a\x02\x00\x02\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00,\x00\x00\x00\x00\x02\x00\x02\x00\x00\x02\x02\x84";
+    static const unsigned char tga[18 + 4] = {0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2, 0, 8, 0, 1, 2, 3, 4};
+    recio_image img = {0};
+    CHECK(sizeof hdr50 - 1 == 50);
+    CHECK(refused((const unsigned char *)hdr50, 50, "unsupported image format"));
+    CHECK(refused(psd, sizeof psd, "unsupported image format"));
+    CHECK(refused((const unsigned char *)pnm, sizeof pnm - 1, "unsupported image format"));
+    CHECK(refused((const unsigned char *)gif, sizeof gif - 1, "unsupported image format"));
+    CHECK(refused(tga, sizeof tga, "unsupported image format"));
+    CHECK(recio_image_info(hdr50, 50, NULL, NULL, NULL) == RECIO_ERR_DECODE);
+    CHECK(recio_image_info(psd, sizeof psd, NULL, NULL, NULL) == RECIO_ERR_DECODE);
+    { /* decode + apply, the iterator's path */
+        recio_transform *t = NULL;
+        char msg[256] = "";
+        CHECK(recio_transform_parse(&t, "resize(8,8)") == RECIO_OK);
+        CHECK(recio_transform_apply_encoded(t, hdr50, 50, &img, 0, NULL, msg, sizeof msg) == RECIO_ERR_DECODE);
+        CHECK(strstr(msg, "unsupported image format") != NULL);
+        recio_transform_free(t);
+    }
+}
+
+/* A 24-bit BMP of w x h pixels (h < 0: rows stored top down), pixel (x, y) = (x*40, y*60, 7*x+y). */
+static size_t make_bmp(unsigned char *b, int w, int h) {
+    int ah = h < 0 ? -h : h, row = (w * 3 + 3) / 4 * 4, x, y;
+    size_t n = 54 + (size_t)row * (size_t)ah;
+    memset(b, 0, n);
+    b[0] = 'B', b[1] = 'M';
+    recio_store_u32le(b + 2, (uint32_t)n);
+    recio_store_u32le(b + 10, 54);
+    recio_store_u32le(b + 14, 40);
+    recio_store_u32le(b + 18, (uint32_t)w);
+    recio_store_u32le(b + 22, (uint32_t)h);
+    b[26] = 1, b[28] = 24;
+    for (y = 0; y < ah; y++)
+        for (x = 0; x < w; x++) {
+            unsigned char *p = b + 54 + (size_t)row * (size_t)(h < 0 ? y : ah - 1 - y) + 3 * x;
+            p[2] = (unsigned char)(x * 40), p[1] = (unsigned char)(y * 60), p[0] = (unsigned char)(7 * x + y);
+        }
+    return n;
+}
+
+static void test_bmp(void) {
+    unsigned char b[54 + 16 * 3], c[54 + 16 * 3];
+    size_t n = make_bmp(b, 5, 3), k;
+    int x, y, good = 1;
+    recio_image img = {0};
+    char msg[256];
+    CHECK(make_bmp(c, 5, -3) == n);
+    CHECK(recio_image_decode(&img, c, n, 3) == RECIO_OK && img.width == 5 && img.height == 3); /* top down */
+    for (y = 0; y < 3 && img.data; y++)
+        for (x = 0; x < 5; x++)
+            good &= recio_image_get(&img, x, y, 0) == x * 40 && recio_image_get(&img, x, y, 1) == y * 60 &&
+                    recio_image_get(&img, x, y, 2) == 7 * x + y;
+    CHECK(good);
+    recio_image_free(&img);
+    CHECK(recio_image_info(c, n, &x, &y, NULL) == RECIO_OK && x == 5 && y == 3);
+    CHECK(recio_image_decode(&img, b, n, 3) == RECIO_OK && img.height == 3); /* bottom up: the same pixels */
+    for (y = 0, good = 1; y < 3 && img.data; y++)
+        for (x = 0; x < 5; x++) good &= recio_image_get(&img, x, y, 0) == x * 40 && recio_image_get(&img, x, y, 1) == y * 60;
+    CHECK(good);
+    recio_image_free(&img);
+    for (k = 1; k < 10; k++) /* cut anywhere, the last byte of padding included */
+        CHECK(refused(c, n * k / 10, "truncated BMP"));
+    CHECK(refused(c, n - 1, "truncated BMP"));
+    recio_store_u32le(c + 18, 16000); /* 16000 x 16000 claimed over 48 bytes of pixels */
+    recio_store_u32le(c + 22, 16000);
+    CHECK(refused(c, n, "needs 768000054 bytes"));
+    recio_store_u32le(c + 22, 0x80000000u);
+    CHECK(decode_msg(c, n, msg, sizeof msg) == RECIO_ERR_DECODE);
+}
+
+static uint32_t be32(const unsigned char *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+
+static void test_png(void) {
+    size_t n = 0, k, first = 8;
+    unsigned char *b = t_slurp(PHOTOS "rocket-alpha-256x256.png", &n), *c;
+    recio_image a = {0}, e = {0};
+    char msg[256];
+    CHECK(b != NULL);
+    if (!b) return;
+    c = (unsigned char *)malloc(n + 12);
+    for (k = 1; k < 10; k++) CHECK(refused(b, n * k / 10, "truncated PNG"));
+    CHECK(refused(b, n - 12, "truncated PNG")); /* no IEND */
+    /* an empty IDAT before the first (stb 2.27 did memcpy(NULL, .., 0)): the same image */
+    while (first + 8 < n && memcmp(b + first + 4, "IDAT", 4) != 0) first += 12 + be32(b + first);
+    CHECK(first + 8 < n);
+    memcpy(c, b, first);
+    memcpy(c + first, "\0\0\0\0IDAT\x35\xaf\x06\x1e", 12);
+    memcpy(c + first + 12, b + first, n - first);
+    CHECK(recio_image_decode(&a, b, n, 0) == RECIO_OK);
+    CHECK(recio_image_decode(&e, c, n + 12, 0) == RECIO_OK);
+    CHECK(a.data && e.data && a.width == e.width && a.channels == e.channels &&
+          memcmp(a.data, e.data, recio_image_bytes(&a)) == 0);
+    recio_image_free(&a);
+    recio_image_free(&e);
+    memcpy(c, b, n); /* 65535^2: the limit, named */
+    memcpy(c + 16, "\0\0\xff\xff\0\0\xff\xff", 8);
+    CHECK(refused(c, n, "65535x65535 PNG is more than RECIO_MAX_PIXELS"));
+    memcpy(c + 16, "\0\0\x27\x10\0\0\x27\x10", 8); /* 10000^2 RGBA (400 MB) from 80 KB: a lie */
+    CHECK(refused(c, n, "cannot fit"));
+    CHECK(decode_msg(c, 20, msg, sizeof msg) == RECIO_ERR_DECODE);
+    free(c);
+    free(b);
+}
+
+static size_t find_marker(const unsigned char *b, size_t n, unsigned char m) {
+    size_t i;
+    for (i = 2; i + 10 < n; i++)
+        if (b[i] == 0xff && b[i + 1] == m) return i;
+    return 0;
+}
+
+static void test_jpeg(void) {
+    size_t n = 0, at, k;
+    unsigned char *b = t_slurp(PHOTOS "retina-120x90.jpg", &n), *c;
+    recio_transform *t = NULL;
+    recio_image img = {0};
+    char msg[256] = "";
+    CHECK(b != NULL && (at = find_marker(b, n, 0xc0)) > 0);
+    if (!b || !at) return;
+    c = (unsigned char *)malloc(n);
+    memcpy(c, b, n); /* 16384 x 16384 claimed over 120x90 of data */
+    memcpy(c + at + 5, "\x40\x00\x40\x00", 4);
+    CHECK(refused(c, n, "cannot fit"));
+    CHECK(recio_transform_parse(&t, "random_resized_crop(32)") == RECIO_OK);
+    CHECK(recio_transform_apply_encoded(t, c, n, &img, 1, NULL, msg, sizeof msg) == RECIO_ERR_DECODE);
+    CHECK(strstr(msg, "cannot fit") != NULL);
+    for (k = 3; k < 10; k += 3) { /* cut short: an error from both decoders, never grey */
+        CHECK(decode_msg(b, n * k / 10, msg, sizeof msg) == RECIO_ERR_DECODE);
+        CHECK(recio_transform_apply_encoded(t, b, n * k / 10, &img, 1, NULL, msg, sizeof msg) == RECIO_ERR_DECODE);
+    }
+    c = (unsigned char *)realloc(c, n + 1); /* stb's JPEG decoder in every build (a fill byte first) */
+    c[0] = 0xff;
+    memcpy(c + 1, b, n);
+    for (k = 3; k < 10; k += 3) CHECK(refused(c, 1 + n * k / 10, "truncated JPEG"));
+    CHECK(refused(c, n - 1, "truncated JPEG"));
+    CHECK(decode_msg(c, n + 1, msg, sizeof msg) == RECIO_OK);
+    CHECK(decode_msg(b, n - 2, msg, sizeof msg) == RECIO_ERR_DECODE); /* no EOI: the end is missing */
+    CHECK(decode_msg(b, n, msg, sizeof msg) == RECIO_OK);
+    recio_transform_free(t);
+    free(c);
+    free(b);
+}
+
+/* A marker in the middle of a scan (the data cut short by a corrupt byte) had stb 2.27's bit reader
+   shift by 34 (UBSan abort). A 0xff fill byte before the SOI sends the JPEG to stb in every build
+   (libjpeg-turbo takes only files starting ff d8); then libjpeg-turbo on the same bytes refuses it. */
+static void test_jpeg_marker_in_scan(void) {
+    size_t n = 0, at, k;
+    unsigned char *b = t_slurp(PHOTOS "chelsea-500x375.jpg", &n), *c;
+    CHECK(b != NULL && (at = find_marker(b, n, 0xda)) > 0);
+    if (!b || !at) return;
+    c = (unsigned char *)malloc(n + 1);
+    for (k = 1; k < 8; k++) {
+        size_t m = at + (n - at) * k / 8;
+        recio_image img = {0};
+        char msg[256] = "";
+        recio_err e;
+        c[0] = 0xff;
+        memcpy(c + 1, b, n);
+        c[1 + m] = 0xff, c[2 + m] = (unsigned char)(k & 1 ? 0xd9 : 0xc4);
+        e = recio_image_decode_ex(&img, c, n + 1, 3, msg, sizeof msg);
+        CHECK(e == RECIO_OK || e == RECIO_ERR_DECODE);
+        if (e == RECIO_OK) recio_image_free(&img);
+#ifdef RECIO_TURBOJPEG
+        CHECK(decode_msg(c + 1, n, msg, sizeof msg) == RECIO_ERR_DECODE);
+#endif
+    }
+    free(c);
+    free(b);
+}
+
+/* UBSan's "shift exponent 34 in stbi__grow_buffer_unsafe", made by hand: an 8x8 grey baseline JPEG
+   whose DC and AC tables each hold one 16-bit code (DC category 0, AC run 0 size 10) over 4 zero
+   bytes of scan data. The DC code leaves exactly 16 bits, the AC code takes them all, its 10 extra
+   bits meet the EOI (code_bits -10), and the next refill shifted by 24 - (-10). stb then decodes
+   zeros (wrong pixels, no error: only libjpeg-turbo sees the scan end early); it must not abort. */
+static size_t shift34_jpeg(unsigned char *j) {
+    static const unsigned char head[] = {0xff, 0xd8, 0xff, 0xdb, 0x00, 0x43, 0x00};
+    static const unsigned char tail[] = {0xff, 0xc0, 0x00, 0x0b, 0x08, 0x00, 0x08, 0x00, 0x08, 0x01, 0x01, 0x11, 0x00,
+                                         0xff, 0xc4, 0x00, 0x14, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x00,
+                                         0xff, 0xc4, 0x00, 0x14, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x0a,
+                                         0xff, 0xda, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3f, 0x00,
+                                         0x00, 0x00, 0x00, 0x00, 0xff, 0xd9};
+    size_t n = sizeof head;
+    memcpy(j, head, n);
+    memset(j + n, 1, 64); /* quantisation table: all 1 */
+    n += 64;
+    memcpy(j + n, tail, sizeof tail);
+    return n + sizeof tail;
+}
+
+static void test_jpeg_shift34(void) {
+    unsigned char j[256];
+    size_t n;
+    recio_image img = {0};
+    char msg[256] = "";
+    recio_err e;
+    j[0] = 0xff; /* a fill byte: stb decodes it in every build */
+    n = 1 + shift34_jpeg(j + 1);
+    e = recio_image_decode_ex(&img, j, n, 0, msg, sizeof msg);
+    CHECK(e == RECIO_OK || e == RECIO_ERR_DECODE);
+    if (e == RECIO_OK) recio_image_free(&img);
+#ifdef RECIO_TURBOJPEG
+    CHECK(decode_msg(j + 1, n - 1, msg, sizeof msg) == RECIO_ERR_DECODE);
+    CHECK(strstr(msg, "premature end") != NULL);
+#endif
+}
+
+/* "recio ARGS 2>&1" under a 30 s timeout into out_text; the exit status (124: it hung). */
+static int recio(const char *args) {
+    char cmd[2048];
+    const char *exe = getenv("RECIO");
+    FILE *p;
+    size_t n;
+    int st;
+    snprintf(cmd, sizeof cmd, "timeout 30 %s %s 2>&1", exe && *exe ? exe : "build/recio", args);
+    if (!(p = popen(cmd, "r"))) return -1;
+    n = fread(out_text, 1, sizeof out_text - 1, p);
+    out_text[n] = 0;
+    st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int put_file(const char *path, const void *b, size_t n) {
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(b, 1, n, f) == n;
+    if (f) ok &= fclose(f) == 0;
+    return ok ? 0 : -1;
+}
+
+/* The HDR through every command that decodes: each stops with the reason, none hangs. */
+static void test_commands_refuse_hdr(void) {
+    unsigned char rec[128];
+    float label = 1;
+    size_t h;
+    recio_writer *w = NULL;
+    CHECK(system("rm -rf " T " && mkdir -p " T "/imgs") == 0);
+    h = recio_irecord_pack_header(rec, &label, 1, 0, 0);
+    memcpy(rec + h, hdr50, 50);
+    CHECK(recio_writer_open(&w, T "/hdr.rec") == RECIO_OK && recio_writer_write(w, rec, h + 50) == RECIO_OK &&
+          recio_writer_close(w) == RECIO_OK);
+    CHECK(put_file(T "/imgs/a.hdr", hdr50, 50) == 0 && put_file(T "/x.lst", "0\t1\ta.hdr\n", 10) == 0);
+    CHECK_EQ_INT(recio("apply --spec flip " T "/imgs/a.hdr " T "/out.png"), 1);
+    CHECK(strstr(out_text, "unsupported image format") != NULL);
+    CHECK_EQ_INT(recio("show " T "/hdr.rec " T "/sheet.png --tile 32"), 1);
+    CHECK(strstr(out_text, "unsupported image format") != NULL);
+    CHECK_EQ_INT(recio("verify --decode " T "/hdr.rec"), 1);
+    CHECK(strstr(out_text, "unsupported image format") != NULL);
+    CHECK_EQ_INT(recio("iter " T "/hdr.rec --spec 'resize(8,8)' --batch 1 --workers 0"), 1);
+    CHECK(strstr(out_text, "unsupported image format") != NULL);
+    CHECK_EQ_INT(recio("iter " T "/hdr.rec --spec 'resize(8,8)' --batch 1 --workers 2"), 1);
+    CHECK(strstr(out_text, "unsupported image format") != NULL);
+    CHECK_EQ_INT(recio("pack " T "/x " T "/imgs"), 1); /* nothing packed: an error */
+    CHECK(strstr(out_text, "unsupported image format") != NULL);
+}
+
+int main(void) {
+    RUN(test_unsupported_formats);
+    RUN(test_bmp);
+    RUN(test_png);
+    RUN(test_jpeg);
+    RUN(test_jpeg_marker_in_scan);
+    RUN(test_jpeg_shift34);
+    RUN(test_commands_refuse_hdr);
+    return t_done("test_decode_safety");
+}
