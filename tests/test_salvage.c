@@ -164,12 +164,58 @@ static void test_sound_file_and_verify_all(void) {
     free(sound);
 }
 
+/* The damaged files of tests/data/compat: a flipped magic byte costs exactly that record (the file
+   with the byte put back is the truth), a file cut inside a payload keeps every record before it. */
+static int read_payloads(const char *path, recio_buffer *all, size_t *sizes, int max) {
+    recio_reader *r;
+    recio_record rec;
+    int n = 0;
+    if (recio_reader_open(&r, path) != RECIO_OK) return -1;
+    while (n < max && recio_reader_next(r, &rec) == RECIO_OK) {
+        sizes[n++] = rec.size;
+        all->data = (unsigned char *)realloc(all->data, all->size + rec.size + 1);
+        memcpy(all->data + all->size, rec.data, rec.size);
+        all->size += rec.size;
+    }
+    recio_reader_close(r);
+    return n;
+}
+
+static void test_compat_damaged_files(void) {
+    static const unsigned char magic[4] = {0x0a, 0x23, 0xd7, 0xce};
+    unsigned char file[600];
+    size_t n = 0, sz_truth[64], sz_out[64], head;
+    recio_buffer truth, out;
+    int nt, no, i;
+    FILE *f = fopen("tests/data/compat/corrupt-bad-magic.rec", "rb");
+    if (f) n = fread(file, 1, sizeof file, f), fclose(f);
+    CHECK(n == 588);
+    memcpy(file + 156, magic, 4); /* the truth: the byte put back */
+    put(DIR "/fixed.rec", file, n);
+    memset(&truth, 0, sizeof truth), memset(&out, 0, sizeof out);
+    nt = read_payloads(DIR "/fixed.rec", &truth, sz_truth, 64);
+    CHECK(run("salvage tests/data/compat/corrupt-bad-magic.rec " DIR "/out.rec") == 0);
+    no = read_payloads(DIR "/out.rec", &out, sz_out, 64);
+    CHECK(nt > 3 && no == nt - 1); /* record 2 (offset 156) and nothing else */
+    for (i = 0, head = 0; i < no && no == nt - 1; i++) CHECK(sz_out[i] == sz_truth[i < 2 ? i : i + 1]);
+    for (i = 0; i < 2; i++) head += sz_truth[i];
+    if (no == nt - 1) CHECK(memcmp(out.data, truth.data, head) == 0 && memcmp(out.data + head, truth.data + head + sz_truth[2], out.size - head) == 0);
+    free(truth.data), free(out.data);
+    memset(&truth, 0, sizeof truth), memset(&out, 0, sizeof out);
+    nt = read_payloads("tests/data/compat/corrupt-trunc-payload.rec", &truth, sz_truth, 64); /* the strict reader: 0..3 */
+    CHECK(run("salvage tests/data/compat/corrupt-trunc-payload.rec " DIR "/out.rec") == 0);
+    no = read_payloads(DIR "/out.rec", &out, sz_out, 64);
+    CHECK(nt == 4 && no == 4 && out.size == truth.size && memcmp(out.data, truth.data, out.size) == 0);
+    free(truth.data), free(out.data);
+}
+
 int main(void) {
     int i;
     if (system("mkdir -p " DIR) != 0) return 1;
     RUN(test_sound_file_and_verify_all);
     for (i = 0; i < NREC; i++) free(payload[i]);
     RUN(test_random_damage);
+    RUN(test_compat_damaged_files);
     for (i = 0; i < NREC; i++) free(payload[i]);
     return t_done("salvage");
 }
