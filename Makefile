@@ -78,7 +78,7 @@ $(BUILD)/recio: $(wildcard tools/*.c) tools/cli.h $(BUILD)/librecio.a
 $(BUILD)/examples/%$(EXE): examples/%.c $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
-$(BUILD)/tests/%$(EXE): tests/%.c tests/test.h $(BUILD)/librecio.a
+$(BUILD)/tests/%$(EXE): tests/%.c tests/test.h tests/cli_util.h $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
 # libjpeg-turbo (its libjpeg API, -ljpeg) is probed with $(CC) when a recipe runs, after turbo-deps has

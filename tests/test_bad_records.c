@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "test.h"
+#include "cli_util.h"
 #include <sys/wait.h>
 
 #define T "build/test_bad_records"
@@ -58,20 +59,8 @@ static int make_dataset(const char *path, int only_good) {
     return recio_writer_close(w) == RECIO_OK && !bad ? 0 : -1;
 }
 
-/* "recio ARGS 2>&1" into out_text; the exit status. */
-static int recio(const char *args) {
-    char cmd[2048];
-    const char *exe = getenv("RECIO");
-    FILE *p;
-    size_t n;
-    int st;
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", exe && *exe ? exe : "build/recio", args);
-    if (!(p = popen(cmd, "r"))) return -1;
-    n = fread(out_text, 1, sizeof out_text - 1, p);
-    out_text[n] = 0;
-    st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+/* "recio ARGS 2>&1" into out_text; the exit status. (tests/cli_util.h) */
+static int recio(const char *args) { return t_recio_capture(args, 0, out_text, sizeof out_text); }
 
 static int has(const char *needle) { return strstr(out_text, needle) != NULL; }
 

@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "test.h"
+#include "cli_util.h"
 #include <sys/wait.h>
 
 #define T "build/test_limits"
@@ -14,20 +15,8 @@
 
 static char out_text[1 << 14];
 
-/* "recio ARGS 2>&1" into out_text; the exit status. */
-static int recio(const char *args) {
-    char cmd[2048];
-    const char *exe = getenv("RECIO");
-    FILE *p;
-    size_t n;
-    int st;
-    snprintf(cmd, sizeof cmd, "timeout 60 %s %s 2>&1", exe && *exe ? exe : "build/recio", args);
-    if (!(p = popen(cmd, "r"))) return -1;
-    n = fread(out_text, 1, sizeof out_text - 1, p);
-    out_text[n] = 0;
-    st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+/* "recio ARGS 2>&1" into out_text; the exit status. (tests/cli_util.h) */
+static int recio(const char *args) { return t_recio_capture(args, 60, out_text, sizeof out_text); }
 
 static int has(const char *s, const char *needle) {
     if (strstr(s, needle)) return 1;
