@@ -911,6 +911,10 @@ typedef struct recio_iter_desc {
                                    freed at its end become padding (batch.pad), copies of its first
                                    sound item (zeros when it has none). See recio_iter_skipped.
                                    Default 0: such a record is an error, as every other failure is */
+    /* How each file is opened (a network filesystem's own client, fault injection): as
+       recio_split_desc.open_file, for the split and for re-reading records; NULL = the file backend */
+    recio_err (*open_file)(void *user, const char *path, recio_io *io);
+    void *open_user;
     recio_allocator alloc;
 } recio_iter_desc;
 
@@ -8525,6 +8529,7 @@ static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t ep
     sd.seed = it->d.seed;
     sd.epoch = epoch;
     sd.alloc = it->d.alloc;
+    sd.open_file = it->d.open_file, sd.open_user = it->d.open_user;
     recio_split_close(it->src.split);
     it->src.split = NULL;
     e = recio_split_open_desc(&it->src.split, it->d.uris, part, it->d.nsplit, &sd);
@@ -8595,7 +8600,13 @@ static recio_err recio__it_open_aux(recio_iter *it, const char *path, char *msg)
     memset(&rd, 0, sizeof rd);
     rd.alloc = it->d.alloc;
     rd.buffer_size = 1u << 16; /* one record at a time */
-    e = recio_reader_open_desc(&it->src.aux, path, &rd);
+    if (it->d.open_file) {
+        if ((e = it->d.open_file(it->d.open_user, path, &rd.io)) != RECIO_OK) return recio__errf(msg, path, 0, "cannot open: %s", recio_strerror(e)), e;
+        rd.name = path;
+        e = recio_reader_open_desc(&it->src.aux, NULL, &rd);
+    } else {
+        e = recio_reader_open_desc(&it->src.aux, path, &rd);
+    }
     if (e != RECIO_OK) recio__errf(msg, path, 0, "cannot open: %s", e == RECIO_ERR_IO ? recio__errno_str(errno) : recio_strerror(e));
     return e;
 }

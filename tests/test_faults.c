@@ -186,6 +186,7 @@ typedef struct split_files {
     recio_buffer b;
     fault_io f[2];
     long fail_at, calls;
+    int shorts; /* the files answer reads a few bytes at a time: many more calls to fail */
 } split_files;
 
 static recio_err open_faulty(void *user, const char *path, recio_io *io) {
@@ -194,6 +195,7 @@ static recio_err open_faulty(void *user, const char *path, recio_io *io) {
     memset(f, 0, sizeof *f);
     f->data = s->b.data, f->size = s->b.size;
     f->fail_at = s->fail_at, f->shared = &s->calls; /* the count runs on across files */
+    f->shorts = s->shorts;
     *io = hooks(f);
     return RECIO_OK;
 }
@@ -212,7 +214,7 @@ static recio_err split_all(split_files *s, unsigned rank, unsigned nsplit, uint6
     e = recio_split_open_desc(&sp, "a.rec;b.rec", rank, nsplit, &d);
     while (e == RECIO_OK && (e = recio_split_next(sp, &rec)) == RECIO_OK && *n < 200) sums[(*n)++] = recio_checksum(rec.data, rec.size, 1);
     recio_split_close(sp);
-    *failed = s->f[0].failed || s->f[1].failed;
+    *failed = s->fail_at > 0 && s->calls >= s->fail_at; /* the count is shared: a reopen resets f */
     return e;
 }
 
@@ -241,9 +243,77 @@ static void test_split_every_failure(void) {
     recio_buffer_free(&s.b);
 }
 
+/* The iterator opens its files through desc.open_file: one file of 30 image records, each a fault_io
+   over the same memory, the call count running on across the opens of one run. */
+static recio_err cb_item(void *user, const recio_irecord *rec, uint64_t seed, void *out, size_t item_bytes, unsigned worker,
+                         char *errmsg) {
+    (void)user, (void)seed, (void)worker, (void)errmsg;
+    memset(out, 0, item_bytes);
+    memcpy(out, rec->image, rec->image_size < item_bytes ? rec->image_size : item_bytes);
+    return RECIO_OK;
+}
+
+static int iter_all(split_files *s, unsigned workers, uint64_t *sums, int *failed) {
+    recio_iter_desc d;
+    recio_iter *it = NULL;
+    recio_batch b;
+    recio_err e;
+    int n = 0;
+    memset(&d, 0, sizeof d);
+    d.uris = "a.rec";
+    d.transform = cb_item, d.item_bytes = 16, d.batch = 4, d.workers = workers, d.seed = 3;
+    d.open_file = open_faulty, d.open_user = s;
+    s->calls = 0;
+    memset(s->f, 0, sizeof s->f);
+    e = recio_iter_open(&it, &d);
+    while (e == RECIO_OK && (e = recio_iter_next(it, &b)) == RECIO_OK && n < 64)
+        sums[n++] = recio_checksum(b.data, (size_t)(b.count + b.pad) * b.item_bytes, 1) ^ b.count;
+    recio_iter_close(it);
+    *failed = s->fail_at > 0 && s->calls >= s->fail_at; /* the count is shared: a reopen resets f */
+    return e == RECIO_END ? n : -1 - n;
+}
+
+static void test_iter_every_failure(void) {
+    split_files s;
+    recio_writer *w;
+    unsigned char rec[400];
+    uint64_t want[64], got[64];
+    int i, k, n0, n, failed, points = 0;
+    unsigned workers;
+    memset(&s, 0, sizeof s);
+    CHECK(recio_writer_open_mem(&w, &s.b) == RECIO_OK);
+    for (i = 0; i < 30; i++) { /* image records: a header, then 0 to 300 bytes */
+        float label = (float)i;
+        size_t h = recio_irecord_pack_header(rec, &label, 1, (uint64_t)i, 0), m = (size_t)t_between(0, 300);
+        for (k = 0; k < (int)m; k++) rec[h + (size_t)k] = (unsigned char)t_rand();
+        CHECK(recio_writer_write(w, rec, h + m) == RECIO_OK);
+    }
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    s.shorts = 1;
+    for (workers = 0; workers <= 2; workers += 2) {
+        long at;
+        s.fail_at = 0;
+        n0 = iter_all(&s, workers, want, &failed);
+        CHECK(n0 == 8);
+        for (at = 1; at <= 100000; at++) {
+            s.fail_at = at;
+            n = iter_all(&s, workers, got, &failed);
+            if (!failed) break; /* past the last call */
+            points++;
+            if (n >= 0 && n != n0) fprintf(stderr, "  call %ld failed: the epoch ended early (%d of %d batches) without an error\n", at, n, n0), CHECK(0);
+            if (n < 0) n = -1 - n; /* an error after n sound batches */
+            for (i = 0; i < n && i < n0; i++) CHECK(got[i] == want[i]); /* never a wrong batch */
+        }
+    }
+    printf("iterator: %d failure points (0 and 2 workers)\n", points);
+    CHECK(points > 0);
+    recio_buffer_free(&s.b);
+}
+
 int main(void) {
     RUN(test_reader_every_failure);
     RUN(test_writer_every_failure);
     RUN(test_split_every_failure);
+    RUN(test_iter_every_failure);
     return t_done("faults");
 }

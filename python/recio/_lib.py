@@ -38,7 +38,8 @@ class IterDesc(Structure):
                 ("equalise", c_int), ("rotate_shards", c_int), ("shuffle_buffer", c_size_t), ("seed", c_uint64),
                 ("spec", c_char_p), ("channels", c_int), ("transform", c_void_p), ("user", c_void_p),
                 ("item_bytes", c_size_t), ("label_width", c_uint), ("batch", c_uint), ("last_batch", c_int),
-                ("workers", c_uint), ("prefetch", c_uint), ("checksums", c_int), ("skip_bad", c_int), ("alloc", Allocator)]
+                ("workers", c_uint), ("prefetch", c_uint), ("checksums", c_int), ("skip_bad", c_int), ("open_file", c_void_p),
+                ("open_user", c_void_p), ("alloc", Allocator)]
 
 
 class Batch(Structure):
