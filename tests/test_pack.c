@@ -538,14 +538,19 @@ static void test_pack_wrong_root_keeps_dataset(void) {
     CHECK(sh("ls " T "/wr.rec.* " T "/wr.idx.* | grep -v before >/dev/null 2>&1") != 0); /* no temporaries left */
 }
 
-/* Killed in the middle: the temporary files go, the previous output stays. */
-static void test_pack_interrupted(void) {
-    FILE *f = fopen(T "/big.lst", "wb");
-    char cmd[1024];
-    const char *exe = getenv("RECIO");
+/* A list of 400 entries of the large photo: a pack that runs long enough to be interrupted or raced. */
+static void long_list(const char *path) {
+    FILE *f = fopen(path, "wb");
     int i;
     for (i = 0; f && i < 400; i++) fprintf(f, "%d\t0\thubble-1600x1200.jpg\n", i);
     if (f) fclose(f);
+}
+
+/* Killed in the middle: the temporary files go, the previous output stays. */
+static void test_pack_interrupted(void) {
+    char cmd[1024];
+    const char *exe = getenv("RECIO");
+    long_list(T "/big.lst");
     sh("rm -f " T "/big.*.tmp*"); /* from an earlier failed run */
     put_text(T "/big.rec", "previous output");
     put_text(T "/big.skipped", "previous list");
@@ -560,12 +565,10 @@ static void test_pack_interrupted(void) {
 /* A second pack to a prefix that one is writing stops at once (it used to write the same PREFIX.rec.tmp:
    a .rec holding B's records followed by A's tail, and exit 0); the first is not disturbed. */
 static void test_pack_concurrent_same_prefix(void) {
-    FILE *f = fopen(T "/race.lst", "wb");
     char cmd[1024];
     const char *exe = getenv("RECIO");
     int i;
-    for (i = 0; f && i < 400; i++) fprintf(f, "%d\t0\thubble-1600x1200.jpg\n", i);
-    if (f) fclose(f);
+    long_list(T "/race.lst");
     sh("rm -f " T "/race.*.tmp* " T "/race.*.old*");
     put_text(T "/race.rec", "previous output");
     put_text(T "/race.skipped", "previous list");

@@ -55,11 +55,11 @@ static size_t next_head(const unsigned char *buf, size_t n, size_t from, size_t 
    may have damage inside it (bytes cut out of its payload make it run into the next record): when a
    strong head lies within its span, the span before that head is the damage. */
 int salvage_scan(const unsigned char *buf, size_t n, salvage_fn on_record, salvage_fn on_damage, void *user) {
-    size_t at = 0, end, next;
+    size_t at = 0, end, end2, next;
     while (at < n) {
-        if (record_at(buf, n, at, &end) && (strong_head(buf, n, at, &end) || next_head(buf, n, at + 1, end, 1) == end)) {
-            recio_record rec;
-            recio_reader *r = reader_at(buf, n, at, &rec, &end);
+        recio_record rec;
+        recio_reader *r = reader_at(buf, n, at, &rec, &end); /* read once: kept when the look past it holds */
+        if (r && (end == n || record_at(buf, n, end, &end2) || next_head(buf, n, at + 1, end, 1) == end)) {
             int stop;
             rec.offset = at;
             stop = on_record && on_record(user, &rec, at, end);
@@ -68,6 +68,7 @@ int salvage_scan(const unsigned char *buf, size_t n, salvage_fn on_record, salva
             at = end;
             continue;
         }
+        recio_reader_close(r);
         next = next_head(buf, n, at + 1, n, 1);
         if (next == n) next = next_head(buf, n, at + 1, n, 0);
         if (on_damage && on_damage(user, NULL, at, next)) return -1;
