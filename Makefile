@@ -81,6 +81,11 @@ $(BUILD)/examples/%$(EXE): examples/%.c $(BUILD)/librecio.a
 $(BUILD)/tests/%$(EXE): tests/%.c tests/test.h tests/cli_util.h $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
+# The LD_PRELOAD fault shim of test_pack_faults (native POSIX builds only; never sanitized itself).
+FAULTSHIM = $(if $(RUN)$(EXE),,$(BUILD)/tests/faultshim.so)
+$(BUILD)/tests/faultshim.so: tests/faultshim.c
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(WARN) -O1 -fPIC -shared $< -o $@ -ldl
 # libjpeg-turbo (its libjpeg API, -ljpeg) is probed with $(CC) when a recipe runs, after turbo-deps has
 # installed libjpeg62-turbo-dev where it may (root, apt, native build). Where $(CC) cannot link it (a
 # cross compiler without the target's library) the build says so and decodes JPEG with stb_image;
@@ -146,7 +151,7 @@ $(NOIMG)/copy_records: examples/copy_records.c $(HDR)
 # Python, nor can TSan's runtime be started after the interpreter: those runs say so and skip it.
 PY_SKIP = $(if $(RUN),a cross build's library is not for this CPU,$(if $(findstring -fsanitize=thread,$(EXTRA_CFLAGS)),ThreadSanitizer cannot be loaded into a running Python))
 PY_PRELOAD = $(if $(findstring address,$(EXTRA_CFLAGS)),$(shell $(CC) -print-file-name=libasan.so)) $(if $(findstring undefined,$(EXTRA_CFLAGS)),$(shell $(CC) -print-file-name=libubsan.so))
-test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records $(BUILD)/examples/board_infer python-deps
+test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records $(BUILD)/examples/board_infer $(FAULTSHIM) python-deps
 	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO_PY_SKIP="$(PY_SKIP)" \
 	  RECIO_PY_PRELOAD="$(strip $(PY_PRELOAD))" RECIO_BUILD="$(BUILD)" RECIO_CFLAGS="$(EXTRA_CFLAGS)" RECIO_LDFLAGS="$(LDFLAGS)" \
 	  tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh tests/test_install.sh

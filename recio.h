@@ -2293,23 +2293,30 @@ static char *recio__cat(const recio_allocator *a, const char *s, const char *t) 
     return d;
 }
 
+/* "PATH.WHAT.PID" (".2", ".3"... for the k-th try): a name beside PATH for this writer. */
+static char *recio__side_name(const recio_allocator *a, const char *path, const char *what, const void *self, unsigned k) {
+    char tag[64];
+#if defined(RECIO__POSIX)
+    (void)self;
+    recio__fmt(tag, sizeof tag, k == 1 ? ".%s.%u" : ".%s.%u.%u", what, (unsigned)getpid(), k);
+#else
+    recio__fmt(tag, sizeof tag, k == 1 ? ".%s.%U" : ".%s.%U.%u", what, (uint64_t)(uintptr_t)self, k);
+#endif
+    return recio__cat(a, path, tag);
+}
+
 /* A name beside PATH that no other writer uses: "PATH.WHAT.PID" (".2", ".3"... when taken), created
    empty and exclusively under POSIX so two processes writing one PATH never share a temporary file.
    Elsewhere the handle's address keeps writers of one process apart. Returns 0 with *out (and io
    open for writing on it, when io is given), or -1 with errno set. */
 static int recio__unique_name(const recio_allocator *a, const char *path, const char *what, const void *self, char **out,
                               recio_io *io) {
-    char tag[64];
     unsigned k;
     for (k = 1; k < 1000; k++) {
 #if defined(RECIO__POSIX)
         int fd;
-        (void)self;
-        recio__fmt(tag, sizeof tag, k == 1 ? ".%s.%u" : ".%s.%u.%u", what, (unsigned)getpid(), k);
-#else
-        recio__fmt(tag, sizeof tag, k == 1 ? ".%s.%U" : ".%s.%U.%u", what, (uint64_t)(uintptr_t)self, k);
 #endif
-        if (!(*out = recio__cat(a, path, tag))) return errno = ENOMEM, -1;
+        if (!(*out = recio__side_name(a, path, what, self, k))) return errno = ENOMEM, -1;
 #if defined(RECIO__POSIX)
         if ((fd = open(*out, O_WRONLY | O_CREAT | O_EXCL, 0666)) >= 0) {
             if (!io) return close(fd), 0;
@@ -2451,32 +2458,44 @@ static int recio__replace_file(const char *tmp, const char *path) {
 #endif
 }
 
-/* Keep the current PATH under a free name beside it, so a commit that fails half-way can put it back:
-   a hard link under POSIX (PATH never disappears), a rename elsewhere. *bak stays NULL when PATH did
-   not exist. Returns -1 when PATH exists but cannot be kept. */
-static int recio__wr_backup(recio_writer *w, const char *path, char **bak) {
+/* Keep the current PATH under a free name beside it (*bak), so a commit that fails half-way can put it
+   back: a hard link under POSIX (PATH never disappears; *linked = 1), a rename elsewhere. Under POSIX
+   the link itself takes the name (EEXIST: the next one), so a failure leaves no file behind. *bak
+   stays NULL when PATH did not exist. Returns -1 when PATH exists but cannot be kept. */
+static int recio__wr_backup(recio_writer *w, const char *path, char **bak, int *linked) {
     FILE *probe = fopen(path, "rb");
-    int ok;
-    *bak = NULL;
-    if (!probe) return 0;
+    *bak = NULL, *linked = 0;
+    if (!probe) return errno == ENOENT ? 0 : -1; /* absent: nothing to keep; unreadable: cannot tell */
     fclose(probe);
-    if (recio__unique_name(&w->alloc, path, "old", w, bak, NULL) != 0) return -1;
 #if defined(RECIO__POSIX)
-    ok = remove(*bak) == 0 && link(path, *bak) == 0;
-    if (!ok && errno != EEXIST) ok = rename(path, *bak) == 0; /* no hard links on this file system */
-#else
-    ok = remove(*bak) == 0 && rename(path, *bak) == 0;
+    {
+        unsigned k;
+        int err = EEXIST;
+        for (k = 1; k < 1000 && err == EEXIST; k++) {
+            if (!(*bak = recio__side_name(&w->alloc, path, "old", w, k))) return errno = ENOMEM, -1;
+            if (link(path, *bak) == 0) return *linked = 1, 0;
+            err = errno;
+            recio__free(&w->alloc, *bak), *bak = NULL;
+        }
+        errno = err;
+        if (err == EEXIST || err == ENOENT) return -1; /* else no hard links here: move it aside */
+    }
 #endif
-    if (!ok) recio__free(&w->alloc, *bak), *bak = NULL;
-    return ok ? 0 : -1;
+    if (recio__unique_name(&w->alloc, path, "old", w, bak, NULL) != 0) return -1;
+    if (recio__replace_file(path, *bak) == 0) return 0;
+    remove(*bak);
+    recio__free(&w->alloc, *bak), *bak = NULL;
+    return -1;
 }
 
 /* Rename the data file and then the index into place, both or neither: when the index cannot be
-   renamed, the old data file comes back (or the new one goes, if there was none). */
+   renamed, the old data file comes back (or the new one goes, if there was none). A kept copy that
+   cannot be removed after a good commit loses nothing; the writer says so in its message (the
+   commit still succeeds). */
 static void recio__wr_commit(recio_writer *w) {
     char *bak = NULL;
-    int moved = 0;
-    if (!w->sticky && w->tmp_path && w->idx_tmp_path && recio__wr_backup(w, w->path, &bak) != 0)
+    int moved = 0, linked = 0;
+    if (!w->sticky && w->tmp_path && w->idx_tmp_path && recio__wr_backup(w, w->path, &bak, &linked) != 0)
         recio__wr_io_fail(w, w->offset, "cannot keep the old file while replacing it");
     if (!w->sticky && w->tmp_path) {
         if (recio__replace_file(w->tmp_path, w->path) == 0) moved = 1;
@@ -2484,11 +2503,14 @@ static void recio__wr_commit(recio_writer *w) {
     }
     if (!w->sticky && w->idx_tmp_path && recio__replace_file(w->idx_tmp_path, w->idx_path) != 0)
         recio__wr_io_fail(w, w->offset, "cannot rename the temporary index into place");
-    if (w->sticky && bak) recio__replace_file(bak, w->path); /* the old file back (should that fail, it stays as bak) */
+    if (w->sticky && bak && !moved && linked) remove(bak); /* PATH never changed: drop the extra name */
+    else if (w->sticky && bak) recio__replace_file(bak, w->path); /* the old file back (should that fail, it stays as bak) */
     else if (w->sticky && moved) remove(w->path); /* there was none: neither file is replaced */
     if (w->tmp_path && !moved) remove(w->tmp_path);
     if (w->idx_tmp_path && w->sticky) remove(w->idx_tmp_path);
-    if (bak && !w->sticky) remove(bak);
+    if (bak && !w->sticky && remove(bak) != 0)
+        recio__errf(w->errmsg, w->name, w->offset, "note: replaced, but the old copy %s could not be removed (%s): remove it by hand",
+                    bak, recio__errno_str(errno));
     recio__free(&w->alloc, bak);
 }
 #endif

@@ -65,15 +65,20 @@ int pack_write_file(const char *path, const void *data, size_t n) {
     return bad ? -1 : 0;
 }
 
-/* "PATH.WHAT.PID" (".2", ".3"... when taken), created exclusively: no other writer can share it. */
-static int unique_name(const char *path, const char *what, char **name) {
+/* "PATH.WHAT.PID" (".2", ".3"... for the k-th try), malloc'd. */
+static char *side_name(const char *path, const char *what, unsigned k) {
     char tag[64];
+    if (k == 1) snprintf(tag, sizeof tag, ".%s.%ld", what, (long)getpid());
+    else snprintf(tag, sizeof tag, ".%s.%ld.%u", what, (long)getpid(), k);
+    return pack_cat(path, tag);
+}
+
+/* A side name created exclusively: no other writer can share it. */
+static int unique_name(const char *path, const char *what, char **name) {
     unsigned k;
     for (k = 1; k < 1000; k++) {
         int fd;
-        if (k == 1) snprintf(tag, sizeof tag, ".%s.%ld", what, (long)getpid());
-        else snprintf(tag, sizeof tag, ".%s.%ld.%u", what, (long)getpid(), k);
-        if (!(*name = pack_cat(path, tag))) return errno = ENOMEM, -1;
+        if (!(*name = side_name(path, what, k))) return errno = ENOMEM, -1;
         if ((fd = open(*name, O_WRONLY | O_CREAT | O_EXCL, 0666)) >= 0) return fd;
         free(*name);
         *name = NULL;
@@ -103,17 +108,38 @@ int pack_sync_close(FILE *f) {
     return bad ? -1 : 0;
 }
 
-int pack_keep_aside(const char *path, char **bak) {
+/* Keep the current PATH under a free name beside it (*bak, malloc'd; a hard link when the file system
+   has them, *linked = 1, so PATH stays), for putting it back when a replace fails half-way. *bak is
+   NULL when PATH does not exist. 0 or -1. */
+static int pack_keep_aside(const char *path, char **bak, int *linked) {
     struct stat st;
-    int fd;
-    *bak = NULL;
+    unsigned k;
+    int fd, err = EEXIST;
+    *bak = NULL, *linked = 0;
     if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
-    if ((fd = unique_name(path, "old", bak)) < 0) return -1;
+    for (k = 1; k < 1000 && err == EEXIST; k++) { /* the link takes the name: nothing to clean on failure */
+        if (!(*bak = side_name(path, "old", k))) return errno = ENOMEM, -1;
+        if (link(path, *bak) == 0) return *linked = 1, 0;
+        err = errno;
+        free(*bak);
+        *bak = NULL;
+    }
+    if ((errno = err) == EEXIST || err == ENOENT) return -1;
+    if ((fd = unique_name(path, "old", bak)) < 0) return -1; /* no hard links here: move it aside */
     close(fd);
-    if (remove(*bak) == 0 && (link(path, *bak) == 0 || (errno != EEXIST && rename(path, *bak) == 0))) return 0;
+    if (rename(path, *bak) == 0) return 0;
+    remove(*bak);
     free(*bak);
     *bak = NULL;
     return -1;
+}
+
+/* Undo pack_keep_aside after a replace of PATH failed: drop the extra name when PATH is still the
+   kept file (a hard link, PATH never replaced), else move the kept file back. */
+static void pack_put_back(const char *path, const char *bak, int linked, int replaced) {
+    if (!bak) return;
+    if (linked && !replaced) remove(bak);
+    else rename(bak, path);
 }
 
 char *pack_cat(const char *s, const char *suffix) {
@@ -365,14 +391,16 @@ static int run_pool(const recio_lst *lst, const char *root, const pack_opts *o, 
 static const char pack_help[] =
     "usage: recio pack [OPTIONS] PREFIX[.lst] ROOT\n\n"
     "Read PREFIX.lst ('index<TAB>label...<TAB>path' lines, as 'recio list' or im2rec write them), load\n"
-    "each image from ROOT/path (an absolute path is taken as it is) and write PREFIX.rec (one MXNet image record each: IRHeader with id =\n"
-    "index, the labels, the encoded image) and PREFIX.idx (index<TAB>offset), as im2rec does. They and\n"
-    "PREFIX.skipped are written to temporary files and renamed when complete, all three or none. A\n"
-    "second pack to a prefix that one is writing stops at once (exit 1).\n"
+    "each image from ROOT/path (an absolute path is taken as it is) and write PREFIX.rec (one MXNet\n"
+    "image record each: IRHeader with id = index, the labels, the encoded image) and PREFIX.idx\n"
+    "(index<TAB>offset), as im2rec does. They and PREFIX.skipped are written to temporary files and\n"
+    "renamed when complete, all three or none. A second pack to a prefix that one is writing stops at\n"
+    "once (exit 1).\n"
     "When PREFIX.lst does not exist, PREFIX packs every PREFIX*.lst as im2rec does (PREFIX_train.lst and\n"
     "PREFIX_val.lst after 'list --train-ratio', PREFIX_0.lst ... after '--chunks'), each to its own\n"
-    ".rec; a folder packs every .lst in it. Fields are stripped of spaces; a malformed line is reported ('FILE: line N:\n"
-    "what'), skipped and counted, and the pack goes on; an index on two lines is warned about.\n\n"
+    ".rec; a folder packs every .lst in it. Fields are stripped of spaces; a malformed line is\n"
+    "reported ('FILE: line N: what'), skipped and counted, and the pack goes on; an index on two lines\n"
+    "is warned about.\n\n"
     "  --resize S           shorter side to S pixels (longer: floor(long*S/short)); 0 = keep (default);\n"
     "                       bilinear, exactly OpenCV's INTER_LINEAR as im2rec uses\n"
     "  --area               resize with the antialiased area filter (OpenCV INTER_AREA) instead\n"
@@ -495,22 +523,24 @@ static void block_interrupts(int block) {
    or neither; if that fails, the old .skipped comes back. */
 static int commit_outputs(pack_out *out) {
     char *bak = NULL;
-    int bad = 0;
+    int bad = 0, linked = 0, replaced = 0;
     block_interrupts(1);
-    if (pack_keep_aside(out->skipped_path, &bak) != 0) {
+    if (pack_keep_aside(out->skipped_path, &bak, &linked) != 0) {
         bad = 1, cli_err("%s: cannot keep the old list aside while replacing it: %s", out->skipped_path, strerror(errno));
     } else if (out->nskipped ? rename(out->skipped_tmp, out->skipped_path) != 0
                              : remove(out->skipped_path) != 0 && errno != ENOENT) {
         bad = 1, cli_err("%s: cannot replace: %s", out->skipped_path, strerror(errno));
-        if (bak) rename(bak, out->skipped_path);
-    } else if (recio_writer_finish(out->w) != RECIO_OK) { /* keeps the handle, so the message can say what failed */
+    } else if (replaced = 1, recio_writer_finish(out->w) != RECIO_OK) { /* keeps the handle, so the message can say what failed */
         bad = 1, cli_err("%s", recio_writer_errmsg(out->w));
-        if (bak) rename(bak, out->skipped_path);
-        else remove(out->skipped_path);
+        if (!bak) remove(out->skipped_path);
+    } else if (recio_writer_errmsg(out->w)[0]) {
+        cli_err("%s", recio_writer_errmsg(out->w)); /* a note: the commit holds */
     }
-    if (bad) recio_writer_abort(out->w);
+    if (bad) pack_put_back(out->skipped_path, bak, linked, replaced), recio_writer_abort(out->w);
     else recio_writer_close(out->w);
-    if (bak && !bad) remove(bak);
+    if (bak && !bad && remove(bak) != 0)
+        cli_err("%s: note: replaced, but the old copy %s could not be removed (%s): remove it by hand", out->skipped_path,
+                bak, strerror(errno));
     remove(out->skipped_tmp); /* still there unless it became PREFIX.skipped */
     free(bak);
     block_interrupts(0);
@@ -596,9 +626,11 @@ static int pack_files(const recio_lst *lst, const char *prefix, const char *root
 /* Two packs to one prefix would race to rename their outputs into place (one's .rec with the other's
    .idx): the second stops at once and says why. The lock is on PREFIX.lst, the file every pack to
    this prefix opens; the kernel drops it when the process ends, however it ends. Returns the
-   descriptor to keep open, -1 when the list cannot be opened (loading it reports that), -2 when taken. */
+   descriptor to keep open, -1 when the list does not exist (loading it reports that), -2 when taken
+   or unreadable (never pack unlocked). */
 static int lock_prefix(const char *lst_path) {
     int fd = open(lst_path, O_RDONLY);
+    if (fd < 0 && errno != ENOENT) return cli_err("%s: cannot open: %s", lst_path, strerror(errno)), -2;
     if (fd < 0) return -1;
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
     if (errno == EWOULDBLOCK)

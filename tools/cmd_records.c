@@ -190,9 +190,10 @@ static const char index_help[] =
     "Scan FILE.rec and write its MXNet index, one 'key<TAB>offset' line per record. The key is the\n"
     "image record header's id (what pack and im2rec write: the .lst index) when every record has an\n"
     "image header and no two share an id, so a rebuilt .idx has the keys of the lost one; else, or\n"
-    "with --ordinal, the record's ordinal (0, 1, 2, ...), said on stderr. The default output replaces .rec by .idx (train.rec -> train.idx), as im2rec\n"
-    "names it. The index is written to a temporary file beside OUT.idx, fsynced and renamed, so a\n"
-    "failure never leaves half a file. OUT is never the input; a FIFO or device is written in place.\n";
+    "with --ordinal, the record's ordinal (0, 1, 2, ...), said on stderr. The default output\n"
+    "replaces .rec by .idx (train.rec -> train.idx), as im2rec names it. The index is written to a\n"
+    "temporary file beside OUT.idx, fsynced and renamed, so a failure never leaves half a file. OUT\n"
+    "is never the input; a FIFO or device is written in place.\n";
 
 static char *default_idx_path(const char *rec) {
     size_t n = strlen(rec);

@@ -17,9 +17,6 @@ char *pack_cat(const char *s, const char *suffix);
 FILE *pack_create_tmp(const char *path, char **tmp);
 /* fflush, fsync and fclose: 0 when the bytes are on disk, else -1. */
 int pack_sync_close(FILE *f);
-/* Keep the current PATH under a free name beside it (*bak, malloc'd; a hard link, so PATH stays), for
-   putting it back when a replace fails half-way. *bak is NULL when PATH does not exist. 0 or -1. */
-int pack_keep_aside(const char *path, char **bak);
 /* Seconds on a monotonic clock. */
 double pack_now(void);
 #endif

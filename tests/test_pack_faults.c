@@ -1,0 +1,273 @@
+/* Fault injection for the commands that replace a dataset (`recio pack`, `recio index -o`): the
+   program runs with tests/faultshim.c preloaded, once for every file operation it makes, with that
+   one operation failing (EIO, ENOSPC for writes); once more with every read and write moving 3 bytes
+   at a time. After each run the prefix holds exactly the old outputs, or exactly the new ones: the
+   .rec, .idx and .skipped of one run together, never a mix, never a temporary file left behind.
+   The one allowed difference: a failed read of an image makes pack skip that image, so a successful
+   run may hold fewer records, each a sound run's record byte for byte, each missing one named in
+   .skipped. POSIX native builds only (the shim is an LD_PRELOAD library). */
+#define _POSIX_C_SOURCE 200809L
+#include "recio.h"
+#include "test.h"
+#include "tmpdir.h"
+#include <stdlib.h>
+#include <sys/wait.h>
+
+static char dir[64], shim[1024], failed_op[32], err_text[8192];
+
+typedef struct blob {
+    unsigned char *p; /* NULL: the file does not exist */
+    size_t n;
+} blob;
+
+/* The outputs of one prefix: .rec, .idx, .skipped. */
+typedef struct outputs {
+    blob f[3];
+} outputs;
+static const char *const ext[3] = {".rec", ".idx", ".skipped"};
+
+static void path_of(char *p, size_t cap, const char *name) { snprintf(p, cap, "%s/%s", dir, name); }
+
+static outputs grab(const char *prefix) {
+    outputs o;
+    char p[256];
+    int i;
+    for (i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s%s", dir, prefix, ext[i]);
+        o.f[i].n = 0;
+        o.f[i].p = t_slurp(p, &o.f[i].n);
+    }
+    return o;
+}
+static void put_back(const char *prefix, const outputs *o) {
+    char p[256];
+    int i;
+    for (i = 0; i < 3; i++) {
+        FILE *f;
+        snprintf(p, sizeof p, "%s/%s%s", dir, prefix, ext[i]);
+        remove(p);
+        if (!o->f[i].p) continue;
+        f = fopen(p, "wb");
+        CHECK(f && fwrite(o->f[i].p, 1, o->f[i].n, f) == o->f[i].n);
+        if (f) fclose(f);
+    }
+}
+static void drop(outputs *o) {
+    int i;
+    for (i = 0; i < 3; i++) free(o->f[i].p), o->f[i].p = NULL;
+}
+static int same_blob(const blob *a, const blob *b) {
+    if (!a->p || !b->p) return !a->p && !b->p;
+    return a->n == b->n && memcmp(a->p, b->p, a->n) == 0;
+}
+static int same_outputs(const outputs *a, const outputs *b) {
+    return same_blob(&a->f[0], &b->f[0]) && same_blob(&a->f[1], &b->f[1]) && same_blob(&a->f[2], &b->f[2]);
+}
+static int lines(const blob *b) {
+    size_t i;
+    int n = 0;
+    for (i = 0; b->p && i < b->n; i++) n += b->p[i] == '\n';
+    return n;
+}
+
+/* Names in the folder other than the expected ones (a temporary or a kept-aside file left behind):
+   said, counted and removed, so the next run starts clean. */
+static int strays(const char *const *expected, int n, int rc) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int bad = 0, i;
+    if (!d) return 1;
+    while ((e = readdir(d)) != NULL) {
+        int known = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+        for (i = 0; i < n && !known; i++) known = !strcmp(e->d_name, expected[i]);
+        if (!known) {
+            char p[512];
+            /* a kept copy whose removal failed after a good commit loses nothing, if the user is told */
+            int told = rc == 0 && !strcmp(failed_op, "remove") && strstr(err_text, e->d_name) && strstr(err_text, "remove it by hand");
+            if (!told) printf("  left behind: %s\n", e->d_name);
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            remove(p);
+            bad |= !told;
+        }
+    }
+    closedir(d);
+    return bad;
+}
+
+/* The command under the shim; fail_at 0: no fault. *calls: how many points the run had. */
+static int run(const char *args, long fail_at, int shorts, long *calls) {
+    char cmd[2048], log[256], errp[128];
+    const char *exe = getenv("RECIO"), *pwd = getenv("PWD");
+    size_t n = 0;
+    unsigned char *txt;
+    int st;
+    path_of(log, sizeof log, "fault.log");
+    snprintf(cmd, sizeof cmd,
+             "cd %s && ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 RECIO_FAULT_AT=%ld RECIO_FAULT_SHORT=%d "
+             "RECIO_FAULT_LOG=%s LD_PRELOAD=%s %s%s %s >/dev/null 2>%s.err",
+             dir, fail_at, shorts, log, shim, exe && *exe ? exe : pwd ? pwd : ".", exe && *exe ? "" : "/build/recio", args, dir);
+    st = system(cmd);
+    snprintf(errp, sizeof errp, "%s.err", dir); /* beside the folder: every name in it is checked */
+    txt = t_slurp(errp, &n);
+    snprintf(err_text, sizeof err_text, "%.*s", (int)(txt ? n : 0), txt ? (const char *)txt : "");
+    free(txt);
+    remove(errp);
+    txt = t_slurp(log, &n);
+    *calls = txt ? atol((const char *)txt) : -1;
+    failed_op[0] = 0;
+    if (txt && strchr((const char *)txt, ' ')) sscanf(strchr((const char *)txt, ' ') + 1, "%31s", failed_op);
+    free(txt);
+    remove(log);
+    if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Every record of a .rec held in memory, in order; how many, or -1. */
+static int records(const blob *rec, blob *out, int max) {
+    recio_reader *r;
+    recio_record x;
+    int n = 0;
+    if (!rec->p || recio_reader_open_mem(&r, rec->p, rec->n) != RECIO_OK) return -1;
+    while (n < max && recio_reader_next(r, &x) == RECIO_OK) {
+        out[n].p = (unsigned char *)malloc(x.size + 1);
+        memcpy(out[n].p, x.data, x.size);
+        out[n++].n = x.size;
+    }
+    recio_reader_close(r);
+    return n;
+}
+
+/* A successful pack that skipped images the sound run packed: its records are the sound run's, in
+   order, with gaps; one more .skipped line per gap; one .idx line per record. */
+static int fewer_but_sound(const outputs *got, const outputs *sound) {
+    blob a[64], b[64];
+    int na = records(&got->f[0], a, 64), nb = records(&sound->f[0], b, 64), i, j = 0, ok = na >= 0 && nb >= 0;
+    for (i = 0; ok && i < na; i++, j++) {
+        while (j < nb && !same_blob(&a[i], &b[j])) j++;
+        ok = j < nb;
+    }
+    ok = ok && lines(&got->f[1]) == na && lines(&got->f[2]) - lines(&sound->f[2]) == nb - na;
+    for (i = 0; i < na; i++) free(a[i].p);
+    for (i = 0; i < nb; i++) free(b[i].p);
+    return ok;
+}
+
+static void put_text(const char *name, const char *text) {
+    char p[256];
+    FILE *f;
+    path_of(p, sizeof p, name);
+    f = fopen(p, "wb");
+    CHECK(f != NULL);
+    if (f) fputs(text, f), fclose(f);
+}
+
+static void copy_photo(const char *from, const char *to) {
+    char src[256], dst[256];
+    size_t n = 0;
+    unsigned char *b;
+    FILE *f;
+    snprintf(src, sizeof src, "tests/data/photos/%s", from);
+    path_of(dst, sizeof dst, to);
+    b = t_slurp(src, &n);
+    CHECK(b != NULL);
+    f = fopen(dst, "wb");
+    CHECK(f != NULL);
+    if (f && b) fwrite(b, 1, n, f);
+    if (f) fclose(f);
+    free(b);
+}
+
+/* Drive `args` over every failure point with `old` in place; `sound` is what a clean run leaves. */
+static void drive(const char *prefix, const char *args, const outputs *old, const outputs *sound, long points,
+                  const char *const *expected, int nexpected, int image_reads) {
+    long n, calls, olds = 0, news = 0, fewer = 0, bad = 0;
+    for (n = 1; n <= points + 2; n++) {
+        outputs got;
+        int rc;
+        put_back(prefix, old);
+        rc = run(args, n, 0, &calls);
+        got = grab(prefix);
+        if (same_outputs(&got, old) && rc != 0) olds++;
+        else if (same_outputs(&got, sound) && rc == 0) news++;
+        else if (rc == 0 && image_reads && fewer_but_sound(&got, sound)) fewer++;
+        else {
+            printf("  %s: failure point %ld of %ld (%s): exit %d with %s outputs\n", args, n, calls, failed_op, rc,
+                   same_outputs(&got, old) ? "the old" : same_outputs(&got, sound) ? "the new" : "mixed");
+            bad++;
+        }
+        if (strays(expected, nexpected, rc)) printf("  (after failure point %ld, a failed %s, exit %d)\n", n, failed_op, rc), bad++;
+        fflush(stdout);
+        drop(&got);
+        if (bad > 20) break;
+    }
+    printf("  %s: %ld failure points: %ld kept the old outputs, %ld gave the new, %ld skipped an unreadable image\n",
+           args, points, olds, news, fewer);
+    CHECK(bad == 0);
+    CHECK(olds > 0 && news > 0);
+}
+
+static void test_pack_every_failure(void) {
+    static const char *const expected[] = {"imgs", "ds.lst", "ds.rec", "ds.idx", "ds.skipped", "fault.log"};
+    outputs old, sound, got;
+    long points = 0, calls;
+    copy_photo("retina-120x90.jpg", "imgs/a.jpg");
+    copy_photo("rocket-alpha-256x256.png", "imgs/b.png");
+    copy_photo("camera-gray-400x300.jpg", "imgs/c.jpg");
+    copy_photo("chelsea-500x375.jpg", "imgs/d.jpg");
+    put_text("imgs/bad.jpg", "not an image at all");
+    /* the old dataset: two images and a skipped one */
+    put_text("ds.lst", "0\t1\ta.jpg\n1\t2\tbad.jpg\n2\t0\tc.jpg\n");
+    CHECK_EQ_INT(run("pack ds imgs", 0, 0, &calls), 0);
+    old = grab("ds");
+    CHECK(old.f[0].p && old.f[1].p && old.f[2].p);
+    /* the new one: four images, the bad one again, resized so the encoder runs too */
+    put_text("ds.lst", "0\t1\ta.jpg\n1\t2\tb.png\n2\t0\tc.jpg\n3\t3\tbad.jpg\n4\t1\td.jpg\n");
+    CHECK_EQ_INT(run("pack --resize 64 ds imgs", 0, 0, &points), 0);
+    sound = grab("ds");
+    CHECK(sound.f[0].p && !same_outputs(&old, &sound) && lines(&sound.f[2]) == 1);
+    CHECK(points > 20);
+    drive("ds", "pack --resize 64 ds imgs", &old, &sound, points, expected, 6, 1);
+    /* reads and writes three bytes at a time: the same bytes */
+    put_back("ds", &old);
+    CHECK_EQ_INT(run("pack --resize 64 ds imgs", 0, 1, &calls), 0);
+    got = grab("ds");
+    CHECK(same_outputs(&got, &sound));
+    drop(&got);
+    drop(&old);
+    drop(&sound);
+}
+
+static void test_index_every_failure(void) {
+    static const char *const expected[] = {"imgs", "ds.lst", "ds.rec", "ds.idx", "ds.skipped", "fault.log"};
+    outputs old, sound;
+    long points = 0;
+    /* after the pack test: ds.rec holds its new dataset; an index with other keys stands as the old */
+    put_text("ds.idx", "7\t0\n");
+    old = grab("ds");
+    CHECK_EQ_INT(run("index -o ds.idx ds.rec", 0, 0, &points), 0);
+    sound = grab("ds");
+    CHECK(!same_outputs(&old, &sound) && points > 5);
+    drive("ds", "index -o ds.idx ds.rec", &old, &sound, points, expected, 6, 0);
+    drop(&old);
+    drop(&sound);
+}
+
+int main(void) {
+    const char *build = getenv("RECIO_BUILD"), *runner = getenv("RUN");
+    char imgs[128];
+    snprintf(shim, sizeof shim, "%s/%s/tests/faultshim.so", getenv("PWD") ? getenv("PWD") : ".", build ? build : "build");
+    if ((runner && *runner) || !build || access(shim, R_OK) != 0) {
+        t_skip("the fault shim is an LD_PRELOAD library for native POSIX builds (run by make test)", 2);
+        return t_done("test_pack_faults");
+    }
+    snprintf(dir, sizeof dir, "/tmp/recio-pfault-XXXXXX");
+    CHECK(t_mkdtemp(dir) != NULL);
+    path_of(imgs, sizeof imgs, "imgs");
+    CHECK(t_mkdir(imgs) == 0);
+    RUN(test_pack_every_failure);
+    RUN(test_index_every_failure);
+    path_of(imgs, sizeof imgs, "imgs");
+    t_rmtree(imgs);
+    t_rmtree(dir);
+    return t_done("test_pack_faults");
+}
