@@ -48,6 +48,15 @@ static int shim_fail(const char *name, int err) {
 }
 static int user_fd(int fd) { return fd > 2; }
 static int user_file(FILE *f) { return f && f != stdin && f != stdout && f != stderr; }
+/* A failed write or read through a stream sets its error indicator, as the C library's own failures do
+   (glibc's flag; ferror reads it). */
+static void stream_error(FILE *f) {
+#ifdef _IO_ERR_SEEN
+    f->_flags |= _IO_ERR_SEEN;
+#else
+    (void)f;
+#endif
+}
 static size_t shim_len(size_t n) {
     shim_init();
     return shorts && n > 3 ? 3 : n;
@@ -188,38 +197,33 @@ FILE *fdopen(int fd, const char *mode) {
     return real_fdopen()(fd, mode);
 }
 size_t fread(void *buf, size_t size, size_t n, FILE *f) {
-    if (user_file(f) && shim_fail("fread", EIO)) {
-#ifdef _IO_ERR_SEEN
-        f->_flags |= _IO_ERR_SEEN; /* glibc's error indicator, as a failed read sets it (ferror) */
-#endif
-        return 0;
-    }
+    if (user_file(f) && shim_fail("fread", EIO)) return stream_error(f), 0;
     if (user_file(f) && size == 1) n = shim_len(n);
     return real_fread()(buf, size, n, f);
 }
 size_t fwrite(const void *buf, size_t size, size_t n, FILE *f) {
-    if (user_file(f) && shim_fail("fwrite", ENOSPC)) return 0;
+    if (user_file(f) && shim_fail("fwrite", ENOSPC)) return stream_error(f), 0;
     return real_fwrite()(buf, size, n, f);
 }
 int fputs(const char *s, FILE *f) {
-    if (user_file(f) && shim_fail("fputs", ENOSPC)) return EOF;
+    if (user_file(f) && shim_fail("fputs", ENOSPC)) return stream_error(f), EOF;
     return real_fputs()(s, f);
 }
 int fputc(int c, FILE *f) {
-    if (user_file(f) && shim_fail("fputc", ENOSPC)) return EOF;
+    if (user_file(f) && shim_fail("fputc", ENOSPC)) return stream_error(f), EOF;
     return real_fputc()(c, f);
 }
 int fprintf(FILE *f, const char *fmt, ...) {
     va_list ap;
     int rc;
-    if (user_file(f) && shim_fail("fprintf", ENOSPC)) return -1;
+    if (user_file(f) && shim_fail("fprintf", ENOSPC)) return stream_error(f), -1;
     va_start(ap, fmt);
     rc = real_vfprintf()(f, fmt, ap);
     va_end(ap);
     return rc;
 }
 int fflush(FILE *f) {
-    if (user_file(f) && shim_fail("fflush", ENOSPC)) return EOF;
+    if (user_file(f) && shim_fail("fflush", ENOSPC)) return stream_error(f), EOF;
     return real_fflush()(f);
 }
 int fclose(FILE *f) {

@@ -2,7 +2,7 @@
    program runs with tests/faultshim.c preloaded, once for every file operation it makes, with that
    one operation failing (EIO, ENOSPC for writes); once more with every read and write moving 3 bytes
    at a time. After each run the prefix holds exactly the old outputs, or exactly the new ones: the
-   .rec, .idx and .skipped of one run together, never a mix, never a temporary file left behind.
+   .rec, .idx and .skipped of one run together (`recio salvage` and `recio list` likewise), never a mix, never a temporary file left behind.
    The one allowed difference: a failed read of an image makes pack skip that image, so a successful
    run may hold fewer records, each a sound run's record byte for byte, each missing one named in
    .skipped. POSIX native builds only (the shim is an LD_PRELOAD library). */
@@ -20,11 +20,12 @@ typedef struct blob {
     size_t n;
 } blob;
 
-/* The outputs of one prefix: .rec, .idx, .skipped. */
+/* The outputs of one prefix: .rec, .idx, .skipped, .lst. */
+#define NOUT 4
 typedef struct outputs {
-    blob f[3];
+    blob f[NOUT];
 } outputs;
-static const char *const ext[3] = {".rec", ".idx", ".skipped"};
+static const char *const ext[NOUT] = {".rec", ".idx", ".skipped", ".lst"};
 
 static void path_of(char *p, size_t cap, const char *name) { snprintf(p, cap, "%s/%s", dir, name); }
 
@@ -32,7 +33,7 @@ static outputs grab(const char *prefix) {
     outputs o;
     char p[256];
     int i;
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < NOUT; i++) {
         snprintf(p, sizeof p, "%s/%s%s", dir, prefix, ext[i]);
         o.f[i].n = 0;
         o.f[i].p = t_slurp(p, &o.f[i].n);
@@ -42,7 +43,7 @@ static outputs grab(const char *prefix) {
 static void put_back(const char *prefix, const outputs *o) {
     char p[256];
     int i;
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < NOUT; i++) {
         FILE *f;
         snprintf(p, sizeof p, "%s/%s%s", dir, prefix, ext[i]);
         remove(p);
@@ -54,14 +55,16 @@ static void put_back(const char *prefix, const outputs *o) {
 }
 static void drop(outputs *o) {
     int i;
-    for (i = 0; i < 3; i++) free(o->f[i].p), o->f[i].p = NULL;
+    for (i = 0; i < NOUT; i++) free(o->f[i].p), o->f[i].p = NULL;
 }
 static int same_blob(const blob *a, const blob *b) {
     if (!a->p || !b->p) return !a->p && !b->p;
     return a->n == b->n && memcmp(a->p, b->p, a->n) == 0;
 }
 static int same_outputs(const outputs *a, const outputs *b) {
-    return same_blob(&a->f[0], &b->f[0]) && same_blob(&a->f[1], &b->f[1]) && same_blob(&a->f[2], &b->f[2]);
+    int i, same = 1;
+    for (i = 0; i < NOUT; i++) same &= same_blob(&a->f[i], &b->f[i]);
+    return same;
 }
 static int lines(const blob *b) {
     size_t i;
@@ -218,10 +221,10 @@ static void test_pack_every_failure(void) {
     /* the old dataset: two images and a skipped one */
     put_text("ds.lst", "0\t1\ta.jpg\n1\t2\tbad.jpg\n2\t0\tc.jpg\n");
     CHECK_EQ_INT(run("pack ds imgs", 0, 0, &calls), 0);
-    old = grab("ds");
-    CHECK(old.f[0].p && old.f[1].p && old.f[2].p);
     /* the new one: four images, the bad one again, resized so the encoder runs too */
     put_text("ds.lst", "0\t1\ta.jpg\n1\t2\tb.png\n2\t0\tc.jpg\n3\t3\tbad.jpg\n4\t1\td.jpg\n");
+    old = grab("ds");
+    CHECK(old.f[0].p && old.f[1].p && old.f[2].p);
     CHECK_EQ_INT(run("pack --resize 64 ds imgs", 0, 0, &points), 0);
     sound = grab("ds");
     CHECK(sound.f[0].p && !same_outputs(&old, &sound) && lines(&sound.f[2]) == 1);
@@ -252,12 +255,37 @@ static void test_index_every_failure(void) {
     drop(&sound);
 }
 
+/* salvage IN OUT over an older OUT (and its .idx); list PREFIX ROOT over an older PREFIX.lst */
+static void test_salvage_and_list_every_failure(void) {
+    static const char *const expected[] = {"imgs", "ds.lst", "ds.rec", "ds.idx", "ds.skipped", "sv.rec", "sv.idx", "L.lst",
+                                           "fault.log"};
+    outputs old, sound;
+    long points = 0;
+    put_text("sv.rec", "");
+    put_text("sv.idx", "0\t0\n");
+    old = grab("sv");
+    CHECK_EQ_INT(run("salvage ds.rec sv.rec", 0, 0, &points), 0);
+    sound = grab("sv");
+    CHECK(!same_outputs(&old, &sound) && sound.f[0].p && sound.f[0].n > 1000 && points > 5);
+    drive("sv", "salvage ds.rec sv.rec", &old, &sound, points, expected, 9, 0);
+    drop(&old);
+    drop(&sound);
+    put_text("L.lst", "0\t0\told.jpg\n");
+    old = grab("L");
+    CHECK_EQ_INT(run("list L imgs", 0, 0, &points), 0);
+    sound = grab("L");
+    CHECK(!same_outputs(&old, &sound) && points > 3);
+    drive("L", "list L imgs", &old, &sound, points, expected, 9, 0);
+    drop(&old);
+    drop(&sound);
+}
+
 int main(void) {
     const char *build = getenv("RECIO_BUILD"), *runner = getenv("RUN");
     char imgs[128];
     snprintf(shim, sizeof shim, "%s/%s/tests/faultshim.so", getenv("PWD") ? getenv("PWD") : ".", build ? build : "build");
     if ((runner && *runner) || !build || access(shim, R_OK) != 0) {
-        t_skip("the fault shim is an LD_PRELOAD library for native POSIX builds (run by make test)", 2);
+        t_skip("the fault shim is an LD_PRELOAD library for native POSIX builds (run by make test)", 3);
         return t_done("test_pack_faults");
     }
     snprintf(dir, sizeof dir, "/tmp/recio-pfault-XXXXXX");
@@ -266,6 +294,7 @@ int main(void) {
     CHECK(t_mkdir(imgs) == 0);
     RUN(test_pack_every_failure);
     RUN(test_index_every_failure);
+    RUN(test_salvage_and_list_every_failure);
     path_of(imgs, sizeof imgs, "imgs");
     t_rmtree(imgs);
     t_rmtree(dir);

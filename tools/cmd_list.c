@@ -183,11 +183,11 @@ static int write_list(const char *path, const list_item *items, size_t n) {
     char *tmp = NULL;
     FILE *f = pack_create_tmp(path, &tmp);
     size_t i;
-    int bad;
+    int bad = 0;
     if (!f) return cli_err("%s: cannot create a temporary file beside it: %s", path, strerror(errno)), -1;
     /* im2rec writes '%d\t' % index, '%f\t' % label, '%s\n' % path */
-    for (i = 0; i < n; i++) fprintf(f, "%llu\t%f\t%s\n", items[i].index, (double)items[i].label, items[i].path);
-    bad = ferror(f) | (pack_sync_close(f) != 0);
+    for (i = 0; i < n && !bad; i++) bad = fprintf(f, "%llu\t%f\t%s\n", items[i].index, (double)items[i].label, items[i].path) < 0;
+    bad |= ferror(f) | (pack_sync_close(f) != 0);
     if (bad || rename(tmp, path) != 0) {
         cli_err("%s: write failed: %s", path, strerror(errno));
         remove(tmp);

@@ -533,11 +533,9 @@ static int commit_outputs(pack_out *out) {
     } else if (replaced = 1, recio_writer_finish(out->w) != RECIO_OK) { /* keeps the handle, so the message can say what failed */
         bad = 1, cli_err("%s", recio_writer_errmsg(out->w));
         if (!bak) remove(out->skipped_path);
-    } else if (recio_writer_errmsg(out->w)[0]) {
-        cli_err("%s", recio_writer_errmsg(out->w)); /* a note: the commit holds */
     }
     if (bad) pack_put_back(out->skipped_path, bak, linked, replaced), recio_writer_abort(out->w);
-    else recio_writer_close(out->w);
+    else cli_close_writer(out->w); /* finished: says a note, if any */
     if (bak && !bad && remove(bak) != 0)
         cli_err("%s: note: replaced, but the old copy %s could not be removed (%s): remove it by hand", out->skipped_path,
                 bak, strerror(errno));

@@ -170,7 +170,7 @@ CLI_COMMAND(cli_cmd_salvage) {
         recio_writer_abort(s.w);
         return free(idx), CLI_EXIT_ERR;
     }
-    if (recio_writer_close(s.w) != RECIO_OK) return cli_err("%s: cannot write it", argv[2]), free(idx), CLI_EXIT_ERR;
+    if (cli_close_writer(s.w) != 0) return free(idx), CLI_EXIT_ERR;
     printf("%llu records kept (%llu bytes), %llu bytes lost in %llu regions\n", s.kept, s.kept_bytes, s.lost, s.regions);
     free(idx);
     return 0;

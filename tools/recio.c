@@ -29,6 +29,14 @@ void cli_err(const char *fmt, ...) {
     fputc('\n', stderr);
 }
 
+int cli_close_writer(recio_writer *w) {
+    recio_err e = recio_writer_finish(w);
+    if (recio_writer_errmsg(w)[0]) cli_err("%s", recio_writer_errmsg(w));
+    else if (e != RECIO_OK) cli_err("%s", recio_strerror(e));
+    recio_writer_close(w);
+    return e == RECIO_OK ? 0 : -1;
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
     fprintf(stderr, "recio %s: ", cmd);
