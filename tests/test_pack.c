@@ -211,6 +211,35 @@ static void test_list_recursive(void) {
     CHECK_EQ_INT(count_lines(T "/recjpg.lst"), 3);
 }
 
+/* Links are followed (as im2rec) into folders outside the tree, but a folder is walked once: a link
+   to a parent (a loop) or a second name for a folder listed already is not entered; a 2^20 lattice
+   of links (two links to the next folder at every level) ends at once. */
+static void test_list_links(void) {
+    static const char expect[] = /* "a" and the outside folder through "b"; "a/up" and "c" not followed */
+        "0\t0.000000\ta/x.jpg\n1\t1.000000\tb/y.jpg\n";
+    size_t n = 0;
+    int i;
+    char *got, cmd[4096];
+    CHECK(sh("rm -rf " T "/lk " T "/outside && mkdir -p " T "/lk/a " T "/outside && cp " PHOTOS "/retina-120x90.jpg " T
+             "/lk/a/x.jpg && cp " PHOTOS "/retina-120x90.jpg " T "/outside/y.jpg && ln -s ../../lk " T "/lk/a/up && ln -s ../outside " T
+             "/lk/b && ln -s a " T "/lk/c") == 0);
+    CHECK_EQ_INT(recio("list --recursive --no-shuffle " T "/links " T "/lk"), 0);
+    got = (char *)t_slurp(T "/links.lst", &n);
+    CHECK(got && n == strlen(expect) && memcmp(got, expect, n) == 0);
+    free(got);
+    CHECK(strstr(err_text, "not followed") != NULL);
+    snprintf(cmd, sizeof cmd, "rm -rf " T "/lat && mkdir -p " T "/lat/d0");
+    CHECK(sh(cmd) == 0);
+    for (i = 1; i <= 20; i++) {
+        snprintf(cmd, sizeof cmd, "mkdir " T "/lat/d%d && ln -s ../d%d " T "/lat/d%d/l1 && ln -s ../d%d " T "/lat/d%d/l2", i, i, i - 1, i, i - 1);
+        CHECK(sh(cmd) == 0);
+    }
+    CHECK(sh("cp " PHOTOS "/retina-120x90.jpg " T "/lat/d20/z.jpg") == 0);
+    snprintf(cmd, sizeof cmd, "timeout 30 %s list --recursive " T "/lattice " T "/lat/d0 >/dev/null 2>&1", getenv("RECIO"));
+    CHECK(sh(cmd) == 0); /* was 2^20 walks of d20 */
+    CHECK_EQ_INT(count_lines(T "/lattice.lst"), 1);
+}
+
 /* A file named "7<TAB>ok.jpg" was listed verbatim, so pack read label 7 and packed ok.jpg (another
    photo) with "0 skipped"; a newline in a name made pack reject the whole list. They are left out. */
 static void test_list_unlistable_names(void) {
@@ -833,6 +862,7 @@ int main(void) {
     RUN(test_list_sorted);
     RUN(test_list_shuffle_seed);
     RUN(test_list_recursive);
+    RUN(test_list_links);
     RUN(test_list_unlistable_names);
     RUN(test_list_splits);
     RUN(test_pack_resize);

@@ -5,17 +5,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "pack.h"
+#include "walk.h"
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-typedef struct list_item {
-    unsigned long long index;
-    unsigned label;
-    char *path; /* relative to ROOT */
-} list_item;
 
 typedef struct list_opts {
     const char *exts; /* comma-separated, lower case, with dots */
@@ -24,159 +19,6 @@ typedef struct list_opts {
     unsigned long long seed, chunks;
     double train, test;
 } list_opts;
-
-typedef struct strvec {
-    char **v;
-    size_t n, cap;
-} strvec;
-
-static int strvec_push(strvec *s, char *str) {
-    if (!str) return -1;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        char **v = (char **)realloc(s->v, cap * sizeof *v);
-        if (!v) return free(str), -1;
-        s->v = v;
-        s->cap = cap;
-    }
-    s->v[s->n++] = str;
-    return 0;
-}
-
-static void strvec_free(strvec *s) {
-    size_t i;
-    for (i = 0; i < s->n; i++) free(s->v[i]);
-    free(s->v);
-    memset(s, 0, sizeof *s);
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* Case-insensitive suffix match against a comma-separated list such as ".jpg,.jpeg,.png" (the dots
-   may be left out: "jpg,png"). */
-static int has_ext(const char *name, const char *exts) {
-    const char *dot = strrchr(name, '.');
-    size_t n;
-    if (!dot) return 0;
-    n = strlen(++dot);
-    while (*exts) {
-        const char *end = strchr(exts, ',');
-        size_t k = end ? (size_t)(end - exts) : strlen(exts), i;
-        const char *e = exts + (*exts == '.');
-        if (k - (size_t)(e - exts) == n) {
-            for (i = 0; i < n && (dot[i] | 0x20) == (e[i] | 0x20); i++) {}
-            if (i == n) return 1;
-        }
-        exts += k + (end != NULL);
-    }
-    return 0;
-}
-
-/* s on stderr with tabs and line breaks shown as \t, \n, \r. */
-static void put_escaped(const char *s) {
-    for (; *s; s++) {
-        if (*s == '\t') fputs("\\t", stderr);
-        else if (*s == '\n') fputs("\\n", stderr);
-        else if (*s == '\r') fputs("\\r", stderr);
-        else fputc(*s, stderr);
-    }
-}
-
-/* A tab, newline or carriage return in a name would break the list's line format: "7<TAB>ok.jpg" reads
-   back as label 7 for another file, a newline makes the whole list unreadable. Such a file or
-   folder is left out, and said so. */
-static int unlistable(const char *path, const char *name) {
-    if (!strpbrk(name, "\t\n\r")) return 0;
-    fputs("recio: ", stderr);
-    put_escaped(path);
-    fputs(": skipped: a tab or line break in the name does not fit the .lst format\n", stderr);
-    return 1;
-}
-
-/* Names in DIR (relative path rel under root): image files into files, sub-folders into dirs;
-   both sorted. Symbolic links are followed, as im2rec's os.walk(followlinks=True) does. */
-static int read_dir(const char *root, const char *rel, const char *exts, strvec *files, strvec *dirs) {
-    char *full = pack_join(root, rel);
-    DIR *d = full ? opendir(full) : NULL;
-    struct dirent *e;
-    int rc = 0;
-    if (!d) {
-        cli_err("%s: cannot open folder: %s", full ? full : rel, strerror(errno));
-        free(full);
-        return -1;
-    }
-    while (!rc && (e = readdir(d)) != NULL) {
-        struct stat st;
-        char *p;
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        p = pack_join(full, e->d_name);
-        if (!p || stat(p, &st) != 0) {
-            free(p);
-            continue; /* a dangling link or a file gone meanwhile: not an image we can list */
-        }
-        if (S_ISDIR(st.st_mode) && dirs && !unlistable(p, e->d_name)) rc = strvec_push(dirs, pack_join(rel, e->d_name));
-        else if (S_ISREG(st.st_mode) && has_ext(e->d_name, exts) && !unlistable(p, e->d_name))
-            rc = strvec_push(files, pack_join(rel, e->d_name));
-        free(p);
-    }
-    closedir(d);
-    free(full);
-    if (rc) cli_err("out of memory");
-    if (files->n > 1) qsort(files->v, files->n, sizeof(char *), cmp_str);
-    if (dirs && dirs->n > 1) qsort(dirs->v, dirs->n, sizeof(char *), cmp_str);
-    return rc;
-}
-
-/* Every folder under root (root itself as ""), depth first; sorted by path afterwards. */
-static int all_dirs(const char *root, const char *rel, const char *exts, strvec *out, int depth) {
-    strvec files = {0}, dirs = {0};
-    size_t i;
-    int rc;
-    if (depth > 64) return cli_err("%s: folders nested deeper than 64 (a link loop?)", rel), -1;
-    rc = read_dir(root, rel, exts, &files, &dirs);
-    strvec_free(&files);
-    for (i = 0; !rc && i < dirs.n; i++) {
-        rc = strvec_push(out, pack_cat(dirs.v[i], ""));
-        if (!rc) rc = all_dirs(root, dirs.v[i], exts, out, depth + 1);
-    }
-    strvec_free(&dirs);
-    return rc;
-}
-
-static int push_item(list_item **items, size_t *n, size_t *cap, const char *path, unsigned label) {
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 256;
-        list_item *v = (list_item *)realloc(*items, c * sizeof *v);
-        if (!v) return -1;
-        *items = v;
-        *cap = c;
-    }
-    (*items)[*n].index = *n;
-    (*items)[*n].label = label;
-    (*items)[*n].path = pack_cat(path, "");
-    return (*items)[(*n)++].path ? 0 : -1;
-}
-
-/* The images in walk order with their index and label; with recursive, prints the label map. */
-static int collect(const char *root, const list_opts *o, list_item **items, size_t *count) {
-    strvec dirs = {0};
-    size_t i, j, cap = 0;
-    unsigned label = 0;
-    int rc = strvec_push(&dirs, pack_cat("", ""));
-    *items = NULL;
-    *count = 0;
-    if (!rc && o->recursive) rc = all_dirs(root, "", o->exts, &dirs, 0);
-    if (!rc) qsort(dirs.v, dirs.n, sizeof(char *), cmp_str); /* im2rec sorts folders by path */
-    for (i = 0; !rc && i < dirs.n; i++) {
-        strvec files = {0};
-        rc = read_dir(root, dirs.v[i], o->exts, &files, NULL);
-        for (j = 0; !rc && j < files.n; j++) rc = push_item(items, count, &cap, files.v[j], label);
-        if (!rc && files.n && o->recursive) printf("%s\t%u\n", *dirs.v[i] ? dirs.v[i] : ".", label++);
-        strvec_free(&files);
-    }
-    strvec_free(&dirs);
-    return rc;
-}
 
 /* Through a temporary file of its own (two lists to one name never mix), fsynced, then renamed. */
 static int write_list(const char *path, const list_item *items, size_t n) {
@@ -329,7 +171,7 @@ CLI_COMMAND(cli_cmd_list) {
     o.chunks = 1;
     o.train = 1.0;
     if ((rc = parse_list_args(argc, argv, &o, &prefix, &root)) != 0) return free(o.exts_owned), rc;
-    rc = collect(root, &o, &items, &n) ? CLI_EXIT_ERR : 0;
+    rc = walk_collect(root, o.recursive, o.exts, &items, &n, stdout) ? CLI_EXIT_ERR : 0;
     fflush(stdout); /* the label map before any message on stderr */
     if (!rc && n == 0) cli_err("%s: no files ending in %s%s", root, o.exts, o.recursive ? "" : " (sub-folders need --recursive)");
     if (!rc && o.shuffle) shuffle(items, n, o.seed);

@@ -17,6 +17,12 @@ char *pack_cat(const char *s, const char *suffix);
 FILE *pack_create_tmp(const char *path, char **tmp);
 /* fflush, fsync and fclose: 0 when the bytes are on disk, else -1. */
 int pack_sync_close(FILE *f);
+/* Keep the current PATH under a free name beside it (*bak, malloc'd; a hard link where the file system
+   has them, *linked = 1, so PATH stays), for putting it back when a replace fails half-way. *bak is
+   NULL when PATH does not exist. 0 or -1 with errno set. */
+int pack_keep_aside(const char *path, char **bak, int *linked);
+/* Undo pack_keep_aside after replacing PATH failed (replaced: PATH was changed before the failure). */
+void pack_put_back(const char *path, const char *bak, int linked, int replaced);
 /* Seconds on a monotonic clock. */
 double pack_now(void);
 #endif
