@@ -2,7 +2,8 @@
    tree the input builds: folders, image and other files, and links (to ".", "..", a sibling, a file,
    nowhere, the root), with any bytes in the names (tabs, line breaks, non-UTF-8). A crash, a hang
    (libFuzzer's -timeout), a listed path that is not a file under the root, a name that breaks the
-   .lst format, or more entries than the tree has files and links is a failure. POSIX only. */
+   .lst format, or more entries than the tree has files and links is a failure. Everything is made
+   under one temporary folder and never through a link. POSIX only. */
 #define _POSIX_C_SOURCE 200809L
 #include "../../tools/pack_files.c"
 #include "../../tools/walk.c"
@@ -11,9 +12,13 @@
 
 void cli_err(const char *fmt, ...) { (void)fmt; } /* the walk's messages are not under test here */
 
-static char base[64];
+static char base[80];
 
-static void remove_base(void) { rmdir(base); }
+static void remove_base(void) {
+    rmdir(base);
+    *strrchr(base, '/') = 0;
+    rmdir(base);
+}
 
 /* Remove path and everything under it, never following links. */
 static void rm_tree(const char *path) {
@@ -57,6 +62,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!base[0]) {
         strcpy(base, "/tmp/recio-fuzzwalk-XXXXXX");
         if (!mkdtemp(base)) abort();
+        strcat(base, "/a"); /* the root two below the temporary folder: "../.." stays inside it */
+        if (mkdir(base, 0755) != 0) abort();
         atexit(remove_base);
     }
     snprintf(root, sizeof root, "%s/t", base);
@@ -71,9 +78,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (op == 0 && mkdir(path, 0755) == 0) snprintf(last, sizeof last, "%s", path);
         else if (op == 1 || op == 2) { /* a file, an image by its name or not */
             char file[4200];
-            FILE *f;
+            int fd;
             snprintf(file, sizeof file, "%s%s", path, exts[(p < end ? *p++ : 0) % 5]);
-            if ((f = fopen(file, "wb")) != NULL) fputs("x", f), fclose(f), made++;
+            /* O_EXCL: never through a link made earlier (one to "/nonexistent" would create it) */
+            if ((fd = open(file, O_WRONLY | O_CREAT | O_EXCL, 0644)) >= 0) {
+                if (write(fd, "x", 1) == 1) made++;
+                close(fd);
+            }
         } else if (op == 3) { /* a link */
             const char *t = targets[(p < end ? *p++ : 0) % 8];
             if (!*t) t = root;
