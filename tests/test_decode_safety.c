@@ -197,7 +197,7 @@ static void test_jpeg_marker_in_scan(void) {
         memcpy(c + 1, b, n);
         c[1 + m] = 0xff, c[2 + m] = (unsigned char)(k & 1 ? 0xd9 : 0xc4);
         e = recio_image_decode_ex(&img, c, n + 1, 3, msg, sizeof msg);
-        CHECK(e == RECIO_OK || e == RECIO_ERR_DECODE);
+        CHECK(e == RECIO_ERR_DECODE); /* the scan stops at the marker: stb alone would fill it with zeros */
         if (e == RECIO_OK) recio_image_free(&img);
 #ifdef RECIO_TURBOJPEG
         CHECK(decode_msg(c + 1, n, msg, sizeof msg) == RECIO_ERR_DECODE);
@@ -207,11 +207,51 @@ static void test_jpeg_marker_in_scan(void) {
     free(b);
 }
 
+/* A scan cut short and followed by a marker (an end marker appended to a cut file, or the rest of a
+   file after a corrupt byte) decodes in stb as zero bits: made-up pixels, no error. Every cut of
+   the scan data of small baseline JPEGs (4:2:0, 4:2:2, 4:4:4, grey; restart intervals of 1 and 2
+   MCUs; sizes not a multiple of the MCU) followed by an EOI must be refused; the whole file, read.
+   The expected verdict needs no decoder: the encoder's last byte holds at least one bit of data. */
+static void test_jpeg_scan_cut_then_marker(void) {
+    static const char *const files[] = {"rst2-37x29.jpg", "gray-rst1-50x30.jpg", "s444-33x17.jpg", "s422-41x23.jpg",
+                                        "../photos/retina-120x90.jpg"};
+    size_t f, cuts = 0, bad = 0;
+    for (f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[256], msg[256];
+        size_t n = 0, sos, end, p, len;
+        unsigned char *b, *c;
+        recio_image img = {0};
+        snprintf(path, sizeof path, "tests/data/image/%s", files[f]);
+        b = t_slurp(path, &n);
+        CHECK(b != NULL && (sos = find_marker(b, n, 0xda)) > 0);
+        if (!b || !sos) continue;
+        len = (size_t)b[sos + 2] << 8 | b[sos + 3];
+        for (end = n - 2; end > sos && !(b[end] == 0xff && b[end + 1] == 0xd9); end--) {}
+        c = (unsigned char *)malloc(n + 3);
+        c[0] = 0xff; /* stb in every build */
+        memcpy(c + 1, b, n);
+        CHECK(decode_msg(c, n + 1, msg, sizeof msg) == RECIO_OK);
+        for (p = sos + 2 + len; p < end; p++) {
+            memcpy(c + 1, b, p);
+            c[1 + p] = 0xff, c[2 + p] = 0xd9;
+            cuts++;
+            if (recio_image_decode_ex(&img, c, p + 3, 3, msg, sizeof msg) == RECIO_OK) {
+                if (bad++ < 3) printf("  %s cut at %zu of %zu: decoded\n", files[f], p, end);
+                recio_image_free(&img);
+            }
+        }
+        free(c);
+        free(b);
+    }
+    printf("  %zu cuts of 5 scans, each followed by an end marker: %zu decoded\n", cuts, bad);
+    CHECK(bad == 0 && cuts > 3000);
+}
+
 /* UBSan's "shift exponent 34 in stbi__grow_buffer_unsafe", made by hand: an 8x8 grey baseline JPEG
    whose DC and AC tables each hold one 16-bit code (DC category 0, AC run 0 size 10) over 4 zero
    bytes of scan data. The DC code leaves exactly 16 bits, the AC code takes them all, its 10 extra
-   bits meet the EOI (code_bits -10), and the next refill shifted by 24 - (-10). stb then decodes
-   zeros (wrong pixels, no error: only libjpeg-turbo sees the scan end early); it must not abort. */
+   bits meet the EOI (code_bits -10), and the next refill shifted by 24 - (-10). stb would then
+   decode zeros; recio's walk of the scan sees it end early and refuses it, as libjpeg-turbo does. */
 static size_t shift34_jpeg(unsigned char *j) {
     static const unsigned char head[] = {0xff, 0xd8, 0xff, 0xdb, 0x00, 0x43, 0x00};
     static const unsigned char tail[] = {0xff, 0xc0, 0x00, 0x0b, 0x08, 0x00, 0x08, 0x00, 0x08, 0x01, 0x01, 0x11, 0x00,
@@ -236,7 +276,7 @@ static void test_jpeg_shift34(void) {
     j[0] = 0xff; /* a fill byte: stb decodes it in every build */
     n = 1 + shift34_jpeg(j + 1);
     e = recio_image_decode_ex(&img, j, n, 0, msg, sizeof msg);
-    CHECK(e == RECIO_OK || e == RECIO_ERR_DECODE);
+    CHECK(e == RECIO_ERR_DECODE && strstr(msg, "truncated JPEG") != NULL);
     if (e == RECIO_OK) recio_image_free(&img);
 #ifdef RECIO_TURBOJPEG
     CHECK(decode_msg(j + 1, n - 1, msg, sizeof msg) == RECIO_ERR_DECODE);
@@ -286,6 +326,7 @@ int main(void) {
     RUN(test_png);
     RUN(test_jpeg);
     RUN(test_jpeg_marker_in_scan);
+    RUN(test_jpeg_scan_cut_then_marker);
     RUN(test_jpeg_shift34);
     RUN(test_commands_refuse_hdr);
     return t_done("test_decode_safety");
