@@ -670,6 +670,10 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
       random_resized_crop(S[,smin,smax,rmin,rmax])  (defaults 0.08, 1, 3/4, 4/3; torchvision's algorithm)
       flip random_flip(P) vflip random_vflip(P) rotate(DEG) random_rotate(DEG) pad(N[,VALUE])
       resize_long(S) letterbox(W,H[,VALUE]) random_expand(MAX[,VALUE])   (detection: see docs/image.md)
+      random_bbox_crop([T[,SMIN,SMAX,RMIN,RMAX[,TRIALS]]]) random_bbox_cover(...)
+                    (SSD's crop: IoU, or coverage, with some box at least T; -1 or no arguments =
+                    SSD's choices; defaults 0.3, 1, 0.5, 2, 50; its draw reads the boxes: without
+                    them the whole image is the one box; docs/image.md)
       brightness(F) contrast(F) saturation(F) hue(F) color_jitter(B,C,S[,H]) lighting(STD) gray
       float normalize(imagenet | M0,M1,M2,S0,S1,S2) chw f16 i8(SCALE[,ZERO])
       posterize(BITS) solarize(T) autocontrast equalize invert sharpness(F) shear_x(F) shear_y(F)
@@ -678,7 +682,7 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
       autoaugment   (AutoAugment's ImageNet policy: the spec recio_autoaugment_imagenet() returns)
       area   (the next resize, resize_short or random_resized_crop uses the antialiased AREA filter)
    Resizes use RECIO_LINEAR unless preceded by `area`. Boxes and masks (recio_transform_apply_ex)
-   move with the ops of the first four lines and with shear_x/shear_y; the others leave them alone.
+   move with the ops of the first five lines and with shear_x/shear_y; the others leave them alone.
    FUSION: runs of crop / resize / flip / float / normalize / chw are computed in one pass (only the
    pixels that survive the crops are resampled) with exactly the numbers of the op-by-op chain. */
 typedef struct recio_transform recio_transform;
@@ -6284,6 +6288,17 @@ typedef struct recio__geo {
     double m[6];
 } recio__geo;
 
+/* Box i is b[5i..5i+3]: xmin, ymin, xmax, ymax in pixels of the current w x h image, edges (pixel x
+   spans [x, x + 1)); b[5i+4] is 1 while it is kept. mask: data NULL when there is none; a view of
+   the caller's until the first step, then owned through alloc. */
+struct recio__tgt {
+    const recio_allocator *alloc;
+    double *b;
+    int n, w, h;
+    recio_image mask;
+    unsigned char fill;
+};
+
 enum { /* what an op needs */
     RECIO__OPF_GEOM = 1,     /* moves pixels (it has geom): boxes and masks move with it */
     RECIO__OPF_U8 = 2,       /* needs u8 HWC pixels, else RECIO_ERR_UNSUPPORTED */
@@ -6294,7 +6309,8 @@ enum { /* what an op needs */
 };
 
 /* How an op's arguments are checked: sizes are whole pixels > 0, probabilities in [0, 1], ... */
-enum { RECIO__A_NUM = 1, RECIO__A_SIZE, RECIO__A_PROB, RECIO__A_NONNEG, RECIO__A_POS, RECIO__A_INT, RECIO__A_BITS };
+enum { RECIO__A_NUM = 1, RECIO__A_SIZE, RECIO__A_PROB, RECIO__A_NONNEG, RECIO__A_POS, RECIO__A_INT, RECIO__A_BITS,
+       RECIO__A_FRAC, RECIO__A_IOU };
 
 struct recio__opdef {
     const char *name;
@@ -6382,6 +6398,8 @@ static recio_err recio__check_arg(recio__parser *ps, const char *at, const recio
     if (c == RECIO__A_NONNEG && !(v >= 0 && v < 1e6)) return recio__perr(ps, at, "%s: expected a number >= 0", d->name);
     if (c == RECIO__A_POS && !(v > 0 && v < 1e6)) return recio__perr(ps, at, "%s: expected a number > 0", d->name);
     if (c == RECIO__A_BITS && (v < 0 || v > 8 || v != floorf(v))) return recio__perr(ps, at, "%s: bits must be 0 to 8", d->name);
+    if (c == RECIO__A_FRAC && !(v > 0 && v <= 1)) return recio__perr(ps, at, "%s: expected a fraction in (0, 1]", d->name);
+    if (c == RECIO__A_IOU && !(v == -1 || (v >= 0 && v <= 1))) return recio__perr(ps, at, "%s: the overlap must be in [0, 1], or -1 for SSD's choices", d->name);
     if (!(v == v) || v > 1e30f || v < -1e30f) return recio__perr(ps, at, "%s: number out of range", d->name);
     return RECIO_OK;
 }
@@ -7096,6 +7114,83 @@ static recio_err recio__p_expand(recio__exec *x, const recio__node *n, const rec
     return recio__p_place(x, in, o, n->nargs > 1 ? n->arg[1] : 0);
 }
 
+/* random_bbox_crop([T[,SMIN,SMAX,RMIN,RMAX[,TRIALS]]]), random_bbox_cover(...): SSD's sampler (Liu et
+   al. 2016, as Caffe SSD's batch sampler, MXNet's DetRandomCropAug and DALI's random_bbox_crop). T is
+   the least overlap the crop must reach with at least one box: IoU (area of intersection over area
+   of union), or for _cover the part of the box inside the crop (MXNet's min_object_covered); 0 = no
+   constraint; -1 = SSD's seven choices, one drawn uniformly: keep the image, 0, 0.1, 0.3, 0.5, 0.7,
+   0.9. Up to TRIALS candidates are drawn; the first that reaches T is the crop; when none does (or
+   the choice is "keep"), the image stays whole. A candidate: side scale s uniform in [SMIN, SMAX],
+   aspect a uniform in [RMIN, RMAX] clipped to [s^2, 1/s^2] (so it fits), size round(W s sqrt(a)) x
+   round(H s / sqrt(a)) (a is relative to the image's own aspect, as in SSD), corner uniform. The
+   draw reads the boxes riding along (x->tg: the op's only input beyond its arguments); when there
+   are none (a plain apply, the iterator) or none is left, the whole image is the one box
+   (TensorFlow's use_image_if_no_bounding_boxes), so T asks for a crop of at least T of the area. */
+static const float recio__ssd_choices[7] = {-1, 0, 0.1f, 0.3f, 0.5f, 0.7f, 0.9f};
+static double recio__bbox_arg(const recio__node *n, int i, double def) { return n->nargs > i ? n->arg[i] : def; }
+/* Overlap of crop c and box b (x0, y0, x1, y1 in pixel edges): IoU, or the part of b in c. */
+static double recio__bbox_overlap(const double c[4], const double *b, int cover) {
+    double iw = (c[2] < b[2] ? c[2] : b[2]) - (c[0] > b[0] ? c[0] : b[0]);
+    double ih = (c[3] < b[3] ? c[3] : b[3]) - (c[1] > b[1] ? c[1] : b[1]);
+    double in = iw > 0 && ih > 0 ? iw * ih : 0, ab = (b[2] - b[0]) * (b[3] - b[1]), ac = (c[2] - c[0]) * (c[3] - c[1]);
+    if (in <= 0) return 0;
+    return cover ? in / ab : in / (ab + ac - in);
+}
+/* The best overlap of crop c with any kept box, or with the whole w x h image when none is kept. */
+static double recio__bbox_best(const recio__tgt *tg, const double c[4], int w, int h, int cover) {
+    double best = 0, img[4] = {0, 0, 0, 0};
+    int i, any = 0;
+    for (i = 0; tg && i < tg->n; i++) {
+        const double *b = tg->b + 5 * (size_t)i;
+        double v;
+        if (b[4] == 0) continue;
+        any = 1;
+        if ((v = recio__bbox_overlap(c, b, cover)) > best) best = v;
+    }
+    if (any) return best;
+    img[2] = w, img[3] = h;
+    return recio__bbox_overlap(c, img, cover);
+}
+static void recio__bbox_candidate(recio_rng *g, const recio__node *n, int w, int h, int r[4]) {
+    double smin = recio__bbox_arg(n, 1, 0.3), smax = recio__bbox_arg(n, 2, 1), rmin = recio__bbox_arg(n, 3, 0.5),
+           rmax = recio__bbox_arg(n, 4, 2), s = smin + (smax - smin) * recio_rng_uniform(g), lo, hi, a;
+    lo = rmin > s * s ? rmin : s * s, hi = rmax < 1 / (s * s) ? rmax : 1 / (s * s);
+    a = lo + (hi - lo) * recio_rng_uniform(g);
+    r[2] = (int)floor(w * s * sqrt(a) + 0.5), r[3] = (int)floor(h * s / sqrt(a) + 0.5);
+    r[2] = r[2] < 1 ? 1 : r[2] > w ? w : r[2], r[3] = r[3] < 1 ? 1 : r[3] > h ? h : r[3];
+    r[0] = (int)recio_rng_below(g, (uint64_t)(w - r[2]) + 1);
+    r[1] = (int)recio_rng_below(g, (uint64_t)(h - r[3]) + 1);
+}
+static int recio__bbox_crop(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2], int cover) {
+    int trials = (int)recio__bbox_arg(n, 5, 50), i, r[4];
+    double t = recio__bbox_arg(n, 0, -1), c[4];
+    if (t < 0) t = recio__ssd_choices[recio_rng_below(&x->rng, 7)];
+    for (i = 0; t >= 0 && i < trials; i++) {
+        recio__bbox_candidate(&x->rng, n, w, h, r);
+        c[0] = r[0], c[1] = r[1], c[2] = r[0] + r[2], c[3] = r[1] + r[3];
+        if (recio__bbox_best(x->tg, c, w, h, cover) >= t) return recio__geo_crop(g, w, h, r[0], r[1], r[2], r[3]);
+    }
+    return 0; /* keep the image */
+}
+static int recio__g_bbox_crop(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    return recio__bbox_crop(x, n, w, h, g, 0);
+}
+static int recio__g_bbox_cover(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    return recio__bbox_crop(x, n, w, h, g, 1);
+}
+/* At most the input; the shorter side at least SMIN * max(SMIN, sqrt(RMIN), 1 / sqrt(RMAX)) of it. */
+static void recio__sh_bbox_crop(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    double smin = recio__bbox_arg(n, 1, 0.3), smax = recio__bbox_arg(n, 2, 1), rmin = recio__bbox_arg(n, 3, 0.5),
+           rmax = recio__bbox_arg(n, 4, 2), f, fw, fh;
+    (void)t;
+    if (smax < smin) smin = smax; /* the range may be given either way round */
+    if (rmax < rmin) f = rmin, rmin = rmax, rmax = f;
+    fw = smin * (smin > sqrt(rmin) ? smin : sqrt(rmin)), fh = smin * (smin > 1 / sqrt(rmax) ? smin : 1 / sqrt(rmax));
+    f = floor(s->short_ * (fw < fh ? fw : fh));
+    s->varies = 1;
+    s->short_ = f < 1 ? 1 : (int)f;
+}
+
 /* brightness(F), contrast(F), saturation(F), hue(F), gray, lighting(STD), color_jitter(B,C,S[,H]) */
 static recio_err recio__p_gray(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
     (void)x, (void)n;
@@ -7449,6 +7544,8 @@ static const recio__opdef recio__ops[] = {
     {"resize_long", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize_long, NULL, recio__g_resize_long, recio__x_geo, NULL, NULL},
     {"letterbox", 2, 3, {RECIO__A_SIZE, RECIO__A_SIZE, RECIO__A_NUM}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_letterbox, NULL, recio__g_letterbox, recio__x_geo, recio__p_letterbox, NULL},
     {"random_expand", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_expand, NULL, recio__g_expand, recio__x_geo, recio__p_expand, NULL},
+    {"random_bbox_crop", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT}, RECIO__G, 0, NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_crop, recio__x_geo, NULL, NULL},
+    {"random_bbox_cover", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT}, RECIO__G, 0, NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_cover, recio__x_geo, NULL, NULL},
     {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0, NULL, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
     {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_brightness},
     {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_contrast},
@@ -7626,16 +7723,6 @@ RECIODEF const char *recio_autoaugment_imagenet(void) {
 
 /* ---- boxes and a mask riding along (recio_transform_apply_ex) ---- */
 
-/* Box i is b[5i..5i+3]: xmin, ymin, xmax, ymax in pixels of the current w x h image, edges (pixel x
-   spans [x, x + 1)); b[5i+4] is 1 while it is kept. mask: data NULL when there is none; a view of
-   the caller's until the first step, then owned through alloc. */
-struct recio__tgt {
-    const recio_allocator *alloc;
-    double *b;
-    int n, w, h;
-    recio_image mask;
-    unsigned char fill;
-};
 
 /* A moved box's bounding box [lo, hi]: dropped when its centre is not inside the w x h image,
    else clipped to it. */
