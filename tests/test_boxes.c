@@ -478,7 +478,8 @@ static void test_mask_fill_and_args(void) {
 static void test_encoded_path(void) {
     static const char *specs[] = {"crop(3,5,400,300) random_resized_crop(120,0.2,0.9) random_flip(0.5)",
                                   "resize_short(200) random_crop(150,120) rotate(10)", "area resize(100,80) center_crop(60) pad(3)",
-                                  "random_crop(300,200) crop(10,10,200,150) resize(90,70) vflip", "letterbox(128,128) gray", NULL};
+                                  "random_crop(300,200) crop(10,10,200,150) resize(90,70) vflip", "letterbox(128,128) gray",
+                                  "random_crop(400,300) random_bbox_crop(0.3) resize(90,70)", "random_bbox_cover resize(64,64)", NULL};
     size_t n = 0;
     unsigned char *jpg = t_slurp("tests/data/photos/chelsea-500x375.jpg", &n);
     recio_image dec = {0}, mask;
