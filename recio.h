@@ -344,12 +344,15 @@ RECIODEF void recio_index_free(recio_index *idx);
    and each tab-separated field are stripped of spaces (so "0 \t 1 \t a.jpg" and a trailing tab are
    fine) and the path is the last field; a path holding a NUL byte is refused. A malformed line fails
    the parse with "FILE: line N: what" in errmsg, unless on_bad_line is set: then that message goes to
-   on_bad_line, the line is left out and counted in skipped, and the parse goes on (im2rec's habit). */
+   on_bad_line, the line is left out and counted in skipped, and the parse goes on (im2rec's habit).
+   With mask_column set, each line ends with two paths, "index\tlabel...\timage\tmask": the list
+   of a segmentation dataset (recio list/pack --mask-root); im2rec cannot read such a list. */
 typedef struct recio_lst_item {
     uint64_t index;
     const float *labels; /* into recio_lst storage */
     uint32_t nlabels;
     const char *path;    /* into recio_lst storage */
+    const char *mask;    /* the mask's path with mask_column (into recio_lst storage), else NULL */
 } recio_lst_item;
 
 typedef struct recio_lst {
@@ -361,6 +364,7 @@ typedef struct recio_lst {
     void (*on_bad_line)(void *user, const char *msg); /* in, optional: report and skip malformed lines */
     void *user;                                       /* in: passed to on_bad_line */
     size_t skipped;                                   /* out: malformed lines left out */
+    int mask_column;                                  /* in: lines end with image and mask paths */
 } recio_lst;
 
 RECIODEF recio_err recio_lst_parse(recio_lst *lst, const char *text, size_t n, const char *name);
@@ -370,20 +374,35 @@ RECIODEF recio_err recio_lst_load(recio_lst *lst, const char *path);
 RECIODEF void recio_lst_free(recio_lst *lst);
 
 /* MXNet image record: IRHeader {u32 flag; f32 label; u64 id; u64 id2} (24 bytes), then when
-   flag > 0 `flag` float32 labels (the header label is then ignored), then the encoded image. */
+   flag > 0 `flag` float32 labels (the header label is then ignored), then the encoded image.
+   SEGMENTATION RECORDS carry the image's label mask after the image, as a tail:
+      encoded image | mask PNG (8-bit grey, one label per pixel) | u32 LE mask length | "RMSK"
+   Why a tail: the header and labels keep their meaning (a record may be both a detection and a
+   segmentation record), and every old reader still sees the image: MXNet's ImageRecordIter (OpenCV),
+   DALI, PIL and recio before this decode from the image's first byte and stop at its end marker
+   (JPEG EOI, PNG IEND), never reading the tail. recio_irecord_unpack finds the tail (the last 4
+   bytes "RMSK", a length that fits, and a PNG signature where it says the mask starts) and then
+   gives the image without it. */
 #define RECIO_IRHEADER_SIZE 24
+#define RECIO_MASK_TAIL_SIZE 8
 
 typedef struct recio_irecord {
     uint32_t flag;
     float label;
     uint64_t id, id2;
     const void *labels;      /* flag little-endian float32s, unaligned; NULL when flag == 0 */
-    const void *image;       /* encoded image bytes inside the payload */
+    const void *image;       /* encoded image bytes inside the payload (without a mask tail) */
     size_t image_size;
+    const void *mask;        /* the label mask's PNG bytes of a segmentation record; NULL when none */
+    size_t mask_size;
 } recio_irecord;
 
 /* Parse a payload; RECIO_ERR_FORMAT when it is too short for its header and labels. */
 RECIODEF recio_err recio_irecord_unpack(recio_irecord *out, const void *payload, size_t size);
+/* Write the 8-byte tail that follows a mask of mask_size bytes (see above) into dst; returns
+   RECIO_MASK_TAIL_SIZE, or 0 (nothing written) when mask_size does not fit in 32 bits. A
+   segmentation record is header, labels, image, mask, then this tail. */
+RECIODEF size_t recio_irecord_mask_tail(void *dst, size_t mask_size);
 RECIODEF uint32_t recio_irecord_nlabels(const recio_irecord *r);        /* flag, or 1 when flag == 0 */
 RECIODEF float recio_irecord_label(const recio_irecord *r, uint32_t i); /* label i (i < nlabels) */
 /* Write the header (and labels) into dst, which holds recio_irecord_header_size(nlabels) bytes.
@@ -2716,16 +2735,25 @@ static int recio__is_space(char c) { return c == ' ' || c == '\t' || c == '\r' |
 static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, const char *e, recio_buffer *items,
                                  recio_buffer *labels, recio_buffer *paths) {
     recio_lst_item it;
-    const char *last, *path;
+    const char *last, *path, *mask = NULL, *pe;
     float f;
-    uint64_t path_at = paths->size, label_at = labels->size / sizeof(float);
+    uint64_t path_at = paths->size, label_at = labels->size / sizeof(float), mask_at = 0;
     while (b < e && recio__is_space(*b)) b++;
     while (e > b && recio__is_space(e[-1])) e--;
     if (b == e) return RECIO_OK; /* a blank line */
     for (last = e; last > b && last[-1] != '\t'; last--) {}
     if (last == b) return recio__text_fail(l->errmsg, L, "expected 'index<TAB>label...<TAB>path'");
     for (path = last; path < e && recio__is_space(*path); path++) {}
-    if (memchr(path, 0, (size_t)(e - path))) return recio__text_fail(l->errmsg, L, "a NUL byte in the path");
+    pe = e;
+    if (l->mask_column) { /* the last field is the mask; the image's path is the one before it */
+        mask = path;
+        for (pe = last - 1; pe > b && recio__is_space(pe[-1]); pe--) {}
+        for (last = pe; last > b && last[-1] != '\t'; last--) {}
+        if (last == b) return recio__text_fail(l->errmsg, L, "expected 'index<TAB>label...<TAB>image<TAB>mask'");
+        for (path = last; path < pe && recio__is_space(*path); path++) {}
+        if (path == pe || memchr(mask, 0, (size_t)(e - mask))) return recio__text_fail(l->errmsg, L, "a bad image or mask path");
+    }
+    if (memchr(path, 0, (size_t)(pe - path))) return recio__text_fail(l->errmsg, L, "a NUL byte in the path");
     memset(&it, 0, sizeof it);
     if (recio__parse_u64(&b, last, &it.index)) return recio__text_fail(l->errmsg, L, "the index is not a whole number");
     while (b < last && *b == ' ') b++;
@@ -2738,10 +2766,13 @@ static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, c
         it.nlabels++;
     }
     if (it.nlabels == 0) return recio__text_fail(l->errmsg, L, "no label before the path");
-    if (recio__mem_write(paths, path, (size_t)(e - path)) || recio__mem_write(paths, "", 1)) return RECIO_ERR_NOMEM;
-    /* pointers are fixed up once the storage stops moving */
+    if (recio__mem_write(paths, path, (size_t)(pe - path)) || recio__mem_write(paths, "", 1)) return RECIO_ERR_NOMEM;
+    mask_at = paths->size;
+    if (mask && (recio__mem_write(paths, mask, (size_t)(e - mask)) || recio__mem_write(paths, "", 1))) return RECIO_ERR_NOMEM;
+    /* pointers are fixed up once the storage stops moving (a mask offset is never 0: the path is first) */
     it.labels = (const float *)(uintptr_t)label_at;
     it.path = (const char *)(uintptr_t)path_at;
+    it.mask = mask ? (const char *)(uintptr_t)mask_at : NULL;
     return recio__mem_write(items, &it, sizeof it) ? RECIO_ERR_NOMEM : RECIO_OK;
 }
 
@@ -2754,10 +2785,11 @@ RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, con
     recio_allocator a;
     void (*on_bad)(void *, const char *);
     void *user;
+    int masks;
     if (!l || (!text && n)) return RECIO_ERR_ARG;
-    a = l->alloc, on_bad = l->on_bad_line, user = l->user;
+    a = l->alloc, on_bad = l->on_bad_line, user = l->user, masks = l->mask_column;
     memset(l, 0, sizeof *l);
-    l->alloc = a, l->on_bad_line = on_bad, l->user = user;
+    l->alloc = a, l->on_bad_line = on_bad, l->user = user, l->mask_column = masks;
     memset(&items, 0, sizeof items);
     items.alloc = labels.alloc = paths.alloc = a;
     labels = paths = items;
@@ -2784,6 +2816,7 @@ RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, con
             recio_lst_item *it = &l->items[i];
             it->labels = (const float *)(void *)labels.data + (uintptr_t)it->labels;
             it->path = (const char *)labels.data + lab_bytes + (uintptr_t)it->path;
+            if (it->mask) it->mask = (const char *)labels.data + lab_bytes + (uintptr_t)it->mask;
         }
         items.data = labels.data = NULL;
     }
@@ -2815,6 +2848,20 @@ RECIODEF void recio_lst_free(recio_lst *l) {
     l->count = 0;
 }
 
+/* A segmentation record's mask tail at the end of the image bytes: split it off (see recio.h, 3). */
+static void recio__mask_tail_find(recio_irecord *r) {
+    static const unsigned char png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    const unsigned char *b = (const unsigned char *)r->image, *end = b + r->image_size;
+    size_t n;
+    if (r->image_size < RECIO_MASK_TAIL_SIZE + sizeof png || memcmp(end - 4, "RMSK", 4) != 0) return;
+    n = recio_load_u32le(end - 8);
+    if (n < sizeof png || n > r->image_size - RECIO_MASK_TAIL_SIZE) return;
+    if (memcmp(end - 8 - n, png, sizeof png) != 0) return;
+    r->mask = end - 8 - n;
+    r->mask_size = n;
+    r->image_size -= n + RECIO_MASK_TAIL_SIZE;
+}
+
 RECIODEF recio_err recio_irecord_unpack(recio_irecord *out, const void *payload, size_t size) {
     const unsigned char *p = (const unsigned char *)payload;
     size_t need;
@@ -2830,7 +2877,16 @@ RECIODEF recio_err recio_irecord_unpack(recio_irecord *out, const void *payload,
     out->labels = out->flag ? p + RECIO_IRHEADER_SIZE : NULL;
     out->image = p + need;
     out->image_size = size - need;
+    recio__mask_tail_find(out);
     return RECIO_OK;
+}
+
+RECIODEF size_t recio_irecord_mask_tail(void *dst, size_t mask_size) {
+    unsigned char *d = (unsigned char *)dst;
+    if (!d || mask_size > 0xffffffffu) return 0;
+    recio_store_u32le(d, (uint32_t)mask_size);
+    memcpy(d + 4, "RMSK", 4);
+    return RECIO_MASK_TAIL_SIZE;
 }
 
 RECIODEF uint32_t recio_irecord_nlabels(const recio_irecord *r) { return r->flag ? r->flag : 1; }

@@ -59,7 +59,7 @@ class Record(Structure):
 
 class IRecord(Structure):
     _fields_ = [("flag", c_uint32), ("label", c_float), ("id", c_uint64), ("id2", c_uint64), ("labels", c_void_p),
-                ("image", c_void_p), ("image_size", c_size_t)]
+                ("image", c_void_p), ("image_size", c_size_t), ("mask", c_void_p), ("mask_size", c_size_t)]
 
 
 class IO(Structure):
@@ -89,12 +89,14 @@ class SplitWhere(Structure):
 
 
 class LstItem(Structure):
-    _fields_ = [("index", c_uint64), ("labels", POINTER(c_float)), ("nlabels", c_uint32), ("path", c_char_p)]
+    _fields_ = [("index", c_uint64), ("labels", POINTER(c_float)), ("nlabels", c_uint32), ("path", c_char_p),
+                ("mask", c_char_p)]
 
 
 class Lst(Structure):
     _fields_ = [("items", POINTER(LstItem)), ("count", c_size_t), ("storage", c_void_p), ("alloc", Allocator),
-                ("errmsg", c_char * 256), ("on_bad_line", c_void_p), ("user", c_void_p), ("skipped", c_size_t)]
+                ("errmsg", c_char * 256), ("on_bad_line", c_void_p), ("user", c_void_p), ("skipped", c_size_t),
+                ("mask_column", c_int)]
 
 
 def _candidates(pkg_dir, environ):
