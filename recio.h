@@ -13,7 +13,8 @@
    TABLE OF CONTENTS (each is a section with a banner, declarations first, then the implementation)
       1. CORE         errors, allocator, I/O hooks, little-endian helpers, seedable RNG
       2. RECORDIO     reader (streaming, memory, mmap) and writer (.idx, atomic)
-      3. INDEX        .idx and .lst files, MXNet image record header (IRHeader)
+      3. INDEX        .idx and .lst files, MXNet image record header (IRHeader), detection labels,
+                      segmentation records (the mask tail)
       4. SPLIT        rank/nsplit partition of many files, as dmlc-core's InputSplit
       5. IMAGE OPS    decode, resize, crop, flip, colour, normalize: one image per call; the
                       kernel table (scalar / SSE2 / AVX2 / NEON columns of the hot loops)

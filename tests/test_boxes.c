@@ -412,6 +412,46 @@ static void test_bbox_crop_fallback(void) {
     recio_transform_free(t);
 }
 
+/* No op interpolates the mask: on a mask of random labels from a small set, every output label is
+   one of them or the fill, over every geometric op (downscales, upscales, area, warps, canvases). */
+static void test_mask_labels_never_blended(void) {
+    static const char *specs[] = {"resize(37,23)", "resize(150,130)", "area resize(20,17)", "resize_short(41)", "resize_long(200)",
+                                  "random_resized_crop(33)", "letterbox(50,80)", "rotate(33)", "random_rotate(40)", "shear_x(0.4)",
+                                  "shear_y(-0.2)", "pad(5)", "random_expand(3) resize(64,64)", "random_bbox_crop resize(30,30)",
+                                  "center_crop(40,30) vflip flip", NULL};
+    static const unsigned char labels[3] = {3, 77, 200};
+    recio_image img, mask;
+    int i, seed, bad = 0;
+    size_t k;
+    CHECK(recio_image_alloc(&img, 90, 70, 3, RECIO_U8, RECIO_HWC, NULL) == RECIO_OK);
+    CHECK(recio_image_alloc(&mask, 90, 70, 1, RECIO_U8, RECIO_HWC, NULL) == RECIO_OK);
+    for (k = 0; k < recio_image_bytes(&img); k++) ((unsigned char *)img.data)[k] = (unsigned char)t_rand();
+    for (k = 0; k < recio_image_bytes(&mask); k++) ((unsigned char *)mask.data)[k] = labels[t_rand() % 3];
+    for (i = 0; specs[i]; i++)
+        for (seed = 0; seed < 5; seed++) {
+            recio_transform *t = NULL;
+            recio_image out = {0}, m = {0};
+            recio_apply_desc d;
+            int x, y;
+            memset(&d, 0, sizeof d);
+            d.mask = &mask, d.mask_out = &m;
+            CHECK(recio_transform_parse(&t, specs[i]) == RECIO_OK);
+            CHECK(recio_transform_apply_ex(t, &img, &out, (uint64_t)seed, &d) == RECIO_OK);
+            for (y = 0; y < m.height; y++)
+                for (x = 0; x < m.width; x++) {
+                    unsigned char v = ((unsigned char *)m.data)[(size_t)y * m.stride + (size_t)x];
+                    if (v != 3 && v != 77 && v != 200 && v != 255 && bad++ < 3)
+                        fprintf(stderr, "  '%s' seed %d: label %d at %d,%d\n", specs[i], seed, v, x, y);
+                }
+            CHECK(m.width == out.width && m.height == out.height);
+            recio_image_free(&out), recio_image_free(&m);
+            recio_transform_free(t);
+        }
+    CHECK(bad == 0);
+    recio_image_free(&img);
+    recio_image_free(&mask);
+}
+
 /* The drop rule exactly: a crop that leaves a box's centre just outside drops it, just inside keeps
    it clipped; boxes_out may be the input array. */
 static void test_drop_and_clip(void) {
@@ -719,6 +759,7 @@ int main(void) {
     RUN(test_bbox_crop_meets_constraint);
     RUN(test_bbox_crop_without_boxes);
     RUN(test_bbox_crop_fallback);
+    RUN(test_mask_labels_never_blended);
     RUN(test_drop_and_clip);
     RUN(test_mask_fill_and_args);
     RUN(test_encoded_path);
