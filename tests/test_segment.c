@@ -183,6 +183,15 @@ static int check_record(const unsigned char *p, size_t n, int w, int h, int exac
 
 static const char *dir = "build/seg";
 
+/* A text file as a NUL-ended string (t_slurp's bytes are not). */
+static char *slurp_text(const char *path) {
+    size_t n = 0;
+    unsigned char *b = t_slurp(path, &n), *s = b ? (unsigned char *)realloc(b, n + 1) : NULL;
+    if (!s) return free(b), NULL;
+    s[n] = 0;
+    return (char *)s;
+}
+
 static void make_dataset(void) {
     recio_image img, mask;
     char cmd[512];
@@ -211,8 +220,7 @@ static void test_list_and_pack(void) {
     CHECK(strstr(out, "nomask.png") != NULL && strstr(out, "no mask") != NULL);
     snprintf(args, sizeof args, "%s/seg.lst", dir);
     {
-        size_t k = 0;
-        char *lst = (char *)t_slurp(args, &k);
+        char *lst = slurp_text(args);
         CHECK(lst && strstr(lst, "0\t0.000000\ta/one.png\ta/one.png\n") && strstr(lst, "\t1.000000\tb/two.png\tb/two.png\n"));
         CHECK(lst && !strstr(lst, "nomask"));
         free(lst);
@@ -281,8 +289,7 @@ static void test_unpack_and_repack(void) {
     CHECK(t_recio_capture(args, 60, out, sizeof out) == 0);
     snprintf(args, sizeof args, "%s/un/seg.lst", dir);
     {
-        size_t k = 0;
-        char *lst = (char *)t_slurp(args, &k);
+        char *lst = slurp_text(args);
         CHECK(lst && strstr(lst, "0\t0\t0.png\t0.mask.png\n") && strstr(lst, "2\t1\t2.png\t2.mask.png\n") /* walk indices: nomask.png was 1 */);
         free(lst);
     }
