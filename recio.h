@@ -770,8 +770,9 @@ RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w,
 RECIODEF int recio_transform_decode_hint(const recio_transform *t);
 /* BOXES AND MASKS (detection, segmentation) beside the image. The chain's geometric ops (crops,
    resizes, flips, pad, rotate, shear) move them exactly as they move the pixels, with the same random
-   draws, so the image is the one recio_transform_apply gives for that seed. A box becomes the
-   axis-aligned bounding box of its moved corners (exact for crops, resizes, flips and pad), is
+   draws, so the image is the one recio_transform_apply gives for that seed (but random_bbox_crop and
+   random_bbox_cover draw their crop from the boxes: without them the whole image is the box). A box
+   becomes the axis-aligned bounding box of its moved corners (exact for crops, resizes, flips and pad), is
    clipped to the image after each op, and is dropped when its centre leaves the image (MXNet's
    default emit mode); photometric ops leave boxes and mask alone. The mask (u8, 1 channel, HWC,
    the input's size: one label per pixel) is moved by nearest-neighbour sampling (a resize takes the
