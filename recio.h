@@ -13,7 +13,8 @@
    TABLE OF CONTENTS (each is a section with a banner, declarations first, then the implementation)
       1. CORE         errors, allocator, I/O hooks, little-endian helpers, seedable RNG
       2. RECORDIO     reader (streaming, memory, mmap) and writer (.idx, atomic)
-      3. INDEX        .idx and .lst files, MXNet image record header (IRHeader)
+      3. INDEX        .idx and .lst files, MXNet image record header (IRHeader), detection labels,
+                      segmentation records (the mask tail)
       4. SPLIT        rank/nsplit partition of many files, as dmlc-core's InputSplit
       5. IMAGE OPS    decode, resize, crop, flip, colour, normalize: one image per call; the
                       kernel table (scalar / SSE2 / AVX2 / NEON columns of the hot loops)
@@ -347,12 +348,15 @@ RECIODEF void recio_index_free(recio_index *idx);
    and each tab-separated field are stripped of spaces (so "0 \t 1 \t a.jpg" and a trailing tab are
    fine) and the path is the last field; a path holding a NUL byte is refused. A malformed line fails
    the parse with "FILE: line N: what" in errmsg, unless on_bad_line is set: then that message goes to
-   on_bad_line, the line is left out and counted in skipped, and the parse goes on (im2rec's habit). */
+   on_bad_line, the line is left out and counted in skipped, and the parse goes on (im2rec's habit).
+   With mask_column set, each line ends with two paths, "index\tlabel...\timage\tmask": the list
+   of a segmentation dataset (recio list/pack --mask-root); im2rec cannot read such a list. */
 typedef struct recio_lst_item {
     uint64_t index;
     const float *labels; /* into recio_lst storage */
     uint32_t nlabels;
     const char *path;    /* into recio_lst storage */
+    const char *mask;    /* the mask's path with mask_column (into recio_lst storage), else NULL */
 } recio_lst_item;
 
 typedef struct recio_lst {
@@ -364,6 +368,7 @@ typedef struct recio_lst {
     void (*on_bad_line)(void *user, const char *msg); /* in, optional: report and skip malformed lines */
     void *user;                                       /* in: passed to on_bad_line */
     size_t skipped;                                   /* out: malformed lines left out */
+    int mask_column;                                  /* in: lines end with image and mask paths */
 } recio_lst;
 
 RECIODEF recio_err recio_lst_parse(recio_lst *lst, const char *text, size_t n, const char *name);
@@ -373,20 +378,35 @@ RECIODEF recio_err recio_lst_load(recio_lst *lst, const char *path);
 RECIODEF void recio_lst_free(recio_lst *lst);
 
 /* MXNet image record: IRHeader {u32 flag; f32 label; u64 id; u64 id2} (24 bytes), then when
-   flag > 0 `flag` float32 labels (the header label is then ignored), then the encoded image. */
+   flag > 0 `flag` float32 labels (the header label is then ignored), then the encoded image.
+   SEGMENTATION RECORDS carry the image's label mask after the image, as a tail:
+      encoded image | mask PNG (8-bit grey, one label per pixel) | u32 LE mask length | "RMSK"
+   Why a tail: the header and labels keep their meaning (a record may be both a detection and a
+   segmentation record), and every old reader still sees the image: MXNet's ImageRecordIter (OpenCV),
+   DALI, PIL and recio before this decode from the image's first byte and stop at its end marker
+   (JPEG EOI, PNG IEND), never reading the tail. recio_irecord_unpack finds the tail (the last 4
+   bytes "RMSK", a length that fits, and a PNG signature where it says the mask starts) and then
+   gives the image without it. */
 #define RECIO_IRHEADER_SIZE 24
+#define RECIO_MASK_TAIL_SIZE 8
 
 typedef struct recio_irecord {
     uint32_t flag;
     float label;
     uint64_t id, id2;
     const void *labels;      /* flag little-endian float32s, unaligned; NULL when flag == 0 */
-    const void *image;       /* encoded image bytes inside the payload */
+    const void *image;       /* encoded image bytes inside the payload (without a mask tail) */
     size_t image_size;
+    const void *mask;        /* the label mask's PNG bytes of a segmentation record; NULL when none */
+    size_t mask_size;
 } recio_irecord;
 
 /* Parse a payload; RECIO_ERR_FORMAT when it is too short for its header and labels. */
 RECIODEF recio_err recio_irecord_unpack(recio_irecord *out, const void *payload, size_t size);
+/* Write the 8-byte tail that follows a mask of mask_size bytes (see above) into dst; returns
+   RECIO_MASK_TAIL_SIZE, or 0 (nothing written) when mask_size does not fit in 32 bits. A
+   segmentation record is header, labels, image, mask, then this tail. */
+RECIODEF size_t recio_irecord_mask_tail(void *dst, size_t mask_size);
 RECIODEF uint32_t recio_irecord_nlabels(const recio_irecord *r);        /* flag, or 1 when flag == 0 */
 RECIODEF float recio_irecord_label(const recio_irecord *r, uint32_t i); /* label i (i < nlabels) */
 /* Write the header (and labels) into dst, which holds recio_irecord_header_size(nlabels) bytes.
@@ -673,6 +693,10 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
       random_resized_crop(S[,smin,smax,rmin,rmax])  (defaults 0.08, 1, 3/4, 4/3; torchvision's algorithm)
       flip random_flip(P) vflip random_vflip(P) rotate(DEG) random_rotate(DEG) pad(N[,VALUE])
       resize_long(S) letterbox(W,H[,VALUE]) random_expand(MAX[,VALUE])   (detection: see docs/image.md)
+      random_bbox_crop([T[,SMIN,SMAX,RMIN,RMAX[,TRIALS]]]) random_bbox_cover(...)
+                    (SSD's crop: IoU, or coverage, with some box at least T; -1 or no arguments =
+                    SSD's choices; defaults 0.3, 1, 0.5, 2, 50; its draw reads the boxes: without
+                    them the whole image is the one box; docs/image.md)
       brightness(F) contrast(F) saturation(F) hue(F) color_jitter(B,C,S[,H]) lighting(STD) gray
       float normalize(imagenet | M0,M1,M2,S0,S1,S2) chw f16 i8(SCALE[,ZERO])
       posterize(BITS) solarize(T) autocontrast equalize invert sharpness(F) shear_x(F) shear_y(F)
@@ -681,7 +705,7 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
       autoaugment   (AutoAugment's ImageNet policy: the spec recio_autoaugment_imagenet() returns)
       area   (the next resize, resize_short or random_resized_crop uses the antialiased AREA filter)
    Resizes use RECIO_LINEAR unless preceded by `area`. Boxes and masks (recio_transform_apply_ex)
-   move with the ops of the first four lines and with shear_x/shear_y; the others leave them alone.
+   move with the ops of the first five lines and with shear_x/shear_y; the others leave them alone.
    FUSION: runs of crop / resize / flip / float / normalize / chw are computed in one pass (only the
    pixels that survive the crops are resampled) with exactly the numbers of the op-by-op chain. */
 typedef struct recio_transform recio_transform;
@@ -749,8 +773,9 @@ RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w,
 RECIODEF int recio_transform_decode_hint(const recio_transform *t);
 /* BOXES AND MASKS (detection, segmentation) beside the image. The chain's geometric ops (crops,
    resizes, flips, pad, rotate, shear) move them exactly as they move the pixels, with the same random
-   draws, so the image is the one recio_transform_apply gives for that seed. A box becomes the
-   axis-aligned bounding box of its moved corners (exact for crops, resizes, flips and pad), is
+   draws, so the image is the one recio_transform_apply gives for that seed (but random_bbox_crop and
+   random_bbox_cover draw their crop from the boxes: without them the whole image is the box). A box
+   becomes the axis-aligned bounding box of its moved corners (exact for crops, resizes, flips and pad), is
    clipped to the image after each op, and is dropped when its centre leaves the image (MXNet's
    default emit mode); photometric ops leave boxes and mask alone. The mask (u8, 1 channel, HWC,
    the input's size: one label per pixel) is moved by nearest-neighbour sampling (a resize takes the
@@ -2737,16 +2762,25 @@ static int recio__is_space(char c) { return c == ' ' || c == '\t' || c == '\r' |
 static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, const char *e, recio_buffer *items,
                                  recio_buffer *labels, recio_buffer *paths) {
     recio_lst_item it;
-    const char *last, *path;
+    const char *last, *path, *mask = NULL, *pe;
     float f;
-    uint64_t path_at = paths->size, label_at = labels->size / sizeof(float);
+    uint64_t path_at = paths->size, label_at = labels->size / sizeof(float), mask_at = 0;
     while (b < e && recio__is_space(*b)) b++;
     while (e > b && recio__is_space(e[-1])) e--;
     if (b == e) return RECIO_OK; /* a blank line */
     for (last = e; last > b && last[-1] != '\t'; last--) {}
     if (last == b) return recio__text_fail(l->errmsg, L, "expected 'index<TAB>label...<TAB>path'");
     for (path = last; path < e && recio__is_space(*path); path++) {}
-    if (memchr(path, 0, (size_t)(e - path))) return recio__text_fail(l->errmsg, L, "a NUL byte in the path");
+    pe = e;
+    if (l->mask_column) { /* the last field is the mask; the image's path is the one before it */
+        mask = path;
+        for (pe = last - 1; pe > b && recio__is_space(pe[-1]); pe--) {}
+        for (last = pe; last > b && last[-1] != '\t'; last--) {}
+        if (last == b) return recio__text_fail(l->errmsg, L, "expected 'index<TAB>label...<TAB>image<TAB>mask'");
+        for (path = last; path < pe && recio__is_space(*path); path++) {}
+        if (path == pe || memchr(mask, 0, (size_t)(e - mask))) return recio__text_fail(l->errmsg, L, "a bad image or mask path");
+    }
+    if (memchr(path, 0, (size_t)(pe - path))) return recio__text_fail(l->errmsg, L, "a NUL byte in the path");
     memset(&it, 0, sizeof it);
     if (recio__parse_u64(&b, last, &it.index)) return recio__text_fail(l->errmsg, L, "the index is not a whole number");
     while (b < last && *b == ' ') b++;
@@ -2759,10 +2793,13 @@ static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, c
         it.nlabels++;
     }
     if (it.nlabels == 0) return recio__text_fail(l->errmsg, L, "no label before the path");
-    if (recio__mem_write(paths, path, (size_t)(e - path)) || recio__mem_write(paths, "", 1)) return RECIO_ERR_NOMEM;
-    /* pointers are fixed up once the storage stops moving */
+    if (recio__mem_write(paths, path, (size_t)(pe - path)) || recio__mem_write(paths, "", 1)) return RECIO_ERR_NOMEM;
+    mask_at = paths->size;
+    if (mask && (recio__mem_write(paths, mask, (size_t)(e - mask)) || recio__mem_write(paths, "", 1))) return RECIO_ERR_NOMEM;
+    /* pointers are fixed up once the storage stops moving (a mask offset is never 0: the path is first) */
     it.labels = (const float *)(uintptr_t)label_at;
     it.path = (const char *)(uintptr_t)path_at;
+    it.mask = mask ? (const char *)(uintptr_t)mask_at : NULL;
     return recio__mem_write(items, &it, sizeof it) ? RECIO_ERR_NOMEM : RECIO_OK;
 }
 
@@ -2775,10 +2812,11 @@ RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, con
     recio_allocator a;
     void (*on_bad)(void *, const char *);
     void *user;
+    int masks;
     if (!l || (!text && n)) return RECIO_ERR_ARG;
-    a = l->alloc, on_bad = l->on_bad_line, user = l->user;
+    a = l->alloc, on_bad = l->on_bad_line, user = l->user, masks = l->mask_column;
     memset(l, 0, sizeof *l);
-    l->alloc = a, l->on_bad_line = on_bad, l->user = user;
+    l->alloc = a, l->on_bad_line = on_bad, l->user = user, l->mask_column = masks;
     memset(&items, 0, sizeof items);
     items.alloc = labels.alloc = paths.alloc = a;
     labels = paths = items;
@@ -2805,6 +2843,7 @@ RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, con
             recio_lst_item *it = &l->items[i];
             it->labels = (const float *)(void *)labels.data + (uintptr_t)it->labels;
             it->path = (const char *)labels.data + lab_bytes + (uintptr_t)it->path;
+            if (it->mask) it->mask = (const char *)labels.data + lab_bytes + (uintptr_t)it->mask;
         }
         items.data = labels.data = NULL;
     }
@@ -2836,6 +2875,20 @@ RECIODEF void recio_lst_free(recio_lst *l) {
     l->count = 0;
 }
 
+/* A segmentation record's mask tail at the end of the image bytes: split it off (see recio.h, 3). */
+static void recio__mask_tail_find(recio_irecord *r) {
+    static const unsigned char png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    const unsigned char *b = (const unsigned char *)r->image, *end = b + r->image_size;
+    size_t n;
+    if (r->image_size < RECIO_MASK_TAIL_SIZE + sizeof png || memcmp(end - 4, "RMSK", 4) != 0) return;
+    n = recio_load_u32le(end - 8);
+    if (n < sizeof png || n > r->image_size - RECIO_MASK_TAIL_SIZE) return;
+    if (memcmp(end - 8 - n, png, sizeof png) != 0) return;
+    r->mask = end - 8 - n;
+    r->mask_size = n;
+    r->image_size -= n + RECIO_MASK_TAIL_SIZE;
+}
+
 RECIODEF recio_err recio_irecord_unpack(recio_irecord *out, const void *payload, size_t size) {
     const unsigned char *p = (const unsigned char *)payload;
     size_t need;
@@ -2851,7 +2904,16 @@ RECIODEF recio_err recio_irecord_unpack(recio_irecord *out, const void *payload,
     out->labels = out->flag ? p + RECIO_IRHEADER_SIZE : NULL;
     out->image = p + need;
     out->image_size = size - need;
+    recio__mask_tail_find(out);
     return RECIO_OK;
+}
+
+RECIODEF size_t recio_irecord_mask_tail(void *dst, size_t mask_size) {
+    unsigned char *d = (unsigned char *)dst;
+    if (!d || mask_size > 0xffffffffu) return 0;
+    recio_store_u32le(d, (uint32_t)mask_size);
+    memcpy(d + 4, "RMSK", 4);
+    return RECIO_MASK_TAIL_SIZE;
 }
 
 RECIODEF uint32_t recio_irecord_nlabels(const recio_irecord *r) { return r->flag ? r->flag : 1; }
@@ -6526,6 +6588,17 @@ typedef struct recio__geo {
     double m[6];
 } recio__geo;
 
+/* Box i is b[5i..5i+3]: xmin, ymin, xmax, ymax in pixels of the current w x h image, edges (pixel x
+   spans [x, x + 1)); b[5i+4] is 1 while it is kept. mask: data NULL when there is none; a view of
+   the caller's until the first step, then owned through alloc. */
+struct recio__tgt {
+    const recio_allocator *alloc;
+    double *b;
+    int n, w, h;
+    recio_image mask;
+    unsigned char fill;
+};
+
 enum { /* what an op needs */
     RECIO__OPF_GEOM = 1,     /* moves pixels (it has geom): boxes and masks move with it */
     RECIO__OPF_U8 = 2,       /* needs u8 HWC pixels, else RECIO_ERR_UNSUPPORTED */
@@ -6536,7 +6609,8 @@ enum { /* what an op needs */
 };
 
 /* How an op's arguments are checked: sizes are whole pixels > 0, probabilities in [0, 1], ... */
-enum { RECIO__A_NUM = 1, RECIO__A_SIZE, RECIO__A_PROB, RECIO__A_NONNEG, RECIO__A_POS, RECIO__A_INT, RECIO__A_BITS };
+enum { RECIO__A_NUM = 1, RECIO__A_SIZE, RECIO__A_PROB, RECIO__A_NONNEG, RECIO__A_POS, RECIO__A_INT, RECIO__A_BITS,
+       RECIO__A_FRAC, RECIO__A_IOU };
 
 struct recio__opdef {
     const char *name;
@@ -6624,6 +6698,8 @@ static recio_err recio__check_arg(recio__parser *ps, const char *at, const recio
     if (c == RECIO__A_NONNEG && !(v >= 0 && v < 1e6)) return recio__perr(ps, at, "%s: expected a number >= 0", d->name);
     if (c == RECIO__A_POS && !(v > 0 && v < 1e6)) return recio__perr(ps, at, "%s: expected a number > 0", d->name);
     if (c == RECIO__A_BITS && (v < 0 || v > 8 || v != floorf(v))) return recio__perr(ps, at, "%s: bits must be 0 to 8", d->name);
+    if (c == RECIO__A_FRAC && !(v > 0 && v <= 1)) return recio__perr(ps, at, "%s: expected a fraction in (0, 1]", d->name);
+    if (c == RECIO__A_IOU && !(v == -1 || (v >= 0 && v <= 1))) return recio__perr(ps, at, "%s: the overlap must be in [0, 1], or -1 for SSD's choices", d->name);
     if (!(v == v) || v > 1e30f || v < -1e30f) return recio__perr(ps, at, "%s: number out of range", d->name);
     return RECIO_OK;
 }
@@ -7338,6 +7414,83 @@ static recio_err recio__p_expand(recio__exec *x, const recio__node *n, const rec
     return recio__p_place(x, in, o, n->nargs > 1 ? n->arg[1] : 0);
 }
 
+/* random_bbox_crop([T[,SMIN,SMAX,RMIN,RMAX[,TRIALS]]]), random_bbox_cover(...): SSD's sampler (Liu et
+   al. 2016, as Caffe SSD's batch sampler, MXNet's DetRandomCropAug and DALI's random_bbox_crop). T is
+   the least overlap the crop must reach with at least one box: IoU (area of intersection over area
+   of union), or for _cover the part of the box inside the crop (MXNet's min_object_covered); 0 = no
+   constraint; -1 = SSD's seven choices, one drawn uniformly: keep the image, 0, 0.1, 0.3, 0.5, 0.7,
+   0.9. Up to TRIALS candidates are drawn; the first that reaches T is the crop; when none does (or
+   the choice is "keep"), the image stays whole. A candidate: side scale s uniform in [SMIN, SMAX],
+   aspect a uniform in [RMIN, RMAX] clipped to [s^2, 1/s^2] (so it fits), size round(W s sqrt(a)) x
+   round(H s / sqrt(a)) (a is relative to the image's own aspect, as in SSD), corner uniform. The
+   draw reads the boxes riding along (x->tg: the op's only input beyond its arguments); when there
+   are none (a plain apply, the iterator) or none is left, the whole image is the one box
+   (TensorFlow's use_image_if_no_bounding_boxes), so T asks for a crop of at least T of the area. */
+static const float recio__ssd_choices[7] = {-1, 0, 0.1f, 0.3f, 0.5f, 0.7f, 0.9f};
+static double recio__bbox_arg(const recio__node *n, int i, double def) { return n->nargs > i ? n->arg[i] : def; }
+/* Overlap of crop c and box b (x0, y0, x1, y1 in pixel edges): IoU, or the part of b in c. */
+static double recio__bbox_overlap(const double c[4], const double *b, int cover) {
+    double iw = (c[2] < b[2] ? c[2] : b[2]) - (c[0] > b[0] ? c[0] : b[0]);
+    double ih = (c[3] < b[3] ? c[3] : b[3]) - (c[1] > b[1] ? c[1] : b[1]);
+    double in = iw > 0 && ih > 0 ? iw * ih : 0, ab = (b[2] - b[0]) * (b[3] - b[1]), ac = (c[2] - c[0]) * (c[3] - c[1]);
+    if (in <= 0) return 0;
+    return cover ? in / ab : in / (ab + ac - in);
+}
+/* The best overlap of crop c with any kept box, or with the whole w x h image when none is kept. */
+static double recio__bbox_best(const recio__tgt *tg, const double c[4], int w, int h, int cover) {
+    double best = 0, img[4] = {0, 0, 0, 0};
+    int i, any = 0;
+    for (i = 0; tg && i < tg->n; i++) {
+        const double *b = tg->b + 5 * (size_t)i;
+        double v;
+        if (b[4] == 0) continue;
+        any = 1;
+        if ((v = recio__bbox_overlap(c, b, cover)) > best) best = v;
+    }
+    if (any) return best;
+    img[2] = w, img[3] = h;
+    return recio__bbox_overlap(c, img, cover);
+}
+static void recio__bbox_candidate(recio_rng *g, const recio__node *n, int w, int h, int r[4]) {
+    double smin = recio__bbox_arg(n, 1, 0.3), smax = recio__bbox_arg(n, 2, 1), rmin = recio__bbox_arg(n, 3, 0.5),
+           rmax = recio__bbox_arg(n, 4, 2), s = smin + (smax - smin) * recio_rng_uniform(g), lo, hi, a;
+    lo = rmin > s * s ? rmin : s * s, hi = rmax < 1 / (s * s) ? rmax : 1 / (s * s);
+    a = lo + (hi - lo) * recio_rng_uniform(g);
+    r[2] = (int)floor(w * s * sqrt(a) + 0.5), r[3] = (int)floor(h * s / sqrt(a) + 0.5);
+    r[2] = r[2] < 1 ? 1 : r[2] > w ? w : r[2], r[3] = r[3] < 1 ? 1 : r[3] > h ? h : r[3];
+    r[0] = (int)recio_rng_below(g, (uint64_t)(w - r[2]) + 1);
+    r[1] = (int)recio_rng_below(g, (uint64_t)(h - r[3]) + 1);
+}
+static int recio__bbox_crop(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2], int cover) {
+    int trials = (int)recio__bbox_arg(n, 5, 50), i, r[4];
+    double t = recio__bbox_arg(n, 0, -1), c[4];
+    if (t < 0) t = recio__ssd_choices[recio_rng_below(&x->rng, 7)];
+    for (i = 0; t >= 0 && i < trials; i++) {
+        recio__bbox_candidate(&x->rng, n, w, h, r);
+        c[0] = r[0], c[1] = r[1], c[2] = r[0] + r[2], c[3] = r[1] + r[3];
+        if (recio__bbox_best(x->tg, c, w, h, cover) >= t) return recio__geo_crop(g, w, h, r[0], r[1], r[2], r[3]);
+    }
+    return 0; /* keep the image */
+}
+static int recio__g_bbox_crop(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    return recio__bbox_crop(x, n, w, h, g, 0);
+}
+static int recio__g_bbox_cover(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    return recio__bbox_crop(x, n, w, h, g, 1);
+}
+/* At most the input; the shorter side at least SMIN * max(SMIN, sqrt(RMIN), 1 / sqrt(RMAX)) of it. */
+static void recio__sh_bbox_crop(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    double smin = recio__bbox_arg(n, 1, 0.3), smax = recio__bbox_arg(n, 2, 1), rmin = recio__bbox_arg(n, 3, 0.5),
+           rmax = recio__bbox_arg(n, 4, 2), f, fw, fh;
+    (void)t;
+    if (smax < smin) smin = smax; /* the range may be given either way round */
+    if (rmax < rmin) f = rmin, rmin = rmax, rmax = f;
+    fw = smin * (smin > sqrt(rmin) ? smin : sqrt(rmin)), fh = smin * (smin > 1 / sqrt(rmax) ? smin : 1 / sqrt(rmax));
+    f = floor(s->short_ * (fw < fh ? fw : fh));
+    s->varies = 1;
+    s->short_ = f < 1 ? 1 : (int)f;
+}
+
 /* brightness(F), contrast(F), saturation(F), hue(F), gray, lighting(STD), color_jitter(B,C,S[,H]) */
 static recio_err recio__p_gray(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
     (void)x, (void)n;
@@ -7691,6 +7844,8 @@ static const recio__opdef recio__ops[] = {
     {"resize_long", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize_long, NULL, recio__g_resize_long, recio__x_geo, NULL, NULL},
     {"letterbox", 2, 3, {RECIO__A_SIZE, RECIO__A_SIZE, RECIO__A_NUM}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_letterbox, NULL, recio__g_letterbox, recio__x_geo, recio__p_letterbox, NULL},
     {"random_expand", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_expand, NULL, recio__g_expand, recio__x_geo, recio__p_expand, NULL},
+    {"random_bbox_crop", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT}, RECIO__G, 0, NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_crop, recio__x_geo, NULL, NULL},
+    {"random_bbox_cover", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT}, RECIO__G, 0, NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_cover, recio__x_geo, NULL, NULL},
     {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0, NULL, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
     {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_brightness},
     {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_contrast},
@@ -7868,16 +8023,6 @@ RECIODEF const char *recio_autoaugment_imagenet(void) {
 
 /* ---- boxes and a mask riding along (recio_transform_apply_ex) ---- */
 
-/* Box i is b[5i..5i+3]: xmin, ymin, xmax, ymax in pixels of the current w x h image, edges (pixel x
-   spans [x, x + 1)); b[5i+4] is 1 while it is kept. mask: data NULL when there is none; a view of
-   the caller's until the first step, then owned through alloc. */
-struct recio__tgt {
-    const recio_allocator *alloc;
-    double *b;
-    int n, w, h;
-    recio_image mask;
-    unsigned char fill;
-};
 
 /* A moved box's bounding box [lo, hi]: dropped when its centre is not inside the w x h image,
    else clipped to it. */

@@ -90,8 +90,9 @@ static recio_err run_spec(const char *spec, const scene *s, uint64_t seed, resul
     d.boxes = s->obj, d.count = s->n, d.stride = 6, d.boxes_out = r->obj, d.count_out = &r->kept;
     d.mask = &s->mask, d.mask_out = &r->mask;
     e = recio_transform_apply_ex(t, &s->img, &r->out, seed, &d);
-    /* the same seed gives the same image with and without boxes and mask */
-    if (e == RECIO_OK && recio_transform_apply(t, &s->img, &plain, seed) == RECIO_OK)
+    /* the same seed gives the same image with and without boxes and mask (but the SSD crop's draw
+       reads the boxes: without them the whole image is its one box) */
+    if (e == RECIO_OK && !strstr(spec, "bbox") && recio_transform_apply(t, &s->img, &plain, seed) == RECIO_OK)
         if (plain.width != r->out.width || plain.height != r->out.height || memcmp(plain.data, r->out.data, recio_image_bytes(&plain)) != 0)
             fprintf(stderr, "  '%s' seed %d: other pixels with boxes\n", spec, (int)seed), CHECK(0);
     recio_image_free(&plain);
@@ -227,6 +228,11 @@ static const op_case cases[] = {
     {"random_rotate(20) random_rotate(20)", 1, 1e9},
     {"random_apply(0.5, flip vflip) random_choice(rotate(15), shear_x(0.2), pad(4), center_crop(40))", 1, 3},
     {"brightness(1) random_crop(48,44) invert invert", 1e-3, 1e-3},
+    {"random_bbox_crop", 1e-3, 1e-3},
+    {"random_bbox_crop(0.5)", 1e-3, 1e-3},
+    {"random_bbox_cover(0.9,0.2,1,0.5,2,100) random_flip(0.5)", 1e-3, 1e-3},
+    {"random_expand(3) random_bbox_crop resize(90,90)", 1, 1},
+    {"random_choice(random_bbox_crop(0.1), random_bbox_crop(0.7), random_bbox_cover(0.5,0.3,1,1,1))", 1e-3, 1e-3},
 };
 
 static void test_boxes_and_mask_follow_pixels(void) {
@@ -247,6 +253,203 @@ static void test_boxes_and_mask_follow_pixels(void) {
             free_scene(&s);
             if (failed_cases > 5) return;
         }
+}
+
+/* ---- the SSD crop: its constraint checked by an independent overlap, on a coordinate image ---- */
+
+static int same_pixels(const recio_image *a, const recio_image *b);
+
+/* An image whose pixel (x, y) is (x, y, 7): where an output came from says itself. */
+static recio_image coord_image(int w, int h) {
+    recio_image img;
+    int x, y;
+    CHECK(recio_image_alloc(&img, w, h, 3, RECIO_U8, RECIO_HWC, NULL) == RECIO_OK);
+    for (y = 0; y < h; y++)
+        for (x = 0; x < w; x++) {
+            unsigned char *p = (unsigned char *)img.data + (size_t)y * img.stride + 3 * (size_t)x;
+            p[0] = (unsigned char)x, p[1] = (unsigned char)y, p[2] = 7;
+        }
+    return img;
+}
+
+/* The crop [x0, x0 + w) x [y0, y0 + h) the output is of the coordinate image; 0 when it is not one. */
+static int crop_of(const recio_image *out, int c[4]) {
+    int x, y;
+    const unsigned char *p0 = (const unsigned char *)out->data;
+    if (out->channels != 3) return 0;
+    c[0] = p0[0], c[1] = p0[1], c[2] = out->width, c[3] = out->height;
+    for (y = 0; y < out->height; y++)
+        for (x = 0; x < out->width; x++) {
+            const unsigned char *p = p0 + (size_t)y * out->stride + 3 * (size_t)x;
+            if (p[0] != c[0] + x || p[1] != c[1] + y || p[2] != 7) return 0;
+        }
+    return 1;
+}
+
+/* IoU of two rectangles x0, y0, x1, y1, or (cover) the part of b inside a: written from the
+   definitions, not from recio. */
+static double overlap(const double a[4], const double b[4], int cover) {
+    double ix = (a[2] < b[2] ? a[2] : b[2]) - (a[0] > b[0] ? a[0] : b[0]);
+    double iy = (a[3] < b[3] ? a[3] : b[3]) - (a[1] > b[1] ? a[1] : b[1]);
+    double i = ix > 0 && iy > 0 ? ix * iy : 0, aa = (a[2] - a[0]) * (a[3] - a[1]), ab = (b[2] - b[0]) * (b[3] - b[1]);
+    return cover ? i / ab : i / (aa + ab - i);
+}
+
+/* random_bbox_crop(T) and random_bbox_cover(T) over 300 seeds each: the output is a crop of the input
+   whose overlap with some box is at least T, or the whole input (no candidate reached it); most
+   seeds do crop, and the same seed gives the same crop again. */
+static void test_bbox_crop_meets_constraint(void) {
+    static const char *ops[2] = {"random_bbox_crop", "random_bbox_cover"};
+    static const float ts[3] = {0.3f, 0.5f, 0.7f};
+    int op, ti, seed;
+    for (op = 0; op < 2; op++)
+        for (ti = 0; ti < 3; ti++) {
+            char spec[100];
+            int cropped = 0, whole = 0, bad = 0;
+            recio_transform *t = NULL;
+            snprintf(spec, sizeof spec, "%s(%g,0.3,1,0.5,2,50)", ops[op], ts[ti]);
+            CHECK(recio_transform_parse(&t, spec) == RECIO_OK);
+            for (seed = 0; seed < 300 && t; seed++) {
+                int W = t_between(40, 200), H = t_between(40, 200), n = t_between(1, 4), k, c[4], kept = 0;
+                recio_image in = coord_image(W, H), out = {0}, again = {0};
+                float obj[4 * 5], got[4 * 5];
+                double best = 0, cr[4];
+                recio_apply_desc d;
+                for (k = 0; k < n; k++) {
+                    int bw = t_between(2, W / 2), bh = t_between(2, H / 2), x0 = t_between(0, W - bw), y0 = t_between(0, H - bh);
+                    obj[5 * k] = (float)k, obj[5 * k + 1] = (float)x0 / W, obj[5 * k + 2] = (float)y0 / H;
+                    obj[5 * k + 3] = (float)(x0 + bw) / W, obj[5 * k + 4] = (float)(y0 + bh) / H;
+                }
+                memset(&d, 0, sizeof d);
+                d.boxes = obj, d.count = n, d.boxes_out = got, d.count_out = &kept;
+                CHECK(recio_transform_apply_ex(t, &in, &out, (uint64_t)seed, &d) == RECIO_OK);
+                CHECK(recio_transform_apply_ex(t, &in, &again, (uint64_t)seed, &d) == RECIO_OK);
+                CHECK(same_pixels(&out, &again));
+                if (!crop_of(&out, c)) {
+                    bad++;
+                } else if (c[2] == W && c[3] == H) {
+                    whole++;
+                } else {
+                    cropped++;
+                    cr[0] = c[0], cr[1] = c[1], cr[2] = c[0] + c[2], cr[3] = c[1] + c[3];
+                    for (k = 0; k < n; k++) {
+                        double b[4], v;
+                        b[0] = (double)obj[5 * k + 1] * W, b[1] = (double)obj[5 * k + 2] * H;
+                        b[2] = (double)obj[5 * k + 3] * W, b[3] = (double)obj[5 * k + 4] * H;
+                        if ((v = overlap(cr, b, op)) > best) best = v;
+                    }
+                    if (best < (double)ts[ti] - 1e-12) {
+                        fprintf(stderr, "  '%s' seed %d: crop %d,%d %dx%d of %dx%d has overlap %g\n", spec, seed, c[0], c[1], c[2], c[3], W, H, best);
+                        bad++;
+                    }
+                }
+                recio_image_free(&in), recio_image_free(&out), recio_image_free(&again);
+            }
+            CHECK(bad == 0);
+            CHECK(cropped >= 10); /* fails when the op never crops (IoU 0.7 with these boxes: about 1 seed in 20) */
+            if (bad || cropped < 10) fprintf(stderr, "  '%s': %d cropped, %d whole, %d bad\n", spec, cropped, whole, bad);
+            recio_transform_free(t);
+        }
+}
+
+/* Without boxes (a plain apply, as the iterator runs it) the whole image is the one box: a crop then
+   keeps at least T of the area. SSD's default (no arguments) keeps the image for some seeds (its
+   "keep" choice) and crops for others. */
+static void test_bbox_crop_without_boxes(void) {
+    recio_transform *t = NULL;
+    int seed, c[4], whole = 0, cropped = 0;
+    recio_image in = coord_image(150, 100);
+    CHECK(recio_transform_parse(&t, "random_bbox_crop(0.6,0.3,1,0.5,2,50)") == RECIO_OK);
+    for (seed = 0; seed < 300; seed++) {
+        recio_image out = {0};
+        CHECK(recio_transform_apply(t, &in, &out, (uint64_t)seed) == RECIO_OK);
+        CHECK(crop_of(&out, c));
+        if ((double)c[2] * c[3] < 0.6 * 150 * 100 - 1e-9) fprintf(stderr, "  seed %d: %dx%d\n", seed, c[2], c[3]), CHECK(0);
+        cropped += c[2] < 150 || c[3] < 100;
+        recio_image_free(&out);
+    }
+    CHECK(cropped > 100);
+    cropped = 0;
+    recio_transform_free(t);
+    CHECK(recio_transform_parse(&t, "random_bbox_crop") == RECIO_OK);
+    for (seed = 0; seed < 300; seed++) {
+        recio_image out = {0};
+        CHECK(recio_transform_apply(t, &in, &out, (uint64_t)seed) == RECIO_OK);
+        CHECK(crop_of(&out, c));
+        if (c[2] == 150 && c[3] == 100) whole++;
+        else cropped++;
+        recio_image_free(&out);
+    }
+    CHECK(whole > 300 / 7 / 2 && cropped > 300 / 2); /* keep is one choice of seven */
+    recio_transform_free(t);
+    recio_image_free(&in);
+}
+
+/* No candidate can reach the constraint (a 2x2 box, IoU 0.9 with crops of at least half the side):
+   every seed keeps the whole image and the boxes as they were. */
+static void test_bbox_crop_fallback(void) {
+    recio_transform *t = NULL;
+    recio_image in = coord_image(100, 100);
+    float obj[5] = {3, 0.50f, 0.50f, 0.52f, 0.52f}, got[5];
+    int seed, kept, c[4];
+    recio_apply_desc d;
+    CHECK(recio_transform_parse(&t, "random_bbox_crop(0.9,0.5,1,0.5,2,200)") == RECIO_OK);
+    for (seed = 0; seed < 100; seed++) {
+        recio_image out = {0};
+        memset(&d, 0, sizeof d);
+        kept = -1;
+        d.boxes = obj, d.count = 1, d.boxes_out = got, d.count_out = &kept;
+        CHECK(recio_transform_apply_ex(t, &in, &out, (uint64_t)seed, &d) == RECIO_OK);
+        CHECK(crop_of(&out, c) && c[0] == 0 && c[1] == 0 && c[2] == 100 && c[3] == 100);
+        CHECK(kept == 1 && memcmp(got, obj, sizeof obj) == 0);
+        recio_image_free(&out);
+    }
+    recio_transform_free(t);
+    recio_image_free(&in);
+    CHECK(recio_transform_parse(&t, "random_bbox_crop(1.5)") == RECIO_ERR_SPEC);
+    CHECK(recio_transform_parse(&t, "random_bbox_crop(0.5,0)") == RECIO_ERR_SPEC);
+    CHECK(recio_transform_parse(&t, "random_bbox_cover(-1,0.3,1,0.5,2,20)") == RECIO_OK);
+    recio_transform_free(t);
+}
+
+/* No op interpolates the mask: on a mask of random labels from a small set, every output label is
+   one of them or the fill, over every geometric op (downscales, upscales, area, warps, canvases). */
+static void test_mask_labels_never_blended(void) {
+    static const char *specs[] = {"resize(37,23)", "resize(150,130)", "area resize(20,17)", "resize_short(41)", "resize_long(200)",
+                                  "random_resized_crop(33)", "letterbox(50,80)", "rotate(33)", "random_rotate(40)", "shear_x(0.4)",
+                                  "shear_y(-0.2)", "pad(5)", "random_expand(3) resize(64,64)", "random_bbox_crop resize(30,30)",
+                                  "center_crop(40,30) vflip flip", NULL};
+    static const unsigned char labels[3] = {3, 77, 200};
+    recio_image img, mask;
+    int i, seed, bad = 0;
+    size_t k;
+    CHECK(recio_image_alloc(&img, 90, 70, 3, RECIO_U8, RECIO_HWC, NULL) == RECIO_OK);
+    CHECK(recio_image_alloc(&mask, 90, 70, 1, RECIO_U8, RECIO_HWC, NULL) == RECIO_OK);
+    for (k = 0; k < recio_image_bytes(&img); k++) ((unsigned char *)img.data)[k] = (unsigned char)t_rand();
+    for (k = 0; k < recio_image_bytes(&mask); k++) ((unsigned char *)mask.data)[k] = labels[t_rand() % 3];
+    for (i = 0; specs[i]; i++)
+        for (seed = 0; seed < 5; seed++) {
+            recio_transform *t = NULL;
+            recio_image out = {0}, m = {0};
+            recio_apply_desc d;
+            int x, y;
+            memset(&d, 0, sizeof d);
+            d.mask = &mask, d.mask_out = &m;
+            CHECK(recio_transform_parse(&t, specs[i]) == RECIO_OK);
+            CHECK(recio_transform_apply_ex(t, &img, &out, (uint64_t)seed, &d) == RECIO_OK);
+            for (y = 0; y < m.height; y++)
+                for (x = 0; x < m.width; x++) {
+                    unsigned char v = ((unsigned char *)m.data)[(size_t)y * m.stride + (size_t)x];
+                    if (v != 3 && v != 77 && v != 200 && v != 255 && bad++ < 3)
+                        fprintf(stderr, "  '%s' seed %d: label %d at %d,%d\n", specs[i], seed, v, x, y);
+                }
+            CHECK(m.width == out.width && m.height == out.height);
+            recio_image_free(&out), recio_image_free(&m);
+            recio_transform_free(t);
+        }
+    CHECK(bad == 0);
+    recio_image_free(&img);
+    recio_image_free(&mask);
 }
 
 /* The drop rule exactly: a crop that leaves a box's centre just outside drops it, just inside keeps
@@ -309,15 +512,14 @@ static void test_mask_fill_and_args(void) {
     free_scene(&s);
 }
 
-static int same_pixels(const recio_image *a, const recio_image *b);
-
 /* Decode + apply_ex and apply_encoded with the same boxes and mask give the same boxes and mask,
    whatever window of the JPEG the planner decodes and at whatever DCT scale (the planned ops'
    steps are replayed at full size), and the image of the plain path at full scale. */
 static void test_encoded_path(void) {
     static const char *specs[] = {"crop(3,5,400,300) random_resized_crop(120,0.2,0.9) random_flip(0.5)",
                                   "resize_short(200) random_crop(150,120) rotate(10)", "area resize(100,80) center_crop(60) pad(3)",
-                                  "random_crop(300,200) crop(10,10,200,150) resize(90,70) vflip", "letterbox(128,128) gray", NULL};
+                                  "random_crop(300,200) crop(10,10,200,150) resize(90,70) vflip", "letterbox(128,128) gray",
+                                  "random_crop(400,300) random_bbox_crop(0.3) resize(90,70)", "random_bbox_cover resize(64,64)", NULL};
     size_t n = 0;
     unsigned char *jpg = t_slurp("tests/data/photos/chelsea-500x375.jpg", &n);
     recio_image dec = {0}, mask;
@@ -554,6 +756,10 @@ static void test_show_draws_boxes(void) {
 
 int main(void) {
     RUN(test_boxes_and_mask_follow_pixels);
+    RUN(test_bbox_crop_meets_constraint);
+    RUN(test_bbox_crop_without_boxes);
+    RUN(test_bbox_crop_fallback);
+    RUN(test_mask_labels_never_blended);
     RUN(test_drop_and_clip);
     RUN(test_mask_fill_and_args);
     RUN(test_encoded_path);

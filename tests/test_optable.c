@@ -63,6 +63,8 @@ static float arg_for(int c) {
     case RECIO__A_INT: return (float)t_between(0, 6);
     case RECIO__A_PROB: return (float)t_between(0, 4) / 4;
     case RECIO__A_BITS: return (float)t_between(0, 8);
+    case RECIO__A_FRAC: return (float)t_between(1, 10) / 10;
+    case RECIO__A_IOU: return (float)t_between(-1, 10) / 10 < 0 ? -1.0f : (float)t_between(0, 10) / 10;
     case RECIO__A_POS: return (float)t_between(1, 40) / 10;
     case RECIO__A_NONNEG: return (float)t_between(0, 40) / 10;
     default: return (float)t_between(-20, 40) / 10;

@@ -6,6 +6,7 @@ Run by tests/test_python.sh from `make test` with Debian's /usr/bin/python3; the
 """
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -439,6 +440,64 @@ def test_transform_array_and_shapes():
     check(tt(jpg, fast=True).shape == tt(jpg).shape == (3, 96, 96))
 
 
+def test_transform_boxes_and_mask():
+    """boxes= and mask= ride along (recio_transform_apply_ex): a flip and an integer crop against
+    hand-computed boxes and NumPy's own slicing of the mask; mask_fill; the very files
+    `recio apply --boxes/--mask` writes, for encoded input and a random chain; bad input refused."""
+    rng = np.random.RandomState(0)
+    img = rng.randint(0, 256, (40, 60, 3)).astype(np.uint8)
+    mask = np.zeros((40, 60), np.uint8)
+    mask[5:20, 10:30] = 3
+    mask[25:38, 40:55] = 7
+    boxes = np.array([[3, 10 / 60., 5 / 40., 30 / 60., 20 / 40., 42], [7, 40 / 60., 25 / 40., 55 / 60., 38 / 40., 43]], np.float32)
+    out, b, m = recio.Transform("flip")(img, boxes=boxes, mask=mask)
+    want = boxes.copy()
+    want[:, 1], want[:, 3] = 1 - boxes[:, 3], 1 - boxes[:, 1]
+    check(np.array_equal(out, img[:, ::-1]) and np.array_equal(m, mask[:, ::-1]), "flip: image and mask")
+    check(b.shape == (2, 6) and np.allclose(b, want, atol=1e-6), "flip: boxes %s" % b)
+    out, b, m = recio.Transform("crop(8,4,40,30)")(img, boxes=boxes, mask=mask)
+    want = np.array([[3, 2 / 40., 1 / 30., 22 / 40., 16 / 30., 42], [7, 32 / 40., 21 / 30., 1, 1, 43]], np.float32)
+    check(np.array_equal(out, img[4:34, 8:48]) and np.array_equal(m, mask[4:34, 8:48]), "crop: image and mask")
+    check(np.allclose(b, want, atol=1e-6), "crop: boxes %s, want %s" % (b, want))
+    out, b, m = recio.Transform("crop(40,0,20,40)")(img, boxes=boxes)
+    check(b.shape == (1, 6) and b[0, 0] == 7 and m is None, "a box whose centre leaves is dropped: %s" % b)
+    for fill, corner in ((255, 255), (0, 0), (9, 9)):
+        _, b, m = recio.Transform("pad(2)")(img, mask=mask, mask_fill=fill)
+        check(b is None and m.shape == (44, 64) and m[0, 0] == corner and np.array_equal(m[2:42, 2:62], mask), "pad, fill %d" % fill)
+    raises(recio.ArgError, lambda: recio.Transform("flip")(img, boxes=boxes[:, :4]), "boxes")
+    raises(recio.ArgError, lambda: recio.Transform("flip")(img, mask=mask[:10]))
+    try:
+        from PIL import Image
+    except ImportError:
+        raise SkipTest("PIL is not installed: the command's files are not compared")
+    Image.fromarray(img).save(tmp("bm.png"))
+    Image.fromarray(mask).save(tmp("bm_mask.png"))
+    raises(recio.ArgError, lambda: recio.Transform("flip")(img, mask=open(tmp("bm.png"), "rb").read()), "grey")
+    with open(tmp("bm.txt"), "w") as f:
+        for o in boxes:
+            f.write("%g %.9g %.9g %.9g %.9g\n" % tuple(o[:5]))
+    for spec, seed in (("random_resized_crop(32,0.3,1) random_flip(0.5) random_vflip(0.5)", 5),
+                       ("random_expand(2) random_bbox_crop(0.3) resize(48,40)", 3)):
+        cli("apply", "--spec", spec, "--seed", seed, "--boxes", tmp("bm.txt"), "--boxes-out", tmp("bm_out.txt"),
+            "--mask", tmp("bm_mask.png"), "--mask-out", tmp("bm_mask_out.png"), tmp("bm.png"), tmp("bm_out.png"))
+        out, b, m = recio.Transform(spec)(open(tmp("bm.png"), "rb").read(), seed=seed, boxes=boxes[:, :5],
+                                          mask=open(tmp("bm_mask.png"), "rb").read())
+        check(np.array_equal(out, np.asarray(Image.open(tmp("bm_out.png")))), "%s: the image of recio apply" % spec)
+        check(np.array_equal(m, np.asarray(Image.open(tmp("bm_mask_out.png")))), "%s: the mask of recio apply" % spec)
+        lines = [ln.split() for ln in open(tmp("bm_out.txt")) if ln.strip()]
+        got = np.array(lines, np.float32).reshape(-1, 5)
+        check(got.shape == b.shape and np.array_equal(got, b), "%s: boxes %s, recio apply %s" % (spec, b, got))
+    # a segmentation record from Python: the mask after the image, found again; the image alone by unpack
+    png, mpng = open(tmp("bm.png"), "rb").read(), open(tmp("bm_mask.png"), "rb").read()
+    rec = recio.pack(recio.IRHeader(0, 2.0, 5, 0), png, mask=mpng)
+    check(rec.endswith(struct.pack("<I", len(mpng)) + b"RMSK") and len(rec) == 24 + len(png) + len(mpng) + 8)
+    h, im, mk = recio.unpack_mask(rec)
+    check(h.label == 2.0 and im == png and mk == mpng and recio.unpack(rec)[1] == png)
+    check(recio.unpack_mask(recio.pack(recio.IRHeader(0, 1.0, 1, 0), png))[2] is None)
+    _, _, m = recio.Transform("flip")(im, mask=mk)
+    check(np.array_equal(m, mask[:, ::-1]), "the record's mask decodes to the labels")
+
+
 # ---- records ----
 
 def test_reader_writer_pack():
@@ -589,7 +648,7 @@ def test_struct_mirrors_match_the_header():
                "recio_encoded_desc": _lib.EncodedDesc, "recio_record": _lib.Record, "recio_irecord": _lib.IRecord,
                "recio_io": _lib.IO, "recio_reader_desc": _lib.ReaderDesc, "recio_writer_desc": _lib.WriterDesc,
                "recio_split_desc": _lib.SplitDesc, "recio_split_where": _lib.SplitWhere, "recio_lst": _lib.Lst,
-               "recio_lst_item": _lib.LstItem, "recio_allocator": _lib.Allocator}
+               "recio_lst_item": _lib.LstItem, "recio_allocator": _lib.Allocator, "recio_apply_desc": _lib.ApplyDesc}
     lines = ['#include "recio.h"', "#include <stddef.h>", "#include <stdio.h>", "int main(void) {"]
     for c, py in mirrors.items():
         lines.append('printf("%s sizeof %%zu\\n", sizeof(%s));' % (c, c))

@@ -21,7 +21,10 @@ static const char apply_help[] =
     "(see docs/image.md for every op).\n\n"
     "Detection and segmentation: the geometric ops (crops, resizes, flips, pad, rotate, shear) move\n"
     "boxes and masks exactly as they move the pixels, with the same random draws (OUT is the same\n"
-    "as without them); colour ops leave them alone.\n"
+    "as without them); colour ops leave them alone. The exception is SSD's crop,\n"
+    "random_bbox_crop([T,SMIN,SMAX,RMIN,RMAX,TRIALS]): it picks a crop whose IoU with some box is\n"
+    "at least T (no arguments: SSD's choices), so it reads the boxes; without --boxes the whole image\n"
+    "is its one box and T asks for at least T of the area.\n"
     "  --boxes IN.txt      one box per line, 'class xmin ymin xmax ymax', whitespace-separated,\n"
     "                      normalised to IN (0..1, x right, y down)\n"
     "  --boxes-out OUT.txt the boxes after the chain, normalised to OUT: each the bounding box of\n"
@@ -33,7 +36,9 @@ static const char apply_help[] =
     "example: recio apply --spec 'resize_short(256) center_crop(224) normalize(imagenet) chw' cat.jpg cat.f32\n"
     "example: recio apply --spec 'random_resized_crop(300) random_flip(0.5)' --seed 7 \\\n"
     "           --boxes dog.txt --boxes-out dog-aug.txt --mask dog-mask.png --mask-out dog-aug-mask.png \\\n"
-    "           dog.jpg dog-aug.png\n";
+    "           dog.jpg dog-aug.png\n"
+    "example: recio apply --spec 'random_expand(4) random_bbox_crop resize(300,300) random_flip(0.5)' \\\n"
+    "           --seed 3 --boxes dog.txt --boxes-out dog-ssd.txt dog.jpg dog-ssd.png\n";
 
 static const char *dtype_name(recio_dtype t) {
     return t == RECIO_U8 ? "u8" : t == RECIO_F32 ? "f32" : t == RECIO_I8 ? "i8" : "f16";

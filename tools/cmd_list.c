@@ -16,9 +16,41 @@ typedef struct list_opts {
     const char *exts; /* comma-separated, lower case, with dots */
     char *exts_owned; /* exts when made from --exts */
     int recursive, shuffle;
+    const char *mask_root; /* segmentation: each image's mask is MASK_ROOT/its path with .png */
     unsigned long long seed, chunks;
     double train, test;
 } list_opts;
+
+/* With --mask-root: each image's mask is the same path under the mask folder with the extension
+   .png (images/a/b.jpg -> masks/a/b.png, the layout of ADE20K, Cityscapes-style and VOC-style sets
+   once their masks are grey PNGs); an image without one is left out, and said so. Indices stay the
+   walk's, so they still name the same images as a list made without masks. */
+static int find_masks(const char *mask_root, list_item *items, size_t *n) {
+    size_t i, k = 0;
+    for (i = 0; i < *n; i++) {
+        char *dot = strrchr(items[i].path, '.'), *slash = strrchr(items[i].path, '/'), *stem, *full;
+        struct stat st;
+        if (dot && slash && dot < slash) dot = NULL;
+        if ((stem = pack_cat(items[i].path, "")) != NULL && dot) stem[dot - items[i].path] = 0;
+        items[i].mask = stem ? pack_cat(stem, ".png") : NULL;
+        full = items[i].mask ? pack_join(mask_root, items[i].mask) : NULL;
+        free(stem);
+        if (!full) { /* the rest go too, so the caller frees each item once */
+            for (; i < *n; i++) free(items[i].path), free(items[i].mask);
+            *n = k;
+            return cli_err("out of memory"), -1;
+        }
+        if (stat(full, &st) == 0 && S_ISREG(st.st_mode)) {
+            items[k++] = items[i];
+        } else {
+            cli_err("%s: no mask for %s: skipped", full, items[i].path);
+            free(items[i].path), free(items[i].mask);
+        }
+        free(full);
+    }
+    *n = k;
+    return 0;
+}
 
 /* Through a temporary file of its own (two lists to one name never mix), fsynced, then renamed. */
 static int write_list(const char *path, const list_item *items, size_t n) {
@@ -28,7 +60,9 @@ static int write_list(const char *path, const list_item *items, size_t n) {
     int bad = 0;
     if (!f) return cli_err("%s: cannot create a temporary file beside it: %s", path, strerror(errno)), -1;
     /* im2rec writes '%d\t' % index, '%f\t' % label, '%s\n' % path */
-    for (i = 0; i < n && !bad; i++) bad = fprintf(f, "%llu\t%f\t%s\n", items[i].index, (double)items[i].label, items[i].path) < 0;
+    for (i = 0; i < n && !bad; i++) /* and the mask column for recio pack --mask-root */
+        bad = fprintf(f, "%llu\t%f\t%s%s%s\n", items[i].index, (double)items[i].label, items[i].path, items[i].mask ? "\t" : "",
+                      items[i].mask ? items[i].mask : "") < 0;
     bad |= ferror(f) | (pack_sync_close(f) != 0);
     if (bad || rename(tmp, path) != 0) {
         cli_err("%s: write failed: %s", path, strerror(errno));
@@ -98,7 +132,11 @@ static const char list_help[] =
     "  --seed S             shuffle seed (default 100, as im2rec); same seed, same list everywhere\n"
     "  --train-ratio R      fraction for PREFIX_train.lst (default 1: one PREFIX.lst)\n"
     "  --test-ratio R       fraction for PREFIX_test.lst (default 0); the rest goes to PREFIX_val.lst\n"
-    "  --chunks N           split into N lists PREFIX_0.lst ... (default 1)\n\n"
+    "  --chunks N           split into N lists PREFIX_0.lst ... (default 1)\n"
+    "  --mask-root DIR      segmentation: each image's label mask is DIR/its path with .png\n"
+    "                       (images/a/b.jpg -> DIR/a/b.png); lines become 'index<TAB>label<TAB>\n"
+    "                       path<TAB>mask' for 'recio pack --mask-root DIR' (im2rec cannot read\n"
+    "                       them); an image without a mask is left out with a message\n\n"
     "The index of an image is its position in the walk, before shuffling, so it names the image in\n"
     "every split. Progress and counts go to stderr. A file or folder whose name holds a tab or a line\n"
     "break cannot be written in a .lst line: it is skipped with a message.\n\n"
@@ -146,6 +184,8 @@ static int parse_list_args(int argc, char **argv, list_opts *o, const char **pre
             if (parse_ratio(argv[++i], &o->train)) return cli_usage_error("list", "--train-ratio wants a number in [0, 1]");
         } else if (strcmp(a, "--test-ratio") == 0) {
             if (parse_ratio(argv[++i], &o->test)) return cli_usage_error("list", "--test-ratio wants a number in [0, 1]");
+        } else if (strcmp(a, "--mask-root") == 0 && v) {
+            o->mask_root = argv[++i];
         } else if (a[0] == '-' && a[1]) return cli_usage_error("list", "unknown option '%s'", a);
         else if (!*prefix) *prefix = a;
         else if (!*root) *root = a;
@@ -173,10 +213,11 @@ CLI_COMMAND(cli_cmd_list) {
     if ((rc = parse_list_args(argc, argv, &o, &prefix, &root)) != 0) return free(o.exts_owned), rc;
     rc = walk_collect(root, o.recursive, o.exts, &items, &n, stdout) ? CLI_EXIT_ERR : 0;
     fflush(stdout); /* the label map before any message on stderr */
+    if (!rc && o.mask_root && find_masks(o.mask_root, items, &n)) rc = CLI_EXIT_ERR;
     if (!rc && n == 0) cli_err("%s: no files ending in %s%s", root, o.exts, o.recursive ? "" : " (sub-folders need --recursive)");
     if (!rc && o.shuffle) shuffle(items, n, o.seed);
     if (!rc && write_chunks(prefix, &o, items, n)) rc = CLI_EXIT_ERR;
-    for (i = 0; i < n; i++) free(items[i].path);
+    for (i = 0; i < n; i++) free(items[i].path), free(items[i].mask);
     free(items);
     free(o.exts_owned);
     return rc;

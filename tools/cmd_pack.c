@@ -24,6 +24,7 @@
 
 typedef struct pack_opts {
     int resize, center_crop, quality, png, color, pass_through, pack_label, exif, strict, quiet;
+    const char *mask_root; /* segmentation: the list's last field is a mask under this folder */
     recio_filter filter;
     unsigned long long threads;
 } pack_opts;
@@ -42,14 +43,18 @@ static size_t header_size(const recio_lst_item *it, const pack_opts *o) {
     return recio_irecord_header_size(o->pack_label ? it->nlabels : 1);
 }
 
-static int transcode(const unsigned char *src, size_t n, const recio_lst_item *it, const pack_opts *o, pack_result *r) {
+/* dims: the image's stored width and height, then its packed ones (for its mask). */
+static int transcode(const unsigned char *src, size_t n, const recio_lst_item *it, const pack_opts *o, pack_result *r, int dims[4]) {
     recio_image img;
     const char *why;
     int bad;
     if (codec_probe(src, n, &why)) return snprintf(r->why, sizeof r->why, "%s", why), -1;
-    if (codec_decode(src, n, o->color == 1 ? 3 : o->color == 0 ? 1 : 0, o->exif, &img, r->why, sizeof r->why)) return -1;
+    /* a mask labels the stored pixels: EXIF's turn would leave it behind */
+    if (codec_decode(src, n, o->color == 1 ? 3 : o->color == 0 ? 1 : 0, o->exif && !o->mask_root, &img, r->why, sizeof r->why)) return -1;
+    dims[0] = img.width, dims[1] = img.height;
     bad = o->center_crop && codec_center_square(&img);
     bad = bad || (o->resize && codec_resize_short(&img, o->resize, o->filter));
+    dims[2] = img.width, dims[3] = img.height;
     bad = bad || codec_encode(&img, o->png, o->quality, header_size(it, o), &r->rec, &r->n);
     recio_image_free(&img);
     if (bad) return snprintf(r->why, sizeof r->why, "cannot resize or encode (out of memory?)"), -1;
@@ -57,11 +62,82 @@ static int transcode(const unsigned char *src, size_t n, const recio_lst_item *i
     return 0;
 }
 
+/* An 8-bit grey PNG, from its IHDR (bit depth 8, colour type 0): the only mask whose bytes are the
+   labels. stb would turn a palette PNG (VOC's masks) into colours and a 16-bit one into other numbers. */
+static int grey8_png(const unsigned char *b, size_t n) {
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    return n > 33 && memcmp(b, sig, 8) == 0 && memcmp(b + 12, "IHDR", 4) == 0 && b[24] == 8 && b[25] == 0;
+}
+
+/* A mask resized by nearest neighbour with the rule recio_transform_apply_ex uses: output pixel x
+   takes source pixel floor((x + 0.5) * sw / w), computed in integers. Labels are never blended. */
+static int mask_nearest(recio_image *m, int w, int h) {
+    recio_image o;
+    int x, y;
+    if (recio_image_alloc(&o, w, h, 1, RECIO_U8, RECIO_HWC, NULL) != RECIO_OK) return -1;
+    for (y = 0; y < h; y++) {
+        const unsigned char *s = (const unsigned char *)m->data + (size_t)((2 * (long long)y + 1) * m->height / (2 * (long long)h)) * m->stride;
+        unsigned char *d = (unsigned char *)o.data + (size_t)y * o.stride;
+        for (x = 0; x < w; x++) d[x] = s[(2 * (long long)x + 1) * m->width / (2 * (long long)w)];
+    }
+    recio_image_free(m);
+    *m = o;
+    return 0;
+}
+
+/* The mask's PNG for an image stored dims[0] x dims[1] and packed dims[2] x dims[3]: the file's own
+   bytes when the size is kept, else cropped and resized as the image was and encoded again (PNG is
+   lossless either way). */
+static int mask_png(unsigned char *src, size_t n, const int dims[4], const pack_opts *o, unsigned char **png, size_t *pn, char *why, size_t cap) {
+    recio_image m;
+    int bad;
+    if (!grey8_png(src, n)) return snprintf(why, cap, "not an 8-bit grey PNG (palette, colour or 16-bit masks would change the labels)"), -1;
+    if (recio_image_decode(&m, src, n, 1) != RECIO_OK) return snprintf(why, cap, "cannot decode"), -1;
+    if (m.width != dims[0] || m.height != dims[1]) {
+        snprintf(why, cap, "%dx%d, the image is %dx%d", m.width, m.height, dims[0], dims[1]);
+        return recio_image_free(&m), -1;
+    }
+    if (dims[0] == dims[2] && dims[1] == dims[3]) {
+        recio_image_free(&m);
+        *png = src, *pn = n;
+        return 0;
+    }
+    bad = o->center_crop && codec_center_square(&m);
+    bad = bad || mask_nearest(&m, dims[2], dims[3]) || codec_encode(&m, 1, 9, 0, png, pn);
+    recio_image_free(&m);
+    if (bad) snprintf(why, cap, "cannot resize or encode (out of memory?)");
+    return bad ? -1 : 0;
+}
+
+/* Segmentation: the record gets the mask and its tail (recio.h, section 3); on failure the record
+   is dropped with the reason, as for a bad image. */
+static void add_mask(const recio_lst_item *it, const pack_opts *o, const int dims[4], pack_result *r) {
+    char *path = pack_join(o->mask_root, it->mask ? it->mask : ""), why[200] = "";
+    unsigned char *src = NULL, *png = NULL, *rec = NULL;
+    size_t n = 0, pn = 0;
+    if (!path || pack_read_file(path, &src, &n)) snprintf(why, sizeof why, "cannot read: %s", strerror(errno));
+    else if (!mask_png(src, n, dims, o, &png, &pn, why, sizeof why) && !(rec = (unsigned char *)realloc(r->rec, r->n + pn + RECIO_MASK_TAIL_SIZE)))
+        snprintf(why, sizeof why, "out of memory");
+    if (rec) {
+        memcpy(rec + r->n, png, pn);
+        recio_irecord_mask_tail(rec + r->n + pn, pn);
+        r->rec = rec, r->n += pn + RECIO_MASK_TAIL_SIZE;
+    } else {
+        free(r->rec);
+        r->rec = NULL;
+        snprintf(r->why, sizeof r->why, "mask %s: %s", path ? path : it->mask, why);
+    }
+    if (png != src) free(png);
+    free(src);
+    free(path);
+}
+
 static void pack_one(const char *root, const recio_lst_item *it, const pack_opts *o, pack_result *r) {
     char *path = pack_join(root, it->path);
     unsigned char *src = NULL;
     size_t n = 0;
     const char *why;
+    int dims[4] = {0, 0, 0, 0}, c;
     memset(r, 0, sizeof *r);
     if (!path || pack_read_file(path, &src, &n)) {
         snprintf(r->why, sizeof r->why, "cannot read: %s", strerror(errno));
@@ -73,10 +149,13 @@ static void pack_one(const char *root, const recio_lst_item *it, const pack_opts
             put_header(r->rec, it, o);
             memcpy(r->rec + h, src, n);
             r->n = h + n;
+            recio_image_info(src, n, &dims[0], &dims[1], &c);
+            dims[2] = dims[0], dims[3] = dims[1];
         }
     } else {
-        transcode(src, n, it, o, r);
+        transcode(src, n, it, o, r, dims);
     }
+    if (r->rec && o->mask_root) add_mask(it, o, dims, r);
     free(src);
     free(path);
 }
@@ -265,6 +344,14 @@ static const char pack_help[] =
     "                       for JPEG/PNG the end marker)\n"
     "  --pack-label         store every label of a line (flag = count); default: the first label only\n"
     "  --no-exif            do not rotate photos per their EXIF orientation\n"
+    "  --mask-root DIR      segmentation: each list line ends with two paths, 'image<TAB>mask' (as\n"
+    "                       'recio list --mask-root' writes), the mask under DIR: an 8-bit grey PNG\n"
+    "                       of the image's size, one label per pixel. It goes into the record after\n"
+    "                       the image (the tail that 'recio unpack' and 'recio show' read; readers\n"
+    "                       of plain records still see the image). It is kept byte for byte, or with\n"
+    "                       --resize/--center-crop cut and resized as the image by nearest neighbour\n"
+    "                       (labels are never blended) and stored as PNG: lossless either way. EXIF\n"
+    "                       orientation is not applied then (the mask labels the stored pixels)\n"
     "  --num-thread N       N workers decode/resize/encode (default 1); output is the same for any N\n"
     "  --strict             exit 1 when any image or list line was skipped\n"
     "  --quiet              no progress\n\n"
@@ -309,6 +396,7 @@ static int parse_pack_args(int argc, char **argv, pack_opts *o, const char **pre
             else if (strcmp(a, "--area") == 0) o->filter = RECIO_AREA;
             else if (strcmp(a, "--pack-label") == 0) o->pack_label = 1;
             else if (strcmp(a, "--no-exif") == 0) o->exif = 0;
+            else if (strcmp(a, "--mask-root") == 0 && v) o->mask_root = argv[++i];
             else if (strcmp(a, "--strict") == 0) o->strict = 1;
             else if (strcmp(a, "--quiet") == 0) o->quiet = 1;
             else if (a[0] == '-' && a[1]) return cli_usage_error("pack", "unknown option '%s'", a);
@@ -595,6 +683,7 @@ static int pack_list(const char *lst_path, const char *root, const pack_opts *o)
     if ((lock = lock_prefix(lst_path)) == -2) return CLI_EXIT_ERR;
     memset(&lst, 0, sizeof lst);
     lst.on_bad_line = on_bad_line;
+    lst.mask_column = o->mask_root != NULL;
     if ((e = recio_lst_load(&lst, lst_path)) != RECIO_OK) {
         cli_err("%s", lst.errmsg[0] ? lst.errmsg : recio_strerror(e));
         rc = CLI_EXIT_ERR;

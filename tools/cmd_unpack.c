@@ -65,8 +65,23 @@ static const char unpack_help[] =
     "Write each image record's image to DIR/ID.jpg (.png, or .bin when the bytes are neither), ID being\n"
     "the record header's id, and the labels to DIR/NAME.lst (NAME from FILE.rec) as\n"
     "'ID<TAB>label...<TAB>ID.jpg' lines, so 'recio pack --pass-through DIR/NAME DIR' packs them again.\n"
+    "A segmentation record's label mask goes to DIR/ID.mask.png, named in a last column of its line\n"
+    "('...<TAB>ID.jpg<TAB>ID.mask.png'): 'recio pack --pass-through --mask-root DIR DIR/NAME DIR'.\n"
     "DIR is created when missing; ids are taken to be unique, as im2rec writes them.\n\n"
     "example: recio unpack val.rec val_images/ && ls val_images | head\n";
+
+/* A segmentation record's mask to DIR/ID.mask.png (its PNG bytes as stored), named in the list's
+   mask column. */
+static int unpack_mask(const char *dir, const recio_irecord *ir, FILE *lst) {
+    char name[64], *file;
+    int bad;
+    snprintf(name, sizeof name, "%llu.mask.png", (unsigned long long)ir->id);
+    if (!(file = pack_join(dir, name))) return cli_err("out of memory"), -1;
+    if ((bad = pack_write_file(file, ir->mask, ir->mask_size)) != 0) cli_err("%s: cannot write: %s", file, strerror(errno));
+    free(file);
+    if (!bad) fprintf(lst, "\t%s", name);
+    return bad ? -1 : 0;
+}
 
 static int unpack_all(recio_reader *r, const char *path, const char *dir, FILE *lst, unsigned long long *count) {
     recio_irecord ir;
@@ -83,7 +98,9 @@ static int unpack_all(recio_reader *r, const char *path, const char *dir, FILE *
         free(file);
         if (bad) return -1;
         format_labels(&ir, labels, sizeof labels, "\t");
-        fprintf(lst, "%llu\t%s\t%s\n", (unsigned long long)ir.id, labels, name);
+        fprintf(lst, "%llu\t%s\t%s", (unsigned long long)ir.id, labels, name);
+        if (ir.mask && unpack_mask(dir, &ir, lst)) return -1;
+        fputc('\n', lst);
         (*count)++;
     }
     return k;
@@ -284,25 +301,68 @@ static int record_objects(const recio_irecord *ir, det_objects *d) {
 /* The record's image as the model would get it: decoded, through the transform (when given, with the
    seed the iterator gives this record in epoch 0; detection boxes move with it), made displayable
    and fitted into a tile. */
+/* Label l's colour: the PASCAL VOC colour map (bit i of l goes to bit 7 - i/3 of red, green, blue
+   in turn), so a sheet's colours mean what they mean in VOC's own masks. */
+static void label_colour(unsigned l, unsigned char rgb[3]) {
+    int i;
+    rgb[0] = rgb[1] = rgb[2] = 0;
+    for (i = 0; i < 8; i++)
+        rgb[i % 3] |= (unsigned char)(((l >> i) & 1) << (7 - i / 3));
+}
+
+/* The mask over the tile: each pixel half its own colour, half its label's, (p + c + 1) / 2; labels
+   0 (background) and 255 (ignore) leave the pixel alone. The mask is read by nearest neighbour at
+   the tile's size, so label edges stay sharp. */
+static void overlay_mask(recio_image *img, const recio_image *m) {
+    int x, y, c;
+    for (y = 0; y < img->height; y++) {
+        const unsigned char *mr = (const unsigned char *)m->data + (size_t)((2 * (long long)y + 1) * m->height / (2 * (long long)img->height)) * m->stride;
+        unsigned char *p = (unsigned char *)img->data + (size_t)y * img->stride;
+        for (x = 0; x < img->width; x++, p += 3) {
+            unsigned l = mr[(2 * (long long)x + 1) * m->width / (2 * (long long)img->width)];
+            unsigned char col[3];
+            if (l == 0 || l == 255) continue;
+            label_colour(l, col);
+            for (c = 0; c < 3; c++) p[c] = (unsigned char)((p[c] + col[c] + 1) / 2);
+        }
+    }
+}
+
+/* The record's image as the model would get it: decoded, through the transform (when given, with the
+   seed the iterator gives this record in epoch 0; detection boxes and a segmentation mask move with
+   it), made displayable and fitted into a tile, the mask laid over it. */
 static int record_tile(const recio_irecord *ir, const recio_transform *t, uint64_t seed, int tile, recio_image *img,
                        det_objects *d, char *why, size_t cap) {
-    recio_image dec, tr;
+    recio_image dec, tr, mask, mtr;
     recio_apply_desc ad;
     recio_err e;
     memset(&tr, 0, sizeof tr);
+    memset(&mask, 0, sizeof mask);
+    memset(&mtr, 0, sizeof mtr);
     memset(&ad, 0, sizeof ad);
     ad.boxes = ad.boxes_out = d->obj, ad.count = d->count, ad.count_out = &d->count;
     if (codec_decode(ir->image, ir->image_size, 3, 0, &dec, why, cap)) return -1;
+    if (ir->mask && (recio_image_decode(&mask, ir->mask, ir->mask_size, 1) != RECIO_OK || mask.width != dec.width || mask.height != dec.height)) {
+        snprintf(why, cap, "the mask does not decode to the image's size");
+        recio_image_free(&dec), recio_image_free(&mask);
+        return -1;
+    }
+    if (ir->mask) ad.mask = &mask, ad.mask_out = &mtr;
     if (t && (e = recio_transform_apply_ex(t, &dec, &tr, recio_seed_for(seed, 0, ir->id), &ad)) != RECIO_OK) {
         snprintf(why, cap, "transform: %s", recio_strerror(e));
-        recio_image_free(&dec);
+        recio_image_free(&dec), recio_image_free(&mask);
         return -1;
     }
     e = displayable(t ? &tr : &dec, img) ? RECIO_ERR_NOMEM : RECIO_OK;
     recio_image_free(&dec);
     recio_image_free(&tr);
-    if (e == RECIO_OK && fit_tile(img, tile) == 0) return 0;
+    if (e == RECIO_OK && fit_tile(img, tile) == 0) {
+        if (ir->mask) overlay_mask(img, t ? &mtr : &mask);
+        recio_image_free(&mask), recio_image_free(&mtr);
+        return 0;
+    }
     if (e == RECIO_OK) recio_image_free(img);
+    recio_image_free(&mask), recio_image_free(&mtr);
     snprintf(why, cap, "out of memory");
     return -1;
 }
@@ -353,7 +413,11 @@ static const char show_help[] =
     "Records whose image does not decode get a red cross and a message on stderr; the sheet is still\n"
     "written, and the exit status is 1. Detection records (MXNet's layout: labels A, B, A-2 header\n"
     "floats, then B floats per object: class, xmin, ymin, xmax, ymax normalised) get each object's box\n"
-    "drawn in its class's colour with the class number; with --spec the boxes move with the image.\n\n"
+    "drawn in its class's colour with the class number; with --spec the boxes move with the image.\n"
+    "Segmentation records (a label mask after the image: 'recio pack --mask-root') get the mask laid\n"
+    "over the tile: each labelled pixel half its colour, half its label's colour in PASCAL VOC's colour\n"
+    "map, (pixel + colour + 1) / 2; labels 0 (background) and 255 (ignore) are left clear. With --spec\n"
+    "the mask moves with the image (nearest neighbour).\n\n"
     "  --spec SPEC   run each image through a transform chain first (the spec of 'recio apply' and the\n"
     "                iterator), with the seed the iterator gives that record in epoch 0: what the model\n"
     "                will see. Float results (normalize) are stretched from their min..max to be seen.\n"

@@ -208,6 +208,7 @@ static int push_item(list_item **items, size_t *n, size_t *cap, const char *path
     (*items)[*n].index = *n;
     (*items)[*n].label = label;
     (*items)[*n].path = pack_cat(path, "");
+    (*items)[*n].mask = NULL;
     return (*items)[(*n)++].path ? 0 : -1;
 }
 

@@ -8,6 +8,7 @@ typedef struct list_item {
     unsigned long long index;
     unsigned label;
     char *path; /* relative to ROOT */
+    char *mask; /* relative to --mask-root; NULL without it */
 } list_item;
 
 /* The images under root in im2rec's order (folders sorted by path, files sorted in each), with their

@@ -18,7 +18,7 @@ import os
 import struct
 import sys
 from collections import namedtuple
-from ctypes import byref, c_size_t, c_uint64, c_void_p
+from ctypes import POINTER, byref, c_float, c_size_t, c_uint64, c_void_p
 
 import numpy as np
 
@@ -453,7 +453,16 @@ class Transform:
     NumPy array: (C, H, W) after `chw`, else (H, W, C). The result equals what
     `recio apply --spec SPEC --seed S IN OUT` writes raw. fast=True lets libjpeg-turbo decode JPEGs at
     a reduced DCT scale where the chain shrinks them (as the iterator does; pixels then differ a little
-    from a full decode). A Transform may be called from several threads at once."""
+    from a full decode). A Transform may be called from several threads at once.
+
+    Detection and segmentation: t(image, seed, boxes=B, mask=M, mask_fill=255) moves boxes and/or a
+    label mask with the image, as recio_transform_apply_ex does (docs/image.md, "Boxes and masks"),
+    and returns a tuple (image, boxes, mask), None for what was not given. B: (N, 5 or more) floats,
+    class, xmin, ymin, xmax, ymax normalised to the input (0..1), extra columns carried along; the
+    result holds the kept objects, in order, normalised to the output. M: a uint8 (H, W) array of
+    the input's size, or the bytes of an 8-bit grey PNG; the result is uint8 (H', W'), moved by
+    nearest neighbour, mask_fill (default 255) where the geometry uncovers. The image is the one
+    t(image, seed) gives, except after random_bbox_crop/_cover, whose draw reads the boxes."""
 
     def __init__(self, spec):
         self.spec = spec
@@ -484,8 +493,10 @@ class Transform:
         s.data = arr.ctypes.data
         return arr, s
 
-    def __call__(self, image, seed=0, channels=0, fast=False):
+    def __call__(self, image, seed=0, channels=0, fast=False, boxes=None, mask=None, mask_fill=255):
         seed = int(seed) & ((1 << 64) - 1)
+        if boxes is not None or mask is not None:
+            return self._apply_targets(image, seed, channels, fast, boxes, mask, mask_fill)
         if isinstance(image, np.ndarray):
             return self._apply_array(image, seed)
         buf = bytes(image) if not isinstance(image, (bytes, bytearray)) else image
@@ -512,6 +523,86 @@ class Transform:
         e = L.lib.recio_transform_apply(self._t, byref(src), byref(out), seed)
         return self._finish(e, b"transform: " + L.strerror(e).encode() if e else b"", arr, out)
 
+    @staticmethod
+    def _mask_image(mask):
+        """The mask as a u8 one-channel Image over a NumPy array (returned too, to keep it alive)."""
+        if isinstance(mask, (bytes, bytearray, memoryview)):
+            buf = bytes(mask)
+            w, h, c = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+            if L.lib.recio_image_info(buf, len(buf), byref(w), byref(h), byref(c)) != L.OK or c.value != 1:
+                raise ArgError("Transform: mask bytes must be an 8-bit grey PNG (one label per pixel)", L.ERR_ARG)
+            dec = L.Image()
+            e = L.lib.recio_image_decode(byref(dec), buf, len(buf), 1)
+            if e != L.OK:
+                raise _error(e, b"mask: " + L.strerror(e).encode())
+            try:
+                raw = ctypes.string_at(dec.data, dec.stride * dec.height)
+                mask = np.frombuffer(raw, dtype=np.uint8).reshape(dec.height, dec.stride)[:, :dec.width]
+            finally:
+                L.lib.recio_image_free(byref(dec))
+        m = np.ascontiguousarray(mask)
+        if m.ndim == 3 and m.shape[2] == 1:
+            m = m[:, :, 0].copy()
+        if m.dtype != np.uint8 or m.ndim != 2:
+            raise ArgError("Transform: a mask is uint8 (H, W), not %s %s" % (m.dtype, m.shape), L.ERR_ARG)
+        img = L.Image(width=m.shape[1], height=m.shape[0], channels=1, dtype=L.U8, layout=L.HWC, stride=m.shape[1],
+                      data=m.ctypes.data)
+        return m, img
+
+    def _apply_targets(self, image, seed, channels, fast, boxes, mask, mask_fill):
+        """The image with boxes and/or a mask riding along (recio_transform_apply_ex / _encoded_ex)."""
+        d, keep = L.ApplyDesc(), []
+        kept, bx, bout, mout = ctypes.c_int(0), None, None, L.Image()
+        if boxes is not None:
+            bx = np.ascontiguousarray(boxes, dtype=np.float32)
+            if bx.size == 0:
+                bx = bx.reshape(0, bx.shape[-1] if bx.ndim == 2 else 5)
+            if bx.ndim != 2 or bx.shape[1] < 5:
+                raise ArgError("Transform: boxes are (N, 5 or more): class, xmin, ymin, xmax, ymax, ...; not %s"
+                               % (bx.shape,), L.ERR_ARG)
+            bout = np.zeros((max(bx.shape[0], 1), bx.shape[1]), dtype=np.float32)
+            d.boxes, d.count, d.stride = bx.ctypes.data_as(POINTER(c_float)), bx.shape[0], bx.shape[1]
+            d.boxes_out, d.count_out = bout.ctypes.data_as(POINTER(c_float)), ctypes.pointer(kept)
+        if mask is not None:
+            m, mimg = self._mask_image(mask)
+            keep += [m, mimg]
+            d.mask, d.mask_out = ctypes.pointer(mimg), ctypes.pointer(mout)
+            if not 0 <= int(mask_fill) <= 255:
+                raise ArgError("Transform: mask_fill is a label 0..255", L.ERR_ARG)
+            d.mask_fill = L.MASK_FILL_ZERO if int(mask_fill) == 0 else int(mask_fill)
+        msg = ctypes.create_string_buffer(512)
+        if isinstance(image, np.ndarray):
+            a = np.ascontiguousarray(image)
+            if a.dtype != np.uint8 or a.ndim not in (2, 3) or (a.ndim == 3 and a.shape[2] not in (1, 3, 4)):
+                raise ArgError("Transform: an image array is uint8 (H, W) or (H, W, C) with C 1, 3 or 4, not %s %s"
+                               % (a.dtype, a.shape), L.ERR_ARG)
+            h, w = a.shape[:2]
+            c = a.shape[2] if a.ndim == 3 else 1
+            src = L.Image(width=w, height=h, channels=c, dtype=L.U8, layout=L.HWC, stride=w * c, data=a.ctypes.data)
+            arr, out = self._wrap_out(w, h, c)
+            e = L.lib.recio_transform_apply_ex(self._t, byref(src), byref(out), seed, byref(d))
+            if e:
+                msg.value = b"transform: " + L.strerror(e).encode()
+        else:
+            buf = bytes(image) if not isinstance(image, (bytes, bytearray)) else image
+            w, h, c = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+            arr, out = None, L.Image()
+            if L.lib.recio_image_info(buf, len(buf), byref(w), byref(h), byref(c)) == L.OK:
+                arr, out = self._wrap_out(w.value, h.value, channels or (4 if c.value == 2 else c.value))
+            ed = L.EncodedDesc()
+            ed.channels, ed.full_scale = int(channels), 0 if fast else 1
+            e = L.lib.recio_transform_apply_encoded_ex(self._t, buf, len(buf), byref(out), seed, byref(ed), byref(d), msg, len(msg))
+        try:
+            img = self._finish(e, msg.value, arr, out)
+            mk = None
+            if mask is not None:
+                raw = ctypes.string_at(mout.data, mout.stride * mout.height)
+                mk = np.frombuffer(raw, dtype=np.uint8).reshape(mout.height, mout.stride)[:, :mout.width].copy()
+        finally:
+            if mask is not None:
+                L.lib.recio_image_free(byref(mout))
+        return img, (bout[:kept.value].copy() if bx is not None else None), mk
+
     def _finish(self, e, msg, arr, out):
         if e != L.OK:
             if arr is None:
@@ -520,9 +611,12 @@ class Transform:
         if arr is not None:
             return arr
         try:  # the shape depended on the seed: recio allocated the result; copy it out
-            shape = (out.channels, out.height, out.width) if out.layout == L.CHW else (out.height, out.width, out.channels)
-            rows = shape[0] * shape[1]
-            rowbytes = shape[2] * L.ELEM_SIZE[out.dtype]
+            chw = out.layout == L.CHW
+            shape = (out.channels, out.height, out.width) if chw else (out.height, out.width, out.channels)
+            # stride is per row of a plane (CHW: channels x height rows of width) or of pixels (HWC:
+            # height rows of width x channels); counting HWC rows as height x width read past the data
+            rows = out.channels * out.height if chw else out.height
+            rowbytes = (out.width if chw else out.width * out.channels) * L.ELEM_SIZE[out.dtype]
             raw = ctypes.string_at(out.data, out.stride * rows)
             a = np.frombuffer(raw, dtype=np.uint8).reshape(rows, out.stride)[:, :rowbytes]
             return np.ascontiguousarray(a).view(L.DTYPES[out.dtype]).reshape(shape)
@@ -652,7 +746,15 @@ IRHeader.__doc__ = "MXNet's image record header (mx.recordio.IRHeader): label is
 
 
 def unpack(payload):
-    """An image record payload -> (IRHeader, encoded image bytes), as mx.recordio.unpack."""
+    """An image record payload -> (IRHeader, encoded image bytes), as mx.recordio.unpack (a
+    segmentation record's mask tail is not part of the image: unpack_mask gives it)."""
+    header, image, _ = unpack_mask(payload)
+    return header, image
+
+
+def unpack_mask(payload):
+    """An image record payload -> (IRHeader, encoded image bytes, the label mask's PNG bytes or None):
+    a segmentation record carries its mask after the image (recio.h section 3; recio pack --mask-root)."""
     b = bytes(payload)
     ir = L.IRecord()
     e = L.lib.recio_irecord_unpack(byref(ir), b, len(b))
@@ -663,18 +765,27 @@ def unpack(payload):
     else:
         label = float(ir.label)
     image = ctypes.string_at(ir.image, ir.image_size) if ir.image_size else b""
-    return IRHeader(ir.flag, label, ir.id, ir.id2), image
+    mask = ctypes.string_at(ir.mask, ir.mask_size) if ir.mask else None
+    return IRHeader(ir.flag, label, ir.id, ir.id2), image, mask
 
 
-def pack(header, image):
+def pack(header, image, mask=None):
     """IRHeader + encoded image bytes -> a record payload, as mx.recordio.pack: a scalar label goes in
-    the header (flag 0), an array of labels after it (flag = their count; the header label is 0)."""
+    the header (flag 0), an array of labels after it (flag = their count; the header label is 0).
+    mask: the bytes of an 8-bit grey PNG label mask, stored after the image with its 8-byte tail (a
+    segmentation record, as recio pack --mask-root writes)."""
+    tail = b""
+    if mask is not None:
+        mask = bytes(mask)
+        if not mask.startswith(b"\x89PNG\r\n\x1a\n"):
+            raise ArgError("pack: a mask is the bytes of a PNG", L.ERR_ARG)
+        tail = mask + struct.pack("<I", len(mask)) + b"RMSK"
     if np.ndim(header.label) == 0:
         hdr = struct.pack("<IfQQ", 0, float(header.label), int(header.id), int(header.id2))
     else:
         lab = np.ascontiguousarray(header.label, dtype="<f4").ravel()
         hdr = struct.pack("<IfQQ", lab.size, 0.0, int(header.id), int(header.id2)) + lab.tobytes()
-    return hdr + bytes(image)
+    return hdr + bytes(image) + tail
 
 
 Where = namedtuple("Where", ["path", "ordinal", "offset", "key", "seq"])

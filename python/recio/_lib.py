@@ -53,13 +53,22 @@ class EncodedDesc(Structure):
     _fields_ = [("channels", c_int), ("scratch", c_void_p), ("scratch_size", c_size_t), ("full_scale", c_int)]
 
 
+class ApplyDesc(Structure):
+    _fields_ = [("boxes", POINTER(c_float)), ("count", c_int), ("stride", c_int), ("boxes_out", POINTER(c_float)),
+                ("count_out", POINTER(c_int)), ("mask", POINTER(Image)), ("mask_out", POINTER(Image)),
+                ("mask_fill", c_int), ("scratch", c_void_p), ("scratch_size", c_size_t)]
+
+
+MASK_FILL_ZERO = -1
+
+
 class Record(Structure):
     _fields_ = [("data", c_void_p), ("size", c_size_t), ("offset", c_uint64)]
 
 
 class IRecord(Structure):
     _fields_ = [("flag", c_uint32), ("label", c_float), ("id", c_uint64), ("id2", c_uint64), ("labels", c_void_p),
-                ("image", c_void_p), ("image_size", c_size_t)]
+                ("image", c_void_p), ("image_size", c_size_t), ("mask", c_void_p), ("mask_size", c_size_t)]
 
 
 class IO(Structure):
@@ -89,12 +98,14 @@ class SplitWhere(Structure):
 
 
 class LstItem(Structure):
-    _fields_ = [("index", c_uint64), ("labels", POINTER(c_float)), ("nlabels", c_uint32), ("path", c_char_p)]
+    _fields_ = [("index", c_uint64), ("labels", POINTER(c_float)), ("nlabels", c_uint32), ("path", c_char_p),
+                ("mask", c_char_p)]
 
 
 class Lst(Structure):
     _fields_ = [("items", POINTER(LstItem)), ("count", c_size_t), ("storage", c_void_p), ("alloc", Allocator),
-                ("errmsg", c_char * 256), ("on_bad_line", c_void_p), ("user", c_void_p), ("skipped", c_size_t)]
+                ("errmsg", c_char * 256), ("on_bad_line", c_void_p), ("user", c_void_p), ("skipped", c_size_t),
+                ("mask_column", c_int)]
 
 
 def _candidates(pkg_dir, environ):
@@ -148,6 +159,10 @@ def _declare(lib):
         "recio_transform_free": (None, [P]),
         "recio_transform_apply": (E, [P, POINTER(Image), POINTER(Image), U64]),
         "recio_transform_apply_encoded": (E, [P, P, S, POINTER(Image), U64, POINTER(EncodedDesc), c_char_p, S]),
+        "recio_transform_apply_ex": (E, [P, POINTER(Image), POINTER(Image), U64, POINTER(ApplyDesc)]),
+        "recio_transform_apply_encoded_ex": (E, [P, P, S, POINTER(Image), U64, POINTER(EncodedDesc), POINTER(ApplyDesc),
+                                                 c_char_p, S]),
+        "recio_image_decode": (E, [POINTER(Image), P, S, I]),
         "recio_transform_output_shape": (E, [P, I, I, I, POINTER(Image)]),
         "recio_image_info": (E, [P, S, POINTER(I), POINTER(I), POINTER(I)]),
         "recio_image_free": (None, [POINTER(Image)]),
