@@ -247,6 +247,55 @@ static void test_jpeg_scan_cut_then_marker(void) {
     CHECK(bad == 0 && cuts > 3000);
 }
 
+/* The same for progressive JPEGs, checked by a second decode (recio__jpeg_same_with_filler). A cut
+   inside a scan's data followed by an end marker is refused, or, when the bits it lost change no
+   pixel (they code blocks of the MCU padding, outside the image), gives exactly the pixels of the
+   JPEG cut where that scan ends, which is sound (fewer scans) and must decode. */
+static void test_jpeg_progressive_cut_then_marker(void) {
+    static const char *const files[] = {"prog-37x29.jpg", "prog-gray-40x24.jpg"};
+    size_t f, refused = 0, same = 0, wrong = 0, ends = 0;
+    for (f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[256], msg[256];
+        size_t n = 0, i, p, data, end;
+        unsigned char *b, *c;
+        snprintf(path, sizeof path, "tests/data/image/%s", files[f]);
+        b = t_slurp(path, &n);
+        CHECK(b != NULL);
+        if (!b) continue;
+        c = (unsigned char *)malloc(n + 3);
+        c[0] = 0xff; /* stb in every build */
+        for (i = 2; i + 4 < n; i++) {
+            recio_image whole = {0};
+            if (!(b[i] == 0xff && b[i + 1] == 0xda)) continue;
+            data = i + 2 + ((size_t)b[i + 2] << 8 | b[i + 3]);
+            for (end = data; end + 1 < n && !(b[end] == 0xff && b[end + 1] != 0 && (b[end + 1] < 0xd0 || b[end + 1] > 0xd7)); end++) {}
+            memcpy(c + 1, b, end); /* the scans up to this one's end: sound */
+            c[1 + end] = 0xff, c[2 + end] = 0xd9;
+            ends += recio_image_decode_ex(&whole, c, end + 3, 3, msg, sizeof msg) == RECIO_OK;
+            for (p = data + 1; whole.data && p < end; p++) {
+                recio_image img = {0};
+                memcpy(c + 1, b, p);
+                c[1 + p] = 0xff, c[2 + p] = 0xd9;
+                if (recio_image_decode_ex(&img, c, p + 3, 3, msg, sizeof msg) != RECIO_OK) {
+                    refused++;
+                    continue;
+                }
+                if (img.width == whole.width && img.height == whole.height &&
+                    memcmp(img.data, whole.data, (size_t)whole.width * whole.height * 3) == 0) same++;
+                else if (wrong++ < 3) printf("  %s cut at %zu (scan data %zu..%zu): made-up pixels\n", files[f], p, data, end);
+                recio_image_free(&img);
+            }
+            recio_image_free(&whole);
+            i = end - 1;
+        }
+        free(c);
+        free(b);
+    }
+    printf("  progressive: %zu cuts inside scans refused, %zu gave the true pixels, %zu made-up; %zu whole-scan prefixes decoded\n",
+           refused, same, wrong, ends);
+    CHECK(wrong == 0 && refused > 350 && ends == 16);
+}
+
 /* UBSan's "shift exponent 34 in stbi__grow_buffer_unsafe", made by hand: an 8x8 grey baseline JPEG
    whose DC and AC tables each hold one 16-bit code (DC category 0, AC run 0 size 10) over 4 zero
    bytes of scan data. The DC code leaves exactly 16 bits, the AC code takes them all, its 10 extra
@@ -327,6 +376,7 @@ int main(void) {
     RUN(test_jpeg);
     RUN(test_jpeg_marker_in_scan);
     RUN(test_jpeg_scan_cut_then_marker);
+    RUN(test_jpeg_progressive_cut_then_marker);
     RUN(test_jpeg_shift34);
     RUN(test_commands_refuse_hdr);
     return t_done("test_decode_safety");
