@@ -5346,13 +5346,14 @@ static int recio__jhuff_build(recio__jhuff *h, const unsigned char *counts, cons
     memset(h->fast, 0, sizeof h->fast);
     for (l = 1; l <= 16; l++) {
         h->first[l] = (uint16_t)k, h->mincode[l] = code;
+        if (code + counts[l - 1] > (1 << l) || (counts[l - 1] && code + counts[l - 1] == (1 << l)))
+            return 0; /* overfull, or an all-ones code: checked before the codes index the lookup */
         for (j = 0; l <= 9 && j < counts[l - 1]; j++) { /* every 9-bit look-ahead that starts with this code */
             unsigned lo = (unsigned)(code + (int32_t)j) << (9 - l), m;
             for (m = 0; m < 1u << (9 - l); m++) h->fast[lo + m] = (uint16_t)(l << 8 | syms[k + j]);
         }
         code += counts[l - 1], k += counts[l - 1];
         h->maxcode[l] = counts[l - 1] ? code - 1 : -1;
-        if (code > (1 << l) || (counts[l - 1] && code == (1 << l))) return 0; /* overfull, or an all-ones code */
         code <<= 1;
     }
     h->maxcode[17] = 0x7fffffff;
