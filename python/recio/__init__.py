@@ -175,7 +175,7 @@ class ImageRecordIter(_Closing):
         self._spec = L.cstr(opt["spec"])
         d.uris, d.spec = self._uris, self._spec
         d.rank, d.nsplit, d.index, d.shuffle = opt["rank"], opt["nsplit"], int(opt["index"]), int(opt["shuffle"])
-        d.equalise, d.rotate_shards, d.shuffle_buffer = int(opt["equalise"]), int(opt["rotate_shards"]), opt["shuffle_buffer"]
+        d.equalize, d.rotate_shards, d.shuffle_buffer = int(opt["equalise"]), int(opt["rotate_shards"]), opt["shuffle_buffer"]
         d.seed = opt["seed"] & ((1 << 64) - 1)
         d.channels, d.label_width, d.batch = opt["channels"], opt["label_width"], opt["batch"]
         d.last_batch, d.workers, d.prefetch, d.checksums = opt["last_batch"], opt["workers"], opt["prefetch"], int(opt["checksums"])
