@@ -249,6 +249,9 @@ def test_mean_img_against_numpy():
     kw = dict(path_imgrec=tmp("ds.rec"), batch_size=12, workers=0, data_shape=(3, 12, 20), resize=20)
     it = recio.ImageRecordIter(mean_img=tmp("mean.npy"), scale=0.5, **{k: v for k, v in kw.items() if k != "resize"})
     check(it.spec == "center_crop(20,12) float chw", it.spec)
+    base = recio.ImageRecordIter(**{k: v for k, v in kw.items() if k != "resize"}).next().data.copy()
+    got = it.next().data
+    check(np.allclose(got, (base - mean) * 0.5, atol=1e-4), "mean_img with scale=0.5")
     raises(ValueError, lambda: recio.ImageRecordIter(mean_img=tmp("mean.npy"), spec="resize(20,12) chw",
                                                      path_imgrec=tmp("ds.rec"), batch_size=2), "float32")
 
