@@ -853,8 +853,9 @@ RECIODEF void recio_prefetch_destroy(recio_prefetch *p);
    ================================================================================================== */
 
 /* ImageRecordIter in C. Records flow: source (the files, or part `rank` of `nsplit`) -> optional
-   streaming shuffle buffer -> batches of `batch` records -> per record: image header, labels, and
-   the transform (a spec, or your callback) into one item of the batch tensor. With RECIO_THREADS and
+   streaming shuffle buffer -> batches of `batch` records -> per record: image header, labels (its
+   own or its path_imglist line's, padded or cut to label_width), the transform (a spec, or your
+   callback) into one item of the batch tensor, then the mean image if any. With RECIO_THREADS and
    workers > 0, `workers` threads build batches in parallel behind a ring of `prefetch` batches;
    otherwise (workers == 0, or no RECIO_THREADS) everything runs on the caller's thread ("pull
    mode"). The batches are the same bytes either way: reading is serial and in order, and the random
