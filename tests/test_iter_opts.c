@@ -529,6 +529,20 @@ static void test_cli(void) {
     cli_has(args, 2, "bad value 'x' for --label-pad");
 }
 
+/* `recio mean`: its usage errors, and a mean the iterator accepts (its values are checked against
+   numpy in tests/test_python.py). */
+static void test_cli_mean(void) {
+    static char out[4096];
+    if (!t_recio_tool()) return;
+    CHECK_EQ_INT(t_recio_capture("mean " DIR "/photos.rec --spec 'resize(8,6) float chw'", 60, out, sizeof out), 2);
+    CHECK(strstr(out, "-o OUT.npy is required") != NULL);
+    CHECK_EQ_INT(t_recio_capture("mean " DIR "/photos.rec --spec 'resize(8,6) f16' -o " DIR "/m16.npy", 60, out, sizeof out), 2);
+    CHECK(strstr(out, "end it with 'float'") != NULL);
+    CHECK_EQ_INT(t_recio_capture("mean " DIR "/photos.rec --spec 'resize(8,6) float chw' -o " DIR "/m.npy", 60, out, sizeof out), 0);
+    CHECK(strstr(out, "4 images: mean of shape (C,H,W) = (3, 6, 8) written to " DIR "/m.npy") != NULL);
+    cli_has(DIR "/photos.rec --spec 'resize(8,6) float chw' --batch 4 --mean-img " DIR "/m.npy --no-checksum", 0, "1000,1001,1002,1003\t-\n");
+}
+
 /* The CLI's --seed-aug and --mean-img against the library: the same checksums. */
 static void test_cli_same_as_library(void) {
     recio_iter_desc d;
@@ -570,6 +584,7 @@ int main(void) {
 #ifndef _WIN32
     RUN(test_cli);
     RUN(test_cli_same_as_library);
+    RUN(test_cli_mean);
 #endif
     return t_done("iter_opts");
 }
