@@ -11,8 +11,8 @@ static const char iter_help[] =
     "                  [--shuffle-buffer N] [--rotate] [--prefetch N] [--channels C] [--label-width N]\n"
     "                  [--checksum fast] [--no-checksum] [--skip-bad] [--quiet] [--labels]\n"
     "                  [--index] [--index-path IDX] [--shuffle-chunk N [--shuffle-window N]]\n"
-    "                  [--equalize pad|drop] [--mmap] [--seed-aug S] [--label-pad V] [--label-strict]\n"
-    "                  [--detection] [--imglist LST] [--mean-img NPY [--mean-scale F]]\n\n"
+    "                  [--equalize pad|drop] [--mmap|--no-mmap] [--seed-aug S] [--label-pad V]\n"
+    "                  [--label-strict] [--detection] [--imglist LST] [--mean-img NPY [--mean-scale F]]\n\n"
     "Run the training iterator over URIS ('a.rec;b.rec') and print one line per batch:\n"
     "  epoch<TAB>batch<TAB>count<TAB>pad<TAB>ids<TAB>checksum\n"
     "count = records in the batch, pad = padding items after them, ids = the image-header ids of all\n"
@@ -54,8 +54,8 @@ static const char iter_help2[] =
     "                       a time; memory: one offset per chunk. --shuffle is a full permutation\n"
     "  --equalize pad|drop  every part yields the same count per epoch (with an index): pad repeats a\n"
     "                       part's first records up to the largest part, drop stops at the smallest\n"
-    "  --mmap               map the files (default: read through a buffer, which network file\n"
-    "                       systems need; a file cut while mapped kills the process)\n"
+    "  --mmap, --no-mmap    map the files, or read them through a buffer (the default: what network\n"
+    "                       file systems need; a file cut while mapped kills the process)\n"
     "  --seed-aug S         seed of the random augmentation only (MXNet seed_aug); default: --seed,\n"
     "                       which then also orders the shuffles\n"
     "Labels:\n"
@@ -154,6 +154,7 @@ static int more_opt(int argc, char **argv, int *i, iter_opts *o) {
         o->d.index = 1;
     } else if (strcmp(a, "--index") == 0) o->d.index = 1;
     else if (strcmp(a, "--mmap") == 0) o->d.use_mmap = 1;
+    else if (strcmp(a, "--no-mmap") == 0) o->d.use_mmap = 0;
     else if (strcmp(a, "--label-strict") == 0) o->d.label_strict = 1;
     else if (strcmp(a, "--detection") == 0) o->d.label_detection = 1;
     else if (strcmp(a, "--labels") == 0) o->labels = 1;

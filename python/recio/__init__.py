@@ -161,8 +161,10 @@ class ImageRecordIter(_Closing):
     each one), plus recio's own: spec= (a whole transform chain instead of the augmentation options),
     layout='NCHW'|'NHWC', last_batch='pad'|'discard'|'roll_over', workers= (threads; 0 = on the
     calling thread), shuffle_buffer=N (streaming shuffle, no .idx), equalise=True (every part the same
-    number of records), rotate_shards=True, copy=True (batches own their arrays), checksums=True (item
-    checksums made by the workers, for Batch.checksum), epoch=E (start at epoch E).
+    number of records; equalize='pad'|'drop'), rotate_shards=True, copy=True (batches own their arrays),
+    checksums=True (item checksums made by the workers, for Batch.checksum), epoch=E (start at epoch E),
+    use_mmap=True, label_strict=True (more labels than label_width raise), and ImageDetRecordIter's
+    label_pad_width=N / label_pad_value=V (detection labels; Batch.objects counts each record's objects).
 
     Iterate for one epoch of batches; iterating again starts the next epoch (so does reset(), as in
     MXNet). A record that cannot be read raises recio.Error with "FILE: offset N: what"."""
