@@ -9089,6 +9089,21 @@ static uint64_t recio__it_fingerprint2(uint64_t h, const recio_iter_desc *d) {
     return recio__it_fp_str(recio__it_fp_str(recio__it_fp_str(h, d->index_path), d->path_imglist), d->mean_img);
 }
 
+/* What the side files hold (not only their names): the mean image's floats and the .lst's lines in
+   id order, so a checkpoint is refused when either file changed. */
+static uint64_t recio__it_fp_files(const recio_iter *it, uint64_t h) {
+    size_t i;
+    if (it->mean) h = recio_fnv1a64(h, it->mean, it->d.item_bytes);
+    for (i = 0; it->lines && i < it->lst.count; i++) {
+        const recio_lst_item *l = &it->lst.items[it->lines[i].item];
+        uint64_t v[2];
+        v[0] = l->index, v[1] = l->nlabels;
+        h = recio__it_fp_u64s(h, v, 2);
+        if (l->nlabels) h = recio_fnv1a64(h, l->labels, (size_t)l->nlabels * sizeof *l->labels);
+    }
+    return h;
+}
+
 static uint64_t recio__it_fingerprint(const recio_iter_desc *d) {
     uint64_t v[11], h = RECIO_FNV1A_INIT;
     v[0] = d->rank, v[1] = d->nsplit, v[2] = (uint64_t)d->index, v[3] = (uint64_t)d->shuffle;
@@ -9426,7 +9441,7 @@ RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *d
     if ((e = recio__it_desc(&it->d, it->errmsg)) == RECIO_OK && (e = recio__it_src_init(it)) == RECIO_OK &&
         (e = recio__it_spec(it)) == RECIO_OK && (e = recio__it_imglist(it)) == RECIO_OK && (e = recio__it_mean(it)) == RECIO_OK &&
         (e = recio__it_layout(it)) == RECIO_OK && (e = recio__it_alloc(it)) == RECIO_OK) {
-        it->fingerprint = recio__it_fingerprint(&it->d);
+        it->fingerprint = recio__it_fp_files(it, recio__it_fingerprint(&it->d));
 #ifdef RECIO_THREADS
         e = recio__it_start(it);
 #endif

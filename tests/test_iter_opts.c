@@ -458,8 +458,16 @@ static void test_mean_img(void) {
     CHECK(strstr(msg, "needs a spec whose output is float32") != NULL);
 }
 
+/* A .lst for labels.rec: image id 100 + i has the label i + v. */
+static void write_lst(const char *path, unsigned v) {
+    FILE *f = fopen(path, "w");
+    unsigned i;
+    for (i = 0; f && i < 8; i++) fprintf(f, "%u\t%u\timg%u.jpg\n", 100 + i, i + v, i);
+    if (f) fclose(f);
+}
+
 /* A checkpoint is refused by an iterator whose seed_aug, pad value or .lst differ, and accepted by
-   an identical one; without the new options the fingerprint is what it was. */
+   an identical one, and by one whose .lst holds other labels under the same name. */
 static void test_checkpoint_fingerprint(void) {
     recio_iter_desc d;
     recio_iter *a, *b;
@@ -483,6 +491,19 @@ static void test_checkpoint_fingerprint(void) {
         recio_iter_close(b);
     }
     recio_iter_close(a);
+    /* the same file names with other contents: refused too */
+    open_it(&d, LABELS, 2);
+    d.path_imglist = DIR "/fp.lst";
+    write_lst(DIR "/fp.lst", 9);
+    if (!(a = must_open(&d))) return;
+    CHECK_EQ_INT(recio_iter_save(a, blob, sizeof blob, &n), RECIO_OK);
+    recio_iter_close(a);
+    for (k = 0; k < 2; k++) {
+        write_lst(DIR "/fp.lst", k ? 8 : 9);
+        if (!(b = must_open(&d))) return;
+        CHECK_EQ_INT(recio_iter_restore(b, blob, n), k ? RECIO_ERR_ARG : RECIO_OK);
+        recio_iter_close(b);
+    }
 }
 
 #ifndef _WIN32
