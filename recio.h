@@ -8887,7 +8887,8 @@ static recio_err recio__it_det(const recio_iter *it, const float *src, const rec
     ab[0] = n > 0 ? (src ? src[0] : recio_irecord_label(ir, 0)) : 0;
     ab[1] = n > 1 ? (src ? src[1] : recio_irecord_label(ir, 1)) : 0;
     if (recio_det_layout_of(ab, n, &lay) != RECIO_OK)
-        return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: %u labels are not [A, B, A-2 header floats, objects of B floats] (A whole in 2..%u, B whole >= 5, %u - A a multiple of B)", n, n, n), RECIO_ERR_ARG;
+        return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: %u labels are not [A, B, A-2 header floats, objects of B floats] "
+                          "(A whole in 2..%u, B whole >= 5, %u - A a multiple of B)", n, n, n), RECIO_ERR_ARG;
     if (lay.header_width > lw)
         return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: the header has %u floats, more than label_width %u", lay.header_width, lw), RECIO_ERR_ARG;
     *objects = lay.count;
