@@ -881,8 +881,9 @@ RECIODEF void recio_prefetch_destroy(recio_prefetch *p);
    ================================================================================================== */
 
 /* ImageRecordIter in C. Records flow: source (the files, or part `rank` of `nsplit`) -> optional
-   streaming shuffle buffer -> batches of `batch` records -> per record: image header, labels, and
-   the transform (a spec, or your callback) into one item of the batch tensor. With RECIO_THREADS and
+   streaming shuffle buffer -> batches of `batch` records -> per record: image header, labels (its
+   own or its path_imglist line's, padded or cut to label_width), the transform (a spec, or your
+   callback) into one item of the batch tensor, then the mean image if any. With RECIO_THREADS and
    workers > 0, `workers` threads build batches in parallel behind a ring of `prefetch` batches;
    otherwise (workers == 0, or no RECIO_THREADS) everything runs on the caller's thread ("pull
    mode"). The batches are the same bytes either way: reading is serial and in order, and the random
@@ -898,7 +899,7 @@ typedef enum recio_last_batch {
 
 /* Per-record work when no spec is given: write item_bytes bytes for record `rec` at out. Runs on the
    worker threads, several at once (so it must be thread-safe), or on the caller's thread in pull
-   mode. seed = recio_seed_for(desc.seed, epoch, key). On failure write "what" into errmsg
+   mode. seed = recio_seed_for(desc.seed_aug or else desc.seed, epoch, key). On failure write "what" into errmsg
    (RECIO_ITER_ERRMSG bytes); the iterator prefixes "FILE: offset N: ". */
 #define RECIO_ITER_ERRMSG 256
 typedef recio_err (*recio_iter_record_fn)(void *user, const recio_irecord *rec, uint64_t seed, void *out,
@@ -909,12 +910,22 @@ typedef struct recio_iter_desc {
     const char *uris;           /* "a.rec;b.rec" (required) */
     unsigned rank, nsplit;      /* read part `rank` of `nsplit` (default: all, nsplit 1) */
     int index;                  /* partition by record count with each file's .idx */
-    int shuffle;                /* with index: a new global order every epoch (seeded) */
-    int equalise;               /* with index: every part gets the same number of records */
+    const char *index_path;     /* one .idx over the whole list, global offsets (implies index), as
+                                   recio_split_desc.index_path */
+    int shuffle;                /* with index: a new order every epoch (seeded): RECIO_SHUFFLE_FULL
+                                   (1, a permutation of every record) or RECIO_SHUFFLE_CHUNK (2, chunks
+                                   shuffled within windows: bounded memory, MXNet's shuffle_chunk_size) */
+    uint32_t chunk_records;     /* RECIO_SHUFFLE_CHUNK: records per chunk (default 256) */
+    uint32_t window_chunks;     /* RECIO_SHUFFLE_CHUNK: chunks shuffled together (default 16) */
+    int equalize;               /* with index: RECIO_EQUALIZE_PAD (1, every part repeats its first
+                                   records up to the largest part's count) or _DROP (2, the smallest) */
     int rotate_shards;          /* epoch e reads part (rank + e) % nsplit (default: stick to `rank`) */
+    int use_mmap;               /* 1: map the files (recio_split_desc.use_mmap); 0 (default): read
+                                   through a buffer, what network filesystems need (DALI's dont_use_mmap) */
     size_t shuffle_buffer;      /* streaming shuffle through a buffer of this many records (0: off),
                                    like DALI's initial_fill: cheap, no index needed */
-    uint64_t seed;              /* of the shuffles and of every record's random choices */
+    uint64_t seed;              /* of the shuffles, and of every record's random choices unless seed_aug */
+    uint64_t seed_aug;          /* of every record's random choices (MXNet's seed_aug); 0: seed */
     /* per record: a transform spec, or your function */
     const char *spec;           /* e.g. "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw";
                                    the output of the first record fixes the item's shape and dtype, so
@@ -923,7 +934,26 @@ typedef struct recio_iter_desc {
     recio_iter_record_fn transform; /* used when spec is NULL */
     void *user;                 /* passed to transform */
     size_t item_bytes;          /* bytes of one item in the batch tensor (required with transform) */
-    unsigned label_width;       /* labels per item (default 1); missing labels are 0 */
+    /* Per-pixel mean image (MXNet's mean_img): a NumPy .npy file of float32, shaped as the item,
+       (C,H,W) or (H,W,C) (`recio mean` makes one). It is the chain's last step: the item becomes
+       (item - mean) x mean_scale, so end the spec with the crop and `float` (and `chw`), not normalize:
+       MXNet too subtracts it after the crop and before scaling. Needs a spec whose output is f32. */
+    const char *mean_img;
+    float mean_scale;           /* with mean_img (MXNet's scale); 0: 1 */
+    /* labels: batch.labels has label_width floats per item */
+    unsigned label_width;       /* labels per item (default 1); for detection, MXNet's label_pad_width */
+    int label_pad_set;          /* 1: label_pad_value fills the places of missing labels; 0 (default):
+                                   they are -1, as MXNet's label_pad_value (so pad with 0: set this and
+                                   leave label_pad_value 0) */
+    float label_pad_value;
+    int label_strict;           /* 1: a record with more labels than label_width is an error (MXNet's
+                                   ImageRecordIter); 0: they are cut, and batch.label_counts shows it */
+    int label_detection;        /* 1: labels are MXNet's detection layout [A, B, A-2 header floats,
+                                   objects of B floats]: checked per record, cut at whole objects,
+                                   batch.objects counts each item's objects (ImageDetRecordIter) */
+    const char *path_imglist;   /* a .lst whose labels replace the records' (MXNet's path_imglist),
+                                   matched by image-header id = the .lst index; a record whose id has no
+                                   line is an error */
     /* batches */
     unsigned batch;             /* items per batch (default 1) */
     recio_last_batch last_batch;
@@ -940,7 +970,8 @@ typedef struct recio_iter_desc {
                                    sound item (zeros when it has none). See recio_iter_skipped.
                                    Default 0: such a record is an error, as every other failure is */
     /* How each file is opened (a network filesystem's own client, fault injection): as
-       recio_split_desc.open_file, for the split and for re-reading records; NULL = the file backend */
+       recio_split_desc.open_file, for the split, re-reading records, path_imglist and mean_img;
+       NULL = the file backend */
     recio_err (*open_file)(void *user, const char *path, recio_io *io);
     void *open_user;
     recio_allocator alloc;
@@ -963,6 +994,10 @@ typedef struct recio_batch {
     unsigned skipped;           /* records of this batch left out by desc.skip_bad */
     unsigned workers;           /* threads that built it: desc.workers, or 0 in pull mode (also when
                                    desc.workers > 0 but recio was built without RECIO_THREADS) */
+    const unsigned *label_counts; /* labels each item's record (or .lst line) really has: more than
+                                   label_width means they were cut, fewer that the rest is padding */
+    const unsigned *objects;    /* desc.label_detection: objects in each item's record (also those cut
+                                   off by label_width); else NULL */
 } recio_batch;
 
 /* A record desc.skip_bad left out. */
@@ -2672,10 +2707,9 @@ RECIODEF void recio_index_free(recio_index *idx) {
     idx->count = 0;
 }
 
-#ifndef RECIO_NO_STDIO
-/* Whole small text file into memory (for .idx and .lst). */
-static recio_err recio__slurp(const recio_allocator *a, const char *path, char **out, size_t *n, char *msg) {
-    recio_io io;
+/* The rest of an opened file into memory (closes io): .idx, .lst, and the iterator's side files
+   through desc.open_file. */
+static recio_err recio__slurp_io(const recio_allocator *a, recio_io *io, const char *path, char **out, size_t *n, char *msg) {
     recio_buffer b;
     char chunk[65536];
     int64_t k;
@@ -2683,17 +2717,13 @@ static recio_err recio__slurp(const recio_allocator *a, const char *path, char *
     if (a) b.alloc = *a;
     *out = NULL;
     *n = 0;
-    if (recio_io_open_file(&io, path, "rb") != RECIO_OK) {
-        recio__fmt(msg, 256, "%s: cannot open: %s", path, recio__errno_str(errno));
-        return RECIO_ERR_IO;
-    }
-    while ((k = io.read(io.user, chunk, sizeof chunk)) > 0)
+    while ((k = io->read(io->user, chunk, sizeof chunk)) > 0)
         if (recio__mem_write(&b, chunk, (size_t)k)) {
-            io.close(io.user);
+            io->close(io->user);
             recio_buffer_free(&b);
             return RECIO_ERR_NOMEM;
         }
-    io.close(io.user);
+    io->close(io->user);
     if (k < 0) {
         recio__fmt(msg, 256, "%s: offset %U: read failed", path, (uint64_t)b.size);
         recio_buffer_free(&b);
@@ -2702,6 +2732,19 @@ static recio_err recio__slurp(const recio_allocator *a, const char *path, char *
     *out = (char *)b.data;
     *n = b.size;
     return RECIO_OK;
+}
+
+#ifndef RECIO_NO_STDIO
+/* Whole small text file into memory (for .idx and .lst). */
+static recio_err recio__slurp(const recio_allocator *a, const char *path, char **out, size_t *n, char *msg) {
+    recio_io io;
+    *out = NULL;
+    *n = 0;
+    if (recio_io_open_file(&io, path, "rb") != RECIO_OK) {
+        recio__fmt(msg, 256, "%s: cannot open: %s", path, recio__errno_str(errno));
+        return RECIO_ERR_IO;
+    }
+    return recio__slurp_io(a, &io, path, out, n, msg);
 }
 
 RECIODEF recio_err recio_index_load(recio_index *idx, const char *path) {
@@ -8862,6 +8905,12 @@ RECIODEF const char *recio_prefetch_errmsg(const recio_prefetch *p) { return p ?
 #define RECIO__IT_MAGIC 0x54494352u /* "RCIT" */
 #define RECIO__IT_VERSION 1u
 
+/* A .lst line by its index (= the image-header id), for path_imglist. */
+typedef struct recio__it_line {
+    uint64_t id;
+    size_t item;
+} recio__it_line;
+
 typedef struct recio__it_bytes {
     unsigned char *p;
     size_t size, cap;
@@ -8895,8 +8944,11 @@ typedef struct recio__it_src {
 
 struct recio_iter {
     recio_iter_desc d;
-    size_t lab_off, ids_off, keys_off, sums_off, out_bytes;
+    size_t lab_off, ids_off, keys_off, sums_off, cnt_off, obj_off, out_bytes;
     uint64_t fingerprint;
+    float *mean;           /* desc.mean_img in the item's layout (item_bytes / 4 floats) */
+    recio_lst lst;         /* desc.path_imglist, and its lines sorted by index */
+    struct recio__it_line *lines;
     recio_transform *tf;   /* from desc.spec */
     recio_image shape;     /* of one item with a spec */
     recio__it_bytes *scratch; /* per worker, for the transform */
@@ -8964,8 +9016,11 @@ static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t ep
     recio_err e;
     memset(&sd, 0, sizeof sd);
     sd.mode = it->d.index ? RECIO_SPLIT_INDEX : RECIO_SPLIT_BYTES;
-    sd.shuffle = it->d.shuffle ? RECIO_SHUFFLE_FULL : RECIO_SHUFFLE_NONE;
-    sd.equalize = it->d.equalise ? RECIO_EQUALIZE_PAD : RECIO_EQUALIZE_NONE;
+    sd.index_path = it->d.index_path;
+    sd.shuffle = (recio_split_shuffle)it->d.shuffle;
+    sd.chunk_records = it->d.chunk_records, sd.window_chunks = it->d.window_chunks;
+    sd.equalize = (recio_split_equalize)it->d.equalize;
+    sd.use_mmap = it->d.use_mmap;
     sd.seed = it->d.seed;
     sd.epoch = epoch;
     sd.alloc = it->d.alloc;
@@ -9250,24 +9305,84 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
 
 static size_t recio__it_elem(const recio_iter *it) { return it->shape.width ? recio_dtype_size(it->shape.dtype) : 1; }
 
+/* ---- labels and the mean image ---- */
+
+/* The .lst line for image-header id `id` (path_imglist), or NULL. */
+static const recio_lst_item *recio__it_line_of(const recio_iter *it, uint64_t id) {
+    size_t lo = 0, hi = it->lst.count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (it->lines[mid].id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < it->lst.count && it->lines[lo].id == id ? &it->lst.items[it->lines[lo].item] : NULL;
+}
+
+/* desc.label_detection: n labels [A, B, header, objects of B] (recio_det_layout_of) -> *objects;
+   *keep: the labels that fit label_width without cutting an object. */
+static recio_err recio__it_det(const recio_iter *it, const float *src, const recio_irecord *ir, uint32_t n, unsigned *objects, uint32_t *keep, char *what) {
+    float ab[2];
+    recio_det_layout lay;
+    uint32_t lw = it->d.label_width;
+    ab[0] = n > 0 ? (src ? src[0] : recio_irecord_label(ir, 0)) : 0;
+    ab[1] = n > 1 ? (src ? src[1] : recio_irecord_label(ir, 1)) : 0;
+    if (recio_det_layout_of(ab, n, &lay) != RECIO_OK)
+        return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: %u labels are not [A, B, A-2 header floats, objects of B floats] "
+                          "(A whole in 2..%u, B whole >= 5, %u - A a multiple of B)", n, n, n), RECIO_ERR_ARG;
+    if (lay.header_width > lw)
+        return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: the header has %u floats, more than label_width %u", lay.header_width, lw), RECIO_ERR_ARG;
+    *objects = lay.count;
+    *keep = n <= lw ? n : lay.header_width + (lw - lay.header_width) / lay.object_width * lay.object_width;
+    return RECIO_OK;
+}
+
+/* Item i's labels: the record's (or its .lst line's), cut or padded to label_width, and how many
+   there really are (and objects, for detection). */
+static recio_err recio__it_labels(const recio_iter *it, const recio_irecord *ir, unsigned i, unsigned char *out, char *what) {
+    float *lab = (float *)(out + it->lab_off) + (size_t)i * it->d.label_width;
+    const float *src = NULL;
+    uint32_t n = recio_irecord_nlabels(ir), keep, l;
+    unsigned objects = 0;
+    recio_err e;
+    if (it->lines) {
+        const recio_lst_item *line = recio__it_line_of(it, ir->id);
+        if (!line) return recio__fmt(what, RECIO_ITER_ERRMSG, "image id %U has no line in %s (path_imglist)", ir->id, it->d.path_imglist), RECIO_ERR_ARG;
+        src = line->labels, n = line->nlabels;
+    }
+    if (it->d.label_strict && n > it->d.label_width)
+        return recio__fmt(what, RECIO_ITER_ERRMSG, "%u labels, more than label_width %u (label_strict)", n, it->d.label_width), RECIO_ERR_ARG;
+    keep = n < it->d.label_width ? n : it->d.label_width;
+    if (it->d.label_detection && (e = recio__it_det(it, src, ir, n, &objects, &keep, what)) != RECIO_OK) return e;
+    for (l = 0; l < keep; l++) lab[l] = src ? src[l] : recio_irecord_label(ir, l);
+    for (; l < it->d.label_width; l++) lab[l] = it->d.label_pad_value;
+    ((unsigned *)(out + it->cnt_off))[i] = n;
+    ((unsigned *)(out + it->obj_off))[i] = objects;
+    return RECIO_OK;
+}
+
+/* desc.mean_img: item = (item - mean) x mean_scale, on the chain's f32 output. */
+static void recio__it_sub_mean(const recio_iter *it, float *x) {
+    size_t k, n = it->d.item_bytes / sizeof(float);
+    float sc = it->d.mean_scale;
+    for (k = 0; k < n; k++) x[k] = (x[k] - it->mean[k]) * sc;
+}
+
 /* Entry i of s into item i of the batch; on failure `what` (RECIO_ITER_ERRMSG bytes) says why. */
 static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, unsigned worker, char *what) {
     unsigned char *out = s->out;
-    float *lab = (float *)(out + it->lab_off) + (size_t)i * it->d.label_width;
     recio_irecord ir;
-    uint32_t l, nl;
     recio_err e;
-    uint64_t key = s->key[i];
+    uint64_t key = s->key[i], aug = it->d.seed_aug ? it->d.seed_aug : it->d.seed;
     what[0] = 0;
     if (recio_irecord_unpack(&ir, s->raw.p + s->off[i], s->len[i]) != RECIO_OK)
         return recio__fmt(what, RECIO_ITER_ERRMSG, "record of %U bytes is too short for its image header", (uint64_t)s->len[i]), RECIO_ERR_FORMAT;
-    nl = recio_irecord_nlabels(&ir);
-    for (l = 0; l < it->d.label_width; l++) lab[l] = l < nl ? recio_irecord_label(&ir, l) : 0.0f;
+    if ((e = recio__it_labels(it, &ir, i, out, what)) != RECIO_OK) return e;
     ((uint64_t *)(out + it->ids_off))[i] = ir.id;
     ((uint64_t *)(out + it->keys_off))[i] = key;
-    if (it->tf) e = recio__it_decode(it, &ir, recio_seed_for(it->d.seed, s->epoch, key), out + (size_t)i * it->d.item_bytes, worker, what);
-    else e = it->d.transform(it->d.user, &ir, recio_seed_for(it->d.seed, s->epoch, key), out + (size_t)i * it->d.item_bytes,
+    if (it->tf) e = recio__it_decode(it, &ir, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item_bytes, worker, what);
+    else e = it->d.transform(it->d.user, &ir, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item_bytes,
                              it->d.item_bytes, worker, what);
+    if (e == RECIO_OK && it->mean) recio__it_sub_mean(it, (float *)(out + (size_t)i * it->d.item_bytes));
     if (e == RECIO_OK && it->d.checksums) /* now, while the item is in this core's cache */
         ((uint64_t *)(out + it->sums_off))[i] = recio_checksum(out + (size_t)i * it->d.item_bytes, it->d.item_bytes, recio__it_elem(it));
     if (e != RECIO_OK && !what[0]) recio__fmt(what, RECIO_ITER_ERRMSG, "%s", recio_strerror(e));
@@ -9288,6 +9403,7 @@ static void recio__it_copy_item(recio_iter *it, recio__it_slot *s, unsigned j, i
         memset(o + j * ib, 0, ib);
         memset(o + it->lab_off + j * lw, 0, lw);
         ((uint64_t *)(o + it->ids_off))[j] = ((uint64_t *)(o + it->keys_off))[j] = 0;
+        ((unsigned *)(o + it->cnt_off))[j] = ((unsigned *)(o + it->obj_off))[j] = 0;
         if (it->d.checksums) ((uint64_t *)(o + it->sums_off))[j] = recio_checksum(o + j * ib, ib, recio__it_elem(it));
         return;
     }
@@ -9296,6 +9412,8 @@ static void recio__it_copy_item(recio_iter *it, recio__it_slot *s, unsigned j, i
     ((uint64_t *)(o + it->ids_off))[j] = ((uint64_t *)(o + it->ids_off))[i];
     ((uint64_t *)(o + it->keys_off))[j] = ((uint64_t *)(o + it->keys_off))[i];
     ((uint64_t *)(o + it->sums_off))[j] = ((uint64_t *)(o + it->sums_off))[i];
+    ((unsigned *)(o + it->cnt_off))[j] = ((unsigned *)(o + it->cnt_off))[i];
+    ((unsigned *)(o + it->obj_off))[j] = ((unsigned *)(o + it->obj_off))[i];
 }
 
 /* Leave the bad entries out: the sound ones move up in order (records first, then the epoch-end
@@ -9383,20 +9501,58 @@ static recio_err recio__it_pf_begin(void *user, uint64_t epoch, char *errmsg) {
 /* ---- consumer side ---- */
 
 /* What a checkpoint must agree on to mean the same position. */
-static uint64_t recio__it_fingerprint(const recio_iter_desc *d) {
-    uint64_t v[11], h = RECIO_FNV1A_INIT;
+static uint64_t recio__it_fp_u64s(uint64_t h, const uint64_t *v, unsigned n) {
     unsigned i;
-    v[0] = d->rank, v[1] = d->nsplit, v[2] = (uint64_t)d->index, v[3] = (uint64_t)d->shuffle;
-    v[4] = (uint64_t)d->equalise, v[5] = (uint64_t)d->rotate_shards, v[6] = d->shuffle_buffer;
-    v[7] = d->seed, v[8] = d->batch, v[9] = (uint64_t)d->last_batch, v[10] = d->label_width;
-    h = recio_fnv1a64(h, d->uris, strlen(d->uris) + 1);
-    if (d->spec) h = recio_fnv1a64(h, d->spec, strlen(d->spec));
-    for (i = 0; i < 11; i++) {
+    for (i = 0; i < n; i++) {
         unsigned char b[8];
         recio_store_u64le(b, v[i]);
         h = recio_fnv1a64(h, b, 8);
     }
     return h;
+}
+
+static uint64_t recio__it_fp_str(uint64_t h, const char *s) { return s ? recio_fnv1a64(h, s, strlen(s) + 1) : recio_fnv1a64(h, "", 0); }
+
+/* The options that came with the ImageRecordIter set (labels, seed_aug, chunks, .lst, mean): hashed
+   only when one is set, so checkpoints made before them stay valid. */
+static uint64_t recio__it_fingerprint2(uint64_t h, const recio_iter_desc *d) {
+    uint64_t v[10];
+    float pad = d->label_pad_set ? d->label_pad_value : -1.0f, scale = d->mean_scale;
+    uint32_t pb, sb;
+    unsigned i, any = 0;
+    memcpy(&pb, &pad, 4), memcpy(&sb, &scale, 4);
+    v[0] = d->seed_aug, v[1] = pb ^ 0xbf800000u /* -1: 0 */, v[2] = (uint64_t)d->label_strict, v[3] = (uint64_t)d->label_detection;
+    v[4] = d->shuffle == RECIO_SHUFFLE_CHUNK ? d->chunk_records : 0, v[5] = d->shuffle == RECIO_SHUFFLE_CHUNK ? d->window_chunks : 0;
+    v[6] = d->mean_img ? sb : 0, v[7] = d->index_path != NULL, v[8] = d->path_imglist != NULL, v[9] = d->mean_img != NULL;
+    for (i = 0; i < 10; i++) any |= v[i] != 0;
+    if (!any) return h;
+    h = recio__it_fp_u64s(h, v, 10);
+    return recio__it_fp_str(recio__it_fp_str(recio__it_fp_str(h, d->index_path), d->path_imglist), d->mean_img);
+}
+
+/* What the side files hold (not only their names): the mean image's floats and the .lst's lines in
+   id order, so a checkpoint is refused when either file changed. */
+static uint64_t recio__it_fp_files(const recio_iter *it, uint64_t h) {
+    size_t i;
+    if (it->mean) h = recio_fnv1a64(h, it->mean, it->d.item_bytes);
+    for (i = 0; it->lines && i < it->lst.count; i++) {
+        const recio_lst_item *l = &it->lst.items[it->lines[i].item];
+        uint64_t v[2];
+        v[0] = l->index, v[1] = l->nlabels;
+        h = recio__it_fp_u64s(h, v, 2);
+        if (l->nlabels) h = recio_fnv1a64(h, l->labels, (size_t)l->nlabels * sizeof *l->labels);
+    }
+    return h;
+}
+
+static uint64_t recio__it_fingerprint(const recio_iter_desc *d) {
+    uint64_t v[11], h = RECIO_FNV1A_INIT;
+    v[0] = d->rank, v[1] = d->nsplit, v[2] = (uint64_t)d->index, v[3] = (uint64_t)d->shuffle;
+    v[4] = (uint64_t)d->equalize, v[5] = (uint64_t)d->rotate_shards, v[6] = d->shuffle_buffer;
+    v[7] = d->seed, v[8] = d->batch, v[9] = (uint64_t)d->last_batch, v[10] = d->label_width;
+    h = recio_fnv1a64(h, d->uris, strlen(d->uris) + 1);
+    if (d->spec) h = recio_fnv1a64(h, d->spec, strlen(d->spec));
+    return recio__it_fingerprint2(recio__it_fp_u64s(h, v, 11), d);
 }
 
 static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
@@ -9406,7 +9562,12 @@ static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
     if (!d->nsplit) d->nsplit = 1;
     if (!d->batch) d->batch = 1;
     if (!d->label_width) d->label_width = 1;
+    if (!d->label_pad_set) d->label_pad_value = -1.0f, d->label_pad_set = 1;
+    if (d->index_path) d->index = 1;
+    if (!d->mean_scale) d->mean_scale = 1.0f;
     if (!d->prefetch) d->prefetch = d->workers + 1;
+    if (d->shuffle < 0 || d->shuffle > RECIO_SHUFFLE_CHUNK || d->equalize < 0 || d->equalize > RECIO_EQUALIZE_DROP)
+        return recio__fmt(msg, RECIO__ERRMSG, "bad options: shuffle %d, equalize %d (each 0, 1 or 2)", d->shuffle, d->equalize), RECIO_ERR_ARG;
     if (d->rank >= d->nsplit || (unsigned)d->last_batch > RECIO_LAST_ROLL_OVER || d->batch > (1u << 24) || d->label_width > (1u << 16))
         return recio__fmt(msg, RECIO__ERRMSG, "bad options: rank %u of %u, batch %u, label_width %u", d->rank, d->nsplit, d->batch, d->label_width), RECIO_ERR_ARG;
 #ifndef RECIO_THREADS
@@ -9469,7 +9630,121 @@ static recio_err recio__it_spec(recio_iter *it) {
 #define recio_transform_free(t) ((void)(t))
 #endif
 
-/* Batch layout: items, then labels, ids, keys and item checksums (8-aligned). */
+/* A side file (path_imglist, mean_img) into memory, through desc.open_file when given. */
+static recio_err recio__it_slurp(recio_iter *it, const char *path, char **text, size_t *n) {
+    recio_io io;
+    recio_err e;
+    memset(&io, 0, sizeof io);
+    if (it->d.open_file) e = it->d.open_file(it->d.open_user, path, &io);
+#ifndef RECIO_NO_STDIO
+    else e = recio_io_open_file(&io, path, "rb");
+#else
+    else e = RECIO_ERR_UNSUPPORTED;
+#endif
+    if (e != RECIO_OK) return recio__errf(it->errmsg, path, 0, "cannot open: %s", e == RECIO_ERR_IO ? recio__errno_str(errno) : recio_strerror(e)), e;
+    return recio__slurp_io(&it->d.alloc, &io, path, text, n, it->errmsg);
+}
+
+static int recio__it_line_cmp(const void *a, const void *b) {
+    uint64_t x = ((const recio__it_line *)a)->id, y = ((const recio__it_line *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* desc.path_imglist: parse it with the INDEX section's .lst parser, and sort its lines by index. */
+static recio_err recio__it_imglist(recio_iter *it) {
+    char *text;
+    size_t n, i;
+    recio_err e;
+    if (!it->d.path_imglist) return RECIO_OK;
+    if ((e = recio__it_slurp(it, it->d.path_imglist, &text, &n)) != RECIO_OK) return e;
+    it->lst.alloc = it->d.alloc;
+    e = recio_lst_parse(&it->lst, text, n, it->d.path_imglist);
+    recio__free(&it->d.alloc, text);
+    if (e != RECIO_OK) return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", it->lst.errmsg), e;
+    if (!(it->lines = (recio__it_line *)recio__it_calloc(&it->d.alloc, it->lst.count + 1, sizeof *it->lines))) return RECIO_ERR_NOMEM;
+    for (i = 0; i < it->lst.count; i++) it->lines[i].id = it->lst.items[i].index, it->lines[i].item = i;
+    qsort(it->lines, it->lst.count, sizeof *it->lines, recio__it_line_cmp);
+    for (i = 1; i < it->lst.count; i++)
+        if (it->lines[i].id == it->lines[i - 1].id)
+            return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: index %U is on two lines (path_imglist needs one line per image id)", it->d.path_imglist, it->lines[i].id), RECIO_ERR_FORMAT;
+    return RECIO_OK;
+}
+
+/* A .npy header: '<f4', C order, three dimensions into dim; *data_at: where the array starts. */
+static recio_err recio__npy_header(const char *t, size_t n, size_t dim[3], size_t *data_at, char *why) {
+    size_t hl, at;
+    const char *h, *sh, *p;
+    char hdr[512];
+    int k;
+    if (n < 10 || memcmp(t, "\x93NUMPY", 6) != 0) return recio__fmt(why, RECIO__ERRMSG, "not a NumPy .npy file"), RECIO_ERR_FORMAT;
+    hl = t[6] == 1 ? (size_t)((unsigned char)t[8] | (unsigned char)t[9] << 8) : n >= 12 ? (size_t)recio_load_u32le(t + 8) : n;
+    at = t[6] == 1 ? 10 : 12;
+    if (hl >= sizeof hdr || at + hl > n) return recio__fmt(why, RECIO__ERRMSG, ".npy header of %U bytes does not fit", (uint64_t)hl), RECIO_ERR_FORMAT;
+    memcpy(hdr, t + at, hl);
+    hdr[hl] = 0;
+    h = hdr;
+    if (!strstr(h, "'descr': '<f4'") || !strstr(h, "'fortran_order': False") || !(sh = strstr(h, "'shape': (")))
+        return recio__fmt(why, RECIO__ERRMSG, "the .npy must be float32 ('<f4') in C order: its header is %s", h), RECIO_ERR_FORMAT;
+    for (p = sh + 10, k = 0; k < 3; k++) {
+        char *end;
+        unsigned long v = strtoul(p, &end, 10);
+        if (end == p) break;
+        dim[k] = v;
+        for (p = end; *p == ',' || *p == ' ' || *p == 'L'; p++) {}
+    }
+    if (k != 3 || *p != ')') return recio__fmt(why, RECIO__ERRMSG, "the .npy shape must have three dimensions, (C,H,W) or (H,W,C): %s", h), RECIO_ERR_FORMAT;
+    *data_at = at + hl;
+    return RECIO_OK;
+}
+
+/* The mean image's floats into it->mean, in the item's layout: its own order when the .npy is shaped
+   like the item, transposed when it is shaped like the other layout. */
+static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const size_t dim[3], char *why) {
+    const recio_image *sh = &it->shape;
+    size_t C = (size_t)sh->channels, H = (size_t)sh->height, W = (size_t)sh->width, c, y, x, src;
+    int chw = sh->layout == RECIO_CHW, same, other;
+    same = chw ? dim[0] == C && dim[1] == H && dim[2] == W : dim[0] == H && dim[1] == W && dim[2] == C;
+    other = chw ? dim[0] == H && dim[1] == W && dim[2] == C : dim[0] == C && dim[1] == H && dim[2] == W;
+    if (!same && !other)
+        return recio__fmt(why, RECIO__ERRMSG, "its shape (%U, %U, %U) is not the item's (C,H,W) = (%U, %U, %U) nor (H,W,C)",
+                          (uint64_t)dim[0], (uint64_t)dim[1], (uint64_t)dim[2], (uint64_t)C, (uint64_t)H, (uint64_t)W), RECIO_ERR_ARG;
+    for (c = 0; c < C; c++)
+        for (y = 0; y < H; y++)
+            for (x = 0; x < W; x++) {
+                size_t dst = chw ? (c * H + y) * W + x : (y * W + x) * C + c;
+                uint32_t u;
+                src = same ? dst : chw ? (y * W + x) * C + c : (c * H + y) * W + x; /* the .npy's order */
+                u = recio_load_u32le(t + 4 * src);
+                memcpy(&it->mean[dst], &u, 4);
+            }
+    return RECIO_OK;
+}
+
+/* desc.mean_img: load the .npy (needs a spec with f32 output: the mean is its last step). */
+static recio_err recio__it_mean(recio_iter *it) {
+    char *t, why[RECIO__ERRMSG];
+    size_t n, dim[3], at;
+    recio_err e;
+    if (!it->d.mean_img) return RECIO_OK;
+    if (!it->tf || it->shape.dtype != RECIO_F32)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img needs a spec whose output is float32 (end it with `float`, or `float chw`)", it->d.mean_img), RECIO_ERR_ARG;
+    if ((e = recio__it_slurp(it, it->d.mean_img, &t, &n)) != RECIO_OK) return e;
+    if ((e = recio__npy_header(t, n, dim, &at, why)) == RECIO_OK) {
+        if ((uint64_t)dim[0] * dim[1] * dim[2] * 4 != it->d.item_bytes || n - at < it->d.item_bytes)
+            recio__fmt(why, RECIO__ERRMSG, "shape (%U, %U, %U) with %U bytes of data, and an item has %U bytes", (uint64_t)dim[0], (uint64_t)dim[1],
+                       (uint64_t)dim[2], (uint64_t)(n - at), (uint64_t)it->d.item_bytes), e = RECIO_ERR_ARG;
+        else if (!(it->mean = (float *)recio__malloc(&it->d.alloc, it->d.item_bytes)))
+            e = RECIO_ERR_NOMEM, recio__fmt(why, RECIO__ERRMSG, "out of memory");
+        else
+            e = recio__it_mean_fill(it, t + at, dim, why);
+    }
+    recio__free(&it->d.alloc, t);
+    if (e != RECIO_OK) recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img: %s", it->d.mean_img, why);
+    return e;
+}
+
+/* Batch layout: items, then labels, ids, keys, item checksums, label counts and object counts
+   (8-aligned). */
 static recio_err recio__it_layout(recio_iter *it) {
     size_t b = it->d.batch, items, labs;
     if ((uint64_t)it->d.item_bytes * b > RECIO_MAX_BATCH_BYTES || it->d.item_bytes > SIZE_MAX / b) {
@@ -9481,12 +9756,14 @@ static recio_err recio__it_layout(recio_iter *it) {
     }
     items = (it->d.item_bytes * b + 7) & ~(size_t)7;
     labs = (b * it->d.label_width * sizeof(float) + 7) & ~(size_t)7;
-    if (items > SIZE_MAX / 2 - labs - 24 * b) return RECIO_ERR_NOMEM;
+    if (items > SIZE_MAX / 2 - labs - 32 * b) return RECIO_ERR_NOMEM;
     it->lab_off = items;
     it->ids_off = items + labs;
     it->keys_off = it->ids_off + 8 * b;
     it->sums_off = it->keys_off + 8 * b;
-    it->out_bytes = it->sums_off + 8 * b;
+    it->cnt_off = it->sums_off + 8 * b;
+    it->obj_off = it->cnt_off + 4 * b;
+    it->out_bytes = (it->obj_off + 4 * b + 7) & ~(size_t)7;
     return RECIO_OK;
 }
 
@@ -9572,6 +9849,9 @@ RECIODEF void recio_iter_close(recio_iter *it) {
     for (i = 0; it->scratch && i < it->nscratch; i++) recio__free(a, it->scratch[i].p);
     recio__free(a, it->scratch);
     recio_transform_free(it->tf);
+    recio__free(a, it->mean);
+    recio__free(a, it->lines);
+    recio_lst_free(&it->lst);
     recio__free(a, it->slots);
     recio__free(a, it->sbuf);
     recio__free(a, it->skey);
@@ -9600,8 +9880,9 @@ RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *d
     it->d = *desc;
     it->need_begin = 1;
     if ((e = recio__it_desc(&it->d, it->errmsg)) == RECIO_OK && (e = recio__it_src_init(it)) == RECIO_OK &&
-        (e = recio__it_spec(it)) == RECIO_OK && (e = recio__it_layout(it)) == RECIO_OK && (e = recio__it_alloc(it)) == RECIO_OK) {
-        it->fingerprint = recio__it_fingerprint(&it->d);
+        (e = recio__it_spec(it)) == RECIO_OK && (e = recio__it_imglist(it)) == RECIO_OK && (e = recio__it_mean(it)) == RECIO_OK &&
+        (e = recio__it_layout(it)) == RECIO_OK && (e = recio__it_alloc(it)) == RECIO_OK) {
+        it->fingerprint = recio__it_fp_files(it, recio__it_fingerprint(&it->d));
 #ifdef RECIO_THREADS
         e = recio__it_start(it);
 #endif
@@ -9640,6 +9921,8 @@ static void recio__it_view(recio_iter *it, const recio__it_slot *s, recio_batch 
     b->index = it->base + s->seq;
     b->skipped = s->nbad;
     b->workers = it->d.workers; /* 0 when RECIO_THREADS is missing: say so, never silently */
+    b->label_counts = (const unsigned *)(s->out + it->cnt_off);
+    b->objects = it->d.label_detection ? (const unsigned *)(s->out + it->obj_off) : NULL;
     it->delivered = b->index + 1;
     recio__it_tally(it, s);
 }

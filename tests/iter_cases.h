@@ -391,7 +391,7 @@ static void ic_split_equalise(void) {
         iu_desc(&d, uris, 1, RECIO_LAST_PAD, ic_workers);
         d.rank = r;
         d.nsplit = 4;
-        d.index = d.equalise = 1;
+        d.index = d.equalize = 1;
         n = ic_iter_keys(&d, 1, got, 100, ends);
         if (!r) n0 = n;
         CHECK_EQ_INT(n, n0);

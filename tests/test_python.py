@@ -184,7 +184,111 @@ def test_imglist_labels():
         f.write("0\t1\tx.jpg\n")
     it = recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), path_imglist=tmp("short.lst"),
                                data_shape=(3, 32, 32), batch_size=6, workers=0)
-    raises(recio.CorruptError, it.next, "short.lst", "no line for image id 1")
+    raises(recio.ArgError, it.next, "ds.rec: offset", "image id 1 has no line in", "short.lst")
+    # the .lst gives 2 labels, label_width 3: the third is label_pad_value, label_counts says 2
+    it = recio.ImageRecordIter(path_imgrec=tmp("ds.rec"), path_imglist=tmp("other.lst"), label_width=3,
+                               label_pad_value=0.25, data_shape=(3, 32, 32), batch_size=6, workers=2)
+    b = it.next()
+    check(b.label.tolist() == [[100 + i, 7, 0.25] for i in range(6)], str(b.label))
+    check(b.label_counts.tolist() == [2] * 6 and b.objects is None, str(b.label_counts))
+
+
+def test_label_pad_and_detection():
+    """MXNet's detection layout [A, B, W, H, objects of 5] with 0..3 objects, label_pad_width 14 (header
+    + 2 objects): padded with -1, cut at whole objects, objects counted; written with recio.pack."""
+    img = open(os.path.join(PHOTOS, "retina-120x90.jpg"), "rb").read()
+    labels = []
+    with recio.Writer(tmp("det.rec")) as w:
+        for i, k in enumerate((0, 2, 3, 1)):
+            lab = [4, 5, 120, 90] + [v for o in range(k) for v in (o, 0.1 * o, 0.2, 0.6, 0.7 + 0.1 * i)]
+            labels.append(np.array(lab, dtype=np.float32))
+            w.write(recio.pack(recio.IRHeader(0, np.array(lab, dtype=np.float32), 50 + i, 0), img))
+    want = np.full((4, 14), -1, dtype=np.float32)
+    for i, lab in enumerate(labels):
+        keep = min(len(lab), 14)  # 19 labels (3 objects): 4 + 2 whole objects = 14
+        want[i, :keep] = lab[:keep]
+    for workers in (0, 2):
+        it = recio.ImageRecordIter(path_imgrec=tmp("det.rec"), data_shape=(3, 16, 16), batch_size=4, workers=workers,
+                                   label_pad_width=14)
+        b = it.next()
+        check(b.label.shape == (4, 14) and np.array_equal(b.label, want), str(b.label))
+        check(b.objects.tolist() == [0, 2, 3, 1] and b.label_counts.tolist() == [4, 14, 19, 9], str(b.objects))
+        it.close()
+    it = recio.ImageRecordIter(path_imgrec=tmp("det.rec"), data_shape=(3, 16, 16), batch_size=4, workers=0,
+                               label_width=14, label_strict=True)
+    raises(recio.ArgError, it.next, "det.rec: offset", "19 labels, more than label_width 14")
+
+
+def _photo_items(spec):
+    """Every record of ds.rec through Transform(spec), as the iterator decodes (3 channels, fast)."""
+    t = recio.Transform(spec)
+    out = []
+    with recio.Reader(tmp("ds.rec")) as r:
+        for payload in r:
+            _, image = recio.unpack(payload)
+            out.append(t(image, seed=0, channels=3, fast=True).astype(np.float64))
+    return out
+
+
+def test_mean_img_against_numpy():
+    """recio mean == numpy's mean over the same decoded items; ImageRecordIter(mean_img=, scale=) gives
+    (x - mean) * scale, for a (C,H,W) and an (H,W,C) .npy."""
+    spec = "resize(20,12) float chw"
+    cli("mean", tmp("ds.rec"), "--spec", spec, "-o", tmp("mean.npy"))
+    mean = np.load(tmp("mean.npy"))
+    want = np.mean(np.stack(_photo_items(spec)), axis=0)
+    check(mean.dtype == np.float32 and mean.shape == (3, 12, 20), "%s %s" % (mean.dtype, mean.shape))
+    check(np.abs(mean - want).max() < 1e-4, "max diff %g" % np.abs(mean - want).max())
+    cli("mean", tmp("ds.rec"), "--spec", "resize(20,12)", "-o", tmp("mean_hwc.npy"), "--workers", "2")
+    hwc = np.load(tmp("mean_hwc.npy"))
+    check(hwc.shape == (12, 20, 3) and np.abs(hwc.transpose(2, 0, 1) - want).max() < 1e-4, str(hwc.shape))
+    kw = dict(path_imgrec=tmp("ds.rec"), batch_size=12, workers=2, spec=spec)
+    plain = recio.ImageRecordIter(**kw).next().data.copy()
+    for path in (tmp("mean.npy"), tmp("mean_hwc.npy")):
+        got = recio.ImageRecordIter(mean_img=path, **kw).next().data
+        check(np.allclose(got, plain - mean, atol=1e-4), path)
+    kw = dict(path_imgrec=tmp("ds.rec"), batch_size=12, workers=0, data_shape=(3, 12, 20), resize=20)
+    it = recio.ImageRecordIter(mean_img=tmp("mean.npy"), scale=0.5, **{k: v for k, v in kw.items() if k != "resize"})
+    check(it.spec == "center_crop(20,12) float chw", it.spec)
+    base = recio.ImageRecordIter(**{k: v for k, v in kw.items() if k != "resize"}).next().data.copy()
+    got = it.next().data
+    check(np.allclose(got, (base - mean) * 0.5, atol=1e-4), "mean_img with scale=0.5")
+    raises(ValueError, lambda: recio.ImageRecordIter(mean_img=tmp("mean.npy"), spec="resize(20,12) chw",
+                                                     path_imgrec=tmp("ds.rec"), batch_size=2), "float32")
+
+
+def test_seed_aug_chunks_mmap_index():
+    """seed_aug changes the augmentation only: the shuffled order stays that of seed; shuffle_chunk_size
+    (MB) reads every record once a epoch in another order; use_mmap gives the same batches; path_imgidx
+    is one index over the list."""
+    kw = dict(path_imgrec=tmp("ds.rec"), data_shape=(3, 24, 24), batch_size=12, rand_crop=True, workers=2,
+              shuffle=True, seed=4)
+    a = recio.ImageRecordIter(**kw).next()
+    b = recio.ImageRecordIter(seed_aug=9, **kw).next()
+    check(a.index.tolist() == b.index.tolist() and not np.array_equal(a.data, b.data))
+    c = recio.ImageRecordIter(**dict(kw, seed=9, shuffle=False)).next()
+    d = recio.ImageRecordIter(**dict(kw, seed_aug=9, shuffle=False)).next()
+    check(np.array_equal(c.data, d.data), "without a shuffle seed_aug=9 is seed=9")
+    m = recio.ImageRecordIter(use_mmap=True, **kw).next()
+    check(np.array_equal(a.data, m.data) and a.index.tolist() == m.index.tolist())
+    ids = sorted(recio.ImageRecordIter(shuffle_chunk_size=1, **kw).next().index.tolist())
+    check(ids == list(range(12)), str(ids))
+    o = recio.translate(**dict(kw, shuffle_chunk_size=1))
+    n, size = 12, os.path.getsize(tmp("ds.rec"))
+    check(o["shuffle"] == 2 and o["chunk_records"] == max(1, (1 << 20) * n // size), str(o["chunk_records"]))
+    # one global index over two files: offsets of ds2.rec moved by the size of ds.rec
+    with open(tmp("ds.idx")) as f:
+        rows = [ln.split() for ln in f if ln.strip()]
+    with open(tmp("both.idx"), "w") as f:
+        for k, off in rows:
+            f.write("%s\t%s\n" % (k, off))
+        for k, off in rows[:5]:
+            f.write("%d\t%d\n" % (100 + int(k), size + int(off)))
+    it = recio.ImageRecordIter(path_imgrec=[tmp("ds.rec"), tmp("ds2.rec")], path_imgidx=tmp("both.idx"),
+                               data_shape=(3, 24, 24), batch_size=17, workers=0)
+    check(len(it) == 1)
+    b = it.next()
+    check(b.count == 17 and b.index.tolist() == list(range(12)) + list(range(5)), str(b.index))
 
 
 def test_zero_copy_and_copy():
@@ -336,8 +440,17 @@ def test_mxnet_names_map():
            o["last_batch"]) == (2, 4, 11, 3, 7, 1, True, True, 0), str(o))
     check(spec_of()["workers"] == min(4, os.cpu_count()), "preprocess_threads default 4, at most the cores")
     check(spec_of(round_batch=True)["last_batch"] == 0 and spec_of(last_batch="roll_over")["last_batch"] == 2)
-    check(spec_of(seed_aug=5)["seed"] == 5, "seed_aug drives the augmentation when nothing is shuffled")
-    check(spec_of(path_imgidx=tmp("ds.idx"))["uris"] == tmp("ds.rec"))
+    o = spec_of(seed_aug=5)
+    check((o["seed"], o["seed_aug"]) == (0, 5), "seed_aug is the C iterator's seed_aug")
+    o = spec_of(path_imgidx=tmp("ds.idx"))
+    check(o["uris"] == tmp("ds.rec") and o["index_path"] == tmp("ds.idx") and o["index"])
+    o = spec_of(shuffle=True, shuffle_chunk_size=1, shuffle_chunk_seed=7, seed=3)
+    check((o["shuffle"], o["seed"], o["seed_aug"]) == (2, 7, 3), str(o))
+    o = spec_of(label_pad_width=14, label_pad_value=0)
+    check((o["label_width"], o["label_detection"], o["label_pad_value"]) == (14, True, 0.0), str(o))
+    o = spec_of(mean_img=tmp("ds.idx"), scale=0.5)  # any existing file: translate does not read it
+    check(o["spec"] == "center_crop(224,224) float chw" and o["mean_scale"] == 0.5, str(o))
+    check(spec_of(equalize="drop")["equalize"] == 2 and spec_of(equalise=True)["equalize"] == 1)
     check(spec_of(path_imgrec=[tmp("ds.rec"), tmp("ds2.rec")])["uris"] == tmp("ds.rec") + ";" + tmp("ds2.rec"))
     spec_of(ctx="cpu"), spec_of(device_id=-1)
     for k in ("verbose", "data_name", "label_name", "aug_seq", "ctx", "device_id"):
@@ -364,9 +477,16 @@ def test_mxnet_rejections():
         (dict(dtype="uint8", mean_r=3), "mean_r", "uint8"),
         (dict(dtype="int8", std_r=3), "std_r", "int8"),
         (dict(dtype="int8", mean_r=3), "mean_g", "one mean"),
-        (dict(path_imgidx=tmp("elsewhere.idx")), "path_imgidx", "ds.idx"),
+        (dict(path_imgidx=tmp("elsewhere.idx")), "path_imgidx", "does not exist"),
         (dict(path_imgrec=tmp("ds3.rec"), shuffle=True), "shuffle", "recio index"),
-        (dict(seed_aug=3, shuffle=True), "seed_aug", ""),
+        (dict(seed_aug=0, seed=3), "seed_aug", "follow seed"),
+        (dict(shuffle_chunk_size=1), "shuffle_chunk_size", "shuffle=True"),
+        (dict(shuffle_chunk_seed=1), "shuffle_chunk_seed", "shuffle_chunk_size"),
+        (dict(mean_img=tmp("nomean.npy")), "mean_img", "recio mean"),
+        (dict(mean_img=tmp("ds.idx"), mean_r=3), "mean_r", "mean_img"),
+        (dict(mean_img=tmp("ds.idx"), dtype="uint8"), "mean_img", "float32"),
+        (dict(label_pad_width=-1), "label_pad_width", "estimate"),
+        (dict(equalize="both"), "equalize", ""),
         (dict(ctx="tpu"), "ctx", ""),
         (dict(device_id=1), "device_id", ""),
         (dict(aug_seq="det_aug_default"), "aug_seq", ""),

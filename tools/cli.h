@@ -46,5 +46,6 @@ CLI_COMMAND(cli_cmd_pack);
 CLI_COMMAND(cli_cmd_unpack);
 CLI_COMMAND(cli_cmd_show);
 CLI_COMMAND(cli_cmd_iter);
+CLI_COMMAND(cli_cmd_mean);
 CLI_COMMAND(cli_cmd_salvage);
 #endif

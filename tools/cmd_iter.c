@@ -9,7 +9,10 @@ static const char iter_help[] =
     "usage: recio iter URIS --spec SPEC --batch B [--workers N] [--seed S] [--epochs E]\n"
     "                  [--nsplit N --rank R] [--shuffle] [--last-batch pad|discard|roll_over]\n"
     "                  [--shuffle-buffer N] [--rotate] [--prefetch N] [--channels C] [--label-width N]\n"
-    "                  [--checksum fast] [--no-checksum] [--skip-bad] [--quiet]\n\n"
+    "                  [--checksum fast] [--no-checksum] [--skip-bad] [--quiet] [--labels]\n"
+    "                  [--index] [--index-path IDX] [--shuffle-chunk N [--shuffle-window N]]\n"
+    "                  [--equalize pad|drop] [--mmap|--no-mmap] [--seed-aug S] [--label-pad V]\n"
+    "                  [--label-strict] [--detection] [--imglist LST] [--mean-img NPY [--mean-scale F]]\n\n"
     "Run the training iterator over URIS ('a.rec;b.rec') and print one line per batch:\n"
     "  epoch<TAB>batch<TAB>count<TAB>pad<TAB>ids<TAB>checksum\n"
     "count = records in the batch, pad = padding items after them, ids = the image-header ids of all\n"
@@ -35,7 +38,39 @@ static const char iter_help[] =
     "                       batch's sound items move up and the places freed at its end are padding\n"
     "                       (the pad column counts them); at the end 'recio: N records left out' and\n"
     "                       'recio: FILE: offset N: why' for the first few on stderr\n"
-    "  --quiet              no batch lines, only the throughput\n\n"
+    "  --quiet              no batch lines, only the throughput\n"
+    "  --labels             two more columns: each item's labels (items ';'-separated, labels ','-separated,\n"
+    "                       %.9g, --label-width of them) and how many labels each record really has\n"
+    "                       (more than --label-width: they were cut); with --detection a third, the\n"
+    "                       objects of each item\n\n";
+
+/* The rest of the help (C99 promises string literals of 4095 bytes only). */
+static const char iter_help2[] =
+    "Data set (MXNet ImageRecordIter / DALI readers.mxnet options, see docs/iter.md):\n"
+    "  --index              partition by record count with each file's .idx (default: dmlc byte ranges)\n"
+    "  --index-path IDX     one .idx over the whole list with global offsets (implies --index)\n"
+    "  --shuffle-chunk N    bounded shuffle (MXNet shuffle_chunk_size): chunks of N records from the\n"
+    "                       .idx, permuted, then shuffled again --shuffle-window chunks (default 16) at\n"
+    "                       a time; memory: one offset per chunk. --shuffle is a full permutation\n"
+    "  --equalize pad|drop  every part yields the same count per epoch (with an index): pad repeats a\n"
+    "                       part's first records up to the largest part, drop stops at the smallest\n"
+    "  --mmap, --no-mmap    map the files, or read them through a buffer (the default: what network\n"
+    "                       file systems need; a file cut while mapped kills the process)\n"
+    "  --seed-aug S         seed of the random augmentation only (MXNet seed_aug); default: --seed,\n"
+    "                       which then also orders the shuffles\n"
+    "Labels:\n"
+    "  --label-pad V        value for labels a record does not have (default -1, MXNet's\n"
+    "                       label_pad_value; --label-pad 0 pads with zeros)\n"
+    "  --label-strict       a record with more labels than --label-width is an error (as MXNet)\n"
+    "                       instead of being cut\n"
+    "  --detection          labels are MXNet's detection layout [A, B, header, objects of B floats]:\n"
+    "                       checked, cut at whole objects; --label-width is then ImageDetRecordIter's\n"
+    "                       label_pad_width (header + objects x B)\n"
+    "  --imglist LST        labels from this .lst (im2rec's list) replace the records', matched by\n"
+    "                       image id = the .lst index (MXNet path_imglist); a record without a line fails\n"
+    "  --mean-img NPY       subtract this per-pixel mean (float32 .npy shaped as the item, (C,H,W) or\n"
+    "                       (H,W,C); 'recio mean' makes one) after the whole chain, which must end in\n"
+    "                       float (e.g. 'center_crop(224) float chw'), then multiply by --mean-scale\n\n"
     "example: recio iter train.rec --spec 'resize_short(256) center_crop(224) normalize(imagenet) chw' \\\n"
     "             --batch 32 --workers 2 --epochs 1 | head\n";
 
@@ -44,17 +79,28 @@ typedef enum { SUM_BYTES, SUM_FAST, SUM_NONE } sum_kind;
 typedef struct iter_opts {
     recio_iter_desc d;
     unsigned long long epochs;
-    int quiet;
+    int quiet, labels;
     sum_kind sum;
 } iter_opts;
 
 
-static void print_batch(const recio_batch *b, sum_kind sum) {
+/* --labels: each item's labels, the records' real counts, and (detection) their objects. */
+static void print_labels(const recio_batch *b) {
+    unsigned i, j, n = b->count + b->pad;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < b->label_width; j++) printf("%s%.9g", j ? "," : i ? ";" : "\t", (double)b->labels[i * b->label_width + j]);
+    for (i = 0; i < n; i++) printf(i ? ",%u" : "\t%u", b->label_counts[i]);
+    for (i = 0; b->objects && i < n; i++) printf(i ? ",%u" : "\t%u", b->objects[i]);
+}
+
+static void print_batch(const recio_batch *b, sum_kind sum, int labels) {
     unsigned i;
     printf("%llu\t%llu\t%u\t%u\t", (unsigned long long)b->epoch, (unsigned long long)b->index, b->count, b->pad);
     for (i = 0; i < b->count + b->pad; i++) printf(i ? ",%llu" : "%llu", (unsigned long long)b->ids[i]);
-    if (sum == SUM_NONE) printf("\t-\n");
-    else printf("\t%016llx\n", (unsigned long long)(sum == SUM_FAST ? recio_batch_checksum_fast(b) : recio_batch_checksum(b)));
+    if (sum == SUM_NONE) printf("\t-");
+    else printf("\t%016llx", (unsigned long long)(sum == SUM_FAST ? recio_batch_checksum_fast(b) : recio_batch_checksum(b)));
+    if (labels) print_labels(b);
+    putchar('\n');
 }
 
 static double now_s(void) {
@@ -79,14 +125,51 @@ static int last_batch_opt(const char *s, recio_last_batch *lb) {
     return 0;
 }
 
+/* A float option into *f. Returns 0, or the usage exit status. */
+static int float_opt(int argc, char **argv, int *i, float *f) {
+    const char *name = argv[*i];
+    char *end;
+    double v;
+    if (*i + 1 >= argc) return cli_usage_error("iter", "%s needs a value", name);
+    v = strtod(argv[++*i], &end);
+    if (end == argv[*i] || *end || v != v || v > 3.4e38 || v < -3.4e38) return cli_usage_error("iter", "bad value '%s' for %s: a number", argv[*i], name);
+    *f = (float)v;
+    return 0;
+}
+
+/* The options of issue 14's ImageRecordIter set that take a word or a path. 1: not one of them. */
+static int more_opt(int argc, char **argv, int *i, iter_opts *o) {
+    const char *a = argv[*i];
+    int has = *i + 1 < argc;
+    if (strcmp(a, "--index-path") == 0 && has) o->d.index_path = argv[++*i];
+    else if (strcmp(a, "--imglist") == 0 && has) o->d.path_imglist = argv[++*i];
+    else if (strcmp(a, "--mean-img") == 0 && has) o->d.mean_img = argv[++*i];
+    else if (strcmp(a, "--mean-scale") == 0) return float_opt(argc, argv, i, &o->d.mean_scale);
+    else if (strcmp(a, "--label-pad") == 0) return o->d.label_pad_set = 1, float_opt(argc, argv, i, &o->d.label_pad_value);
+    else if (strcmp(a, "--equalize") == 0 && has) {
+        const char *v = argv[++*i];
+        if (strcmp(v, "pad") == 0) o->d.equalize = RECIO_EQUALIZE_PAD;
+        else if (strcmp(v, "drop") == 0) o->d.equalize = RECIO_EQUALIZE_DROP;
+        else return cli_usage_error("iter", "--equalize is pad or drop, not '%s'", v);
+        o->d.index = 1;
+    } else if (strcmp(a, "--index") == 0) o->d.index = 1;
+    else if (strcmp(a, "--mmap") == 0) o->d.use_mmap = 1;
+    else if (strcmp(a, "--no-mmap") == 0) o->d.use_mmap = 0;
+    else if (strcmp(a, "--label-strict") == 0) o->d.label_strict = 1;
+    else if (strcmp(a, "--detection") == 0) o->d.label_detection = 1;
+    else if (strcmp(a, "--labels") == 0) o->labels = 1;
+    else return 1;
+    return 0;
+}
+
 static int parse(int argc, char **argv, iter_opts *o) {
-    int i, rc = 0;
+    int i, k, rc = 0;
     unsigned long long v;
     memset(o, 0, sizeof *o);
     o->epochs = 1;
     for (i = 1; i < argc && !rc; i++) {
         const char *a = argv[i];
-        if (cli_is_help(a)) return fputs(iter_help, stdout), -1;
+        if (cli_is_help(a)) return fputs(iter_help, stdout), fputs(iter_help2, stdout), -1;
 #define NUM(name, lo, hi, dst) else if (strcmp(a, name) == 0) { if (!(rc = num_opt(argc, argv, &i, lo, hi, &v))) dst = v; }
         if (0) {}
         NUM("--batch", 1, 1u << 24, o->d.batch)
@@ -99,6 +182,9 @@ static int parse(int argc, char **argv, iter_opts *o) {
         NUM("--prefetch", 1, 4096, o->d.prefetch)
         NUM("--channels", 1, 4, o->d.channels)
         NUM("--label-width", 1, 1u << 16, o->d.label_width)
+        NUM("--seed-aug", 1, ~0ull, o->d.seed_aug)
+        NUM("--shuffle-chunk", 1, 1u << 30, o->d.chunk_records)
+        NUM("--shuffle-window", 1, 1u << 20, o->d.window_chunks)
 #undef NUM
         else if (strcmp(a, "--spec") == 0 && i + 1 < argc) o->d.spec = argv[++i];
         else if (strcmp(a, "--last-batch") == 0 && i + 1 < argc) {
@@ -113,11 +199,16 @@ static int parse(int argc, char **argv, iter_opts *o) {
             else rc = cli_usage_error("iter", "--checksum is fast or bytes, not '%s'", argv[i]);
         }
         else if (strcmp(a, "--skip-bad") == 0) o->d.skip_bad = 1;
+        else if ((k = more_opt(argc, argv, &i, o)) != 1) rc = k;
         else if (a[0] == '-' && a[1]) rc = cli_usage_error("iter", "unknown option '%s'", a);
         else if (o->d.uris) rc = cli_usage_error("iter", "one URIS argument ('a.rec;b.rec' for several files)");
         else o->d.uris = a;
     }
     if (rc) return rc;
+    if (o->d.chunk_records) {
+        if (o->d.shuffle) return cli_usage_error("iter", "--shuffle (full) or --shuffle-chunk N (bounded), not both");
+        o->d.shuffle = RECIO_SHUFFLE_CHUNK, o->d.index = 1;
+    } else if (o->d.window_chunks) return cli_usage_error("iter", "--shuffle-window goes with --shuffle-chunk");
     if (!o->d.uris) return cli_usage_error("iter", "which dataset?");
     if (!o->d.spec) return cli_usage_error("iter", "--spec is required (e.g. --spec 'resize(224,224)')");
     if (o->quiet) o->sum = SUM_NONE; /* nothing prints them */
@@ -146,7 +237,7 @@ static int run(recio_iter *it, const iter_opts *o) {
         if (ep && (e = recio_iter_reset(it)) != RECIO_OK) break;
         while ((e = recio_iter_next(it, &b)) == RECIO_OK) {
             images += b.count;
-            if (!o->quiet) print_batch(&b, o->sum);
+            if (!o->quiet) print_batch(&b, o->sum, o->labels);
         }
         if (e != RECIO_END) break;
     }

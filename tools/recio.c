@@ -17,6 +17,7 @@ static const cli_command commands[] = {
     {"unpack", "write the images of a .rec back to files, labels in a .lst", cli_cmd_unpack},
     {"show", "draw records as a labelled contact sheet PNG", cli_cmd_show},
     {"iter", "run the training iterator: one line per batch, then images/s", cli_cmd_iter},
+    {"mean", "the mean image of a dataset after a spec, as a .npy (MXNet's mean_img)", cli_cmd_mean},
     {"salvage", "copy every record of a damaged .rec that still reads, with a new .idx", cli_cmd_salvage},
 };
 

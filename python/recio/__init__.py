@@ -125,14 +125,17 @@ def _fold(sums):
 class Batch:
     """One batch. data: (batch, C, H, W) (HWC items: (batch, H, W, C)); label: (batch,) floats, or
     (batch, label_width); pad: padding items at the end (they repeat the epoch's first records);
-    index: the image-header ids (uint64); keys: recio's record keys; epoch, number: where it is.
+    index: the image-header ids (uint64); keys: recio's record keys; epoch, number: where it is;
+    label_counts: the labels each record really has (more than label_width: cut; fewer: the rest is
+    label_pad_value); objects: with label_pad_width (detection), each record's objects, else None.
     Unless the iterator was made with copy=True the arrays are views of recio's buffer, valid until
     the iterator's next batch (take .copy() of what you keep)."""
-    __slots__ = ("data", "label", "pad", "index", "keys", "count", "epoch", "number", "_sums")
+    __slots__ = ("data", "label", "pad", "index", "keys", "count", "epoch", "number", "_sums", "label_counts", "objects")
 
-    def __init__(self, data, label, pad, index, keys, count, epoch, number, sums):
+    def __init__(self, data, label, pad, index, keys, count, epoch, number, sums, label_counts=None, objects=None):
         self.data, self.label, self.pad, self.index, self.keys = data, label, pad, index, keys
         self.count, self.epoch, self.number, self._sums = count, epoch, number, sums
+        self.label_counts, self.objects = label_counts, objects
 
     def checksum(self, fast=False):
         """What `recio iter` prints for this batch: FNV-1a 64 of the bytes of its count + pad items
@@ -158,8 +161,10 @@ class ImageRecordIter(_Closing):
     each one), plus recio's own: spec= (a whole transform chain instead of the augmentation options),
     layout='NCHW'|'NHWC', last_batch='pad'|'discard'|'roll_over', workers= (threads; 0 = on the
     calling thread), shuffle_buffer=N (streaming shuffle, no .idx), equalise=True (every part the same
-    number of records), rotate_shards=True, copy=True (batches own their arrays), checksums=True (item
-    checksums made by the workers, for Batch.checksum), epoch=E (start at epoch E).
+    number of records; equalize='pad'|'drop'), rotate_shards=True, copy=True (batches own their arrays),
+    checksums=True (item checksums made by the workers, for Batch.checksum), epoch=E (start at epoch E),
+    use_mmap=True, label_strict=True (more labels than label_width raise), and ImageDetRecordIter's
+    label_pad_width=N / label_pad_value=V (detection labels; Batch.objects counts each record's objects).
 
     Iterate for one epoch of batches; iterating again starts the next epoch (so does reset(), as in
     MXNet). A record that cannot be read raises recio.Error with "FILE: offset N: what"."""
@@ -168,15 +173,20 @@ class ImageRecordIter(_Closing):
         opt = translate(**kwargs)
         self._opt = opt
         self._it = None
-        self._lst = None
         self._len = None
         d = L.IterDesc()
         self._uris = L.cstr(opt["uris"])  # the C side keeps these pointers: hold the bytes
         self._spec = L.cstr(opt["spec"])
         d.uris, d.spec = self._uris, self._spec
         d.rank, d.nsplit, d.index, d.shuffle = opt["rank"], opt["nsplit"], int(opt["index"]), int(opt["shuffle"])
-        d.equalise, d.rotate_shards, d.shuffle_buffer = int(opt["equalise"]), int(opt["rotate_shards"]), opt["shuffle_buffer"]
-        d.seed = opt["seed"] & ((1 << 64) - 1)
+        d.equalize, d.rotate_shards, d.shuffle_buffer = opt["equalize"], int(opt["rotate_shards"]), opt["shuffle_buffer"]
+        d.seed, d.seed_aug = opt["seed"] & ((1 << 64) - 1), opt["seed_aug"] & ((1 << 64) - 1)
+        self._side = [L.cstr(opt[k]) if opt[k] else None for k in ("index_path", "path_imglist", "mean_img")]
+        d.index_path, d.path_imglist, d.mean_img = self._side
+        d.chunk_records, d.window_chunks = opt["chunk_records"], 1 if opt["chunk_records"] else 0
+        d.use_mmap, d.mean_scale = int(opt["use_mmap"]), opt["mean_scale"]
+        d.label_pad_set, d.label_pad_value = 1, opt["label_pad_value"]
+        d.label_strict, d.label_detection = int(opt["label_strict"]), int(opt["label_detection"])
         d.channels, d.label_width, d.batch = opt["channels"], opt["label_width"], opt["batch"]
         d.last_batch, d.workers, d.prefetch, d.checksums = opt["last_batch"], opt["workers"], opt["prefetch"], int(opt["checksums"])
         self._desc = d
@@ -191,8 +201,6 @@ class ImageRecordIter(_Closing):
         self._ended = False
         self._batch = None
         self._copy = opt["copy"]
-        if opt["lst"]:
-            self._lst = _load_lst(opt["lst"], opt["label_width"])
         self._epoch = 0
         for _ in range(opt["epoch"]):
             self._advance()
@@ -277,12 +285,14 @@ class ImageRecordIter(_Closing):
         ids = _view(b.ids, (n,), "<u8", self)
         keys = _view(b.keys, (n,), "<u8", self)
         sums = _view(b.sums, (n,), "<u8", self) if b.sums else None
+        counts = _view(b.label_counts, (n,), "<u4", self)
+        objects = _view(b.objects, (n,), "<u4", self) if b.objects else None
         if self._copy:
             data, label, ids, keys = data.copy(), label.copy(), ids.copy(), keys.copy()
             sums = sums.copy() if sums is not None else None
-        if self._lst is not None:
-            label = self._lst.labels(ids, lw)
-        batch = Batch(data, label, b.pad, ids, keys, b.count, b.epoch, b.index, sums)
+            counts = counts.copy()
+            objects = objects.copy() if objects is not None else None
+        batch = Batch(data, label, b.pad, ids, keys, b.count, b.epoch, b.index, sums, counts, objects)
         self._batch = batch
         return batch
 
@@ -393,7 +403,9 @@ def _count_records(opt):
     """Records per epoch of the iterator's part."""
     sd = L.SplitDesc()
     sd.mode = L.SPLIT_INDEX if opt["index"] else L.SPLIT_BYTES
-    sd.equalize = 1 if opt["equalise"] else 0
+    sd.equalize = opt["equalize"]
+    idx = L.cstr(opt["index_path"]) if opt["index_path"] else None
+    sd.index_path = idx
     s = Split(opt["uris"], opt["rank"], opt["nsplit"], _desc=sd)
     try:
         n = s.count
@@ -405,44 +417,6 @@ def _count_records(opt):
         return sum(1 for _ in s)  # no .idx: read the part once
     finally:
         s.close()
-
-
-class _LstLabels:
-    """path_imglist: labels by image id from an im2rec .lst file (MXNet's ImageLabelMap)."""
-
-    def __init__(self, ids, labels, path):
-        order = np.argsort(ids, kind="stable")
-        self.ids, self.table, self.path = ids[order], labels[order], path
-
-    def labels(self, ids, lw):
-        pos = np.searchsorted(self.ids, ids)
-        pos = np.minimum(pos, len(self.ids) - 1)
-        miss = self.ids[pos] != ids
-        if miss.any():
-            raise CorruptError("%s: no line for image id %d" % (self.path, int(ids[np.argmax(miss)])), L.ERR_FORMAT)
-        out = self.table[pos]
-        return out[:, 0].copy() if lw == 1 else out
-
-
-def _load_lst(path, lw):
-    lst = L.Lst()
-    e = L.lib.recio_lst_load(byref(lst), L.cstr(path))
-    try:
-        if e != L.OK:
-            raise _error(e, lst.errmsg)
-        n = lst.count
-        ids = np.empty(n, dtype=np.uint64)
-        table = np.zeros((n, lw), dtype=np.float32)
-        for i in range(n):
-            it = lst.items[i]
-            if it.nlabels < lw:
-                raise CorruptError("%s: line %d has %d labels, label_width is %d" % (path, i + 1, it.nlabels, lw),
-                                   L.ERR_FORMAT)
-            ids[i] = it.index
-            table[i] = np.ctypeslib.as_array(it.labels, (lw,))
-        return _LstLabels(ids, table, path)
-    finally:
-        L.lib.recio_lst_free(byref(lst))
 
 
 # ---- Transform ------------------------------------------------------------------------------------

@@ -29,7 +29,6 @@ MXNET_DEFAULTS = {
 
 # Parameters recio has no equivalent for, and why (the ValueError says this).
 UNSUPPORTED = {
-    "mean_img": "a mean image file (MXNet's NDArray format) is not read; give mean_r/mean_g/mean_b",
     "max_random_scale": "random affine scaling is not a recio op; use random_resized_crop=True or spec=",
     "min_random_scale": "random affine scaling is not a recio op; use random_resized_crop=True or spec=",
     "max_shear_ratio": "random shear is not a recio op (shear_x/shear_y are fixed); use spec=",
@@ -42,15 +41,16 @@ UNSUPPORTED = {
     "random_l": "HSL jitter is not a recio op; use brightness/contrast/saturation or spec= with hue(F)",
     "max_random_contrast": "MXNet's contrast on mean-subtracted values is not a recio op; use contrast=",
     "max_random_illumination": "MXNet's illumination offset after normalisation is not a recio op; use brightness=",
-    "shuffle_chunk_size": "chunk shuffling is not offered; use shuffle=True (the .idx) or shuffle_buffer=N",
-    "shuffle_chunk_seed": "chunk shuffling is not offered; use shuffle=True (the .idx) or shuffle_buffer=N",
     "mean_a": "recio normalises three channels; a 4th (alpha) channel is not normalised",
     "std_a": "recio normalises three channels; a 4th (alpha) channel is not normalised",
 }
 
 # recio's own keyword arguments (not MXNet's): see docs/python.md.
 RECIO_OPTIONS = {"spec": None, "layout": "NCHW", "last_batch": None, "workers": None, "shuffle_buffer": 0,
-                 "equalise": False, "rotate_shards": False, "copy": False, "checksums": False, "epoch": 0}
+                 "equalise": False, "equalize": None, "rotate_shards": False, "copy": False, "checksums": False,
+                 "epoch": 0, "use_mmap": False, "label_pad_width": 0, "label_pad_value": -1.0, "label_strict": False}
+
+EQUALIZE = {False: 0, True: 1, None: 0, "pad": 1, "drop": 2}
 
 LAST_BATCH = {"pad": 0, "discard": 1, "roll_over": 2}
 
@@ -112,32 +112,52 @@ def translate(**kw):
             raise _bad("data_shape", "recio decodes to 1 or 3 channels here, not %d" % shape[0])
     elif o["spec"] is None:
         raise _bad("data_shape", "required (channels, height, width)")
-    if int(o["label_width"]) < 1:
-        raise _bad("label_width", "must be at least 1")
+    if int(o["label_width"]) < 1 and not int(o["label_pad_width"]):
+        raise _bad("label_width", "must be at least 1 (for detection give label_pad_width)")
     nparts, part = int(o["num_parts"]), int(o["part_index"])
     if nparts < 1 or not 0 <= part < nparts:
         raise _bad("part_index", "must be in [0, num_parts): %d of %d" % (part, nparts))
-    idx = o["path_imgidx"]
+    idx = os.fspath(o["path_imgidx"]) if o["path_imgidx"] else None
     files = rec.split(";")
-    if idx:
-        if len(files) != 1:
-            raise _bad("path_imgidx", "one .idx goes with one .rec; with several files each one's .idx sits beside it")
-        want = _index_of(files[0])
-        if os.path.abspath(os.fspath(idx)) != os.path.abspath(want):
-            raise _bad("path_imgidx", "recio reads the index beside the .rec (%s), not %s: move or link it there"
-                       % (want, os.fspath(idx)))
+    if idx and not os.path.exists(idx):
+        raise _bad("path_imgidx", "%s does not exist (make it with 'recio index')" % idx)
+    # an index partitions by record count (MXNet's indexed_recordio); over several files it is one index
+    # of the whole list, global offsets
     shuffle = bool(o["shuffle"])
-    if shuffle:
+    if shuffle and not idx:
         for f in files:
             if not os.path.exists(_index_of(f)):
                 raise _bad("shuffle", "a global shuffle needs %s (make it with 'recio index %s'), or use "
                            "shuffle_buffer=N for a streaming shuffle" % (_index_of(f), f))
     seed = int(o["seed"])
+    seed_aug = 0
     if o["seed_aug"] is not None and int(o["seed_aug"]) != seed:
-        if shuffle or o["shuffle_buffer"]:
-            raise _bad("seed_aug", "recio draws the shuffle and the augmentation from one seed; seed_aug must "
-                       "equal seed when shuffling")
-        seed = int(o["seed_aug"])  # no shuffle: the seed drives only the augmentation
+        seed_aug = int(o["seed_aug"])
+        if seed_aug == 0:
+            raise _bad("seed_aug", "recio reads seed_aug=0 as 'follow seed' (%d); give another value" % seed)
+    chunk = int(o["shuffle_chunk_size"])
+    chunk_records = 0
+    if chunk < 0:
+        raise _bad("shuffle_chunk_size", "megabytes, at least 0")
+    if chunk:
+        if not shuffle:
+            raise _bad("shuffle_chunk_size", "acts with shuffle=True (as in MXNet)")
+        chunk_records = _records_per_chunk(files, idx, chunk)
+        if changed("shuffle_chunk_seed"):  # the chunk order follows it; the augmentation keeps seed
+            if not seed_aug:
+                seed_aug = seed
+                if seed_aug == 0:
+                    raise _bad("shuffle_chunk_seed", "with seed=0 give seed_aug too (recio reads seed_aug=0 as "
+                               "'follow the order seed')")
+            seed = int(o["shuffle_chunk_seed"])
+    elif changed("shuffle_chunk_seed"):
+        raise _bad("shuffle_chunk_seed", "acts with shuffle_chunk_size")
+    eq = o["equalize"] if o["equalize"] is not None else bool(o["equalise"])
+    if eq not in EQUALIZE:
+        raise _bad("equalize", "'pad', 'drop', True (pad) or False, not %r" % (eq,))
+    pad_width = int(o["label_pad_width"])
+    if pad_width < 0:
+        raise _bad("label_pad_width", "recio does not estimate it (MXNet's -1): give the width, header included")
     if o["ctx"] not in ("cpu", "gpu", None):  # MXNet's hint for where batches go next (default 'gpu')
         raise _bad("ctx", "'cpu' or 'gpu', not %r" % (o["ctx"],))
     if int(o["device_id"]) not in (0, -1):
@@ -179,14 +199,33 @@ def translate(**kw):
     prefetch = int(o["prefetch_buffer"])
     if prefetch < 1:
         raise _bad("prefetch_buffer", "must be at least 1")
+    mean_img = os.fspath(o["mean_img"]) if o["mean_img"] else None
+    if mean_img and not os.path.exists(mean_img):
+        raise _bad("mean_img", "%s does not exist: make it with 'recio mean %s --spec SPEC -o %s' (MXNet makes it "
+                   "on the first run; recio asks)" % (mean_img, rec, mean_img))
     return dict(uris=rec, spec=spec, shape=shape, own_spec=o["spec"] is not None, channels=shape[0] if shape else 3, batch=batch,
-                label_width=int(o["label_width"]), rank=part, nsplit=nparts, index=shuffle, shuffle=shuffle,
-                seed=seed, shuffle_buffer=int(o["shuffle_buffer"]), equalise=bool(o["equalise"]),
+                label_width=pad_width or int(o["label_width"]), rank=part, nsplit=nparts, index=shuffle or bool(idx),
+                shuffle=(2 if chunk else 1) if shuffle else 0, index_path=idx, chunk_records=chunk_records,
+                seed=seed, seed_aug=seed_aug, mean_img=mean_img, mean_scale=float(o["scale"]) if mean_img else 0.0,
+                label_detection=pad_width > 0, label_pad_value=float(o["label_pad_value"]),
+                label_strict=bool(o["label_strict"]), use_mmap=bool(o["use_mmap"]), equalize=EQUALIZE[eq],
+                shuffle_buffer=int(o["shuffle_buffer"]), equalise=bool(EQUALIZE[eq]),
                 rotate_shards=bool(o["rotate_shards"]), last_batch=LAST_BATCH[last], workers=int(workers),
-                prefetch=prefetch, lst=os.fspath(o["path_imglist"]) if o["path_imglist"] else None,
+                prefetch=prefetch, path_imglist=os.fspath(o["path_imglist"]) if o["path_imglist"] else None,
                 verbose="verbose" in given and bool(o["verbose"]), data_name=o["data_name"],
                 label_name=o["label_name"], copy=bool(o["copy"]), checksums=bool(o["checksums"]),
                 epoch=int(o["epoch"]))
+
+
+def _records_per_chunk(files, idx, mb):
+    """MXNet's shuffle_chunk_size is in megabytes, recio's chunk in records: the dataset's mean record
+    size (file bytes over .idx lines) turns one into the other."""
+    size = sum(os.path.getsize(f) for f in files)
+    n = 0
+    for f in ([idx] if idx else [_index_of(f) for f in files]):
+        with open(f) as fh:
+            n += sum(1 for ln in fh if ln.strip())
+    return max(1, int(mb * (1 << 20) * n // max(size, 1)))
 
 
 def _chain(o, given, changed, shape, dtype):
@@ -251,7 +290,16 @@ def _chain(o, given, changed, shape, dtype):
     std = [float(o["std_r"]), float(o["std_g"]), float(o["std_b"])]
     scale = float(o["scale"])
     norm_given = [n for n in ("mean_r", "mean_g", "mean_b", "std_r", "std_g", "std_b", "scale") if changed(n)]
-    if dtype in ("float32", "float16"):
+    if o["mean_img"]:  # the C iterator subtracts it after the chain and multiplies by scale
+        clash = [n for n in norm_given if n != "scale"]
+        if clash:
+            raise _bad(clash[0], "mean_img replaces mean_r/g/b and std (MXNet uses the mean image alone, then scale)")
+        if dtype != "float32":
+            raise _bad("mean_img", "the mean image is subtracted from float32 items, not %s" % dtype)
+        if scale <= 0:
+            raise _bad("scale", "must be positive")
+        ops.append("float")
+    elif dtype in ("float32", "float16"):
         if min(std) <= 0 or scale <= 0:
             raise _bad("std_r" if min(std) <= 0 else "scale", "must be positive")
         if norm_given:
