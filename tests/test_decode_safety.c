@@ -218,7 +218,7 @@ static void test_jpeg_scan_cut_then_marker(void) {
     size_t f, cuts = 0, bad = 0;
     for (f = 0; f < sizeof files / sizeof files[0]; f++) {
         char path[256], msg[256];
-        size_t n = 0, sos, end, p, len;
+        size_t n = 0, sos = 0, end, p, len;
         unsigned char *b, *c;
         recio_image img = {0};
         snprintf(path, sizeof path, "tests/data/image/%s", files[f]);
