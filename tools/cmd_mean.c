@@ -132,15 +132,9 @@ static int run(recio_iter *it, const mean_opts *o) {
 CLI_COMMAND(cli_cmd_mean) {
     mean_opts o;
     recio_iter *it = NULL;
-    recio_err e;
-    char msg[RECIO_ITER_ERRMSG * 2];
     int rc = parse(argc, argv, &o);
     if (rc) return rc < 0 ? 0 : rc;
-    if ((e = recio_iter_open_ex(&it, &o.d, msg, sizeof msg)) != RECIO_OK) {
-        cli_err("%s", msg);
-        cli_spec_hint(msg);
-        return e == RECIO_ERR_SPEC || e == RECIO_ERR_ARG ? CLI_EXIT_USAGE : CLI_EXIT_ERR;
-    }
+    if ((rc = cli_open_iter(&it, &o.d)) != 0) return rc;
     rc = run(it, &o);
     recio_iter_close(it);
     return rc;

@@ -30,6 +30,15 @@ void cli_err(const char *fmt, ...) {
     fputc('\n', stderr);
 }
 
+int cli_open_iter(recio_iter **it, const recio_iter_desc *d) {
+    char msg[RECIO_ITER_ERRMSG * 2];
+    recio_err e = recio_iter_open_ex(it, d, msg, sizeof msg);
+    if (e == RECIO_OK) return 0;
+    cli_err("%s", msg);
+    cli_spec_hint(msg);
+    return e == RECIO_ERR_SPEC || e == RECIO_ERR_ARG ? CLI_EXIT_USAGE : CLI_EXIT_ERR;
+}
+
 int cli_close_writer(recio_writer *w) {
     recio_err e = recio_writer_finish(w);
     if (recio_writer_errmsg(w)[0]) cli_err("%s", recio_writer_errmsg(w));

@@ -485,14 +485,19 @@ class Transform:
         e = L.lib.recio_transform_apply_encoded(self._t, buf, len(buf), byref(out), seed, byref(d), msg, len(msg))
         return self._finish(e, msg.value, arr, out)
 
-    def _apply_array(self, image, seed):
+    @staticmethod
+    def _u8_image(image):
+        """(array kept alive, recio_image over it, w, h, c) for a uint8 (H, W) or (H, W, C) array."""
         a = np.ascontiguousarray(image)
         if a.dtype != np.uint8 or a.ndim not in (2, 3) or (a.ndim == 3 and a.shape[2] not in (1, 3, 4)):
             raise ArgError("Transform: an image array is uint8 (H, W) or (H, W, C) with C 1, 3 or 4, not %s %s"
                            % (a.dtype, a.shape), L.ERR_ARG)
         h, w = a.shape[:2]
         c = a.shape[2] if a.ndim == 3 else 1
-        src = L.Image(width=w, height=h, channels=c, dtype=L.U8, layout=L.HWC, stride=w * c, data=a.ctypes.data)
+        return a, L.Image(width=w, height=h, channels=c, dtype=L.U8, layout=L.HWC, stride=w * c, data=a.ctypes.data), w, h, c
+
+    def _apply_array(self, image, seed):
+        a, src, w, h, c = self._u8_image(image)
         arr, out = self._wrap_out(w, h, c)
         e = L.lib.recio_transform_apply(self._t, byref(src), byref(out), seed)
         return self._finish(e, b"transform: " + L.strerror(e).encode() if e else b"", arr, out)
@@ -546,13 +551,7 @@ class Transform:
             d.mask_fill = L.MASK_FILL_ZERO if int(mask_fill) == 0 else int(mask_fill)
         msg = ctypes.create_string_buffer(512)
         if isinstance(image, np.ndarray):
-            a = np.ascontiguousarray(image)
-            if a.dtype != np.uint8 or a.ndim not in (2, 3) or (a.ndim == 3 and a.shape[2] not in (1, 3, 4)):
-                raise ArgError("Transform: an image array is uint8 (H, W) or (H, W, C) with C 1, 3 or 4, not %s %s"
-                               % (a.dtype, a.shape), L.ERR_ARG)
-            h, w = a.shape[:2]
-            c = a.shape[2] if a.ndim == 3 else 1
-            src = L.Image(width=w, height=h, channels=c, dtype=L.U8, layout=L.HWC, stride=w * c, data=a.ctypes.data)
+            a, src, w, h, c = self._u8_image(image)
             arr, out = self._wrap_out(w, h, c)
             e = L.lib.recio_transform_apply_ex(self._t, byref(src), byref(out), seed, byref(d))
             if e:
