@@ -950,7 +950,13 @@ typedef struct recio_iter_desc {
                                    ImageRecordIter); 0: they are cut, and batch.label_counts shows it */
     int label_detection;        /* 1: labels are MXNet's detection layout [A, B, A-2 header floats,
                                    objects of B floats]: checked per record, cut at whole objects,
-                                   batch.objects counts each item's objects (ImageDetRecordIter) */
+                                   batch.objects counts each row's objects (ImageDetRecordIter). With
+                                   a spec the boxes move with the pixels (recio_transform_apply_ex's
+                                   rules: clipped, dropped when the centre leaves the image) */
+    int masks;                  /* 1: every record carries a label mask (a segmentation record, recio
+                                   pack --mask-root); the spec moves it with the pixels (nearest
+                                   neighbour, mask_fill where nothing maps) into batch.masks */
+    int mask_fill;              /* with masks: as recio_apply_desc.mask_fill (0: 255, "ignore") */
     const char *path_imglist;   /* a .lst whose labels replace the records' (MXNet's path_imglist),
                                    matched by image-header id = the .lst index; a record whose id has no
                                    line is an error */
@@ -996,8 +1002,11 @@ typedef struct recio_batch {
                                    desc.workers > 0 but recio was built without RECIO_THREADS) */
     const unsigned *label_counts; /* labels each item's record (or .lst line) really has: more than
                                    label_width means they were cut, fewer that the rest is padding */
-    const unsigned *objects;    /* desc.label_detection: objects in each item's record (also those cut
-                                   off by label_width); else NULL */
+    const unsigned *objects;    /* desc.label_detection: the objects each item's label row holds (whole
+                                   ones that fit label_width and, with a spec, that the chain kept; the
+                                   record's own count is in label_counts); else NULL */
+    const unsigned char *masks; /* desc.masks: batch x item.height x item.width labels, item i's mask
+                                   at i * height * width; else NULL */
 } recio_batch;
 
 /* A record desc.skip_bad left out. */
@@ -1401,6 +1410,12 @@ RECIODEF uint64_t recio_hash64(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
+}
+
+/* The label a mask_fill setting means (recio_apply_desc, recio_iter_desc): 0 = 255, the usual
+   "ignore" label; RECIO_MASK_FILL_ZERO = 0. */
+static unsigned char recio__mask_fill_value(int fill) {
+    return (unsigned char)(fill < 0 ? 0 : fill ? fill : 255); /* < 0: RECIO_MASK_FILL_ZERO */
 }
 
 RECIODEF uint64_t recio_seed_for(uint64_t seed, uint64_t epoch, uint64_t index) {
@@ -8205,7 +8220,7 @@ static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, int w
     if (d->count && (!d->boxes || !d->boxes_out || !d->count_out)) return RECIO_ERR_ARG;
     if (m && (!recio__is_u8hwc(m) || m->channels != 1 || m->width != w || m->height != h || !d->mask_out))
         return RECIO_ERR_ARG;
-    tg->fill = (unsigned char)(d->mask_fill == RECIO_MASK_FILL_ZERO ? 0 : d->mask_fill ? d->mask_fill : 255);
+    tg->fill = recio__mask_fill_value(d->mask_fill);
     if (m) tg->mask = *m, tg->mask.owned = NULL;
     if (!d->count) return RECIO_OK;
     if ((size_t)d->count > SIZE_MAX / (5 * sizeof(double))) return RECIO_ERR_NOMEM;
@@ -8944,7 +8959,7 @@ typedef struct recio__it_src {
 
 struct recio_iter {
     recio_iter_desc d;
-    size_t lab_off, ids_off, keys_off, sums_off, cnt_off, obj_off, out_bytes;
+    size_t lab_off, ids_off, keys_off, sums_off, cnt_off, obj_off, mask_off, mask_bytes, out_bytes;
     uint64_t fingerprint;
     float *mean;           /* desc.mean_img in the item's layout (item_bytes / 4 floats) */
     recio_lst lst;         /* desc.path_imglist, and its lines sorted by index */
@@ -9269,7 +9284,8 @@ static recio_err recio__it_begin(recio_iter *it, uint64_t epoch, char *msg) {
    block; a record that needs more runs on heap blocks once and the block grows to what it asked, so
    the header is read once, by the decoder. With RECIO_TURBOJPEG only the part of a JPEG that the
    chain reads is decoded. */
-static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t seed, void *out, unsigned worker, char *what) {
+static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t seed, void *out, const recio_apply_desc *ap,
+                                  unsigned worker, char *what) {
     const recio_image *sh = &it->shape;
     recio__it_bytes *blk = &it->scratch[worker];
     recio_encoded_desc d;
@@ -9283,7 +9299,7 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     memset(&sc, 0, sizeof sc);
     sc.p = blk->cap ? blk->p : NULL, sc.n = blk->cap, sc.grow = 1, sc.asked = &asked;
     dst = recio_image_wrap(out, sh->width, sh->height, sh->channels, sh->dtype, sh->layout, 0);
-    e = recio__apply_encoded(it->tf, ir->image, ir->image_size, &dst, seed, &d, NULL, &sc, what, RECIO_ITER_ERRMSG);
+    e = recio__apply_encoded(it->tf, ir->image, ir->image_size, &dst, seed, &d, ap, &sc, what, RECIO_ITER_ERRMSG);
     if (asked > blk->cap) recio__it_reserve(&it->d.alloc, blk, asked); /* if it cannot, heap blocks still serve */
     if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
         recio_image got; /* sizes as WxH, as everywhere */
@@ -9296,10 +9312,52 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     }
     return e;
 }
+
+/* With label_detection and/or masks: item i's boxes (its label row, in place) and its mask (into the
+   batch's mask tensor) go through the chain with the pixels. */
+static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, uint64_t seed, unsigned char *out, unsigned i,
+                                       unsigned worker, char *what) {
+    float *row = (float *)(out + it->lab_off) + (size_t)i * it->d.label_width;
+    unsigned *objects = (unsigned *)(out + it->obj_off) + i;
+    recio_apply_desc ap;
+    recio_image mask, mask_out;
+    recio_err e;
+    int kept = 0;
+    size_t l;
+    memset(&ap, 0, sizeof ap);
+    memset(&mask, 0, sizeof mask);
+    if (it->d.label_detection && *objects) { /* [A, B, header, objects]: it_labels checked it and cut whole objects */
+        unsigned a = (unsigned)row[0], b = (unsigned)row[1], fit = (it->d.label_width - a) / b;
+        ap.boxes = ap.boxes_out = row + a, ap.count = (int)(*objects < fit ? *objects : fit), ap.stride = (int)b;
+        ap.count_out = &kept;
+    }
+    if (it->d.masks) {
+        if (!ir->mask) return recio__fmt(what, RECIO_ITER_ERRMSG, "no label mask in this record (desc.masks; recio pack --mask-root writes them)"), RECIO_ERR_FORMAT;
+        if ((e = recio__decode(&mask, ir->mask, ir->mask_size, 1, 0, what, RECIO_ITER_ERRMSG, &it->d.alloc)) != RECIO_OK) {
+            if (!strncmp(what, "decode: ", 8)) memmove(what + 5, what + 8, strlen(what + 8) + 1), memcpy(what, "mask:", 5);
+            return e;
+        }
+        mask_out = recio_image_wrap(out + it->mask_off + (size_t)i * it->mask_bytes, it->shape.width, it->shape.height, 1, RECIO_U8, RECIO_HWC, 0);
+        ap.mask = &mask, ap.mask_out = &mask_out, ap.mask_fill = it->d.mask_fill;
+    }
+    e = recio__it_decode(it, ir, seed, out + (size_t)i * it->d.item_bytes, &ap, worker, what);
+    recio_image_free(&mask);
+    if (e == RECIO_OK && ap.boxes) {
+        for (l = (size_t)row[0] + (size_t)kept * (size_t)row[1]; l < it->d.label_width; l++) row[l] = it->d.label_pad_value;
+        *objects = (unsigned)kept;
+    }
+    return e;
+}
 #else
-static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t seed, void *out, unsigned worker, char *what) {
-    (void)it, (void)ir, (void)seed, (void)out, (void)worker, (void)what;
+static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t seed, void *out, const void *ap,
+                                  unsigned worker, char *what) {
+    (void)it, (void)ir, (void)seed, (void)out, (void)ap, (void)worker, (void)what;
     return RECIO_ERR_UNSUPPORTED; /* never reached: without the image section no spec is accepted */
+}
+static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, uint64_t seed, unsigned char *out, unsigned i,
+                                       unsigned worker, char *what) {
+    (void)it, (void)ir, (void)seed, (void)out, (void)i, (void)worker, (void)what;
+    return RECIO_ERR_UNSUPPORTED;
 }
 #endif
 
@@ -9331,8 +9389,8 @@ static recio_err recio__it_det(const recio_iter *it, const float *src, const rec
                           "(A whole in 2..%u, B whole >= 5, %u - A a multiple of B)", n, n, n), RECIO_ERR_ARG;
     if (lay.header_width > lw)
         return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: the header has %u floats, more than label_width %u", lay.header_width, lw), RECIO_ERR_ARG;
-    *objects = lay.count;
     *keep = n <= lw ? n : lay.header_width + (lw - lay.header_width) / lay.object_width * lay.object_width;
+    *objects = (*keep - lay.header_width) / lay.object_width; /* in the row; label_counts shows a cut */
     return RECIO_OK;
 }
 
@@ -9379,7 +9437,8 @@ static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, u
     if ((e = recio__it_labels(it, &ir, i, out, what)) != RECIO_OK) return e;
     ((uint64_t *)(out + it->ids_off))[i] = ir.id;
     ((uint64_t *)(out + it->keys_off))[i] = key;
-    if (it->tf) e = recio__it_decode(it, &ir, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item_bytes, worker, what);
+    if (it->tf && (it->d.label_detection || it->d.masks)) e = recio__it_decode_with(it, &ir, recio_seed_for(aug, s->epoch, key), out, i, worker, what);
+    else if (it->tf) e = recio__it_decode(it, &ir, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item_bytes, NULL, worker, what);
     else e = it->d.transform(it->d.user, &ir, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item_bytes,
                              it->d.item_bytes, worker, what);
     if (e == RECIO_OK && it->mean) recio__it_sub_mean(it, (float *)(out + (size_t)i * it->d.item_bytes));
@@ -9404,6 +9463,7 @@ static void recio__it_copy_item(recio_iter *it, recio__it_slot *s, unsigned j, i
         memset(o + it->lab_off + j * lw, 0, lw);
         ((uint64_t *)(o + it->ids_off))[j] = ((uint64_t *)(o + it->keys_off))[j] = 0;
         ((unsigned *)(o + it->cnt_off))[j] = ((unsigned *)(o + it->obj_off))[j] = 0;
+        memset(o + it->mask_off + j * it->mask_bytes, recio__mask_fill_value(it->d.mask_fill), it->mask_bytes);
         if (it->d.checksums) ((uint64_t *)(o + it->sums_off))[j] = recio_checksum(o + j * ib, ib, recio__it_elem(it));
         return;
     }
@@ -9414,6 +9474,7 @@ static void recio__it_copy_item(recio_iter *it, recio__it_slot *s, unsigned j, i
     ((uint64_t *)(o + it->sums_off))[j] = ((uint64_t *)(o + it->sums_off))[i];
     ((unsigned *)(o + it->cnt_off))[j] = ((unsigned *)(o + it->cnt_off))[i];
     ((unsigned *)(o + it->obj_off))[j] = ((unsigned *)(o + it->obj_off))[i];
+    memcpy(o + it->mask_off + j * it->mask_bytes, o + it->mask_off + (size_t)i * it->mask_bytes, it->mask_bytes);
 }
 
 /* Leave the bad entries out: the sound ones move up in order (records first, then the epoch-end
@@ -9513,10 +9574,10 @@ static uint64_t recio__it_fp_u64s(uint64_t h, const uint64_t *v, unsigned n) {
 
 static uint64_t recio__it_fp_str(uint64_t h, const char *s) { return s ? recio_fnv1a64(h, s, strlen(s) + 1) : recio_fnv1a64(h, "", 0); }
 
-/* The options that came with the ImageRecordIter set (labels, seed_aug, chunks, .lst, mean): hashed
+/* The options that came with the ImageRecordIter set (labels, seed_aug, chunks, .lst, mean, masks): hashed
    only when one is set, so checkpoints made before them stay valid. */
 static uint64_t recio__it_fingerprint2(uint64_t h, const recio_iter_desc *d) {
-    uint64_t v[10];
+    uint64_t v[12];
     float pad = d->label_pad_set ? d->label_pad_value : -1.0f, scale = d->mean_scale;
     uint32_t pb, sb;
     unsigned i, any = 0;
@@ -9524,9 +9585,10 @@ static uint64_t recio__it_fingerprint2(uint64_t h, const recio_iter_desc *d) {
     v[0] = d->seed_aug, v[1] = pb ^ 0xbf800000u /* -1: 0 */, v[2] = (uint64_t)d->label_strict, v[3] = (uint64_t)d->label_detection;
     v[4] = d->shuffle == RECIO_SHUFFLE_CHUNK ? d->chunk_records : 0, v[5] = d->shuffle == RECIO_SHUFFLE_CHUNK ? d->window_chunks : 0;
     v[6] = d->mean_img ? sb : 0, v[7] = d->index_path != NULL, v[8] = d->path_imglist != NULL, v[9] = d->mean_img != NULL;
-    for (i = 0; i < 10; i++) any |= v[i] != 0;
+    v[10] = (uint64_t)d->masks, v[11] = d->masks ? (uint64_t)recio__mask_fill_value(d->mask_fill) : 0;
+    for (i = 0; i < 12; i++) any |= v[i] != 0;
     if (!any) return h;
-    h = recio__it_fp_u64s(h, v, 10);
+    h = recio__it_fp_u64s(h, v, 12);
     return recio__it_fp_str(recio__it_fp_str(recio__it_fp_str(h, d->index_path), d->path_imglist), d->mean_img);
 }
 
@@ -9763,7 +9825,10 @@ static recio_err recio__it_layout(recio_iter *it) {
     it->sums_off = it->keys_off + 8 * b;
     it->cnt_off = it->sums_off + 8 * b;
     it->obj_off = it->cnt_off + 4 * b;
-    it->out_bytes = (it->obj_off + 4 * b + 7) & ~(size_t)7;
+    it->mask_off = (it->obj_off + 4 * b + 7) & ~(size_t)7;
+    it->mask_bytes = it->d.masks ? (size_t)it->shape.width * it->shape.height : 0;
+    if (it->mask_bytes && it->mask_bytes * b > SIZE_MAX / 2 - it->mask_off) return RECIO_ERR_NOMEM;
+    it->out_bytes = (it->mask_off + it->mask_bytes * b + 7) & ~(size_t)7;
     return RECIO_OK;
 }
 
@@ -9923,6 +9988,7 @@ static void recio__it_view(recio_iter *it, const recio__it_slot *s, recio_batch 
     b->workers = it->d.workers; /* 0 when RECIO_THREADS is missing: say so, never silently */
     b->label_counts = (const unsigned *)(s->out + it->cnt_off);
     b->objects = it->d.label_detection ? (const unsigned *)(s->out + it->obj_off) : NULL;
+    b->masks = it->d.masks ? s->out + it->mask_off : NULL;
     it->delivered = b->index + 1;
     recio__it_tally(it, s);
 }

@@ -195,7 +195,9 @@ def test_imglist_labels():
 
 def test_label_pad_and_detection():
     """MXNet's detection layout [A, B, W, H, objects of 5] with 0..3 objects, label_pad_width 14 (header
-    + 2 objects): padded with -1, cut at whole objects, objects counted; written with recio.pack."""
+    + 2 objects): padded with -1, cut at whole objects, objects counted; written with recio.pack. The
+    chain only resizes, so the normalised boxes keep their values (test_iter_moves_boxes_and_masks
+    moves them)."""
     img = open(os.path.join(PHOTOS, "retina-120x90.jpg"), "rb").read()
     labels = []
     with recio.Writer(tmp("det.rec")) as w:
@@ -208,11 +210,11 @@ def test_label_pad_and_detection():
         keep = min(len(lab), 14)  # 19 labels (3 objects): 4 + 2 whole objects = 14
         want[i, :keep] = lab[:keep]
     for workers in (0, 2):
-        it = recio.ImageRecordIter(path_imgrec=tmp("det.rec"), data_shape=(3, 16, 16), batch_size=4, workers=workers,
+        it = recio.ImageRecordIter(path_imgrec=tmp("det.rec"), spec="resize(16,16)", batch_size=4, workers=workers,
                                    label_pad_width=14)
         b = it.next()
-        check(b.label.shape == (4, 14) and np.array_equal(b.label, want), str(b.label))
-        check(b.objects.tolist() == [0, 2, 3, 1] and b.label_counts.tolist() == [4, 14, 19, 9], str(b.objects))
+        check(b.label.shape == (4, 14) and np.allclose(b.label, want, atol=1e-6), str(b.label))
+        check(b.objects.tolist() == [0, 2, 2, 1] and b.label_counts.tolist() == [4, 14, 19, 9], str(b.objects))
         it.close()
     it = recio.ImageRecordIter(path_imgrec=tmp("det.rec"), data_shape=(3, 16, 16), batch_size=4, workers=0,
                                label_width=14, label_strict=True)
@@ -616,6 +618,46 @@ def test_transform_boxes_and_mask():
     check(recio.unpack_mask(recio.pack(recio.IRHeader(0, 1.0, 1, 0), png))[2] is None)
     _, _, m = recio.Transform("flip")(im, mask=mk)
     check(np.array_equal(m, mask[:, ::-1]), "the record's mask decodes to the labels")
+
+
+def test_iter_moves_boxes_and_masks():
+    """ImageRecordIter on detection + segmentation records (label_pad_width, masks=True): a flip moves
+    the boxes in label (hand-computed) and Batch.mask (NumPy's own flip of the mask); a pad leaves
+    mask_fill around it; objects counts the kept boxes, -1 pads the row."""
+    try:
+        from PIL import Image
+    except ImportError:
+        raise SkipTest("PIL is not installed: no PNGs to pack")
+    rng = np.random.RandomState(1)
+    img = rng.randint(0, 256, (40, 60, 3)).astype(np.uint8)
+    mask = np.zeros((40, 60), np.uint8)
+    mask[5:20, 10:30] = 3
+    mask[25:38, 40:55] = 7
+    Image.fromarray(img).save(tmp("im.png"))
+    Image.fromarray(mask).save(tmp("im_mask.png"))
+    png, mpng = open(tmp("im.png"), "rb").read(), open(tmp("im_mask.png"), "rb").read()
+    labels = np.array([4, 5, 60, 40, 3, 10 / 60., 5 / 40., 30 / 60., 20 / 40., 7, 40 / 60., 25 / 40., 55 / 60., 38 / 40.], np.float32)
+    with recio.Writer(tmp("seg.rec")) as w:
+        for i in range(4):
+            w.write(recio.pack(recio.IRHeader(len(labels), labels, i, 0), png, mask=mpng))
+    it = recio.ImageRecordIter(path_imgrec=tmp("seg.rec"), spec="flip", batch_size=2, label_pad_width=20, masks=True,
+                               workers=0)
+    want = labels.copy()
+    for k in (4, 9):
+        want[k + 1], want[k + 3] = 1 - labels[k + 3], 1 - labels[k + 1]
+    n = 0
+    for b in it:
+        for i in range(b.count):
+            n += 1
+            check(np.array_equal(b.data[i], img[:, ::-1]) and np.array_equal(b.mask[i], mask[:, ::-1]), "flip: image and mask")
+            check(b.objects[i] == 2 and np.allclose(b.label[i][:14], want, atol=1e-6) and np.all(b.label[i][14:] == -1),
+                  "flip: label row %s" % b.label[i])
+    check(n == 4, "4 items, not %d" % n)
+    it = recio.ImageRecordIter(path_imgrec=tmp("seg.rec"), spec="pad(3)", batch_size=2, masks=True, mask_fill=9,
+                               workers=2)
+    for b in it:
+        check(b.mask.shape == (2, 46, 66) and np.all(b.mask[:, :3] == 9) and np.array_equal(b.mask[0, 3:43, 3:63], mask),
+              "pad: the mask inside, mask_fill round it")
 
 
 # ---- records ----

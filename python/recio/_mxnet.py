@@ -48,7 +48,8 @@ UNSUPPORTED = {
 # recio's own keyword arguments (not MXNet's): see docs/python.md.
 RECIO_OPTIONS = {"spec": None, "layout": "NCHW", "last_batch": None, "workers": None, "shuffle_buffer": 0,
                  "equalise": False, "equalize": None, "rotate_shards": False, "copy": False, "checksums": False,
-                 "epoch": 0, "use_mmap": False, "label_pad_width": 0, "label_pad_value": -1.0, "label_strict": False}
+                 "epoch": 0, "use_mmap": False, "label_pad_width": 0, "label_pad_value": -1.0, "label_strict": False,
+                 "masks": False, "mask_fill": 255}
 
 EQUALIZE = {False: 0, True: 1, None: 0, "pad": 1, "drop": 2}
 
@@ -214,7 +215,14 @@ def translate(**kw):
                 prefetch=prefetch, path_imglist=os.fspath(o["path_imglist"]) if o["path_imglist"] else None,
                 verbose="verbose" in given and bool(o["verbose"]), data_name=o["data_name"],
                 label_name=o["label_name"], copy=bool(o["copy"]), checksums=bool(o["checksums"]),
-                epoch=int(o["epoch"]))
+                epoch=int(o["epoch"]), masks=bool(o["masks"]), mask_fill=_mask_fill(o["mask_fill"]))
+
+
+def _mask_fill(v):
+    """recio_iter_desc.mask_fill for a label 0..255 (0 there means 255: label 0 is RECIO_MASK_FILL_ZERO)."""
+    if int(v) != v or not 0 <= int(v) <= 255:
+        raise _bad("mask_fill", "a label 0..255, not %r" % (v,))
+    return -1 if int(v) == 0 else int(v)
 
 
 def _records_per_chunk(files, idx, mb):
