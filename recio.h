@@ -634,6 +634,16 @@ RECIODEF recio_err recio_image_rotate(const recio_image *in, recio_image *out, f
                                       float border_value);
 /* n pixels on every side, filled with value (any dtype, HWC). */
 RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int n, float value);
+/* left, top, right and bottom pixels of value on each side (torchvision Pad with four numbers). */
+RECIODEF recio_err recio_image_pad_sides(const recio_image *in, recio_image *out, int left, int top, int right, int bottom,
+                                         float value);
+/* The w x h rectangle at (x, y) set to value in every channel, the rest copied (torchvision's
+   F.erase; any dtype and layout; the rectangle is clipped to the image). */
+RECIODEF recio_err recio_image_erase(const recio_image *in, recio_image *out, int x, int y, int w, int h, float value);
+/* Gaussian blur, u8 HWC, torchvision's F.gaussian_blur: an odd ksize, weights exp(-x^2 / (2 sigma^2))
+   for x = -(ksize-1)/2 .. (ksize-1)/2 normalised to sum 1, along x then y, mirrored borders
+   (dcb|abcd|cba), rounded to nearest. */
+RECIODEF recio_err recio_image_gaussian_blur(const recio_image *in, recio_image *out, int ksize, float sigma);
 
 /* COLOUR (MXNet mx.image math, g = 0.299 R + 0.587 G + 0.114 B; 3 or 4 channels, alpha untouched;
    brightness, contrast, saturation and gray also take 1 channel, where g is the pixel; u8 or f32,
@@ -646,6 +656,9 @@ RECIODEF recio_err recio_image_hue(const recio_image *in, recio_image *out, floa
 /* Add eigvec * (alpha .* eigval) (AlexNet PCA lighting, MXNet LightingAug) for a given alpha[3]. */
 RECIODEF recio_err recio_image_lighting(const recio_image *in, recio_image *out, const float alpha[3]);
 RECIODEF recio_err recio_image_gray(const recio_image *in, recio_image *out); /* g in R, G and B */
+/* Channels 0 and 2 swapped (RGB to BGR, the order of OpenCV- and Caffe-trained models); any dtype
+   and layout; 1 channel is copied, alpha stays. */
+RECIODEF recio_err recio_image_bgr(const recio_image *in, recio_image *out);
 
 /* TYPES AND LAYOUT */
 /* out = in * scale + offset, converted to out's dtype (rounded and saturated for u8/i8); out must be
@@ -668,17 +681,22 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
    by commas. Sizes are pixels, probabilities in [0, 1].
       resize(W,H) resize_short(S) center_crop(W[,H]) crop(X,Y,W,H) random_crop(W[,H])
       random_resized_crop(S[,smin,smax,rmin,rmax])  (defaults 0.08, 1, 3/4, 4/3; torchvision's algorithm)
-      flip random_flip(P) vflip random_vflip(P) rotate(DEG) random_rotate(DEG) pad(N[,VALUE])
+      random_resized_crop(W,H[,smin,smax,rmin,rmax])  (W x H: a second argument above 1 is H)
+      flip random_flip(P) vflip random_vflip(P) pad(N[,VALUE]) pad(LEFT,TOP,RIGHT,BOTTOM[,VALUE])
+      rotate(DEG[,FILL]) random_rotate(DEG[,FILL]) random_shear_x(MAX[,FILL]) random_shear_y(MAX[,FILL])
       resize_long(S) letterbox(W,H[,VALUE]) random_expand(MAX[,VALUE])   (detection: see docs/image.md)
       brightness(F) contrast(F) saturation(F) hue(F) color_jitter(B,C,S[,H]) lighting(STD) gray
       float normalize(imagenet | M0,M1,M2,S0,S1,S2) chw f16 i8(SCALE[,ZERO])
-      posterize(BITS) solarize(T) autocontrast equalize invert sharpness(F) shear_x(F) shear_y(F)
+      posterize(BITS) solarize(T) autocontrast equalize invert sharpness(F) shear_x(F[,FILL]) shear_y(F[,FILL])
                     (u8 only: PIL ImageOps / ImageEnhance semantics, AutoAugment's vocabulary)
+      random_posterize(MIN,MAX) random_solarize(MIN,MAX) random_sharpness(MIN,MAX)  (argument drawn)
+      gaussian_blur(K[,SMIN[,SMAX]]) (u8)  random_erasing([P,SMIN,SMAX,RMIN,RMAX,VALUE]) cutout(SIZE[,VALUE])
+      bgr   (channels 0 and 2 swapped: BGR order for OpenCV/Caffe-trained models)
       random_apply(P, OPS...) random_choice(OPS...) random_subpolicy((OPS...),(OPS...),...)
       autoaugment   (AutoAugment's ImageNet policy: the spec recio_autoaugment_imagenet() returns)
       area   (the next resize, resize_short or random_resized_crop uses the antialiased AREA filter)
    Resizes use RECIO_LINEAR unless preceded by `area`. Boxes and masks (recio_transform_apply_ex)
-   move with the ops of the first four lines and with shear_x/shear_y; the others leave them alone.
+   move with the ops of the first six lines and with shear_x/shear_y; the others leave them alone.
    FUSION: runs of crop / resize / flip / float / normalize / chw are computed in one pass (only the
    pixels that survive the crops are resampled) with exactly the numbers of the op-by-op chain. */
 typedef struct recio_transform recio_transform;
@@ -5991,6 +6009,86 @@ RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int 
     return recio__place(in, out, n, n, in->width + 2 * n, in->height + 2 * n, value);
 }
 
+RECIODEF recio_err recio_image_pad_sides(const recio_image *in, recio_image *out, int left, int top, int right, int bottom,
+                                         float value) {
+    if (!recio__valid(in) || left < 0 || top < 0 || right < 0 || bottom < 0 || left > INT_MAX - in->width - right ||
+        top > INT_MAX - in->height - bottom)
+        return RECIO_ERR_ARG;
+    return recio__place(in, out, left, top, in->width + left + right, in->height + top + bottom, value);
+}
+
+RECIODEF recio_err recio_image_erase(const recio_image *in, recio_image *out, int x, int y, int w, int h, float value) {
+    int i, j, c;
+    recio_err e;
+    if (!recio__valid(in) || w < 0 || h < 0) return RECIO_ERR_ARG;
+    if ((e = recio__out(out, in->width, in->height, in->channels, in->dtype, in->layout)) != RECIO_OK) return e;
+    if ((e = recio_image_copy(in, out)) != RECIO_OK) return e;
+    if (x < 0) w += x, x = 0; /* clipped, as a cutout square at the border is */
+    if (y < 0) h += y, y = 0;
+    if (w > in->width - x) w = in->width - x;
+    if (h > in->height - y) h = in->height - y;
+    for (j = 0; j < h; j++)
+        for (i = 0; i < w; i++)
+            for (c = 0; c < in->channels; c++) recio__stf(recio__at(out, x + i, y + j, c), in->dtype, value);
+    return RECIO_OK;
+}
+
+/* The normalised 1-D Gaussian of torchvision's _get_gaussian_kernel1d, in float as it computes it. */
+static void recio__gauss_kernel(float *k, int ksize, float sigma) {
+    float sum = 0, half = (float)(ksize - 1) * 0.5f;
+    int i;
+    for (i = 0; i < ksize; i++) {
+        float x = ((float)i - half) / sigma;
+        k[i] = (float)exp(-0.5 * (double)(x * x));
+        sum += k[i];
+    }
+    for (i = 0; i < ksize; i++) k[i] /= sum;
+}
+
+/* Mirror index (dcb|abcd|cba, torch's "reflect"); a side of one pixel reads itself. */
+static int recio__mirror(int i, int n) {
+    if (n == 1) return 0;
+    while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;
+    return i;
+}
+
+/* Blur rows [0, h): per output row, the vertical pass into `row` (w*C floats), then the horizontal. */
+static void recio__blur(const recio_image *in, recio_image *out, const float *k, int K, float *row) {
+    int x, y, c, i, C = in->channels, W = in->width, r = K / 2;
+    for (y = 0; y < in->height; y++) {
+        unsigned char *d = recio__at(out, 0, y, 0);
+        for (x = 0; x < W * C; x++) row[x] = 0;
+        for (i = 0; i < K; i++) {
+            const unsigned char *s = recio__at(in, 0, recio__mirror(y + i - r, in->height), 0);
+            for (x = 0; x < W * C; x++) row[x] += k[i] * (float)s[x];
+        }
+        for (x = 0; x < W; x++)
+            for (c = 0; c < C; c++) {
+                float v = 0;
+                for (i = 0; i < K; i++) v += k[i] * row[recio__mirror(x + i - r, W) * C + c];
+                d[x * C + c] = recio__u8(v);
+            }
+    }
+}
+
+#define RECIO__BLUR_MAX 255 /* the largest kernel: 255 taps (torchvision asks for odd sizes, any) */
+static int recio__blur_ok(const recio_image *in, int ksize, float sigma) {
+    return ksize >= 1 && ksize <= RECIO__BLUR_MAX && (ksize & 1) && sigma > 0 && in->width < INT_MAX / 4;
+}
+
+RECIODEF recio_err recio_image_gaussian_blur(const recio_image *in, recio_image *out, int ksize, float sigma) {
+    float k[RECIO__BLUR_MAX], *row;
+    recio_err e;
+    if (!recio__is_u8hwc(in)) return recio__valid(in) ? RECIO_ERR_UNSUPPORTED : RECIO_ERR_ARG;
+    if (!recio__blur_ok(in, ksize, sigma)) return RECIO_ERR_ARG;
+    if ((e = recio__out(out, in->width, in->height, in->channels, RECIO_U8, RECIO_HWC)) != RECIO_OK) return e;
+    if (!(row = (float *)recio__malloc(&in->alloc, (size_t)in->width * (size_t)in->channels * sizeof(float)))) return RECIO_ERR_NOMEM;
+    recio__gauss_kernel(k, ksize, sigma);
+    recio__blur(in, out, k, ksize, row);
+    recio__free(&in->alloc, row);
+    return RECIO_OK;
+}
+
 /* ---- colour: one 3x3 matrix (plus offset) per pixel, or per-pixel grey mixing ---- */
 
 /* grey_ok: the op also makes sense on one channel (g is then the pixel itself). */
@@ -6154,6 +6252,22 @@ RECIODEF recio_err recio_image_gray(const recio_image *in, recio_image *out) {
     return e;
 }
 
+RECIODEF recio_err recio_image_bgr(const recio_image *in, recio_image *out) {
+    size_t es;
+    int x, y;
+    recio_err e;
+    if (!recio__valid(in)) return RECIO_ERR_ARG;
+    if ((e = recio__out(out, in->width, in->height, in->channels, in->dtype, in->layout)) != RECIO_OK) return e;
+    if ((e = recio_image_copy(in, out)) != RECIO_OK || in->channels < 3) return e;
+    es = recio_dtype_size(in->dtype);
+    for (y = 0; y < in->height; y++)
+        for (x = 0; x < in->width; x++) {
+            memcpy(recio__at(out, x, y, 0), recio__at(in, x, y, 2), es);
+            memcpy(recio__at(out, x, y, 2), recio__at(in, x, y, 0), es);
+        }
+    return RECIO_OK;
+}
+
 /* ---- types and layout ---- */
 
 RECIODEF recio_err recio_image_convert(const recio_image *in, recio_image *out, recio_dtype t, float scale, float offset) {
@@ -6288,13 +6402,14 @@ enum { /* what an op needs */
     RECIO__OPF_GEOM = 1,     /* moves pixels (it has geom): boxes and masks move with it */
     RECIO__OPF_U8 = 2,       /* needs u8 HWC pixels, else RECIO_ERR_UNSUPPORTED */
     RECIO__OPF_RESAMPLE = 4, /* one resampling pass: the scratch walk counts its taps and rows */
-    RECIO__OPF_HINT = 8,     /* arg[0] is the shorter side its resize needs: recio_transform_decode_hint */
+    RECIO__OPF_HINT = 8,     /* arg[0] (random_resized_crop: the smaller of W, H) is the shorter side its
+                                resize needs: recio_transform_decode_hint */
     RECIO__OPF_PREFIX = 16,  /* changes only how the next op runs (area): the hint looks past it */
     RECIO__OPF_LIST = 32     /* runs child ops: its shape function counts their scratch */
 };
 
 /* How an op's arguments are checked: sizes are whole pixels > 0, probabilities in [0, 1], ... */
-enum { RECIO__A_NUM = 1, RECIO__A_SIZE, RECIO__A_PROB, RECIO__A_NONNEG, RECIO__A_POS, RECIO__A_INT, RECIO__A_BITS };
+enum { RECIO__A_NUM = 1, RECIO__A_SIZE, RECIO__A_PROB, RECIO__A_NONNEG, RECIO__A_POS, RECIO__A_INT, RECIO__A_BITS, RECIO__A_ODD };
 
 struct recio__opdef {
     const char *name;
@@ -6382,6 +6497,8 @@ static recio_err recio__check_arg(recio__parser *ps, const char *at, const recio
     if (c == RECIO__A_NONNEG && !(v >= 0 && v < 1e6)) return recio__perr(ps, at, "%s: expected a number >= 0", d->name);
     if (c == RECIO__A_POS && !(v > 0 && v < 1e6)) return recio__perr(ps, at, "%s: expected a number > 0", d->name);
     if (c == RECIO__A_BITS && (v < 0 || v > 8 || v != floorf(v))) return recio__perr(ps, at, "%s: bits must be 0 to 8", d->name);
+    if (c == RECIO__A_ODD && (v < 1 || v > RECIO__BLUR_MAX || v != floorf(v) || !((int)v & 1)))
+        return recio__perr(ps, at, "%s: kernel size must be odd, from 1 to 255", d->name);
     if (!(v == v) || v > 1e30f || v < -1e30f) return recio__perr(ps, at, "%s: number out of range", d->name);
     return RECIO_OK;
 }
@@ -6632,9 +6749,19 @@ static recio_err recio__exec_normalize(recio__exec *x, const float *mean, const 
 
 /* Every other op: on materialised pixels, into a new arena image of the same shape unless said. */
 
+/* random_resized_crop's output size and where its scale and ratio arguments start: (S, ...) is
+   square; (W, H, ...) when the second argument is above 1 (a scale never is) or six are given. */
+static int recio__rrc_size(const recio__node *n, int *w, int *h) {
+    int two = n->nargs == 6 || (n->nargs > 1 && n->arg[1] > 1);
+    *w = (int)n->arg[0];
+    *h = two ? (int)n->arg[1] : *w;
+    return two ? 2 : 1;
+}
+
 static void recio__rrc_rect(recio_rng *g, const recio__node *n, int W, int H, int r[4]) {
-    double smin = n->nargs > 1 ? n->arg[1] : 0.08, smax = n->nargs > 2 ? n->arg[2] : 1.0;
-    double rmin = n->nargs > 3 ? n->arg[3] : 0.75, rmax = n->nargs > 4 ? n->arg[4] : 4.0 / 3.0;
+    int ow, oh, k = recio__rrc_size(n, &ow, &oh);
+    double smin = n->nargs > k ? n->arg[k] : 0.08, smax = n->nargs > k + 1 ? n->arg[k + 1] : 1.0;
+    double rmin = n->nargs > k + 2 ? n->arg[k + 2] : 0.75, rmax = n->nargs > k + 3 ? n->arg[k + 3] : 4.0 / 3.0;
     double area = (double)W * H, ratio;
     int i;
     for (i = 0; i < 10; i++) {
@@ -6861,21 +6988,32 @@ static int recio__g_random_crop(recio__exec *x, const recio__node *n, int w, int
 /* random_resized_crop(S[,smin,smax,rmin,rmax]) */
 static void recio__sh_rrc(const recio_transform *t, const recio__node *n, recio__shp *s) {
     (void)t;
-    s->w = s->h = s->short_ = (int)n->arg[0];
+    recio__rrc_size(n, &s->w, &s->h);
+    s->short_ = s->w < s->h ? s->w : s->h;
+}
+/* (W, H, ...): H a whole number of pixels, at most four scale and ratio numbers after it */
+static recio_err recio__parse_rrc(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+    recio_err e = recio__parse_args(ps, d, self, at);
+    const recio__node *n = &ps->t->nodes[self];
+    int w, h;
+    if (e == RECIO_OK && recio__rrc_size(n, &w, &h) == 2 && (n->arg[1] != floorf(n->arg[1]) || n->arg[1] > 65535))
+        return recio__perr(ps, at, "%s: the height (second argument above 1) must be a whole number of pixels up to 65535", d->name);
+    return e;
 }
 static int recio__pl_rrc(const recio__node *n, recio_rng *g, recio__plan *p) {
     int c[4];
     if (p->resized) return 0;
     recio__rrc_rect(g, n, p->r[2], p->r[3], c);
     p->r[0] += c[0], p->r[1] += c[1], p->r[2] = c[2], p->r[3] = c[3];
-    p->dw = p->dh = (int)n->arg[0];
+    recio__rrc_size(n, &p->dw, &p->dh);
     return recio__pl_resized(p);
 }
 static int recio__g_rrc(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
-    int r[4];
+    int r[4], ow, oh;
+    recio__rrc_size(n, &ow, &oh);
     recio__rrc_rect(&x->rng, n, w, h, r);
     if (recio__geo_crop(g, w, h, r[0], r[1], r[2], r[3]) < 0) return -1;
-    return recio__geo_resize(g + 1, r[2], r[3], (int)n->arg[0], (int)n->arg[0]) < 0 ? -1 : 2;
+    return recio__geo_resize(g + 1, r[2], r[3], ow, oh) < 0 ? -1 : 2;
 }
 
 /* flip, random_flip(P), vflip, random_vflip(P): mirrors; the vertical one on real pixels (the
@@ -6964,8 +7102,12 @@ static recio_err recio__p_i8(recio__exec *x, const recio__node *n, const recio_i
     return recio_image_convert(in, o, RECIO_I8, 1 / n->arg[0], n->nargs > 1 ? n->arg[1] : 0);
 }
 
-/* rotate(DEG), random_rotate(DEG), shear_x(F), shear_y(F): warps whose float map the step carries
-   (recio_image_rotate's own matrix, so the pixels are the same bits), pad(N[,VALUE]) */
+/* rotate(DEG[,FILL]), random_rotate(DEG[,FILL]), shear_x(F[,FILL]), shear_y(F[,FILL]),
+   random_shear_x(MAX[,FILL]), random_shear_y(MAX[,FILL]): warps whose float map the step carries
+   (recio_image_rotate's own matrix, so the pixels are the same bits), FILL (default 0) in the
+   corners they uncover; pad(N[,VALUE]) and pad(L,T,R,B[,VALUE]) */
+/* A random angle or shear factor: uniform in [-MAX, MAX] (MXNet's max_rotate_angle, max_shear_ratio) */
+static float recio__draw_sym(recio__exec *x, float max) { return (float)((recio_rng_uniform(&x->rng) * 2 - 1) * max); }
 static int recio__geo_warp(recio__geo *g, int w, int h, const float fm[6]) {
     double m[6];
     int i;
@@ -6981,7 +7123,7 @@ static int recio__g_rotate(recio__exec *x, const recio__node *n, int w, int h, r
 }
 static int recio__g_random_rotate(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
     float m[6];
-    recio__rot_matrix(m, w, h, (float)((recio_rng_uniform(&x->rng) * 2 - 1) * n->arg[0]));
+    recio__rot_matrix(m, w, h, recio__draw_sym(x, n->arg[0]));
     return recio__geo_warp(g, w, h, m);
 }
 static int recio__geo_shear(recio__geo *g, int w, int h, int at, float f) {
@@ -6997,28 +7139,54 @@ static int recio__g_shear_y(recio__exec *x, const recio__node *n, int w, int h, 
     (void)x;
     return recio__geo_shear(g, w, h, 3, n->arg[0]); /* y reads y + F*x */
 }
+static int recio__g_random_shear_x(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    return recio__geo_shear(g, w, h, 1, recio__draw_sym(x, n->arg[0]));
+}
+static int recio__g_random_shear_y(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    return recio__geo_shear(g, w, h, 3, recio__draw_sym(x, n->arg[0]));
+}
 static recio_err recio__p_warp(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
     float m[6];
     int i;
-    (void)n;
     for (i = 0; i < 6; i++) m[i] = (float)x->geo->m[i];
-    return recio_image_affine(in, o, m, RECIO_BORDER_CONSTANT, 0);
+    return recio_image_affine(in, o, m, RECIO_BORDER_CONSTANT, n->nargs > 1 ? n->arg[1] : 0);
+}
+static int recio__geo_place(recio__geo *g, int w, int h, int x0, int y0, int cw, int ch);
+/* Left, top, right, bottom of pad(N[,VALUE]) or pad(L,T,R,B[,VALUE]); returns the VALUE. */
+static float recio__pad_sides(const recio__node *n, int p[4]) {
+    int four = n->nargs >= 4, i;
+    for (i = 0; i < 4; i++) p[i] = (int)n->arg[four ? i : 0];
+    return n->nargs == 2 || n->nargs == 5 ? n->arg[n->nargs - 1] : 0;
+}
+static recio_err recio__parse_pad(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+    recio_err e = recio__parse_args(ps, d, self, at);
+    const recio__node *n = &ps->t->nodes[self];
+    int i;
+    if (e != RECIO_OK) return e;
+    if (n->nargs == 3) return recio__perr(ps, at, "%s: expected N[,VALUE] or LEFT,TOP,RIGHT,BOTTOM[,VALUE]", d->name);
+    for (i = 1; i < 4 && n->nargs >= 4; i++)
+        if (n->arg[i] < 0 || n->arg[i] > 65535 || n->arg[i] != floorf(n->arg[i]))
+            return recio__perr(ps, at, "%s: sides must be whole numbers from 0 to 65535", d->name);
+    return RECIO_OK;
 }
 static int recio__g_pad(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
-    int p = (int)n->arg[0];
-    double m[6] = {1, 0, 0, 0, 1, 0};
+    int p[4];
     (void)x;
-    m[2] = m[5] = -p;
-    recio__geo_map(g, RECIO__GEO_PIX, w, h, w + 2 * p, h + 2 * p, m);
-    return 1;
+    recio__pad_sides(n, p);
+    return recio__geo_place(g, w, h, p[0], p[1], w + p[0] + p[2], h + p[1] + p[3]);
 }
 static void recio__sh_pad(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    int p[4];
     (void)t;
-    s->w += 2 * (int)n->arg[0], s->h += 2 * (int)n->arg[0], s->short_ += 2 * (int)n->arg[0];
+    recio__pad_sides(n, p);
+    s->w += p[0] + p[2], s->h += p[1] + p[3];
+    s->short_ += p[0] + p[2] < p[1] + p[3] ? p[0] + p[2] : p[1] + p[3]; /* never more than the real one */
 }
 static recio_err recio__p_pad(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    int p[4];
+    float v = recio__pad_sides(n, p);
     (void)x;
-    return recio_image_pad(in, o, (int)n->arg[0], n->nargs > 1 ? n->arg[1] : 0);
+    return recio_image_pad_sides(in, o, p[0], p[1], p[2], p[3], v);
 }
 
 /* Detection's resizes and zoom-out: resize_long(S), letterbox(W,H[,VALUE]), random_expand(MAX[,VALUE]) */
@@ -7268,6 +7436,70 @@ static recio_err recio__p_sharpness(recio__exec *x, const recio__node *n, const 
     return RECIO_OK;
 }
 
+/* random_posterize(MIN,MAX) random_solarize(MIN,MAX) random_sharpness(MIN,MAX): the op with its
+   argument drawn from [MIN, MAX] (bits: a whole number, each equally likely) */
+static double recio__draw_in(recio__exec *x, const recio__node *n) {
+    return n->arg[0] + (n->arg[1] - n->arg[0]) * recio_rng_uniform(&x->rng);
+}
+static recio_err recio__p_random_posterize(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    int lo = (int)(n->arg[0] < n->arg[1] ? n->arg[0] : n->arg[1]), hi = (int)(n->arg[0] < n->arg[1] ? n->arg[1] : n->arg[0]);
+    return recio__lut_op(in, o, (float)(lo + (int)recio_rng_below(&x->rng, (uint64_t)(hi - lo) + 1)), 0, recio__lut_posterize);
+}
+static recio_err recio__p_random_solarize(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    return recio__lut_op(in, o, (float)recio__draw_in(x, n), 0, recio__lut_solarize);
+}
+static recio_err recio__p_random_sharpness(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    recio__sharpness(in, o, (float)recio__draw_in(x, n));
+    return RECIO_OK;
+}
+
+/* bgr: channels 0 and 2 swapped */
+static recio_err recio__p_bgr(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x, (void)n;
+    return recio_image_bgr(in, o);
+}
+
+/* random_erasing([P,SMIN,SMAX,RMIN,RMAX,VALUE]): torchvision's RandomErasing (Zhong et al. 2017),
+   defaults 0.5, 0.02, 0.33, 0.3, 3.3, 0, drawn as it draws: apply with P; then up to ten tries of
+   area a*U(SMIN,SMAX) and aspect exp(U(ln RMIN, ln RMAX)), h = round(sqrt(area*aspect)), w =
+   round(sqrt(area/aspect)), until h < H and w < W; top uniform in [0, H-h], left in [0, W-w]. No
+   try fits: unchanged. VALUE is in the units of the pixels at that point (0 after normalize is the
+   mean), as torchvision's value on a normalised tensor. */
+static float recio__argor(const recio__node *n, int i, float d) { return n->nargs > i ? n->arg[i] : d; }
+static recio_err recio__p_erasing(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    double area = (double)in->width * in->height, lr0 = log(recio__argor(n, 3, 0.3f)), lr1 = log(recio__argor(n, 4, 3.3f));
+    float s0 = recio__argor(n, 1, 0.02f), s1 = recio__argor(n, 2, 0.33f);
+    int i;
+    if (!(recio_rng_uniform(&x->rng) < recio__argor(n, 0, 0.5f))) return recio_image_copy(in, o);
+    for (i = 0; i < 10; i++) {
+        double ea = area * (s0 + (s1 - s0) * recio_rng_uniform(&x->rng));
+        double ar = exp(lr0 + (lr1 - lr0) * recio_rng_uniform(&x->rng));
+        int h = (int)floor(sqrt(ea * ar) + 0.5), w = (int)floor(sqrt(ea / ar) + 0.5), top, left;
+        if (!(h < in->height && w < in->width)) continue;
+        top = (int)recio_rng_below(&x->rng, (uint64_t)(in->height - h) + 1);
+        left = (int)recio_rng_below(&x->rng, (uint64_t)(in->width - w) + 1);
+        return recio_image_erase(in, o, left, top, w, h, recio__argor(n, 5, 0));
+    }
+    return recio_image_copy(in, o);
+}
+/* cutout(SIZE[,VALUE]): DeVries & Taylor 2017: a SIZE x SIZE square of VALUE (default 0) centred on
+   a uniform pixel (x, then y), clipped to the image: cells [c - SIZE/2, c - SIZE/2 + SIZE) */
+static recio_err recio__p_cutout(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    int L = (int)n->arg[0], cx = (int)recio_rng_below(&x->rng, (uint64_t)in->width), cy = (int)recio_rng_below(&x->rng, (uint64_t)in->height);
+    return recio_image_erase(in, o, cx - L / 2, cy - L / 2, L, L, recio__argor(n, 1, 0));
+}
+/* gaussian_blur(K[,SMIN[,SMAX]]): torchvision's GaussianBlur(K, sigma): sigma uniform in [SMIN, SMAX]
+   (default 0.1, 2.0, torchvision's), or SMIN when only it is given; the row buffer from scratch */
+static recio_err recio__p_blur(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    float k[RECIO__BLUR_MAX], *row, s0 = recio__argor(n, 1, 0.1f), s1 = recio__argor(n, 2, n->nargs == 2 ? s0 : 2.0f);
+    float sigma = (float)(s0 + (s1 - s0) * recio_rng_uniform(&x->rng));
+    if (!recio__blur_ok(in, (int)n->arg[0], sigma)) return RECIO_ERR_ARG;
+    if (!(row = (float *)recio__arena_get(&x->a, (size_t)in->width * (size_t)in->channels * sizeof(float)))) return RECIO_ERR_NOMEM;
+    recio__gauss_kernel(k, (int)n->arg[0], sigma);
+    recio__blur(in, o, k, (int)n->arg[0], row);
+    return RECIO_OK;
+}
+
 /* An op of real pixels, on materialised pixels: a new image of the shape its shape rule gives. */
 static recio_err recio__x_materialise(recio__exec *x, const recio__node *n) {
     const recio__opdef *d = n->op;
@@ -7436,16 +7668,18 @@ static const recio__opdef recio__ops[] = {
     {"center_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_center_crop, recio__g_center_crop, recio__x_geo, NULL, NULL},
     {"crop", 4, 4, {RECIO__A_INT, RECIO__A_INT, RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_crop, recio__pl_crop, recio__g_crop, recio__x_geo, NULL, NULL},
     {"random_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_random_crop, recio__g_random_crop, recio__x_geo, NULL, NULL},
-    {"random_resized_crop", 1, 5, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_rrc, recio__pl_rrc, recio__g_rrc, recio__x_geo, NULL, NULL},
+    {"random_resized_crop", 1, 6, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, recio__parse_rrc, recio__sh_rrc, recio__pl_rrc, recio__g_rrc, recio__x_geo, NULL, NULL},
     {"flip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__g_flip, recio__x_geo, NULL, NULL},
     {"random_flip", 1, 1, {RECIO__A_PROB}, RECIO__G, 0, NULL, NULL, NULL, recio__g_flip, recio__x_geo, NULL, NULL},
     {"vflip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__g_vflip, recio__x_geo, recio__p_vflip, NULL},
     {"random_vflip", 1, 1, {RECIO__A_PROB}, RECIO__G, 0, NULL, NULL, NULL, recio__g_vflip, recio__x_geo, recio__p_vflip, NULL},
-    {"rotate", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_rotate, recio__x_geo, recio__p_warp, NULL},
-    {"random_rotate", 1, 1, {RECIO__A_NONNEG}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_random_rotate, recio__x_geo, recio__p_warp, NULL},
-    {"shear_x", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_x, recio__x_geo, recio__p_warp, NULL},
-    {"shear_y", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_y, recio__x_geo, recio__p_warp, NULL},
-    {"pad", 1, 2, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_pad, NULL, recio__g_pad, recio__x_geo, recio__p_pad, NULL},
+    {"rotate", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_rotate, recio__x_geo, recio__p_warp, NULL},
+    {"random_rotate", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_random_rotate, recio__x_geo, recio__p_warp, NULL},
+    {"shear_x", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_x, recio__x_geo, recio__p_warp, NULL},
+    {"shear_y", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_y, recio__x_geo, recio__p_warp, NULL},
+    {"random_shear_x", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_random_shear_x, recio__x_geo, recio__p_warp, NULL},
+    {"random_shear_y", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_random_shear_y, recio__x_geo, recio__p_warp, NULL},
+    {"pad", 1, 5, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0, recio__parse_pad, recio__sh_pad, NULL, recio__g_pad, recio__x_geo, recio__p_pad, NULL},
     {"resize_long", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize_long, NULL, recio__g_resize_long, recio__x_geo, NULL, NULL},
     {"letterbox", 2, 3, {RECIO__A_SIZE, RECIO__A_SIZE, RECIO__A_NUM}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_letterbox, NULL, recio__g_letterbox, recio__x_geo, recio__p_letterbox, NULL},
     {"random_expand", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_expand, NULL, recio__g_expand, recio__x_geo, recio__p_expand, NULL},
@@ -7463,6 +7697,13 @@ static const recio__opdef recio__ops[] = {
     {"equalize", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_equalize, NULL},
     {"invert", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_invert, NULL},
     {"sharpness", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_sharpness, NULL},
+    {"random_posterize", 2, 2, {RECIO__A_BITS}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_posterize, NULL},
+    {"random_solarize", 2, 2, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_solarize, NULL},
+    {"random_sharpness", 2, 2, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_sharpness, NULL},
+    {"gaussian_blur", 1, 3, {RECIO__A_ODD, RECIO__A_POS}, RECIO__OPF_U8, 3, NULL, NULL, NULL, NULL, NULL, recio__p_blur, NULL},
+    {"random_erasing", 0, 6, {RECIO__A_PROB, RECIO__A_POS, RECIO__A_POS, RECIO__A_POS, RECIO__A_POS, RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_erasing, NULL},
+    {"cutout", 1, 2, {RECIO__A_SIZE, RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_cutout, NULL},
+    {"bgr", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_bgr, NULL},
     {"float", 0, 0, {0}, 0, 0, NULL, recio__sh_f32, NULL, NULL, recio__x_float, NULL, NULL},
     {"normalize", 6, 6, {RECIO__A_NUM, RECIO__A_NUM, RECIO__A_NUM, RECIO__A_POS}, 0, 0, recio__parse_normalize, recio__sh_f32, NULL, NULL, recio__x_normalize, NULL, NULL},
     {"chw", 0, 0, {0}, 0, 0, NULL, recio__sh_chw, NULL, NULL, recio__x_chw, recio__p_chw, NULL},
@@ -7578,6 +7819,11 @@ RECIODEF int recio_transform_decode_hint(const recio_transform *t) {
     int i = t ? t->first : -1;
     while (i >= 0 && (t->nodes[i].op->flags & RECIO__OPF_PREFIX)) i = t->nodes[i].next;
     if (i < 0 || !(t->nodes[i].op->flags & RECIO__OPF_HINT)) return 0;
+    if (t->nodes[i].op->plan == recio__pl_rrc) { /* W x H: the shorter of the two */
+        int w, h;
+        recio__rrc_size(&t->nodes[i], &w, &h);
+        return w < h ? w : h;
+    }
     return (int)t->nodes[i].arg[0];
 }
 

@@ -227,6 +227,13 @@ static const op_case cases[] = {
     {"random_rotate(20) random_rotate(20)", 1, 1e9},
     {"random_apply(0.5, flip vflip) random_choice(rotate(15), shear_x(0.2), pad(4), center_crop(40))", 1, 3},
     {"brightness(1) random_crop(48,44) invert invert", 1e-3, 1e-3},
+    {"pad(2,7,5,0)", 1e-3, 1e-3},
+    {"pad(0,3,9,1,0) random_crop(50,50)", 1e-3, 1e-3},
+    {"random_resized_crop(64,40)", 1, 1},
+    {"random_resized_crop(48,64,0.3,1,0.5,2)", 1, 1},
+    {"random_shear_x(0.3)", 1, 3},
+    {"random_shear_y(0.3,0)", 1, 3},
+    {"rotate(20,0) gaussian_blur(1)", 1, 3},
 };
 
 static void test_boxes_and_mask_follow_pixels(void) {

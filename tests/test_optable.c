@@ -63,6 +63,7 @@ static float arg_for(int c) {
     case RECIO__A_INT: return (float)t_between(0, 6);
     case RECIO__A_PROB: return (float)t_between(0, 4) / 4;
     case RECIO__A_BITS: return (float)t_between(0, 8);
+    case RECIO__A_ODD: return (float)(2 * t_between(0, 7) + 1);
     case RECIO__A_POS: return (float)t_between(1, 40) / 10;
     case RECIO__A_NONNEG: return (float)t_between(0, 40) / 10;
     default: return (float)t_between(-20, 40) / 10;
@@ -87,10 +88,15 @@ static void op_text(const recio__opdef *d, char *s, size_t cap, int depth) {
         return;
     }
     n = t_between(d->min, d->max);
+    if (strcmp(d->name, "pad") == 0 && n == 3) n = 4; /* N[,VALUE] or L,T,R,B[,VALUE] */
     at = (size_t)snprintf(s, cap, "%s", d->name);
     for (k = 0; k < n && at < cap; k++) {
+        float v;
         if (k < 6 && d->check[k]) c = d->check[k];
-        at += (size_t)snprintf(s + at, cap - at, "%s%g", k ? "," : "(", arg_for(c));
+        v = arg_for(c);
+        if (strcmp(d->name, "pad") == 0 && k > 0 && k < 4 && n >= 4) v = (float)t_between(0, 6); /* sides */
+        if (strcmp(d->name, "random_resized_crop") == 0 && k == 1 && (v > 1 || n == 6)) v = (float)t_between(2, 48); /* W,H form */
+        at += (size_t)snprintf(s + at, cap - at, "%s%g", k ? "," : "(", v);
     }
     if (n && at < cap) snprintf(s + at, cap - at, ")");
 }

@@ -1,0 +1,368 @@
+/* The classification recipes of issue 16: resampling filters, non-square random_resized_crop, random
+   ranges, per-side pad, bgr, random erasing, cutout, Gaussian blur, RandAugment, TrivialAugmentWide
+   and AutoAugment's CIFAR-10 / SVHN policies. Expected values come from outside recio: hand-computed
+   (noted at each test), from images whose pixels encode their own coordinates, or from torchvision /
+   PIL / OpenCV through tests/data/recipes/make_refs.py (the reference files it writes). */
+#include "recio.h"
+#include "test.h"
+#include <math.h>
+
+static recio_image gray_from(const unsigned char *v, int w, int h) {
+    recio_image img = {0};
+    CHECK(recio_image_alloc(&img, w, h, 1, RECIO_U8, RECIO_HWC, NULL) == RECIO_OK);
+    memcpy(img.data, v, (size_t)w * h);
+    return img;
+}
+
+static recio_err run(const char *spec, const recio_image *in, recio_image *out, uint64_t seed) {
+    recio_transform *t = NULL;
+    char msg[200];
+    recio_err e = recio_transform_parse_ex(&t, spec, NULL, msg, sizeof msg);
+    if (e != RECIO_OK) {
+        fprintf(stderr, "  '%s': %s\n", spec, msg);
+        return e;
+    }
+    e = recio_transform_apply(t, in, out, seed);
+    recio_transform_free(t);
+    return e;
+}
+
+static int px(const recio_image *img, int x, int y, int c) { return (int)recio_image_get(img, x, y, c); }
+
+/* pad(L,T,R,B,VALUE) on a 2x2 image [1 2; 3 4]: by hand, pad(1,2,0,1,9) is 3 wide and 5 tall:
+     9 9 9 / 9 9 9 / 9 1 2 / 9 3 4 / 9 9 9 */
+static void test_pad_sides(void) {
+    static const unsigned char v[4] = {1, 2, 3, 4};
+    static const unsigned char want[15] = {9, 9, 9, 9, 9, 9, 9, 1, 2, 9, 3, 4, 9, 9, 9};
+    recio_image in = gray_from(v, 2, 2), out = {0}, out2 = {0};
+    recio_transform *t = NULL;
+    char msg[160];
+    CHECK(run("pad(1,2,0,1,9)", &in, &out, 0) == RECIO_OK);
+    CHECK(out.width == 3 && out.height == 5);
+    if (out.width == 3 && out.height == 5) CHECK(memcmp(out.data, want, 15) == 0);
+    CHECK(recio_image_pad_sides(&in, &out2, 1, 2, 0, 1, 9) == RECIO_OK);
+    if (out2.data && out.data) CHECK(memcmp(out2.data, want, 15) == 0);
+    recio_image_free(&out), recio_image_free(&out2);
+    /* pad(1) and pad(1,5) keep their meaning: N on every side, VALUE 5 */
+    CHECK(run("pad(1,5)", &in, &out, 0) == RECIO_OK);
+    CHECK(out.width == 4 && out.height == 4 && px(&out, 0, 0, 0) == 5 && px(&out, 1, 1, 0) == 1 && px(&out, 3, 3, 0) == 5);
+    recio_image_free(&out);
+    CHECK(recio_transform_parse_ex(&t, "pad(1,2,3)", NULL, msg, sizeof msg) == RECIO_ERR_SPEC);
+    CHECK(strstr(msg, "LEFT,TOP,RIGHT,BOTTOM") != NULL);
+    CHECK(recio_transform_parse_ex(&t, "pad(1,2.5,3,4)", NULL, msg, sizeof msg) == RECIO_ERR_SPEC);
+    recio_image_free(&in);
+}
+
+/* bgr: (10, 20, 30) becomes (30, 20, 10), in u8 HWC, f32 and CHW alike; alpha stays */
+static void test_bgr(void) {
+    static const char *specs[] = {"bgr", "float bgr", "chw bgr", "normalize(0,0,0,1,1,1) chw bgr"};
+    recio_image in = {0}, out = {0};
+    int i, x, y;
+    CHECK(recio_image_alloc(&in, 3, 2, 4, RECIO_U8, RECIO_HWC, NULL) == RECIO_OK);
+    for (y = 0; y < 2; y++)
+        for (x = 0; x < 3; x++) {
+            unsigned char *p = (unsigned char *)in.data + (y * 3 + x) * 4;
+            p[0] = (unsigned char)(10 + x), p[1] = 20, p[2] = (unsigned char)(30 + y), p[3] = 40;
+        }
+    for (i = 0; i < 4; i++) {
+        CHECK(run(specs[i], &in, &out, 0) == RECIO_OK);
+        for (y = 0; y < 2 && out.data; y++)
+            for (x = 0; x < 3; x++)
+                CHECK(px(&out, x, y, 0) == 30 + y && px(&out, x, y, 1) == 20 && px(&out, x, y, 2) == 10 + x && px(&out, x, y, 3) == 40);
+        recio_image_free(&out);
+    }
+    recio_image_free(&in);
+}
+
+/* rotate(45, 77) of a flat 9x9 image of 10: the corners come from outside (77), the centre stays 10;
+   random_rotate(30, 200) the same with 200. */
+static void test_rotate_fill(void) {
+    unsigned char v[81];
+    recio_image in, out = {0};
+    memset(v, 10, sizeof v);
+    in = gray_from(v, 9, 9);
+    CHECK(run("rotate(45,77)", &in, &out, 0) == RECIO_OK);
+    CHECK(px(&out, 0, 0, 0) == 77 && px(&out, 8, 8, 0) == 77 && px(&out, 4, 4, 0) == 10);
+    recio_image_free(&out);
+    CHECK(run("random_rotate(30,200)", &in, &out, 3) == RECIO_OK);
+    CHECK(px(&out, 4, 4, 0) == 10 && (px(&out, 0, 0, 0) == 200 || px(&out, 8, 0, 0) == 200));
+    recio_image_free(&out);
+    CHECK(run("rotate(45)", &in, &out, 0) == RECIO_OK); /* default: 0 as before */
+    CHECK(px(&out, 0, 0, 0) == 0);
+    recio_image_free(&out);
+    recio_image_free(&in);
+}
+
+/* random_shear_x(MAX): a vertical line x = 20 of a 41x41 image moves, in row y, to 20 - F*(y) (shear_x
+   reads x + F*y); the factor read back from the top and bottom rows stays in [-MAX, MAX] and takes
+   both signs and most of the range over 60 seeds. */
+static double line_x(const recio_image *img, int y) {
+    double s = 0, sw = 0;
+    int x;
+    for (x = 0; x < img->width; x++) s += x * (double)px(img, x, y, 0), sw += px(img, x, y, 0);
+    return sw > 0 ? s / sw : -1;
+}
+static void test_random_shear(void) {
+    unsigned char v[41 * 41];
+    recio_image in, out = {0};
+    int seed, y;
+    double lo = 1, hi = -1;
+    memset(v, 0, sizeof v);
+    for (y = 0; y < 41; y++) v[y * 41 + 20] = 255;
+    in = gray_from(v, 41, 41);
+    for (seed = 0; seed < 60; seed++) {
+        double f;
+        CHECK(run("random_shear_x(0.3)", &in, &out, (uint64_t)seed) == RECIO_OK);
+        f = (line_x(&out, 5) - line_x(&out, 35)) / 30.0;
+        CHECK(f >= -0.3 - 0.01 && f <= 0.3 + 0.01);
+        if (f < lo) lo = f;
+        if (f > hi) hi = f;
+        recio_image_free(&out);
+    }
+    CHECK(lo < -0.2 && hi > 0.2);
+    recio_image_free(&in);
+}
+
+/* random_posterize(MIN,MAX) on a ramp 0..255: b bits leave exactly 2^b distinct values; every b of
+   MIN..MAX appears over 80 seeds, and no other. random_solarize(MIN,MAX): the ramp is inverted from
+   the threshold T on (out(i) = i below T, 255 - i from T), so T is the first i that moved. */
+static void test_random_lut_ranges(void) {
+    unsigned char v[256];
+    recio_image in, out = {0};
+    int seed, i, seen[9] = {0};
+    double tlo = 999, thi = -1;
+    for (i = 0; i < 256; i++) v[i] = (unsigned char)i;
+    in = gray_from(v, 256, 1);
+    for (seed = 0; seed < 80; seed++) {
+        int hist[256] = {0}, distinct = 0, b;
+        CHECK(run("random_posterize(3,6)", &in, &out, (uint64_t)seed) == RECIO_OK);
+        for (i = 0; i < 256 && out.data; i++) distinct += !hist[px(&out, i, 0, 0)]++;
+        for (b = 0; b <= 8; b++)
+            if (distinct == 1 << b) seen[b]++;
+        recio_image_free(&out);
+        CHECK(run("random_solarize(64,192)", &in, &out, (uint64_t)seed) == RECIO_OK);
+        for (i = 0; i < 256 && out.data && px(&out, i, 0, 0) == i; i++) {}
+        if (i < tlo) tlo = i;
+        if (i > thi) thi = i;
+        CHECK(i >= 64 && i <= 193);
+        recio_image_free(&out);
+    }
+    CHECK(seen[3] && seen[4] && seen[5] && seen[6] && seen[3] + seen[4] + seen[5] + seen[6] == 80);
+    CHECK(tlo < 80 && thi > 176);
+    recio_image_free(&in);
+}
+
+/* random_sharpness(MIN,MAX): one pixel of 200 on 0 in a 5x5 image. PIL's SMOOTH kernel gives
+   s = round(200 * 5 / 13) = 77 there, and the result is s + F (200 - s), so F = (out - 77) / 123 (to
+   within 1/123 for the rounding). */
+static void test_random_sharpness(void) {
+    unsigned char v[25];
+    recio_image in, out = {0};
+    int seed;
+    double lo = 9, hi = -9;
+    memset(v, 0, sizeof v);
+    v[12] = 200;
+    in = gray_from(v, 5, 5);
+    for (seed = 0; seed < 60; seed++) {
+        double f;
+        CHECK(run("random_sharpness(0.2,1.4)", &in, &out, (uint64_t)seed) == RECIO_OK);
+        f = (px(&out, 2, 2, 0) - 77) / 123.0;
+        CHECK(f > 0.2 - 0.01 && f < 1.4 + 0.01); /* 1.45 would clamp at 255 */
+        if (f < lo) lo = f;
+        if (f > hi) hi = f;
+        recio_image_free(&out);
+    }
+    CHECK(lo < 0.4 && hi > 1.2);
+    recio_image_free(&in);
+}
+
+/* One erased rectangle of value v in an image of 1 (u8) is found by its bounding box; the rest is 1. */
+static int find_rect(const recio_image *img, int v, int r[4]) {
+    int x, y, n = 0;
+    r[0] = r[1] = 1 << 30, r[2] = r[3] = -1;
+    for (y = 0; y < img->height; y++)
+        for (x = 0; x < img->width; x++) {
+            int p = px(img, x, y, 0);
+            if (p != v) continue;
+            n++;
+            if (x < r[0]) r[0] = x;
+            if (y < r[1]) r[1] = y;
+            if (x > r[2]) r[2] = x;
+            if (y > r[3]) r[3] = y;
+        }
+    if (!n) return 0;
+    r[2] -= r[0] - 1, r[3] -= r[1] - 1;
+    return n == r[2] * r[3] ? 1 : -1; /* -1: not one solid rectangle */
+}
+
+/* random_erasing: torchvision's RandomErasing rules, checked on what comes out: P = 0 never erases,
+   P = 1 always erases (a 60x50 image always has a fit in ten tries of these ranges) one solid
+   rectangle whose area is SMIN..SMAX of the image and aspect h/w RMIN..RMAX, within the rounding of
+   h and w to whole pixels; P = 0.5 erases about half the time (binomial: 200 draws within 5 sigma). */
+static void test_random_erasing(void) {
+    unsigned char v[60 * 50];
+    recio_image in, out = {0};
+    int seed, hits = 0, r[4];
+    memset(v, 1, sizeof v);
+    in = gray_from(v, 60, 50);
+    for (seed = 0; seed < 200; seed++) {
+        CHECK(run("random_erasing(0)", &in, &out, (uint64_t)seed) == RECIO_OK);
+        CHECK(find_rect(&out, 7, r) == 0 && memcmp(out.data, v, sizeof v) == 0);
+        recio_image_free(&out);
+        CHECK(run("random_erasing(1,0.1,0.3,0.5,2,7)", &in, &out, (uint64_t)seed) == RECIO_OK);
+        if (find_rect(&out, 7, r) == 1) {
+            double a = (double)r[2] * r[3] / 3000.0, ar = (double)r[3] / r[2];
+            double da = (r[2] + r[3] + 1.0) / 3000.0, dr = ar * (1.0 / r[2] + 1.0 / r[3]); /* one pixel of rounding */
+            CHECK(a >= 0.1 - da && a <= 0.3 + da);
+            CHECK(ar >= 0.5 - dr && ar <= 2 + dr);
+        } else {
+            CHECK(0);
+        }
+        recio_image_free(&out);
+        CHECK(run("random_erasing(0.5,0.02,0.33,0.3,3.3,7)", &in, &out, (uint64_t)seed) == RECIO_OK);
+        hits += find_rect(&out, 7, r) == 1;
+        recio_image_free(&out);
+    }
+    CHECK(hits > 100 - 5 * 7 && hits < 100 + 5 * 7);
+    /* after normalize the value is in normalised units: 0 is the mean */
+    CHECK(run("normalize(1,1,1,2,2,2) random_erasing(1,0.2,0.2,1,1,-3)", &in, &out, 1) == RECIO_OK);
+    CHECK(out.dtype == RECIO_F32);
+    {
+        int x, y, neg = 0, zero = 0;
+        for (y = 0; y < out.height; y++)
+            for (x = 0; x < out.width; x++) neg += recio_image_get(&out, x, y, 0) == -3.0f, zero += recio_image_get(&out, x, y, 0) == 0.0f;
+        CHECK(neg > 0 && neg + zero == 3000); /* (1 - 1) / 2 = 0 elsewhere */
+    }
+    recio_image_free(&out);
+    recio_image_free(&in);
+}
+
+/* cutout(SIZE): a SIZE x SIZE square (clipped at the border) of VALUE; with SIZE 10 on 40x30 its
+   centre x0 + 5, y0 + 5 (or the clipped equivalent) covers the image over many seeds. */
+static void test_cutout(void) {
+    unsigned char v[40 * 30];
+    recio_image in, out = {0};
+    int seed, r[4], whole = 0, clipped = 0;
+    memset(v, 1, sizeof v);
+    in = gray_from(v, 40, 30);
+    for (seed = 0; seed < 100; seed++) {
+        CHECK(run("cutout(10,9)", &in, &out, (uint64_t)seed) == RECIO_OK);
+        CHECK(find_rect(&out, 9, r) == 1);
+        CHECK(r[2] >= 5 && r[2] <= 10 && r[3] >= 5 && r[3] <= 10);
+        whole += r[2] == 10 && r[3] == 10;
+        clipped += r[2] < 10 || r[3] < 10;
+        recio_image_free(&out);
+    }
+    CHECK(whole > 20 && clipped > 20);
+    recio_image_free(&in);
+}
+
+/* Max and count of differences of out against a raw RGB reference file. */
+static int compare_ref(const recio_image *out, const char *ref, int *count) {
+    size_t n = 0, i;
+    unsigned char *want = t_slurp(ref, &n);
+    int worst = 0;
+    *count = 0;
+    CHECK(want != NULL);
+    if (!want) return 999;
+    CHECK_EQ_INT(n, recio_image_bytes(out));
+    for (i = 0; i < n && i < recio_image_bytes(out); i++) {
+        int d = abs((int)((unsigned char *)out->data)[i] - (int)want[i]);
+        if (d > worst) worst = d;
+        *count += d != 0;
+    }
+    free(want);
+    return worst;
+}
+
+static recio_image retina(void) {
+    size_t n = 0;
+    unsigned char *b = t_slurp("tests/data/image/retina.png", &n);
+    recio_image img = {0};
+    CHECK(b && recio_image_decode(&img, b, n, 3) == RECIO_OK);
+    free(b);
+    return img;
+}
+
+/* torchvision's F.gaussian_blur on the same pixels (float32 2-D convolution, reflect padding,
+   rounded): recio's separable float sums differ only in the order of additions, so a value may land
+   on the other side of .5: at most 1 apart, in under 1% of the bytes. The op with a fixed sigma
+   (two arguments) is the public function. */
+static void test_gaussian_blur_matches_torchvision(void) {
+    static const struct { int k; float s; const char *ref, *spec; } c[] = {
+        {5, 1.3f, "tests/data/recipes/blur-k5-s1.3.rgb", "gaussian_blur(5,1.3)"},
+        {9, 3.0f, "tests/data/recipes/blur-k9-s3.rgb", "gaussian_blur(9,3)"},
+        {3, 0.5f, "tests/data/recipes/blur-k3-s0.5.rgb", "gaussian_blur(3,0.5)"}};
+    recio_image in = retina(), out = {0};
+    size_t i;
+    int count;
+    for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+        CHECK(recio_image_gaussian_blur(&in, &out, c[i].k, c[i].s) == RECIO_OK);
+        CHECK(compare_ref(&out, c[i].ref, &count) <= 1);
+        printf("gaussian_blur(%d, %g) vs torchvision: %d of %d bytes differ by 1\n", c[i].k, c[i].s, count, (int)recio_image_bytes(&out));
+        CHECK(count * 100 < (int)recio_image_bytes(&out));
+        recio_image_free(&out);
+        CHECK(run(c[i].spec, &in, &out, 5) == RECIO_OK);
+        CHECK(compare_ref(&out, c[i].ref, &count) <= 1);
+        recio_image_free(&out);
+    }
+    CHECK(recio_image_gaussian_blur(&in, &out, 4, 1) == RECIO_ERR_ARG); /* even: torchvision refuses it too */
+    recio_image_free(&in);
+}
+
+/* random_resized_crop(W,H,...) on an image whose pixels are their own coordinates (R = x, G = y):
+   bilinear resampling reproduces a linear ramp, so the first and last output columns and rows say
+   which source rectangle was read: x0 + (i + 0.5) * cw / W - 0.5 at column i. The rectangle is the
+   one the square form draws for the same seed (the draw does not depend on the output size), its
+   area is smin..smax of the image and its aspect rmin..rmax (to a pixel). */
+static void crop_read_back(const recio_image *o, double r[4]) {
+    double a = px(o, 0, 0, 0), b = px(o, o->width - 1, 0, 0), c = px(o, 0, 0, 1), d = px(o, 0, o->height - 1, 1);
+    /* a = x0 + 0.5 s - 0.5, b = x0 + (W - 0.5) s - 0.5 with s = cw / W */
+    double sx = (b - a) / (o->width - 1), sy = (d - c) / (o->height - 1);
+    r[2] = sx * o->width, r[3] = sy * o->height;
+    r[0] = a + 0.5 - 0.5 * sx, r[1] = c + 0.5 - 0.5 * sy;
+}
+static void test_rrc_non_square(void) {
+    recio_image in = {0}, a = {0}, b = {0};
+    int x, y, seed;
+    CHECK(recio_image_alloc(&in, 200, 150, 3, RECIO_U8, RECIO_HWC, NULL) == RECIO_OK);
+    for (y = 0; y < 150; y++)
+        for (x = 0; x < 200; x++) {
+            unsigned char *p = (unsigned char *)in.data + (y * 200 + x) * 3;
+            p[0] = (unsigned char)x, p[1] = (unsigned char)y, p[2] = 0;
+        }
+    for (seed = 0; seed < 30; seed++) {
+        double ra[4], rb[4];
+        CHECK(run("random_resized_crop(64,40,0.2,0.9,0.6,1.6)", &in, &a, (uint64_t)seed) == RECIO_OK);
+        CHECK(run("random_resized_crop(50,0.2,0.9,0.6,1.6)", &in, &b, (uint64_t)seed) == RECIO_OK);
+        CHECK(a.width == 64 && a.height == 40 && b.width == 50 && b.height == 50);
+        crop_read_back(&a, ra), crop_read_back(&b, rb);
+        for (x = 0; x < 4; x++)
+            if (fabs(ra[x] - rb[x]) >= 2.5) /* each read back to about a pixel (u8 rounding) */ printf("seed %d: %g %g %g %g vs %g %g %g %g\n", seed, ra[0], ra[1], ra[2], ra[3], rb[0], rb[1], rb[2], rb[3]), CHECK(0);
+        CHECK(ra[2] * ra[3] > 0.2 * 30000 * 0.9 && ra[2] * ra[3] < 0.9 * 30000 * 1.1);
+        CHECK(ra[2] / ra[3] > 0.6 * 0.9 && ra[2] / ra[3] < 1.6 * 1.1);
+        recio_image_free(&a), recio_image_free(&b);
+    }
+    /* the six-argument form is always W,H,... (a height of 1 too) */
+    CHECK(run("random_resized_crop(30,1,0.5,1,0.75,1.33)", &in, &a, 1) == RECIO_OK);
+    CHECK(a.width == 30 && a.height == 1);
+    recio_image_free(&a);
+    CHECK(run("random_resized_crop(30,1)", &in, &a, 1) == RECIO_OK); /* (S, smin): square, as before */
+    CHECK(a.width == 30 && a.height == 30);
+    recio_image_free(&a);
+    recio_image_free(&in);
+}
+
+int main(void) {
+    RUN(test_pad_sides);
+    RUN(test_bgr);
+    RUN(test_rotate_fill);
+    RUN(test_random_shear);
+    RUN(test_random_lut_ranges);
+    RUN(test_random_sharpness);
+    RUN(test_random_erasing);
+    RUN(test_cutout);
+    RUN(test_gaussian_blur_matches_torchvision);
+    RUN(test_rrc_non_square);
+    return t_done("recipes");
+}
