@@ -558,8 +558,22 @@ typedef struct recio_image {
 
 /* Resampling filters. LINEAR is OpenCV INTER_LINEAR (half-pixel centres, 2x2 taps, no antialiasing
    when shrinking: fast, what most pipelines use). AREA averages every covered source pixel with
-   fractional coverage (OpenCV INTER_AREA when shrinking; antialiased), and is LINEAR when enlarging. */
-typedef enum recio_filter { RECIO_LINEAR = 0, RECIO_AREA = 1 } recio_filter;
+   fractional coverage (OpenCV INTER_AREA when shrinking; antialiased), and is LINEAR when enlarging.
+   NEAREST, CUBIC, LANCZOS are OpenCV's INTER_NEAREST (source floor(x * src / dst)), INTER_CUBIC
+   (Keys a = -0.75, 4x4 taps) and INTER_LANCZOS4 (8x8 taps), MXNet's inter_method 0, 2 and 4, with
+   no antialiasing. The _AA filters are PIL's BILINEAR, BICUBIC (a = -0.5) and LANCZOS (a = 3),
+   which torchvision's antialias=True and DALI's antialias follow: when shrinking by s the filter
+   is widened s times, so every source pixel counts (docs/image.md has the maths). */
+typedef enum recio_filter {
+    RECIO_LINEAR = 0,
+    RECIO_AREA = 1,
+    RECIO_NEAREST = 2,
+    RECIO_CUBIC = 3,
+    RECIO_LANCZOS = 4,
+    RECIO_LINEAR_AA = 5,
+    RECIO_CUBIC_AA = 6,
+    RECIO_LANCZOS_AA = 7
+} recio_filter;
 
 /* Border of affine ops: a constant value, the nearest edge pixel, or a mirror (dcb|abcd|cba). */
 typedef enum recio_border { RECIO_BORDER_CONSTANT = 0, RECIO_BORDER_REPLICATE = 1, RECIO_BORDER_REFLECT = 2 } recio_border;
@@ -695,7 +709,9 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
       random_apply(P, OPS...) random_choice(OPS...) random_subpolicy((OPS...),(OPS...),...)
       autoaugment   (AutoAugment's ImageNet policy: the spec recio_autoaugment_imagenet() returns)
       area   (the next resize, resize_short or random_resized_crop uses the antialiased AREA filter)
-   Resizes use RECIO_LINEAR unless preceded by `area`. Boxes and masks (recio_transform_apply_ex)
+      interp(nearest|linear|cubic|lanczos|area[,antialias])   (the filter of the next resize: OpenCV's
+             INTER_NEAREST/LINEAR/CUBIC/LANCZOS4/AREA; with antialias PIL's, as torchvision antialias=True)
+   Resizes use RECIO_LINEAR unless preceded by `area` or `interp`. Boxes and masks (recio_transform_apply_ex)
    move with the ops of the first six lines and with shear_x/shear_y; the others leave them alone.
    FUSION: runs of crop / resize / flip / float / normalize / chw are computed in one pass (only the
    pixels that survive the crops are resampled) with exactly the numbers of the op-by-op chain. */
@@ -4370,6 +4386,7 @@ typedef struct recio__axis {
     int *ofs;      /* first source index per output */
     int16_t *coef; /* n*k */
     int lo, hi;    /* 2 taps: the outputs a kernel may load with 8 bytes from ofs*C (recio__axis_bounds) */
+    int plain;     /* LINEAR or AREA: taps >= 0 summing to 2^11, so 2 of them may take the kernels' path */
 } recio__axis;
 
 /* ---- kernels: the resampler's and the iterator's hot loops, one column per instruction set ----
@@ -5622,13 +5639,91 @@ static void recio__arena_free(recio__arena *a) {
    0.5) * scale - 0.5), weights rounded to nearest-even on 2^11; along x a tap outside the image is
    clamped to the edge pixel, along y (`rows`) the first row index may be -1 or sn - 1 and rows are
    clamped when fetched. AREA (when shrinking) weighs source pixel j by |[j, j+1] & [i*s, (i+1)*s]| / s. */
+/* The support (half width, in source pixels at scale 1) of a PIL filter: triangle, cubic, Lanczos-3. */
+static double recio__aa_support(recio_filter f) { return f == RECIO_LINEAR_AA ? 1.0 : f == RECIO_CUBIC_AA ? 2.0 : 3.0; }
+static int recio__is_aa(recio_filter f) { return f == RECIO_LINEAR_AA || f == RECIO_CUBIC_AA || f == RECIO_LANCZOS_AA; }
+
 /* Taps per output of an axis sn -> dn. */
 static int recio__axis_k(int sn, int dn, recio_filter f, int rows) {
     double scale = 1.0 / ((double)dn / sn);
     int K = (f == RECIO_AREA && scale > 1.0) ? (int)ceil(scale) + 1 : 2;
+    if (f == RECIO_NEAREST) K = 1;
+    if (f == RECIO_CUBIC) K = 4;
+    if (f == RECIO_LANCZOS) K = 8;
+    if (recio__is_aa(f)) K = (int)ceil(recio__aa_support(f) * (scale > 1.0 ? scale : 1.0)) * 2 + 1; /* PIL's bound */
     if (K > 2 && K > sn) K = sn; /* the whole source row already */
     if (sn == 1 && !rows) K = 1;  /* one column: nothing to blend, and no second tap to read */
     return K;
+}
+
+/* The filters' weights: OpenCV's (float, as cv::resize computes them) and PIL's (double). */
+static void recio__cubic_w(float x, float w[4]) { /* Keys with a = -0.75 at distances 1+x, x, 1-x, 2-x */
+    const float a = -0.75f;
+    float t = x + 1, u = 1 - x;
+    w[0] = ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+    w[1] = ((a + 2) * x - (a + 3)) * x * x + 1;
+    w[2] = ((a + 2) * u - (a + 3)) * u * u + 1;
+    w[3] = 1.0f - w[0] - w[1] - w[2];
+}
+static void recio__lanczos4_w(float x, float w[8]) { /* sinc(t) sinc(t/4) at t = x+3 .. x-4, normalised */
+    float sum = 0;
+    int i;
+    for (i = 0; i < 8; i++) {
+        double t = (double)x + 3 - i, pt = 3.14159265358979323846 * t;
+        w[i] = fabs(t) < 1e-6 ? 1.0f : (float)(4.0 * sin(pt) * sin(pt / 4) / (pt * pt));
+        sum += w[i];
+    }
+    for (i = 0; i < 8; i++) w[i] *= 1.0f / sum;
+}
+static double recio__sinc(double x) {
+    double px = 3.14159265358979323846 * x;
+    return x == 0 ? 1.0 : sin(px) / px;
+}
+static double recio__aa_w(recio_filter f, double x) {
+    if (x < 0) x = -x;
+    if (f == RECIO_LINEAR_AA) return x < 1 ? 1 - x : 0;
+    if (f == RECIO_CUBIC_AA) return x < 1 ? (1.5 * x - 2.5) * x * x + 1 : x < 2 ? ((-0.5 * x + 2.5) * x - 4) * x + 2 : 0;
+    return x < 3 ? recio__sinc(x) * recio__sinc(x / 3) : 0;
+}
+
+/* OpenCV's CUBIC / LANCZOS taps of output d: K weights from sx - K/2 + 1, each rounded to 2^11 on
+   its own as cv::resize rounds them; taps outside the source take the edge pixel (OpenCV's
+   replicated border), so their weights are added onto the edge tap. */
+static void recio__taps_cv(int16_t *cf, int *ofs, int K, int sn, int d, double scale, recio_filter f) {
+    float fx = (float)((d + 0.5) * scale - 0.5), w[8];
+    int sx = (int)floorf(fx), taps = f == RECIO_CUBIC ? 4 : 8, j, first;
+    fx -= (float)sx;
+    if (f == RECIO_CUBIC) recio__cubic_w(fx, w);
+    else recio__lanczos4_w(fx, w);
+    first = sx - taps / 2 + 1;
+    *ofs = first < 0 ? 0 : first > sn - K ? sn - K : first;
+    for (j = 0; j < taps; j++) {
+        int p = first + j;
+        p = p < 0 ? 0 : p > sn - 1 ? sn - 1 : p;
+        cf[p - *ofs] = (int16_t)(cf[p - *ofs] + lrintf(w[j] * RECIO__FIX));
+    }
+}
+
+/* PIL's taps (ImagingResample's precompute_coeffs): centre (d + 0.5) * scale, support widened by the
+   shrink factor, taps [xmin, xmax) inside the source only, normalised to sum 1; then 2^11 with the
+   largest tap taking the rounding, for exact unit gain. */
+static void recio__taps_aa(int16_t *cf, int *ofs, int K, int sn, int d, double scale, recio_filter f) {
+    double fs = scale > 1.0 ? scale : 1.0, support = recio__aa_support(f) * fs, centre = (d + 0.5) * scale, sum = 0;
+    int xmin = (int)(centre - support + 0.5), xmax = (int)(centre + support + 0.5), j, isum = 0, big = 0, n;
+    if (xmin < 0) xmin = 0;
+    if (xmax > sn) xmax = sn;
+    n = xmax - xmin;
+    if (n > K) n = K;
+    for (j = 0; j < n; j++) sum += recio__aa_w(f, (j + xmin - centre + 0.5) / fs);
+    *ofs = xmin > sn - K ? sn - K : xmin;
+    for (j = 0; j < n; j++) {
+        double w = recio__aa_w(f, (j + xmin - centre + 0.5) / fs);
+        int k = xmin - *ofs + j, v = (int)floor((sum != 0 ? w / sum : 0) * RECIO__FIX + 0.5);
+        cf[k] = (int16_t)v;
+        isum += v;
+        if (v > cf[big]) big = k;
+    }
+    cf[big] = (int16_t)(cf[big] + RECIO__FIX - isum);
 }
 
 /* Fills ax (ofs and coef already carved for n outputs of ax->k taps). */
@@ -5636,13 +5731,22 @@ static void recio__axis_taps(recio__axis *ax, int sn, int dn, int o, int n, int 
     double scale = 1.0 / ((double)dn / sn);
     int i, k, K = ax->k;
     ax->n = n;
+    ax->plain = f == RECIO_LINEAR || f == RECIO_AREA;
     for (i = 0; i < n; i++) {
         int d = o + (flip ? n - 1 - i : i), *ofs = &ax->ofs[i];
         int16_t *cf = &ax->coef[(size_t)i * (size_t)K];
         memset(cf, 0, (size_t)K * sizeof(int16_t));
-        if (K == 1) {
+        if (f == RECIO_NEAREST && sn > 1) {
+            int sx = (int)floor(d * scale); /* cv::resize INTER_NEAREST: no half-pixel shift */
+            *ofs = sx < sn - 1 ? sx : sn - 1;
+            cf[0] = RECIO__FIX;
+        } else if (K == 1) {
             *ofs = 0;
             cf[0] = RECIO__FIX;
+        } else if (f == RECIO_CUBIC || f == RECIO_LANCZOS) {
+            recio__taps_cv(cf, ofs, K, sn, d, scale, f);
+        } else if (recio__is_aa(f)) {
+            recio__taps_aa(cf, ofs, K, sn, d, scale, f);
         } else if (f == RECIO_LINEAR || scale <= 1.0) {
             float fx = (float)((d + 0.5) * scale - 0.5);
             int sx = (int)floorf(fx);
@@ -5676,7 +5780,7 @@ static void recio__hrow(const unsigned char *s, int C, const recio__axis *ax, in
     int i, k, c, n = ax->n, K = ax->k;
     const int *ofs = ax->ofs;
     const int16_t *cf = ax->coef;
-    if (K == 2 && (C == 3 || C == 4)) {
+    if (K == 2 && ax->plain && (C == 3 || C == 4)) {
         kn->hrow2(s, C, ax, dst);
     } else if (K == 2 && C == 1) {
         for (i = 0; i < n; i++, cf += 2) dst[i] = s[ofs[i]] * cf[0] + s[ofs[i] + 1] * cf[1];
@@ -5717,6 +5821,18 @@ static void recio__vrowk(const int32_t *const *rp, const int16_t *b, int K, int3
     }
     for (x = 0; x < n; x++) {
         int32_t v = first ? 0 : acc[x] >> 22;
+        line[x] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+    }
+}
+
+/* The same for the filters with negative lobes (CUBIC, LANCZOS, the _AA ones), whose sums can pass
+   2^31 (Lanczos-4's |taps| add up to 1.71: 1.71^2 * 255 * 2^22 > 2^31): in 64 bits, pixel by pixel. */
+static void recio__vrowk64(const int32_t *const *rp, const int16_t *b, int K, unsigned char *line, int n) {
+    int r, x;
+    for (x = 0; x < n; x++) {
+        int64_t v = (int64_t)1 << 21;
+        for (r = 0; r < K; r++) v += (int64_t)rp[r][x] * b[r];
+        v >>= 22;
         line[x] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
     }
 }
@@ -5860,7 +5976,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
     if (!recio__taps_inside(&hx, sw->sx0, src->width, 0, sw->sw) || !recio__taps_inside(&vy, sw->sy0, src->height, 1, sw->sh))
         return RECIO_ERR_ARG; /* a window too small for its pass: a bug, never a read outside */
     for (i = 0; i < ow; i++) hx.ofs[i] -= sw->sx0;
-    if (hx.k == 2) recio__axis_bounds(&hx, C, src->width);
+    if (hx.k == 2 && hx.plain) recio__axis_bounds(&hx, C, src->width);
     K = vy.k;
     for (r = 0; r < K; r++) m.tag[r] = -1;
     for (y = 0; y < oh; y++) {
@@ -5874,7 +5990,9 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
             }
             m.rp[r] = m.rows[slot];
         }
-        if (K == 2) {
+        if (!vy.plain) {
+            recio__vrowk64(m.rp, b, K, m.line, (int)rl);
+        } else if (K == 2) {
             kn->vrow2(m.rp[0], m.rp[1], b[0], b[1], m.line, (int)rl);
         } else {
             recio__vrowk(m.rp, b, K, m.acc, m.line, (int)rl);
@@ -5890,7 +6008,7 @@ static recio_err recio__resample_op(const recio_image *in, recio_image *out, int
     recio__sink k;
     recio_err e;
     if (!recio__is_u8hwc(in)) return recio__valid(in) ? RECIO_ERR_UNSUPPORTED : RECIO_ERR_ARG;
-    if (dw <= 0 || dh <= 0) return RECIO_ERR_ARG;
+    if (dw <= 0 || dh <= 0 || (int)f < 0 || (int)f > (int)RECIO_LANCZOS_AA) return RECIO_ERR_ARG;
     if ((e = recio__out(out, dw, dh, in->channels, RECIO_U8, RECIO_HWC)) != RECIO_OK) return e;
     memset(&a, 0, sizeof a);
     a.growable = 1;
@@ -7037,20 +7155,54 @@ static recio_err recio__p_vflip(recio__exec *x, const recio__node *n, const reci
     return recio_image_vflip(in, o);
 }
 
-/* area: the next resize uses the AREA filter */
+/* area, interp(NAME[,antialias]): the filter of the next resize (area's is AREA; interp's its arg[0]) */
+static recio_filter recio__node_filter(const recio__node *n) { return n->nargs ? (recio_filter)(int)n->arg[0] : RECIO_AREA; }
 static void recio__sh_area(const recio_transform *t, const recio__node *n, recio__shp *s) {
-    (void)t, (void)n;
-    s->filt = RECIO_AREA;
+    (void)t;
+    s->filt = recio__node_filter(n);
 }
 static int recio__pl_area(const recio__node *n, recio_rng *g, recio__plan *p) {
-    (void)n, (void)g;
+    (void)g;
     if (p->resized) return 0;
-    p->filt = RECIO_AREA;
+    p->filt = recio__node_filter(n);
     return 1;
 }
 static recio_err recio__x_area(recio__exec *x, const recio__node *n) {
-    (void)n;
-    x->next_filt = RECIO_AREA;
+    x->next_filt = recio__node_filter(n);
+    return RECIO_OK;
+}
+/* A word of an argument list: advances past it when it is `w`. */
+static int recio__word(recio__parser *ps, const char *w) {
+    size_t n = strlen(w);
+    char c = ps->p[n];
+    if (strncmp(ps->p, w, n) != 0 || (c >= 'a' && c <= 'z') || c == '_') return 0;
+    ps->p += n;
+    recio__skip_ws(ps);
+    return 1;
+}
+/* interp(nearest | linear | cubic | lanczos | area [, antialias]) */
+static recio_err recio__parse_interp(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+    static const char *const names[5] = {"nearest", "linear", "cubic", "lanczos", "area"};
+    static const recio_filter plain[5] = {RECIO_NEAREST, RECIO_LINEAR, RECIO_CUBIC, RECIO_LANCZOS, RECIO_AREA};
+    static const recio_filter aa[5] = {RECIO_NEAREST, RECIO_LINEAR_AA, RECIO_CUBIC_AA, RECIO_LANCZOS_AA, RECIO_AREA};
+    recio__node *n = &ps->t->nodes[self];
+    int i, anti = 0;
+    (void)at;
+    if (*ps->p != '(') return recio__perr(ps, ps->p, "%s: expected '(' and a filter", d->name);
+    ps->p++;
+    recio__skip_ws(ps);
+    for (i = 0; i < 5 && !recio__word(ps, names[i]); i++) {}
+    if (i == 5) return recio__perr(ps, ps->p, "%s: expected nearest, linear, cubic, lanczos or area", d->name);
+    if (*ps->p == ',') {
+        ps->p++;
+        recio__skip_ws(ps);
+        if (!recio__word(ps, "antialias")) return recio__perr(ps, ps->p, "%s: expected 'antialias'", d->name);
+        anti = 1;
+    }
+    if (*ps->p != ')') return recio__perr(ps, ps->p, "%s: expected ')'", d->name);
+    ps->p++;
+    n->arg[0] = (float)(anti ? aa[i] : plain[i]);
+    n->nargs = 1;
     return RECIO_OK;
 }
 
@@ -7684,6 +7836,7 @@ static const recio__opdef recio__ops[] = {
     {"letterbox", 2, 3, {RECIO__A_SIZE, RECIO__A_SIZE, RECIO__A_NUM}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_letterbox, NULL, recio__g_letterbox, recio__x_geo, recio__p_letterbox, NULL},
     {"random_expand", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_expand, NULL, recio__g_expand, recio__x_geo, recio__p_expand, NULL},
     {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0, NULL, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
+    {"interp", 1, 1, {0}, RECIO__OPF_PREFIX, 0, recio__parse_interp, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
     {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_brightness},
     {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_contrast},
     {"saturation", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_saturation},
@@ -8188,12 +8341,14 @@ static int recio__plan_make(const recio_transform *t, int w, int h, recio_rng *g
     return 1;
 }
 
-/* Source interval [lo, hi) that outputs [o, o + n) of a resize of sn to dn read: the taps of either
-   filter reach at most two pixels past the scaled interval; one more for rounding. */
-static void recio__plan_need(int sn, int dn, int o, int n, int *lo, int *hi) {
+/* Source interval [lo, hi) that outputs [o, o + n) of a resize of sn to dn read: the taps of LINEAR
+   and AREA reach at most two pixels past the scaled interval, the wider filters half their taps; one
+   more for rounding. */
+static void recio__plan_need(int sn, int dn, int o, int n, recio_filter f, int *lo, int *hi) {
     double s = (double)sn / dn;
-    *lo = (int)floor(o * s) - 3;
-    *hi = (int)ceil((o + n) * s) + 3;
+    int m = f == RECIO_LINEAR || f == RECIO_AREA ? 3 : recio__axis_k(sn, dn, f, 0) / 2 + 3;
+    *lo = (int)floor(o * s) - m;
+    *hi = (int)ceil((o + n) * s) + m;
     if (*lo < 0) *lo = 0;
     if (*hi > sn) *hi = sn;
 }
@@ -8226,8 +8381,8 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
         if (a > z - 1) a = z - 1;
         r[k] = a, r[k + 2] = z - a;
     }
-    recio__plan_need(r[2], p.dw, p.o[0], p.o[2], &lo[0], &hi[0]);
-    recio__plan_need(r[3], p.dh, p.o[1], p.o[3], &lo[1], &hi[1]);
+    recio__plan_need(r[2], p.dw, p.o[0], p.o[2], p.filt, &lo[0], &hi[0]);
+    recio__plan_need(r[3], p.dh, p.o[1], p.o[3], p.filt, &lo[1], &hi[1]);
     cx = r[0] + lo[0] - 1, cy = r[1] + lo[1] - 1;
     if (cx < 0) cx = 0;
     if (cy < 0) cy = 0;
