@@ -698,6 +698,7 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
       random_resized_crop(W,H[,smin,smax,rmin,rmax])  (W x H: a second argument above 1 is H)
       flip random_flip(P) vflip random_vflip(P) pad(N[,VALUE]) pad(LEFT,TOP,RIGHT,BOTTOM[,VALUE])
       rotate(DEG[,FILL]) random_rotate(DEG[,FILL]) random_shear_x(MAX[,FILL]) random_shear_y(MAX[,FILL])
+      translate(DX,DY[,FILL]) translate_rel(FX,FY[,FILL])   (content moved right/down; u8)
       resize_long(S) letterbox(W,H[,VALUE]) random_expand(MAX[,VALUE])   (detection: see docs/image.md)
       brightness(F) contrast(F) saturation(F) hue(F) color_jitter(B,C,S[,H]) lighting(STD) gray
       float normalize(imagenet | M0,M1,M2,S0,S1,S2) chw f16 i8(SCALE[,ZERO])
@@ -707,12 +708,14 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
       gaussian_blur(K[,SMIN[,SMAX]]) (u8)  random_erasing([P,SMIN,SMAX,RMIN,RMAX,VALUE]) cutout(SIZE[,VALUE])
       bgr   (channels 0 and 2 swapped: BGR order for OpenCV/Caffe-trained models)
       random_apply(P, OPS...) random_choice(OPS...) random_subpolicy((OPS...),(OPS...),...)
-      autoaugment   (AutoAugment's ImageNet policy: the spec recio_autoaugment_imagenet() returns)
+      autoaugment(imagenet|cifar10|svhn)   (AutoAugment's policies: recio_autoaugment_imagenet() ...)
+      randaugment(N[,M])   (torchvision's RandAugment; `randaugment` alone: 2, 9; recio_randaugment_spec)
+      trivialaugment         (torchvision's TrivialAugmentWide: recio_trivialaugment_spec)   identity
       area   (the next resize, resize_short or random_resized_crop uses the antialiased AREA filter)
       interp(nearest|linear|cubic|lanczos|area[,antialias])   (the filter of the next resize: OpenCV's
              INTER_NEAREST/LINEAR/CUBIC/LANCZOS4/AREA; with antialias PIL's, as torchvision antialias=True)
    Resizes use RECIO_LINEAR unless preceded by `area` or `interp`. Boxes and masks (recio_transform_apply_ex)
-   move with the ops of the first six lines and with shear_x/shear_y; the others leave them alone.
+   move with the ops of the first seven lines and with shear_x/shear_y; the others leave them alone.
    FUSION: runs of crop / resize / flip / float / normalize / chw are computed in one pass (only the
    pixels that survive the crops are resampled) with exactly the numbers of the op-by-op chain. */
 typedef struct recio_transform recio_transform;
@@ -811,6 +814,15 @@ RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const reci
                                             const recio_apply_desc *desc);
 /* The spec of the AutoAugment ImageNet policy in this grammar, for recio_transform_parse. */
 RECIODEF const char *recio_autoaugment_imagenet(void);
+/* AutoAugment's CIFAR-10 and SVHN policies (torchvision's AutoAugmentPolicy.CIFAR10 / SVHN). */
+RECIODEF const char *recio_autoaugment_cifar10(void);
+RECIODEF const char *recio_autoaugment_svhn(void);
+/* RandAugment(n, m) (torchvision's RandAugment(num_ops=n, magnitude=m), 31 magnitude bins, m 0..30)
+   and TrivialAugmentWide written as specs into buf (cap bytes, NUL-terminated when cap > 0). Returns
+   the spec's length without the NUL, whatever cap is (call with cap 0 to size buf), as snprintf.
+   The specs `randaugment(N,M)` and `trivialaugment` parse these. */
+RECIODEF size_t recio_randaugment_spec(char *buf, size_t cap, int n, int m);
+RECIODEF size_t recio_trivialaugment_spec(char *buf, size_t cap);
 /* The name of op i of the spec grammar (i = 0, 1, ...), NULL past the last: for listing the valid
    ops after "unknown op". */
 RECIODEF const char *recio_transform_op_name(size_t i);
@@ -7297,6 +7309,28 @@ static int recio__g_random_shear_x(recio__exec *x, const recio__node *n, int w, 
 static int recio__g_random_shear_y(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
     return recio__geo_shear(g, w, h, 3, recio__draw_sym(x, n->arg[0]));
 }
+/* translate(DX,DY[,FILL]): the content moves DX pixels right and DY down (torchvision's F.affine
+   translate, whole pixels: truncated as its AutoAugment does); translate_rel(FX,FY[,FILL]): by
+   FX * width and FY * height pixels, truncated (AutoAugment's and RandAugment's size-relative form) */
+static int recio__geo_shift(recio__geo *g, int w, int h, int dx, int dy) {
+    float m[6] = {1, 0, 0, 0, 1, 0};
+    m[2] = (float)-dx, m[5] = (float)-dy;
+    return recio__geo_warp(g, w, h, m);
+}
+static int recio__g_translate(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    (void)x;
+    return recio__geo_shift(g, w, h, (int)n->arg[0], (int)n->arg[1]);
+}
+static int recio__g_translate_rel(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    (void)x;
+    return recio__geo_shift(g, w, h, (int)(n->arg[0] * (float)w), (int)(n->arg[1] * (float)h));
+}
+static recio_err recio__p_translate(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    float m[6];
+    int i;
+    for (i = 0; i < 6; i++) m[i] = (float)x->geo->m[i];
+    return recio_image_affine(in, o, m, RECIO_BORDER_CONSTANT, n->nargs > 2 ? n->arg[2] : 0);
+}
 static recio_err recio__p_warp(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
     float m[6];
     int i;
@@ -7730,6 +7764,11 @@ static recio_err recio__x_choice(recio__exec *x, const recio__node *n) {
     return recio__exec_op(x, &x->t->nodes[c]);
 }
 static recio_err recio__x_group(recio__exec *x, const recio__node *n) { return recio__exec_list(x, n->child); }
+/* identity: nothing (RandAugment's and TrivialAugment's "Identity" choice) */
+static recio_err recio__x_identity(recio__exec *x, const recio__node *n) {
+    (void)x, (void)n;
+    return RECIO_OK;
+}
 
 /* A group of ops run in order: a sub-policy, or the AutoAugment preset; not written in specs. */
 static const recio__opdef recio__op_group = {"group", 0, 0, {0}, RECIO__OPF_LIST, 0, NULL, recio__sh_group, NULL, NULL,
@@ -7796,18 +7835,57 @@ static recio_err recio__parse_choice(recio__parser *ps, const recio__opdef *d, i
 static recio_err recio__parse_subpolicy(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
     return recio__parse_nested(ps, d, self, at, 0, 1);
 }
-/* autoaugment: the preset is itself a spec, parsed in place into a group */
-static recio_err recio__parse_autoaugment(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+/* A preset is itself a spec, parsed in place into a group that takes the op's node. */
+static recio_err recio__parse_preset(recio__parser *ps, int self, const char *spec) {
     recio__parser sub = *ps;
     int first = -1;
     recio_err e;
-    (void)d, (void)at;
-    sub.p = sub.line0 = recio_autoaugment_imagenet();
+    sub.p = sub.line0 = spec;
     sub.line = 1;
     if ((e = recio__parse_list(&sub, &first, 0, 0)) != RECIO_OK) return e;
     ps->t->nodes[self].op = &recio__op_group;
+    ps->t->nodes[self].nargs = 0;
     ps->t->nodes[self].child = first;
     return RECIO_OK;
+}
+/* autoaugment[(imagenet | cifar10 | svhn)] */
+static recio_err recio__parse_autoaugment(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+    const char *spec = recio_autoaugment_imagenet();
+    (void)at;
+    if (*ps->p == '(') {
+        ps->p++;
+        recio__skip_ws(ps);
+        if (recio__word(ps, "cifar10")) spec = recio_autoaugment_cifar10();
+        else if (recio__word(ps, "svhn")) spec = recio_autoaugment_svhn();
+        else if (!recio__word(ps, "imagenet")) return recio__perr(ps, ps->p, "%s: expected imagenet, cifar10 or svhn", d->name);
+        if (*ps->p != ')') return recio__perr(ps, ps->p, "%s: expected ')'", d->name);
+        ps->p++;
+    }
+    return recio__parse_preset(ps, self, spec);
+}
+/* randaugment[(N[,M])] and trivialaugment: their specs written out, then parsed as a preset */
+static recio_err recio__parse_generated(recio__parser *ps, int self, int n, int m) {
+    size_t len = n < 0 ? recio_trivialaugment_spec(NULL, 0) : recio_randaugment_spec(NULL, 0, n, m);
+    char *spec = (char *)recio__malloc(&ps->t->alloc, len + 1);
+    recio_err e;
+    if (!spec) return RECIO_ERR_NOMEM;
+    if (n < 0) recio_trivialaugment_spec(spec, len + 1);
+    else recio_randaugment_spec(spec, len + 1, n, m);
+    e = recio__parse_preset(ps, self, spec);
+    recio__free(&ps->t->alloc, spec);
+    return e;
+}
+static recio_err recio__parse_randaugment(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+    recio_err e = recio__parse_args(ps, d, self, at);
+    const recio__node *n = &ps->t->nodes[self];
+    int N = n->nargs > 0 ? (int)n->arg[0] : 2, M = n->nargs > 1 ? (int)n->arg[1] : 9;
+    if (e != RECIO_OK) return e;
+    if (N > 16 || M > 30) return recio__perr(ps, at, "%s: N is 0 to 16 ops, M a magnitude bin from 0 to 30", d->name);
+    return recio__parse_generated(ps, self, N, M);
+}
+static recio_err recio__parse_trivialaugment(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+    (void)d, (void)at;
+    return recio__parse_generated(ps, self, -1, 0);
 }
 
 
@@ -7831,6 +7909,8 @@ static const recio__opdef recio__ops[] = {
     {"shear_y", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_y, recio__x_geo, recio__p_warp, NULL},
     {"random_shear_x", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_random_shear_x, recio__x_geo, recio__p_warp, NULL},
     {"random_shear_y", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_random_shear_y, recio__x_geo, recio__p_warp, NULL},
+    {"translate", 2, 3, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_translate, recio__x_geo, recio__p_translate, NULL},
+    {"translate_rel", 2, 3, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_translate_rel, recio__x_geo, recio__p_translate, NULL},
     {"pad", 1, 5, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0, recio__parse_pad, recio__sh_pad, NULL, recio__g_pad, recio__x_geo, recio__p_pad, NULL},
     {"resize_long", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize_long, NULL, recio__g_resize_long, recio__x_geo, NULL, NULL},
     {"letterbox", 2, 3, {RECIO__A_SIZE, RECIO__A_SIZE, RECIO__A_NUM}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_letterbox, NULL, recio__g_letterbox, recio__x_geo, recio__p_letterbox, NULL},
@@ -7866,6 +7946,9 @@ static const recio__opdef recio__ops[] = {
     {"random_choice", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_choice, recio__sh_choice, NULL, NULL, recio__x_choice, NULL, NULL},
     {"random_subpolicy", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_subpolicy, recio__sh_choice, NULL, NULL, recio__x_choice, NULL, NULL},
     {"autoaugment", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_autoaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
+    {"randaugment", 0, 2, {RECIO__A_INT}, RECIO__OPF_LIST, 0, recio__parse_randaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
+    {"trivialaugment", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_trivialaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
+    {"identity", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, recio__x_identity, NULL, NULL},
 };
 #undef RECIO__G
 
@@ -8022,6 +8105,186 @@ RECIODEF const char *recio_autoaugment_imagenet(void) {
            "(random_apply(0.8, equalize) random_apply(0.6, equalize)))";
 }
 
+/* AutoAugment's CIFAR-10 and SVHN policies as torchvision defines them (AutoAugmentPolicy, 10 bins),
+   written in this grammar by tests/data/recipes/make_refs.py from torchvision's own tables (the test
+   compares): shear tan-free factors 0.3*m/9, translations translate_rel(150/331*m/9) of the image
+   size, the rest as the ImageNet policy. */
+RECIODEF const char *recio_autoaugment_cifar10(void) {
+    return "random_subpolicy("
+           "(random_apply(0.1, invert) random_apply(0.2, random_choice(contrast(1.6), contrast(0.4)))),"
+           "(random_apply(0.7, random_choice(rotate(6.66667), rotate(-6.66667))) random_apply(0.3, random_choice(translate_rel(0.453172,0), translate_rel(-0.453172,0)))),"
+           "(random_apply(0.8, random_choice(sharpness(1.1), sharpness(0.9))) random_apply(0.9, random_choice(sharpness(1.3), sharpness(0.7)))),"
+           "(random_apply(0.5, random_choice(shear_y(0.266667), shear_y(-0.266667))) random_apply(0.7, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172)))),"
+           "(random_apply(0.5, autocontrast) random_apply(0.9, equalize)),"
+           "(random_apply(0.2, random_choice(shear_y(0.233333), shear_y(-0.233333))) random_apply(0.3, posterize(5))),"
+           "(random_apply(0.4, random_choice(saturation(1.3), saturation(0.7))) random_apply(0.6, random_choice(brightness(1.7), brightness(0.3)))),"
+           "(random_apply(0.3, random_choice(sharpness(1.9), sharpness(0.1))) random_apply(0.7, random_choice(brightness(1.9), brightness(0.1)))),"
+           "(random_apply(0.6, equalize) random_apply(0.5, equalize)),"
+           "(random_apply(0.6, random_choice(contrast(1.7), contrast(0.3))) random_apply(0.6, random_choice(sharpness(1.5), sharpness(0.5)))),"
+           "(random_apply(0.7, random_choice(saturation(1.7), saturation(0.3))) random_apply(0.5, random_choice(translate_rel(0.40282,0), translate_rel(-0.40282,0)))),"
+           "(random_apply(0.3, equalize) random_apply(0.4, autocontrast)),"
+           "(random_apply(0.4, random_choice(translate_rel(0,0.151057), translate_rel(0,-0.151057))) random_apply(0.2, random_choice(sharpness(1.6), sharpness(0.4)))),"
+           "(random_apply(0.9, random_choice(brightness(1.6), brightness(0.4))) random_apply(0.2, random_choice(saturation(1.8), saturation(0.2)))),"
+           "(random_apply(0.5, solarize(198.333)) random_apply(0, invert)),"
+           "(random_apply(0.2, equalize) random_apply(0.6, autocontrast)),"
+           "(random_apply(0.2, equalize) random_apply(0.6, equalize)),"
+           "(random_apply(0.9, random_choice(saturation(1.9), saturation(0.1))) random_apply(0.6, equalize)),"
+           "(random_apply(0.8, autocontrast) random_apply(0.2, solarize(28.3333))),"
+           "(random_apply(0.1, random_choice(brightness(1.3), brightness(0.7))) random_apply(0.7, saturation(1))),"
+           "(random_apply(0.4, solarize(113.333)) random_apply(0.9, autocontrast)),"
+           "(random_apply(0.9, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172))) random_apply(0.7, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172)))),"
+           "(random_apply(0.9, autocontrast) random_apply(0.8, solarize(170))),"
+           "(random_apply(0.8, equalize) random_apply(0.1, invert)),"
+           "(random_apply(0.7, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172))) random_apply(0.9, autocontrast)))";
+}
+RECIODEF const char *recio_autoaugment_svhn(void) {
+    return "random_subpolicy("
+           "(random_apply(0.9, random_choice(shear_x(0.133333), shear_x(-0.133333))) random_apply(0.2, invert)),"
+           "(random_apply(0.9, random_choice(shear_y(0.266667), shear_y(-0.266667))) random_apply(0.7, invert)),"
+           "(random_apply(0.6, equalize) random_apply(0.6, solarize(85))),"
+           "(random_apply(0.9, invert) random_apply(0.6, equalize)),"
+           "(random_apply(0.6, equalize) random_apply(0.9, random_choice(rotate(10), rotate(-10)))),"
+           "(random_apply(0.9, random_choice(shear_x(0.133333), shear_x(-0.133333))) random_apply(0.8, autocontrast)),"
+           "(random_apply(0.9, random_choice(shear_y(0.266667), shear_y(-0.266667))) random_apply(0.4, invert)),"
+           "(random_apply(0.9, random_choice(shear_y(0.166667), shear_y(-0.166667))) random_apply(0.2, solarize(85))),"
+           "(random_apply(0.9, invert) random_apply(0.8, autocontrast)),"
+           "(random_apply(0.6, equalize) random_apply(0.9, random_choice(rotate(10), rotate(-10)))),"
+           "(random_apply(0.9, random_choice(shear_x(0.133333), shear_x(-0.133333))) random_apply(0.3, solarize(170))),"
+           "(random_apply(0.8, random_choice(shear_y(0.266667), shear_y(-0.266667))) random_apply(0.7, invert)),"
+           "(random_apply(0.9, equalize) random_apply(0.6, random_choice(translate_rel(0,0.302115), translate_rel(0,-0.302115)))),"
+           "(random_apply(0.9, invert) random_apply(0.6, equalize)),"
+           "(random_apply(0.3, random_choice(contrast(1.3), contrast(0.7))) random_apply(0.8, random_choice(rotate(13.3333), rotate(-13.3333)))),"
+           "(random_apply(0.8, invert) random_apply(0, random_choice(translate_rel(0,0.100705), translate_rel(0,-0.100705)))),"
+           "(random_apply(0.7, random_choice(shear_y(0.2), shear_y(-0.2))) random_apply(0.4, solarize(28.3333))),"
+           "(random_apply(0.6, invert) random_apply(0.8, random_choice(rotate(13.3333), rotate(-13.3333)))),"
+           "(random_apply(0.3, random_choice(shear_y(0.233333), shear_y(-0.233333))) random_apply(0.9, random_choice(translate_rel(0.151057,0), translate_rel(-0.151057,0)))),"
+           "(random_apply(0.1, random_choice(shear_x(0.2), shear_x(-0.2))) random_apply(0.6, invert)),"
+           "(random_apply(0.7, solarize(198.333)) random_apply(0.6, random_choice(translate_rel(0,0.352467), translate_rel(0,-0.352467)))),"
+           "(random_apply(0.8, random_choice(shear_y(0.133333), shear_y(-0.133333))) random_apply(0.8, invert)),"
+           "(random_apply(0.7, random_choice(shear_x(0.3), shear_x(-0.3))) random_apply(0.8, random_choice(translate_rel(0,0.151057), translate_rel(0,-0.151057)))),"
+           "(random_apply(0.8, random_choice(shear_y(0.166667), shear_y(-0.166667))) random_apply(0.7, autocontrast)),"
+           "(random_apply(0.7, random_choice(shear_x(0.0666667), shear_x(-0.0666667))) random_apply(0.1, invert)))";
+}
+
+/* A spec being written: the bytes that fit in cap, the length counted in full (as snprintf). */
+typedef struct recio__out_text {
+    char *d;
+    size_t cap, at;
+} recio__out_text;
+static void recio__put(recio__out_text *o, const char *s) {
+    for (; *s; s++, o->at++)
+        if (o->at + 1 < o->cap) o->d[o->at] = *s;
+    if (o->cap) o->d[o->at < o->cap ? o->at : o->cap - 1] = 0;
+}
+/* v as printf's %g writes it (6 significant digits, trailing zeros dropped; |v| in [1e-4, 1e6) or
+   0), without printf: the C library's would follow the user's locale (a decimal comma). */
+static void recio__put_g(recio__out_text *o, double v) {
+    char s[32];
+    int e, i, n = 6, k = 0;
+    uint64_t m;
+    if (signbit(v)) s[k++] = '-', v = -v;
+    if (v == 0) {
+        s[k++] = '0', s[k] = 0;
+        recio__put(o, s);
+        return;
+    }
+    e = (int)floor(log10(v));
+    m = (uint64_t)floor(v * pow(10.0, 5 - e) + 0.5);
+    if (m >= 1000000) m = (m + 5) / 10, e++;
+    if (m < 100000) m = (uint64_t)floor(v * pow(10.0, 6 - e) + 0.5), e--;
+    {
+        char dig[7];
+        for (i = 5; i >= 0; i--, m /= 10) dig[i] = (char)('0' + m % 10);
+        while (n > 1 && dig[n - 1] == '0' && n > e + 1) n--;
+        if (e < 0) {
+            s[k++] = '0', s[k++] = '.';
+            for (i = 0; i < -e - 1; i++) s[k++] = '0';
+            for (i = 0; i < n; i++) s[k++] = dig[i];
+        } else {
+            for (i = 0; i <= e; i++) s[k++] = i < 6 ? dig[i] : '0';
+            if (n > e + 1) s[k++] = '.';
+            for (i = e + 1; i < n; i++) s[k++] = dig[i];
+        }
+    }
+    s[k] = 0;
+    recio__put(o, s);
+}
+
+/* torch.linspace(a, b, n)[i] in float, as torch computes it (from the nearer end). */
+static float recio__linspace(float a, float b, int n, int i) {
+    float st = (b - a) / (float)(n - 1);
+    return i < n / 2 ? a + st * (float)i : b - st * (float)(n - 1 - i);
+}
+
+/* The 14 ops of RandAugment and TrivialAugmentWide in torchvision's order (Identity, ShearX, ShearY,
+   TranslateX, TranslateY, Rotate, Brightness, Color, Contrast, Sharpness, Posterize, Solarize,
+   AutoContrast, Equalize) and op k's magnitude at bin i of 31: RandAugment's ranges, or
+   TrivialAugmentWide's (wide). Translations: RandAugment's of a 331-pixel image as a fraction of
+   it (torchvision's 150/331 * size), TrivialAugment's in pixels. */
+#define RECIO__AUG_OPS 14
+#define RECIO__AUG_BINS 31
+static float recio__aug_mag(int k, int i, int wide) {
+    static const float ra[RECIO__AUG_OPS] = {0, 0.3f, 0.3f, 150, 150, 30, 0.9f, 0.9f, 0.9f, 0.9f, 0, 0, 0, 0};
+    static const float ta[RECIO__AUG_OPS] = {0, 0.99f, 0.99f, 32, 32, 135, 0.99f, 0.99f, 0.99f, 0.99f, 0, 0, 0, 0};
+    if (k == 10) return (float)(8 - (int)rintf((float)i / ((float)(RECIO__AUG_BINS - 1) / (wide ? 6.0f : 4.0f))));
+    if (k == 11) return recio__linspace(255.0f, 0.0f, RECIO__AUG_BINS, i);
+    if ((k == 3 || k == 4) && !wide) return (float)(recio__linspace(0, (float)(150.0 / 331.0 * 331.0), RECIO__AUG_BINS, i) / 331.0);
+    return recio__linspace(0, wide ? ta[k] : ra[k], RECIO__AUG_BINS, i);
+}
+static void recio__aug_op(recio__out_text *o, int k, float m, int wide) {
+    static const char *const name[RECIO__AUG_OPS] = {"identity", "shear_x(", "shear_y(", "", "", "rotate(", "brightness(",
+                                                     "saturation(", "contrast(", "sharpness(", "posterize(", "solarize(",
+                                                     "autocontrast", "equalize"};
+    recio__put(o, k == 3 || k == 4 ? (wide ? "translate(" : "translate_rel(") : name[k]);
+    if (k == 4) recio__put(o, "0,");
+    if (k >= 6 && k <= 9) recio__put_g(o, (float)(1.0 + (double)m));
+    else if (k == 10) recio__put_g(o, (int)m);
+    else if (k > 0 && k < 12) recio__put_g(o, m);
+    if (k == 3) recio__put(o, ",0");
+    if (k > 0 && k < 12) recio__put(o, ")");
+}
+/* One draw of either: an op uniformly, then a bin of it (bins = the one bin m, or all 31) and for
+   signed ops (1..9) a sign, each equally likely: nested random_choice. */
+static void recio__aug_choice(recio__out_text *o, int wide, int m) {
+    int k, i;
+    recio__put(o, "random_choice(");
+    for (k = 0; k < RECIO__AUG_OPS; k++) {
+        int signs = k >= 1 && k <= 9, many = (k >= 1 && k <= 11) && (m < 0 || signs);
+        if (k) recio__put(o, ", ");
+        if (k == 0 || k >= 12) {
+            recio__aug_op(o, k, 0, wide);
+            continue;
+        }
+        if (many) recio__put(o, "random_choice(");
+        for (i = m < 0 ? 0 : m; i <= (m < 0 ? RECIO__AUG_BINS - 1 : m); i++) {
+            float v = recio__aug_mag(k, i, wide);
+            if (i > (m < 0 ? 0 : m)) recio__put(o, ", ");
+            recio__aug_op(o, k, v, wide);
+            if (signs) recio__put(o, ", "), recio__aug_op(o, k, -v, wide);
+        }
+        if (many) recio__put(o, ")");
+    }
+    recio__put(o, ")");
+}
+RECIODEF size_t recio_randaugment_spec(char *buf, size_t cap, int n, int m) {
+    recio__out_text o;
+    int i;
+    o.d = buf, o.cap = buf ? cap : 0, o.at = 0;
+    if (o.cap) buf[0] = 0;
+    m = m < 0 ? 0 : m > RECIO__AUG_BINS - 1 ? RECIO__AUG_BINS - 1 : m;
+    for (i = 0; i < n; i++) {
+        if (i) recio__put(&o, " ");
+        recio__aug_choice(&o, 0, m);
+    }
+    return o.at;
+}
+RECIODEF size_t recio_trivialaugment_spec(char *buf, size_t cap) {
+    recio__out_text o;
+    o.d = buf, o.cap = buf ? cap : 0, o.at = 0;
+    if (o.cap) buf[0] = 0;
+    recio__aug_choice(&o, 1, -1);
+    return o.at;
+}
 
 /* ---- boxes and a mask riding along (recio_transform_apply_ex) ---- */
 

@@ -234,6 +234,9 @@ static const op_case cases[] = {
     {"random_shear_x(0.3)", 1, 3},
     {"random_shear_y(0.3,0)", 1, 3},
     {"rotate(20,0) gaussian_blur(1)", 1, 3},
+    {"translate(7,-4)", 1e-3, 1e-3},
+    {"translate_rel(-0.2,0.15,0) random_crop(40,40)", 1e-3, 1e-3},
+    {"random_choice(translate(9,0), translate(0,-9), random_shear_x(0.2), rotate(9))", 1, 3},
 };
 
 static void test_boxes_and_mask_follow_pixels(void) {

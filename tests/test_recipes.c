@@ -462,6 +462,103 @@ static void test_filters_flat_and_nearest(void) {
     }
 }
 
+/* The policies against torchvision's own tables (make_refs.py writes them in recio's grammar from
+   torchvision 0.14's AutoAugment / RandAugment / TrivialAugmentWide): the preset strings and the
+   generated specs are those texts exactly, and the ops `autoaugment(cifar10)`, `randaugment(2,9)`,
+   `trivialaugment` give, seed for seed, the bytes of the reference text parsed as a spec. */
+static char *slurp_text(const char *path) {
+    size_t n = 0;
+    char *s = (char *)t_slurp(path, &n), *t;
+    CHECK(s != NULL);
+    if (!s) return NULL;
+    t = (char *)malloc(n + 1);
+    memcpy(t, s, n);
+    while (n && (t[n - 1] == '\n' || t[n - 1] == '\r')) n--;
+    t[n] = 0;
+    free(s);
+    return t;
+}
+static void same_outputs(const char *a, const char *b, int seeds) {
+    recio_image in = retina(), x = {0}, y = {0};
+    int seed, differ = 0;
+    for (seed = 0; seed < seeds; seed++) {
+        CHECK(run(a, &in, &x, (uint64_t)seed) == RECIO_OK);
+        CHECK(run(b, &in, &y, (uint64_t)seed) == RECIO_OK);
+        differ += !(x.data && y.data && x.width == y.width && memcmp(x.data, y.data, recio_image_bytes(&x)) == 0);
+        recio_image_free(&x), recio_image_free(&y);
+    }
+    if (differ) fprintf(stderr, "  '%.40s' differs from the reference for %d seeds\n", a, differ), CHECK(0);
+    recio_image_free(&in);
+}
+static void test_policies_match_torchvision(void) {
+    char *cifar = slurp_text("tests/data/recipes/autoaugment-cifar10.txt"), *svhn = slurp_text("tests/data/recipes/autoaugment-svhn.txt");
+    char *ra = slurp_text("tests/data/recipes/randaugment-2-9.txt"), *ta = slurp_text("tests/data/recipes/trivialaugment.txt");
+    char *buf;
+    size_t n;
+    if (!cifar || !svhn || !ra || !ta) return;
+    CHECK(strcmp(recio_autoaugment_cifar10(), cifar) == 0);
+    CHECK(strcmp(recio_autoaugment_svhn(), svhn) == 0);
+    n = recio_randaugment_spec(NULL, 0, 2, 9);
+    buf = (char *)malloc(n + 1);
+    CHECK(recio_randaugment_spec(buf, n + 1, 2, 9) == n);
+    if (strcmp(buf, ra) != 0) fprintf(stderr, "  randaugment:\n  %s\n  %s\n", buf, ra), CHECK(0);
+    free(buf);
+    n = recio_trivialaugment_spec(NULL, 0);
+    buf = (char *)malloc(n + 1);
+    CHECK(recio_trivialaugment_spec(buf, n + 1) == n);
+    if (strcmp(buf, ta) != 0) fprintf(stderr, "  trivialaugment:\n  %s\n  %s\n", buf, ta), CHECK(0);
+    CHECK(recio_trivialaugment_spec(buf, 10) == n && strlen(buf) == 9); /* cut, NUL-terminated, full length */
+    free(buf);
+    same_outputs("autoaugment(cifar10)", cifar, 40);
+    same_outputs("autoaugment(svhn)", svhn, 40);
+    same_outputs("randaugment(2,9)", ra, 40);
+    same_outputs("randaugment", ra, 10);
+    same_outputs("trivialaugment", ta, 40);
+    same_outputs("autoaugment(imagenet)", recio_autoaugment_imagenet(), 10);
+    free(cifar), free(svhn), free(ra), free(ta);
+}
+
+/* What the policies do, from outside: over 300 seeds TrivialAugment leaves the image alone when it
+   draws Identity (1/14), bin 0 of a signed op (magnitude 0: 2 of its 62 choices, 9 ops), Posterize's
+   8 bits (8 - round(i/5) for bins 0..2: 3 of 31); Solarize(255) inverts the photo's 255s;
+   randaugment(0,M) is the identity. */
+static void test_policies_behave(void) {
+    recio_image in = retina(), out = {0};
+    int seed, same = 0;
+    for (seed = 0; seed < 300; seed++) {
+        CHECK(run("trivialaugment", &in, &out, (uint64_t)seed) == RECIO_OK);
+        same += out.data && memcmp(out.data, in.data, recio_image_bytes(&in)) == 0;
+        recio_image_free(&out);
+    }
+    /* expected share: (1 + 9 * 2/62 + 3/31) / 14 = 0.0991: 29.7 of 300, binomial sd 5.2 */
+    printf("trivialaugment left %d of 300 images unchanged (29.7 expected)\n", same);
+    CHECK(same > 30 - 5 * 5 && same < 30 + 5 * 5);
+    CHECK(run("randaugment(0,9)", &in, &out, 3) == RECIO_OK);
+    CHECK(out.data && memcmp(out.data, in.data, recio_image_bytes(&in)) == 0);
+    recio_image_free(&out);
+    recio_image_free(&in);
+}
+
+/* translate(DX,DY): out(x, y) = in(x - DX, y - DY), exactly, FILL outside (hand model); translate_rel
+   truncates FX * width: 0.26 of 10 is 2 pixels. */
+static void test_translate(void) {
+    unsigned char v[50];
+    recio_image in, a = {0}, b = {0};
+    int x, y, bad = 0;
+    for (x = 0; x < 50; x++) v[x] = (unsigned char)(x * 5);
+    in = gray_from(v, 10, 5);
+    CHECK(run("translate(3,-1,200)", &in, &a, 0) == RECIO_OK);
+    for (y = 0; y < 5 && a.data; y++)
+        for (x = 0; x < 10; x++) {
+            int sx = x - 3, sy = y + 1, want = sx >= 0 && sy < 5 ? v[sy * 10 + sx] : 200;
+            bad += px(&a, x, y, 0) != want;
+        }
+    CHECK(bad == 0);
+    CHECK(run("translate_rel(0.26,0)", &in, &b, 0) == RECIO_OK);
+    CHECK(px(&b, 2, 0, 0) == v[0] && px(&b, 1, 0, 0) == 0 && px(&b, 9, 4, 0) == v[47]);
+    recio_image_free(&a), recio_image_free(&b), recio_image_free(&in);
+}
+
 int main(void) {
     RUN(test_pad_sides);
     RUN(test_bgr);
@@ -476,5 +573,8 @@ int main(void) {
     RUN(test_filters_match_references);
     RUN(test_interp_op);
     RUN(test_filters_flat_and_nearest);
+    RUN(test_translate);
+    RUN(test_policies_match_torchvision);
+    RUN(test_policies_behave);
     return t_done("recipes");
 }

@@ -33,3 +33,68 @@ for w, h in ((61, 37), (23, 17), (144, 108)):
         save('pil-%s-%dx%d.rgb' % (name, w, h), np.asarray(pil.resize((w, h), m)))
     for name, m in (('linear', IM.BILINEAR), ('cubic', IM.BICUBIC)):
         save('tv-%s-%dx%d.rgb' % (name, w, h), F.resize(t, [h, w], interpolation=m, antialias=True).permute(1, 2, 0).numpy())
+
+# torchvision's policies written in recio's spec grammar, from torchvision's own tables: AutoAugment's
+# CIFAR-10 and SVHN policies (recio_autoaugment_cifar10/svhn must return these strings), RandAugment
+# (2, 9) and TrivialAugmentWide (recio_randaugment_spec / recio_trivialaugment_spec must write these).
+# Signed magnitudes pick either sign with equal chance; translations of AutoAugment and RandAugment
+# are fractions of the image size (translate_rel), TrivialAugmentWide's are pixels (translate).
+import torchvision.transforms as T
+
+def g(v):
+    return '%g' % float(np.float32(v))
+
+def op_text(name, m, rel):
+    if name == 'Identity': return 'identity'
+    if name in ('AutoContrast', 'Equalize', 'Invert'): return name.lower()
+    if name == 'ShearX': return 'shear_x(%s)' % g(m)
+    if name == 'ShearY': return 'shear_y(%s)' % g(m)
+    if name == 'TranslateX': return 'translate_rel(%s,0)' % g(m / rel) if rel else 'translate(%s,0)' % g(m)
+    if name == 'TranslateY': return 'translate_rel(0,%s)' % g(m / rel) if rel else 'translate(0,%s)' % g(m)
+    if name == 'Rotate': return 'rotate(%s)' % g(m)
+    if name == 'Brightness': return 'brightness(%s)' % g(1 + m)
+    if name == 'Color': return 'saturation(%s)' % g(1 + m)
+    if name == 'Contrast': return 'contrast(%s)' % g(1 + m)
+    if name == 'Sharpness': return 'sharpness(%s)' % g(1 + m)
+    if name == 'Posterize': return 'posterize(%d)' % int(m)
+    if name == 'Solarize': return 'solarize(%s)' % g(m)
+    raise ValueError(name)
+
+def signed(name, m, sign, rel):
+    if sign and m != 0:
+        return 'random_choice(%s, %s)' % (op_text(name, m, rel), op_text(name, -m, rel))
+    return op_text(name, m, rel)
+
+S = 331  # translations as fractions: magnitudes for a 331-pixel image, divided by 331
+for pol in ('cifar10', 'svhn'):
+    aa = T.AutoAugment(getattr(T.AutoAugmentPolicy, pol.upper()))
+    space = aa._augmentation_space(10, (S, S))
+    subs = []
+    for (n1, p1, m1), (n2, p2, m2) in aa.policies:
+        parts = []
+        for n, p, m in ((n1, p1, m1), (n2, p2, m2)):
+            mags, sgn = space[n]
+            mag = float(mags[m].item()) if mags.ndim > 0 else 0.0
+            parts.append('random_apply(%s, %s)' % (g(p), signed(n, mag, sgn, S)))
+        subs.append('(%s)' % ' '.join(parts))
+    open(os.path.join(here, 'autoaugment-%s.txt' % pol), 'w').write('random_subpolicy(' + ','.join(subs) + ')\n')
+
+def choice_over(space, bins, rel, fixed=None):
+    ops = []
+    for n, (mags, sgn) in space.items():
+        if mags.ndim == 0:
+            ops.append(op_text(n, 0.0, rel))
+            continue
+        idx = [fixed] if fixed is not None else range(bins)
+        alts = []
+        for i in idx:
+            m = float(mags[i].item())
+            alts += [op_text(n, m, rel), op_text(n, -m, rel)] if sgn else [op_text(n, m, rel)]
+        ops.append(alts[0] if len(alts) == 1 else 'random_choice(%s)' % ', '.join(alts))
+    return 'random_choice(%s)' % ', '.join(ops)
+
+ra = T.RandAugment(2, 9)
+one = choice_over(ra._augmentation_space(31, (S, S)), 31, S, fixed=9)
+open(os.path.join(here, 'randaugment-2-9.txt'), 'w').write(' '.join([one] * 2) + '\n')
+ta = T.TrivialAugmentWide()
+open(os.path.join(here, 'trivialaugment.txt'), 'w').write(choice_over(ta._augmentation_space(31), 31, None) + '\n')
