@@ -308,6 +308,12 @@ def test_mxnet_names_map():
         (dict(rand_mirror=True), "center_crop(224,224) random_flip(0.5) float chw"),
         (dict(mirror=True), "center_crop(224,224) flip float chw"),
         (dict(max_rotate_angle=10, fill_value=0), "random_rotate(10) " + base),
+        (dict(max_rotate_angle=10), "random_rotate(10,255) " + base),
+        (dict(rotate=30, fill_value=7), "rotate(30,7) " + base),
+        (dict(resize=256, inter_method=2), "interp(cubic) resize_short(256) " + base),
+        (dict(resize=256, inter_method=0), "interp(nearest) resize_short(256) " + base),
+        (dict(random_resized_crop=True, inter_method=4), "interp(lanczos) random_resized_crop(224,1,1,1,1) float chw"),
+        (dict(random_resized_crop=True, data_shape=(3, 8, 9)), "random_resized_crop(9,8,1,1,1,1) float chw"),
         (dict(rotate=90, fill_value=0), "rotate(90) " + base),
         (dict(pad=4), "pad(4,255) " + base),
         (dict(pad=4, fill_value=0), "pad(4,0) " + base),
@@ -350,13 +356,10 @@ def test_mxnet_rejections():
         v = "x.bin" if isinstance(d, str) else (0.5 if d in (0, 0.0, None) else d + 3 if d != -1 else 300)
         raises(ValueError, lambda: spec_of(**{name: v}), "ImageRecordIter: %s:" % name)
     bad = [
-        (dict(max_rotate_angle=10), "max_rotate_angle", "fill_value=0"),
-        (dict(rotate=10), "rotate", "fill_value=0"),
         (dict(fill_value=3), "fill_value", "pad"),
-        (dict(inter_method=2), "inter_method", ""),
+        (dict(inter_method=9), "inter_method", "not offered"),
         (dict(dtype="float64"), "dtype", ""),
         (dict(data_shape=(4, 8, 8)), "data_shape", ""),
-        (dict(random_resized_crop=True, data_shape=(3, 8, 9)), "random_resized_crop", "squares"),
         (dict(random_resized_crop=True, rand_crop=True), "rand_crop", ""),
         (dict(max_aspect_ratio=0.2), "max_aspect_ratio", "random_resized_crop"),
         (dict(min_random_area=0.3), "min_random_area", "random_resized_crop"),
