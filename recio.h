@@ -62,6 +62,10 @@
       per-image path allocation-free. recio_transform_apply_encoded decodes and applies in one
       call; with RECIO_TURBOJPEG it decodes only the part of a JPEG the chain's crops keep.
       recio_transform_apply_ex also moves detection boxes and a segmentation mask with the pixels.
+      Resizes are OpenCV's INTER_LINEAR unless `interp(...)` picks nearest, bicubic, Lanczos-4 or
+      area (OpenCV's) or PIL's antialiased filters; the training recipes are spec ops too:
+      randaugment, trivialaugment, autoaugment(imagenet|cifar10|svhn), random_erasing, cutout,
+      gaussian_blur, random ranges of posterize/solarize/sharpness/shear/rotate, pad per side, bgr.
 
    ERRORS
       Every fallible call returns recio_err: RECIO_OK (0), RECIO_END (1, no more records) or a
