@@ -4403,6 +4403,7 @@ typedef struct recio__axis {
     int16_t *coef; /* n*k */
     int lo, hi;    /* 2 taps: the outputs a kernel may load with 8 bytes from ofs*C (recio__axis_bounds) */
     int plain;     /* LINEAR or AREA: taps >= 0 summing to 2^11, so 2 of them may take the kernels' path */
+    int wide;      /* Lanczos: |taps| may add up past 1.41, so vertical sums may pass 2^31 (recio__vrowk64) */
 } recio__axis;
 
 /* ---- kernels: the resampler's and the iterator's hot loops, one column per instruction set ----
@@ -5748,6 +5749,7 @@ static void recio__axis_taps(recio__axis *ax, int sn, int dn, int o, int n, int 
     int i, k, K = ax->k;
     ax->n = n;
     ax->plain = f == RECIO_LINEAR || f == RECIO_AREA;
+    ax->wide = f == RECIO_LANCZOS || f == RECIO_LANCZOS_AA;
     for (i = 0; i < n; i++) {
         int d = o + (flip ? n - 1 - i : i), *ofs = &ax->ofs[i];
         int16_t *cf = &ax->coef[(size_t)i * (size_t)K];
@@ -5800,6 +5802,13 @@ static void recio__hrow(const unsigned char *s, int C, const recio__axis *ax, in
         kn->hrow2(s, C, ax, dst);
     } else if (K == 2 && C == 1) {
         for (i = 0; i < n; i++, cf += 2) dst[i] = s[ofs[i]] * cf[0] + s[ofs[i] + 1] * cf[1];
+    } else if (C == 3) { /* RGB, the common case of the many-tap filters: one pass over the taps */
+        for (i = 0; i < n; i++, dst += 3, cf += K) {
+            const unsigned char *p = s + ofs[i] * 3;
+            int32_t r = 0, g = 0, b = 0;
+            for (k = 0; k < K; k++, p += 3) r += p[0] * cf[k], g += p[1] * cf[k], b += p[2] * cf[k];
+            dst[0] = r, dst[1] = g, dst[2] = b;
+        }
     } else {
         for (i = 0; i < n; i++, dst += C, cf += K)
             for (c = 0; c < C; c++) {
@@ -5841,8 +5850,10 @@ static void recio__vrowk(const int32_t *const *rp, const int16_t *b, int K, int3
     }
 }
 
-/* The same for the filters with negative lobes (CUBIC, LANCZOS, the _AA ones), whose sums can pass
-   2^31 (Lanczos-4's |taps| add up to 1.71: 1.71^2 * 255 * 2^22 > 2^31): in 64 bits, pixel by pixel. */
+/* The same in 64 bits, pixel by pixel: for the Lanczos filters, whose sums can pass 2^31 (the |taps|
+   of Lanczos-4 add up to 1.71, of PIL's Lanczos-3 to 1.54: 1.54^2 * 255 * 2^22 > 2^31; CUBIC's to
+   1.375, CUBIC_AA's to 1.25, so recio__vrowk holds them), and for 1 or 2 taps of the new filters
+   (no acc row is carved for those). The same integers as recio__vrowk where that does not overflow. */
 static void recio__vrowk64(const int32_t *const *rp, const int16_t *b, int K, unsigned char *line, int n) {
     int r, x;
     for (x = 0; x < n; x++) {
@@ -6006,7 +6017,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
             }
             m.rp[r] = m.rows[slot];
         }
-        if (!vy.plain) {
+        if (vy.wide || (!vy.plain && K <= 2)) {
             recio__vrowk64(m.rp, b, K, m.line, (int)rl);
         } else if (K == 2) {
             kn->vrow2(m.rp[0], m.rp[1], b[0], b[1], m.line, (int)rl);
