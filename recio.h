@@ -7201,8 +7201,10 @@ static recio_err recio__x_area(recio__exec *x, const recio__node *n) {
 /* A word of an argument list: advances past it when it is `w`. */
 static int recio__word(recio__parser *ps, const char *w) {
     size_t n = strlen(w);
-    char c = ps->p[n];
-    if (strncmp(ps->p, w, n) != 0 || (c >= 'a' && c <= 'z') || c == '_') return 0;
+    char c;
+    if (strncmp(ps->p, w, n) != 0) return 0; /* first: the text may end before n bytes */
+    c = ps->p[n];
+    if ((c >= 'a' && c <= 'z') || c == '_') return 0;
     ps->p += n;
     recio__skip_ws(ps);
     return 1;
@@ -7332,13 +7334,16 @@ static int recio__geo_shift(recio__geo *g, int w, int h, int dx, int dy) {
     m[2] = (float)-dx, m[5] = (float)-dy;
     return recio__geo_warp(g, w, h, m);
 }
+/* Pixels of a shift, truncated; past the image it is all FILL, so it is clamped there (an int cast of
+   1e30 would be undefined). */
+static int recio__shift_px(double v, int side) { return v > side ? side : v < -side ? -side : (int)v; }
 static int recio__g_translate(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
     (void)x;
-    return recio__geo_shift(g, w, h, (int)n->arg[0], (int)n->arg[1]);
+    return recio__geo_shift(g, w, h, recio__shift_px(n->arg[0], w), recio__shift_px(n->arg[1], h));
 }
 static int recio__g_translate_rel(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
     (void)x;
-    return recio__geo_shift(g, w, h, (int)(n->arg[0] * (float)w), (int)(n->arg[1] * (float)h));
+    return recio__geo_shift(g, w, h, recio__shift_px(n->arg[0] * (float)w, w), recio__shift_px(n->arg[1] * (float)h, h));
 }
 static recio_err recio__p_translate(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
     float m[6];
@@ -7675,8 +7680,10 @@ static recio_err recio__p_erasing(recio__exec *x, const recio__node *n, const re
     for (i = 0; i < 10; i++) {
         double ea = area * (s0 + (s1 - s0) * recio_rng_uniform(&x->rng));
         double ar = exp(lr0 + (lr1 - lr0) * recio_rng_uniform(&x->rng));
-        int h = (int)floor(sqrt(ea * ar) + 0.5), w = (int)floor(sqrt(ea / ar) + 0.5), top, left;
-        if (!(h < in->height && w < in->width)) continue;
+        double hd = floor(sqrt(ea * ar) + 0.5), wd = floor(sqrt(ea / ar) + 0.5); /* compared before any int cast */
+        int h, w, top, left;
+        if (!(hd < in->height && wd < in->width)) continue;
+        h = (int)hd, w = (int)wd;
         top = (int)recio_rng_below(&x->rng, (uint64_t)(in->height - h) + 1);
         left = (int)recio_rng_below(&x->rng, (uint64_t)(in->width - w) + 1);
         return recio_image_erase(in, o, left, top, w, h, recio__argor(n, 5, 0));
@@ -7686,7 +7693,9 @@ static recio_err recio__p_erasing(recio__exec *x, const recio__node *n, const re
 /* cutout(SIZE[,VALUE]): DeVries & Taylor 2017: a SIZE x SIZE square of VALUE (default 0) centred on
    a uniform pixel (x, then y), clipped to the image: cells [c - SIZE/2, c - SIZE/2 + SIZE) */
 static recio_err recio__p_cutout(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
-    int L = (int)n->arg[0], cx = (int)recio_rng_below(&x->rng, (uint64_t)in->width), cy = (int)recio_rng_below(&x->rng, (uint64_t)in->height);
+    int L = (int)n->arg[0], cx, cy;
+    cx = (int)recio_rng_below(&x->rng, (uint64_t)in->width);
+    cy = (int)recio_rng_below(&x->rng, (uint64_t)in->height);
     return recio_image_erase(in, o, cx - L / 2, cy - L / 2, L, L, recio__argor(n, 1, 0));
 }
 /* gaussian_blur(K[,SMIN[,SMAX]]): torchvision's GaussianBlur(K, sigma): sigma uniform in [SMIN, SMAX]

@@ -224,6 +224,10 @@ static void test_random_erasing(void) {
         recio_image_free(&out);
     }
     CHECK(hits > 100 - 5 * 7 && hits < 100 + 5 * 7);
+    /* aspect ratios of 1e5 never fit in ten tries: unchanged (and no int overflow on the way) */
+    CHECK(run("random_erasing(1,0.1,0.3,100000,900000,7)", &in, &out, 3) == RECIO_OK);
+    CHECK(out.data && memcmp(out.data, v, sizeof v) == 0);
+    recio_image_free(&out);
     /* after normalize the value is in normalised units: 0 is the mean */
     CHECK(run("normalize(1,1,1,2,2,2) random_erasing(1,0.2,0.2,1,1,-3)", &in, &out, 1) == RECIO_OK);
     CHECK(out.dtype == RECIO_F32);
@@ -556,7 +560,12 @@ static void test_translate(void) {
     CHECK(bad == 0);
     CHECK(run("translate_rel(0.26,0)", &in, &b, 0) == RECIO_OK);
     CHECK(px(&b, 2, 0, 0) == v[0] && px(&b, 1, 0, 0) == 0 && px(&b, 9, 4, 0) == v[47]);
-    recio_image_free(&a), recio_image_free(&b), recio_image_free(&in);
+    recio_image_free(&a), recio_image_free(&b);
+    CHECK(run("translate(1e30,-1e30,9)", &in, &a, 0) == RECIO_OK); /* far away: all FILL */
+    for (y = 0, bad = 0; y < 5 && a.data; y++)
+        for (x = 0; x < 10; x++) bad += px(&a, x, y, 0) != 9;
+    CHECK(bad == 0);
+    recio_image_free(&a), recio_image_free(&in);
 }
 
 int main(void) {
