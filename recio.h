@@ -7690,13 +7690,14 @@ static recio_err recio__p_erasing(recio__exec *x, const recio__node *n, const re
     }
     return recio_image_copy(in, o);
 }
-/* cutout(SIZE[,VALUE]): DeVries & Taylor 2017: a SIZE x SIZE square of VALUE (default 0) centred on
-   a uniform pixel (x, then y), clipped to the image: cells [c - SIZE/2, c - SIZE/2 + SIZE) */
+/* cutout(SIZE[,VALUE]): DeVries & Taylor 2017, as their code: a centre pixel uniform (y drawn, then
+   x), VALUE (default 0) over cells [c - SIZE/2, c + SIZE/2) (integer halves: SIZE - 1 for an odd
+   SIZE), clipped to the image */
 static recio_err recio__p_cutout(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
-    int L = (int)n->arg[0], cx, cy;
-    cx = (int)recio_rng_below(&x->rng, (uint64_t)in->width);
+    int half = (int)n->arg[0] / 2, cx, cy;
     cy = (int)recio_rng_below(&x->rng, (uint64_t)in->height);
-    return recio_image_erase(in, o, cx - L / 2, cy - L / 2, L, L, recio__argor(n, 1, 0));
+    cx = (int)recio_rng_below(&x->rng, (uint64_t)in->width);
+    return recio_image_erase(in, o, cx - half, cy - half, 2 * half, 2 * half, recio__argor(n, 1, 0));
 }
 /* gaussian_blur(K[,SMIN[,SMAX]]): torchvision's GaussianBlur(K, sigma): sigma uniform in [SMIN, SMAX]
    (default 0.1, 2.0, torchvision's), or SMIN when only it is given; the row buffer from scratch */

@@ -195,7 +195,31 @@ static int find_rect(const recio_image *img, int v, int r[4]) {
     return n == r[2] * r[3] ? 1 : -1; /* -1: not one solid rectangle */
 }
 
-/* random_erasing: torchvision's RandomErasing rules, checked on what comes out: P = 0 never erases,
+/* An independent model of torchvision 0.14's RandomErasing.get_params (transcribed from its source),
+   driven by recio's public generator as the executor seeds it: torch.rand(1) < p; ten tries of
+   erase_area = area * U(scale), aspect = exp(U(log ratio)), h = int(round(sqrt(area * aspect))), w the
+   same with / aspect (Python's round: half to even), kept when h < H and w < W; then i =
+   randint(0, H - h + 1) (the top) and j = randint(0, W - w + 1). Returns 0 for "unchanged". */
+static int erasing_model(uint64_t seed, int W, int H, double p, double s0, double s1, double r0, double r1, int r[4]) {
+    recio_rng g;
+    double area = (double)W * H, l0 = log(r0), l1 = log(r1);
+    int k;
+    recio_rng_seed(&g, seed);
+    if (!(recio_rng_uniform(&g) < p)) return 0;
+    for (k = 0; k < 10; k++) {
+        double ea = area * (s0 + (s1 - s0) * recio_rng_uniform(&g)), ar = exp(l0 + (l1 - l0) * recio_rng_uniform(&g));
+        double h = rint(sqrt(ea * ar)), w = rint(sqrt(ea / ar));
+        if (!(h < H && w < W)) continue;
+        r[3] = (int)h, r[2] = (int)w;
+        r[1] = (int)recio_rng_below(&g, (uint64_t)(H - r[3]) + 1);
+        r[0] = (int)recio_rng_below(&g, (uint64_t)(W - r[2]) + 1);
+        return 1;
+    }
+    return 0;
+}
+
+/* random_erasing: the model's rectangle exactly, for 300 seeds and three settings (one where the
+   ten tries often fail); and torchvision's rules checked on what comes out: P = 0 never erases,
    P = 1 always erases (a 60x50 image always has a fit in ten tries of these ranges) one solid
    rectangle whose area is SMIN..SMAX of the image and aspect h/w RMIN..RMAX, within the rounding of
    h and w to whole pixels; P = 0.5 erases about half the time (binomial: 200 draws within 5 sigma). */
@@ -224,6 +248,29 @@ static void test_random_erasing(void) {
         recio_image_free(&out);
     }
     CHECK(hits > 100 - 5 * 7 && hits < 100 + 5 * 7);
+    {
+        static const double set[3][5] = {{0.5, 0.02, 0.33, 0.3, 3.3}, {1, 0.1, 0.3, 0.5, 2}, {0.9, 0.5, 0.9, 0.2, 5}};
+        int k, erased = 0, kept = 0;
+        for (k = 0; k < 3; k++)
+            for (seed = 0; seed < 300; seed++) {
+                char spec[120];
+                int m[4], got;
+                snprintf(spec, sizeof spec, "random_erasing(%g,%g,%g,%g,%g,7)", set[k][0], set[k][1], set[k][2], set[k][3], set[k][4]);
+                CHECK(run(spec, &in, &out, (uint64_t)seed) == RECIO_OK);
+                got = find_rect(&out, 7, r);
+                if (erasing_model((uint64_t)seed, 60, 50, set[k][0], set[k][1], set[k][2], set[k][3], set[k][4], m)) {
+                    erased++;
+                    if (got != 1 || memcmp(r, m, sizeof m) != 0)
+                        fprintf(stderr, "  %s seed %d: %d,%d %dx%d, model %d,%d %dx%d\n", spec, seed, r[0], r[1], r[2], r[3], m[0], m[1], m[2], m[3]), CHECK(0);
+                } else {
+                    kept++;
+                    CHECK(got == 0);
+                }
+                recio_image_free(&out);
+            }
+        printf("random_erasing: %d erased, %d left alone, every rectangle the model's\n", erased, kept);
+        CHECK(erased > 300 && kept > 150);
+    }
     /* aspect ratios of 1e5 never fit in ten tries: unchanged (and no int overflow on the way) */
     CHECK(run("random_erasing(1,0.1,0.3,100000,900000,7)", &in, &out, 3) == RECIO_OK);
     CHECK(out.data && memcmp(out.data, v, sizeof v) == 0);
@@ -241,8 +288,9 @@ static void test_random_erasing(void) {
     recio_image_free(&in);
 }
 
-/* cutout(SIZE): a SIZE x SIZE square (clipped at the border) of VALUE; with SIZE 10 on 40x30 its
-   centre x0 + 5, y0 + 5 (or the clipped equivalent) covers the image over many seeds. */
+/* cutout(SIZE): DeVries' code as the model (y = randint(h), x = randint(w) from the public generator,
+   rows clip(y - SIZE//2, 0, h) .. clip(y + SIZE//2, 0, h), columns the same): exactly its square, whole
+   and clipped ones among 100 seeds; an odd SIZE erases SIZE - 1 (their integer halves). */
 static void test_cutout(void) {
     unsigned char v[40 * 30];
     recio_image in, out = {0};
@@ -250,14 +298,24 @@ static void test_cutout(void) {
     memset(v, 1, sizeof v);
     in = gray_from(v, 40, 30);
     for (seed = 0; seed < 100; seed++) {
+        recio_rng g;
+        int y, x, m[4];
+        recio_rng_seed(&g, (uint64_t)seed);
+        y = (int)recio_rng_below(&g, 30), x = (int)recio_rng_below(&g, 40);
+        m[0] = x - 5 < 0 ? 0 : x - 5, m[1] = y - 5 < 0 ? 0 : y - 5;
+        m[2] = (x + 5 > 40 ? 40 : x + 5) - m[0], m[3] = (y + 5 > 30 ? 30 : y + 5) - m[1];
         CHECK(run("cutout(10,9)", &in, &out, (uint64_t)seed) == RECIO_OK);
         CHECK(find_rect(&out, 9, r) == 1);
+        CHECK(memcmp(r, m, sizeof m) == 0);
         CHECK(r[2] >= 5 && r[2] <= 10 && r[3] >= 5 && r[3] <= 10);
         whole += r[2] == 10 && r[3] == 10;
         clipped += r[2] < 10 || r[3] < 10;
         recio_image_free(&out);
     }
     CHECK(whole > 20 && clipped > 20);
+    CHECK(run("cutout(7)", &in, &out, 1) == RECIO_OK);
+    CHECK(find_rect(&out, 0, r) == 1 && r[2] <= 6 && r[3] <= 6);
+    recio_image_free(&out);
     recio_image_free(&in);
 }
 
