@@ -7320,11 +7320,21 @@ static int recio__g_shear_y(recio__exec *x, const recio__node *n, int w, int h, 
     (void)x;
     return recio__geo_shear(g, w, h, 3, n->arg[0]); /* y reads y + F*x */
 }
+/* MXNet's random shear (image_aug_default's warp with no rotation or scaling): s uniform in [-MAX,
+   MAX], the forward map x' = x + s (y - H/2) (OpenCV's warpAffine, pixel centres at integers), so the
+   row at H/2 stays put and the image stays centred; x reads x - s (y - H/2). random_shear_y is the
+   same along y. (shear_x, AutoAugment's, shears about the top-left corner as PIL does.) */
+static int recio__geo_shear_c(recio__geo *g, int w, int h, int along_x, float s) {
+    float m[6] = {1, 0, 0, 0, 1, 0};
+    if (along_x) m[1] = -s, m[2] = s * (float)h * 0.5f;
+    else m[3] = -s, m[5] = s * (float)w * 0.5f;
+    return recio__geo_warp(g, w, h, m);
+}
 static int recio__g_random_shear_x(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
-    return recio__geo_shear(g, w, h, 1, recio__draw_sym(x, n->arg[0]));
+    return recio__geo_shear_c(g, w, h, 1, recio__draw_sym(x, n->arg[0]));
 }
 static int recio__g_random_shear_y(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
-    return recio__geo_shear(g, w, h, 3, recio__draw_sym(x, n->arg[0]));
+    return recio__geo_shear_c(g, w, h, 0, recio__draw_sym(x, n->arg[0]));
 }
 /* translate(DX,DY[,FILL]): the content moves DX pixels right and DY down (torchvision's F.affine
    translate, whole pixels: truncated as its AutoAugment does); translate_rel(FX,FY[,FILL]): by

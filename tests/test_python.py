@@ -310,6 +310,8 @@ def test_mxnet_names_map():
         (dict(max_rotate_angle=10, fill_value=0), "random_rotate(10) " + base),
         (dict(max_rotate_angle=10), "random_rotate(10,255) " + base),
         (dict(rotate=30, fill_value=7), "rotate(30,7) " + base),
+        (dict(max_shear_ratio=0.2), "random_shear_x(0.2,255) " + base),
+        (dict(max_rotate_angle=5, max_shear_ratio=0.1, fill_value=0), "random_rotate(5) random_shear_x(0.1) " + base),
         (dict(resize=256, inter_method=2), "interp(cubic) resize_short(256) " + base),
         (dict(resize=256, inter_method=0), "interp(nearest) resize_short(256) " + base),
         (dict(random_resized_crop=True, inter_method=4), "interp(lanczos) random_resized_crop(224,1,1,1,1) float chw"),

@@ -93,9 +93,10 @@ static void test_rotate_fill(void) {
     recio_image_free(&in);
 }
 
-/* random_shear_x(MAX): a vertical line x = 20 of a 41x41 image moves, in row y, to 20 - F*(y) (shear_x
-   reads x + F*y); the factor read back from the top and bottom rows stays in [-MAX, MAX] and takes
-   both signs and most of the range over 60 seeds. */
+/* random_shear_x(MAX), MXNet's shear: a vertical line x = 20 of a 41x41 image moves, in row y, to
+   20 + s (y - 20.5) (forward map x' = x + s (y - H/2)); the factor read back from rows 5 and 35 stays
+   in [-MAX, MAX] and takes both signs and most of the range over 60 seeds, and rows 20 and 21 stay
+   around x = 20 (the shear is about the middle row, H/2 = 20.5). random_shear_y the same, turned. */
 static double line_x(const recio_image *img, int y) {
     double s = 0, sw = 0;
     int x;
@@ -113,14 +114,32 @@ static void test_random_shear(void) {
     for (seed = 0; seed < 60; seed++) {
         double f;
         CHECK(run("random_shear_x(0.3)", &in, &out, (uint64_t)seed) == RECIO_OK);
-        f = (line_x(&out, 5) - line_x(&out, 35)) / 30.0;
+        f = (line_x(&out, 35) - line_x(&out, 5)) / 30.0;
         CHECK(f >= -0.3 - 0.01 && f <= 0.3 + 0.01);
+        CHECK(fabs((line_x(&out, 20) + line_x(&out, 21)) / 2 - 20) < 0.05);
+        CHECK(fabs(line_x(&out, 5) - (20 + f * (5 - 20.5))) < 0.05);
         if (f < lo) lo = f;
         if (f > hi) hi = f;
         recio_image_free(&out);
     }
     CHECK(lo < -0.2 && hi > 0.2);
     recio_image_free(&in);
+    { /* y: a horizontal line y = 20 turned the same way; column 20/21 in the middle stays at y = 20 */
+        int x, yy, moved = 0;
+        memset(v, 0, sizeof v);
+        for (x = 0; x < 41; x++) v[20 * 41 + x] = 255;
+        in = gray_from(v, 41, 41);
+        for (seed = 0; seed < 20; seed++) {
+            double s0 = 0, w0 = 0, s1 = 0, w1 = 0;
+            CHECK(run("random_shear_y(0.3)", &in, &out, (uint64_t)seed) == RECIO_OK);
+            for (yy = 0; yy < 41; yy++) s0 += yy * (double)px(&out, 20, yy, 0), w0 += px(&out, 20, yy, 0), s1 += yy * (double)px(&out, 5, yy, 0), w1 += px(&out, 5, yy, 0);
+            CHECK(w0 > 0 && fabs(s0 / w0 - 20) < 0.6); /* column 20 is half a pixel from the middle, 20.5 */
+            moved += w1 > 0 && fabs(s1 / w1 - 20) > 1;
+            recio_image_free(&out);
+        }
+        CHECK(moved > 10);
+        recio_image_free(&in);
+    }
 }
 
 /* random_posterize(MIN,MAX) on a ramp 0..255: b bits leave exactly 2^b distinct values; every b of

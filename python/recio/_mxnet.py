@@ -32,8 +32,6 @@ UNSUPPORTED = {
     "mean_img": "a mean image file (MXNet's NDArray format) is not read; give mean_r/mean_g/mean_b",
     "max_random_scale": "random affine scaling is not a recio op; use random_resized_crop=True or spec=",
     "min_random_scale": "random affine scaling is not a recio op; use random_resized_crop=True or spec=",
-    "max_shear_ratio": "MXNet shears about the image centre, together with its rotation; recio's random_shear_x(MAX) "
-                       "shears about the top-left corner (PIL's): use spec=",
     "max_crop_size": "random-size square crops are not a recio op; use random_resized_crop=True",
     "min_crop_size": "random-size square crops are not a recio op; use random_resized_crop=True",
     "max_img_size": "the affine size clamp is not a recio op",
@@ -151,7 +149,8 @@ def translate(**kw):
     if o["layout"] not in ("NCHW", "NHWC"):
         raise _bad("layout", "NCHW or NHWC, not %r" % (o["layout"],))
     aug_names = ["resize", "rand_crop", "random_resized_crop", "max_random_area", "min_random_area",
-                 "max_aspect_ratio", "min_aspect_ratio", "max_rotate_angle", "rotate", "fill_value", "inter_method",
+                 "max_aspect_ratio", "min_aspect_ratio", "max_rotate_angle", "rotate", "max_shear_ratio", "fill_value",
+                 "inter_method",
                  "pad", "brightness", "contrast", "saturation", "pca_noise", "mirror", "rand_mirror", "mean_r",
                  "mean_g", "mean_b", "std_r", "std_g", "std_b", "scale", "dtype"]
     if o["spec"] is not None:
@@ -209,9 +208,14 @@ def _chain(o, given, changed, shape, dtype):
     if rot > 0 or float(o["max_rotate_angle"]) > 0:
         f = "," + _num(fill) if fill != 0 else ""  # the corners a rotation uncovers (MXNet's default 255)
         ops.append("rotate(%s%s)" % (_num(rot), f) if rot > 0 else "random_rotate(%s%s)" % (_num(o["max_rotate_angle"]), f))
+    shear = float(o["max_shear_ratio"])
+    if shear > 0:  # MXNet's one warp (rotation, then shear about the centre) as two
+        ops.append("random_shear_x(%s%s)" % (_num(shear), "," + _num(fill) if fill != 0 else ""))
+    elif shear < 0:
+        raise _bad("max_shear_ratio", "must not be negative")
     pad = int(o["pad"])
-    if changed("fill_value") and pad <= 0 and rot <= 0 and float(o["max_rotate_angle"]) <= 0:
-        raise _bad("fill_value", "acts only with pad, rotate or max_rotate_angle")
+    if changed("fill_value") and pad <= 0 and rot <= 0 and float(o["max_rotate_angle"]) <= 0 and shear <= 0:
+        raise _bad("fill_value", "acts only with pad, rotate, max_rotate_angle or max_shear_ratio")
     if pad > 0:
         ops.append("pad(%d,%s)" % (pad, _num(fill)))
     elif pad < 0:
