@@ -576,7 +576,8 @@ typedef enum recio_filter {
     RECIO_LANCZOS = 4,
     RECIO_LINEAR_AA = 5,
     RECIO_CUBIC_AA = 6,
-    RECIO_LANCZOS_AA = 7
+    RECIO_LANCZOS_AA = 7,
+    RECIO_AUTO = 8 /* MXNet's inter_method 9: CUBIC when both sides grow, AREA when both shrink, else LINEAR */
 } recio_filter;
 
 /* Border of affine ops: a constant value, the nearest edge pixel, or a mirror (dcb|abcd|cba). */
@@ -716,8 +717,8 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
       randaugment(N[,M])   (torchvision's RandAugment; `randaugment` alone: 2, 9; recio_randaugment_spec)
       trivialaugment         (torchvision's TrivialAugmentWide: recio_trivialaugment_spec)   identity
       area   (the next resize, resize_short or random_resized_crop uses the antialiased AREA filter)
-      interp(nearest|linear|cubic|lanczos|area[,antialias])   (the filter of the next resize: OpenCV's
-             INTER_NEAREST/LINEAR/CUBIC/LANCZOS4/AREA; with antialias PIL's, as torchvision antialias=True)
+      interp(nearest|linear|cubic|lanczos|area|auto[,antialias])   (the filter of the next resize: OpenCV's
+             INTER_NEAREST/LINEAR/CUBIC/LANCZOS4/AREA, MXNet's auto; with antialias PIL's, as torchvision)
    Resizes use RECIO_LINEAR unless preceded by `area` or `interp`. Boxes and masks (recio_transform_apply_ex)
    move with the ops of the first seven lines and with shear_x/shear_y; the others leave them alone.
    FUSION: runs of crop / resize / flip / float / normalize / chw are computed in one pass (only the
@@ -5961,8 +5962,18 @@ static size_t recio__rs_carve(unsigned char *base, int kx, int ky, int ow, int o
 
 /* Bytes recio__resample takes from the arena for that pass: an upper bound when sw x sh is the
    largest source the pass may read (taps only grow with the source). */
+/* The filter a pass of sw x sh to dw x dh uses: RECIO_AUTO resolved by MXNet's rule (GetInterMethod). */
+static recio_filter recio__filter_for(recio_filter f, int sw, int sh, int dw, int dh) {
+    if (f != RECIO_AUTO) return f;
+    return dw > sw && dh > sh ? RECIO_CUBIC : dw < sw && dh < sh ? RECIO_AREA : RECIO_LINEAR;
+}
+
 static size_t recio__rs_need(int sw, int sh, int dw, int dh, int ow, int oh, int C, recio_filter f) {
     size_t rl = (size_t)ow * (size_t)C;
+    if (f == RECIO_AUTO) { /* sw x sh may be a bound, and AUTO's choice is not monotonic in it: the most of the three */
+        size_t a = recio__rs_need(sw, sh, dw, dh, ow, oh, C, RECIO_CUBIC), b = recio__rs_need(sw, sh, dw, dh, ow, oh, C, RECIO_AREA);
+        return a > b ? a : b; /* LINEAR's 2 taps are fewer than either's */
+    }
     if (dw == sw && dh == sh) return recio__rs_carve(NULL, 0, 0, ow, oh, rl, NULL) + RECIO__ALIGN;
     return recio__rs_carve(NULL, recio__axis_k(sw, dw, f, 0), recio__axis_k(sh, dh, f, 1), ow, oh, rl, NULL) + RECIO__ALIGN;
 }
@@ -5982,6 +5993,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
         sw = &whole;
     }
     copy = dw == sw->sw && dh == sw->sh;
+    f = recio__filter_for(f, sw->sw, sw->sh, dw, dh);
     hx.k = copy ? 0 : recio__axis_k(sw->sw, dw, f, 0);
     vy.k = copy ? 0 : recio__axis_k(sw->sh, dh, f, 1);
     if (!(block = (unsigned char *)recio__arena_get(a, recio__rs_carve(NULL, hx.k, vy.k, ow, oh, rl, NULL)))) return RECIO_ERR_NOMEM;
@@ -6035,7 +6047,7 @@ static recio_err recio__resample_op(const recio_image *in, recio_image *out, int
     recio__sink k;
     recio_err e;
     if (!recio__is_u8hwc(in)) return recio__valid(in) ? RECIO_ERR_UNSUPPORTED : RECIO_ERR_ARG;
-    if (dw <= 0 || dh <= 0 || (int)f < 0 || (int)f > (int)RECIO_LANCZOS_AA) return RECIO_ERR_ARG;
+    if (dw <= 0 || dh <= 0 || (int)f < 0 || (int)f > (int)RECIO_AUTO) return RECIO_ERR_ARG;
     if ((e = recio__out(out, dw, dh, in->channels, RECIO_U8, RECIO_HWC)) != RECIO_OK) return e;
     memset(&a, 0, sizeof a);
     a.growable = 1;
@@ -7209,19 +7221,19 @@ static int recio__word(recio__parser *ps, const char *w) {
     recio__skip_ws(ps);
     return 1;
 }
-/* interp(nearest | linear | cubic | lanczos | area [, antialias]) */
+/* interp(nearest | linear | cubic | lanczos | area | auto [, antialias]) */
 static recio_err recio__parse_interp(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
-    static const char *const names[5] = {"nearest", "linear", "cubic", "lanczos", "area"};
-    static const recio_filter plain[5] = {RECIO_NEAREST, RECIO_LINEAR, RECIO_CUBIC, RECIO_LANCZOS, RECIO_AREA};
-    static const recio_filter aa[5] = {RECIO_NEAREST, RECIO_LINEAR_AA, RECIO_CUBIC_AA, RECIO_LANCZOS_AA, RECIO_AREA};
+    static const char *const names[6] = {"nearest", "linear", "cubic", "lanczos", "area", "auto"};
+    static const recio_filter plain[6] = {RECIO_NEAREST, RECIO_LINEAR, RECIO_CUBIC, RECIO_LANCZOS, RECIO_AREA, RECIO_AUTO};
+    static const recio_filter aa[6] = {RECIO_NEAREST, RECIO_LINEAR_AA, RECIO_CUBIC_AA, RECIO_LANCZOS_AA, RECIO_AREA, RECIO_AUTO};
     recio__node *n = &ps->t->nodes[self];
     int i, anti = 0;
     (void)at;
     if (*ps->p != '(') return recio__perr(ps, ps->p, "%s: expected '(' and a filter", d->name);
     ps->p++;
     recio__skip_ws(ps);
-    for (i = 0; i < 5 && !recio__word(ps, names[i]); i++) {}
-    if (i == 5) return recio__perr(ps, ps->p, "%s: expected nearest, linear, cubic, lanczos or area", d->name);
+    for (i = 0; i < 6 && !recio__word(ps, names[i]); i++) {}
+    if (i == 6) return recio__perr(ps, ps->p, "%s: expected nearest, linear, cubic, lanczos, area or auto", d->name);
     if (*ps->p == ',') {
         ps->p++;
         recio__skip_ws(ps);
@@ -8663,6 +8675,7 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
     recio_rng g;
     recio_image view;
     int den = 1, W, H, SW, SH, r[4], k, lo[2], hi[2], cx, cy;
+    recio_filter pf;
     recio_err e;
     if ((e = recio__jdec_open(&j, b, n, d->channels, errmsg, cap)) != RECIO_OK) return e;
     W = (int)j.d.image_width, H = (int)j.d.image_height;
@@ -8679,8 +8692,9 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
         if (a > z - 1) a = z - 1;
         r[k] = a, r[k + 2] = z - a;
     }
-    recio__plan_need(r[2], p.dw, p.o[0], p.o[2], p.filt, &lo[0], &hi[0]);
-    recio__plan_need(r[3], p.dh, p.o[1], p.o[3], p.filt, &lo[1], &hi[1]);
+    pf = recio__filter_for(p.filt, r[2], r[3], p.dw, p.dh); /* AUTO: as the pass will resolve it */
+    recio__plan_need(r[2], p.dw, p.o[0], p.o[2], pf, &lo[0], &hi[0]);
+    recio__plan_need(r[3], p.dh, p.o[1], p.o[3], pf, &lo[1], &hi[1]);
     cx = r[0] + lo[0] - 1, cy = r[1] + lo[1] - 1;
     if (cx < 0) cx = 0;
     if (cy < 0) cy = 0;

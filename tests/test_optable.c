@@ -88,8 +88,8 @@ static void op_text(const recio__opdef *d, char *s, size_t cap, int depth) {
         return;
     }
     if (strcmp(d->name, "interp") == 0) { /* words, not numbers */
-        static const char *f[5] = {"nearest", "linear", "cubic", "lanczos", "area"};
-        snprintf(s, cap, "interp(%s%s)", f[t_between(0, 4)], t_between(0, 1) ? ",antialias" : "");
+        static const char *f[6] = {"nearest", "linear", "cubic", "lanczos", "area", "auto"};
+        snprintf(s, cap, "interp(%s%s)", f[t_between(0, 5)], t_between(0, 1) ? ",antialias" : "");
         return;
     }
     n = t_between(d->min, d->max);
@@ -207,11 +207,11 @@ static void test_random_chains(void) {
    scratch bound and caller scratch gives the same bytes. */
 static void test_filters_scratch(void) {
     static const char *filt[] = {"interp(nearest)", "interp(cubic)", "interp(lanczos)", "interp(linear,antialias)",
-                                 "interp(cubic,antialias)", "interp(lanczos,antialias)", "interp(area)", "area"};
+                                 "interp(cubic,antialias)", "interp(lanczos,antialias)", "interp(area)", "area", "interp(auto)"};
     static const char *ops[] = {"resize(%d,%d)", "resize_short(%d)", "random_resized_crop(%d,%d)", "resize_long(%d)",
                                 "letterbox(%d,%d)", "center_crop(%d) resize(%d,9) flip"};
     int f, o, k;
-    for (f = 0; f < 8; f++)
+    for (f = 0; f < 9; f++)
         for (o = 0; o < 6; o++)
             for (k = 0; k < 6; k++) {
                 char op[80], spec[200];
@@ -234,7 +234,8 @@ static void test_planner_matches_plain_chain(void) {
                                   "crop(3,5,80,60) random_resized_crop(33,0.2,0.9) crop(1,2,20,20) resize(17,9)",
                                   "random_crop(70,50) area random_resized_crop(24) random_flip(0.5) normalize(imagenet) chw",
                                   "interp(lanczos) resize_short(60) center_crop(50)", "interp(cubic,antialias) random_resized_crop(40,30)",
-                                  "crop(100,30,300,300) interp(lanczos,antialias) resize(33,21) random_crop(20)", NULL};
+                                  "crop(100,30,300,300) interp(lanczos,antialias) resize(33,21) random_crop(20)",
+                                  "interp(auto) random_resized_crop(300,200)", "interp(auto) resize(90,40)", NULL};
     long n = 0;
     char *jpg = read_file("tests/data/photos/chelsea-500x375.jpg", &n);
     int i;

@@ -314,6 +314,7 @@ def test_mxnet_names_map():
         (dict(max_rotate_angle=5, max_shear_ratio=0.1, fill_value=0), "random_rotate(5) random_shear_x(0.1) " + base),
         (dict(resize=256, inter_method=2), "interp(cubic) resize_short(256) " + base),
         (dict(resize=256, inter_method=0), "interp(nearest) resize_short(256) " + base),
+        (dict(resize=256, inter_method=9), "interp(auto) resize_short(256) " + base),
         (dict(random_resized_crop=True, inter_method=4), "interp(lanczos) random_resized_crop(224,1,1,1,1) float chw"),
         (dict(random_resized_crop=True, data_shape=(3, 8, 9)), "random_resized_crop(9,8,1,1,1,1) float chw"),
         (dict(rotate=90, fill_value=0), "rotate(90) " + base),
@@ -359,7 +360,7 @@ def test_mxnet_rejections():
         raises(ValueError, lambda: spec_of(**{name: v}), "ImageRecordIter: %s:" % name)
     bad = [
         (dict(fill_value=3), "fill_value", "pad"),
-        (dict(inter_method=9), "inter_method", "not offered"),
+        (dict(inter_method=10), "inter_method", "not offered"),
         (dict(dtype="float64"), "dtype", ""),
         (dict(data_shape=(4, 8, 8)), "data_shape", ""),
         (dict(random_resized_crop=True, rand_crop=True), "rand_crop", ""),

@@ -510,9 +510,27 @@ static void test_interp_op(void) {
     CHECK(a.data && c2.data && memcmp(a.data, c2.data, recio_image_bytes(&c2)) == 0);
     recio_image_free(&a), recio_image_free(&b), recio_image_free(&c2);
     CHECK(recio_transform_parse_ex(&t, "interp(bicubic) resize(4,4)", NULL, msg, sizeof msg) == RECIO_ERR_SPEC);
-    CHECK(strstr(msg, "expected nearest, linear, cubic, lanczos or area") != NULL);
+    CHECK(strstr(msg, "expected nearest, linear, cubic, lanczos, area or auto") != NULL);
     CHECK(recio_transform_parse_ex(&t, "interp(cubic, fast)", NULL, msg, sizeof msg) == RECIO_ERR_SPEC);
-    CHECK(recio_image_resize(&in, &a, 5, 5, (recio_filter)8) == RECIO_ERR_ARG);
+    CHECK(recio_image_resize(&in, &a, 5, 5, (recio_filter)9) == RECIO_ERR_ARG);
+    /* interp(auto), MXNet's inter_method 9 (GetInterMethod): both sides larger -> CUBIC, both smaller
+       -> AREA, anything else -> LINEAR; the retina photo is 120x90 */
+    {
+        static const struct { int w, h; recio_filter f; } au[] = {{150, 100, RECIO_CUBIC}, {60, 40, RECIO_AREA},
+                                                                 {150, 60, RECIO_LINEAR}, {120, 45, RECIO_LINEAR}};
+        size_t k;
+        for (k = 0; k < sizeof au / sizeof au[0]; k++) {
+            char spec[60];
+            snprintf(spec, sizeof spec, "interp(auto) resize(%d,%d)", au[k].w, au[k].h);
+            CHECK(run(spec, &in, &a, 0) == RECIO_OK);
+            CHECK(recio_image_resize(&in, &b, au[k].w, au[k].h, au[k].f) == RECIO_OK);
+            CHECK(a.data && b.data && memcmp(a.data, b.data, recio_image_bytes(&b)) == 0);
+            recio_image_free(&b);
+            CHECK(recio_image_resize(&in, &b, au[k].w, au[k].h, RECIO_AUTO) == RECIO_OK);
+            CHECK(a.data && b.data && memcmp(a.data, b.data, recio_image_bytes(&b)) == 0);
+            recio_image_free(&a), recio_image_free(&b);
+        }
+    }
     recio_image_free(&in);
 }
 
@@ -522,7 +540,7 @@ static void test_interp_op(void) {
    floor(x * src / dst). */
 static void test_filters_flat_and_nearest(void) {
     int f, k;
-    for (f = 0; f <= (int)RECIO_LANCZOS_AA; f++)
+    for (f = 0; f <= (int)RECIO_AUTO; f++)
         for (k = 0; k < 40; k++) {
             int sw = t_between(1, 40), sh = t_between(1, 40), dw = t_between(1, 90), dh = t_between(1, 90), i, bad = 0;
             recio_image in = {0}, out = {0};

@@ -20,7 +20,7 @@ static const char apply_help[] =
     "  random_subpolicy((rotate(10) gray),(hue(0.1))) autoaugment\n"
     "  random_resized_crop(224) random_flip(0.5) trivialaugment normalize(imagenet) random_erasing(0.25) chw\n"
     "  interp(cubic,antialias) resize_short(256) center_crop(224) normalize(imagenet) bgr chw\n"
-    "Resizes are bilinear (OpenCV INTER_LINEAR) unless interp(nearest|cubic|lanczos|area[,antialias])\n"
+    "Resizes are bilinear (OpenCV INTER_LINEAR) unless interp(nearest|cubic|lanczos|area|auto[,antialias])\n"
     "precedes one. Recipes: randaugment(N,M), autoaugment(imagenet|cifar10|svhn), gaussian_blur(K),\n"
     "cutout(S), pad(L,T,R,B), translate(DX,DY), random_rotate(DEG,FILL), random_shear_x(MAX)...\n"
     "(see docs/image.md for every op and the library each follows).\n\n"

@@ -193,10 +193,10 @@ def _chain(o, given, changed, shape, dtype):
     c, h, w = shape
     ops = []
     inter = int(o["inter_method"])
-    filters = {0: ["interp(nearest)"], 1: [], 2: ["interp(cubic)"], 3: ["area"], 4: ["interp(lanczos)"]}
+    filters = {0: ["interp(nearest)"], 1: [], 2: ["interp(cubic)"], 3: ["area"], 4: ["interp(lanczos)"], 9: ["interp(auto)"]}
     if inter not in filters:
-        raise _bad("inter_method", "recio resizes with OpenCV's nearest (0), bilinear (1), bicubic (2), area (3) or "
-                   "Lanczos-4 (4), not %d (9, auto, and 10, random, are not offered)" % inter)
+        raise _bad("inter_method", "recio resizes with OpenCV's nearest (0), bilinear (1), bicubic (2), area (3), "
+                   "Lanczos-4 (4) or MXNet's auto (9), not %d (10, a random one per image, is not offered)" % inter)
     area = filters[inter]
     resize = int(o["resize"])
     if resize > 0:
