@@ -223,6 +223,13 @@ static void test_filters_scratch(void) {
                 if (e != RECIO_OK && e != RECIO_ERR_ARG) fprintf(stderr, "  %s: %s\n", spec, recio_strerror(e)), CHECK(0);
                 recio_image_free(&in);
             }
+    { /* auto's choice is not monotonic in the size: after branches, the bound's size (1000: shrink, AREA's 3
+         taps) is not the branch that enlarges 20 pixels (CUBIC's 4): the bound must hold for both */
+        recio_image in = random_u8(50, 50, 3);
+        for (k = 0; k < 8; k++)
+            CHECK(check_chain("random_choice(resize(20,20), resize(1000,1000)) interp(auto) resize(600,600)", &in, (uint64_t)k) == RECIO_OK);
+        recio_image_free(&in);
+    }
 }
 
 /* The planner's roles: on a JPEG, decoding only the planned window at full scale gives exactly
