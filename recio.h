@@ -63,6 +63,10 @@
       per-image path allocation-free. recio_transform_apply_encoded decodes and applies in one
       call; with RECIO_TURBOJPEG it decodes only the part of a JPEG the chain's crops keep.
       recio_transform_apply_ex also moves detection boxes and a segmentation mask with the pixels.
+      Resizes are OpenCV's INTER_LINEAR unless `interp(...)` picks nearest, bicubic, Lanczos-4 or
+      area (OpenCV's) or PIL's antialiased filters; the training recipes are spec ops too:
+      randaugment, trivialaugment, autoaugment(imagenet|cifar10|svhn), random_erasing, cutout,
+      gaussian_blur, random ranges of posterize/solarize/sharpness/shear/rotate, pad per side, bgr.
 
    ERRORS
       Every fallible call returns recio_err: RECIO_OK (0), RECIO_END (1, no more records) or a
@@ -581,8 +585,23 @@ typedef struct recio_image {
 
 /* Resampling filters. LINEAR is OpenCV INTER_LINEAR (half-pixel centres, 2x2 taps, no antialiasing
    when shrinking: fast, what most pipelines use). AREA averages every covered source pixel with
-   fractional coverage (OpenCV INTER_AREA when shrinking; antialiased), and is LINEAR when enlarging. */
-typedef enum recio_filter { RECIO_LINEAR = 0, RECIO_AREA = 1 } recio_filter;
+   fractional coverage (OpenCV INTER_AREA when shrinking; antialiased), and is LINEAR when enlarging.
+   NEAREST, CUBIC, LANCZOS are OpenCV's INTER_NEAREST (source floor(x * src / dst)), INTER_CUBIC
+   (Keys a = -0.75, 4x4 taps) and INTER_LANCZOS4 (8x8 taps), MXNet's inter_method 0, 2 and 4, with
+   no antialiasing. The _AA filters are PIL's BILINEAR, BICUBIC (a = -0.5) and LANCZOS (a = 3),
+   which torchvision's antialias=True and DALI's antialias follow: when shrinking by s the filter
+   is widened s times, so every source pixel counts (docs/image.md has the maths). */
+typedef enum recio_filter {
+    RECIO_LINEAR = 0,
+    RECIO_AREA = 1,
+    RECIO_NEAREST = 2,
+    RECIO_CUBIC = 3,
+    RECIO_LANCZOS = 4,
+    RECIO_LINEAR_AA = 5,
+    RECIO_CUBIC_AA = 6,
+    RECIO_LANCZOS_AA = 7,
+    RECIO_AUTO = 8 /* MXNet's inter_method 9: CUBIC when both sides grow, AREA when both shrink, else LINEAR */
+} recio_filter;
 
 /* Border of affine ops: a constant value, the nearest edge pixel, or a mirror (dcb|abcd|cba). */
 typedef enum recio_border { RECIO_BORDER_CONSTANT = 0, RECIO_BORDER_REPLICATE = 1, RECIO_BORDER_REFLECT = 2 } recio_border;
@@ -657,6 +676,16 @@ RECIODEF recio_err recio_image_rotate(const recio_image *in, recio_image *out, f
                                       float border_value);
 /* n pixels on every side, filled with value (any dtype, HWC). */
 RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int n, float value);
+/* left, top, right and bottom pixels of value on each side (torchvision Pad with four numbers). */
+RECIODEF recio_err recio_image_pad_sides(const recio_image *in, recio_image *out, int left, int top, int right, int bottom,
+                                         float value);
+/* The w x h rectangle at (x, y) set to value in every channel, the rest copied (torchvision's
+   F.erase; any dtype and layout; the rectangle is clipped to the image). */
+RECIODEF recio_err recio_image_erase(const recio_image *in, recio_image *out, int x, int y, int w, int h, float value);
+/* Gaussian blur, u8 HWC, torchvision's F.gaussian_blur: an odd ksize, weights exp(-x^2 / (2 sigma^2))
+   for x = -(ksize-1)/2 .. (ksize-1)/2 normalised to sum 1, along x then y, mirrored borders
+   (dcb|abcd|cba), rounded to nearest. */
+RECIODEF recio_err recio_image_gaussian_blur(const recio_image *in, recio_image *out, int ksize, float sigma);
 
 /* COLOUR (MXNet mx.image math, g = 0.299 R + 0.587 G + 0.114 B; 3 or 4 channels, alpha untouched;
    brightness, contrast, saturation and gray also take 1 channel, where g is the pixel; u8 or f32,
@@ -669,6 +698,9 @@ RECIODEF recio_err recio_image_hue(const recio_image *in, recio_image *out, floa
 /* Add eigvec * (alpha .* eigval) (AlexNet PCA lighting, MXNet LightingAug) for a given alpha[3]. */
 RECIODEF recio_err recio_image_lighting(const recio_image *in, recio_image *out, const float alpha[3]);
 RECIODEF recio_err recio_image_gray(const recio_image *in, recio_image *out); /* g in R, G and B */
+/* Channels 0 and 2 swapped (RGB to BGR, the order of OpenCV- and Caffe-trained models); any dtype
+   and layout; 1 channel is copied, alpha stays. */
+RECIODEF recio_err recio_image_bgr(const recio_image *in, recio_image *out);
 
 /* TYPES AND LAYOUT */
 /* out = in * scale + offset, converted to out's dtype (rounded and saturated for u8/i8); out must be
@@ -691,7 +723,10 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
    by commas. Sizes are pixels, probabilities in [0, 1].
       resize(W,H) resize_short(S) center_crop(W[,H]) crop(X,Y,W,H) random_crop(W[,H])
       random_resized_crop(S[,smin,smax,rmin,rmax])  (defaults 0.08, 1, 3/4, 4/3; torchvision's algorithm)
-      flip random_flip(P) vflip random_vflip(P) rotate(DEG) random_rotate(DEG) pad(N[,VALUE])
+      random_resized_crop(W,H[,smin,smax,rmin,rmax])  (W x H: a second argument above 1 is H)
+      flip random_flip(P) vflip random_vflip(P) pad(N[,VALUE]) pad(LEFT,TOP,RIGHT,BOTTOM[,VALUE])
+      rotate(DEG[,FILL]) random_rotate(DEG[,FILL]) random_shear_x(MAX[,FILL]) random_shear_y(MAX[,FILL])
+      translate(DX,DY[,FILL]) translate_rel(FX,FY[,FILL])   (content moved right/down; u8)
       resize_long(S) letterbox(W,H[,VALUE]) random_expand(MAX[,VALUE])   (detection: see docs/image.md)
       random_bbox_crop([T[,SMIN,SMAX,RMIN,RMAX[,TRIALS]]]) random_bbox_cover(...)
                     (SSD's crop: IoU, or coverage, with some box at least T; -1 or no arguments =
@@ -699,13 +734,20 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
                     them the whole image is the one box; docs/image.md)
       brightness(F) contrast(F) saturation(F) hue(F) color_jitter(B,C,S[,H]) lighting(STD) gray
       float normalize(imagenet | M0,M1,M2,S0,S1,S2) chw f16 i8(SCALE[,ZERO])
-      posterize(BITS) solarize(T) autocontrast equalize invert sharpness(F) shear_x(F) shear_y(F)
+      posterize(BITS) solarize(T) autocontrast equalize invert sharpness(F) shear_x(F[,FILL]) shear_y(F[,FILL])
                     (u8 only: PIL ImageOps / ImageEnhance semantics, AutoAugment's vocabulary)
+      random_posterize(MIN,MAX) random_solarize(MIN,MAX) random_sharpness(MIN,MAX)  (argument drawn)
+      gaussian_blur(K[,SMIN[,SMAX]]) (u8)  random_erasing([P,SMIN,SMAX,RMIN,RMAX,VALUE]) cutout(SIZE[,VALUE])
+      bgr   (channels 0 and 2 swapped: BGR order for OpenCV/Caffe-trained models)
       random_apply(P, OPS...) random_choice(OPS...) random_subpolicy((OPS...),(OPS...),...)
-      autoaugment   (AutoAugment's ImageNet policy: the spec recio_autoaugment_imagenet() returns)
+      autoaugment(imagenet|cifar10|svhn)   (AutoAugment's policies: recio_autoaugment_imagenet() ...)
+      randaugment(N[,M])   (torchvision's RandAugment; `randaugment` alone: 2, 9; recio_randaugment_spec)
+      trivialaugment         (torchvision's TrivialAugmentWide: recio_trivialaugment_spec)   identity
       area   (the next resize, resize_short or random_resized_crop uses the antialiased AREA filter)
-   Resizes use RECIO_LINEAR unless preceded by `area`. Boxes and masks (recio_transform_apply_ex)
-   move with the ops of the first five lines and with shear_x/shear_y; the others leave them alone.
+      interp(nearest|linear|cubic|lanczos|area|auto[,antialias])   (the filter of the next resize: OpenCV's
+             INTER_NEAREST/LINEAR/CUBIC/LANCZOS4/AREA, MXNet's auto; with antialias PIL's, as torchvision)
+   Resizes use RECIO_LINEAR unless preceded by `area` or `interp`. Boxes and masks (recio_transform_apply_ex)
+   move with the ops of the lines above `brightness` and with shear_x/shear_y; the others leave them alone.
    FUSION: runs of crop / resize / flip / float / normalize / chw are computed in one pass (only the
    pixels that survive the crops are resampled) with exactly the numbers of the op-by-op chain. */
 typedef struct recio_transform recio_transform;
@@ -805,6 +847,15 @@ RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const reci
                                             const recio_apply_desc *desc);
 /* The spec of the AutoAugment ImageNet policy in this grammar, for recio_transform_parse. */
 RECIODEF const char *recio_autoaugment_imagenet(void);
+/* AutoAugment's CIFAR-10 and SVHN policies (torchvision's AutoAugmentPolicy.CIFAR10 / SVHN). */
+RECIODEF const char *recio_autoaugment_cifar10(void);
+RECIODEF const char *recio_autoaugment_svhn(void);
+/* RandAugment(n, m) (torchvision's RandAugment(num_ops=n, magnitude=m), 31 magnitude bins, m 0..30)
+   and TrivialAugmentWide written as specs into buf (cap bytes, NUL-terminated when cap > 0). Returns
+   the spec's length without the NUL, whatever cap is (call with cap 0 to size buf), as snprintf.
+   The specs `randaugment(N,M)` and `trivialaugment` parse these. */
+RECIODEF size_t recio_randaugment_spec(char *buf, size_t cap, int n, int m);
+RECIODEF size_t recio_trivialaugment_spec(char *buf, size_t cap);
 /* The name of op i of the spec grammar (i = 0, 1, ...), NULL past the last: for listing the valid
    ops after "unknown op". */
 RECIODEF const char *recio_transform_op_name(size_t i);
@@ -4497,6 +4548,8 @@ typedef struct recio__axis {
     int *ofs;      /* first source index per output */
     int16_t *coef; /* n*k */
     int lo, hi;    /* 2 taps: the outputs a kernel may load with 8 bytes from ofs*C (recio__axis_bounds) */
+    int plain;     /* LINEAR or AREA: taps >= 0 summing to 2^11, so 2 of them may take the kernels' path */
+    int wide;      /* Lanczos: |taps| may add up past 1.41, so vertical sums may pass 2^31 (recio__vrowk64) */
 } recio__axis;
 
 /* ---- kernels: the resampler's and the iterator's hot loops, one column per instruction set ----
@@ -6019,13 +6072,91 @@ static void recio__arena_free(recio__arena *a) {
    0.5) * scale - 0.5), weights rounded to nearest-even on 2^11; along x a tap outside the image is
    clamped to the edge pixel, along y (`rows`) the first row index may be -1 or sn - 1 and rows are
    clamped when fetched. AREA (when shrinking) weighs source pixel j by |[j, j+1] & [i*s, (i+1)*s]| / s. */
+/* The support (half width, in source pixels at scale 1) of a PIL filter: triangle, cubic, Lanczos-3. */
+static double recio__aa_support(recio_filter f) { return f == RECIO_LINEAR_AA ? 1.0 : f == RECIO_CUBIC_AA ? 2.0 : 3.0; }
+static int recio__is_aa(recio_filter f) { return f == RECIO_LINEAR_AA || f == RECIO_CUBIC_AA || f == RECIO_LANCZOS_AA; }
+
 /* Taps per output of an axis sn -> dn. */
 static int recio__axis_k(int sn, int dn, recio_filter f, int rows) {
     double scale = 1.0 / ((double)dn / sn);
     int K = (f == RECIO_AREA && scale > 1.0) ? (int)ceil(scale) + 1 : 2;
+    if (f == RECIO_NEAREST) K = 1;
+    if (f == RECIO_CUBIC) K = 4;
+    if (f == RECIO_LANCZOS) K = 8;
+    if (recio__is_aa(f)) K = (int)ceil(recio__aa_support(f) * (scale > 1.0 ? scale : 1.0)) * 2 + 1; /* PIL's bound */
     if (K > 2 && K > sn) K = sn; /* the whole source row already */
     if (sn == 1 && !rows) K = 1;  /* one column: nothing to blend, and no second tap to read */
     return K;
+}
+
+/* The filters' weights: OpenCV's (float, as cv::resize computes them) and PIL's (double). */
+static void recio__cubic_w(float x, float w[4]) { /* Keys with a = -0.75 at distances 1+x, x, 1-x, 2-x */
+    const float a = -0.75f;
+    float t = x + 1, u = 1 - x;
+    w[0] = ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+    w[1] = ((a + 2) * x - (a + 3)) * x * x + 1;
+    w[2] = ((a + 2) * u - (a + 3)) * u * u + 1;
+    w[3] = 1.0f - w[0] - w[1] - w[2];
+}
+static void recio__lanczos4_w(float x, float w[8]) { /* sinc(t) sinc(t/4) at t = x+3 .. x-4, normalised */
+    float sum = 0;
+    int i;
+    for (i = 0; i < 8; i++) {
+        double t = (double)x + 3 - i, pt = 3.14159265358979323846 * t;
+        w[i] = fabs(t) < 1e-6 ? 1.0f : (float)(4.0 * sin(pt) * sin(pt / 4) / (pt * pt));
+        sum += w[i];
+    }
+    for (i = 0; i < 8; i++) w[i] *= 1.0f / sum;
+}
+static double recio__sinc(double x) {
+    double px = 3.14159265358979323846 * x;
+    return x == 0 ? 1.0 : sin(px) / px;
+}
+static double recio__aa_w(recio_filter f, double x) {
+    if (x < 0) x = -x;
+    if (f == RECIO_LINEAR_AA) return x < 1 ? 1 - x : 0;
+    if (f == RECIO_CUBIC_AA) return x < 1 ? (1.5 * x - 2.5) * x * x + 1 : x < 2 ? ((-0.5 * x + 2.5) * x - 4) * x + 2 : 0;
+    return x < 3 ? recio__sinc(x) * recio__sinc(x / 3) : 0;
+}
+
+/* OpenCV's CUBIC / LANCZOS taps of output d: K weights from sx - K/2 + 1, each rounded to 2^11 on
+   its own as cv::resize rounds them; taps outside the source take the edge pixel (OpenCV's
+   replicated border), so their weights are added onto the edge tap. */
+static void recio__taps_cv(int16_t *cf, int *ofs, int K, int sn, int d, double scale, recio_filter f) {
+    float fx = (float)((d + 0.5) * scale - 0.5), w[8];
+    int sx = (int)floorf(fx), taps = f == RECIO_CUBIC ? 4 : 8, j, first;
+    fx -= (float)sx;
+    if (f == RECIO_CUBIC) recio__cubic_w(fx, w);
+    else recio__lanczos4_w(fx, w);
+    first = sx - taps / 2 + 1;
+    *ofs = first < 0 ? 0 : first > sn - K ? sn - K : first;
+    for (j = 0; j < taps; j++) {
+        int p = first + j;
+        p = p < 0 ? 0 : p > sn - 1 ? sn - 1 : p;
+        cf[p - *ofs] = (int16_t)(cf[p - *ofs] + lrintf(w[j] * RECIO__FIX));
+    }
+}
+
+/* PIL's taps (ImagingResample's precompute_coeffs): centre (d + 0.5) * scale, support widened by the
+   shrink factor, taps [xmin, xmax) inside the source only, normalised to sum 1; then 2^11 with the
+   largest tap taking the rounding, for exact unit gain. */
+static void recio__taps_aa(int16_t *cf, int *ofs, int K, int sn, int d, double scale, recio_filter f) {
+    double fs = scale > 1.0 ? scale : 1.0, support = recio__aa_support(f) * fs, centre = (d + 0.5) * scale, sum = 0;
+    int xmin = (int)(centre - support + 0.5), xmax = (int)(centre + support + 0.5), j, isum = 0, big = 0, n;
+    if (xmin < 0) xmin = 0;
+    if (xmax > sn) xmax = sn;
+    n = xmax - xmin;
+    if (n > K) n = K;
+    for (j = 0; j < n; j++) sum += recio__aa_w(f, (j + xmin - centre + 0.5) / fs);
+    *ofs = xmin > sn - K ? sn - K : xmin;
+    for (j = 0; j < n; j++) {
+        double w = recio__aa_w(f, (j + xmin - centre + 0.5) / fs);
+        int k = xmin - *ofs + j, v = (int)floor((sum != 0 ? w / sum : 0) * RECIO__FIX + 0.5);
+        cf[k] = (int16_t)v;
+        isum += v;
+        if (v > cf[big]) big = k;
+    }
+    cf[big] = (int16_t)(cf[big] + RECIO__FIX - isum);
 }
 
 /* Fills ax (ofs and coef already carved for n outputs of ax->k taps). */
@@ -6033,13 +6164,23 @@ static void recio__axis_taps(recio__axis *ax, int sn, int dn, int o, int n, int 
     double scale = 1.0 / ((double)dn / sn);
     int i, k, K = ax->k;
     ax->n = n;
+    ax->plain = f == RECIO_LINEAR || f == RECIO_AREA;
+    ax->wide = f == RECIO_LANCZOS || f == RECIO_LANCZOS_AA;
     for (i = 0; i < n; i++) {
         int d = o + (flip ? n - 1 - i : i), *ofs = &ax->ofs[i];
         int16_t *cf = &ax->coef[(size_t)i * (size_t)K];
         memset(cf, 0, (size_t)K * sizeof(int16_t));
-        if (K == 1) {
+        if (f == RECIO_NEAREST && sn > 1) {
+            int sx = (int)floor(d * scale); /* cv::resize INTER_NEAREST: no half-pixel shift */
+            *ofs = sx < sn - 1 ? sx : sn - 1;
+            cf[0] = RECIO__FIX;
+        } else if (K == 1) {
             *ofs = 0;
             cf[0] = RECIO__FIX;
+        } else if (f == RECIO_CUBIC || f == RECIO_LANCZOS) {
+            recio__taps_cv(cf, ofs, K, sn, d, scale, f);
+        } else if (recio__is_aa(f)) {
+            recio__taps_aa(cf, ofs, K, sn, d, scale, f);
         } else if (f == RECIO_LINEAR || scale <= 1.0) {
             float fx = (float)((d + 0.5) * scale - 0.5);
             int sx = (int)floorf(fx);
@@ -6073,10 +6214,17 @@ static void recio__hrow(const unsigned char *s, int C, const recio__axis *ax, in
     int i, k, c, n = ax->n, K = ax->k;
     const int *ofs = ax->ofs;
     const int16_t *cf = ax->coef;
-    if (K == 2 && (C == 3 || C == 4)) {
+    if (K == 2 && ax->plain && (C == 3 || C == 4)) {
         kn->hrow2(s, C, ax, dst);
     } else if (K == 2 && C == 1) {
         for (i = 0; i < n; i++, cf += 2) dst[i] = s[ofs[i]] * cf[0] + s[ofs[i] + 1] * cf[1];
+    } else if (C == 3) { /* RGB, the common case of the many-tap filters: one pass over the taps */
+        for (i = 0; i < n; i++, dst += 3, cf += K) {
+            const unsigned char *p = s + ofs[i] * 3;
+            int32_t r = 0, g = 0, b = 0;
+            for (k = 0; k < K; k++, p += 3) r += p[0] * cf[k], g += p[1] * cf[k], b += p[2] * cf[k];
+            dst[0] = r, dst[1] = g, dst[2] = b;
+        }
     } else {
         for (i = 0; i < n; i++, dst += C, cf += K)
             for (c = 0; c < C; c++) {
@@ -6114,6 +6262,20 @@ static void recio__vrowk(const int32_t *const *rp, const int16_t *b, int K, int3
     }
     for (x = 0; x < n; x++) {
         int32_t v = first ? 0 : acc[x] >> 22;
+        line[x] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+    }
+}
+
+/* The same in 64 bits, pixel by pixel: for the Lanczos filters, whose sums can pass 2^31 (the |taps|
+   of Lanczos-4 add up to 1.71, of PIL's Lanczos-3 to 1.54: 1.54^2 * 255 * 2^22 > 2^31; CUBIC's to
+   1.375, CUBIC_AA's to 1.25, so recio__vrowk holds them), and for 1 or 2 taps of the new filters
+   (no acc row is carved for those). The same integers as recio__vrowk where that does not overflow. */
+static void recio__vrowk64(const int32_t *const *rp, const int16_t *b, int K, unsigned char *line, int n) {
+    int r, x;
+    for (x = 0; x < n; x++) {
+        int64_t v = (int64_t)1 << 21;
+        for (r = 0; r < K; r++) v += (int64_t)rp[r][x] * b[r];
+        v >>= 22;
         line[x] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
     }
 }
@@ -6215,8 +6377,18 @@ static size_t recio__rs_carve(unsigned char *base, int kx, int ky, int ow, int o
 
 /* Bytes recio__resample takes from the arena for that pass: an upper bound when sw x sh is the
    largest source the pass may read (taps only grow with the source). */
+/* The filter a pass of sw x sh to dw x dh uses: RECIO_AUTO resolved by MXNet's rule (GetInterMethod). */
+static recio_filter recio__filter_for(recio_filter f, int sw, int sh, int dw, int dh) {
+    if (f != RECIO_AUTO) return f;
+    return dw > sw && dh > sh ? RECIO_CUBIC : dw < sw && dh < sh ? RECIO_AREA : RECIO_LINEAR;
+}
+
 static size_t recio__rs_need(int sw, int sh, int dw, int dh, int ow, int oh, int C, recio_filter f) {
     size_t rl = (size_t)ow * (size_t)C;
+    if (f == RECIO_AUTO) { /* sw x sh may be a bound, and AUTO's choice is not monotonic in it: the most of the three */
+        size_t a = recio__rs_need(sw, sh, dw, dh, ow, oh, C, RECIO_CUBIC), b = recio__rs_need(sw, sh, dw, dh, ow, oh, C, RECIO_AREA);
+        return a > b ? a : b; /* LINEAR's 2 taps are fewer than either's */
+    }
     if (dw == sw && dh == sh) return recio__rs_carve(NULL, 0, 0, ow, oh, rl, NULL) + RECIO__ALIGN;
     return recio__rs_carve(NULL, recio__axis_k(sw, dw, f, 0), recio__axis_k(sh, dh, f, 1), ow, oh, rl, NULL) + RECIO__ALIGN;
 }
@@ -6236,6 +6408,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
         sw = &whole;
     }
     copy = dw == sw->sw && dh == sw->sh;
+    f = recio__filter_for(f, sw->sw, sw->sh, dw, dh);
     hx.k = copy ? 0 : recio__axis_k(sw->sw, dw, f, 0);
     vy.k = copy ? 0 : recio__axis_k(sw->sh, dh, f, 1);
     if (!(block = (unsigned char *)recio__arena_get(a, recio__rs_carve(NULL, hx.k, vy.k, ow, oh, rl, NULL)))) return RECIO_ERR_NOMEM;
@@ -6257,7 +6430,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
     if (!recio__taps_inside(&hx, sw->sx0, src->width, 0, sw->sw) || !recio__taps_inside(&vy, sw->sy0, src->height, 1, sw->sh))
         return RECIO_ERR_ARG; /* a window too small for its pass: a bug, never a read outside */
     for (i = 0; i < ow; i++) hx.ofs[i] -= sw->sx0;
-    if (hx.k == 2) recio__axis_bounds(&hx, C, src->width);
+    if (hx.k == 2 && hx.plain) recio__axis_bounds(&hx, C, src->width);
     K = vy.k;
     for (r = 0; r < K; r++) m.tag[r] = -1;
     for (y = 0; y < oh; y++) {
@@ -6271,7 +6444,9 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
             }
             m.rp[r] = m.rows[slot];
         }
-        if (K == 2) {
+        if (vy.wide || (!vy.plain && K <= 2)) {
+            recio__vrowk64(m.rp, b, K, m.line, (int)rl);
+        } else if (K == 2) {
             kn->vrow2(m.rp[0], m.rp[1], b[0], b[1], m.line, (int)rl);
         } else {
             recio__vrowk(m.rp, b, K, m.acc, m.line, (int)rl);
@@ -6287,7 +6462,7 @@ static recio_err recio__resample_op(const recio_image *in, recio_image *out, int
     recio__sink k;
     recio_err e;
     if (!recio__is_u8hwc(in)) return recio__valid(in) ? RECIO_ERR_UNSUPPORTED : RECIO_ERR_ARG;
-    if (dw <= 0 || dh <= 0) return RECIO_ERR_ARG;
+    if (dw <= 0 || dh <= 0 || (int)f < 0 || (int)f > (int)RECIO_AUTO) return RECIO_ERR_ARG;
     if ((e = recio__out(out, dw, dh, in->channels, RECIO_U8, RECIO_HWC)) != RECIO_OK) return e;
     memset(&a, 0, sizeof a);
     a.growable = 1;
@@ -6404,6 +6579,86 @@ static recio_err recio__place(const recio_image *in, recio_image *out, int x0, i
 RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int n, float value) {
     if (!recio__valid(in) || n < 0 || n > (INT_MAX - in->width) / 2 || n > (INT_MAX - in->height) / 2) return RECIO_ERR_ARG;
     return recio__place(in, out, n, n, in->width + 2 * n, in->height + 2 * n, value);
+}
+
+RECIODEF recio_err recio_image_pad_sides(const recio_image *in, recio_image *out, int left, int top, int right, int bottom,
+                                         float value) {
+    if (!recio__valid(in) || left < 0 || top < 0 || right < 0 || bottom < 0 || left > INT_MAX - in->width - right ||
+        top > INT_MAX - in->height - bottom)
+        return RECIO_ERR_ARG;
+    return recio__place(in, out, left, top, in->width + left + right, in->height + top + bottom, value);
+}
+
+RECIODEF recio_err recio_image_erase(const recio_image *in, recio_image *out, int x, int y, int w, int h, float value) {
+    int i, j, c;
+    recio_err e;
+    if (!recio__valid(in) || w < 0 || h < 0) return RECIO_ERR_ARG;
+    if ((e = recio__out(out, in->width, in->height, in->channels, in->dtype, in->layout)) != RECIO_OK) return e;
+    if ((e = recio_image_copy(in, out)) != RECIO_OK) return e;
+    if (x < 0) w += x, x = 0; /* clipped, as a cutout square at the border is */
+    if (y < 0) h += y, y = 0;
+    if (w > in->width - x) w = in->width - x;
+    if (h > in->height - y) h = in->height - y;
+    for (j = 0; j < h; j++)
+        for (i = 0; i < w; i++)
+            for (c = 0; c < in->channels; c++) recio__stf(recio__at(out, x + i, y + j, c), in->dtype, value);
+    return RECIO_OK;
+}
+
+/* The normalised 1-D Gaussian of torchvision's _get_gaussian_kernel1d, in float as it computes it. */
+static void recio__gauss_kernel(float *k, int ksize, float sigma) {
+    float sum = 0, half = (float)(ksize - 1) * 0.5f;
+    int i;
+    for (i = 0; i < ksize; i++) {
+        float x = ((float)i - half) / sigma;
+        k[i] = (float)exp(-0.5 * (double)(x * x));
+        sum += k[i];
+    }
+    for (i = 0; i < ksize; i++) k[i] /= sum;
+}
+
+/* Mirror index (dcb|abcd|cba, torch's "reflect"); a side of one pixel reads itself. */
+static int recio__mirror(int i, int n) {
+    if (n == 1) return 0;
+    while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;
+    return i;
+}
+
+/* Blur rows [0, h): per output row, the vertical pass into `row` (w*C floats), then the horizontal. */
+static void recio__blur(const recio_image *in, recio_image *out, const float *k, int K, float *row) {
+    int x, y, c, i, C = in->channels, W = in->width, r = K / 2;
+    for (y = 0; y < in->height; y++) {
+        unsigned char *d = recio__at(out, 0, y, 0);
+        for (x = 0; x < W * C; x++) row[x] = 0;
+        for (i = 0; i < K; i++) {
+            const unsigned char *s = recio__at(in, 0, recio__mirror(y + i - r, in->height), 0);
+            for (x = 0; x < W * C; x++) row[x] += k[i] * (float)s[x];
+        }
+        for (x = 0; x < W; x++)
+            for (c = 0; c < C; c++) {
+                float v = 0;
+                for (i = 0; i < K; i++) v += k[i] * row[recio__mirror(x + i - r, W) * C + c];
+                d[x * C + c] = recio__u8(v);
+            }
+    }
+}
+
+#define RECIO__BLUR_MAX 255 /* the largest kernel: 255 taps (torchvision asks for odd sizes, any) */
+static int recio__blur_ok(const recio_image *in, int ksize, float sigma) {
+    return ksize >= 1 && ksize <= RECIO__BLUR_MAX && (ksize & 1) && sigma > 0 && in->width < INT_MAX / 4;
+}
+
+RECIODEF recio_err recio_image_gaussian_blur(const recio_image *in, recio_image *out, int ksize, float sigma) {
+    float k[RECIO__BLUR_MAX], *row;
+    recio_err e;
+    if (!recio__is_u8hwc(in)) return recio__valid(in) ? RECIO_ERR_UNSUPPORTED : RECIO_ERR_ARG;
+    if (!recio__blur_ok(in, ksize, sigma)) return RECIO_ERR_ARG;
+    if ((e = recio__out(out, in->width, in->height, in->channels, RECIO_U8, RECIO_HWC)) != RECIO_OK) return e;
+    if (!(row = (float *)recio__malloc(&in->alloc, (size_t)in->width * (size_t)in->channels * sizeof(float)))) return RECIO_ERR_NOMEM;
+    recio__gauss_kernel(k, ksize, sigma);
+    recio__blur(in, out, k, ksize, row);
+    recio__free(&in->alloc, row);
+    return RECIO_OK;
 }
 
 /* ---- colour: one 3x3 matrix (plus offset) per pixel, or per-pixel grey mixing ---- */
@@ -6569,6 +6824,22 @@ RECIODEF recio_err recio_image_gray(const recio_image *in, recio_image *out) {
     return e;
 }
 
+RECIODEF recio_err recio_image_bgr(const recio_image *in, recio_image *out) {
+    size_t es;
+    int x, y;
+    recio_err e;
+    if (!recio__valid(in)) return RECIO_ERR_ARG;
+    if ((e = recio__out(out, in->width, in->height, in->channels, in->dtype, in->layout)) != RECIO_OK) return e;
+    if ((e = recio_image_copy(in, out)) != RECIO_OK || in->channels < 3) return e;
+    es = recio_dtype_size(in->dtype);
+    for (y = 0; y < in->height; y++)
+        for (x = 0; x < in->width; x++) {
+            memcpy(recio__at(out, x, y, 0), recio__at(in, x, y, 2), es);
+            memcpy(recio__at(out, x, y, 2), recio__at(in, x, y, 0), es);
+        }
+    return RECIO_OK;
+}
+
 /* ---- types and layout ---- */
 
 RECIODEF recio_err recio_image_convert(const recio_image *in, recio_image *out, recio_dtype t, float scale, float offset) {
@@ -6714,14 +6985,15 @@ enum { /* what an op needs */
     RECIO__OPF_GEOM = 1,     /* moves pixels (it has geom): boxes and masks move with it */
     RECIO__OPF_U8 = 2,       /* needs u8 HWC pixels, else RECIO_ERR_UNSUPPORTED */
     RECIO__OPF_RESAMPLE = 4, /* one resampling pass: the scratch walk counts its taps and rows */
-    RECIO__OPF_HINT = 8,     /* arg[0] is the shorter side its resize needs: recio_transform_decode_hint */
+    RECIO__OPF_HINT = 8,     /* arg[0] (random_resized_crop: the smaller of W, H) is the shorter side its
+                                resize needs: recio_transform_decode_hint */
     RECIO__OPF_PREFIX = 16,  /* changes only how the next op runs (area): the hint looks past it */
     RECIO__OPF_LIST = 32     /* runs child ops: its shape function counts their scratch */
 };
 
 /* How an op's arguments are checked: sizes are whole pixels > 0, probabilities in [0, 1], ... */
 enum { RECIO__A_NUM = 1, RECIO__A_SIZE, RECIO__A_PROB, RECIO__A_NONNEG, RECIO__A_POS, RECIO__A_INT, RECIO__A_BITS,
-       RECIO__A_FRAC, RECIO__A_IOU };
+       RECIO__A_FRAC, RECIO__A_IOU, RECIO__A_ODD };
 
 struct recio__opdef {
     const char *name;
@@ -6811,6 +7083,8 @@ static recio_err recio__check_arg(recio__parser *ps, const char *at, const recio
     if (c == RECIO__A_BITS && (v < 0 || v > 8 || v != floorf(v))) return recio__perr(ps, at, "%s: bits must be 0 to 8", d->name);
     if (c == RECIO__A_FRAC && !(v > 0 && v <= 1)) return recio__perr(ps, at, "%s: expected a fraction in (0, 1]", d->name);
     if (c == RECIO__A_IOU && !(v == -1 || (v >= 0 && v <= 1))) return recio__perr(ps, at, "%s: the overlap must be in [0, 1], or -1 for SSD's choices", d->name);
+    if (c == RECIO__A_ODD && (v < 1 || v > RECIO__BLUR_MAX || v != floorf(v) || !((int)v & 1)))
+        return recio__perr(ps, at, "%s: kernel size must be odd, from 1 to 255", d->name);
     if (!(v == v) || v > 1e30f || v < -1e30f) return recio__perr(ps, at, "%s: number out of range", d->name);
     return RECIO_OK;
 }
@@ -7061,9 +7335,19 @@ static recio_err recio__exec_normalize(recio__exec *x, const float *mean, const 
 
 /* Every other op: on materialised pixels, into a new arena image of the same shape unless said. */
 
+/* random_resized_crop's output size and where its scale and ratio arguments start: (S, ...) is
+   square; (W, H, ...) when the second argument is above 1 (a scale never is) or six are given. */
+static int recio__rrc_size(const recio__node *n, int *w, int *h) {
+    int two = n->nargs == 6 || (n->nargs > 1 && n->arg[1] > 1);
+    *w = (int)n->arg[0];
+    *h = two ? (int)n->arg[1] : *w;
+    return two ? 2 : 1;
+}
+
 static void recio__rrc_rect(recio_rng *g, const recio__node *n, int W, int H, int r[4]) {
-    double smin = n->nargs > 1 ? n->arg[1] : 0.08, smax = n->nargs > 2 ? n->arg[2] : 1.0;
-    double rmin = n->nargs > 3 ? n->arg[3] : 0.75, rmax = n->nargs > 4 ? n->arg[4] : 4.0 / 3.0;
+    int ow, oh, k = recio__rrc_size(n, &ow, &oh);
+    double smin = n->nargs > k ? n->arg[k] : 0.08, smax = n->nargs > k + 1 ? n->arg[k + 1] : 1.0;
+    double rmin = n->nargs > k + 2 ? n->arg[k + 2] : 0.75, rmax = n->nargs > k + 3 ? n->arg[k + 3] : 4.0 / 3.0;
     double area = (double)W * H, ratio;
     int i;
     for (i = 0; i < 10; i++) {
@@ -7290,21 +7574,32 @@ static int recio__g_random_crop(recio__exec *x, const recio__node *n, int w, int
 /* random_resized_crop(S[,smin,smax,rmin,rmax]) */
 static void recio__sh_rrc(const recio_transform *t, const recio__node *n, recio__shp *s) {
     (void)t;
-    s->w = s->h = s->short_ = (int)n->arg[0];
+    recio__rrc_size(n, &s->w, &s->h);
+    s->short_ = s->w < s->h ? s->w : s->h;
+}
+/* (W, H, ...): H a whole number of pixels, at most four scale and ratio numbers after it */
+static recio_err recio__parse_rrc(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+    recio_err e = recio__parse_args(ps, d, self, at);
+    const recio__node *n = &ps->t->nodes[self];
+    int w, h;
+    if (e == RECIO_OK && recio__rrc_size(n, &w, &h) == 2 && (n->arg[1] != floorf(n->arg[1]) || n->arg[1] > 65535))
+        return recio__perr(ps, at, "%s: the height (second argument above 1) must be a whole number of pixels up to 65535", d->name);
+    return e;
 }
 static int recio__pl_rrc(const recio__node *n, recio_rng *g, recio__plan *p) {
     int c[4];
     if (p->resized) return 0;
     recio__rrc_rect(g, n, p->r[2], p->r[3], c);
     p->r[0] += c[0], p->r[1] += c[1], p->r[2] = c[2], p->r[3] = c[3];
-    p->dw = p->dh = (int)n->arg[0];
+    recio__rrc_size(n, &p->dw, &p->dh);
     return recio__pl_resized(p);
 }
 static int recio__g_rrc(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
-    int r[4];
+    int r[4], ow, oh;
+    recio__rrc_size(n, &ow, &oh);
     recio__rrc_rect(&x->rng, n, w, h, r);
     if (recio__geo_crop(g, w, h, r[0], r[1], r[2], r[3]) < 0) return -1;
-    return recio__geo_resize(g + 1, r[2], r[3], (int)n->arg[0], (int)n->arg[0]) < 0 ? -1 : 2;
+    return recio__geo_resize(g + 1, r[2], r[3], ow, oh) < 0 ? -1 : 2;
 }
 
 /* flip, random_flip(P), vflip, random_vflip(P): mirrors; the vertical one on real pixels (the
@@ -7328,20 +7623,56 @@ static recio_err recio__p_vflip(recio__exec *x, const recio__node *n, const reci
     return recio_image_vflip(in, o);
 }
 
-/* area: the next resize uses the AREA filter */
+/* area, interp(NAME[,antialias]): the filter of the next resize (area's is AREA; interp's its arg[0]) */
+static recio_filter recio__node_filter(const recio__node *n) { return n->nargs ? (recio_filter)(int)n->arg[0] : RECIO_AREA; }
 static void recio__sh_area(const recio_transform *t, const recio__node *n, recio__shp *s) {
-    (void)t, (void)n;
-    s->filt = RECIO_AREA;
+    (void)t;
+    s->filt = recio__node_filter(n);
 }
 static int recio__pl_area(const recio__node *n, recio_rng *g, recio__plan *p) {
-    (void)n, (void)g;
+    (void)g;
     if (p->resized) return 0;
-    p->filt = RECIO_AREA;
+    p->filt = recio__node_filter(n);
     return 1;
 }
 static recio_err recio__x_area(recio__exec *x, const recio__node *n) {
-    (void)n;
-    x->next_filt = RECIO_AREA;
+    x->next_filt = recio__node_filter(n);
+    return RECIO_OK;
+}
+/* A word of an argument list: advances past it when it is `w`. */
+static int recio__word(recio__parser *ps, const char *w) {
+    size_t n = strlen(w);
+    char c;
+    if (strncmp(ps->p, w, n) != 0) return 0; /* first: the text may end before n bytes */
+    c = ps->p[n];
+    if ((c >= 'a' && c <= 'z') || c == '_') return 0;
+    ps->p += n;
+    recio__skip_ws(ps);
+    return 1;
+}
+/* interp(nearest | linear | cubic | lanczos | area | auto [, antialias]) */
+static recio_err recio__parse_interp(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+    static const char *const names[6] = {"nearest", "linear", "cubic", "lanczos", "area", "auto"};
+    static const recio_filter plain[6] = {RECIO_NEAREST, RECIO_LINEAR, RECIO_CUBIC, RECIO_LANCZOS, RECIO_AREA, RECIO_AUTO};
+    static const recio_filter aa[6] = {RECIO_NEAREST, RECIO_LINEAR_AA, RECIO_CUBIC_AA, RECIO_LANCZOS_AA, RECIO_AREA, RECIO_AUTO};
+    recio__node *n = &ps->t->nodes[self];
+    int i, anti = 0;
+    (void)at;
+    if (*ps->p != '(') return recio__perr(ps, ps->p, "%s: expected '(' and a filter", d->name);
+    ps->p++;
+    recio__skip_ws(ps);
+    for (i = 0; i < 6 && !recio__word(ps, names[i]); i++) {}
+    if (i == 6) return recio__perr(ps, ps->p, "%s: expected nearest, linear, cubic, lanczos, area or auto", d->name);
+    if (*ps->p == ',') {
+        ps->p++;
+        recio__skip_ws(ps);
+        if (!recio__word(ps, "antialias")) return recio__perr(ps, ps->p, "%s: expected 'antialias'", d->name);
+        anti = 1;
+    }
+    if (*ps->p != ')') return recio__perr(ps, ps->p, "%s: expected ')'", d->name);
+    ps->p++;
+    n->arg[0] = (float)(anti ? aa[i] : plain[i]);
+    n->nargs = 1;
     return RECIO_OK;
 }
 
@@ -7393,8 +7724,12 @@ static recio_err recio__p_i8(recio__exec *x, const recio__node *n, const recio_i
     return recio_image_convert(in, o, RECIO_I8, 1 / n->arg[0], n->nargs > 1 ? n->arg[1] : 0);
 }
 
-/* rotate(DEG), random_rotate(DEG), shear_x(F), shear_y(F): warps whose float map the step carries
-   (recio_image_rotate's own matrix, so the pixels are the same bits), pad(N[,VALUE]) */
+/* rotate(DEG[,FILL]), random_rotate(DEG[,FILL]), shear_x(F[,FILL]), shear_y(F[,FILL]),
+   random_shear_x(MAX[,FILL]), random_shear_y(MAX[,FILL]): warps whose float map the step carries
+   (recio_image_rotate's own matrix, so the pixels are the same bits), FILL (default 0) in the
+   corners they uncover; pad(N[,VALUE]) and pad(L,T,R,B[,VALUE]) */
+/* A random angle or shear factor: uniform in [-MAX, MAX] (MXNet's max_rotate_angle, max_shear_ratio) */
+static float recio__draw_sym(recio__exec *x, float max) { return (float)((recio_rng_uniform(&x->rng) * 2 - 1) * max); }
 static int recio__geo_warp(recio__geo *g, int w, int h, const float fm[6]) {
     double m[6];
     int i;
@@ -7410,7 +7745,7 @@ static int recio__g_rotate(recio__exec *x, const recio__node *n, int w, int h, r
 }
 static int recio__g_random_rotate(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
     float m[6];
-    recio__rot_matrix(m, w, h, (float)((recio_rng_uniform(&x->rng) * 2 - 1) * n->arg[0]));
+    recio__rot_matrix(m, w, h, recio__draw_sym(x, n->arg[0]));
     return recio__geo_warp(g, w, h, m);
 }
 static int recio__geo_shear(recio__geo *g, int w, int h, int at, float f) {
@@ -7426,28 +7761,89 @@ static int recio__g_shear_y(recio__exec *x, const recio__node *n, int w, int h, 
     (void)x;
     return recio__geo_shear(g, w, h, 3, n->arg[0]); /* y reads y + F*x */
 }
+/* MXNet's random shear (image_aug_default's warp with no rotation or scaling): s uniform in [-MAX,
+   MAX], the forward map x' = x + s (y - H/2) (OpenCV's warpAffine, pixel centres at integers), so the
+   row at H/2 stays put and the image stays centred; x reads x - s (y - H/2). random_shear_y is the
+   same along y. (shear_x, AutoAugment's, shears about the top-left corner as PIL does.) */
+static int recio__geo_shear_c(recio__geo *g, int w, int h, int along_x, float s) {
+    float m[6] = {1, 0, 0, 0, 1, 0};
+    if (along_x) m[1] = -s, m[2] = s * (float)h * 0.5f;
+    else m[3] = -s, m[5] = s * (float)w * 0.5f;
+    return recio__geo_warp(g, w, h, m);
+}
+static int recio__g_random_shear_x(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    return recio__geo_shear_c(g, w, h, 1, recio__draw_sym(x, n->arg[0]));
+}
+static int recio__g_random_shear_y(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    return recio__geo_shear_c(g, w, h, 0, recio__draw_sym(x, n->arg[0]));
+}
+/* translate(DX,DY[,FILL]): the content moves DX pixels right and DY down (torchvision's F.affine
+   translate, whole pixels: truncated as its AutoAugment does); translate_rel(FX,FY[,FILL]): by
+   FX * width and FY * height pixels, truncated (AutoAugment's and RandAugment's size-relative form) */
+static int recio__geo_shift(recio__geo *g, int w, int h, int dx, int dy) {
+    float m[6] = {1, 0, 0, 0, 1, 0};
+    m[2] = (float)-dx, m[5] = (float)-dy;
+    return recio__geo_warp(g, w, h, m);
+}
+/* Pixels of a shift, truncated; past the image it is all FILL, so it is clamped there (an int cast of
+   1e30 would be undefined). */
+static int recio__shift_px(double v, int side) { return v > side ? side : v < -side ? -side : (int)v; }
+static int recio__g_translate(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    (void)x;
+    return recio__geo_shift(g, w, h, recio__shift_px(n->arg[0], w), recio__shift_px(n->arg[1], h));
+}
+static int recio__g_translate_rel(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
+    (void)x;
+    return recio__geo_shift(g, w, h, recio__shift_px(n->arg[0] * (float)w, w), recio__shift_px(n->arg[1] * (float)h, h));
+}
+static recio_err recio__p_translate(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    float m[6];
+    int i;
+    for (i = 0; i < 6; i++) m[i] = (float)x->geo->m[i];
+    return recio_image_affine(in, o, m, RECIO_BORDER_CONSTANT, n->nargs > 2 ? n->arg[2] : 0);
+}
 static recio_err recio__p_warp(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
     float m[6];
     int i;
-    (void)n;
     for (i = 0; i < 6; i++) m[i] = (float)x->geo->m[i];
-    return recio_image_affine(in, o, m, RECIO_BORDER_CONSTANT, 0);
+    return recio_image_affine(in, o, m, RECIO_BORDER_CONSTANT, n->nargs > 1 ? n->arg[1] : 0);
+}
+static int recio__geo_place(recio__geo *g, int w, int h, int x0, int y0, int cw, int ch);
+/* Left, top, right, bottom of pad(N[,VALUE]) or pad(L,T,R,B[,VALUE]); returns the VALUE. */
+static float recio__pad_sides(const recio__node *n, int p[4]) {
+    int four = n->nargs >= 4, i;
+    for (i = 0; i < 4; i++) p[i] = (int)n->arg[four ? i : 0];
+    return n->nargs == 2 || n->nargs == 5 ? n->arg[n->nargs - 1] : 0;
+}
+static recio_err recio__parse_pad(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+    recio_err e = recio__parse_args(ps, d, self, at);
+    const recio__node *n = &ps->t->nodes[self];
+    int i;
+    if (e != RECIO_OK) return e;
+    if (n->nargs == 3) return recio__perr(ps, at, "%s: expected N[,VALUE] or LEFT,TOP,RIGHT,BOTTOM[,VALUE]", d->name);
+    for (i = 1; i < 4 && n->nargs >= 4; i++)
+        if (n->arg[i] < 0 || n->arg[i] > 65535 || n->arg[i] != floorf(n->arg[i]))
+            return recio__perr(ps, at, "%s: sides must be whole numbers from 0 to 65535", d->name);
+    return RECIO_OK;
 }
 static int recio__g_pad(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
-    int p = (int)n->arg[0];
-    double m[6] = {1, 0, 0, 0, 1, 0};
+    int p[4];
     (void)x;
-    m[2] = m[5] = -p;
-    recio__geo_map(g, RECIO__GEO_PIX, w, h, w + 2 * p, h + 2 * p, m);
-    return 1;
+    recio__pad_sides(n, p);
+    return recio__geo_place(g, w, h, p[0], p[1], w + p[0] + p[2], h + p[1] + p[3]);
 }
 static void recio__sh_pad(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    int p[4];
     (void)t;
-    s->w += 2 * (int)n->arg[0], s->h += 2 * (int)n->arg[0], s->short_ += 2 * (int)n->arg[0];
+    recio__pad_sides(n, p);
+    s->w += p[0] + p[2], s->h += p[1] + p[3];
+    s->short_ += p[0] + p[2] < p[1] + p[3] ? p[0] + p[2] : p[1] + p[3]; /* never more than the real one */
 }
 static recio_err recio__p_pad(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    int p[4];
+    float v = recio__pad_sides(n, p);
     (void)x;
-    return recio_image_pad(in, o, (int)n->arg[0], n->nargs > 1 ? n->arg[1] : 0);
+    return recio_image_pad_sides(in, o, p[0], p[1], p[2], p[3], v);
 }
 
 /* Detection's resizes and zoom-out: resize_long(S), letterbox(W,H[,VALUE]), random_expand(MAX[,VALUE]) */
@@ -7774,6 +8170,75 @@ static recio_err recio__p_sharpness(recio__exec *x, const recio__node *n, const 
     return RECIO_OK;
 }
 
+/* random_posterize(MIN,MAX) random_solarize(MIN,MAX) random_sharpness(MIN,MAX): the op with its
+   argument drawn from [MIN, MAX] (bits: a whole number, each equally likely) */
+static double recio__draw_in(recio__exec *x, const recio__node *n) {
+    return n->arg[0] + (n->arg[1] - n->arg[0]) * recio_rng_uniform(&x->rng);
+}
+static recio_err recio__p_random_posterize(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    int lo = (int)(n->arg[0] < n->arg[1] ? n->arg[0] : n->arg[1]), hi = (int)(n->arg[0] < n->arg[1] ? n->arg[1] : n->arg[0]);
+    return recio__lut_op(in, o, (float)(lo + (int)recio_rng_below(&x->rng, (uint64_t)(hi - lo) + 1)), 0, recio__lut_posterize);
+}
+static recio_err recio__p_random_solarize(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    return recio__lut_op(in, o, (float)recio__draw_in(x, n), 0, recio__lut_solarize);
+}
+static recio_err recio__p_random_sharpness(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    recio__sharpness(in, o, (float)recio__draw_in(x, n));
+    return RECIO_OK;
+}
+
+/* bgr: channels 0 and 2 swapped */
+static recio_err recio__p_bgr(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    (void)x, (void)n;
+    return recio_image_bgr(in, o);
+}
+
+/* random_erasing([P,SMIN,SMAX,RMIN,RMAX,VALUE]): torchvision's RandomErasing (Zhong et al. 2017),
+   defaults 0.5, 0.02, 0.33, 0.3, 3.3, 0, drawn as it draws: apply with P; then up to ten tries of
+   area a*U(SMIN,SMAX) and aspect exp(U(ln RMIN, ln RMAX)), h = round(sqrt(area*aspect)), w =
+   round(sqrt(area/aspect)), until h < H and w < W; top uniform in [0, H-h], left in [0, W-w]. No
+   try fits: unchanged. VALUE is in the units of the pixels at that point (0 after normalize is the
+   mean), as torchvision's value on a normalised tensor. */
+static float recio__argor(const recio__node *n, int i, float d) { return n->nargs > i ? n->arg[i] : d; }
+static recio_err recio__p_erasing(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    double area = (double)in->width * in->height, lr0 = log(recio__argor(n, 3, 0.3f)), lr1 = log(recio__argor(n, 4, 3.3f));
+    float s0 = recio__argor(n, 1, 0.02f), s1 = recio__argor(n, 2, 0.33f);
+    int i;
+    if (!(recio_rng_uniform(&x->rng) < recio__argor(n, 0, 0.5f))) return recio_image_copy(in, o);
+    for (i = 0; i < 10; i++) {
+        double ea = area * (s0 + (s1 - s0) * recio_rng_uniform(&x->rng));
+        double ar = exp(lr0 + (lr1 - lr0) * recio_rng_uniform(&x->rng));
+        double hd = floor(sqrt(ea * ar) + 0.5), wd = floor(sqrt(ea / ar) + 0.5); /* compared before any int cast */
+        int h, w, top, left;
+        if (!(hd < in->height && wd < in->width)) continue;
+        h = (int)hd, w = (int)wd;
+        top = (int)recio_rng_below(&x->rng, (uint64_t)(in->height - h) + 1);
+        left = (int)recio_rng_below(&x->rng, (uint64_t)(in->width - w) + 1);
+        return recio_image_erase(in, o, left, top, w, h, recio__argor(n, 5, 0));
+    }
+    return recio_image_copy(in, o);
+}
+/* cutout(SIZE[,VALUE]): DeVries & Taylor 2017, as their code: a centre pixel uniform (y drawn, then
+   x), VALUE (default 0) over cells [c - SIZE/2, c + SIZE/2) (integer halves: SIZE - 1 for an odd
+   SIZE), clipped to the image */
+static recio_err recio__p_cutout(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    int half = (int)n->arg[0] / 2, cx, cy;
+    cy = (int)recio_rng_below(&x->rng, (uint64_t)in->height);
+    cx = (int)recio_rng_below(&x->rng, (uint64_t)in->width);
+    return recio_image_erase(in, o, cx - half, cy - half, 2 * half, 2 * half, recio__argor(n, 1, 0));
+}
+/* gaussian_blur(K[,SMIN[,SMAX]]): torchvision's GaussianBlur(K, sigma): sigma uniform in [SMIN, SMAX]
+   (default 0.1, 2.0, torchvision's), or SMIN when only it is given; the row buffer from scratch */
+static recio_err recio__p_blur(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+    float k[RECIO__BLUR_MAX], *row, s0 = recio__argor(n, 1, 0.1f), s1 = recio__argor(n, 2, n->nargs == 2 ? s0 : 2.0f);
+    float sigma = (float)(s0 + (s1 - s0) * recio_rng_uniform(&x->rng));
+    if (!recio__blur_ok(in, (int)n->arg[0], sigma)) return RECIO_ERR_ARG;
+    if (!(row = (float *)recio__arena_get(&x->a, (size_t)in->width * (size_t)in->channels * sizeof(float)))) return RECIO_ERR_NOMEM;
+    recio__gauss_kernel(k, (int)n->arg[0], sigma);
+    recio__blur(in, o, k, (int)n->arg[0], row);
+    return RECIO_OK;
+}
+
 /* An op of real pixels, on materialised pixels: a new image of the shape its shape rule gives. */
 static recio_err recio__x_materialise(recio__exec *x, const recio__node *n) {
     const recio__opdef *d = n->op;
@@ -7852,6 +8317,11 @@ static recio_err recio__x_choice(recio__exec *x, const recio__node *n) {
     return recio__exec_op(x, &x->t->nodes[c]);
 }
 static recio_err recio__x_group(recio__exec *x, const recio__node *n) { return recio__exec_list(x, n->child); }
+/* identity: nothing (RandAugment's and TrivialAugment's "Identity" choice) */
+static recio_err recio__x_identity(recio__exec *x, const recio__node *n) {
+    (void)x, (void)n;
+    return RECIO_OK;
+}
 
 /* A group of ops run in order: a sub-policy, or the AutoAugment preset; not written in specs. */
 static const recio__opdef recio__op_group = {"group", 0, 0, {0}, RECIO__OPF_LIST, 0, NULL, recio__sh_group, NULL, NULL,
@@ -7918,18 +8388,57 @@ static recio_err recio__parse_choice(recio__parser *ps, const recio__opdef *d, i
 static recio_err recio__parse_subpolicy(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
     return recio__parse_nested(ps, d, self, at, 0, 1);
 }
-/* autoaugment: the preset is itself a spec, parsed in place into a group */
-static recio_err recio__parse_autoaugment(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+/* A preset is itself a spec, parsed in place into a group that takes the op's node. */
+static recio_err recio__parse_preset(recio__parser *ps, int self, const char *spec) {
     recio__parser sub = *ps;
     int first = -1;
     recio_err e;
-    (void)d, (void)at;
-    sub.p = sub.line0 = recio_autoaugment_imagenet();
+    sub.p = sub.line0 = spec;
     sub.line = 1;
     if ((e = recio__parse_list(&sub, &first, 0, 0)) != RECIO_OK) return e;
     ps->t->nodes[self].op = &recio__op_group;
+    ps->t->nodes[self].nargs = 0;
     ps->t->nodes[self].child = first;
     return RECIO_OK;
+}
+/* autoaugment[(imagenet | cifar10 | svhn)] */
+static recio_err recio__parse_autoaugment(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+    const char *spec = recio_autoaugment_imagenet();
+    (void)at;
+    if (*ps->p == '(') {
+        ps->p++;
+        recio__skip_ws(ps);
+        if (recio__word(ps, "cifar10")) spec = recio_autoaugment_cifar10();
+        else if (recio__word(ps, "svhn")) spec = recio_autoaugment_svhn();
+        else if (!recio__word(ps, "imagenet")) return recio__perr(ps, ps->p, "%s: expected imagenet, cifar10 or svhn", d->name);
+        if (*ps->p != ')') return recio__perr(ps, ps->p, "%s: expected ')'", d->name);
+        ps->p++;
+    }
+    return recio__parse_preset(ps, self, spec);
+}
+/* randaugment[(N[,M])] and trivialaugment: their specs written out, then parsed as a preset */
+static recio_err recio__parse_generated(recio__parser *ps, int self, int n, int m) {
+    size_t len = n < 0 ? recio_trivialaugment_spec(NULL, 0) : recio_randaugment_spec(NULL, 0, n, m);
+    char *spec = (char *)recio__malloc(&ps->t->alloc, len + 1);
+    recio_err e;
+    if (!spec) return RECIO_ERR_NOMEM;
+    if (n < 0) recio_trivialaugment_spec(spec, len + 1);
+    else recio_randaugment_spec(spec, len + 1, n, m);
+    e = recio__parse_preset(ps, self, spec);
+    recio__free(&ps->t->alloc, spec);
+    return e;
+}
+static recio_err recio__parse_randaugment(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+    recio_err e = recio__parse_args(ps, d, self, at);
+    const recio__node *n = &ps->t->nodes[self];
+    int N = n->nargs > 0 ? (int)n->arg[0] : 2, M = n->nargs > 1 ? (int)n->arg[1] : 9;
+    if (e != RECIO_OK) return e;
+    if (N > 16 || M > 30) return recio__perr(ps, at, "%s: N is 0 to 16 ops, M a magnitude bin from 0 to 30", d->name);
+    return recio__parse_generated(ps, self, N, M);
+}
+static recio_err recio__parse_trivialaugment(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
+    (void)d, (void)at;
+    return recio__parse_generated(ps, self, -1, 0);
 }
 
 
@@ -7942,22 +8451,27 @@ static const recio__opdef recio__ops[] = {
     {"center_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_center_crop, recio__g_center_crop, recio__x_geo, NULL, NULL},
     {"crop", 4, 4, {RECIO__A_INT, RECIO__A_INT, RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_crop, recio__pl_crop, recio__g_crop, recio__x_geo, NULL, NULL},
     {"random_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_random_crop, recio__g_random_crop, recio__x_geo, NULL, NULL},
-    {"random_resized_crop", 1, 5, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_rrc, recio__pl_rrc, recio__g_rrc, recio__x_geo, NULL, NULL},
+    {"random_resized_crop", 1, 6, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, recio__parse_rrc, recio__sh_rrc, recio__pl_rrc, recio__g_rrc, recio__x_geo, NULL, NULL},
     {"flip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__g_flip, recio__x_geo, NULL, NULL},
     {"random_flip", 1, 1, {RECIO__A_PROB}, RECIO__G, 0, NULL, NULL, NULL, recio__g_flip, recio__x_geo, NULL, NULL},
     {"vflip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__g_vflip, recio__x_geo, recio__p_vflip, NULL},
     {"random_vflip", 1, 1, {RECIO__A_PROB}, RECIO__G, 0, NULL, NULL, NULL, recio__g_vflip, recio__x_geo, recio__p_vflip, NULL},
-    {"rotate", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_rotate, recio__x_geo, recio__p_warp, NULL},
-    {"random_rotate", 1, 1, {RECIO__A_NONNEG}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_random_rotate, recio__x_geo, recio__p_warp, NULL},
-    {"shear_x", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_x, recio__x_geo, recio__p_warp, NULL},
-    {"shear_y", 1, 1, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_y, recio__x_geo, recio__p_warp, NULL},
-    {"pad", 1, 2, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_pad, NULL, recio__g_pad, recio__x_geo, recio__p_pad, NULL},
+    {"rotate", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_rotate, recio__x_geo, recio__p_warp, NULL},
+    {"random_rotate", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_random_rotate, recio__x_geo, recio__p_warp, NULL},
+    {"shear_x", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_x, recio__x_geo, recio__p_warp, NULL},
+    {"shear_y", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_y, recio__x_geo, recio__p_warp, NULL},
+    {"random_shear_x", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_random_shear_x, recio__x_geo, recio__p_warp, NULL},
+    {"random_shear_y", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_random_shear_y, recio__x_geo, recio__p_warp, NULL},
+    {"translate", 2, 3, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_translate, recio__x_geo, recio__p_translate, NULL},
+    {"translate_rel", 2, 3, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_translate_rel, recio__x_geo, recio__p_translate, NULL},
+    {"pad", 1, 5, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0, recio__parse_pad, recio__sh_pad, NULL, recio__g_pad, recio__x_geo, recio__p_pad, NULL},
     {"resize_long", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize_long, NULL, recio__g_resize_long, recio__x_geo, NULL, NULL},
     {"letterbox", 2, 3, {RECIO__A_SIZE, RECIO__A_SIZE, RECIO__A_NUM}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_letterbox, NULL, recio__g_letterbox, recio__x_geo, recio__p_letterbox, NULL},
     {"random_expand", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_expand, NULL, recio__g_expand, recio__x_geo, recio__p_expand, NULL},
     {"random_bbox_crop", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT}, RECIO__G, 0, NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_crop, recio__x_geo, NULL, NULL},
     {"random_bbox_cover", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT}, RECIO__G, 0, NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_cover, recio__x_geo, NULL, NULL},
     {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0, NULL, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
+    {"interp", 1, 1, {0}, RECIO__OPF_PREFIX, 0, recio__parse_interp, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
     {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_brightness},
     {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_contrast},
     {"saturation", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_saturation},
@@ -7971,6 +8485,13 @@ static const recio__opdef recio__ops[] = {
     {"equalize", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_equalize, NULL},
     {"invert", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_invert, NULL},
     {"sharpness", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_sharpness, NULL},
+    {"random_posterize", 2, 2, {RECIO__A_BITS}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_posterize, NULL},
+    {"random_solarize", 2, 2, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_solarize, NULL},
+    {"random_sharpness", 2, 2, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_sharpness, NULL},
+    {"gaussian_blur", 1, 3, {RECIO__A_ODD, RECIO__A_POS}, RECIO__OPF_U8, 3, NULL, NULL, NULL, NULL, NULL, recio__p_blur, NULL},
+    {"random_erasing", 0, 6, {RECIO__A_PROB, RECIO__A_POS, RECIO__A_POS, RECIO__A_POS, RECIO__A_POS, RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_erasing, NULL},
+    {"cutout", 1, 2, {RECIO__A_SIZE, RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_cutout, NULL},
+    {"bgr", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_bgr, NULL},
     {"float", 0, 0, {0}, 0, 0, NULL, recio__sh_f32, NULL, NULL, recio__x_float, NULL, NULL},
     {"normalize", 6, 6, {RECIO__A_NUM, RECIO__A_NUM, RECIO__A_NUM, RECIO__A_POS}, 0, 0, recio__parse_normalize, recio__sh_f32, NULL, NULL, recio__x_normalize, NULL, NULL},
     {"chw", 0, 0, {0}, 0, 0, NULL, recio__sh_chw, NULL, NULL, recio__x_chw, recio__p_chw, NULL},
@@ -7980,6 +8501,9 @@ static const recio__opdef recio__ops[] = {
     {"random_choice", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_choice, recio__sh_choice, NULL, NULL, recio__x_choice, NULL, NULL},
     {"random_subpolicy", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_subpolicy, recio__sh_choice, NULL, NULL, recio__x_choice, NULL, NULL},
     {"autoaugment", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_autoaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
+    {"randaugment", 0, 2, {RECIO__A_INT}, RECIO__OPF_LIST, 0, recio__parse_randaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
+    {"trivialaugment", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_trivialaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
+    {"identity", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, recio__x_identity, NULL, NULL},
 };
 #undef RECIO__G
 
@@ -8086,6 +8610,11 @@ RECIODEF int recio_transform_decode_hint(const recio_transform *t) {
     int i = t ? t->first : -1;
     while (i >= 0 && (t->nodes[i].op->flags & RECIO__OPF_PREFIX)) i = t->nodes[i].next;
     if (i < 0 || !(t->nodes[i].op->flags & RECIO__OPF_HINT)) return 0;
+    if (t->nodes[i].op->plan == recio__pl_rrc) { /* W x H: the shorter of the two */
+        int w, h;
+        recio__rrc_size(&t->nodes[i], &w, &h);
+        return w < h ? w : h;
+    }
     return (int)t->nodes[i].arg[0];
 }
 
@@ -8131,6 +8660,186 @@ RECIODEF const char *recio_autoaugment_imagenet(void) {
            "(random_apply(0.8, equalize) random_apply(0.6, equalize)))";
 }
 
+/* AutoAugment's CIFAR-10 and SVHN policies as torchvision defines them (AutoAugmentPolicy, 10 bins),
+   written in this grammar by tests/data/recipes/make_refs.py from torchvision's own tables (the test
+   compares): shear tan-free factors 0.3*m/9, translations translate_rel(150/331*m/9) of the image
+   size, the rest as the ImageNet policy. */
+RECIODEF const char *recio_autoaugment_cifar10(void) {
+    return "random_subpolicy("
+           "(random_apply(0.1, invert) random_apply(0.2, random_choice(contrast(1.6), contrast(0.4)))),"
+           "(random_apply(0.7, random_choice(rotate(6.66667), rotate(-6.66667))) random_apply(0.3, random_choice(translate_rel(0.453172,0), translate_rel(-0.453172,0)))),"
+           "(random_apply(0.8, random_choice(sharpness(1.1), sharpness(0.9))) random_apply(0.9, random_choice(sharpness(1.3), sharpness(0.7)))),"
+           "(random_apply(0.5, random_choice(shear_y(0.266667), shear_y(-0.266667))) random_apply(0.7, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172)))),"
+           "(random_apply(0.5, autocontrast) random_apply(0.9, equalize)),"
+           "(random_apply(0.2, random_choice(shear_y(0.233333), shear_y(-0.233333))) random_apply(0.3, posterize(5))),"
+           "(random_apply(0.4, random_choice(saturation(1.3), saturation(0.7))) random_apply(0.6, random_choice(brightness(1.7), brightness(0.3)))),"
+           "(random_apply(0.3, random_choice(sharpness(1.9), sharpness(0.1))) random_apply(0.7, random_choice(brightness(1.9), brightness(0.1)))),"
+           "(random_apply(0.6, equalize) random_apply(0.5, equalize)),"
+           "(random_apply(0.6, random_choice(contrast(1.7), contrast(0.3))) random_apply(0.6, random_choice(sharpness(1.5), sharpness(0.5)))),"
+           "(random_apply(0.7, random_choice(saturation(1.7), saturation(0.3))) random_apply(0.5, random_choice(translate_rel(0.40282,0), translate_rel(-0.40282,0)))),"
+           "(random_apply(0.3, equalize) random_apply(0.4, autocontrast)),"
+           "(random_apply(0.4, random_choice(translate_rel(0,0.151057), translate_rel(0,-0.151057))) random_apply(0.2, random_choice(sharpness(1.6), sharpness(0.4)))),"
+           "(random_apply(0.9, random_choice(brightness(1.6), brightness(0.4))) random_apply(0.2, random_choice(saturation(1.8), saturation(0.2)))),"
+           "(random_apply(0.5, solarize(198.333)) random_apply(0, invert)),"
+           "(random_apply(0.2, equalize) random_apply(0.6, autocontrast)),"
+           "(random_apply(0.2, equalize) random_apply(0.6, equalize)),"
+           "(random_apply(0.9, random_choice(saturation(1.9), saturation(0.1))) random_apply(0.6, equalize)),"
+           "(random_apply(0.8, autocontrast) random_apply(0.2, solarize(28.3333))),"
+           "(random_apply(0.1, random_choice(brightness(1.3), brightness(0.7))) random_apply(0.7, saturation(1))),"
+           "(random_apply(0.4, solarize(113.333)) random_apply(0.9, autocontrast)),"
+           "(random_apply(0.9, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172))) random_apply(0.7, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172)))),"
+           "(random_apply(0.9, autocontrast) random_apply(0.8, solarize(170))),"
+           "(random_apply(0.8, equalize) random_apply(0.1, invert)),"
+           "(random_apply(0.7, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172))) random_apply(0.9, autocontrast)))";
+}
+RECIODEF const char *recio_autoaugment_svhn(void) {
+    return "random_subpolicy("
+           "(random_apply(0.9, random_choice(shear_x(0.133333), shear_x(-0.133333))) random_apply(0.2, invert)),"
+           "(random_apply(0.9, random_choice(shear_y(0.266667), shear_y(-0.266667))) random_apply(0.7, invert)),"
+           "(random_apply(0.6, equalize) random_apply(0.6, solarize(85))),"
+           "(random_apply(0.9, invert) random_apply(0.6, equalize)),"
+           "(random_apply(0.6, equalize) random_apply(0.9, random_choice(rotate(10), rotate(-10)))),"
+           "(random_apply(0.9, random_choice(shear_x(0.133333), shear_x(-0.133333))) random_apply(0.8, autocontrast)),"
+           "(random_apply(0.9, random_choice(shear_y(0.266667), shear_y(-0.266667))) random_apply(0.4, invert)),"
+           "(random_apply(0.9, random_choice(shear_y(0.166667), shear_y(-0.166667))) random_apply(0.2, solarize(85))),"
+           "(random_apply(0.9, invert) random_apply(0.8, autocontrast)),"
+           "(random_apply(0.6, equalize) random_apply(0.9, random_choice(rotate(10), rotate(-10)))),"
+           "(random_apply(0.9, random_choice(shear_x(0.133333), shear_x(-0.133333))) random_apply(0.3, solarize(170))),"
+           "(random_apply(0.8, random_choice(shear_y(0.266667), shear_y(-0.266667))) random_apply(0.7, invert)),"
+           "(random_apply(0.9, equalize) random_apply(0.6, random_choice(translate_rel(0,0.302115), translate_rel(0,-0.302115)))),"
+           "(random_apply(0.9, invert) random_apply(0.6, equalize)),"
+           "(random_apply(0.3, random_choice(contrast(1.3), contrast(0.7))) random_apply(0.8, random_choice(rotate(13.3333), rotate(-13.3333)))),"
+           "(random_apply(0.8, invert) random_apply(0, random_choice(translate_rel(0,0.100705), translate_rel(0,-0.100705)))),"
+           "(random_apply(0.7, random_choice(shear_y(0.2), shear_y(-0.2))) random_apply(0.4, solarize(28.3333))),"
+           "(random_apply(0.6, invert) random_apply(0.8, random_choice(rotate(13.3333), rotate(-13.3333)))),"
+           "(random_apply(0.3, random_choice(shear_y(0.233333), shear_y(-0.233333))) random_apply(0.9, random_choice(translate_rel(0.151057,0), translate_rel(-0.151057,0)))),"
+           "(random_apply(0.1, random_choice(shear_x(0.2), shear_x(-0.2))) random_apply(0.6, invert)),"
+           "(random_apply(0.7, solarize(198.333)) random_apply(0.6, random_choice(translate_rel(0,0.352467), translate_rel(0,-0.352467)))),"
+           "(random_apply(0.8, random_choice(shear_y(0.133333), shear_y(-0.133333))) random_apply(0.8, invert)),"
+           "(random_apply(0.7, random_choice(shear_x(0.3), shear_x(-0.3))) random_apply(0.8, random_choice(translate_rel(0,0.151057), translate_rel(0,-0.151057)))),"
+           "(random_apply(0.8, random_choice(shear_y(0.166667), shear_y(-0.166667))) random_apply(0.7, autocontrast)),"
+           "(random_apply(0.7, random_choice(shear_x(0.0666667), shear_x(-0.0666667))) random_apply(0.1, invert)))";
+}
+
+/* A spec being written: the bytes that fit in cap, the length counted in full (as snprintf). */
+typedef struct recio__out_text {
+    char *d;
+    size_t cap, at;
+} recio__out_text;
+static void recio__put(recio__out_text *o, const char *s) {
+    for (; *s; s++, o->at++)
+        if (o->at + 1 < o->cap) o->d[o->at] = *s;
+    if (o->cap) o->d[o->at < o->cap ? o->at : o->cap - 1] = 0;
+}
+/* v as printf's %g writes it (6 significant digits, trailing zeros dropped; |v| in [1e-4, 1e6) or
+   0), without printf: the C library's would follow the user's locale (a decimal comma). */
+static void recio__put_g(recio__out_text *o, double v) {
+    char s[32];
+    int e, i, n = 6, k = 0;
+    uint64_t m;
+    if (signbit(v)) s[k++] = '-', v = -v;
+    if (v == 0) {
+        s[k++] = '0', s[k] = 0;
+        recio__put(o, s);
+        return;
+    }
+    e = (int)floor(log10(v));
+    m = (uint64_t)floor(v * pow(10.0, 5 - e) + 0.5);
+    if (m >= 1000000) m = (m + 5) / 10, e++;
+    if (m < 100000) m = (uint64_t)floor(v * pow(10.0, 6 - e) + 0.5), e--;
+    {
+        char dig[7];
+        for (i = 5; i >= 0; i--, m /= 10) dig[i] = (char)('0' + m % 10);
+        while (n > 1 && dig[n - 1] == '0' && n > e + 1) n--;
+        if (e < 0) {
+            s[k++] = '0', s[k++] = '.';
+            for (i = 0; i < -e - 1; i++) s[k++] = '0';
+            for (i = 0; i < n; i++) s[k++] = dig[i];
+        } else {
+            for (i = 0; i <= e; i++) s[k++] = i < 6 ? dig[i] : '0';
+            if (n > e + 1) s[k++] = '.';
+            for (i = e + 1; i < n; i++) s[k++] = dig[i];
+        }
+    }
+    s[k] = 0;
+    recio__put(o, s);
+}
+
+/* torch.linspace(a, b, n)[i] in float, as torch computes it (from the nearer end). */
+static float recio__linspace(float a, float b, int n, int i) {
+    float st = (b - a) / (float)(n - 1);
+    return i < n / 2 ? a + st * (float)i : b - st * (float)(n - 1 - i);
+}
+
+/* The 14 ops of RandAugment and TrivialAugmentWide in torchvision's order (Identity, ShearX, ShearY,
+   TranslateX, TranslateY, Rotate, Brightness, Color, Contrast, Sharpness, Posterize, Solarize,
+   AutoContrast, Equalize) and op k's magnitude at bin i of 31: RandAugment's ranges, or
+   TrivialAugmentWide's (wide). Translations: RandAugment's of a 331-pixel image as a fraction of
+   it (torchvision's 150/331 * size), TrivialAugment's in pixels. */
+#define RECIO__AUG_OPS 14
+#define RECIO__AUG_BINS 31
+static float recio__aug_mag(int k, int i, int wide) {
+    static const float ra[RECIO__AUG_OPS] = {0, 0.3f, 0.3f, 150, 150, 30, 0.9f, 0.9f, 0.9f, 0.9f, 0, 0, 0, 0};
+    static const float ta[RECIO__AUG_OPS] = {0, 0.99f, 0.99f, 32, 32, 135, 0.99f, 0.99f, 0.99f, 0.99f, 0, 0, 0, 0};
+    if (k == 10) return (float)(8 - (int)rintf((float)i / ((float)(RECIO__AUG_BINS - 1) / (wide ? 6.0f : 4.0f))));
+    if (k == 11) return recio__linspace(255.0f, 0.0f, RECIO__AUG_BINS, i);
+    if ((k == 3 || k == 4) && !wide) return (float)(recio__linspace(0, (float)(150.0 / 331.0 * 331.0), RECIO__AUG_BINS, i) / 331.0);
+    return recio__linspace(0, wide ? ta[k] : ra[k], RECIO__AUG_BINS, i);
+}
+static void recio__aug_op(recio__out_text *o, int k, float m, int wide) {
+    static const char *const name[RECIO__AUG_OPS] = {"identity", "shear_x(", "shear_y(", "", "", "rotate(", "brightness(",
+                                                     "saturation(", "contrast(", "sharpness(", "posterize(", "solarize(",
+                                                     "autocontrast", "equalize"};
+    recio__put(o, k == 3 || k == 4 ? (wide ? "translate(" : "translate_rel(") : name[k]);
+    if (k == 4) recio__put(o, "0,");
+    if (k >= 6 && k <= 9) recio__put_g(o, (float)(1.0 + (double)m));
+    else if (k == 10) recio__put_g(o, (int)m);
+    else if (k > 0 && k < 12) recio__put_g(o, m);
+    if (k == 3) recio__put(o, ",0");
+    if (k > 0 && k < 12) recio__put(o, ")");
+}
+/* One draw of either: an op uniformly, then a bin of it (bins = the one bin m, or all 31) and for
+   signed ops (1..9) a sign, each equally likely: nested random_choice. */
+static void recio__aug_choice(recio__out_text *o, int wide, int m) {
+    int k, i;
+    recio__put(o, "random_choice(");
+    for (k = 0; k < RECIO__AUG_OPS; k++) {
+        int signs = k >= 1 && k <= 9, many = (k >= 1 && k <= 11) && (m < 0 || signs);
+        if (k) recio__put(o, ", ");
+        if (k == 0 || k >= 12) {
+            recio__aug_op(o, k, 0, wide);
+            continue;
+        }
+        if (many) recio__put(o, "random_choice(");
+        for (i = m < 0 ? 0 : m; i <= (m < 0 ? RECIO__AUG_BINS - 1 : m); i++) {
+            float v = recio__aug_mag(k, i, wide);
+            if (i > (m < 0 ? 0 : m)) recio__put(o, ", ");
+            recio__aug_op(o, k, v, wide);
+            if (signs) recio__put(o, ", "), recio__aug_op(o, k, -v, wide);
+        }
+        if (many) recio__put(o, ")");
+    }
+    recio__put(o, ")");
+}
+RECIODEF size_t recio_randaugment_spec(char *buf, size_t cap, int n, int m) {
+    recio__out_text o;
+    int i;
+    o.d = buf, o.cap = buf ? cap : 0, o.at = 0;
+    if (o.cap) buf[0] = 0;
+    m = m < 0 ? 0 : m > RECIO__AUG_BINS - 1 ? RECIO__AUG_BINS - 1 : m;
+    for (i = 0; i < n; i++) {
+        if (i) recio__put(&o, " ");
+        recio__aug_choice(&o, 0, m);
+    }
+    return o.at;
+}
+RECIODEF size_t recio_trivialaugment_spec(char *buf, size_t cap) {
+    recio__out_text o;
+    o.d = buf, o.cap = buf ? cap : 0, o.at = 0;
+    if (o.cap) buf[0] = 0;
+    recio__aug_choice(&o, 1, -1);
+    return o.at;
+}
 
 /* ---- boxes and a mask riding along (recio_transform_apply_ex) ---- */
 
@@ -8440,12 +9149,14 @@ static int recio__plan_make(const recio_transform *t, int w, int h, recio_rng *g
     return 1;
 }
 
-/* Source interval [lo, hi) that outputs [o, o + n) of a resize of sn to dn read: the taps of either
-   filter reach at most two pixels past the scaled interval; one more for rounding. */
-static void recio__plan_need(int sn, int dn, int o, int n, int *lo, int *hi) {
+/* Source interval [lo, hi) that outputs [o, o + n) of a resize of sn to dn read: the taps of LINEAR
+   and AREA reach at most two pixels past the scaled interval, the wider filters half their taps; one
+   more for rounding. */
+static void recio__plan_need(int sn, int dn, int o, int n, recio_filter f, int *lo, int *hi) {
     double s = (double)sn / dn;
-    *lo = (int)floor(o * s) - 3;
-    *hi = (int)ceil((o + n) * s) + 3;
+    int m = f == RECIO_LINEAR || f == RECIO_AREA ? 3 : recio__axis_k(sn, dn, f, 0) / 2 + 3;
+    *lo = (int)floor(o * s) - m;
+    *hi = (int)ceil((o + n) * s) + m;
     if (*lo < 0) *lo = 0;
     if (*hi > sn) *hi = sn;
 }
@@ -8462,6 +9173,7 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
     recio_rng g;
     recio_image view;
     int den = 1, W, H, SW, SH, r[4], k, lo[2], hi[2], cx, cy;
+    recio_filter pf;
     recio_err e;
     if ((e = recio__jdec_open(&j, b, n, d->channels, errmsg, cap)) != RECIO_OK) return e;
     W = (int)j.d.image_width, H = (int)j.d.image_height;
@@ -8478,8 +9190,9 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
         if (a > z - 1) a = z - 1;
         r[k] = a, r[k + 2] = z - a;
     }
-    recio__plan_need(r[2], p.dw, p.o[0], p.o[2], &lo[0], &hi[0]);
-    recio__plan_need(r[3], p.dh, p.o[1], p.o[3], &lo[1], &hi[1]);
+    pf = recio__filter_for(p.filt, r[2], r[3], p.dw, p.dh); /* AUTO: as the pass will resolve it */
+    recio__plan_need(r[2], p.dw, p.o[0], p.o[2], pf, &lo[0], &hi[0]);
+    recio__plan_need(r[3], p.dh, p.o[1], p.o[3], pf, &lo[1], &hi[1]);
     cx = r[0] + lo[0] - 1, cy = r[1] + lo[1] - 1;
     if (cx < 0) cx = 0;
     if (cy < 0) cy = 0;

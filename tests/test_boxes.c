@@ -233,6 +233,16 @@ static const op_case cases[] = {
     {"random_bbox_cover(0.9,0.2,1,0.5,2,100) random_flip(0.5)", 1e-3, 1e-3},
     {"random_expand(3) random_bbox_crop resize(90,90)", 1, 1},
     {"random_choice(random_bbox_crop(0.1), random_bbox_crop(0.7), random_bbox_cover(0.5,0.3,1,1,1))", 1e-3, 1e-3},
+    {"pad(2,7,5,0)", 1e-3, 1e-3},
+    {"pad(0,3,9,1,0) random_crop(50,50)", 1e-3, 1e-3},
+    {"random_resized_crop(64,40)", 1, 1},
+    {"random_resized_crop(48,64,0.3,1,0.5,2)", 1, 1},
+    {"random_shear_x(0.3)", 1, 3},
+    {"random_shear_y(0.3,0)", 1, 3},
+    {"rotate(20,0) gaussian_blur(1)", 1, 3},
+    {"translate(7,-4)", 1e-3, 1e-3},
+    {"translate_rel(-0.2,0.15,0) random_crop(40,40)", 1e-3, 1e-3},
+    {"random_choice(translate(9,0), translate(0,-9), random_shear_x(0.2), rotate(9))", 1, 3},
 };
 
 static void test_boxes_and_mask_follow_pixels(void) {

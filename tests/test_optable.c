@@ -65,6 +65,7 @@ static float arg_for(int c) {
     case RECIO__A_BITS: return (float)t_between(0, 8);
     case RECIO__A_FRAC: return (float)t_between(1, 10) / 10;
     case RECIO__A_IOU: return (float)t_between(-1, 10) / 10 < 0 ? -1.0f : (float)t_between(0, 10) / 10;
+    case RECIO__A_ODD: return (float)(2 * t_between(0, 7) + 1);
     case RECIO__A_POS: return (float)t_between(1, 40) / 10;
     case RECIO__A_NONNEG: return (float)t_between(0, 40) / 10;
     default: return (float)t_between(-20, 40) / 10;
@@ -88,11 +89,21 @@ static void op_text(const recio__opdef *d, char *s, size_t cap, int depth) {
         else snprintf(s, cap, "%s", d->name);
         return;
     }
+    if (strcmp(d->name, "interp") == 0) { /* words, not numbers */
+        static const char *f[6] = {"nearest", "linear", "cubic", "lanczos", "area", "auto"};
+        snprintf(s, cap, "interp(%s%s)", f[t_between(0, 5)], t_between(0, 1) ? ",antialias" : "");
+        return;
+    }
     n = t_between(d->min, d->max);
+    if (strcmp(d->name, "pad") == 0 && n == 3) n = 4; /* N[,VALUE] or L,T,R,B[,VALUE] */
     at = (size_t)snprintf(s, cap, "%s", d->name);
     for (k = 0; k < n && at < cap; k++) {
+        float v;
         if (k < 6 && d->check[k]) c = d->check[k];
-        at += (size_t)snprintf(s + at, cap - at, "%s%g", k ? "," : "(", arg_for(c));
+        v = arg_for(c);
+        if (strcmp(d->name, "pad") == 0 && k > 0 && k < 4 && n >= 4) v = (float)t_between(0, 6); /* sides */
+        if (strcmp(d->name, "random_resized_crop") == 0 && k == 1 && (v > 1 || n == 6)) v = (float)t_between(2, 48); /* W,H form */
+        at += (size_t)snprintf(s + at, cap - at, "%s%g", k ? "," : "(", v);
     }
     if (n && at < cap) snprintf(s + at, cap - at, ")");
 }
@@ -193,6 +204,36 @@ static void test_random_chains(void) {
     CHECK(ran > 200); /* the checks must see real work */
 }
 
+/* Every filter before every resizing op, on sizes down to one pixel, shrinking up to 20 times: the
+   wider filters' taps (Lanczos' 8, the antialiased ones' growing with the shrink) stay within the
+   scratch bound and caller scratch gives the same bytes. */
+static void test_filters_scratch(void) {
+    static const char *filt[] = {"interp(nearest)", "interp(cubic)", "interp(lanczos)", "interp(linear,antialias)",
+                                 "interp(cubic,antialias)", "interp(lanczos,antialias)", "interp(area)", "area", "interp(auto)"};
+    static const char *ops[] = {"resize(%d,%d)", "resize_short(%d)", "random_resized_crop(%d,%d)", "resize_long(%d)",
+                                "letterbox(%d,%d)", "center_crop(%d) resize(%d,9) flip"};
+    int f, o, k;
+    for (f = 0; f < 9; f++)
+        for (o = 0; o < 6; o++)
+            for (k = 0; k < 6; k++) {
+                char op[80], spec[200];
+                recio_image in = random_u8(t_between(1, 120), t_between(1, 120), k & 1 ? 3 : 1);
+                recio_err e;
+                snprintf(op, sizeof op, ops[o], t_between(1, 20), t_between(2, 60));
+                snprintf(spec, sizeof spec, "%s%s %s", starts[0], filt[f], op);
+                e = check_chain(spec, &in, (uint64_t)k);
+                if (e != RECIO_OK && e != RECIO_ERR_ARG) fprintf(stderr, "  %s: %s\n", spec, recio_strerror(e)), CHECK(0);
+                recio_image_free(&in);
+            }
+    { /* auto's choice is not monotonic in the size: after branches, the bound's size (1000: shrink, AREA's 3
+         taps) is not the branch that enlarges 20 pixels (CUBIC's 4): the bound must hold for both */
+        recio_image in = random_u8(50, 50, 3);
+        for (k = 0; k < 8; k++)
+            CHECK(check_chain("random_choice(resize(20,20), resize(1000,1000)) interp(auto) resize(600,600)", &in, (uint64_t)k) == RECIO_OK);
+        recio_image_free(&in);
+    }
+}
+
 /* The planner's roles: on a JPEG, decoding only the planned window at full scale gives exactly
    decode + apply, for chains that mix planned and unplanned ops (area before an op the planner
    stops at, crops after the resize, a second resize). */
@@ -200,7 +241,10 @@ static void test_planner_matches_plain_chain(void) {
 #ifdef RECIO_TURBOJPEG
     static const char *specs[] = {"area flip resize(37,29)", "area resize_short(40) center_crop(30) random_crop(20,10) gray",
                                   "crop(3,5,80,60) random_resized_crop(33,0.2,0.9) crop(1,2,20,20) resize(17,9)",
-                                  "random_crop(70,50) area random_resized_crop(24) random_flip(0.5) normalize(imagenet) chw", NULL};
+                                  "random_crop(70,50) area random_resized_crop(24) random_flip(0.5) normalize(imagenet) chw",
+                                  "interp(lanczos) resize_short(60) center_crop(50)", "interp(cubic,antialias) random_resized_crop(40,30)",
+                                  "crop(100,30,300,300) interp(lanczos,antialias) resize(33,21) random_crop(20)",
+                                  "interp(auto) random_resized_crop(300,200)", "interp(auto) resize(90,40)", NULL};
     long n = 0;
     char *jpg = read_file("tests/data/photos/chelsea-500x375.jpg", &n);
     int i;
@@ -232,6 +276,7 @@ int main(void) {
     RUN(test_every_op_described_and_documented);
     RUN(test_every_op_runs);
     RUN(test_random_chains);
+    RUN(test_filters_scratch);
     RUN(test_planner_matches_plain_chain);
     return t_done("optable");
 }

@@ -31,7 +31,6 @@ MXNET_DEFAULTS = {
 UNSUPPORTED = {
     "max_random_scale": "random affine scaling is not a recio op; use random_resized_crop=True or spec=",
     "min_random_scale": "random affine scaling is not a recio op; use random_resized_crop=True or spec=",
-    "max_shear_ratio": "random shear is not a recio op (shear_x/shear_y are fixed); use spec=",
     "max_crop_size": "random-size square crops are not a recio op; use random_resized_crop=True",
     "min_crop_size": "random-size square crops are not a recio op; use random_resized_crop=True",
     "max_img_size": "the affine size clamp is not a recio op",
@@ -171,7 +170,8 @@ def translate(**kw):
     if o["layout"] not in ("NCHW", "NHWC"):
         raise _bad("layout", "NCHW or NHWC, not %r" % (o["layout"],))
     aug_names = ["resize", "rand_crop", "random_resized_crop", "max_random_area", "min_random_area",
-                 "max_aspect_ratio", "min_aspect_ratio", "max_rotate_angle", "rotate", "fill_value", "inter_method",
+                 "max_aspect_ratio", "min_aspect_ratio", "max_rotate_angle", "rotate", "max_shear_ratio", "fill_value",
+                 "inter_method",
                  "pad", "brightness", "contrast", "saturation", "pca_noise", "mirror", "rand_mirror", "mean_r",
                  "mean_g", "mean_b", "std_r", "std_g", "std_b", "scale", "dtype"]
     if o["spec"] is not None:
@@ -240,10 +240,11 @@ def _chain(o, given, changed, shape, dtype):
     c, h, w = shape
     ops = []
     inter = int(o["inter_method"])
-    if inter not in (1, 3):
-        raise _bad("inter_method", "recio resizes bilinear (1, OpenCV INTER_LINEAR) or by area (3, INTER_AREA), not %d"
-                   % inter)
-    area = ["area"] if inter == 3 else []
+    filters = {0: ["interp(nearest)"], 1: [], 2: ["interp(cubic)"], 3: ["area"], 4: ["interp(lanczos)"], 9: ["interp(auto)"]}
+    if inter not in filters:
+        raise _bad("inter_method", "recio resizes with OpenCV's nearest (0), bilinear (1), bicubic (2), area (3), "
+                   "Lanczos-4 (4) or MXNet's auto (9), not %d (10, a random one per image, is not offered)" % inter)
+    area = filters[inter]
     resize = int(o["resize"])
     if resize > 0:
         ops += area + ["resize_short(%d)" % resize]
@@ -252,14 +253,16 @@ def _chain(o, given, changed, shape, dtype):
     fill = float(o["fill_value"])
     rot = float(o["rotate"])
     if rot > 0 or float(o["max_rotate_angle"]) > 0:
-        if fill != 0:
-            raise _bad("max_rotate_angle" if float(o["max_rotate_angle"]) > 0 else "rotate",
-                       "recio fills the corners a rotation uncovers with 0, and MXNet's fill_value is %g: "
-                       "pass fill_value=0 to accept black corners" % fill)
-        ops.append("rotate(%s)" % _num(rot) if rot > 0 else "random_rotate(%s)" % _num(o["max_rotate_angle"]))
+        f = "," + _num(fill) if fill != 0 else ""  # the corners a rotation uncovers (MXNet's default 255)
+        ops.append("rotate(%s%s)" % (_num(rot), f) if rot > 0 else "random_rotate(%s%s)" % (_num(o["max_rotate_angle"]), f))
+    shear = float(o["max_shear_ratio"])
+    if shear > 0:  # MXNet's one warp (rotation, then shear about the centre) as two
+        ops.append("random_shear_x(%s%s)" % (_num(shear), "," + _num(fill) if fill != 0 else ""))
+    elif shear < 0:
+        raise _bad("max_shear_ratio", "must not be negative")
     pad = int(o["pad"])
-    if changed("fill_value") and pad <= 0 and rot <= 0 and float(o["max_rotate_angle"]) <= 0:
-        raise _bad("fill_value", "acts only with pad, rotate or max_rotate_angle")
+    if changed("fill_value") and pad <= 0 and rot <= 0 and float(o["max_rotate_angle"]) <= 0 and shear <= 0:
+        raise _bad("fill_value", "acts only with pad, rotate, max_rotate_angle or max_shear_ratio")
     if pad > 0:
         ops.append("pad(%d,%s)" % (pad, _num(fill)))
     elif pad < 0:
@@ -267,8 +270,6 @@ def _chain(o, given, changed, shape, dtype):
     if o["random_resized_crop"]:
         if o["rand_crop"]:
             raise _bad("rand_crop", "MXNet refuses rand_crop with random_resized_crop; give one")
-        if h != w:
-            raise _bad("random_resized_crop", "recio's random_resized_crop makes squares; data_shape is %dx%d" % (h, w))
         amin, amax = float(o["min_random_area"]), float(o["max_random_area"])
         rmax = float(o["max_aspect_ratio"])
         if o["min_aspect_ratio"] is None:
@@ -278,7 +279,8 @@ def _chain(o, given, changed, shape, dtype):
         if not (0 < amin <= amax <= 1) or not (0 < rmin <= rmax):
             raise _bad("min_random_area", "areas 0 < min <= max <= 1 and aspect ratios 0 < min <= max, not "
                        "[%g, %g] and [%g, %g]" % (amin, amax, rmin, rmax))
-        ops += area + ["random_resized_crop(%d,%s,%s,%s,%s)" % (w, _num(amin), _num(amax), _num(rmin), _num(rmax))]
+        size = "%d" % w if h == w else "%d,%d" % (w, h)  # W,H then four numbers: six arguments, always W x H
+        ops += area + ["random_resized_crop(%s,%s,%s,%s,%s)" % (size, _num(amin), _num(amax), _num(rmin), _num(rmax))]
     else:
         for n in ("max_random_area", "min_random_area", "min_aspect_ratio", "max_aspect_ratio"):
             if changed(n):
