@@ -5,7 +5,7 @@
 #   make bench      benchmarks (tables with ratios; docs/bench.md), on the set `make bench-data` makes
 #   make bench-cross ARCH=aarch64   kernel columns under qemu  make cross ARCH=aarch64|armhf|s390x|win64
 #   make CROSS=aarch64-linux-gnu-   library, CLI and examples for a board, in build/aarch64-linux-gnu
-#   make freestanding               Cortex-M4 (arm-none-eabi, newlib): libraries and linked programs
+#   make freestanding               Cortex-M4 (arm-none-eabi, newlib): libraries, programs, run under QEMU
 #   make tcc                        the header built with tcc
 #   make footprint                  docs/footprint.md: bytes per feature set and target
 #   make install PREFIX=/usr/local (also the Python package, recio.1, the docs, the CMake package)
@@ -283,12 +283,18 @@ WINE = env WINEPREFIX=$(abspath build/wine) WINEDEBUG=-all WINEDLLOVERRIDES="msc
 # must stop at recio's one #error; examples/board_infer.c (decode and transform, arena, no heap) and a
 # program holding the whole RECIO_NO_STDIO library (records, index, split, image ops, stb) link
 # without --gc-sections. newlib's nosys stubs stand in for the board support package.
+# Then both programs run on an emulated Cortex-M4 (QEMU's MPS2 AN386 board, Debian qemu-system-arm,
+# installed when missing and allowed; skipped, saying why, when it cannot be): linked again with
+# newlib's rdimon (semihosting: printf, heap, the exit status) and tests/cortex_m4_vectors.c (the
+# vector table at address 0), each must print "N passed, 0 failed" and exit 0 within a minute.
 FS_X     = arm-none-eabi-
 FS_CC    = $(FS_X)gcc
 FS       = build/cortex-m4
 FS_FLAGS = -mcpu=cortex-m4 -mthumb -Os -std=c99 $(WARN) -I. -I$(STB)
 FS_OS    = open close read write lseek fstat stat mmap munmap posix_madvise glob globfree opendir readdir closedir \
            fsync writev rename remove fopen fclose fread fwrite fseek pthread_create pthread_mutex_lock __aeabi_read_tp
+FS_QEMU  = qemu-system-arm -M mps2-an386 -cpu cortex-m4 -display none -monitor none -serial null -semihosting -kernel
+FS_RUN   = --specs=rdimon.specs -Wl,--section-start=.vectors=0 tests/cortex_m4_vectors.c
 .PHONY: freestanding
 freestanding: deps
 	@if ! command -v $(FS_CC) >/dev/null 2>&1 || [ ! -f "$$($(FS_CC) -print-file-name=libc.a)" ]; then \
@@ -311,6 +317,15 @@ freestanding: deps
 	$(FS_CC) $(FS_FLAGS) --specs=nosys.specs tests/test_freestanding.c $(FS)/recio.o -o $(FS)/freestanding.elf -lm
 	$(FS_CC) $(FS_FLAGS) --specs=nosys.specs examples/board_infer.c -o $(FS)/board_infer.elf -lm
 	@$(FS_X)size $(FS)/freestanding.elf $(FS)/board_infer.elf
+	$(FS_CC) $(FS_FLAGS) $(FS_RUN) tests/test_freestanding.c $(FS)/recio.o -o $(FS)/freestanding_run.elf -lm
+	$(FS_CC) $(FS_FLAGS) $(FS_RUN) examples/board_infer.c -o $(FS)/board_infer_run.elf -lm
+	@if ! command -v qemu-system-arm >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "recio: installing qemu-system-arm"; \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends qemu-system-arm >/dev/null; } || true; fi; \
+	if ! command -v qemu-system-arm >/dev/null 2>&1; then \
+	  echo "recio: freestanding run skipped: qemu-system-arm is not installed (apt-get install qemu-system-arm)"; \
+	else echo "recio: running on a Cortex-M4 (qemu-system-arm -M mps2-an386)"; \
+	  RUN="timeout 60 $(FS_QEMU)" tests/run.sh $(FS)/freestanding_run.elf $(FS)/board_infer_run.elf; fi
 
 # docs/footprint.md: recio's bytes per feature set on x86-64, armhf thumb and Cortex-M4 (-Os), read
 # from linker maps (needs the armhf and arm-none-eabi compilers: make cross ARCH=armhf, freestanding).

@@ -1328,70 +1328,91 @@ static char *recio__strdup(const recio_allocator *a, const char *s) {
 
 /* Own tiny formatter, so messages need no stdio: %s %d %u %x and %U (uint64_t). */
 /* No 64-bit division: on a 32-bit target it would bring libgcc's (about 700 bytes) into every
-   program that can report an error. Decimal digits come from subtracting powers of ten. */
+   program that can report an error. Digits come from subtracting powers of the base, kept on the
+   way up, most significant first. */
 static size_t recio__put_u64(char *d, size_t cap, size_t at, uint64_t v, unsigned base) {
-    char tmp[24];
-    int k = 0;
-    if (base == 16) {
-        do {
-            tmp[k++] = "0123456789abcdef"[v & 15u];
-            v >>= 4;
-        } while (v);
-    } else { /* digit e (weight 10^e) into tmp[e]: units first, as the loop below expects */
-        int e = 0, j;
-        uint64_t p = 1;
-        while (e < 19 && p * 10u <= v) p *= 10u, e++; /* e < 19: p * 10 <= 10^19 < 2^64 */
-        for (k = e + 1; e >= 0; e--) {
-            char c = '0';
-            for (p = 1, j = 0; j < e; j++) p *= 10u;
-            while (v >= p) v -= p, c++;
-            tmp[e] = c;
-        }
-    }
-    while (k > 0) {
-        --k;
-        if (at + 1 < cap) d[at] = tmp[k];
+    uint64_t pw[20];
+    int e = 0, top = base == 16 ? 15 : 19; /* base^(top + 1) would not fit 64 bits */
+    pw[0] = 1;
+    while (e < top && pw[e] * base <= v) pw[e + 1] = pw[e] * base, e++;
+    for (; e >= 0; e--) {
+        unsigned c = 0;
+        while (v >= pw[e]) v -= pw[e], c++;
+        if (at + 1 < cap) d[at] = "0123456789abcdef"[c];
         at++;
     }
     return at;
 }
 
-static void recio__vfmt(char *d, size_t cap, const char *f, va_list ap) {
-    size_t at = 0;
-    if (cap == 0) return;
+/* Appends s at d[at] as far as cap allows (room for the terminator); returns the untruncated end. */
+static size_t recio__put_s(char *d, size_t cap, size_t at, const char *s) {
+    for (; *s; s++, at++)
+        if (at + 1 < cap) d[at] = *s;
+    return at;
+}
+
+/* An argument of the formatter: a string for %s, a number for the others (%d's as int64_t). Taking
+   them as an array lets the record reader, whose messages hold only numbers, report with no
+   variadic call (docs/footprint.md). */
+typedef union recio__arg {
+    uint64_t u;
+    const char *s;
+} recio__arg;
+#define RECIO__FMT_ARGS 8 /* the most conversions one format may hold (recio's longest has 6) */
+
+static int recio__fmt_conv(char c) { return c == 's' || c == 'd' || c == 'u' || c == 'x' || c == 'U'; }
+
+/* One conversion: c (one of recio__fmt_conv's) of a. */
+static size_t recio__put_arg(char *d, size_t cap, size_t at, char c, const recio__arg *a) {
+    uint64_t v;
+    if (c == 's') return recio__put_s(d, cap, at, a->s ? a->s : "(null)");
+    v = a->u;
+    if (c == 'd' && (int64_t)v < 0) at = recio__put_s(d, cap, at, "-"), v = 0 - v;
+    return recio__put_u64(d, cap, at, v, c == 'x' ? 16 : 10);
+}
+
+/* Formats f after the at characters already in d (cap > 0), cut to fit with a terminator: %s %d %u
+   %x %U take args[0], args[1]... in turn (past the n given they print nothing); '%' before any
+   other char prints that char. */
+static void recio__fmt_args(char *d, size_t cap, size_t at, const char *f, const recio__arg *args, size_t n) {
+    size_t k = 0;
     for (; *f; f++) {
-        if (*f != '%' || !f[1]) {
-            if (at + 1 < cap) d[at] = *f;
-            at++;
-            continue;
-        }
-        switch (*++f) {
-        case 's': {
-            const char *s = va_arg(ap, const char *);
-            if (!s) s = "(null)";
-            for (; *s; s++, at++)
-                if (at + 1 < cap) d[at] = *s;
-            break;
-        }
-        case 'd': {
-            int v = va_arg(ap, int);
-            uint64_t m = v < 0 ? (uint64_t)(-(int64_t)v) : (uint64_t)v;
-            if (v < 0) {
-                if (at + 1 < cap) d[at] = '-';
-                at++;
+        if (*f == '%' && f[1]) {
+            f++;
+            if (recio__fmt_conv(*f)) {
+                if (k < n) at = recio__put_arg(d, cap, at, *f, &args[k]);
+                k++;
+                continue;
             }
-            at = recio__put_u64(d, cap, at, m, 10);
-            break;
         }
-        case 'u': at = recio__put_u64(d, cap, at, va_arg(ap, unsigned), 10); break;
-        case 'x': at = recio__put_u64(d, cap, at, va_arg(ap, unsigned), 16); break;
-        case 'U': at = recio__put_u64(d, cap, at, va_arg(ap, uint64_t), 10); break;
-        default:
-            if (at + 1 < cap) d[at] = *f;
-            at++;
-        }
+        if (at + 1 < cap) d[at] = *f;
+        at++;
     }
     d[at < cap ? at : cap - 1] = 0;
+}
+
+/* Takes from ap the arguments f's conversions name, as recio__fmt_args reads them; returns how many. */
+static size_t recio__va_args(const char *f, va_list ap, recio__arg *args) {
+    size_t n = 0;
+    for (; *f && n < RECIO__FMT_ARGS; f++) {
+        if (*f != '%' || !f[1]) continue;
+        switch (*++f) {
+        case 's': args[n++].s = va_arg(ap, const char *); break;
+        case 'd': args[n++].u = (uint64_t)(int64_t)va_arg(ap, int); break;
+        case 'u':
+        case 'x': args[n++].u = va_arg(ap, unsigned); break;
+        case 'U': args[n++].u = va_arg(ap, uint64_t); break;
+        }
+    }
+    return n;
+}
+
+static void recio__vfmt(char *d, size_t cap, const char *f, va_list ap) {
+    recio__arg args[RECIO__FMT_ARGS];
+    size_t n;
+    if (!cap) return;
+    n = recio__va_args(f, ap, args);
+    recio__fmt_args(d, cap, 0, f, args, n);
 }
 
 static void recio__fmt(char *d, size_t cap, const char *f, ...) {
@@ -1402,14 +1423,22 @@ static void recio__fmt(char *d, size_t cap, const char *f, ...) {
 }
 
 /* Every handle message reads "NAME: offset N: what" so the user can go straight to the bytes. */
+static void recio__errmsg(char *msg, const char *name, uint64_t offset, const char *f, const recio__arg *args, size_t n) {
+    size_t at = recio__put_s(msg, RECIO__ERRMSG, 0, name ? name : "?");
+    at = recio__put_s(msg, RECIO__ERRMSG, at, ": offset ");
+    at = recio__put_u64(msg, RECIO__ERRMSG, at, offset, 10);
+    at = recio__put_s(msg, RECIO__ERRMSG, at, ": ");
+    recio__fmt_args(msg, RECIO__ERRMSG, at, f, args, n);
+}
+
 static void recio__errf(char *msg, const char *name, uint64_t offset, const char *f, ...) {
+    recio__arg args[RECIO__FMT_ARGS];
+    size_t n;
     va_list ap;
-    size_t at;
-    recio__fmt(msg, RECIO__ERRMSG, "%s: offset %U: ", name ? name : "?", offset);
-    at = strlen(msg);
     va_start(ap, f);
-    recio__vfmt(msg + at, RECIO__ERRMSG - at, f, ap);
+    n = recio__va_args(f, ap, args);
     va_end(ap);
+    recio__errmsg(msg, name, offset, f, args, n);
 }
 
 static const char *recio__errno_str(int e) {
@@ -1716,13 +1745,19 @@ struct recio_reader {
     recio_allocator alloc;
     recio_io io;
     int has_io;
-    /* memory mode: the whole source is addressable (a buffer or a mapping) */
+    /* memory mode: the whole source is addressable (a buffer or a mapping), and is the view below
+       with end = mem_size and eof set from the start */
     const unsigned char *mem;
     uint64_t mem_size;
     void *map_base;
     size_t map_len;
-    /* streaming mode: buf[0] is at file offset base; bytes [lo, end) hold the file, pos is next */
+    /* streaming mode: buf[0] is at file offset base; bytes [lo, end) hold the file, pos is next.
+       Its refill and size re-check are set by the streaming open and reached only through these
+       pointers, so a program that reads only memory links none of that code. */
+    recio_err (*fill)(struct recio_reader *r, size_t need);
+    int (*regrow)(struct recio_reader *r, uint64_t end);
     unsigned char *raw, *buf;
+    const unsigned char *view; /* what the parser reads: buf, or mem in memory mode */
     size_t cap, lo, pos, end;
     uint64_t base;
     int eof;
@@ -1736,14 +1771,19 @@ struct recio_reader {
 
 static uint64_t recio__rd_off(const recio_reader *r) { return r->base + r->pos; }
 
-static recio_err recio__rd_fail(recio_reader *r, recio_err e, uint64_t off, const char *f, ...) {
-    va_list ap;
-    size_t at;
-    recio__errf(r->errmsg, r->name, off, "");
-    at = strlen(r->errmsg);
-    va_start(ap, f);
-    recio__vfmt(r->errmsg + at, RECIO__ERRMSG - at, f, ap);
-    va_end(ap);
+/* Records the reader's error e at off; f's conversions (numbers only) take a, then b. */
+static recio_err recio__rd_fail(recio_reader *r, recio_err e, uint64_t off, const char *f, uint64_t a, uint64_t b) {
+    recio__arg args[2];
+    args[0].u = a;
+    args[1].u = b;
+    recio__errmsg(r->errmsg, r->name, off, f, args, 2);
+    r->sticky = e;
+    return e;
+}
+
+/* A failed system call: "what: <the system's words for errno>". */
+static recio_err recio__rd_fail_sys(recio_reader *r, recio_err e, uint64_t off, const char *what) {
+    recio__errf(r->errmsg, r->name, off, "%s: %s", what, recio__errno_str(errno));
     r->sticky = e;
     return e;
 }
@@ -1762,7 +1802,7 @@ static recio_err recio__rd_setbuf(recio_reader *r, size_t cap) {
     if (r->buf && r->end > r->pos) memcpy(buf + r->pos, r->buf + r->pos, r->end - r->pos);
     recio__free(&r->alloc, r->raw);
     r->raw = raw;
-    r->buf = buf;
+    r->view = r->buf = buf;
     r->cap = cap;
     r->lo = r->pos;
     return RECIO_OK;
@@ -1778,101 +1818,125 @@ static void recio__rd_compact(recio_reader *r) {
     r->pos = r->lo = k;
 }
 
-/* Make `need` bytes at the current position addressable; returns how many are (less only at end
-   of file). Streaming mode compacts and refills the buffer, growing it only as data arrives so a
-   corrupt length cannot make it allocate more than the file holds. */
-static recio_err recio__rd_avail(recio_reader *r, size_t need, const unsigned char **p, size_t *got) {
-    if (r->mem) {
-        uint64_t left = r->mem_size - r->pos;
-        *p = r->mem + r->pos;
-        *got = left < need ? (size_t)left : need;
-        return RECIO_OK;
-    }
+/* Streaming mode: read until `need` bytes past the position are buffered or the file ends,
+   compacting the buffer and growing it only as data arrives, so a corrupt length cannot make it
+   allocate more than the file holds. */
+static recio_err recio__rd_fill(recio_reader *r, size_t need) {
     while (r->end - r->pos < need && !r->eof) {
         int64_t n;
         if (r->cap - r->pos < need || r->end == r->cap) recio__rd_compact(r);
         if (r->end == r->cap) {
             size_t ncap = r->cap * 2 < r->pos + need ? r->pos + need : r->cap * 2;
             if (ncap < r->cap || recio__rd_setbuf(r, ncap))
-                return recio__rd_fail(r, RECIO_ERR_NOMEM, recio__rd_off(r), "cannot grow read buffer to %U bytes", (uint64_t)ncap);
+                return recio__rd_fail(r, RECIO_ERR_NOMEM, recio__rd_off(r), "cannot grow read buffer to %U bytes", ncap, 0);
         }
         n = r->io.read(r->io.user, r->buf + r->end, r->cap - r->end);
-        if (n < 0) return recio__rd_fail(r, RECIO_ERR_IO, r->base + r->end, "read failed: %s", recio__errno_str(errno));
+        if (n < 0) return recio__rd_fail_sys(r, RECIO_ERR_IO, r->base + r->end, "read failed");
         if (n == 0) r->eof = 1;
         r->end += (size_t)n;
     }
-    *p = r->buf + r->pos;
+    return RECIO_OK;
+}
+
+/* Make `need` bytes at the current position addressable; returns how many are (less only at end
+   of file). A buffer that already holds them costs no call. */
+static recio_err recio__rd_avail(recio_reader *r, size_t need, const unsigned char **p, size_t *got) {
+    if (r->end - r->pos < need && !r->eof) {
+        recio_err e = r->fill(r, need);
+        if (e) return e;
+    }
+    *p = r->view + r->pos;
     *got = r->end - r->pos < need ? r->end - r->pos : need;
     return RECIO_OK;
 }
 
-/* Read one part header at the current position. */
-static recio_err recio__rd_header(recio_reader *r, uint64_t rec_off, int first, unsigned *cflag, size_t *len) {
-    const unsigned char *p = NULL;
-    size_t got = 0;
-    uint32_t magic, lrec;
-    uint64_t at = recio__rd_off(r);
-    recio_err e = recio__rd_avail(r, 8, &p, &got);
-    if (e) return e;
-    if (got == 0) {
-        if (first) return RECIO_END;
-        return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "multi-part record ends at end of file without its last part");
-    }
-    if (got < 8) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "truncated header: %u bytes before end of file", (unsigned)got);
-    magic = recio_load_u32le(p);
-    lrec = recio_load_u32le(p + 4);
-    if (magic != RECIO_MAGIC && at == 0 && got >= 8 && memcmp(p, "version ", 8) == 0) /* "version https://git-lfs..." */
-        return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off,
-                              "bad magic 0x%x: this is a Git LFS pointer (text), not the data: fetch it with 'git lfs pull'",
-                              (unsigned)magic);
-    if (magic != RECIO_MAGIC) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "bad magic 0x%x (expected 0xced7230a)", (unsigned)magic);
-    *cflag = lrec >> 29;
-    *len = lrec & RECIO_MAX_RECORD;
-    if (*cflag > 3) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "invalid cflag %u", *cflag);
-    if (first && *cflag >= 2) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "continuation part (cflag %u) without a first part", *cflag);
-    if (!first && *cflag < 2)
-        return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "multi-part record broken: part at offset %U has cflag %u, expected 2 or 3", at, *cflag);
-    return RECIO_OK;
-}
-
-/* 1 when the source holds `end` bytes. The size was taken at open: a file still being written (a
-   pack appending while the iterator streams) may have grown since, which is not damage, so a
-   streaming reader asks again before calling a length too long, and reads on past its old end. */
-static int recio__rd_fits(recio_reader *r, uint64_t end) {
+/* Streaming mode, when a length runs past the size taken at open: a file still being written (a
+   pack appending while the iterator streams) may have grown since, which is not damage, so ask
+   again before calling the length too long, and read on past the old end. 1 when it now fits. */
+static int recio__rd_regrow(recio_reader *r, uint64_t end) {
     int64_t now;
-    if (r->size < 0 || end <= (uint64_t)r->size) return 1;
-    if (r->mem || !r->io.size || (now = r->io.size(r->io.user)) <= r->size) return 0;
+    if (!r->io.size || (now = r->io.size(r->io.user)) <= r->size) return 0;
     r->size = now;
     r->eof = 0;
     return end <= (uint64_t)r->size;
 }
 
-/* Make the part body (len bytes + padding) addressable after its 8-byte header. */
-static recio_err recio__rd_body(recio_reader *r, uint64_t rec_off, size_t len, const unsigned char **body) {
+/* 1 when the source holds `end` bytes, as far as can be known. */
+static int recio__rd_fits(recio_reader *r, uint64_t end) {
+    return r->size < 0 || end <= (uint64_t)r->size || (r->regrow && r->regrow(r, end));
+}
+
+/* What is wrong with the part header at file offset off (got bytes of it at p; at as in
+   recio__rd_part), or NULL; *a and *b get the numbers the message names. */
+static const char *recio__rd_bad_header(const unsigned char *p, size_t got, uint64_t off, size_t at, uint64_t *a, uint64_t *b) {
+    uint32_t lrec;
+    unsigned cflag;
+    if (got == 0) return "multi-part record ends at end of file without its last part";
+    *a = got;
+    if (got < 8) return "truncated header: %u bytes before end of file";
+    *a = recio_load_u32le(p);
+    if (*a != RECIO_MAGIC && off == 0 && memcmp(p, "version ", 8) == 0) /* "version https://git-lfs..." */
+        return "bad magic 0x%x: this is a Git LFS pointer (text), not the data: fetch it with 'git lfs pull'";
+    if (*a != RECIO_MAGIC) return "bad magic 0x%x (expected 0xced7230a)";
+    lrec = recio_load_u32le(p + 4);
+    *a = cflag = lrec >> 29;
+    if (cflag > 3) return "invalid cflag %u";
+    if (at == 0 && cflag >= 2) return "continuation part (cflag %u) without a first part";
+    *a = off, *b = cflag;
+    if (at != 0 && cflag < 2) return "multi-part record broken: part at offset %U has cflag %u, expected 2 or 3";
+    *a = RECIO_MAX_RECORD; /* no writer makes one: parts of another record, or damage */
+    if (at != 0 && at + (lrec & RECIO_MAX_RECORD) > RECIO_MAX_RECORD)
+        return "parts join to more than %U bytes, the largest record a writer makes";
+    return NULL;
+}
+
+/* One part at the current position: its header, checked, then its body (len bytes + padding)
+   made addressable. at is where the body will go in the joined record: 0 for a record's first
+   part, 4 or more (after the magic word put back) for a later one. Every complaint goes through
+   one call, which keeps this small where code space is scarce. */
+static recio_err recio__rd_part(recio_reader *r, uint64_t rec_off, size_t at, unsigned *cflag, size_t *len,
+                                const unsigned char **body) {
     const unsigned char *p = NULL;
-    size_t got = 0, total = 8 + RECIO__ALIGN4(len);
-    recio_err e;
-    if (!recio__rd_fits(r, recio__rd_off(r) + total))
-        return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "length %U runs past end of file (size %U)", (uint64_t)len, (uint64_t)r->size);
-    e = recio__rd_avail(r, total, &p, &got);
+    size_t got = 0, total;
+    uint64_t off = recio__rd_off(r), a = 0, b = 0;
+    const char *why;
+    recio_err e = recio__rd_avail(r, 8, &p, &got);
     if (e) return e;
-    if (got < total) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "truncated: length %U runs past end of file", (uint64_t)len);
+    if (got == 0 && at == 0) return RECIO_END;
+    why = recio__rd_bad_header(p, got, off, at, &a, &b);
+    if (!why) {
+        *cflag = recio_load_u32le(p + 4) >> 29;
+        *len = recio_load_u32le(p + 4) & RECIO_MAX_RECORD;
+        total = 8 + RECIO__ALIGN4(*len);
+        a = *len;
+        if (!recio__rd_fits(r, off + total)) {
+            why = "length %U runs past end of file (size %U)";
+            b = (uint64_t)r->size; /* as the check left it: a growing file's new size */
+        } else if ((e = recio__rd_avail(r, total, &p, &got)) != RECIO_OK) {
+            return e;
+        } else if (got < total) {
+            why = "truncated: length %U runs past end of file";
+        }
+    }
+    if (why) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, why, a, b);
     *body = p + 8;
     r->pos += total;
     return RECIO_OK;
 }
 
-static recio_err recio__rd_join(recio_reader *r, size_t at, const void *src, size_t n, uint64_t rec_off) {
-    if (at + n < at) return recio__rd_fail(r, RECIO_ERR_NOMEM, rec_off, "record size overflows");
+/* Puts n bytes at join[at], after the magic word the writer cut there when at > 0 (at and n stay
+   within RECIO_MAX_RECORD: recio__rd_part checks). */
+static recio_err recio__rd_join(recio_reader *r, size_t at, const unsigned char *src, size_t n, uint64_t rec_off) {
     if (at + n > r->join_cap) {
         size_t ncap = r->join_cap ? r->join_cap : 4096;
         unsigned char *nj;
-        while (ncap < at + n) ncap = ncap > SIZE_MAX / 2 ? at + n : ncap * 2;
-        nj = (unsigned char *)recio__realloc(&r->alloc, r->join, at, ncap);
-        if (!nj) return recio__rd_fail(r, RECIO_ERR_NOMEM, rec_off, "cannot allocate %U bytes for a multi-part record", (uint64_t)ncap);
+        while (ncap < at + n) ncap *= 2;
+        nj = (unsigned char *)recio__realloc(&r->alloc, r->join, at ? at - 4 : 0, ncap);
+        if (!nj) return recio__rd_fail(r, RECIO_ERR_NOMEM, rec_off, "cannot allocate %U bytes for a multi-part record", ncap, 0);
         r->join = nj;
         r->join_cap = ncap;
     }
+    if (at) recio_store_u32le(r->join + at - 4, RECIO_MAGIC);
     if (n) memcpy(r->join + at, src, n);
     return RECIO_OK;
 }
@@ -1880,70 +1944,58 @@ static recio_err recio__rd_join(recio_reader *r, size_t at, const void *src, siz
 RECIODEF recio_err recio_reader_next(recio_reader *r, recio_record *rec) {
     uint64_t rec_off;
     unsigned cflag;
-    size_t len, size = 0;
+    size_t len, at = 0;
     const unsigned char *body;
-    unsigned char magic[4];
     recio_err e;
     if (!r || !rec) return RECIO_ERR_ARG;
     if (r->sticky) return r->sticky;
     rec_off = recio__rd_off(r);
-    if ((e = recio__rd_header(r, rec_off, 1, &cflag, &len)) != RECIO_OK) return e;
-    if ((e = recio__rd_body(r, rec_off, len, &body)) != RECIO_OK) return e;
-    if (cflag == 0) {
-        rec->data = body;
-        rec->size = len;
-        rec->offset = rec_off;
-        return RECIO_OK;
+    for (;;) { /* cflag 0: whole; 1, 2..., 3: parts joined at r->join[at], the magic word between */
+        if ((e = recio__rd_part(r, rec_off, at, &cflag, &len, &body)) != RECIO_OK) return e;
+        if (cflag == 0) break;
+        if ((e = recio__rd_join(r, at, body, len, rec_off)) != RECIO_OK) return e;
+        if (cflag == 3) {
+            body = r->join;
+            len += at;
+            break;
+        }
+        at += len + 4;
     }
-    recio_store_u32le(magic, RECIO_MAGIC);
-    if ((e = recio__rd_join(r, 0, body, len, rec_off)) != RECIO_OK) return e;
-    size = len;
-    do {
-        if ((e = recio__rd_header(r, rec_off, 0, &cflag, &len)) != RECIO_OK) return e;
-        if (size + 4 + len > RECIO_MAX_RECORD) /* no writer makes one: parts of another record, or damage */
-            return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, "parts join to more than %U bytes, the largest record a writer makes",
-                                  (uint64_t)RECIO_MAX_RECORD);
-        if ((e = recio__rd_body(r, rec_off, len, &body)) != RECIO_OK) return e;
-        if ((e = recio__rd_join(r, size, magic, 4, rec_off)) != RECIO_OK) return e;
-        if ((e = recio__rd_join(r, size + 4, body, len, rec_off)) != RECIO_OK) return e;
-        size += 4 + len;
-    } while (cflag != 3);
-    rec->data = r->join;
-    rec->size = size;
+    rec->data = body;
+    rec->size = len;
     rec->offset = rec_off;
     return RECIO_OK;
 }
 
+/* The reader and its name are one allocation (the name right after the struct). */
 static recio_err recio__rd_alloc(recio_reader **out, const char *name, const recio_allocator *a) {
-    recio_reader *r;
-    recio_allocator al;
-    memset(&al, 0, sizeof al);
-    if (a) al = *a;
-    r = (recio_reader *)recio__malloc(&al, sizeof *r);
+    size_t n = strlen(name) + 1;
+    recio_reader *r = (recio_reader *)recio__malloc(a, sizeof *r + n); /* a NULL: the default hooks */
     if (!r) return RECIO_ERR_NOMEM;
     memset(r, 0, sizeof *r);
-    r->alloc = al;
+    if (a) r->alloc = *a;
     r->size = -1;
-    r->name = recio__strdup(&al, name);
-    if (!r->name) {
-        recio__free(&al, r);
-        return RECIO_ERR_NOMEM;
-    }
+    r->name = (char *)(r + 1);
+    memcpy(r->name, name, n);
     *out = r;
     return RECIO_OK;
 }
 
+/* Memory mode over n bytes at p: all of it is in view, and there is nothing more to read. */
+static void recio__rd_setmem(recio_reader *r, const void *p, size_t n) {
+    r->view = r->mem = (const unsigned char *)p;
+    r->end = n;
+    r->mem_size = n;
+    r->size = (int64_t)n;
+    r->eof = 1;
+}
+
 RECIODEF recio_err recio_reader_open_mem(recio_reader **r, const void *buf, size_t n) {
-    recio_reader_desc d;
-    memset(&d, 0, sizeof d);
-    d.name = "<memory>";
     if (!r) return RECIO_ERR_ARG;
     *r = NULL;
     if (!buf && n) return RECIO_ERR_ARG;
-    if (recio__rd_alloc(r, d.name, NULL)) return RECIO_ERR_NOMEM;
-    (*r)->mem = buf ? (const unsigned char *)buf : (const unsigned char *)"";
-    (*r)->mem_size = n;
-    (*r)->size = (int64_t)n;
+    if (recio__rd_alloc(r, "<memory>", NULL)) return RECIO_ERR_NOMEM;
+    recio__rd_setmem(*r, buf ? buf : "", n);
     return RECIO_OK;
 }
 
@@ -1956,9 +2008,7 @@ static recio_err recio__rd_map(recio_reader *r, const char *path) {
         close(fd);
         return RECIO_ERR_IO;
     }
-    r->mem = (const unsigned char *)"";
-    r->mem_size = (uint64_t)st.st_size;
-    r->size = (int64_t)st.st_size;
+    recio__rd_setmem(r, "", (size_t)st.st_size);
     if (st.st_size > 0) {
         void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED) {
@@ -1970,7 +2020,7 @@ static recio_err recio__rd_map(recio_reader *r, const char *path) {
 #endif
         r->map_base = m;
         r->map_len = (size_t)st.st_size;
-        r->mem = (const unsigned char *)m;
+        recio__rd_setmem(r, m, (size_t)st.st_size);
     }
     close(fd);
     return RECIO_OK;
@@ -1985,9 +2035,7 @@ static recio_err recio__rd_map(recio_reader *r, const char *path) {
         CloseHandle(f);
         return RECIO_ERR_IO;
     }
-    r->mem = (const unsigned char *)"";
-    r->mem_size = (uint64_t)size.QuadPart;
-    r->size = (int64_t)size.QuadPart;
+    recio__rd_setmem(r, "", (size_t)size.QuadPart);
     if (size.QuadPart > 0) {
         HANDLE m = CreateFileMappingA(f, NULL, PAGE_READONLY, 0, 0, NULL);
         void *v = m ? MapViewOfFile(m, FILE_MAP_READ, 0, 0, 0) : NULL;
@@ -1998,7 +2046,7 @@ static recio_err recio__rd_map(recio_reader *r, const char *path) {
         }
         r->map_base = v;
         r->map_len = (size_t)size.QuadPart;
-        r->mem = (const unsigned char *)v;
+        recio__rd_setmem(r, v, (size_t)size.QuadPart);
     }
     CloseHandle(f);
     return RECIO_OK;
@@ -2036,6 +2084,8 @@ RECIODEF recio_err recio_reader_open_desc(recio_reader **out, const char *path, 
     }
     if (e == RECIO_OK && r->has_io) {
         r->size = r->io.size ? r->io.size(r->io.user) : -1;
+        r->fill = recio__rd_fill;
+        r->regrow = recio__rd_regrow;
         e = recio__rd_setbuf(r, d.buffer_size < 2 * RECIO__PAGE ? 2 * RECIO__PAGE : d.buffer_size);
     }
     if (e != RECIO_OK) {
@@ -2062,7 +2112,7 @@ RECIODEF recio_err recio_reader_seek(recio_reader *r, uint64_t offset) {
     r->sticky = RECIO_OK;
     r->errmsg[0] = 0;
     if (r->mem) {
-        if (offset > r->mem_size) return recio__rd_fail(r, RECIO_ERR_ARG, offset, "seek past end of file (size %U)", r->mem_size);
+        if (offset > r->mem_size) return recio__rd_fail(r, RECIO_ERR_ARG, offset, "seek past end of file (size %U)", r->mem_size, 0);
         r->pos = (size_t)offset;
         return RECIO_OK;
     }
@@ -2071,7 +2121,7 @@ RECIODEF recio_err recio_reader_seek(recio_reader *r, uint64_t offset) {
         return RECIO_OK;
     }
     if (!r->io.seek || r->io.seek(r->io.user, offset) != 0)
-        return recio__rd_fail(r, RECIO_ERR_IO, offset, "seek failed: %s", recio__errno_str(errno));
+        return recio__rd_fail_sys(r, RECIO_ERR_IO, offset, "seek failed");
     r->base = offset - offset % RECIO__PAGE;
     r->lo = r->pos = r->end = (size_t)(offset % RECIO__PAGE);
     r->eof = 0;
@@ -2092,7 +2142,6 @@ RECIODEF void recio_reader_close(recio_reader *r) {
 #endif
     recio__free(&r->alloc, r->raw);
     recio__free(&r->alloc, r->join);
-    recio__free(&r->alloc, r->name);
     recio__free(&r->alloc, r);
 }
 
