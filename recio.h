@@ -1008,6 +1008,16 @@ typedef struct recio_iter_desc {
                                    pack --mask-root); the spec moves it with the pixels (nearest
                                    neighbour, mask_fill where nothing maps) into batch.masks */
     int mask_fill;              /* with masks: as recio_apply_desc.mask_fill (0: 255, "ignore") */
+    /* batch-level mixing, as timm's Mixup in batch mode: each batch is mixed with itself reversed
+       (item i with item batch-1-i) by one lam ~ Beta(alpha, alpha), drawn from recio_seed_for(seed_aug
+       or seed, epoch, 2^63 + batch number); labels become soft (batch.soft_labels). Needs a spec;
+       not with label_detection or masks */
+    float mixup_alpha;          /* > 0: MixUp (Zhang et al. 2018): x_i = lam x_i + (1 - lam) x_j (f32 items) */
+    float cutmix_alpha;         /* > 0: CutMix (Yun et al. 2019): x_j's pixels in a box of about (1 - lam) of
+                                   the area replace x_i's; lam is then 1 - the box's exact share */
+    float mix_prob;             /* the chance a batch is mixed (0: 1); with both alphas, CutMix half the time */
+    unsigned num_classes;       /* with mixing (required): label 0 of each item is its class in
+                                   [0, num_classes); soft_labels[i] = lam onehot(c_i) + (1 - lam) onehot(c_j) */
     const char *path_imglist;   /* a .lst whose labels replace the records' (MXNet's path_imglist),
                                    matched by image-header id = the .lst index; a record whose id has no
                                    line is an error */
@@ -1058,6 +1068,9 @@ typedef struct recio_batch {
                                    record's own count is in label_counts); else NULL */
     const unsigned char *masks; /* desc.masks: batch x item.height x item.width labels, item i's mask
                                    at i * height * width; else NULL */
+    const float *soft_labels;   /* with mixing: batch x num_classes; else NULL */
+    float lam;                  /* with mixing: this batch's lam (1: not mixed); else 1 */
+    int mix;                    /* with mixing: 0 not mixed, 1 MixUp, 2 CutMix */
 } recio_batch;
 
 /* A record desc.skip_bad left out. */
@@ -9703,6 +9716,8 @@ typedef struct recio__it_slot {
     unsigned char *out;
     uint64_t seq, epoch;
     char *errmsg;      /* RECIO__ERRMSG bytes */
+    float lam;         /* mixing: this batch's lam and kind (0 none, 1 MixUp, 2 CutMix) */
+    int mix;
     /* desc.skip_bad: which entries did not decode, their keys and (the first few) why */
     unsigned char *bad;
     unsigned nbad;
@@ -9721,7 +9736,7 @@ typedef struct recio__it_src {
 
 struct recio_iter {
     recio_iter_desc d;
-    size_t lab_off, ids_off, keys_off, sums_off, cnt_off, obj_off, mask_off, mask_bytes, out_bytes;
+    size_t lab_off, ids_off, keys_off, sums_off, cnt_off, obj_off, mask_off, mask_bytes, soft_off, out_bytes;
     uint64_t fingerprint;
     float *mean;           /* desc.mean_img in the item's layout (item_bytes / 4 floats) */
     recio_lst lst;         /* desc.path_imglist, and its lines sorted by index */
@@ -10265,6 +10280,114 @@ static void recio__it_note_bad(recio__it_slot *s, unsigned i, const char *what) 
     s->bad_key[s->nbad++] = s->key[i];
 }
 
+/* ---- batch-level mixing (MixUp, CutMix) ---- */
+
+static int recio__it_mixing(const recio_iter_desc *d) { return d->mixup_alpha > 0 || d->cutmix_alpha > 0; }
+
+/* At open, once the item's shape is known: what mixing needs. */
+static recio_err recio__it_mix_check(recio_iter *it) {
+    const recio_iter_desc *d = &it->d;
+    const char *why = !it->tf ? "a spec (the item's shape)" : !d->num_classes ? "num_classes (the soft labels' width)"
+                      : d->label_detection || d->masks ? "plain class labels (not with label_detection or masks)"
+                      : d->mixup_alpha > 0 && it->shape.dtype != RECIO_F32 ? "f32 items for MixUp (end the chain with float or normalize)"
+                      : !(d->mixup_alpha < 1e4f && d->cutmix_alpha < 1e4f && d->mix_prob >= 0 && d->mix_prob <= 1) ? "alphas below 1e4 and mix_prob in [0, 1]"
+                      : NULL;
+    if (!why) return RECIO_OK;
+    recio__fmt(it->errmsg, RECIO__ERRMSG, "mixing (mixup_alpha or cutmix_alpha set) needs %s", why);
+    return RECIO_ERR_ARG;
+}
+
+static double recio__rng_normal(recio_rng *g) { /* Box-Muller */
+    double u = 1.0 - recio_rng_uniform(g), v = recio_rng_uniform(g);
+    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* Gamma(a, 1): Marsaglia and Tsang's method; a < 1 through Gamma(a + 1) U^(1/a). */
+static double recio__rng_gamma(recio_rng *g, double a) {
+    double boost = 1.0, d, c, x, v, u;
+    if (a < 1) boost = pow(1.0 - recio_rng_uniform(g), 1.0 / a), a += 1;
+    d = a - 1.0 / 3, c = 1.0 / sqrt(9 * d);
+    for (;;) {
+        do x = recio__rng_normal(g), v = 1 + c * x;
+        while (v <= 0);
+        v = v * v * v, u = recio_rng_uniform(g);
+        if (u < 1 - 0.0331 * x * x * x * x || log(u) < 0.5 * x * x + d * (1 - v + log(v))) return d * v * boost;
+    }
+}
+
+static double recio__rng_beta(recio_rng *g, double a) {
+    double x = recio__rng_gamma(g, a), y = recio__rng_gamma(g, a);
+    return x + y > 0 ? x / (x + y) : 0.5;
+}
+
+/* CutMix: items i and j exchange the box [x0, x1) x [y0, y1), in either layout. */
+static void recio__it_swap_box(const recio_iter *it, unsigned char *a, unsigned char *b, int x0, int y0, int x1, int y1) {
+    const recio_image *sh = &it->shape;
+    size_t e = recio_dtype_size(sh->dtype), planes = sh->layout == RECIO_CHW ? (size_t)sh->channels : 1;
+    size_t px = sh->layout == RECIO_CHW ? e : e * (size_t)sh->channels, run = (size_t)(x1 - x0) * px, p, k;
+    int y;
+    for (p = 0; p < planes; p++)
+        for (y = y0; y < y1; y++) {
+            size_t at = (p * (size_t)sh->height + (size_t)y) * (size_t)sh->width * px + (size_t)x0 * px;
+            for (k = 0; k < run; k++) {
+                unsigned char t = a[at + k];
+                a[at + k] = b[at + k], b[at + k] = t;
+            }
+        }
+}
+
+/* The batch mixed with itself reversed, and each item's soft label. */
+static recio_err recio__it_mix(recio_iter *it, recio__it_slot *s) {
+    const recio_iter_desc *d = &it->d;
+    unsigned n = s->count + s->pad, i, nc = d->num_classes;
+    uint64_t aug = d->seed_aug ? d->seed_aug : d->seed;
+    float *soft = (float *)(s->out + it->soft_off), lam = 1.0f;
+    const float *lab = (const float *)(s->out + it->lab_off);
+    size_t ib = d->item_bytes;
+    recio_rng g;
+    recio_rng_seed(&g, recio_seed_for(aug, s->epoch, 0x8000000000000000ull | (it->base + s->seq)));
+    s->mix = 0;
+    if (recio_rng_uniform(&g) < (d->mix_prob > 0 ? d->mix_prob : 1.0f))
+        s->mix = d->mixup_alpha > 0 && (d->cutmix_alpha <= 0 || recio_rng_uniform(&g) < 0.5) ? 1 : 2;
+    if (s->mix == 1) lam = (float)recio__rng_beta(&g, d->mixup_alpha);
+    if (s->mix == 2) { /* timm's rand_bbox with the corrected lam */
+        int W = it->shape.width, H = it->shape.height, cx, cy, x0, y0, x1, y1;
+        double r = sqrt(1.0 - recio__rng_beta(&g, d->cutmix_alpha));
+        int cw = (int)(W * r), ch = (int)(H * r);
+        cx = (int)recio_rng_below(&g, (uint64_t)W), cy = (int)recio_rng_below(&g, (uint64_t)H);
+        x0 = cx - cw / 2 < 0 ? 0 : cx - cw / 2, x1 = cx + cw / 2 > W ? W : cx + cw / 2;
+        y0 = cy - ch / 2 < 0 ? 0 : cy - ch / 2, y1 = cy + ch / 2 > H ? H : cy + ch / 2;
+        lam = (float)(1.0 - (double)(x1 - x0) * (y1 - y0) / ((double)W * H));
+        for (i = 0; i < n / 2; i++) recio__it_swap_box(it, s->out + (size_t)i * ib, s->out + (size_t)(n - 1 - i) * ib, x0, y0, x1, y1);
+    }
+    if (s->mix == 1)
+        for (i = 0; i < n / 2; i++) {
+            float *a = (float *)(s->out + (size_t)i * ib), *b = (float *)(s->out + (size_t)(n - 1 - i) * ib);
+            size_t k;
+            for (k = 0; k < ib / 4; k++) {
+                float x = a[k], y = b[k];
+                a[k] = lam * x + (1 - lam) * y, b[k] = lam * y + (1 - lam) * x;
+            }
+        }
+    s->lam = lam;
+    memset(soft, 0, (size_t)n * nc * sizeof *soft);
+    for (i = 0; i < n; i++) {
+        float ci = lab[(size_t)i * d->label_width], cj = lab[(size_t)(n - 1 - i) * d->label_width];
+        if (!(ci >= 0 && ci < (float)nc && ci == floorf(ci)) || !(cj >= 0 && cj < (float)nc && cj == floorf(cj))) {
+            unsigned bad = ci >= 0 && ci < (float)nc && ci == floorf(ci) ? n - 1 - i : i;
+            float v = lab[(size_t)bad * d->label_width];
+            const char *f = v == floorf(v) && fabsf(v) < 1e9f ? "label %d is not a class in [0, %u) (num_classes, for mixing)"
+                                                              : "a label that is not a whole number is not a class in [0, %u) (mixing)";
+            if (v == floorf(v) && fabsf(v) < 1e9f)
+                return recio__errf(s->errmsg, recio__it_file(it, s->key[bad]), s->key[bad] & RECIO__IT_OFFMASK, f, (int)v, nc), RECIO_ERR_ARG;
+            return recio__errf(s->errmsg, recio__it_file(it, s->key[bad]), s->key[bad] & RECIO__IT_OFFMASK, f, nc), RECIO_ERR_ARG;
+        }
+        soft[(size_t)i * nc + (size_t)ci] += lam;
+        soft[(size_t)i * nc + (size_t)cj] += 1 - lam;
+    }
+    return RECIO_OK;
+}
+
 static recio_err recio__it_work(recio_iter *it, recio__it_slot *s, unsigned worker) {
     char what[RECIO_ITER_ERRMSG];
     unsigned i, n = s->count + s->pad;
@@ -10278,6 +10401,7 @@ static recio_err recio__it_work(recio_iter *it, recio__it_slot *s, unsigned work
         recio__it_note_bad(s, i, what);
     }
     if (s->bad && memchr(s->bad, 1, n)) recio__it_compact(it, s);
+    if (recio__it_mixing(&it->d)) return recio__it_mix(it, s);
     return RECIO_OK;
 }
 
@@ -10571,6 +10695,7 @@ static recio_err recio__it_mean(recio_iter *it) {
    (8-aligned). */
 static recio_err recio__it_layout(recio_iter *it) {
     size_t b = it->d.batch, items, labs;
+    recio_err e;
     if ((uint64_t)it->d.item_bytes * b > RECIO_MAX_BATCH_BYTES || it->d.item_bytes > SIZE_MAX / b) {
         recio__fmt(it->errmsg, RECIO__ERRMSG,
                    "a batch of %U items of %U bytes is %U bytes, more than RECIO_MAX_BATCH_BYTES (%U): make the batch smaller",
@@ -10590,7 +10715,10 @@ static recio_err recio__it_layout(recio_iter *it) {
     it->mask_off = (it->obj_off + 4 * b + 7) & ~(size_t)7;
     it->mask_bytes = it->d.masks ? (size_t)it->shape.width * it->shape.height : 0;
     if (it->mask_bytes && it->mask_bytes * b > SIZE_MAX / 2 - it->mask_off) return RECIO_ERR_NOMEM;
-    it->out_bytes = (it->mask_off + it->mask_bytes * b + 7) & ~(size_t)7;
+    it->soft_off = (it->mask_off + it->mask_bytes * b + 7) & ~(size_t)7;
+    if (recio__it_mixing(&it->d) && (e = recio__it_mix_check(it)) != RECIO_OK) return e;
+    if ((size_t)it->d.num_classes * 4 * b > SIZE_MAX / 2 - it->soft_off) return RECIO_ERR_NOMEM;
+    it->out_bytes = (it->soft_off + (recio__it_mixing(&it->d) ? (size_t)it->d.num_classes * 4 * b : 0) + 7) & ~(size_t)7;
     return RECIO_OK;
 }
 
@@ -10751,6 +10879,9 @@ static void recio__it_view(recio_iter *it, const recio__it_slot *s, recio_batch 
     b->label_counts = (const unsigned *)(s->out + it->cnt_off);
     b->objects = it->d.label_detection ? (const unsigned *)(s->out + it->obj_off) : NULL;
     b->masks = it->d.masks ? s->out + it->mask_off : NULL;
+    b->soft_labels = recio__it_mixing(&it->d) ? (const float *)(s->out + it->soft_off) : NULL;
+    b->lam = recio__it_mixing(&it->d) ? s->lam : 1.0f;
+    b->mix = recio__it_mixing(&it->d) ? s->mix : 0;
     it->delivered = b->index + 1;
     recio__it_tally(it, s);
 }

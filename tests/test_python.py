@@ -666,6 +666,29 @@ def test_iter_moves_boxes_and_masks():
               "pad: the mask inside, mask_fill round it")
 
 
+def test_iter_mixup():
+    """mixup_alpha: each item is lam x_i + (1 - lam) x_(n-1-i) of the unmixed batch (NumPy's own
+    arithmetic), soft_label puts lam and 1 - lam on the two classes."""
+    photos = sorted(f for f in os.listdir(PHOTOS) if f.endswith(".jpg"))[:8]
+    with recio.Writer(tmp("mix.rec")) as w:
+        for i, f in enumerate(photos):
+            w.write(recio.pack(recio.IRHeader(0, float(i % 5), i, 0), open(os.path.join(PHOTOS, f), "rb").read()))
+    it = recio.ImageRecordIter(path_imgrec=tmp("mix.rec"), spec="resize(8,8) float", batch_size=4, workers=0)
+    plain = [(b.data.copy(), b.label.copy()) for b in it]
+    check(len(plain) == 2, "two batches")
+    it = recio.ImageRecordIter(path_imgrec=tmp("mix.rec"), spec="resize(8,8) float", batch_size=4, workers=2,
+                               mixup_alpha=0.4, num_classes=1000)
+    for (x, y), b in zip(plain, it):
+        lam = b.lam
+        check(b.mix == 1 and 0 <= lam <= 1 and b.soft_label.shape == (4, 1000), "mixed: %s %s" % (b.mix, lam))
+        check(np.allclose(b.data, lam * x + (1 - lam) * x[::-1], atol=1e-3), "MixUp pixels")
+        want = np.zeros((4, 1000), np.float32)
+        for i in range(4):
+            want[i, int(y[i])] += lam
+            want[i, int(y[3 - i])] += 1 - lam
+        check(np.allclose(b.soft_label, want, atol=1e-6), "soft labels")
+
+
 # ---- records ----
 
 def test_reader_writer_pack():

@@ -129,17 +129,20 @@ class Batch:
     label_counts: the labels each record really has (more than label_width: cut; fewer: the rest is
     label_pad_value); objects: with label_pad_width (detection), each record's objects (with a chain,
     those it kept: the boxes in label move with the pixels), else None; mask: with masks=True,
-    (batch, H, W) uint8 label masks moved with the pixels, else None.
+    (batch, H, W) uint8 label masks moved with the pixels, else None; soft_label, lam, mix: with
+    mixup_alpha/cutmix_alpha, (batch, num_classes) mixed one-hot labels, this batch's lam and how it
+    was mixed (0 not, 1 MixUp, 2 CutMix), else None, 1.0, 0.
     Unless the iterator was made with copy=True the arrays are views of recio's buffer, valid until
     the iterator's next batch (take .copy() of what you keep)."""
     __slots__ = ("data", "label", "pad", "index", "keys", "count", "epoch", "number", "_sums", "label_counts", "objects",
-                 "mask")
+                 "mask", "soft_label", "lam", "mix")
 
     def __init__(self, data, label, pad, index, keys, count, epoch, number, sums, label_counts=None, objects=None,
-                 mask=None):
+                 mask=None, soft_label=None, lam=1.0, mix=0):
         self.data, self.label, self.pad, self.index, self.keys = data, label, pad, index, keys
         self.count, self.epoch, self.number, self._sums = count, epoch, number, sums
         self.label_counts, self.objects, self.mask = label_counts, objects, mask
+        self.soft_label, self.lam, self.mix = soft_label, lam, mix
 
     def checksum(self, fast=False):
         """What `recio iter` prints for this batch: FNV-1a 64 of the bytes of its count + pad items
@@ -169,7 +172,8 @@ class ImageRecordIter(_Closing):
     checksums=True (item checksums made by the workers, for Batch.checksum), epoch=E (start at epoch E),
     use_mmap=True, label_strict=True (more labels than label_width raise), and ImageDetRecordIter's
     label_pad_width=N / label_pad_value=V (detection labels; Batch.objects counts each record's objects),
-    masks=True (segmentation records: Batch.mask, moved with the pixels; mask_fill=255 for uncovered areas).
+    masks=True (segmentation records: Batch.mask, moved with the pixels; mask_fill=255 for uncovered areas),
+    mixup_alpha=A / cutmix_alpha=A / mix_prob=P / num_classes=N (timm's batch MixUp/CutMix: Batch.soft_label).
 
     Iterate for one epoch of batches; iterating again starts the next epoch (so does reset(), as in
     MXNet). A record that cannot be read raises recio.Error with "FILE: offset N: what"."""
@@ -193,6 +197,8 @@ class ImageRecordIter(_Closing):
         d.label_pad_set, d.label_pad_value = 1, opt["label_pad_value"]
         d.label_strict, d.label_detection = int(opt["label_strict"]), int(opt["label_detection"])
         d.masks, d.mask_fill = int(opt["masks"]), opt["mask_fill"]
+        d.mixup_alpha, d.cutmix_alpha, d.mix_prob = opt["mixup_alpha"], opt["cutmix_alpha"], opt["mix_prob"]
+        d.num_classes = opt["num_classes"]
         d.channels, d.label_width, d.batch = opt["channels"], opt["label_width"], opt["batch"]
         d.last_batch, d.workers, d.prefetch, d.checksums = opt["last_batch"], opt["workers"], opt["prefetch"], int(opt["checksums"])
         self._desc = d
@@ -294,13 +300,15 @@ class ImageRecordIter(_Closing):
         counts = _view(b.label_counts, (n,), "<u4", self)
         objects = _view(b.objects, (n,), "<u4", self) if b.objects else None
         mask = _view(b.masks, (n, item.height, item.width), "|u1", self) if b.masks else None
+        soft = _view(b.soft_labels, (n, self._opt["num_classes"]), "<f4", self) if b.soft_labels else None
         if self._copy:
             data, label, ids, keys = data.copy(), label.copy(), ids.copy(), keys.copy()
             sums = sums.copy() if sums is not None else None
             counts = counts.copy()
             objects = objects.copy() if objects is not None else None
             mask = mask.copy() if mask is not None else None
-        batch = Batch(data, label, b.pad, ids, keys, b.count, b.epoch, b.index, sums, counts, objects, mask)
+            soft = soft.copy() if soft is not None else None
+        batch = Batch(data, label, b.pad, ids, keys, b.count, b.epoch, b.index, sums, counts, objects, mask, soft, b.lam, b.mix)
         self._batch = batch
         return batch
 

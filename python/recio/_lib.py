@@ -41,6 +41,7 @@ class IterDesc(Structure):
                 ("user", c_void_p), ("item_bytes", c_size_t), ("mean_img", c_char_p), ("mean_scale", c_float),
                 ("label_width", c_uint), ("label_pad_set", c_int), ("label_pad_value", c_float),
                 ("label_strict", c_int), ("label_detection", c_int), ("masks", c_int), ("mask_fill", c_int),
+                ("mixup_alpha", c_float), ("cutmix_alpha", c_float), ("mix_prob", c_float), ("num_classes", c_uint),
                 ("path_imglist", c_char_p), ("batch", c_uint),
                 ("last_batch", c_int), ("workers", c_uint), ("prefetch", c_uint), ("checksums", c_int),
                 ("skip_bad", c_int), ("open_file", c_void_p), ("open_user", c_void_p), ("alloc", Allocator)]
@@ -50,7 +51,8 @@ class Batch(Structure):
     _fields_ = [("data", c_void_p), ("labels", c_void_p), ("ids", c_void_p), ("keys", c_void_p), ("sums", c_void_p),
                 ("count", c_uint), ("pad", c_uint), ("batch", c_uint), ("item_bytes", c_size_t), ("item", Image),
                 ("label_width", c_uint), ("epoch", c_uint64), ("index", c_uint64), ("skipped", c_uint),
-                ("workers", c_uint), ("label_counts", c_void_p), ("objects", c_void_p), ("masks", c_void_p)]
+                ("workers", c_uint), ("label_counts", c_void_p), ("objects", c_void_p), ("masks", c_void_p),
+                ("soft_labels", c_void_p), ("lam", c_float), ("mix", c_int)]
 
 
 class EncodedDesc(Structure):
