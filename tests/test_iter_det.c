@@ -238,6 +238,30 @@ static void test_random_matches_eager(void) {
     recio_transform_free(t);
 }
 
+/* tests/data/det/det.rec, made by recio pack --pack-label from an im2rec detection .lst: a flip moves
+   each record's boxes (x -> 1 - x), different object counts pad with -1. */
+static void test_real_layout_file(void) {
+    static const float want[3][4 + 15] = {
+        {4, 5, 120, 90, 0, 0.5f, 0.2f, 0.9f, 0.6f, 1, 0.05f, 0.1f, 0.45f, 0.9f, -1, -1, -1, -1, -1},
+        {4, 5, 120, 90, 2, 0.1f, 0.2f, 0.5f, 0.6f, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
+        {4, 5, 64, 48, 1, 0.25f, 0.25f, 0.75f, 0.75f, 0, 0.875f, 0, 1, 0.5f, 3, 0, 0.5f, 0.5f, 1}};
+    static const unsigned objects[3] = {2, 1, 3};
+    recio_iter_desc d;
+    recio_iter *it = NULL;
+    recio_batch b;
+    unsigned i, l;
+    memset(&d, 0, sizeof d);
+    d.uris = "tests/data/det/det.rec", d.spec = "flip resize(32,24)", d.batch = 3, d.label_width = 19, d.label_detection = 1;
+    CHECK(recio_iter_open(&it, &d) == RECIO_OK);
+    CHECK(it && recio_iter_next(it, &b) == RECIO_OK);
+    for (i = 0; it && i < 3; i++) {
+        CHECK_EQ_INT(b.objects[i], objects[i]);
+        for (l = 0; l < 19; l++)
+            if (!near(b.labels[19 * i + l], want[i][l])) printf("  record %u label %u: %g, want %g\n", i, l, b.labels[19 * i + l], want[i][l]), CHECK(0);
+    }
+    recio_iter_close(it);
+}
+
 static void test_missing_mask(void) {
     recio_iter_desc d;
     recio_iter *it = NULL;
@@ -264,6 +288,7 @@ int main(void) {
     RUN(test_center_crop);
     RUN(test_pad_fill);
     RUN(test_random_matches_eager);
+    RUN(test_real_layout_file);
     RUN(test_missing_mask);
     remove(rec_path);
     t_rmtree(dir);
