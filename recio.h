@@ -161,6 +161,16 @@ typedef enum recio_err {
 /* Words for an error code; never NULL. */
 RECIODEF const char *recio_strerror(recio_err e);
 
+/* ONE ERROR CONVENTION. Every call returns a recio_err; the words come as "FILE: offset N: what"
+   (text files: "FILE: line N: what"), always in a buffer of RECIO_ERRMSG_SIZE bytes:
+   - a handle says why its last call failed: recio_reader_errmsg, recio_writer_errmsg,
+     recio_split_errmsg, recio_iter_errmsg (recio_index and recio_lst carry errmsg themselves);
+   - an open that fails has no handle to ask, so every open's desc has `errmsg`: point it at
+     RECIO_ERRMSG_SIZE bytes and a failed open writes why there ("" after a good one). The simple
+     opens (recio_reader_open, ...) are the desc opens with no desc, for callers who only need the
+     code; recio_iter_open_ex(..., errmsg, size) and recio_index_save_ex are the same idea. */
+#define RECIO_ERRMSG_SIZE 512
+
 /* Runtime allocator. When alloc is NULL the RECIO_MALLOC/RECIO_FREE macros are used. */
 typedef struct recio_allocator {
     void *(*alloc)(size_t size, void *user);
@@ -260,6 +270,7 @@ typedef struct recio_reader_desc {
     int use_mmap;          /* map the file and hand out pointers into it (POSIX and Windows); a file
                               truncated while mapped kills the process (SIGBUS): map only files
                               nothing else changes while they are read */
+    char *errmsg;          /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed */
     recio_allocator alloc;
 } recio_reader_desc;
 
@@ -290,6 +301,7 @@ typedef struct recio_writer_desc {
     size_t buffer_size;     /* default 1 MiB */
     int background;         /* RECIO_THREADS: a thread writes one buffer while you fill the next (the
                                hooks then run on that thread); without RECIO_THREADS: ignored */
+    char *errmsg;           /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed */
     recio_allocator alloc;
 } recio_writer_desc;
 
@@ -338,13 +350,15 @@ typedef struct recio_index {
     recio_index_entry *entries;
     size_t count;
     recio_allocator alloc;
-    char errmsg[256];       /* "FILE: line N: what" after a failed load */
+    char errmsg[RECIO_ERRMSG_SIZE]; /* "FILE: line N: what" after a failed load or save */
 } recio_index;
 
 RECIODEF recio_err recio_index_parse(recio_index *idx, const char *text, size_t n, const char *name);
 #ifndef RECIO_NO_STDIO
 RECIODEF recio_err recio_index_load(recio_index *idx, const char *path);
 RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path);
+/* The same; on failure "PATH: offset N: what" into errmsg (RECIO_ERRMSG_SIZE bytes, may be NULL). */
+RECIODEF recio_err recio_index_save_ex(const recio_index *idx, const char *path, char *errmsg);
 #endif
 RECIODEF void recio_index_free(recio_index *idx);
 
@@ -368,7 +382,7 @@ typedef struct recio_lst {
     size_t count;
     void *storage;
     recio_allocator alloc;
-    char errmsg[256];
+    char errmsg[RECIO_ERRMSG_SIZE];
     void (*on_bad_line)(void *user, const char *msg); /* in, optional: report and skip malformed lines */
     void *user;                                       /* in: passed to on_bad_line */
     size_t skipped;                                   /* out: malformed lines left out */
@@ -517,6 +531,8 @@ typedef struct recio_split_desc {
     /* Optional opener for another file system; default: the stdio backend. */
     recio_err (*open_file)(void *user, const char *path, recio_io *io);
     void *open_user;
+    char *errmsg;                   /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed (the handle
+                                       of a failed open is returned too, with the same words) */
     recio_allocator alloc;
 } recio_split_desc;
 
@@ -878,7 +894,7 @@ RECIODEF const char *recio_transform_op_name(size_t i);
    epoch, errmsg), optional, runs before the first fetch of every epoch, serialised with fetch.
    Callbacks run on the prefetcher's threads, never two fetch/begin at once. */
 #ifdef RECIO_THREADS
-#define RECIO_PREFETCH_ERRMSG 512
+#define RECIO_PREFETCH_ERRMSG RECIO_ERRMSG_SIZE
 
 typedef struct recio_prefetch recio_prefetch;
 
@@ -952,7 +968,7 @@ typedef enum recio_last_batch {
    worker threads, several at once (so it must be thread-safe), or on the caller's thread in pull
    mode. seed = recio_seed_for(desc.seed_aug or else desc.seed, epoch, key). On failure write "what" into errmsg
    (RECIO_ITER_ERRMSG bytes); the iterator prefixes "FILE: offset N: ". */
-#define RECIO_ITER_ERRMSG 256
+#define RECIO_ITER_ERRMSG RECIO_ERRMSG_SIZE
 typedef recio_err (*recio_iter_record_fn)(void *user, const recio_irecord *rec, uint64_t seed, void *out,
                                           size_t item_bytes, unsigned worker, char *errmsg);
 
@@ -1041,6 +1057,8 @@ typedef struct recio_iter_desc {
        NULL = the file backend */
     recio_err (*open_file)(void *user, const char *path, recio_io *io);
     void *open_user;
+    char *errmsg;               /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed (as
+                                   recio_iter_open_ex's buffer) */
     recio_allocator alloc;
 } recio_iter_desc;
 
@@ -1220,7 +1238,7 @@ extern "C" {
 
 /* ---- 1. CORE: implementation ------------------------------------------------------------------- */
 
-#define RECIO__ERRMSG 512
+#define RECIO__ERRMSG RECIO_ERRMSG_SIZE
 #define RECIO__DEFAULT_BUFFER (1u << 20)
 #ifndef RECIO_MAX_BATCH_BYTES
 #define RECIO_MAX_BATCH_BYTES ((uint64_t)1 << 31) /* an iterator's batch tensor (see CONFIGURATION) */
@@ -1462,6 +1480,18 @@ static const char *recio__errno_str(int e) {
     return "system error";
 #endif
 }
+
+/* A failed open's words into dst (RECIO_ERRMSG_SIZE bytes, may be NULL): the handle's own message
+   when it made one, else "NAME: offset 0: cannot open: <errno's words>" for I/O, or the code's. Call it
+   before cleaning up, while errno still says why. */
+static void recio__open_msg(char *dst, const char *name, const char *have, recio_err e) {
+    if (!dst) return;
+    if (e == RECIO_OK) dst[0] = 0;
+    else if (have && have[0]) recio__fmt(dst, RECIO_ERRMSG_SIZE, "%s", have);
+    else recio__fmt(dst, RECIO_ERRMSG_SIZE, "%s: offset 0: %s%s", name ? name : "?", e == RECIO_ERR_IO ? "cannot open: " : "",
+                    e == RECIO_ERR_IO ? recio__errno_str(errno) : recio_strerror(e));
+}
+
 
 RECIODEF uint32_t recio_load_u32le(const void *p) {
     const unsigned char *b = (const unsigned char *)p;
@@ -2077,7 +2107,7 @@ RECIODEF recio_err recio_reader_open_desc(recio_reader **out, const char *path, 
     if (!path && !d.io.read) return RECIO_ERR_ARG;
     if (!d.name) d.name = path ? path : "<io>";
     if (!d.buffer_size) d.buffer_size = RECIO__DEFAULT_BUFFER;
-    if ((e = recio__rd_alloc(&r, d.name, &d.alloc)) != RECIO_OK) return e;
+    if ((e = recio__rd_alloc(&r, d.name, &d.alloc)) != RECIO_OK) return recio__open_msg(d.errmsg, d.name, NULL, e), e;
     if (path && d.use_mmap) {
 #if defined(RECIO__POSIX) || defined(RECIO__WIN32)
         e = recio__rd_map(r, path);
@@ -2101,6 +2131,7 @@ RECIODEF recio_err recio_reader_open_desc(recio_reader **out, const char *path, 
         r->regrow = recio__rd_regrow;
         e = recio__rd_setbuf(r, d.buffer_size < 2 * RECIO__PAGE ? 2 * RECIO__PAGE : d.buffer_size);
     }
+    recio__open_msg(d.errmsg, d.name, r ? r->errmsg : NULL, e);
     if (e != RECIO_OK) {
         recio_reader_close(r);
         return e;
@@ -2590,6 +2621,7 @@ RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, 
         e = RECIO_ERR_UNSUPPORTED;
 #endif
     }
+    recio__open_msg(d.errmsg, d.name, w ? w->errmsg : NULL, e);
     if (e != RECIO_OK) {
         if (w) {
 #ifdef RECIO_THREADS
@@ -2869,7 +2901,7 @@ static recio_err recio__slurp(const recio_allocator *a, const char *path, char *
     *out = NULL;
     *n = 0;
     if (recio_io_open_file(&io, path, "rb") != RECIO_OK) {
-        recio__fmt(msg, 256, "%s: cannot open: %s", path, recio__errno_str(errno));
+        recio__fmt(msg, RECIO_ERRMSG_SIZE, "%s: offset 0: cannot open: %s", path, recio__errno_str(errno));
         return RECIO_ERR_IO;
     }
     return recio__slurp_io(a, &io, path, out, n, msg);
@@ -2888,25 +2920,34 @@ RECIODEF recio_err recio_index_load(recio_index *idx, const char *path) {
     return e;
 }
 
-RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path) {
+RECIODEF recio_err recio_index_save_ex(const recio_index *idx, const char *path, char *errmsg) {
     recio_io io;
     char buf[4096]; /* many short lines: written a block at a time */
     size_t i, len = 0;
+    uint64_t at = 0;
+    recio_err e;
     int bad = 0;
+    if (errmsg) errmsg[0] = 0;
     if (!idx || !path) return RECIO_ERR_ARG;
-    if (recio_io_open_file(&io, path, "wb") != RECIO_OK) return RECIO_ERR_IO;
+    if ((e = recio_io_open_file(&io, path, "wb")) != RECIO_OK) return recio__open_msg(errmsg, path, NULL, e), e;
     for (i = 0; i <= idx->count && !bad; i++) {
         if (len && (i == idx->count || len > sizeof buf - 48)) {
-            bad = io.write(io.user, buf, len) != 0;
-            len = 0;
+            if ((bad = io.write(io.user, buf, len) != 0) && errmsg)
+                recio__fmt(errmsg, RECIO_ERRMSG_SIZE, "%s: offset %U: write failed: %s", path, at, recio__errno_str(errno));
+            at += len, len = 0;
         }
         if (i == idx->count) break;
         recio__fmt(buf + len, 48, "%U\t%U\n", idx->entries[i].key, idx->entries[i].offset);
         len += strlen(buf + len);
     }
-    if (io.close(io.user) != 0) bad = 1;
+    if (io.close(io.user) != 0 && !bad) {
+        bad = 1;
+        if (errmsg) recio__fmt(errmsg, RECIO_ERRMSG_SIZE, "%s: offset %U: close failed: %s", path, at, recio__errno_str(errno));
+    }
     return bad ? RECIO_ERR_IO : RECIO_OK;
 }
+
+RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path) { return recio_index_save_ex(idx, path, NULL); }
 #endif
 
 /* Parse a float at *s: delegates to strtod on a bounded copy (the line is not NUL-terminated). */
@@ -3230,8 +3271,8 @@ static recio_err recio__sp_open_io(recio_split *s, const char *path, recio_io *i
 }
 
 static recio_err recio__sp_open_fail(recio_split *s, const char *path, recio_err e) {
-    if (e == RECIO_ERR_IO) return recio__sp_fail(s, e, "%s: cannot open: %s", path, recio__errno_str(errno));
-    return recio__sp_fail(s, e, "%s: cannot open: %s", path, recio_strerror(e));
+    if (e == RECIO_ERR_IO) return recio__sp_fail(s, e, "%s: offset 0: cannot open: %s", path, recio__errno_str(errno));
+    return recio__sp_fail(s, e, "%s: offset 0: cannot open: %s", path, recio_strerror(e));
 }
 
 /* Largest i with files[i].base <= x: the file holding global offset x. */
@@ -4317,7 +4358,7 @@ RECIODEF recio_err recio_split_open_desc(recio_split **out, const char *uris, un
     *out = NULL;
     memset(&a, 0, sizeof a);
     if (desc) a = desc->alloc;
-    if (!(s = (recio_split *)recio__malloc(&a, sizeof *s))) return RECIO_ERR_NOMEM;
+    if (!(s = (recio_split *)recio__malloc(&a, sizeof *s))) return recio__open_msg(desc ? desc->errmsg : NULL, uris, NULL, RECIO_ERR_NOMEM), RECIO_ERR_NOMEM;
     memset(s, 0, sizeof *s);
     s->alloc = a;
     if (desc) s->d = *desc;
@@ -4327,6 +4368,7 @@ RECIODEF recio_err recio_split_open_desc(recio_split **out, const char *uris, un
     if (s->d.index_path && !(s->index_path = recio__strdup(&a, s->d.index_path))) e = RECIO_ERR_NOMEM;
     else if (!uris) e = recio__sp_fail(s, RECIO_ERR_ARG, "no uris");
     else e = recio__sp_setup(s, uris);
+    recio__open_msg(s->d.errmsg, uris, s->errmsg, e);
     if (e == RECIO_ERR_NOMEM) {
         recio_split_close(s);
         return e;
@@ -10297,6 +10339,7 @@ static recio_err recio__it_mix_check(recio_iter *it) {
     return RECIO_ERR_ARG;
 }
 
+#ifndef RECIO_NO_IMAGE /* mixing needs a spec; libm stays out of records-only builds */
 static double recio__rng_normal(recio_rng *g) { /* Box-Muller */
     double u = 1.0 - recio_rng_uniform(g), v = recio_rng_uniform(g);
     return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
@@ -10387,6 +10430,12 @@ static recio_err recio__it_mix(recio_iter *it, recio__it_slot *s) {
     }
     return RECIO_OK;
 }
+#else
+static recio_err recio__it_mix(recio_iter *it, recio__it_slot *s) {
+    (void)it, (void)s;
+    return RECIO_ERR_UNSUPPORTED; /* never reached: recio__it_mix_check wants a spec */
+}
+#endif
 
 static recio_err recio__it_work(recio_iter *it, recio__it_slot *s, unsigned worker) {
     char what[RECIO_ITER_ERRMSG];
@@ -10820,7 +10869,7 @@ RECIODEF void recio_iter_close(recio_iter *it) {
 }
 
 RECIODEF recio_err recio_iter_open(recio_iter **out, const recio_iter_desc *desc) {
-    return recio_iter_open_ex(out, desc, NULL, 0);
+    return recio_iter_open_ex(out, desc, desc ? desc->errmsg : NULL, desc && desc->errmsg ? RECIO_ERRMSG_SIZE : 0);
 }
 
 RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *desc, char *errmsg, size_t errmsg_size) {

@@ -692,6 +692,9 @@ def test_iter_mixup():
 # ---- records ----
 
 def test_reader_writer_pack():
+    missing = tmp("no-such-dir/x.rec")
+    raises(recio.FileError, lambda: recio.Reader(missing), missing + ": offset 0: cannot open: No such file")
+    raises(recio.FileError, lambda: recio.Writer(missing), missing, "No such file")
     payloads = [b"", b"x", b"\x0a\x23\xd7\xce" * 5, bytes(range(256)) * 3]
     with recio.Writer(tmp("w.rec"), index=True) as w:
         for p in payloads:

@@ -1199,7 +1199,7 @@ static void test_cli(void) {
     CHECK_EQ_INT(run_cli("dump --frobnicate x", out, sizeof out), 2);
     CHECK_EQ_INT(run_cli("frobnicate", out, sizeof out), 2);
     CHECK_EQ_INT(run_cli("dump /nonexistent.rec", out, sizeof out), 1);
-    CHECK(strstr(out, "recio: /nonexistent.rec: cannot open: ") != NULL);
+    CHECK(strstr(out, "recio: /nonexistent.rec: offset 0: cannot open: ") != NULL);
     CHECK_EQ_INT(run_cli("verify", NULL, 0), 2);
 }
 #endif

@@ -22,6 +22,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...);
 int cli_is_help(const char *arg);
 /* After a spec error message: when it is "unknown op", the valid ops on stderr. */
 void cli_spec_hint(const char *msg);
+/* A streaming reader on path; on failure its words ("PATH: offset 0: cannot open: ...") on stderr
+   and -1. */
+int cli_open_reader(recio_reader **r, const char *path);
 /* recio_iter_open_ex; on failure its message (and the valid ops for an unknown one) on stderr and
    the exit status: usage for a bad spec or option, else an error. 0 when open. */
 int cli_open_iter(recio_iter **it, const recio_iter_desc *d);

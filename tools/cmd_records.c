@@ -6,14 +6,6 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-static int open_reader(recio_reader **r, const char *path) {
-    recio_err e = recio_reader_open(r, path);
-    if (e == RECIO_OK) return 0;
-    if (e == RECIO_ERR_IO) cli_err("%s: cannot open: %s", path, strerror(errno));
-    else cli_err("%s: %s", path, recio_strerror(e));
-    return -1;
-}
-
 /* After the loop: RECIO_END is success, anything else is reported with the reader's detail. */
 static int reader_result(recio_reader *r, recio_err e) {
     if (e == RECIO_END) return 0;
@@ -53,7 +45,7 @@ CLI_COMMAND(cli_cmd_dump) {
         else path = argv[i];
     }
     if (!path) return cli_usage_error("dump", "which file?");
-    if (open_reader(&r, path)) return CLI_EXIT_ERR;
+    if (cli_open_reader(&r, path)) return CLI_EXIT_ERR;
     while ((e = recio_reader_next(r, &rec)) == RECIO_OK) {
         printf("%llu\t%llu\t%llu", (unsigned long long)n, (unsigned long long)rec.offset, (unsigned long long)rec.size);
         if (header) {
@@ -150,7 +142,7 @@ static int verify_file(const char *path, int decode) {
     recio_err e;
     uint64_t n = 0, bytes = 0, bad = 0;
     int rc;
-    if (open_reader(&r, path)) return -1;
+    if (cli_open_reader(&r, path)) return -1;
     while ((e = recio_reader_next(r, &rec)) == RECIO_OK) {
         n++;
         bytes += rec.size;
@@ -297,7 +289,7 @@ CLI_COMMAND(cli_cmd_index) {
     }
     if (!path) return cli_usage_error("index", "which file?");
     if (!out && !(out = defout = default_idx_path(path))) return cli_err("out of memory"), CLI_EXIT_ERR;
-    if (!index_target(path, out, &in_place) && !open_reader(&r, path)) {
+    if (!index_target(path, out, &in_place) && !cli_open_reader(&r, path)) {
         if (!index_to(r, out, in_place, ordinal, &n)) rc = 0, printf("%s: %llu records indexed\n", out, n);
         recio_reader_close(r);
     }

@@ -23,13 +23,6 @@ static int next_image(recio_reader *r, const char *path, recio_irecord *ir, uint
     return 1;
 }
 
-static int open_rec(recio_reader **r, const char *path) {
-    recio_err e = recio_reader_open(r, path);
-    if (e == RECIO_OK) return 0;
-    cli_err("%s: cannot open: %s", path, e == RECIO_ERR_IO ? strerror(errno) : recio_strerror(e));
-    return -1;
-}
-
 /* "0.5" or "1,2,3": the labels of a record, %.9g so they read back as the same floats. */
 static void format_labels(const recio_irecord *ir, char *buf, size_t cap, const char *sep) {
     uint32_t i, n = recio_irecord_nlabels(ir);
@@ -122,7 +115,7 @@ CLI_COMMAND(cli_cmd_unpack) {
     }
     if (!path || !dir) return cli_usage_error("unpack", "want FILE.rec and DIR");
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) return cli_err("%s: cannot create: %s", dir, strerror(errno)), CLI_EXIT_ERR;
-    if (open_rec(&r, path)) return CLI_EXIT_ERR;
+    if (cli_open_reader(&r, path)) return CLI_EXIT_ERR;
     lst_path = unpack_lst_name(path, dir);
     if (!lst_path || !(lst = fopen(lst_path, "wb"))) {
         cli_err("%s: cannot create: %s", lst_path ? lst_path : dir, strerror(errno));
@@ -460,7 +453,7 @@ static int count_records(const char *path, unsigned long long n, sheet *s, int *
     char text[SHOW_TEXT];
     *count = 0;
     s->lines = 1;
-    if (open_rec(&r, path)) return -1;
+    if (cli_open_reader(&r, path)) return -1;
     while ((unsigned long long)*count < n && (k = next_image(r, path, &ir, &off)) == 1) { /* and the lines labels need */
         int lines;
         label_text(&ir, text, sizeof text);
@@ -476,7 +469,7 @@ static int draw_sheet(const char *path, sheet *s, int count) {
     recio_irecord ir;
     uint64_t off;
     int k;
-    if (open_rec(&r, path)) return -1;
+    if (cli_open_reader(&r, path)) return -1;
     for (k = 0; k < count && next_image(r, path, &ir, &off) == 1; k++) show_record(s, k, &ir, path, off);
     recio_reader_close(r);
     return k == count ? 0 : -1;

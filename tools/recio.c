@@ -30,6 +30,16 @@ void cli_err(const char *fmt, ...) {
     fputc('\n', stderr);
 }
 
+int cli_open_reader(recio_reader **r, const char *path) {
+    char msg[RECIO_ERRMSG_SIZE];
+    recio_reader_desc d;
+    memset(&d, 0, sizeof d);
+    d.errmsg = msg;
+    if (recio_reader_open_desc(r, path, &d) == RECIO_OK) return 0;
+    cli_err("%s", msg);
+    return -1;
+}
+
 int cli_open_iter(recio_iter **it, const recio_iter_desc *d) {
     char msg[RECIO_ITER_ERRMSG * 2];
     recio_err e = recio_iter_open_ex(it, d, msg, sizeof msg);

@@ -634,10 +634,12 @@ class Reader(_Closing):
         self.path = os.fspath(path)
         d = L.ReaderDesc()
         d.use_mmap = 1 if mmap else 0
+        msg = ctypes.create_string_buffer(L.ERRMSG_SIZE)
+        d.errmsg = ctypes.cast(msg, c_void_p)
         r = c_void_p()
         e = L.lib.recio_reader_open_desc(byref(r), L.cstr(self.path), byref(d))
         if e != L.OK:
-            raise _error(e, "%s: cannot open: %s" % (self.path, L.strerror(e)))
+            raise _error(e, msg.value)
         self._r, self._rec, self.offset = r, L.Record(), None
 
     def read(self):
@@ -684,10 +686,12 @@ class Writer:
         self._index = L.cstr(os.fspath(index)) if index else None
         d = L.WriterDesc()
         d.index_path, d.atomic = self._index, 1 if atomic else 0
+        msg = ctypes.create_string_buffer(L.ERRMSG_SIZE)
+        d.errmsg = ctypes.cast(msg, c_void_p)
         w = c_void_p()
         e = L.lib.recio_writer_open_desc(byref(w), L.cstr(self.path), byref(d))
         if e != L.OK:
-            raise _error(e, "%s: cannot open: %s" % (self.path, L.strerror(e)))
+            raise _error(e, msg.value)
         self._w = w
 
     def write(self, payload, key=None):

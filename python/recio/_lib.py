@@ -21,7 +21,8 @@ SPLIT_BYTES, SPLIT_INDEX = 0, 1
 SHUFFLE_NONE, SHUFFLE_FULL = 0, 1
 SPLIT_UNKNOWN = (1 << 64) - 1
 FNV1A_INIT = 0xcbf29ce484222325
-ITER_ERRMSG = 256
+ERRMSG_SIZE = 512  # RECIO_ERRMSG_SIZE
+ITER_ERRMSG = ERRMSG_SIZE
 
 
 class Allocator(Structure):
@@ -44,7 +45,8 @@ class IterDesc(Structure):
                 ("mixup_alpha", c_float), ("cutmix_alpha", c_float), ("mix_prob", c_float), ("num_classes", c_uint),
                 ("path_imglist", c_char_p), ("batch", c_uint),
                 ("last_batch", c_int), ("workers", c_uint), ("prefetch", c_uint), ("checksums", c_int),
-                ("skip_bad", c_int), ("open_file", c_void_p), ("open_user", c_void_p), ("alloc", Allocator)]
+                ("skip_bad", c_int), ("open_file", c_void_p), ("open_user", c_void_p), ("errmsg", c_void_p),
+                ("alloc", Allocator)]
 
 
 class Batch(Structure):
@@ -83,19 +85,20 @@ class IO(Structure):
 
 
 class ReaderDesc(Structure):
-    _fields_ = [("io", IO), ("name", c_char_p), ("buffer_size", c_size_t), ("use_mmap", c_int), ("alloc", Allocator)]
+    _fields_ = [("io", IO), ("name", c_char_p), ("buffer_size", c_size_t), ("use_mmap", c_int), ("errmsg", c_void_p),
+                ("alloc", Allocator)]
 
 
 class WriterDesc(Structure):
     _fields_ = [("io", IO), ("name", c_char_p), ("index_path", c_char_p), ("atomic", c_int), ("buffer_size", c_size_t),
-                ("background", c_int), ("alloc", Allocator)]
+                ("background", c_int), ("errmsg", c_void_p), ("alloc", Allocator)]
 
 
 class SplitDesc(Structure):
     _fields_ = [("mode", c_int), ("index_path", c_char_p), ("shuffle", c_int), ("seed", c_uint64), ("epoch", c_uint64),
                 ("chunk_records", c_uint32), ("window_chunks", c_uint32), ("equalize", c_int), ("ordinals", c_int),
                 ("use_mmap", c_int), ("buffer_size", c_size_t), ("open_file", c_void_p), ("open_user", c_void_p),
-                ("alloc", Allocator)]
+                ("errmsg", c_void_p), ("alloc", Allocator)]
 
 
 class SplitWhere(Structure):
@@ -110,7 +113,7 @@ class LstItem(Structure):
 
 class Lst(Structure):
     _fields_ = [("items", POINTER(LstItem)), ("count", c_size_t), ("storage", c_void_p), ("alloc", Allocator),
-                ("errmsg", c_char * 256), ("on_bad_line", c_void_p), ("user", c_void_p), ("skipped", c_size_t),
+                ("errmsg", c_char * ERRMSG_SIZE), ("on_bad_line", c_void_p), ("user", c_void_p), ("skipped", c_size_t),
                 ("mask_column", c_int)]
 
 
