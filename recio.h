@@ -9760,6 +9760,8 @@ typedef struct recio__it_slot {
     char *errmsg;      /* RECIO__ERRMSG bytes */
     float lam;         /* mixing: this batch's lam and kind (0 none, 1 MixUp, 2 CutMix) */
     int mix;
+    uint64_t base;     /* batches a restore skipped in this run, as the fetch saw it (mixing draws by
+                          base + seq: the worker must not read the consumer's it->base) */
     /* desc.skip_bad: which entries did not decode, their keys and (the first few) why */
     unsigned char *bad;
     unsigned nbad;
@@ -9800,6 +9802,7 @@ struct recio_iter {
     unsigned nfirst;
     uint64_t *carry;       /* roll-over records feeding this epoch's first batch */
     unsigned ncarry, carry_pos;
+    uint64_t run_base;     /* batches skipped at this run's start (the fetch side's copy of skip) */
     /* handed between consumer and producer under mu */
     uint64_t *carry_in, *carry_out;
     unsigned ncarry_in, ncarry_out;
@@ -10063,6 +10066,7 @@ static recio_err recio__it_fetch(recio_iter *it, recio__it_slot *s) {
     unsigned n;
     recio_err e;
     s->count = s->pad = 0;
+    s->base = it->run_base;
     if (it->epoch_over) return RECIO_END;
     if ((e = recio__it_gather(it, s, &n, s->errmsg)) != RECIO_OK) return e;
     if (n == it->d.batch) {
@@ -10083,6 +10087,7 @@ static recio_err recio__it_begin(recio_iter *it, uint64_t epoch, char *msg) {
     it->ncarry = it->ncarry_in;
     skip = it->skip;
     RECIO__IT_UNLOCK(it);
+    it->run_base = skip;
     it->carry_pos = 0;
     it->nfirst = 0;
     it->sfill = 0;
@@ -10388,7 +10393,7 @@ static recio_err recio__it_mix(recio_iter *it, recio__it_slot *s) {
     const float *lab = (const float *)(s->out + it->lab_off);
     size_t ib = d->item_bytes;
     recio_rng g;
-    recio_rng_seed(&g, recio_seed_for(aug, s->epoch, 0x8000000000000000ull | (it->base + s->seq)));
+    recio_rng_seed(&g, recio_seed_for(aug, s->epoch, 0x8000000000000000ull | (s->base + s->seq)));
     s->mix = 0;
     if (recio_rng_uniform(&g) < (d->mix_prob > 0 ? d->mix_prob : 1.0f))
         s->mix = d->mixup_alpha > 0 && (d->cutmix_alpha <= 0 || recio_rng_uniform(&g) < 0.5) ? 1 : 2;
