@@ -5,13 +5,7 @@
    labels with the image's flat regions. Over every geometric op, chains and policies, many seeds. */
 #include "recio.h"
 #include "test.h"
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic ignored "-Wunused-function" /* the static writer brings functions unused here */
-#endif
-#define STB_IMAGE_WRITE_STATIC
-#define STB_IMAGE_WRITE_IMPLEMENTATION
-#define STBI_WRITE_NO_STDIO
-#include "stb_image_write.h"
+#include "image_write.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -9,13 +9,7 @@
 #include "recio.h"
 #include "test.h"
 #include "tmpdir.h"
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic ignored "-Wunused-function" /* the static writer brings functions unused here */
-#endif
-#define STB_IMAGE_WRITE_STATIC
-#define STB_IMAGE_WRITE_IMPLEMENTATION
-#define STBI_WRITE_NO_STDIO
-#include "stb_image_write.h"
+#include "image_write.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,17 +23,6 @@ static char dir[64], rec_path[128];
 /* Three objects: class, xmin, ymin, xmax, ymax (normalised). The third lies in the right quarter. */
 static const float objs[3][5] = {{1, 0.25f, 0.25f, 0.5f, 0.75f}, {2, 0.0f, 0.0f, 0.125f, 0.25f}, {3, 0.8125f, 0.5f, 1.0f, 1.0f}};
 
-typedef struct mem_out {
-    unsigned char b[1 << 16];
-    int n;
-} mem_out;
-
-static void to_mem(void *u, void *d, int k) {
-    mem_out *m = (mem_out *)u;
-    if (m->n + k <= (int)sizeof m->b) memcpy(m->b + m->n, d, (size_t)k);
-    m->n += k;
-}
-
 /* Left half red, right half blue; its mask: left 1, right 2. */
 static void scene(unsigned char *rgb, unsigned char *mask) {
     int x, y;
@@ -51,7 +34,7 @@ static void scene(unsigned char *rgb, unsigned char *mask) {
         }
 }
 
-static void put_record(recio_writer *w, const mem_out *img, const mem_out *mask, uint64_t id) {
+static void put_record(recio_writer *w, const t_mem_out *img, const t_mem_out *mask, uint64_t id) {
     float labels[4 + 15] = {4, 5, W, H};
     unsigned char *r = (unsigned char *)malloc(64 + sizeof labels + (size_t)img->n + (size_t)(mask ? mask->n : 0) + 8);
     size_t n;
@@ -69,13 +52,13 @@ static void put_record(recio_writer *w, const mem_out *img, const mem_out *mask,
 /* 6 records of the scene (PNG, or JPEG), each with its mask; the last without one when `unmasked`. */
 static void make_rec(int jpeg, int unmasked) {
     static unsigned char rgb[W * H * 3], mask[W * H];
-    static mem_out im, m;
+    static t_mem_out im, m;
     recio_writer *w;
     uint64_t i;
     scene(rgb, mask);
     im.n = m.n = 0;
-    CHECK(jpeg ? stbi_write_jpg_to_func(to_mem, &im, W, H, 3, rgb, 95) != 0 : stbi_write_png_to_func(to_mem, &im, W, H, 3, rgb, W * 3) != 0);
-    CHECK(stbi_write_png_to_func(to_mem, &m, W, H, 1, mask, W) != 0);
+    CHECK(jpeg ? stbi_write_jpg_to_func(t_to_mem, &im, W, H, 3, rgb, 95) != 0 : stbi_write_png_to_func(t_to_mem, &im, W, H, 3, rgb, W * 3) != 0);
+    CHECK(stbi_write_png_to_func(t_to_mem, &m, W, H, 1, mask, W) != 0);
     CHECK(im.n <= (int)sizeof im.b && m.n <= (int)sizeof m.b);
     CHECK(recio_writer_open(&w, rec_path) == RECIO_OK);
     for (i = 0; i < 6; i++) put_record(w, &im, unmasked && i == 5 ? NULL : &m, i);

@@ -9,13 +9,7 @@
 #include "recio.h"
 #include "test.h"
 #include "tmpdir.h"
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic ignored "-Wunused-function" /* the static writer brings functions unused here */
-#endif
-#define STB_IMAGE_WRITE_STATIC
-#define STB_IMAGE_WRITE_IMPLEMENTATION
-#define STBI_WRITE_NO_STDIO
-#include "stb_image_write.h"
+#include "image_write.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,17 +20,6 @@
 
 static char dir[64], rec_path[128];
 
-typedef struct mem_out {
-    unsigned char b[4096];
-    int n;
-} mem_out;
-
-static void to_mem(void *u, void *d, int k) {
-    mem_out *m = (mem_out *)u;
-    if (m->n + k <= (int)sizeof m->b) memcpy(m->b + m->n, d, (size_t)k);
-    m->n += k;
-}
-
 /* n records: record k is grey 10 + 30 (k mod 8) with label `labels[k]` (default k % NC). */
 static void make_rec(unsigned n, const float *labels) {
     recio_writer *w;
@@ -44,12 +27,12 @@ static void make_rec(unsigned n, const float *labels) {
     CHECK(recio_writer_open(&w, rec_path) == RECIO_OK);
     for (k = 0; k < n; k++) {
         static unsigned char px[W * H * 3], r[8192];
-        mem_out png;
+        t_mem_out png;
         float label = labels ? labels[k] : (float)(k % NC);
         size_t h;
         memset(px, 10 + 30 * (int)(k % 8), sizeof px);
         png.n = 0;
-        CHECK(stbi_write_png_to_func(to_mem, &png, W, H, 3, px, W * 3) != 0);
+        CHECK(stbi_write_png_to_func(t_to_mem, &png, W, H, 3, px, W * 3) != 0);
         h = recio_irecord_pack_header(r, &label, 1, k, 0);
         memcpy(r + h, png.b, (size_t)png.n);
         CHECK(recio_writer_write(w, r, h + (size_t)png.n) == RECIO_OK);

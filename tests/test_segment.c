@@ -10,13 +10,7 @@
 #include "recio.h"
 #include "test.h"
 #include "cli_util.h"
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic ignored "-Wunused-function" /* the static writer brings functions unused here */
-#endif
-#define STB_IMAGE_WRITE_STATIC
-#define STB_IMAGE_WRITE_IMPLEMENTATION
-#define STBI_WRITE_NO_STDIO
-#include "stb_image_write.h"
+#include "image_write.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
