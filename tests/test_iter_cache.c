@@ -427,6 +427,14 @@ static void test_rule_refuses_what_differs(void) {
     CHECK_EQ_INT(recio_transform_parse(&t, "center_crop(300) random_resized_crop(32)"), RECIO_OK);
     if (t) CHECK_EQ_INT(recio__tf_cache_cut(t, why, sizeof why), 0);
     recio_transform_free(t);
+    /* `area` kept without its resize: the rest would resize with the linear filter */
+    CHECK_EQ_INT(recio_transform_parse(&t, "resize(69,39) area lighting(0.1) resize(56,62)"), RECIO_OK);
+    if (t) CHECK_EQ_INT(recio__tf_cache_cut(t, why, sizeof why), 0);
+    CHECK(strstr(why, "area before the first random op (lighting) changes a resize after it") != NULL);
+    recio_transform_free(t);
+    quiet = 1;
+    CHECK(!fused_equals_split("resize(69,39) area lighting(0) resize(56,62)", "resize(69,39) area", "lighting(0) resize(56,62)", jpg, n, 1, &ran));
+    quiet = 0;
 #ifdef RECIO_TURBOJPEG
     quiet = 1;
     CHECK(!fused_equals_split("center_crop(300) random_resized_crop(32)", "center_crop(300)", "random_resized_crop(32)", jpg, n, 10, &ran));
