@@ -79,7 +79,7 @@ static const char iter_help2[] =
     "                       epochs skip the decode. The same batches as without it. On stderr: each\n"
     "                       epoch's img/s and what was kept, or why this chain cannot be cut (it\n"
     "                       starts with a random op, or a resize after its first random op would\n"
-    "                       change how the JPEG is decoded)\n\n""
+    "                       change how the JPEG is decoded)\n\n"
     "example: recio iter train.rec --spec 'resize_short(256) center_crop(224) normalize(imagenet) chw' \\\n"
     "             --batch 32 --workers 2 --epochs 1 | head\n";
 
