@@ -48,7 +48,8 @@ UNSUPPORTED = {
 # recio's own keyword arguments (not MXNet's): see docs/python.md.
 RECIO_OPTIONS = {"spec": None, "layout": "NCHW", "last_batch": None, "workers": None, "shuffle_buffer": 0,
                  "equalise": False, "equalize": None, "rotate_shards": False, "copy": False, "checksums": False,
-                 "epoch": 0, "use_mmap": False, "label_pad_width": 0, "label_pad_value": -1.0, "label_strict": False}
+                 "epoch": 0, "use_mmap": False, "label_pad_width": 0, "label_pad_value": -1.0, "label_strict": False,
+                 "cache_bytes": 0}
 
 EQUALIZE = {False: 0, True: 1, None: 0, "pad": 1, "drop": 2}
 
@@ -214,7 +215,7 @@ def translate(**kw):
                 prefetch=prefetch, path_imglist=os.fspath(o["path_imglist"]) if o["path_imglist"] else None,
                 verbose="verbose" in given and bool(o["verbose"]), data_name=o["data_name"],
                 label_name=o["label_name"], copy=bool(o["copy"]), checksums=bool(o["checksums"]),
-                epoch=int(o["epoch"]))
+                epoch=int(o["epoch"]), cache_bytes=int(o["cache_bytes"]))
 
 
 def _records_per_chunk(files, idx, mb):
