@@ -20,9 +20,10 @@
                       kernel table (scalar / SSE2 / AVX2 / NEON columns of the hot loops)
       6. RANDOM       the transform spec: the op table (one descriptor per op), its parser,
                       executor, JPEG window planner and shape/scratch walk; random policies;
-                      boxes and masks moved by each geometric op's steps
+                      boxes and masks moved by each geometric op's steps; where a chain may be
+                      cut for the iterator's cache (the ops flagged random)
       7. PREFETCHER   ring buffer of reusable slots (only with RECIO_THREADS)
-      8. ITERATOR     batches of augmented images (ImageRecordIter in C)
+      8. ITERATOR     batches of augmented images (ImageRecordIter in C), the decoded-image cache
 
    USAGE
       recio_reader *r; recio_record rec; recio_err e;
@@ -890,7 +891,8 @@ RECIODEF void recio_prefetch_destroy(recio_prefetch *p);
    choices for a record depend only on recio_seed_for(seed, epoch, record key), where the key is the
    record's place in the dataset: (file index << 48) + byte offset of its header.
    Memory: prefetch x batch bytes, plus the raw records of the batches in flight and of the shuffle
-   buffer, plus per-worker scratch; nothing grows with the dataset. */
+   buffer, plus per-worker scratch; nothing grows with the dataset but the optional cache of decoded
+   images, which stays within desc.cache_bytes. */
 typedef enum recio_last_batch {
     RECIO_LAST_PAD = 0,      /* fill the last batch with the epoch's first records; batch.pad says how many */
     RECIO_LAST_DISCARD = 1,  /* drop an incomplete last batch */
