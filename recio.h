@@ -9373,6 +9373,7 @@ static recio_err recio__it_begin(recio_iter *it, uint64_t epoch, char *msg) {
 
 /* ---- work: records to items, in parallel ---- */
 
+#ifndef RECIO_NO_IMAGE
 /* ---- the decoded-image cache (desc.cache_bytes) ---- */
 
 static size_t recio__it_cache_slot(const recio__it_cache *c, uint64_t key) {
@@ -9433,7 +9434,6 @@ static int recio__it_cache_put(recio_iter *it, uint64_t key, recio_image *img) {
     return kept;
 }
 
-#ifndef RECIO_NO_IMAGE
 /* Which part of the chain the cache keeps (recio__tf_cache_cut's rule), and its two halves. */
 static recio_err recio__it_cache_init(recio_iter *it) {
     recio__it_cache *c = &it->cache;
