@@ -9471,9 +9471,12 @@ static recio_err recio__it_run(recio_iter *it, const recio_irecord *ir, uint64_t
     } else {
         memset(&pre, 0, sizeof pre);
         pre.alloc = it->d.alloc;
-        if ((e = recio__apply_encoded(it->cache.head, ir->image, ir->image_size, &pre, seed, &d, NULL, &sc, what, RECIO_ITER_ERRMSG)) == RECIO_OK &&
-            (e = recio__apply_in(it->cache.tail, &pre, dst, seed, &sc, what, RECIO_ITER_ERRMSG)) == RECIO_OK)
+        size_t head_asked;
+        e = recio__apply_encoded(it->cache.head, ir->image, ir->image_size, &pre, seed, &d, NULL, &sc, what, RECIO_ITER_ERRMSG);
+        head_asked = asked; /* the rest's run below sets `asked` again: the block must fit both */
+        if (e == RECIO_OK && (e = recio__apply_in(it->cache.tail, &pre, dst, seed, &sc, what, RECIO_ITER_ERRMSG)) == RECIO_OK)
             recio__it_cache_put(it, key, &pre); /* only records that made an item: skip_bad's never */
+        if (head_asked > asked) asked = head_asked;
         recio_image_free(&pre);
     }
     if (asked > blk->cap) recio__it_reserve(&it->d.alloc, blk, asked); /* if it cannot, heap blocks still serve */
