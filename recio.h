@@ -20,9 +20,10 @@
                       kernel table (scalar / SSE2 / AVX2 / NEON columns of the hot loops)
       6. RANDOM       the transform spec: the op table (one descriptor per op), its parser,
                       executor, JPEG window planner and shape/scratch walk; random policies;
-                      boxes and masks moved by each geometric op's steps
+                      boxes and masks moved by each geometric op's steps; where a chain may be
+                      cut for the iterator's cache (the ops flagged random)
       7. PREFETCHER   ring buffer of reusable slots (only with RECIO_THREADS)
-      8. ITERATOR     batches of augmented images (ImageRecordIter in C)
+      8. ITERATOR     batches of augmented images (ImageRecordIter in C), the decoded-image cache
 
    USAGE
       recio_reader *r; recio_record rec; recio_err e;
@@ -957,7 +958,8 @@ RECIODEF void recio_prefetch_destroy(recio_prefetch *p);
    choices for a record depend only on recio_seed_for(seed, epoch, record key), where the key is the
    record's place in the dataset: (file index << 48) + byte offset of its header.
    Memory: prefetch x batch bytes, plus the raw records of the batches in flight and of the shuffle
-   buffer, plus per-worker scratch; nothing grows with the dataset. */
+   buffer, plus per-worker scratch; nothing grows with the dataset but the optional cache of decoded
+   images, which stays within desc.cache_bytes. */
 typedef enum recio_last_batch {
     RECIO_LAST_PAD = 0,      /* fill the last batch with the epoch's first records; batch.pad says how many */
     RECIO_LAST_DISCARD = 1,  /* drop an incomplete last batch */
@@ -1052,6 +1054,12 @@ typedef struct recio_iter_desc {
                                    freed at its end become padding (batch.pad), copies of its first
                                    sound item (zeros when it has none). See recio_iter_skipped.
                                    Default 0: such a record is an error, as every other failure is */
+    size_t cache_bytes;         /* decoded-image cache, a memory budget (0, the default: off). With a spec,
+                                   each record's result up to the chain's first random op is kept the
+                                   first time it is made (the whole item when no op is random), never
+                                   evicted, until the budget is spent; later epochs start from it and
+                                   skip the decode. The batches are the same bytes with and without it.
+                                   Some chains cannot be cut: recio_iter_cache_stats says so and why */
     /* How each file is opened (a network filesystem's own client, fault injection): as
        recio_split_desc.open_file, for the split, re-reading records, path_imglist and mean_img;
        NULL = the file backend */
@@ -1123,6 +1131,23 @@ RECIODEF const char *recio_iter_errmsg(const recio_iter *it); /* "" when no erro
    the same for every worker count. first (optional) receives the first RECIO_ITER_BAD_KEEP distinct
    ones, nfirst (optional) how many; valid until the iterator is closed. */
 RECIODEF uint64_t recio_iter_skipped(const recio_iter *it, const recio_iter_bad **first, unsigned *nfirst);
+/* The decoded-image cache (desc.cache_bytes): what it keeps and how often it served. */
+typedef enum recio_iter_cache_mode {
+    RECIO_CACHE_OFF = 0,    /* cache_bytes 0, a transform callback, or a chain it cannot cut (see why) */
+    RECIO_CACHE_ITEMS = 1,  /* no op is random: each record's finished item is kept */
+    RECIO_CACHE_PREFIX = 2  /* the output of the first prefix_ops ops, all before the first random op */
+} recio_iter_cache_mode;
+typedef struct recio_iter_cache_info {
+    recio_iter_cache_mode mode;
+    unsigned prefix_ops;          /* RECIO_CACHE_PREFIX: top-level ops whose output is kept */
+    uint64_t records;             /* records kept */
+    uint64_t bytes;               /* allocated for them and their table (never above cache_bytes) */
+    uint64_t hits, misses;        /* items made from a kept record / without one */
+    char why[RECIO_ITER_ERRMSG];  /* RECIO_CACHE_OFF with cache_bytes set: why, e.g. "the chain starts
+                                     with a random op (random_resized_crop): nothing before it to keep" */
+} recio_iter_cache_info;
+/* Fill *info (all zero and "" for a NULL it). Safe while workers run: the counts are a snapshot. */
+RECIODEF void recio_iter_cache_stats(recio_iter *it, recio_iter_cache_info *info);
 RECIODEF void recio_iter_close(recio_iter *it);
 /* What `recio iter` prints, to compare a pipeline across machines and worker counts: FNV-1a 64 of
    the batch tensor's bytes ((count + pad) x item_bytes), each element taken in little-endian order
@@ -7092,7 +7117,10 @@ enum { /* what an op needs */
     RECIO__OPF_HINT = 8,     /* arg[0] (random_resized_crop: the smaller of W, H) is the shorter side its
                                 resize needs: recio_transform_decode_hint */
     RECIO__OPF_PREFIX = 16,  /* changes only how the next op runs (area): the hint looks past it */
-    RECIO__OPF_LIST = 32     /* runs child ops: its shape function counts their scratch */
+    RECIO__OPF_LIST = 32,    /* runs child ops: its shape function counts their scratch */
+    RECIO__OPF_RANDOM = 64   /* draws from the seed's generator (its result may depend on the seed); a
+                                LIST row without it is random when any child is (recio__node_random).
+                                The iterator's cache keeps what comes before the first such op */
 };
 
 /* How an op's arguments are checked: sizes are whole pixels > 0, probabilities in [0, 1], ... */
@@ -8548,40 +8576,41 @@ static recio_err recio__parse_trivialaugment(recio__parser *ps, const recio__opd
 
 /* ---- the table ---- */
 #define RECIO__G RECIO__OPF_GEOM
+#define RECIO__R RECIO__OPF_RANDOM
 static const recio__opdef recio__ops[] = {
     /* name, args min..max, checks, flags, images, parse, shape, plan, geom, exec, pix, fop */
     {"resize", 2, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize, recio__pl_resize, recio__g_resize, recio__x_geo, NULL, NULL},
     {"resize_short", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_resize_short, recio__pl_resize_short, recio__g_resize_short, recio__x_geo, NULL, NULL},
     {"center_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_center_crop, recio__g_center_crop, recio__x_geo, NULL, NULL},
     {"crop", 4, 4, {RECIO__A_INT, RECIO__A_INT, RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_crop, recio__pl_crop, recio__g_crop, recio__x_geo, NULL, NULL},
-    {"random_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_random_crop, recio__g_random_crop, recio__x_geo, NULL, NULL},
-    {"random_resized_crop", 1, 6, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, recio__parse_rrc, recio__sh_rrc, recio__pl_rrc, recio__g_rrc, recio__x_geo, NULL, NULL},
+    {"random_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__R, 0, NULL, recio__sh_center_crop, recio__pl_random_crop, recio__g_random_crop, recio__x_geo, NULL, NULL},
+    {"random_resized_crop", 1, 6, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT | RECIO__R, 0, recio__parse_rrc, recio__sh_rrc, recio__pl_rrc, recio__g_rrc, recio__x_geo, NULL, NULL},
     {"flip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__g_flip, recio__x_geo, NULL, NULL},
-    {"random_flip", 1, 1, {RECIO__A_PROB}, RECIO__G, 0, NULL, NULL, NULL, recio__g_flip, recio__x_geo, NULL, NULL},
+    {"random_flip", 1, 1, {RECIO__A_PROB}, RECIO__G | RECIO__R, 0, NULL, NULL, NULL, recio__g_flip, recio__x_geo, NULL, NULL},
     {"vflip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__g_vflip, recio__x_geo, recio__p_vflip, NULL},
-    {"random_vflip", 1, 1, {RECIO__A_PROB}, RECIO__G, 0, NULL, NULL, NULL, recio__g_vflip, recio__x_geo, recio__p_vflip, NULL},
+    {"random_vflip", 1, 1, {RECIO__A_PROB}, RECIO__G | RECIO__R, 0, NULL, NULL, NULL, recio__g_vflip, recio__x_geo, recio__p_vflip, NULL},
     {"rotate", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_rotate, recio__x_geo, recio__p_warp, NULL},
-    {"random_rotate", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_random_rotate, recio__x_geo, recio__p_warp, NULL},
+    {"random_rotate", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, recio__g_random_rotate, recio__x_geo, recio__p_warp, NULL},
     {"shear_x", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_x, recio__x_geo, recio__p_warp, NULL},
     {"shear_y", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_y, recio__x_geo, recio__p_warp, NULL},
-    {"random_shear_x", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_random_shear_x, recio__x_geo, recio__p_warp, NULL},
-    {"random_shear_y", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_random_shear_y, recio__x_geo, recio__p_warp, NULL},
+    {"random_shear_x", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, recio__g_random_shear_x, recio__x_geo, recio__p_warp, NULL},
+    {"random_shear_y", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, recio__g_random_shear_y, recio__x_geo, recio__p_warp, NULL},
     {"translate", 2, 3, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_translate, recio__x_geo, recio__p_translate, NULL},
     {"translate_rel", 2, 3, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_translate_rel, recio__x_geo, recio__p_translate, NULL},
     {"pad", 1, 5, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0, recio__parse_pad, recio__sh_pad, NULL, recio__g_pad, recio__x_geo, recio__p_pad, NULL},
     {"resize_long", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize_long, NULL, recio__g_resize_long, recio__x_geo, NULL, NULL},
     {"letterbox", 2, 3, {RECIO__A_SIZE, RECIO__A_SIZE, RECIO__A_NUM}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_letterbox, NULL, recio__g_letterbox, recio__x_geo, recio__p_letterbox, NULL},
-    {"random_expand", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, RECIO__G, 0, NULL, recio__sh_expand, NULL, recio__g_expand, recio__x_geo, recio__p_expand, NULL},
-    {"random_bbox_crop", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT}, RECIO__G, 0, NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_crop, recio__x_geo, NULL, NULL},
-    {"random_bbox_cover", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT}, RECIO__G, 0, NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_cover, recio__x_geo, NULL, NULL},
+    {"random_expand", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, RECIO__G | RECIO__R, 0, NULL, recio__sh_expand, NULL, recio__g_expand, recio__x_geo, recio__p_expand, NULL},
+    {"random_bbox_crop", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT}, RECIO__G | RECIO__R, 0, NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_crop, recio__x_geo, NULL, NULL},
+    {"random_bbox_cover", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT}, RECIO__G | RECIO__R, 0, NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_cover, recio__x_geo, NULL, NULL},
     {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0, NULL, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
     {"interp", 1, 1, {0}, RECIO__OPF_PREFIX, 0, recio__parse_interp, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
     {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_brightness},
     {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_contrast},
     {"saturation", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_saturation},
     {"hue", 1, 1, {RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_hue},
-    {"color_jitter", 3, 4, {RECIO__A_NONNEG}, 0, 5, NULL, NULL, NULL, NULL, recio__x_jitter, NULL, NULL},
-    {"lighting", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_lighting, NULL},
+    {"color_jitter", 3, 4, {RECIO__A_NONNEG}, RECIO__R, 5, NULL, NULL, NULL, NULL, recio__x_jitter, NULL, NULL},
+    {"lighting", 1, 1, {RECIO__A_NONNEG}, RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_lighting, NULL},
     {"gray", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_gray, NULL},
     {"posterize", 1, 1, {RECIO__A_BITS}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_posterize, NULL},
     {"solarize", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_solarize, NULL},
@@ -8589,27 +8618,28 @@ static const recio__opdef recio__ops[] = {
     {"equalize", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_equalize, NULL},
     {"invert", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_invert, NULL},
     {"sharpness", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_sharpness, NULL},
-    {"random_posterize", 2, 2, {RECIO__A_BITS}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_posterize, NULL},
-    {"random_solarize", 2, 2, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_solarize, NULL},
-    {"random_sharpness", 2, 2, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_sharpness, NULL},
-    {"gaussian_blur", 1, 3, {RECIO__A_ODD, RECIO__A_POS}, RECIO__OPF_U8, 3, NULL, NULL, NULL, NULL, NULL, recio__p_blur, NULL},
-    {"random_erasing", 0, 6, {RECIO__A_PROB, RECIO__A_POS, RECIO__A_POS, RECIO__A_POS, RECIO__A_POS, RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_erasing, NULL},
-    {"cutout", 1, 2, {RECIO__A_SIZE, RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_cutout, NULL},
+    {"random_posterize", 2, 2, {RECIO__A_BITS}, RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_posterize, NULL},
+    {"random_solarize", 2, 2, {RECIO__A_NONNEG}, RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_solarize, NULL},
+    {"random_sharpness", 2, 2, {RECIO__A_NONNEG}, RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_sharpness, NULL},
+    {"gaussian_blur", 1, 3, {RECIO__A_ODD, RECIO__A_POS}, RECIO__OPF_U8 | RECIO__R, 3, NULL, NULL, NULL, NULL, NULL, recio__p_blur, NULL},
+    {"random_erasing", 0, 6, {RECIO__A_PROB, RECIO__A_POS, RECIO__A_POS, RECIO__A_POS, RECIO__A_POS, RECIO__A_NUM}, RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_erasing, NULL},
+    {"cutout", 1, 2, {RECIO__A_SIZE, RECIO__A_NUM}, RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_cutout, NULL},
     {"bgr", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_bgr, NULL},
     {"float", 0, 0, {0}, 0, 0, NULL, recio__sh_f32, NULL, NULL, recio__x_float, NULL, NULL},
     {"normalize", 6, 6, {RECIO__A_NUM, RECIO__A_NUM, RECIO__A_NUM, RECIO__A_POS}, 0, 0, recio__parse_normalize, recio__sh_f32, NULL, NULL, recio__x_normalize, NULL, NULL},
     {"chw", 0, 0, {0}, 0, 0, NULL, recio__sh_chw, NULL, NULL, recio__x_chw, recio__p_chw, NULL},
     {"f16", 0, 0, {0}, 0, 0, NULL, recio__sh_f16, NULL, NULL, NULL, recio__p_f16, NULL},
     {"i8", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, 0, 0, NULL, recio__sh_i8, NULL, NULL, NULL, recio__p_i8, NULL},
-    {"random_apply", 1, 1, {RECIO__A_PROB}, RECIO__OPF_LIST, 0, recio__parse_apply, recio__sh_apply, NULL, NULL, recio__x_apply, NULL, NULL},
-    {"random_choice", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_choice, recio__sh_choice, NULL, NULL, recio__x_choice, NULL, NULL},
-    {"random_subpolicy", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_subpolicy, recio__sh_choice, NULL, NULL, recio__x_choice, NULL, NULL},
-    {"autoaugment", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_autoaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
-    {"randaugment", 0, 2, {RECIO__A_INT}, RECIO__OPF_LIST, 0, recio__parse_randaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
-    {"trivialaugment", 0, 0, {0}, RECIO__OPF_LIST, 0, recio__parse_trivialaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
+    {"random_apply", 1, 1, {RECIO__A_PROB}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_apply, recio__sh_apply, NULL, NULL, recio__x_apply, NULL, NULL},
+    {"random_choice", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_choice, recio__sh_choice, NULL, NULL, recio__x_choice, NULL, NULL},
+    {"random_subpolicy", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_subpolicy, recio__sh_choice, NULL, NULL, recio__x_choice, NULL, NULL},
+    {"autoaugment", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_autoaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
+    {"randaugment", 0, 2, {RECIO__A_INT}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_randaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
+    {"trivialaugment", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_trivialaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
     {"identity", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, recio__x_identity, NULL, NULL},
 };
 #undef RECIO__G
+#undef RECIO__R
 
 /* ---- the parser ---- */
 
@@ -8720,6 +8750,65 @@ RECIODEF int recio_transform_decode_hint(const recio_transform *t) {
         return w < h ? w : h;
     }
     return (int)t->nodes[i].arg[0];
+}
+
+/* ---- cutting a chain in two, for the iterator's cache ---- */
+
+/* Does node n's result depend on the seed? Its row says so, or (a group: a sub-policy, the
+   AutoAugment preset) one of its children's does. */
+static int recio__node_random(const recio_transform *t, const recio__node *n) {
+    int c;
+    if (n->op->flags & RECIO__OPF_RANDOM) return 1;
+    for (c = n->child; c >= 0; c = t->nodes[c].next)
+        if (recio__node_random(t, &t->nodes[c])) return 1;
+    return 0;
+}
+
+/* Where the iterator's cache may cut t: -1 when no op is random (keep the chain's output), k > 0 to
+   keep the output of the first k top-level ops, 0 (and why) when it may keep nothing. The rule:
+   cut before the first random op, so the prefix draws nothing and the rest, run with a fresh
+   generator on the same seed, draws what it draws inside the whole chain; and only when no op
+   from there to the end of the JPEG planner's reach (the leading ops with a plan function)
+   resizes or picks a filter (RESAMPLE, HINT, PREFIX): those set the DCT scale the whole chain
+   decodes at, which the prefix alone would pick otherwise; nor when an op that changes how the
+   next resize runs (PREFIX: area) is kept without its resize. Then prefix-then-rest gives the whole
+   chain's bytes; tests/test_iter_cache.c checks that on random chains of the table's ops. */
+static int recio__tf_cache_cut(const recio_transform *t, char *why, size_t cap) {
+    int i, k = 0, planned = 1, modifier = -1;
+    for (i = t->first; i >= 0 && !recio__node_random(t, &t->nodes[i]); i = t->nodes[i].next, k++) {
+        const recio__opdef *d = t->nodes[i].op;
+        planned = planned && d->plan;
+        if (d->flags & RECIO__OPF_PREFIX) modifier = i;
+        if (d->flags & RECIO__OPF_RESAMPLE) modifier = -1;
+    }
+    if (i < 0) return -1;
+    if (k == 0) return recio__fmt(why, cap, "the chain starts with a random op (%s): nothing before it to keep", t->nodes[i].op->name), 0;
+    if (modifier >= 0) /* its resize comes after the cut: the rest alone would resize without it */
+        return recio__fmt(why, cap, "%s before the first random op (%s) changes a resize after it", t->nodes[modifier].op->name, t->nodes[i].op->name), 0;
+    for (; planned && i >= 0 && t->nodes[i].op->plan; i = t->nodes[i].next)
+        if (t->nodes[i].op->flags & (RECIO__OPF_RESAMPLE | RECIO__OPF_HINT | RECIO__OPF_PREFIX))
+            return recio__fmt(why, cap, "%s resizes within the ops planned with the JPEG decode, after the first random op: "
+                              "its size picks the DCT scale, so the ops before it cannot be kept apart", t->nodes[i].op->name), 0;
+    return k;
+}
+
+/* A copy of t that runs its top-level ops from the from-th up to (not including) the to-th (to < 0:
+   to the end), through t's allocator. */
+static recio_err recio__tf_part(const recio_transform *t, int from, int to, recio_transform **out) {
+    recio_transform *p;
+    int i, k, prev = -1;
+    *out = NULL;
+    if (!(p = (recio_transform *)recio__malloc(&t->alloc, sizeof *p))) return RECIO_ERR_NOMEM;
+    *p = *t;
+    p->cap = t->count;
+    if (!(p->nodes = (recio__node *)recio__malloc(&t->alloc, (size_t)t->count * sizeof *p->nodes))) return recio__free(&t->alloc, p), RECIO_ERR_NOMEM;
+    memcpy(p->nodes, t->nodes, (size_t)t->count * sizeof *p->nodes);
+    for (i = t->first, k = 0; i >= 0 && k < from; prev = i, i = t->nodes[i].next, k++) {}
+    p->first = i;
+    for (; i >= 0 && k != to; prev = i, i = t->nodes[i].next, k++) {}
+    if (i >= 0 && prev >= 0) p->nodes[prev].next = -1;
+    *out = p;
+    return RECIO_OK;
 }
 
 RECIODEF recio_err recio_transform_parse(recio_transform **t, const char *spec) {
@@ -9748,6 +9837,25 @@ typedef struct recio__it_bytes {
     size_t size, cap;
 } recio__it_bytes;
 
+/* desc.cache_bytes: records' images by record key in an open-addressing table (a power of two
+   slots, at most half full; img.data NULL = empty). An entry is written once, under the iterator's
+   mutex, and never changes or leaves until close, so a worker copies the recio_image out under the
+   lock and reads its pixels without it. */
+typedef struct recio__it_centry {
+    uint64_t key;
+    recio_image img;
+} recio__it_centry;
+
+typedef struct recio__it_cache {
+    recio_iter_cache_mode mode;
+    unsigned prefix_ops;
+    recio_transform *head, *tail; /* RECIO_CACHE_PREFIX: the chain before / from its first random op */
+    recio__it_centry *tab;
+    size_t cap, used;
+    uint64_t bytes, hits, misses;
+    char why[RECIO_ITER_ERRMSG];
+} recio__it_cache;
+
 /* One batch under construction: fetch copies the raw records in, work turns them into items in
    `out` (the batch tensor, then labels, ids and keys). */
 typedef struct recio__it_slot {
@@ -9788,6 +9896,7 @@ struct recio_iter {
     recio_transform *tf;   /* from desc.spec */
     recio_image shape;     /* of one item with a spec */
     recio__it_bytes *scratch; /* per worker, for the transform */
+    recio__it_cache cache;    /* desc.cache_bytes */
     unsigned nscratch;
     recio__it_slot *slots;
     unsigned nslots;
@@ -10104,30 +10213,146 @@ static recio_err recio__it_begin(recio_iter *it, uint64_t epoch, char *msg) {
 /* ---- work: records to items, in parallel ---- */
 
 #ifndef RECIO_NO_IMAGE
+/* ---- the decoded-image cache (desc.cache_bytes) ---- */
+
+static size_t recio__it_cache_slot(const recio__it_cache *c, uint64_t key) {
+    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (c->cap - 1);
+    while (c->tab[i].img.data && c->tab[i].key != key) i = (i + 1) & (c->cap - 1);
+    return i;
+}
+
+/* The kept image of `key` into *img (a view: the cache owns it); 0 when there is none. */
+static int recio__it_cache_get(recio_iter *it, uint64_t key, recio_image *img) {
+    recio__it_cache *c = &it->cache;
+    int found = 0;
+    RECIO__IT_LOCK(it);
+    if (c->cap) {
+        const recio__it_centry *e = &c->tab[recio__it_cache_slot(c, key)];
+        if ((found = e->img.data != NULL) != 0) *img = e->img, img->owned = NULL;
+    }
+    if (found) c->hits++;
+    else c->misses++;
+    RECIO__IT_UNLOCK(it);
+    return found;
+}
+
+/* Would n more bytes (and the table's growth) fit the budget? Asked before making a copy to keep. */
+static int recio__it_cache_room(const recio__it_cache *c, size_t n, size_t budget) {
+    size_t grow = (c->used + 1) * 2 > c->cap ? (c->cap ? c->cap : 64) * sizeof *c->tab : 0;
+    return c->bytes + grow + n <= budget && n <= budget;
+}
+
+/* Double the table (the caller holds the lock and has checked the budget). */
+static int recio__it_cache_grow(recio_iter *it) {
+    recio__it_cache *c = &it->cache, old = *c;
+    size_t i, cap = c->cap ? c->cap * 2 : 64;
+    recio__it_centry *tab = (recio__it_centry *)recio__it_calloc(&it->d.alloc, cap, sizeof *tab);
+    if (!tab) return -1;
+    c->tab = tab, c->cap = cap;
+    for (i = 0; i < old.cap; i++)
+        if (old.tab[i].img.data) c->tab[recio__it_cache_slot(c, old.tab[i].key)] = old.tab[i];
+    recio__free(&it->d.alloc, old.tab);
+    c->bytes += (cap - old.cap) * sizeof *tab;
+    return 0;
+}
+
+/* Keep *img (owned, through desc.alloc) for `key` when the budget allows: 1 = the cache owns it now
+   (img is cleared), 0 = the caller still does (over budget, or another worker kept this key first). */
+static int recio__it_cache_put(recio_iter *it, uint64_t key, recio_image *img) {
+    recio__it_cache *c = &it->cache;
+    size_t n = recio_image_bytes(img), i;
+    int kept = 0;
+    RECIO__IT_LOCK(it);
+    if (recio__it_cache_room(c, n, it->d.cache_bytes) && ((c->used + 1) * 2 <= c->cap || recio__it_cache_grow(it) == 0) &&
+        !c->tab[i = recio__it_cache_slot(c, key)].img.data) {
+        c->tab[i].key = key, c->tab[i].img = *img;
+        c->used++, c->bytes += n, kept = 1;
+        memset(img, 0, sizeof *img);
+    }
+    RECIO__IT_UNLOCK(it);
+    return kept;
+}
+
+/* Which part of the chain the cache keeps (recio__tf_cache_cut's rule), and its two halves. */
+static recio_err recio__it_cache_init(recio_iter *it) {
+    recio__it_cache *c = &it->cache;
+    int k;
+    recio_err e;
+    if (!it->d.cache_bytes) return RECIO_OK;
+    if (!it->tf) return recio__fmt(c->why, sizeof c->why, "no spec: the items of a transform callback are not kept"), RECIO_OK;
+    if (it->d.label_detection || it->d.masks) /* a kept image would skip moving the record's boxes and mask */
+        return recio__fmt(c->why, sizeof c->why, "boxes or masks move with each record's pixels (label_detection, masks): nothing is kept"), RECIO_OK;
+    if ((k = recio__tf_cache_cut(it->tf, c->why, sizeof c->why)) < 0) return c->mode = RECIO_CACHE_ITEMS, RECIO_OK;
+    if (k == 0) return RECIO_OK;
+    if ((e = recio__tf_part(it->tf, 0, k, &c->head)) != RECIO_OK || (e = recio__tf_part(it->tf, k, -1, &c->tail)) != RECIO_OK) return e;
+    c->mode = RECIO_CACHE_PREFIX, c->prefix_ops = (unsigned)k;
+    return RECIO_OK;
+}
+
 /* The spec path: decode and the chain straight into the batch item. Each worker keeps one scratch
    block; a record that needs more runs on heap blocks once and the block grows to what it asked, so
    the header is read once, by the decoder. With RECIO_TURBOJPEG only the part of a JPEG that the
-   chain reads is decoded. */
-static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t seed, void *out, const recio_apply_desc *ap,
-                                  unsigned worker, char *what) {
-    const recio_image *sh = &it->shape;
+   chain reads is decoded. With the cache keeping prefixes, every record runs in two halves, the
+   second from the kept (or just made) output of the first: the same bytes, by the cut's rule. */
+static recio_err recio__it_run(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, recio_image *dst,
+                              const recio_apply_desc *ap, unsigned worker, char *what) {
     recio__it_bytes *blk = &it->scratch[worker];
     recio_encoded_desc d;
     recio__scratch sc;
-    recio_image dst;
+    recio_image pre;
     recio_err e;
     size_t asked = 0;
-    int w = 0, h = 0, c = 0;
     memset(&d, 0, sizeof d);
     d.channels = it->d.channels;
     memset(&sc, 0, sizeof sc);
     sc.p = blk->cap ? blk->p : NULL, sc.n = blk->cap, sc.grow = 1, sc.asked = &asked;
-    dst = recio_image_wrap(out, sh->width, sh->height, sh->channels, sh->dtype, sh->layout, 0);
-    e = recio__apply_encoded(it->tf, ir->image, ir->image_size, &dst, seed, &d, ap, &sc, what, RECIO_ITER_ERRMSG);
+    if (it->cache.mode != RECIO_CACHE_PREFIX) {
+        e = recio__apply_encoded(it->tf, ir->image, ir->image_size, dst, seed, &d, ap, &sc, what, RECIO_ITER_ERRMSG);
+    } else if (recio__it_cache_get(it, key, &pre)) {
+        e = recio__apply_in(it->cache.tail, &pre, dst, seed, &sc, what, RECIO_ITER_ERRMSG);
+    } else {
+        memset(&pre, 0, sizeof pre);
+        pre.alloc = it->d.alloc;
+        size_t head_asked;
+        e = recio__apply_encoded(it->cache.head, ir->image, ir->image_size, &pre, seed, &d, NULL, &sc, what, RECIO_ITER_ERRMSG);
+        head_asked = asked; /* the rest's run below sets `asked` again: the block must fit both */
+        if (e == RECIO_OK && (e = recio__apply_in(it->cache.tail, &pre, dst, seed, &sc, what, RECIO_ITER_ERRMSG)) == RECIO_OK)
+            recio__it_cache_put(it, key, &pre); /* only records that made an item: skip_bad's never */
+        if (head_asked > asked) asked = head_asked;
+        recio_image_free(&pre);
+    }
     if (asked > blk->cap) recio__it_reserve(&it->d.alloc, blk, asked); /* if it cannot, heap blocks still serve */
+    return e;
+}
+
+/* A finished item to keep (RECIO_CACHE_ITEMS), copied when the budget has room for it. */
+static void recio__it_keep_item(recio_iter *it, uint64_t key, const void *out) {
+    recio_image copy;
+    int room;
+    RECIO__IT_LOCK(it);
+    room = recio__it_cache_room(&it->cache, it->d.item_bytes, it->d.cache_bytes);
+    RECIO__IT_UNLOCK(it);
+    if (!room || recio_image_alloc(&copy, it->shape.width, it->shape.height, it->shape.channels, it->shape.dtype, it->shape.layout, &it->d.alloc) != RECIO_OK) return;
+    memcpy(copy.data, out, it->d.item_bytes);
+    if (!recio__it_cache_put(it, key, &copy)) recio_image_free(&copy);
+}
+
+static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, void *out,
+                                  const recio_apply_desc *ap, unsigned worker, char *what) {
+    const recio_image *sh = &it->shape;
+    recio_image dst, kept;
+    recio_err e;
+    int w = 0, h = 0, c = 0;
+    if (it->cache.mode == RECIO_CACHE_ITEMS && recio__it_cache_get(it, key, &kept)) {
+        memcpy(out, kept.data, it->d.item_bytes);
+        return RECIO_OK;
+    }
+    dst = recio_image_wrap(out, sh->width, sh->height, sh->channels, sh->dtype, sh->layout, 0);
+    e = recio__it_run(it, ir, key, seed, &dst, ap, worker, what);
+    if (e == RECIO_OK && it->cache.mode == RECIO_CACHE_ITEMS) recio__it_keep_item(it, key, out);
     if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
         recio_image got; /* sizes as WxH, as everywhere */
-        if (recio_transform_output_shape(it->tf, w, h, d.channels ? d.channels : c, &got) == RECIO_OK)
+        if (recio_transform_output_shape(it->tf, w, h, it->d.channels ? it->d.channels : c, &got) == RECIO_OK)
             recio__fmt(what, RECIO_ITER_ERRMSG, "the chain turns this %dx%d image into %dx%d, not the %dx%d (WxH) of the first record (end the spec with a fixed-size crop or resize)",
                        w, h, got.width, got.height, sh->width, sh->height);
         else
@@ -10139,8 +10364,8 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
 
 /* With label_detection and/or masks: item i's boxes (its label row, in place) and its mask (into the
    batch's mask tensor) go through the chain with the pixels. */
-static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, uint64_t seed, unsigned char *out, unsigned i,
-                                       unsigned worker, char *what) {
+static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, unsigned char *out,
+                                       unsigned i, unsigned worker, char *what) {
     float *row = (float *)(out + it->lab_off) + (size_t)i * it->d.label_width;
     unsigned *objects = (unsigned *)(out + it->obj_off) + i;
     recio_apply_desc ap;
@@ -10164,7 +10389,7 @@ static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, 
         mask_out = recio_image_wrap(out + it->mask_off + (size_t)i * it->mask_bytes, it->shape.width, it->shape.height, 1, RECIO_U8, RECIO_HWC, 0);
         ap.mask = &mask, ap.mask_out = &mask_out, ap.mask_fill = it->d.mask_fill;
     }
-    e = recio__it_decode(it, ir, seed, out + (size_t)i * it->d.item_bytes, &ap, worker, what);
+    e = recio__it_decode(it, ir, key, seed, out + (size_t)i * it->d.item_bytes, &ap, worker, what);
     recio_image_free(&mask);
     if (e == RECIO_OK && ap.boxes) {
         for (l = (size_t)row[0] + (size_t)kept * (size_t)row[1]; l < it->d.label_width; l++) row[l] = it->d.label_pad_value;
@@ -10173,14 +10398,18 @@ static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, 
     return e;
 }
 #else
-static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t seed, void *out, const void *ap,
+static recio_err recio__it_cache_init(recio_iter *it) {
+    if (it->d.cache_bytes) recio__fmt(it->cache.why, sizeof it->cache.why, "no spec (RECIO_NO_IMAGE): nothing to keep");
+    return RECIO_OK;
+}
+static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, void *out, const void *ap,
                                   unsigned worker, char *what) {
-    (void)it, (void)ir, (void)seed, (void)out, (void)ap, (void)worker, (void)what;
+    (void)it, (void)ir, (void)key, (void)seed, (void)out, (void)ap, (void)worker, (void)what;
     return RECIO_ERR_UNSUPPORTED; /* never reached: without the image section no spec is accepted */
 }
-static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, uint64_t seed, unsigned char *out, unsigned i,
-                                       unsigned worker, char *what) {
-    (void)it, (void)ir, (void)seed, (void)out, (void)i, (void)worker, (void)what;
+static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, unsigned char *out,
+                                       unsigned i, unsigned worker, char *what) {
+    (void)it, (void)ir, (void)key, (void)seed, (void)out, (void)i, (void)worker, (void)what;
     return RECIO_ERR_UNSUPPORTED;
 }
 #endif
@@ -10261,8 +10490,8 @@ static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, u
     if ((e = recio__it_labels(it, &ir, i, out, what)) != RECIO_OK) return e;
     ((uint64_t *)(out + it->ids_off))[i] = ir.id;
     ((uint64_t *)(out + it->keys_off))[i] = key;
-    if (it->tf && (it->d.label_detection || it->d.masks)) e = recio__it_decode_with(it, &ir, recio_seed_for(aug, s->epoch, key), out, i, worker, what);
-    else if (it->tf) e = recio__it_decode(it, &ir, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item_bytes, NULL, worker, what);
+    if (it->tf && (it->d.label_detection || it->d.masks)) e = recio__it_decode_with(it, &ir, key, recio_seed_for(aug, s->epoch, key), out, i, worker, what);
+    else if (it->tf) e = recio__it_decode(it, &ir, key, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item_bytes, NULL, worker, what);
     else e = it->d.transform(it->d.user, &ir, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item_bytes,
                              it->d.item_bytes, worker, what);
     if (e == RECIO_OK && it->mean) recio__it_sub_mean(it, (float *)(out + (size_t)i * it->d.item_bytes));
@@ -10834,6 +11063,15 @@ static recio_err recio__it_start(recio_iter *it) {
 }
 #endif
 
+static void recio__it_cache_free(recio_iter *it) {
+    recio__it_cache *c = &it->cache;
+    size_t i;
+    for (i = 0; i < c->cap; i++) recio_image_free(&c->tab[i].img);
+    recio__free(&it->d.alloc, c->tab);
+    recio_transform_free(c->head);
+    recio_transform_free(c->tail);
+}
+
 RECIODEF void recio_iter_close(recio_iter *it) {
     const recio_allocator *a;
     unsigned i;
@@ -10857,6 +11095,7 @@ RECIODEF void recio_iter_close(recio_iter *it) {
     for (i = 0; it->sbuf && i < it->d.shuffle_buffer; i++) recio__free(a, it->sbuf[i].p);
     for (i = 0; it->scratch && i < it->nscratch; i++) recio__free(a, it->scratch[i].p);
     recio__free(a, it->scratch);
+    recio__it_cache_free(it);
     recio_transform_free(it->tf);
     recio__free(a, it->mean);
     recio__free(a, it->lines);
@@ -10889,7 +11128,7 @@ RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *d
     it->d = *desc;
     it->need_begin = 1;
     if ((e = recio__it_desc(&it->d, it->errmsg)) == RECIO_OK && (e = recio__it_src_init(it)) == RECIO_OK &&
-        (e = recio__it_spec(it)) == RECIO_OK && (e = recio__it_imglist(it)) == RECIO_OK && (e = recio__it_mean(it)) == RECIO_OK &&
+        (e = recio__it_spec(it)) == RECIO_OK && (e = recio__it_cache_init(it)) == RECIO_OK && (e = recio__it_imglist(it)) == RECIO_OK && (e = recio__it_mean(it)) == RECIO_OK &&
         (e = recio__it_layout(it)) == RECIO_OK && (e = recio__it_alloc(it)) == RECIO_OK) {
         it->fingerprint = recio__it_fp_files(it, recio__it_fingerprint(&it->d));
 #ifdef RECIO_THREADS
@@ -11073,6 +11312,21 @@ RECIODEF uint64_t recio_iter_skipped(const recio_iter *it, const recio_iter_bad 
     if (first) *first = it ? it->skipped : NULL;
     if (nfirst) *nfirst = it ? it->nskipped_kept : 0;
     return it ? it->nskipped : 0;
+}
+
+RECIODEF void recio_iter_cache_stats(recio_iter *it, recio_iter_cache_info *info) {
+    if (!info) return;
+    memset(info, 0, sizeof *info);
+    if (!it) return;
+    RECIO__IT_LOCK(it);
+    info->mode = it->cache.mode;
+    info->prefix_ops = it->cache.prefix_ops;
+    info->records = it->cache.used;
+    info->bytes = it->cache.bytes;
+    info->hits = it->cache.hits;
+    info->misses = it->cache.misses;
+    RECIO__IT_UNLOCK(it);
+    recio__fmt(info->why, sizeof info->why, "%s", it->cache.why);
 }
 
 RECIODEF uint64_t recio_batch_checksum(const recio_batch *b) {

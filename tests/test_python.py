@@ -136,6 +136,24 @@ def test_iter_equals_cli():
         it.close()
 
 
+def test_iter_cache_bytes():
+    """cache_bytes=: the same batches as the command without a cache, over 3 epochs, for a train chain
+    (rand_crop after resize: the resize is kept) and 2 workers; epochs 2 and 3 served from it."""
+    rec = tmp("ds.rec")
+    it = recio.ImageRecordIter(**dict(MX, path_imgrec=rec, workers=2, seed=3, shuffle=True, cache_bytes=64 << 20))
+    got = py_lines(it, epochs=3)
+    want = cli_iter(rec, it.spec, 5, epochs=3, seed=3, workers=2, shuffle=True)
+    check(got == want, "cache_bytes:\n%s\n!=\n%s" % ("\n".join(got), "\n".join(want)))
+    st = it.cache_stats()
+    check(st["mode"] == "prefix" and st["prefix_ops"] == 1, "what is kept: %s (spec %s)" % (st, it.spec))
+    check(st["records"] > 0 and st["hits"] >= 2 * st["records"] and 0 < st["bytes"] <= 64 << 20, "cache stats: %s" % st)
+    it.close()
+    it = recio.ImageRecordIter(**dict(MX, path_imgrec=rec, rand_crop=False, random_resized_crop=True, cache_bytes=1 << 20))
+    st = it.cache_stats()
+    check(st["mode"] == "off" and "random_resized_crop" in st["why"], "an uncuttable chain says why: %s" % st)
+    it.close()
+
+
 def test_iter_other_dtypes_and_layouts():
     rec = tmp("ds.rec")
     for kw in (dict(dtype="uint8"), dict(dtype="int8", mean_r=100, mean_g=100, mean_b=100), dict(dtype="float16"),
@@ -842,7 +860,8 @@ def test_struct_mirrors_match_the_header():
                "recio_encoded_desc": _lib.EncodedDesc, "recio_record": _lib.Record, "recio_irecord": _lib.IRecord,
                "recio_io": _lib.IO, "recio_reader_desc": _lib.ReaderDesc, "recio_writer_desc": _lib.WriterDesc,
                "recio_split_desc": _lib.SplitDesc, "recio_split_where": _lib.SplitWhere, "recio_lst": _lib.Lst,
-               "recio_lst_item": _lib.LstItem, "recio_allocator": _lib.Allocator, "recio_apply_desc": _lib.ApplyDesc}
+               "recio_lst_item": _lib.LstItem, "recio_allocator": _lib.Allocator, "recio_apply_desc": _lib.ApplyDesc,
+               "recio_iter_cache_info": _lib.CacheInfo}
     lines = ['#include "recio.h"', "#include <stddef.h>", "#include <stdio.h>", "int main(void) {"]
     for c, py in mirrors.items():
         lines.append('printf("%s sizeof %%zu\\n", sizeof(%s));' % (c, c))

@@ -12,7 +12,8 @@ static const char iter_help[] =
     "                  [--checksum fast] [--no-checksum] [--skip-bad] [--quiet] [--labels]\n"
     "                  [--index] [--index-path IDX] [--shuffle-chunk N [--shuffle-window N]]\n"
     "                  [--equalize pad|drop] [--mmap|--no-mmap] [--seed-aug S] [--label-pad V]\n"
-    "                  [--label-strict] [--detection] [--imglist LST] [--mean-img NPY [--mean-scale F]]\n\n"
+    "                  [--label-strict] [--detection] [--imglist LST] [--mean-img NPY [--mean-scale F]]\n"
+    "                  [--cache-mb N]\n\n"
     "Run the training iterator over URIS ('a.rec;b.rec') and print one line per batch:\n"
     "  epoch<TAB>batch<TAB>count<TAB>pad<TAB>ids<TAB>checksum\n"
     "count = records in the batch, pad = padding items after them, ids = the image-header ids of all\n"
@@ -70,7 +71,15 @@ static const char iter_help2[] =
     "                       image id = the .lst index (MXNet path_imglist); a record without a line fails\n"
     "  --mean-img NPY       subtract this per-pixel mean (float32 .npy shaped as the item, (C,H,W) or\n"
     "                       (H,W,C); 'recio mean' makes one) after the whole chain, which must end in\n"
-    "                       float (e.g. 'center_crop(224) float chw'), then multiply by --mean-scale\n\n"
+    "                       float (e.g. 'center_crop(224) float chw'), then multiply by --mean-scale\n"
+    "Cache (MindSpore's single-node cache; docs/iter.md, Cache):\n"
+    "  --cache-mb N         keep up to N MiB of decoded images in memory (0, the default: off): per\n"
+    "                       record, the output of the chain's ops before its first random op (the\n"
+    "                       whole item when none is random), made once and never evicted; later\n"
+    "                       epochs skip the decode. The same batches as without it. On stderr: each\n"
+    "                       epoch's img/s and what was kept, or why this chain cannot be cut (it\n"
+    "                       starts with a random op, or a resize after its first random op would\n"
+    "                       change how the JPEG is decoded)\n\n"
     "example: recio iter train.rec --spec 'resize_short(256) center_crop(224) normalize(imagenet) chw' \\\n"
     "             --batch 32 --workers 2 --epochs 1 | head\n";
 
@@ -78,7 +87,7 @@ typedef enum { SUM_BYTES, SUM_FAST, SUM_NONE } sum_kind;
 
 typedef struct iter_opts {
     recio_iter_desc d;
-    unsigned long long epochs;
+    unsigned long long epochs, cache_mb;
     int quiet, labels;
     sum_kind sum;
 } iter_opts;
@@ -185,6 +194,7 @@ static int parse(int argc, char **argv, iter_opts *o) {
         NUM("--seed-aug", 1, ~0ull, o->d.seed_aug)
         NUM("--shuffle-chunk", 1, 1u << 30, o->d.chunk_records)
         NUM("--shuffle-window", 1, 1u << 20, o->d.window_chunks)
+        NUM("--cache-mb", 0, (unsigned long long)(SIZE_MAX >> 20), o->cache_mb)
 #undef NUM
         else if (strcmp(a, "--spec") == 0 && i + 1 < argc) o->d.spec = argv[++i];
         else if (strcmp(a, "--last-batch") == 0 && i + 1 < argc) {
@@ -205,6 +215,7 @@ static int parse(int argc, char **argv, iter_opts *o) {
         else o->d.uris = a;
     }
     if (rc) return rc;
+    o->d.cache_bytes = (size_t)o->cache_mb << 20;
     if (o->d.chunk_records) {
         if (o->d.shuffle) return cli_usage_error("iter", "--shuffle (full) or --shuffle-chunk N (bounded), not both");
         o->d.shuffle = RECIO_SHUFFLE_CHUNK, o->d.index = 1;
@@ -228,18 +239,35 @@ static void report_skipped(const recio_iter *it) {
     for (i = 0; i < n; i++) cli_err("%s: offset %llu: %s", bad[i].file, (unsigned long long)bad[i].offset, bad[i].what);
 }
 
+/* --cache-mb: what the cache kept, or why it kept nothing. */
+static void report_cache(recio_iter *it) {
+    recio_iter_cache_info ci;
+    recio_iter_cache_stats(it, &ci);
+    if (ci.mode == RECIO_CACHE_OFF) {
+        cli_err("cache off: %s", ci.why);
+        return;
+    }
+    if (ci.mode == RECIO_CACHE_ITEMS) fprintf(stderr, "cache: finished items (no op is random): ");
+    else fprintf(stderr, "cache: the output of the first %u ops: ", ci.prefix_ops);
+    fprintf(stderr, "%llu records in %.1f MiB, %llu hits, %llu misses\n", (unsigned long long)ci.records, ci.bytes / 1048576.0,
+            (unsigned long long)ci.hits, (unsigned long long)ci.misses);
+}
+
 static int run(recio_iter *it, const iter_opts *o) {
     recio_batch b;
     recio_err e = RECIO_OK;
-    unsigned long long ep, images = 0;
-    double t0 = now_s(), dt;
+    unsigned long long ep, images = 0, before;
+    double t0 = now_s(), dt, te;
     for (ep = 0; ep < o->epochs; ep++) {
         if (ep && (e = recio_iter_reset(it)) != RECIO_OK) break;
+        te = now_s(), before = images;
         while ((e = recio_iter_next(it, &b)) == RECIO_OK) {
             images += b.count;
             if (!o->quiet) print_batch(&b, o->sum, o->labels);
         }
         if (e != RECIO_END) break;
+        if (o->cache_mb && (dt = now_s() - te) > 0) /* epoch 2 on: from the cache */
+            fprintf(stderr, "epoch %llu: %llu images in %.3f s: %.1f img/s\n", ep, images - before, dt, (images - before) / dt);
     }
     fflush(stdout);
     if (e != RECIO_END && e != RECIO_OK) {
@@ -248,6 +276,7 @@ static int run(recio_iter *it, const iter_opts *o) {
     }
     dt = now_s() - t0;
     fprintf(stderr, "%llu images in %.3f s: %.1f img/s\n", images, dt, dt > 0 ? images / dt : 0.0);
+    if (o->cache_mb) report_cache(it);
     report_skipped(it);
     return 0;
 }

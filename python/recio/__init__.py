@@ -170,10 +170,11 @@ class ImageRecordIter(_Closing):
     calling thread), shuffle_buffer=N (streaming shuffle, no .idx), equalise=True (every part the same
     number of records; equalize='pad'|'drop'), rotate_shards=True, copy=True (batches own their arrays),
     checksums=True (item checksums made by the workers, for Batch.checksum), epoch=E (start at epoch E),
-    use_mmap=True, label_strict=True (more labels than label_width raise), and ImageDetRecordIter's
+    use_mmap=True, label_strict=True (more labels than label_width raise), ImageDetRecordIter's
     label_pad_width=N / label_pad_value=V (detection labels; Batch.objects counts each record's objects),
     masks=True (segmentation records: Batch.mask, moved with the pixels; mask_fill=255 for uncovered areas),
-    mixup_alpha=A / cutmix_alpha=A / mix_prob=P / num_classes=N (timm's batch MixUp/CutMix: Batch.soft_label).
+    mixup_alpha=A / cutmix_alpha=A / mix_prob=P / num_classes=N (timm's batch MixUp/CutMix: Batch.soft_label),
+    and cache_bytes=N (keep decoded images in N bytes of memory for the next epochs; cache_stats()).
 
     Iterate for one epoch of batches; iterating again starts the next epoch (so does reset(), as in
     MXNet). A record that cannot be read raises recio.Error with "FILE: offset N: what"."""
@@ -201,6 +202,9 @@ class ImageRecordIter(_Closing):
         d.num_classes = opt["num_classes"]
         d.channels, d.label_width, d.batch = opt["channels"], opt["label_width"], opt["batch"]
         d.last_batch, d.workers, d.prefetch, d.checksums = opt["last_batch"], opt["workers"], opt["prefetch"], int(opt["checksums"])
+        if opt["cache_bytes"] < 0:
+            raise ValueError("ImageRecordIter: cache_bytes must be 0 (off) or a budget in bytes, not %d" % opt["cache_bytes"])
+        d.cache_bytes = opt["cache_bytes"]
         self._desc = d
         it = c_void_p()
         msg = ctypes.create_string_buffer(1024)
@@ -386,6 +390,16 @@ class ImageRecordIter(_Closing):
             raise _error(e, L.lib.recio_iter_errmsg(self._it))
         self._fresh, self._ended, self._batch = bool(state["fresh"]), bool(state["ended"]), None
         self._epoch = int(state["epoch"])
+
+    def cache_stats(self):
+        """The decoded-image cache (cache_bytes=): a dict of mode ('off', 'items' or 'prefix'),
+        prefix_ops, records, bytes, hits, misses and why (when off although cache_bytes was given)."""
+        if self._it is None:
+            raise ValueError("ImageRecordIter is closed")
+        ci = L.CacheInfo()
+        L.lib.recio_iter_cache_stats(self._it, byref(ci))
+        return {"mode": ("off", "items", "prefix")[ci.mode], "prefix_ops": ci.prefix_ops, "records": ci.records,
+                "bytes": ci.bytes, "hits": ci.hits, "misses": ci.misses, "why": ci.why.decode()}
 
     def close(self):
         """Stop the threads and free the buffers; arrays of batches not copied become invalid."""

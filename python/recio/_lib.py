@@ -45,8 +45,13 @@ class IterDesc(Structure):
                 ("mixup_alpha", c_float), ("cutmix_alpha", c_float), ("mix_prob", c_float), ("num_classes", c_uint),
                 ("path_imglist", c_char_p), ("batch", c_uint),
                 ("last_batch", c_int), ("workers", c_uint), ("prefetch", c_uint), ("checksums", c_int),
-                ("skip_bad", c_int), ("open_file", c_void_p), ("open_user", c_void_p), ("errmsg", c_void_p),
-                ("alloc", Allocator)]
+                ("skip_bad", c_int), ("cache_bytes", c_size_t), ("open_file", c_void_p), ("open_user", c_void_p),
+                ("errmsg", c_void_p), ("alloc", Allocator)]
+
+
+class CacheInfo(Structure):
+    _fields_ = [("mode", c_int), ("prefix_ops", c_uint), ("records", c_uint64), ("bytes", c_uint64), ("hits", c_uint64),
+                ("misses", c_uint64), ("why", ctypes.c_char * ITER_ERRMSG)]
 
 
 class Batch(Structure):
@@ -163,6 +168,7 @@ def _declare(lib):
         "recio_iter_restore": (E, [P, P, S]),
         "recio_iter_errmsg": (c_char_p, [P]),
         "recio_iter_close": (None, [P]),
+        "recio_iter_cache_stats": (None, [P, POINTER(CacheInfo)]),
         # transforms
         "recio_transform_parse_ex": (E, [POINTER(P), c_char_p, P, c_char_p, S]),
         "recio_transform_free": (None, [P]),

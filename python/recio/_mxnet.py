@@ -49,7 +49,7 @@ RECIO_OPTIONS = {"spec": None, "layout": "NCHW", "last_batch": None, "workers": 
                  "equalise": False, "equalize": None, "rotate_shards": False, "copy": False, "checksums": False,
                  "epoch": 0, "use_mmap": False, "label_pad_width": 0, "label_pad_value": -1.0, "label_strict": False,
                  "masks": False, "mask_fill": 255, "mixup_alpha": 0.0, "cutmix_alpha": 0.0, "mix_prob": 1.0,
-                 "num_classes": 0}
+                 "num_classes": 0, "cache_bytes": 0}
 
 EQUALIZE = {False: 0, True: 1, None: 0, "pad": 1, "drop": 2}
 
@@ -218,7 +218,7 @@ def translate(**kw):
                 label_name=o["label_name"], copy=bool(o["copy"]), checksums=bool(o["checksums"]),
                 epoch=int(o["epoch"]), masks=bool(o["masks"]), mask_fill=_mask_fill(o["mask_fill"]),
                 mixup_alpha=float(o["mixup_alpha"]), cutmix_alpha=float(o["cutmix_alpha"]), mix_prob=float(o["mix_prob"]),
-                num_classes=int(o["num_classes"]))
+                num_classes=int(o["num_classes"]), cache_bytes=int(o["cache_bytes"]))
 
 
 def _mask_fill(v):
