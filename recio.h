@@ -11,7 +11,8 @@
    before you include this file in *one* C or C++ file to create the implementation.
 
    TABLE OF CONTENTS (each is a section with a banner, declarations first, then the implementation)
-      1. CORE         errors, allocator, I/O hooks, little-endian helpers, seedable RNG
+      1. CORE         errors (one convention: RECIO_ERRMSG_SIZE, desc.errmsg), allocator, I/O hooks,
+                      little-endian helpers, seedable RNG
       2. RECORDIO     reader (streaming, memory, mmap) and writer (.idx, atomic)
       3. INDEX        .idx and .lst files, MXNet image record header (IRHeader), detection labels,
                       segmentation records (the mask tail)
@@ -23,7 +24,8 @@
                       boxes and masks moved by each geometric op's steps; where a chain may be
                       cut for the iterator's cache (the ops flagged random)
       7. PREFETCHER   ring buffer of reusable slots (only with RECIO_THREADS)
-      8. ITERATOR     batches of augmented images (ImageRecordIter in C), the decoded-image cache
+      8. ITERATOR     batches of augmented images (ImageRecordIter in C), the decoded-image cache,
+                      boxes and masks moved with the pixels, MixUp/CutMix with soft labels
 
    USAGE
       recio_reader *r; recio_record rec; recio_err e;
