@@ -342,16 +342,18 @@ static int fused_equals_split(const char *whole, const char *head, const char *t
     return same;
 }
 
-/* Random chains of 2 to 5 table rows on three JPEGs (baseline 4:2:0, progressive, a large one):
-   wherever recio__tf_cache_cut allows a cut, fused == prefix-then-rest for 6 seeds. */
+/* Random chains of 2 to 5 table rows on three JPEGs (baseline 4:2:0, progressive, a larger one):
+   wherever recio__tf_cache_cut allows a cut, fused == prefix-then-rest for 6 seeds. 120 cut chains
+   natively; 20 under an emulator ($RUN, make cross), where each decode costs fifty times more. */
 static void test_rule_holds_on_random_chains(void) {
     static const char *files[] = {"tests/data/photos/chelsea-500x375.jpg", "tests/data/photos/coffee-progressive-480x360.jpg",
-                                  "tests/data/photos/hubble-1600x1200.jpg"};
+                                  "tests/data/photos/rocket-640x480.jpg"};
     unsigned char *jpg[3];
     size_t n[3];
-    int f, chains = 0, cut = 0, ran = 0, trial;
+    const char *emulated = getenv("RUN");
+    int f, chains = 0, cut = 0, ran = 0, trial, want = emulated && *emulated ? 20 : 120;
     for (f = 0; f < 3; f++) CHECK((jpg[f] = t_slurp(files[f], &n[f])) != NULL);
-    for (trial = 0; trial < 4000 && cut < 240; trial++) {
+    for (trial = 0; trial < 4000 && cut < want; trial++) {
         char piece[6][400], whole[2600], head[2600], tail[2600], why[RECIO_ITER_ERRMSG];
         int len = t_between(2, 5), i, k;
         recio_transform *t = NULL;
@@ -376,8 +378,8 @@ static void test_rule_holds_on_random_chains(void) {
         }
     }
     printf("rule: %d chains, %d cut, %d outputs compared byte for byte\n", chains, cut, ran);
-    CHECK(cut >= 200);
-    CHECK(ran >= 600);
+    CHECK(cut >= want * 5 / 6);
+    CHECK(ran >= cut * 5 / 2);
     for (f = 0; f < 3; f++) free(jpg[f]);
 }
 
