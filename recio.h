@@ -6593,7 +6593,7 @@ static recio_err recio__resample_op(const recio_image *in, recio_image *out, int
     recio__sink k;
     recio_err e;
     if (!recio__is_u8hwc(in)) return recio__valid(in) ? RECIO_ERR_UNSUPPORTED : RECIO_ERR_ARG;
-    if (dw <= 0 || dh <= 0 || (int)f < 0 || (int)f > (int)RECIO_AUTO) return RECIO_ERR_ARG;
+    if (dw <= 0 || dh <= 0 || (unsigned)f > (unsigned)RECIO_AUTO) return RECIO_ERR_ARG; /* negatives wrap past it */
     if ((e = recio__out(out, dw, dh, in->channels, RECIO_U8, RECIO_HWC)) != RECIO_OK) return e;
     memset(&a, 0, sizeof a);
     a.growable = 1;
