@@ -5,8 +5,9 @@
    epoch 2's batches are the bytes the uncached iterator gives (the fast checksum of every batch).
    Data: the bench set (`make bench-data`: build/bench-data/imagenet1k.rec, 1,000 JPEGs of shorter
    side 256, docs/bench.md), or the .rec given: the cache holds every record (~0.6 GB of float items
-   for the eval chain, ~0.26 GB of 256-pixel u8 images for the train chain). Batch 32, one run per
-   row: build/bench/bench_cache [REC]. */
+   for the eval chain, ~0.26 GB of 256-pixel u8 images for the train chain). Batch 32; each row is
+   ROUNDS rounds of (uncached epoch, cached epoch 1, cached epoch 2) in turn, so the two sides see
+   the same machine; medians and the range over the rounds: build/bench/bench_cache [REC]. */
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "bench.h"
@@ -17,6 +18,7 @@
 
 #define BATCH 32
 #define BUDGET ((size_t)2 << 30)
+#define ROUNDS 5
 
 static const char *data = "build/bench-data/imagenet1k.rec";
 
@@ -53,27 +55,50 @@ static double epoch(recio_iter *it, uint64_t *sum) {
     return n / dt;
 }
 
+/* Median [min-max] of v, as a table cell. */
+static void cell(const char *fmt, double *v) {
+    double lo, hi;
+    bench_range(v, ROUNDS, &lo, &hi);
+    printf(" | ");
+    printf(fmt, bench_median(v, ROUNDS));
+    printf(" (");
+    printf(fmt, lo);
+    printf("-");
+    printf(fmt, hi);
+    printf(")");
+}
+
 static void row(const char *name, const char *spec, unsigned workers) {
-    recio_iter *plain = open_it(spec, workers, 0), *cached;
+    double base[ROUNDS], e1[ROUNDS], e2[ROUNDS], fill[ROUNDS], gain[ROUNDS];
     recio_iter_cache_info ci;
     uint64_t s0, s1, s2, p1;
-    double base = epoch(plain, &s0), e1, e2;
-    epoch(plain, &p1); /* epoch 1's batches without the cache, to compare */
-    recio_iter_close(plain);
-    cached = open_it(spec, workers, BUDGET);
-    e1 = epoch(cached, &s1);
-    e2 = epoch(cached, &s2);
-    recio_iter_cache_stats(cached, &ci);
-    printf("| %s | %u | %.0f | %.0f | %.0f | %.2fx | %.2fx | %llu, %.0f MB | %s |\n", name, workers, base, e1, e2, e1 / base, e2 / e1,
-           (unsigned long long)ci.records, ci.bytes / 1e6, s0 == s1 && p1 == s2 ? "same" : "DIFFER");
-    recio_iter_close(cached);
+    int r, same = 1;
+    memset(&ci, 0, sizeof ci);
+    for (r = 0; r < ROUNDS; r++) {
+        recio_iter *plain = open_it(spec, workers, 0), *cached;
+        base[r] = epoch(plain, &s0);
+        epoch(plain, &p1); /* epoch 1's batches without the cache, to compare */
+        recio_iter_close(plain);
+        cached = open_it(spec, workers, BUDGET);
+        e1[r] = epoch(cached, &s1);
+        e2[r] = epoch(cached, &s2);
+        recio_iter_cache_stats(cached, &ci);
+        recio_iter_close(cached);
+        same &= s0 == s1 && p1 == s2;
+        fill[r] = e1[r] / base[r], gain[r] = e2[r] / e1[r];
+    }
+    printf("| %s | %u", name, workers);
+    cell("%.0f", base), cell("%.0f", e1), cell("%.0f", e2), cell("%.2fx", fill), cell("%.2fx", gain);
+    printf(" | %llu, %.0f MB | %s |\n", (unsigned long long)ci.records, ci.bytes / 1e6, same ? "same" : "DIFFER");
+    fflush(stdout);
 }
 
 int main(int argc, char **argv) {
     struct stat st;
     if (argc > 1) data = argv[1];
     if (stat(data, &st) != 0) return fprintf(stderr, "bench_cache: %s is missing: run 'make bench-data'\n", data), 1;
-    printf("bench_cache: %s, batch %d, budget %zu MB; img/s, one run per row\n\n", data, BATCH, BUDGET >> 20);
+    printf("bench_cache: %s, batch %d, budget %zu MB; img/s, median (min-max) of %d rounds per row\n\n", data, BATCH,
+           BUDGET >> 20, ROUNDS);
     printf("| chain | workers | no cache | epoch 1 (filling) | epoch 2 (from cache) | epoch 1 / no cache | epoch 2 / epoch 1 | kept | batches |\n");
     printf("|---|---|---|---|---|---|---|---|---|\n");
     row("eval: resize_short(256) center_crop(224) normalize(imagenet) chw", "resize_short(256) center_crop(224) normalize(imagenet) chw", 0);
