@@ -413,4 +413,4 @@ clean:
 
 # The iterator tests share their cases through headers.
 $(BUILD)/tests/test_iter $(BUILD)/tests/test_iter_nothreads: tests/iter_cases.h tests/iter_util.h
-$(BUILD)/tests/test_iter_images: tests/iter_util.h
+$(BUILD)/tests/test_iter_images $(BUILD)/tests/test_iter_cache: tests/iter_util.h

@@ -4,6 +4,33 @@
 #define RECIO_ITER_UTIL_H
 #include "tmpdir.h"
 
+/* tests/data/photos files as image records into out (id 1000 + i, label i), with idx (NULL: none);
+   record `garble`'s entropy data wiped out (a JPEG that does not decode; garble >= n: none). */
+static inline void iu_pack_photos(const char *out, const char *idx, const char *const *names, unsigned n, unsigned garble) {
+    recio_writer *w = NULL;
+    recio_writer_desc wd;
+    unsigned i;
+    memset(&wd, 0, sizeof wd);
+    wd.index_path = idx;
+    if (recio_writer_open_desc(&w, out, &wd) != RECIO_OK) exit(1);
+    for (i = 0; i < n; i++) {
+        char path[256];
+        size_t size;
+        unsigned char *img, *rec;
+        float label = (float)i;
+        snprintf(path, sizeof path, "tests/data/photos/%s", names[i]);
+        if (!(img = t_slurp(path, &size))) fprintf(stderr, "missing %s\n", path), exit(1);
+        if (i == garble) memset(img + 20, 0x55, size - 40);
+        rec = (unsigned char *)malloc(RECIO_IRHEADER_SIZE + size);
+        recio_irecord_pack_header(rec, &label, 1, 1000 + i, 0);
+        memcpy(rec + RECIO_IRHEADER_SIZE, img, size);
+        if (recio_writer_write(w, rec, RECIO_IRHEADER_SIZE + size) != RECIO_OK) exit(1);
+        free(rec);
+        free(img);
+    }
+    if (recio_writer_close(w) != RECIO_OK) exit(1);
+}
+
 /* Record i: IRHeader {flag 2, label 0, id 100+i, id2 0}, labels (i, -i), then 3(i+1) bytes of value
    i. Payload 32 + 3(i+1) bytes; on disk 8 + that rounded up to 4 (RecordIO framing). */
 static inline uint64_t iu_offset(unsigned i) {

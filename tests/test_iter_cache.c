@@ -35,29 +35,9 @@ static const char *photos[NPHOTO] = {"chelsea-500x375.jpg", "coffee-500x333.jpg"
 
 /* The photos as image records (id 1000 + i, label i), with a .idx for the full shuffle. */
 static void pack(void) {
-    recio_writer *w = NULL;
-    recio_writer_desc wd;
-    unsigned i;
     t_mkdir("build");
     t_mkdir(DIR);
-    memset(&wd, 0, sizeof wd);
-    wd.index_path = PHOTOS ".idx";
-    if (recio_writer_open_desc(&w, PHOTOS, &wd) != RECIO_OK) exit(1);
-    for (i = 0; i < NPHOTO; i++) {
-        char path[256];
-        size_t size;
-        unsigned char *img, *rec;
-        float label = (float)i;
-        snprintf(path, sizeof path, "tests/data/photos/%s", photos[i]);
-        if (!(img = t_slurp(path, &size))) fprintf(stderr, "missing %s\n", path), exit(1);
-        rec = (unsigned char *)malloc(RECIO_IRHEADER_SIZE + size);
-        recio_irecord_pack_header(rec, &label, 1, 1000 + i, 0);
-        memcpy(rec + RECIO_IRHEADER_SIZE, img, size);
-        if (recio_writer_write(w, rec, RECIO_IRHEADER_SIZE + size) != RECIO_OK) exit(1);
-        free(rec);
-        free(img);
-    }
-    if (recio_writer_close(w) != RECIO_OK) exit(1);
+    iu_pack_photos(PHOTOS, PHOTOS ".idx", photos, NPHOTO, NPHOTO);
 }
 
 static recio_iter *open_it(const char *spec, unsigned workers, size_t cache) {

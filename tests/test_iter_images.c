@@ -19,32 +19,11 @@ static const char *photos[] = {"chelsea-500x375.jpg", "coffee-500x333.jpg", "ast
                                "chelsea-cmyk-300x400.jpg", "astronaut-exif-rot90-400x300.jpg", "chelsea-333x500.png",
                                "rocket-alpha-256x256.png", "hubble-1600x1200.jpg"};
 
-/* Pack files as image records (id 1000 + i, label i); `garble` replaces record i's image bytes. */
+/* Pack files as image records (id 1000 + i, label i); `garble`'s image is made undecodable. */
 static void pack(const char *out, const char **names, unsigned n, unsigned garble) {
-    recio_writer *w = NULL;
-    unsigned i;
     mkdir("build", 0755);
     mkdir("build/test_iter", 0755);
-    if (recio_writer_open(&w, out) != RECIO_OK) exit(1);
-    for (i = 0; i < n; i++) {
-        char path[256];
-        size_t size;
-        unsigned char *img, *rec;
-        float label = (float)i;
-        snprintf(path, sizeof path, "tests/data/photos/%s", names[i]);
-        if (!(img = t_slurp(path, &size))) {
-            fprintf(stderr, "missing %s\n", path);
-            exit(1);
-        }
-        if (i == garble) memset(img + 20, 0x55, size - 40); /* a JPEG with its entropy data wiped out */
-        rec = (unsigned char *)malloc(RECIO_IRHEADER_SIZE + size);
-        recio_irecord_pack_header(rec, &label, 1, 1000 + i, 0);
-        memcpy(rec + RECIO_IRHEADER_SIZE, img, size);
-        if (recio_writer_write(w, rec, RECIO_IRHEADER_SIZE + size) != RECIO_OK) exit(1);
-        free(rec);
-        free(img);
-    }
-    if (recio_writer_close(w) != RECIO_OK) exit(1);
+    iu_pack_photos(out, NULL, names, n, garble);
 }
 
 static recio_iter *open_spec(const char *uris, const char *spec, unsigned batch, unsigned workers, size_t sbuf) {
