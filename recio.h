@@ -4688,8 +4688,11 @@ typedef struct recio__axis {
    normalise-into-three-planes step and the checksum lanes. The scalar column is the reference;
    every other column computes exactly its bytes (tests compare each usable column with it on
    random sizes), usually by running its own loop over the body of a row and the scalar code over
-   the edges. A pass picks its column once (recio__kern_pick): a new instruction set is a new
-   column here, never an #if inside the scalar code. */
+   the edges. A new instruction set is a new column here, never an #if inside the scalar code.
+   The column is picked (recio__kern_pick) when a transform is parsed or an iterator opened, and
+   kept there: the pick runs cpuid, a trap to the hypervisor in a virtual machine (5 us on the
+   2-core KVM guest of docs/bench.md, 15 us a pick, 5% of an eval-chain image). The eager ops
+   pick once per call. */
 #define RECIO__LANES 64 /* checksum lanes: 256-byte blocks, 4-byte words */
 typedef struct recio__kern {
     const char *name;
@@ -5124,9 +5127,8 @@ static void recio__le_words(uint32_t *w, const unsigned char *p, size_t nwords, 
     }
 }
 
-RECIODEF uint64_t recio_checksum(const void *data, size_t n, size_t es) {
+static uint64_t recio__checksum(const recio__kern *kn, const void *data, size_t n, size_t es) {
     const unsigned char *p = (const unsigned char *)data;
-    const recio__kern *kn = recio__kern_pick();
     size_t blocks = n / (4 * RECIO__LANES), i, k;
     uint32_t lane[RECIO__LANES];
     unsigned char b[4 * RECIO__LANES];
@@ -5149,6 +5151,10 @@ RECIODEF uint64_t recio_checksum(const void *data, size_t n, size_t es) {
         h = (h ^ p[recio__host_le() ? i : i - i % es + (es - 1 - i % es)]) * 0x100000001b3ull;
     recio_store_u64le(b, (uint64_t)n);
     return recio_fnv1a64(h, b, 8);
+}
+
+RECIODEF uint64_t recio_checksum(const void *data, size_t n, size_t es) {
+    return recio__checksum(recio__kern_pick(), data, n, es);
 }
 
 /* ---- everything below decodes or transforms images: RECIO_NO_IMAGE leaves it (and stb) out ---- */
@@ -6416,6 +6422,7 @@ typedef struct recio__sink {
     recio_image *img;              /* n x rows output */
     const float *lut;              /* C*256 floats, NULL = u8 */
     const float *mean, *std;       /* not NULL: lut[c][v] is exactly ((float)v - mean[c]) / std[c] */
+    const recio__kern *kn;         /* the transform's column; NULL: pick one (an eager op) */
 } recio__sink;
 
 static void recio__emit(const recio__sink *k, int y, const unsigned char *row, int n, int C, const recio__kern *kn) {
@@ -6533,7 +6540,7 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
     int C = src->channels, y, r, x, K, i, copy;
     size_t rl = (size_t)ow * (size_t)C;
     recio__srcwin whole;
-    const recio__kern *kn = recio__kern_pick();
+    const recio__kern *kn = k->kn ? k->kn : recio__kern_pick();
     if (!sw) {
         whole.sw = src->width, whole.sh = src->height, whole.sx0 = whole.sy0 = 0;
         sw = &whole;
@@ -6548,10 +6555,9 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
         if (ox < sw->sx0 || oy < sw->sy0 || ox - sw->sx0 + ow > src->width || oy - sw->sy0 + oh > src->height) return RECIO_ERR_ARG;
         for (y = 0; y < oh; y++) {
             const unsigned char *s = recio__at(src, ox - sw->sx0, oy - sw->sy0 + y, 0);
-            if (!flip) memcpy(m.line, s, rl);
-            else
+            if (flip)
                 for (x = 0; x < ow; x++) memcpy(m.line + (size_t)x * C, s + (size_t)(ow - 1 - x) * C, (size_t)C);
-            recio__emit(k, y, m.line, ow, C, kn);
+            recio__emit(k, y, flip ? m.line : s, ow, C, kn); /* emit reads the row: no copy of it first */
         }
         return RECIO_OK;
     }
@@ -6851,13 +6857,12 @@ static recio__pxwalk recio__px_walk(const recio_image *in, recio_image *out) {
 
 /* out = a * x + b * g(x) + off[c] per pixel, alpha copied; a grey image is its own g. RGB u8 rows
    go through the kernel table's colour conversion. */
-static void recio__mix(const recio_image *in, recio_image *out, float a, float b, const float off[3]) {
+static void recio__mix(const recio__kern *k, const recio_image *in, recio_image *out, float a, float b, const float off[3]) {
     recio__pxwalk w = recio__px_walk(in, out);
     float p[4] = {0, 0, 0, 0}, q[4];
     int c;
     if (w.fast && in->channels == 3) {
         static const float zero[3] = {0, 0, 0};
-        const recio__kern *k = recio__kern_pick();
         int y;
         for (y = 0; y < in->height; y++) k->mix3(recio__at(in, 0, y, 0), recio__at(out, 0, y, 0), in->width, a, b, off ? off : zero);
         return;
@@ -6881,19 +6886,22 @@ static void recio__matrix(const recio_image *in, recio_image *out, const float m
     }
 }
 
-RECIODEF recio_err recio_image_brightness(const recio_image *in, recio_image *out, float f) {
+typedef recio_err (*recio__colour_fn)(const recio__kern *, const recio_image *, recio_image *, float);
+/* The colour ops of one factor take the kernel column of their caller: a transform's, or a pick
+   of their own when called eagerly (the public wrappers below). */
+static recio_err recio__brightness(const recio__kern *k, const recio_image *in, recio_image *out, float f) {
     recio_err e = recio__colour_check(in, out, 1);
-    if (e == RECIO_OK) recio__mix(in, out, f, 0, NULL);
+    if (e == RECIO_OK) recio__mix(k, in, out, f, 0, NULL);
     return e;
 }
 
-RECIODEF recio_err recio_image_saturation(const recio_image *in, recio_image *out, float f) {
+static recio_err recio__saturation(const recio__kern *k, const recio_image *in, recio_image *out, float f) {
     recio_err e = recio__colour_check(in, out, 1);
-    if (e == RECIO_OK) recio__mix(in, out, f, 1 - f, NULL);
+    if (e == RECIO_OK) recio__mix(k, in, out, f, 1 - f, NULL);
     return e;
 }
 
-RECIODEF recio_err recio_image_contrast(const recio_image *in, recio_image *out, float f) {
+static recio_err recio__contrast(const recio__kern *k, const recio_image *in, recio_image *out, float f) {
     double sum = 0;
     float off[3];
     int x, y;
@@ -6905,11 +6913,11 @@ RECIODEF recio_err recio_image_contrast(const recio_image *in, recio_image *out,
                                      : 0.299 * recio_image_get(in, x, y, 0) + 0.587 * recio_image_get(in, x, y, 1) +
                                            0.114 * recio_image_get(in, x, y, 2);
     off[0] = off[1] = off[2] = (float)((1 - f) * sum / ((double)in->width * in->height));
-    recio__mix(in, out, f, 0, off);
+    recio__mix(k, in, out, f, 0, off);
     return RECIO_OK;
 }
 
-RECIODEF recio_err recio_image_hue(const recio_image *in, recio_image *out, float f) {
+static recio_err recio__hue(const recio__kern *kn, const recio_image *in, recio_image *out, float f) {
     static const double tyiq[9] = {0.299, 0.587, 0.114, 0.596, -0.274, -0.321, 0.211, -0.523, 0.311};
     static const double ityiq[9] = {1.0, 0.956, 0.621, 1.0, -0.272, -0.647, 1.0, -1.107, 1.705};
     double u = cos(f * 3.14159265358979323846), w = sin(f * 3.14159265358979323846);
@@ -6917,6 +6925,7 @@ RECIODEF recio_err recio_image_hue(const recio_image *in, recio_image *out, floa
     float m[9];
     int i, j, k;
     recio_err e = recio__colour_check(in, out, 0);
+    (void)kn; /* the 3x3 matrix has no kernel column */
     if (e != RECIO_OK) return e;
     if (f == 0) return recio_image_copy(in, out); /* YIQ there and back is only 3 digits exact */
     bt[0] = 1, bt[1] = 0, bt[2] = 0, bt[3] = 0, bt[4] = u, bt[5] = -w, bt[6] = 0, bt[7] = w, bt[8] = u;
@@ -6935,7 +6944,7 @@ RECIODEF recio_err recio_image_hue(const recio_image *in, recio_image *out, floa
     return RECIO_OK;
 }
 
-RECIODEF recio_err recio_image_lighting(const recio_image *in, recio_image *out, const float alpha[3]) {
+static recio_err recio__lighting(const recio__kern *k, const recio_image *in, recio_image *out, const float alpha[3]) {
     static const float eigval[3] = {55.46f, 4.794f, 1.148f};
     static const float eigvec[9] = {-0.5675f, 0.7192f, 0.4009f, -0.5808f, -0.0045f, -0.8140f, -0.5836f, -0.6948f, 0.4203f};
     float off[3];
@@ -6945,15 +6954,30 @@ RECIODEF recio_err recio_image_lighting(const recio_image *in, recio_image *out,
     if (!alpha) return RECIO_ERR_ARG;
     for (c = 0; c < 3; c++)
         off[c] = eigvec[3 * c] * alpha[0] * eigval[0] + eigvec[3 * c + 1] * alpha[1] * eigval[1] + eigvec[3 * c + 2] * alpha[2] * eigval[2];
-    recio__mix(in, out, 1, 0, off);
+    recio__mix(k, in, out, 1, 0, off);
     return RECIO_OK;
 }
 
-RECIODEF recio_err recio_image_gray(const recio_image *in, recio_image *out) {
+static recio_err recio__gray(const recio__kern *k, const recio_image *in, recio_image *out) {
     recio_err e = recio__colour_check(in, out, 1);
-    if (e == RECIO_OK) recio__mix(in, out, 0, 1, NULL);
+    if (e == RECIO_OK) recio__mix(k, in, out, 0, 1, NULL);
     return e;
 }
+
+RECIODEF recio_err recio_image_brightness(const recio_image *in, recio_image *out, float f) {
+    return recio__brightness(recio__kern_pick(), in, out, f);
+}
+RECIODEF recio_err recio_image_contrast(const recio_image *in, recio_image *out, float f) {
+    return recio__contrast(recio__kern_pick(), in, out, f);
+}
+RECIODEF recio_err recio_image_saturation(const recio_image *in, recio_image *out, float f) {
+    return recio__saturation(recio__kern_pick(), in, out, f);
+}
+RECIODEF recio_err recio_image_hue(const recio_image *in, recio_image *out, float f) { return recio__hue(NULL, in, out, f); }
+RECIODEF recio_err recio_image_lighting(const recio_image *in, recio_image *out, const float alpha[3]) {
+    return recio__lighting(recio__kern_pick(), in, out, alpha);
+}
+RECIODEF recio_err recio_image_gray(const recio_image *in, recio_image *out) { return recio__gray(recio__kern_pick(), in, out); }
 
 RECIODEF recio_err recio_image_bgr(const recio_image *in, recio_image *out) {
     size_t es;
@@ -7031,8 +7055,8 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out) {
             of every geometric op) gives each step to the pixels, to the boxes and to the mask, so
             all three move by the same draw; an op without geom leaves boxes and mask alone;
      exec   how the executor runs it (NULL: materialise the pixels, then `pix` into a new image);
-     pix    the pixel work of an op that needs real pixels (fop: when that is a public op of one
-            factor, recio_image_brightness and the like, called with arg[0]).
+     pix    the pixel work of an op that needs real pixels (fop: when that is a colour op of one
+            factor, recio__brightness and the like, called with arg[0] and the transform's kernels).
    `flags` say what it needs. Adding an op is one descriptor plus its functions; nothing depends on
    the order of the table.
    Why steps and not the executor's fused state (dw/dh/ox/oy/ow/oh/flip): that state is reset by
@@ -7052,6 +7076,7 @@ struct recio_transform {
     recio_allocator alloc;
     recio__node *nodes;
     int count, cap, first, fuse;
+    const recio__kern *kn; /* the kernel column, picked once at parse (the pick costs a cpuid trap) */
 };
 
 
@@ -7142,7 +7167,7 @@ struct recio__opdef {
     int (*geom)(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]); /* steps, -1 cannot run */
     recio_err (*exec)(recio__exec *x, const recio__node *n);
     recio_err (*pix)(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *out);
-    recio_err (*fop)(const recio_image *in, recio_image *out, float f); /* or a public op of arg[0] */
+    recio__colour_fn fop; /* or a colour op of arg[0] (recio__brightness and the like) */
 };
 
 static recio_err recio__perr(recio__parser *ps, const char *at, const char *f, const char *what) {
@@ -7358,6 +7383,7 @@ static recio_err recio__exec_flush(recio__exec *x, recio_image *dst) {
         if (!dst && (e = recio__exec_alloc(x, &tmp, recio__exec_shape(x))) != RECIO_OK) return e;
         memset(&k, 0, sizeof k);
         k.img = dst ? dst : &tmp;
+        k.kn = x->t->kn;
         k.lut = x->conv ? x->lut : NULL;
         if (x->conv && x->affine) k.mean = x->am, k.std = x->as;
         e = recio__resample(&x->a, &x->cur, &x->win, x->dw, x->dh, x->ox, x->oy, x->ow, x->oh, x->flip, x->filt, &k);
@@ -8134,8 +8160,8 @@ static void recio__sh_bbox_crop(const recio_transform *t, const recio__node *n, 
 
 /* brightness(F), contrast(F), saturation(F), hue(F), gray, lighting(STD), color_jitter(B,C,S[,H]) */
 static recio_err recio__p_gray(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
-    (void)x, (void)n;
-    return recio_image_gray(in, o);
+    (void)n;
+    return recio__gray(x->t->kn, in, o);
 }
 static recio_err recio__p_lighting(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
     float alpha[3];
@@ -8144,21 +8170,20 @@ static recio_err recio__p_lighting(recio__exec *x, const recio__node *n, const r
         double u1 = recio_rng_uniform(&x->rng), u2 = recio_rng_uniform(&x->rng);
         alpha[i] = (float)(n->arg[0] * sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2));
     }
-    return recio_image_lighting(in, o, alpha);
+    return recio__lighting(x->t->kn, in, o, alpha);
 }
 
 /* One colour op of a factor on the current pixels, into a new image of the same shape. */
-static recio_err recio__x_colour(recio__exec *x, recio_err (*op)(const recio_image *, recio_image *, float), float f) {
+static recio_err recio__x_colour(recio__exec *x, recio__colour_fn op, float f) {
     recio_image o;
     recio_err e;
     if ((e = recio__exec_alloc(x, &o, recio_image_shape(x->cur.width, x->cur.height, x->cur.channels, x->cur.dtype, x->cur.layout))) != RECIO_OK)
         return e;
-    if ((e = op(&x->cur, &o, f)) == RECIO_OK) x->cur = o;
+    if ((e = op(x->t->kn, &x->cur, &o, f)) == RECIO_OK) x->cur = o;
     return e;
 }
 static recio_err recio__x_jitter(recio__exec *x, const recio__node *n) {
-    static recio_err (*const ops[3])(const recio_image *, recio_image *, float) = {recio_image_brightness, recio_image_contrast,
-                                                                                   recio_image_saturation};
+    static const recio__colour_fn ops[3] = {recio__brightness, recio__contrast, recio__saturation};
     int order[3] = {0, 1, 2}, i, j, tmp;
     recio_err e;
     if ((e = recio__exec_flush(x, NULL)) != RECIO_OK) return e;
@@ -8172,7 +8197,7 @@ static recio_err recio__x_jitter(recio__exec *x, const recio__node *n) {
         if ((e = recio__x_colour(x, ops[order[i]], (float)(1 + (recio_rng_uniform(&x->rng) * 2 - 1) * r))) != RECIO_OK) return e;
     }
     if (n->nargs > 3 && n->arg[3] != 0 &&
-        (e = recio__x_colour(x, recio_image_hue, (float)((recio_rng_uniform(&x->rng) * 2 - 1) * n->arg[3]))) != RECIO_OK)
+        (e = recio__x_colour(x, recio__hue, (float)((recio_rng_uniform(&x->rng) * 2 - 1) * n->arg[3]))) != RECIO_OK)
         return e;
     recio__exec_reset(x);
     return RECIO_OK;
@@ -8388,7 +8413,7 @@ static recio_err recio__x_materialise(recio__exec *x, const recio__node *n) {
     if ((e = recio__exec_limit(x, s.w, s.h)) != RECIO_OK) return e;
     if (!recio__shape_ok(s.w, s.h, s.c, s.t)) return RECIO_ERR_ARG;
     if ((e = recio__exec_alloc(x, &o, recio_image_shape(s.w, s.h, s.c, s.t, s.l))) != RECIO_OK) return e;
-    e = d->pix ? d->pix(x, n, in, &o) : d->fop(in, &o, n->arg[0]);
+    e = d->pix ? d->pix(x, n, in, &o) : d->fop(x->t->kn, in, &o, n->arg[0]);
     if (e == RECIO_OK) x->cur = o;
     return e;
 }
@@ -8607,10 +8632,10 @@ static const recio__opdef recio__ops[] = {
     {"random_bbox_cover", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT}, RECIO__G | RECIO__R, 0, NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_cover, recio__x_geo, NULL, NULL},
     {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0, NULL, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
     {"interp", 1, 1, {0}, RECIO__OPF_PREFIX, 0, recio__parse_interp, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
-    {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_brightness},
-    {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_contrast},
-    {"saturation", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_saturation},
-    {"hue", 1, 1, {RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio_image_hue},
+    {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio__brightness},
+    {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio__contrast},
+    {"saturation", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio__saturation},
+    {"hue", 1, 1, {RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio__hue},
     {"color_jitter", 3, 4, {RECIO__A_NONNEG}, RECIO__R, 5, NULL, NULL, NULL, NULL, recio__x_jitter, NULL, NULL},
     {"lighting", 1, 1, {RECIO__A_NONNEG}, RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_lighting, NULL},
     {"gray", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_gray, NULL},
@@ -8723,6 +8748,7 @@ RECIODEF recio_err recio_transform_parse_ex(recio_transform **t, const char *spe
     if (!tr) return RECIO_ERR_NOMEM;
     memset(tr, 0, sizeof *tr);
     tr->alloc = a;
+    tr->kn = recio__kern_pick();
     tr->first = -1;
     tr->fuse = !(desc && desc->no_fuse);
     memset(&ps, 0, sizeof ps);
@@ -9896,6 +9922,7 @@ struct recio_iter {
     recio_lst lst;         /* desc.path_imglist, and its lines sorted by index */
     struct recio__it_line *lines;
     recio_transform *tf;   /* from desc.spec */
+    const recio__kern *kn; /* the checksum's kernel column, picked once (a cpuid trap per pick) */
     recio_image shape;     /* of one item with a spec */
     recio__it_bytes *scratch; /* per worker, for the transform */
     recio__it_cache cache;    /* desc.cache_bytes */
@@ -10498,7 +10525,7 @@ static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, u
                              it->d.item_bytes, worker, what);
     if (e == RECIO_OK && it->mean) recio__it_sub_mean(it, (float *)(out + (size_t)i * it->d.item_bytes));
     if (e == RECIO_OK && it->d.checksums) /* now, while the item is in this core's cache */
-        ((uint64_t *)(out + it->sums_off))[i] = recio_checksum(out + (size_t)i * it->d.item_bytes, it->d.item_bytes, recio__it_elem(it));
+        ((uint64_t *)(out + it->sums_off))[i] = recio__checksum(it->kn, out + (size_t)i * it->d.item_bytes, it->d.item_bytes, recio__it_elem(it));
     if (e != RECIO_OK && !what[0]) recio__fmt(what, RECIO_ITER_ERRMSG, "%s", recio_strerror(e));
     return e == RECIO_END ? RECIO_ERR_ARG : e;
 }
@@ -10519,7 +10546,7 @@ static void recio__it_copy_item(recio_iter *it, recio__it_slot *s, unsigned j, i
         ((uint64_t *)(o + it->ids_off))[j] = ((uint64_t *)(o + it->keys_off))[j] = 0;
         ((unsigned *)(o + it->cnt_off))[j] = ((unsigned *)(o + it->obj_off))[j] = 0;
         memset(o + it->mask_off + j * it->mask_bytes, recio__mask_fill_value(it->d.mask_fill), it->mask_bytes);
-        if (it->d.checksums) ((uint64_t *)(o + it->sums_off))[j] = recio_checksum(o + j * ib, ib, recio__it_elem(it));
+        if (it->d.checksums) ((uint64_t *)(o + it->sums_off))[j] = recio__checksum(it->kn, o + j * ib, ib, recio__it_elem(it));
         return;
     }
     memcpy(o + j * ib, o + (size_t)i * ib, ib);
@@ -11128,6 +11155,7 @@ RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *d
     it = (recio_iter *)recio__it_calloc(&desc->alloc, 1, sizeof *it);
     if (!it) return RECIO_ERR_NOMEM;
     it->d = *desc;
+    it->kn = recio__kern_pick();
     it->need_begin = 1;
     if ((e = recio__it_desc(&it->d, it->errmsg)) == RECIO_OK && (e = recio__it_src_init(it)) == RECIO_OK &&
         (e = recio__it_spec(it)) == RECIO_OK && (e = recio__it_cache_init(it)) == RECIO_OK && (e = recio__it_imglist(it)) == RECIO_OK && (e = recio__it_mean(it)) == RECIO_OK &&
@@ -11345,10 +11373,11 @@ RECIODEF uint64_t recio_batch_checksum(const recio_batch *b) {
 RECIODEF uint64_t recio_batch_checksum_fast(const recio_batch *b) {
     size_t es = b->item.width ? recio_dtype_size(b->item.dtype) : 1;
     uint64_t h = RECIO_FNV1A_INIT;
+    const recio__kern *kn = b->sums ? NULL : recio__kern_pick();
     unsigned i;
     for (i = 0; i < b->count + b->pad; i++) {
         unsigned char le[8];
-        recio_store_u64le(le, b->sums ? b->sums[i] : recio_checksum((const unsigned char *)b->data + (size_t)i * b->item_bytes, b->item_bytes, es));
+        recio_store_u64le(le, b->sums ? b->sums[i] : recio__checksum(kn, (const unsigned char *)b->data + (size_t)i * b->item_bytes, b->item_bytes, es));
         h = recio_fnv1a64(h, le, 8);
     }
     return h;
