@@ -4845,13 +4845,17 @@ static const recio__kern recio__kern_sse2 = {"sse2", recio__kern_always, recio__
 
 #if defined(RECIO__AVX2)
 /* cpuid and xgetbv themselves: __builtin_cpu_supports would bring libgcc's CPU-model constructor
-   (about 4.5 KB, run at start-up) into every program that links recio, even one that reads records. */
+   (about 4.5 KB, run at start-up) into every program that links recio, even one that reads records.
+   Two cpuid instructions, not four: leaf 1 is there on every x86-64, and a CPU with XSAVE enumerates
+   its state in leaf 0xD, so its highest leaf is past 7 without asking leaf 0 (each cpuid traps to
+   the hypervisor in a virtual machine). */
 static int recio__avx2_usable(void) {
     unsigned a, b, c, d, lo, hi;
-    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return 0; /* OSXSAVE */
+    __cpuid(1, a, b, c, d);
+    if (!(c & (1u << 27))) return 0; /* OSXSAVE */
     __asm__ __volatile__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     (void)hi;
-    if ((lo & 6u) != 6u || __get_cpuid_max(0, NULL) < 7) return 0; /* the OS saves XMM and YMM state */
+    if ((lo & 6u) != 6u) return 0; /* the OS saves XMM and YMM state */
     __cpuid_count(7, 0, a, b, c, d);
     return (int)((b >> 5) & 1u); /* AVX2 */
 }

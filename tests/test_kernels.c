@@ -27,6 +27,23 @@ static void test_columns_listed(void) {
 #endif
 }
 
+/* The AVX2 column's own cpuid probe against what the kernel tells: the "avx2" flag of /proc/cpuinfo
+   (Linux sets it from the same CPUID bit, and clears it when the OS does not save YMM state). */
+static void test_avx2_probe(void) {
+#if defined(RECIO__AVX2) && defined(__linux__)
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[4096];
+    int flag = -1;
+    if (!f) return;
+    while (flag < 0 && fgets(line, sizeof line, f))
+        if (!strncmp(line, "flags", 5)) flag = strstr(line, " avx2") != NULL;
+    fclose(f);
+    if (flag < 0) return;
+    CHECK(recio__avx2_usable() == flag);
+    CHECK((recio__kern_pick() == &recio__kern_avx2) == flag);
+#endif
+}
+
 static void test_hrow2_equals_scalar(void) {
     int round, col;
     for (round = 0; round < 400; round++) {
@@ -160,6 +177,7 @@ static void test_hash_equals_scalar(void) {
 
 int main(void) {
     RUN(test_columns_listed);
+    RUN(test_avx2_probe);
     if (t_usable_columns() == 0) {
         t_skip("no SIMD column in this build (RECIO_NO_SIMD, or no SSE2/NEON target): only scalar", 5);
         return t_done("kernels");
