@@ -1,8 +1,12 @@
 """Python binding speed (make bench): recio.ImageRecordIter against the C iterator on the same records,
 and against a torchvision DataLoader on the same JPEGs (when python3-torchvision is installed).
 
-Data: N image records (default 1,000) cycling through the sample photos (tests/data/photos JPEGs,
-~300x400 to 640x480), batch 32, the train chain
+Data: the realistic set of the pipeline benchmarks (docs/bench.md): build/bench-data/imagenet1k.rec
+(`make bench-data`: 1,000 photos of varied sizes and aspect ratios, packed as im2rec packs ImageNet,
+--resize 256 --quality 90), or the .rec named by BENCH_REC. torchvision reads the very same JPEG
+bytes, written out as files as an ImageFolder user has them. Without the set (the script run on its
+own), N records cycling through the sample photos (tests/data/photos, ~300x400 to 640x480), said in
+the header line. Batch 32, the train chain
 random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw (torchvision: RandomResizedCrop(224),
 RandomHorizontalFlip(), ToTensor(), Normalize(ImageNet)). Each configuration runs RUNS times,
 interleaved with the one it is compared to, one epoch per run; the table gives the median images/s
@@ -32,10 +36,24 @@ PHOTOS = ["chelsea-500x375.jpg", "coffee-500x333.jpg", "astronaut-375x500.jpg", 
           "coffee-progressive-480x360.jpg", "astronaut-exif-rot90-400x300.jpg", "chelsea-cmyk-300x400.jpg"]
 
 
+REALISTIC = os.environ.get("BENCH_REC", os.path.join(ROOT, "build", "bench-data", "imagenet1k.rec"))
+
+
 def make_data(d):
-    rec = os.path.join(d, "bench.rec")
+    """(rec, files, what): the records, the same JPEGs as (path, label) files, and the set's name."""
     jpgs = os.path.join(d, "jpg")
     os.makedirs(jpgs)
+    if os.path.exists(REALISTIC):
+        files = []
+        with recio.Reader(REALISTIC) as r:
+            for i, payload in enumerate(r):
+                h, jpeg = recio.unpack(payload)
+                f = os.path.join(jpgs, "%05d.jpg" % i)
+                with open(f, "wb") as out:
+                    out.write(jpeg)
+                files.append((f, int(h.label if isinstance(h.label, float) else h.label[0])))
+        return REALISTIC, files, "the realistic set %s (%d JPEG records)" % (os.path.relpath(REALISTIC, ROOT), len(files))
+    rec = os.path.join(d, "bench.rec")
     blobs = [open(os.path.join(ROOT, "tests", "data", "photos", p), "rb").read() for p in PHOTOS]
     files = []
     with recio.Writer(rec, index=True) as w:
@@ -46,7 +64,8 @@ def make_data(d):
             with open(f, "wb") as out:
                 out.write(b)
             files.append((f, i % 10))
-    return rec, files
+    return rec, files, "%d JPEG records cycling through 7 sample photos (no %s: run `make bench-data`)" % (
+        N, os.path.relpath(REALISTIC, ROOT))
 
 
 def c_iter(rec, workers):
@@ -98,13 +117,12 @@ def tv_loader(files, workers):
     return n / (time.perf_counter() - t0), None
 
 
-def overhead(d):
+def overhead(rec):
     """What the Python layer adds per batch, timed on its own (the machine's load blurs a difference of
     two whole-pipeline timings): building the Batch's arrays over recio's buffer (ImageRecordIter._wrap,
     the Python part of next()) plus one ctypes call, best of 5 x 2,000."""
     import timeit
     from recio import _lib as L
-    rec = os.path.join(d, "bench.rec")
     it = recio.ImageRecordIter(path_imgrec=rec, spec=SPEC, batch_size=BATCH, workers=0)
     it.next()
     wrap = min(timeit.repeat(lambda: it._wrap(it._b), number=2000, repeat=5)) / 2000
@@ -135,10 +153,10 @@ def compare(name, a, b, args_a, args_b, runs):
 
 def main():
     with tempfile.TemporaryDirectory(prefix="recio-bench-py-") as d:
-        rec, files = make_data(d)
-        print("Python binding: %d JPEG records (sample photos), batch %d, spec '%s', %d interleaved runs, "
-              "%d cores, load %.1f" % (N, BATCH, SPEC, RUNS, os.cpu_count(), os.getloadavg()[0]))
-        overhead(d)
+        rec, files, what = make_data(d)
+        print("Python binding: %s, batch %d, spec '%s', %d interleaved runs, %d cores, load %.1f"
+              % (what, BATCH, SPEC, RUNS, os.cpu_count(), os.getloadavg()[0]))
+        overhead(rec)
         print("| pipeline (images/s) | this | against | ratio | range | per CPU second: ratio (range) |")
         print("|---|---:|---:|---:|---:|---:|")
         py_iter(rec, 1)  # warm the page cache
