@@ -1826,7 +1826,7 @@ struct recio_reader {
     unsigned char *join; /* multi-part records are assembled here */
     size_t join_cap;
     recio_err sticky;
-    char *name;
+    const char *name; /* after the struct in the same allocation, or a literal (open_mem) */
     char errmsg[RECIO__ERRMSG];
 };
 
@@ -1917,10 +1917,10 @@ static int recio__rd_fits(recio_reader *r, uint64_t end) {
     return r->size < 0 || end <= (uint64_t)r->size || (r->regrow && r->regrow(r, end));
 }
 
-/* What is wrong with the part header at file offset off (got bytes of it at p; at as in
-   recio__rd_part), or NULL; *a and *b get the numbers the message names. */
-static const char *recio__rd_bad_header(const unsigned char *p, size_t got, uint64_t off, size_t at, uint64_t *a, uint64_t *b) {
-    uint32_t lrec;
+/* What is wrong with the part header at file offset off (got bytes at p, its length word lrec
+   when got >= 8; at as in recio__rd_part), or NULL; *a and *b get the numbers the message names. */
+static const char *recio__rd_bad_header(const unsigned char *p, size_t got, uint32_t lrec, uint64_t off, size_t at,
+                                        uint64_t *a, uint64_t *b) {
     unsigned cflag;
     if (got == 0) return "multi-part record ends at end of file without its last part";
     *a = got;
@@ -1929,7 +1929,6 @@ static const char *recio__rd_bad_header(const unsigned char *p, size_t got, uint
     if (*a != RECIO_MAGIC && off == 0 && memcmp(p, "version ", 8) == 0) /* "version https://git-lfs..." */
         return "bad magic 0x%x: this is a Git LFS pointer (text), not the data: fetch it with 'git lfs pull'";
     if (*a != RECIO_MAGIC) return "bad magic 0x%x (expected 0xced7230a)";
-    lrec = recio_load_u32le(p + 4);
     *a = cflag = lrec >> 29;
     if (cflag > 3) return "invalid cflag %u";
     if (at == 0 && cflag >= 2) return "continuation part (cflag %u) without a first part";
@@ -1941,59 +1940,65 @@ static const char *recio__rd_bad_header(const unsigned char *p, size_t got, uint
     return NULL;
 }
 
+/* Room in r->join for a joined record of `need` bytes, keeping the at - 4 already joined (at > 0)
+   or none; 0 when the allocation fails, with *cap the size it asked for. */
+static int recio__rd_join_room(recio_reader *r, size_t at, size_t need, uint64_t *cap) {
+    size_t ncap = r->join_cap ? r->join_cap : 4096;
+    unsigned char *nj;
+    if (need <= r->join_cap) return 1;
+    while (ncap < need) ncap *= 2;
+    /* alloc, copy, free rather than recio__realloc, which a memory reader would link for this
+       alone (docs/footprint.md); the buffer only doubles, so the copies stay rare */
+    *cap = ncap;
+    if ((nj = (unsigned char *)recio__malloc(&r->alloc, ncap)) == NULL) return 0;
+    if (at) memcpy(nj, r->join, at - 4);
+    recio__free(&r->alloc, r->join);
+    r->join = nj;
+    r->join_cap = ncap;
+    return 1;
+}
+
+/* The one complaint of recio__rd_part that is not damage; its error code is chosen where the
+   message is made, not on each path (that cost x86-64 a constant per complaint). */
+static const char recio__rd_nomem[] = "cannot allocate %U bytes for a multi-part record";
+
 /* One part at the current position: its header, checked, then its body (len bytes + padding)
-   made addressable. at is where the body will go in the joined record: 0 for a record's first
-   part, 4 or more (after the magic word put back) for a later one. Every complaint goes through
-   one call, which keeps this small where code space is scarce. */
+   made addressable, and for a multi-part record room to join it. at is where the body will go in
+   the joined record: 0 for a record's first part, 4 or more (after the magic word put back) for
+   a later one. Every complaint goes through one call, which keeps this small where code space is
+   scarce. */
 static recio_err recio__rd_part(recio_reader *r, uint64_t rec_off, size_t at, unsigned *cflag, size_t *len,
                                 const unsigned char **body) {
-    size_t total = 8;
+    size_t total = 8, got;
     uint64_t off = recio__rd_off(r), a = 0, b = 0;
+    uint32_t lrec = 0;
     const char *why;
     recio_err e;
-    /* Streaming mode refills here when the buffer holds less than a header (memory mode has eof
-       set and holds everything); the refill may move the bytes, so view + pos is read after it. */
+    /* Streaming mode refills when the buffer holds less than a header (memory mode has eof set and
+       holds everything); a refill may move the bytes, so view + pos is read after it. */
     if (r->end - r->pos < total && !r->eof && (e = r->fill(r, total)) != RECIO_OK) return e;
-    if (r->end == r->pos && at == 0) return RECIO_END;
-    why = recio__rd_bad_header(r->view + r->pos, r->end - r->pos, off, at, &a, &b);
+    if ((got = r->end - r->pos) == 0 && at == 0) return RECIO_END;
+    if (got >= 8) lrec = recio_load_u32le(r->view + r->pos + 4);
+    why = recio__rd_bad_header(r->view + r->pos, got, lrec, off, at, &a, &b);
     if (!why) {
-        *cflag = recio_load_u32le(r->view + r->pos + 4) >> 29;
-        *len = recio_load_u32le(r->view + r->pos + 4) & RECIO_MAX_RECORD;
+        *cflag = lrec >> 29;
+        *len = lrec & RECIO_MAX_RECORD;
         total = 8 + RECIO__ALIGN4(*len);
         a = *len;
         if (!recio__rd_fits(r, off + total)) {
             why = "length %U runs past end of file (size %U)";
             b = (uint64_t)r->size; /* as the check left it: a growing file's new size */
-        } else if (r->end - r->pos < total && !r->eof && (e = r->fill(r, total)) != RECIO_OK) {
+        } else if (got < total && !r->eof && (e = r->fill(r, total)) != RECIO_OK) {
             return e;
         } else if (r->end - r->pos < total) {
             why = "truncated: length %U runs past end of file";
+        } else if (*cflag && !recio__rd_join_room(r, at, at + *len, &a)) {
+            why = recio__rd_nomem;
         }
     }
-    if (why) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, why, a, b);
+    if (why) return recio__rd_fail(r, why == recio__rd_nomem ? RECIO_ERR_NOMEM : RECIO_ERR_CORRUPT, rec_off, why, a, b);
     *body = r->view + r->pos + 8;
     r->pos += total;
-    return RECIO_OK;
-}
-
-/* Puts n bytes at join[at], after the magic word the writer cut there when at > 0 (at and n stay
-   within RECIO_MAX_RECORD: recio__rd_part checks). */
-static recio_err recio__rd_join(recio_reader *r, size_t at, const unsigned char *src, size_t n, uint64_t rec_off) {
-    if (at + n > r->join_cap) {
-        size_t ncap = r->join_cap ? r->join_cap : 4096;
-        unsigned char *nj;
-        while (ncap < at + n) ncap *= 2;
-        /* alloc, copy, free rather than recio__realloc, which a memory reader would link for this
-           alone (docs/footprint.md); the buffer only doubles, so the copies stay rare */
-        nj = (unsigned char *)recio__malloc(&r->alloc, ncap);
-        if (!nj) return recio__rd_fail(r, RECIO_ERR_NOMEM, rec_off, "cannot allocate %U bytes for a multi-part record", ncap, 0);
-        if (at) memcpy(nj, r->join, at - 4);
-        recio__free(&r->alloc, r->join);
-        r->join = nj;
-        r->join_cap = ncap;
-    }
-    if (at) recio_store_u32le(r->join + at - 4, RECIO_MAGIC);
-    if (n) memcpy(r->join + at, src, n);
     return RECIO_OK;
 }
 
@@ -2009,7 +2014,9 @@ RECIODEF recio_err recio_reader_next(recio_reader *r, recio_record *rec) {
     for (;;) { /* cflag 0: whole; 1, 2..., 3: parts joined at r->join[at], the magic word between */
         if ((e = recio__rd_part(r, rec_off, at, &cflag, &len, &body)) != RECIO_OK) return e;
         if (cflag == 0) break;
-        if ((e = recio__rd_join(r, at, body, len, rec_off)) != RECIO_OK) return e;
+        /* the magic word the writer cut before this part, then the part (room made by rd_part) */
+        if (at) recio_store_u32le(r->join + at - 4, RECIO_MAGIC);
+        if (len) memcpy(r->join + at, body, len);
         if (cflag == 3) {
             body = r->join;
             len += at;
@@ -2031,8 +2038,8 @@ static recio_err recio__rd_alloc(recio_reader **out, const char *name, const rec
     memset(r, 0, sizeof *r);
     if (a) r->alloc = *a;
     r->size = -1;
-    r->name = (char *)(r + 1);
-    memcpy(r->name, name, n);
+    memcpy(r + 1, name, n);
+    r->name = (const char *)(r + 1);
     *out = r;
     return RECIO_OK;
 }
@@ -2047,14 +2054,21 @@ static void recio__rd_setmem(recio_reader *r, const void *p, size_t n) {
 }
 
 RECIODEF recio_err recio_reader_open_mem(recio_reader **r, const void *buf, size_t n) {
+    recio_reader *m;
     if (!r) return RECIO_ERR_ARG;
     *r = NULL;
     if (!buf && n) return RECIO_ERR_ARG;
-    if (recio__rd_alloc(r, "<memory>", NULL)) return RECIO_ERR_NOMEM;
+    /* Not recio__rd_alloc: a fixed name needs no copy and the default hooks no allocator, and a
+       memory reader then links no second function for it (150 bytes on x86-64 with its unwind
+       entry, docs/footprint.md). Zeroed alloc = the default hooks. */
+    if ((m = (recio_reader *)recio__malloc(NULL, sizeof *m)) == NULL) return RECIO_ERR_NOMEM;
+    memset(m, 0, sizeof *m);
+    m->name = "<memory>";
     /* An empty buffer may be NULL, but a non-NULL mem marks memory mode: the reader's own address
        serves (never read, n is 0). Not "": gcc files that literal with the first function that
        uses it, here one of the split's, and the link then keeps all of that function's strings. */
-    recio__rd_setmem(*r, buf ? buf : (const void *)*r, n);
+    recio__rd_setmem(m, buf ? buf : (const void *)m, n);
+    *r = m;
     return RECIO_OK;
 }
 
