@@ -1931,11 +1931,11 @@ static const char *recio__rd_bad_header(const unsigned char *p, size_t got, uint
     if (*a != RECIO_MAGIC) return "bad magic 0x%x (expected 0xced7230a)";
     *a = cflag = lrec >> 29;
     if (cflag > 3) return "invalid cflag %u";
-    if (at == 0) return cflag >= 2 ? "continuation part (cflag %u) without a first part" : NULL; /* a first part */
+    if (at == 0 && cflag >= 2) return "continuation part (cflag %u) without a first part";
     *a = off, *b = cflag;
-    if (cflag < 2) return "multi-part record broken: part at offset %U has cflag %u, expected 2 or 3";
+    if (at != 0 && cflag < 2) return "multi-part record broken: part at offset %U has cflag %u, expected 2 or 3";
     *a = RECIO_MAX_RECORD; /* no writer makes one: parts of another record, or damage */
-    if (at + (lrec & RECIO_MAX_RECORD) > RECIO_MAX_RECORD)
+    if (at != 0 && at + (lrec & RECIO_MAX_RECORD) > RECIO_MAX_RECORD)
         return "parts join to more than %U bytes, the largest record a writer makes";
     return NULL;
 }
