@@ -1951,7 +1951,7 @@ static int recio__rd_join_room(recio_reader *r, size_t at, size_t need, uint64_t
        alone (docs/footprint.md); the buffer only doubles, so the copies stay rare */
     *cap = ncap;
     if ((nj = (unsigned char *)recio__malloc(&r->alloc, ncap)) == NULL) return 0;
-    if (at) memcpy(nj, r->join, at - 4);
+    if (at > 4) memcpy(nj, r->join, at - 4); /* at == 4: nothing joined yet, join may be NULL */
     recio__free(&r->alloc, r->join);
     r->join = nj;
     r->join_cap = ncap;

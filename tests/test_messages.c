@@ -210,6 +210,23 @@ static void test_join_out_of_memory(void) {
     recio_reader_close(r);
 }
 
+/* A payload that starts with the magic word: an empty first part, then the rest (dmlc-core writes
+   it so); the join starts from nothing (make sanitize once caught a copy from the NULL buffer). */
+static void test_empty_first_part(void) {
+    unsigned char b[32];
+    recio_reader *r;
+    recio_record rec;
+    size_t n = t_head(b, RECIO_MAGIC, 1, 0);
+    n += t_head(b + n, RECIO_MAGIC, 3, 4);
+    memcpy(b + n, "tail", 4);
+    n += 4;
+    CHECK(recio_reader_open_mem(&r, b, n) == RECIO_OK);
+    CHECK_EQ_INT(recio_reader_next(r, &rec), RECIO_OK);
+    CHECK(rec.size == 8 && memcmp(rec.data, "\x0a\x23\xd7\xcetail", 8) == 0);
+    CHECK_EQ_INT(recio_reader_next(r, &rec), RECIO_END);
+    recio_reader_close(r);
+}
+
 /* An empty buffer given as NULL is still memory: the end at once, and a seek past it says so. */
 static void test_empty_null_buffer_is_memory(void) {
     recio_reader *r;
@@ -228,6 +245,7 @@ int main(void) {
     RUN(test_reader_complaints_word_for_word);
     RUN(test_join_out_of_memory);
     RUN(test_empty_null_buffer_is_memory);
+    RUN(test_empty_first_part);
     printf("messages: %d passed, %d failed\n", t_passed, t_failed);
     return t_failed != 0;
 }
