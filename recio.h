@@ -1385,30 +1385,6 @@ static char *recio__strdup(const recio_allocator *a, const char *s) {
 }
 
 /* Own tiny formatter, so messages need no stdio: %s %d %u %x and %U (uint64_t). */
-/* No 64-bit division: on a 32-bit target it would bring libgcc's (about 700 bytes) into every
-   program that can report an error. Digits come from subtracting powers of the base, kept on the
-   way up, most significant first. */
-static size_t recio__put_u64(char *d, size_t cap, size_t at, uint64_t v, unsigned base) {
-    uint64_t pw[20];
-    int e = 0, top = base == 16 ? 15 : 19; /* base^(top + 1) would not fit 64 bits */
-    pw[0] = 1;
-    while (e < top && pw[e] * base <= v) pw[e + 1] = pw[e] * base, e++;
-    for (; e >= 0; e--) {
-        unsigned c = 0;
-        while (v >= pw[e]) v -= pw[e], c++;
-        if (at + 1 < cap) d[at] = "0123456789abcdef"[c];
-        at++;
-    }
-    return at;
-}
-
-/* Appends s at d[at] as far as cap allows (room for the terminator); returns the untruncated end. */
-static size_t recio__put_s(char *d, size_t cap, size_t at, const char *s) {
-    for (; *s; s++, at++)
-        if (at + 1 < cap) d[at] = *s;
-    return at;
-}
-
 /* An argument of the formatter: a string for %s, a number for the others (%d's as int64_t). Taking
    them as an array lets the record reader, whose messages hold only numbers, report with no
    variadic call (docs/footprint.md). */
@@ -1420,30 +1396,48 @@ typedef union recio__arg {
 
 static int recio__fmt_conv(char c) { return c == 's' || c == 'd' || c == 'u' || c == 'x' || c == 'U'; }
 
-/* One conversion: c (one of recio__fmt_conv's) of a. */
-static size_t recio__put_arg(char *d, size_t cap, size_t at, char c, const recio__arg *a) {
-    uint64_t v;
-    if (c == 's') return recio__put_s(d, cap, at, a->s ? a->s : "(null)");
-    v = a->u;
-    if (c == 'd' && (int64_t)v < 0) at = recio__put_s(d, cap, at, "-"), v = 0 - v;
-    return recio__put_u64(d, cap, at, v, c == 'x' ? 16 : 10);
-}
-
-/* Formats f after the at characters already in d (cap > 0), cut to fit with a terminator: %s %d %u
-   %x %U take args[0], args[1]... in turn (past the n given they print nothing); '%' before any
-   other char prints that char. */
-static void recio__fmt_args(char *d, size_t cap, size_t at, const char *f, const recio__arg *args, size_t n) {
-    size_t k = 0;
-    for (; *f; f++) {
-        if (*f == '%' && f[1]) {
-            f++;
-            if (recio__fmt_conv(*f)) {
-                if (k < n) at = recio__put_arg(d, cap, at, *f, &args[k]);
+/* Formats f, then g when not NULL, into d (cap > 0), cut to fit with a terminator: %s %d %u %x %U
+   take args[0], args[1]... in turn (past the n given they print nothing); '%' before any other
+   char prints that char. The two formats let a handle message put its "NAME: offset N: " before
+   what went wrong in the same call (recio__errf, recio__rd_fail).
+   One loop and one store for every character, whether it comes from a format, a string argument
+   or a number: the record reader links this function alone for its messages (docs/footprint.md).
+   Numbers take no 64-bit division: on a 32-bit target it would bring libgcc's (about 700 bytes)
+   into every program that can report an error. Their digits come from subtracting powers of the
+   base, kept on the way up, most significant first. */
+static void recio__fmt_args(char *d, size_t cap, const char *f, const char *g, const recio__arg *args, size_t n) {
+    const char *s = NULL; /* the rest of a string argument, or of a '-' sign before digits */
+    uint64_t v = 0, pw[20];
+    int e = -1; /* digits left of v: pw[e] is the next one's weight */
+    size_t at = 0, k = 0;
+    char c;
+    for (;;) {
+        if (s && *s) {
+            c = *s++;
+        } else if (e >= 0) {
+            for (c = 0; v >= pw[e]; c++) v -= pw[e];
+            c = "0123456789abcdef"[(unsigned char)c];
+            e--;
+        } else if ((c = *f++) == 0) {
+            if (!g) break;
+            f = g, g = NULL;
+            continue;
+        } else if (c == '%' && *f) {
+            c = *f++;
+            if (recio__fmt_conv(c)) {
+                if (k < n && c == 's') {
+                    s = args[k].s ? args[k].s : "(null)";
+                } else if (k < n) {
+                    unsigned base = c == 'x' ? 16 : 10, top = c == 'x' ? 15 : 19; /* base^(top+1) > 2^64 */
+                    v = args[k].u;
+                    if (c == 'd' && (int64_t)v < 0) s = "-", v = 0 - v;
+                    for (pw[0] = 1, e = 0; (unsigned)e < top && pw[e] * base <= v; e++) pw[e + 1] = pw[e] * base;
+                }
                 k++;
                 continue;
             }
         }
-        if (at + 1 < cap) d[at] = *f;
+        if (at + 1 < cap) d[at] = c;
         at++;
     }
     d[at < cap ? at : cap - 1] = 0;
@@ -1470,7 +1464,7 @@ static void recio__vfmt(char *d, size_t cap, const char *f, va_list ap) {
     size_t n;
     if (!cap) return;
     n = recio__va_args(f, ap, args);
-    recio__fmt_args(d, cap, 0, f, args, n);
+    recio__fmt_args(d, cap, f, NULL, args, n);
 }
 
 static void recio__fmt(char *d, size_t cap, const char *f, ...) {
@@ -1480,23 +1474,20 @@ static void recio__fmt(char *d, size_t cap, const char *f, ...) {
     va_end(ap);
 }
 
-/* Every handle message reads "NAME: offset N: what" so the user can go straight to the bytes. */
-static void recio__errmsg(char *msg, const char *name, uint64_t offset, const char *f, const recio__arg *args, size_t n) {
-    size_t at = recio__put_s(msg, RECIO__ERRMSG, 0, name ? name : "?");
-    at = recio__put_s(msg, RECIO__ERRMSG, at, ": offset ");
-    at = recio__put_u64(msg, RECIO__ERRMSG, at, offset, 10);
-    at = recio__put_s(msg, RECIO__ERRMSG, at, ": ");
-    recio__fmt_args(msg, RECIO__ERRMSG, at, f, args, n);
-}
+/* Every handle message reads "NAME: offset N: what" so the user can go straight to the bytes:
+   recio__fmt_args with this first format and args[0] = NAME, args[1] = N. */
+#define RECIO__AT_OFFSET "%s: offset %U: "
 
 static void recio__errf(char *msg, const char *name, uint64_t offset, const char *f, ...) {
-    recio__arg args[RECIO__FMT_ARGS];
+    recio__arg args[2 + RECIO__FMT_ARGS];
     size_t n;
     va_list ap;
+    args[0].s = name ? name : "?";
+    args[1].u = offset;
     va_start(ap, f);
-    n = recio__va_args(f, ap, args);
+    n = recio__va_args(f, ap, args + 2);
     va_end(ap);
-    recio__errmsg(msg, name, offset, f, args, n);
+    recio__fmt_args(msg, RECIO__ERRMSG, RECIO__AT_OFFSET, f, args, 2 + n);
 }
 
 static const char *recio__errno_str(int e) {
@@ -1835,7 +1826,7 @@ struct recio_reader {
     unsigned char *join; /* multi-part records are assembled here */
     size_t join_cap;
     recio_err sticky;
-    char *name;
+    const char *name; /* after the struct in the same allocation, or a literal (open_mem) */
     char errmsg[RECIO__ERRMSG];
 };
 
@@ -1843,10 +1834,12 @@ static uint64_t recio__rd_off(const recio_reader *r) { return r->base + r->pos; 
 
 /* Records the reader's error e at off; f's conversions (numbers only) take a, then b. */
 static recio_err recio__rd_fail(recio_reader *r, recio_err e, uint64_t off, const char *f, uint64_t a, uint64_t b) {
-    recio__arg args[2];
-    args[0].u = a;
-    args[1].u = b;
-    recio__errmsg(r->errmsg, r->name, off, f, args, 2);
+    recio__arg args[4];
+    args[0].s = r->name;
+    args[1].u = off;
+    args[2].u = a;
+    args[3].u = b;
+    recio__fmt_args(r->errmsg, RECIO__ERRMSG, RECIO__AT_OFFSET, f, args, 4);
     r->sticky = e;
     return e;
 }
@@ -1908,18 +1901,6 @@ static recio_err recio__rd_fill(recio_reader *r, size_t need) {
     return RECIO_OK;
 }
 
-/* Make `need` bytes at the current position addressable; returns how many are (less only at end
-   of file). A buffer that already holds them costs no call. */
-static recio_err recio__rd_avail(recio_reader *r, size_t need, const unsigned char **p, size_t *got) {
-    if (r->end - r->pos < need && !r->eof) {
-        recio_err e = r->fill(r, need);
-        if (e) return e;
-    }
-    *p = r->view + r->pos;
-    *got = r->end - r->pos < need ? r->end - r->pos : need;
-    return RECIO_OK;
-}
-
 /* Streaming mode, when a length runs past the size taken at open: a file still being written (a
    pack appending while the iterator streams) may have grown since, which is not damage, so ask
    again before calling the length too long, and read on past the old end. 1 when it now fits. */
@@ -1936,10 +1917,10 @@ static int recio__rd_fits(recio_reader *r, uint64_t end) {
     return r->size < 0 || end <= (uint64_t)r->size || (r->regrow && r->regrow(r, end));
 }
 
-/* What is wrong with the part header at file offset off (got bytes of it at p; at as in
-   recio__rd_part), or NULL; *a and *b get the numbers the message names. */
-static const char *recio__rd_bad_header(const unsigned char *p, size_t got, uint64_t off, size_t at, uint64_t *a, uint64_t *b) {
-    uint32_t lrec;
+/* What is wrong with the part header at file offset off (got bytes at p, its length word lrec
+   when got >= 8; at as in recio__rd_part), or NULL; *a and *b get the numbers the message names. */
+static const char *recio__rd_bad_header(const unsigned char *p, size_t got, uint32_t lrec, uint64_t off, size_t at,
+                                        uint64_t *a, uint64_t *b) {
     unsigned cflag;
     if (got == 0) return "multi-part record ends at end of file without its last part";
     *a = got;
@@ -1948,7 +1929,6 @@ static const char *recio__rd_bad_header(const unsigned char *p, size_t got, uint
     if (*a != RECIO_MAGIC && off == 0 && memcmp(p, "version ", 8) == 0) /* "version https://git-lfs..." */
         return "bad magic 0x%x: this is a Git LFS pointer (text), not the data: fetch it with 'git lfs pull'";
     if (*a != RECIO_MAGIC) return "bad magic 0x%x (expected 0xced7230a)";
-    lrec = recio_load_u32le(p + 4);
     *a = cflag = lrec >> 29;
     if (cflag > 3) return "invalid cflag %u";
     if (at == 0 && cflag >= 2) return "continuation part (cflag %u) without a first part";
@@ -1960,54 +1940,65 @@ static const char *recio__rd_bad_header(const unsigned char *p, size_t got, uint
     return NULL;
 }
 
+/* Room in r->join for a joined record of `need` bytes, keeping the at - 4 already joined (at > 0)
+   or none; 0 when the allocation fails, with *cap the size it asked for. */
+static int recio__rd_join_room(recio_reader *r, size_t at, size_t need, uint64_t *cap) {
+    size_t ncap = r->join_cap ? r->join_cap : 4096;
+    unsigned char *nj;
+    if (need <= r->join_cap) return 1;
+    while (ncap < need) ncap *= 2;
+    /* alloc, copy, free rather than recio__realloc, which a memory reader would link for this
+       alone (docs/footprint.md); the buffer only doubles, so the copies stay rare */
+    *cap = ncap;
+    if ((nj = (unsigned char *)recio__malloc(&r->alloc, ncap)) == NULL) return 0;
+    if (at > 4) memcpy(nj, r->join, at - 4); /* at == 4: nothing joined yet, join may be NULL */
+    recio__free(&r->alloc, r->join);
+    r->join = nj;
+    r->join_cap = ncap;
+    return 1;
+}
+
+/* The one complaint of recio__rd_part that is not damage; its error code is chosen where the
+   message is made, not on each path (that cost x86-64 a constant per complaint). */
+static const char recio__rd_nomem[] = "cannot allocate %U bytes for a multi-part record";
+
 /* One part at the current position: its header, checked, then its body (len bytes + padding)
-   made addressable. at is where the body will go in the joined record: 0 for a record's first
-   part, 4 or more (after the magic word put back) for a later one. Every complaint goes through
-   one call, which keeps this small where code space is scarce. */
+   made addressable, and for a multi-part record room to join it. at is where the body will go in
+   the joined record: 0 for a record's first part, 4 or more (after the magic word put back) for
+   a later one. Every complaint goes through one call, which keeps this small where code space is
+   scarce. */
 static recio_err recio__rd_part(recio_reader *r, uint64_t rec_off, size_t at, unsigned *cflag, size_t *len,
                                 const unsigned char **body) {
-    const unsigned char *p = NULL;
-    size_t got = 0, total;
+    size_t total = 8, got;
     uint64_t off = recio__rd_off(r), a = 0, b = 0;
+    uint32_t lrec = 0;
     const char *why;
-    recio_err e = recio__rd_avail(r, 8, &p, &got);
-    if (e) return e;
-    if (got == 0 && at == 0) return RECIO_END;
-    why = recio__rd_bad_header(p, got, off, at, &a, &b);
+    recio_err e;
+    /* Streaming mode refills when the buffer holds less than a header (memory mode has eof set and
+       holds everything); a refill may move the bytes, so view + pos is read after it. */
+    if (r->end - r->pos < total && !r->eof && (e = r->fill(r, total)) != RECIO_OK) return e;
+    if ((got = r->end - r->pos) == 0 && at == 0) return RECIO_END;
+    if (got >= 8) lrec = recio_load_u32le(r->view + r->pos + 4);
+    why = recio__rd_bad_header(r->view + r->pos, got, lrec, off, at, &a, &b);
     if (!why) {
-        *cflag = recio_load_u32le(p + 4) >> 29;
-        *len = recio_load_u32le(p + 4) & RECIO_MAX_RECORD;
+        *cflag = lrec >> 29;
+        *len = lrec & RECIO_MAX_RECORD;
         total = 8 + RECIO__ALIGN4(*len);
         a = *len;
         if (!recio__rd_fits(r, off + total)) {
             why = "length %U runs past end of file (size %U)";
             b = (uint64_t)r->size; /* as the check left it: a growing file's new size */
-        } else if ((e = recio__rd_avail(r, total, &p, &got)) != RECIO_OK) {
+        } else if (got < total && !r->eof && (e = r->fill(r, total)) != RECIO_OK) {
             return e;
-        } else if (got < total) {
+        } else if (r->end - r->pos < total) {
             why = "truncated: length %U runs past end of file";
+        } else if (*cflag && !recio__rd_join_room(r, at, at + *len, &a)) {
+            why = recio__rd_nomem;
         }
     }
-    if (why) return recio__rd_fail(r, RECIO_ERR_CORRUPT, rec_off, why, a, b);
-    *body = p + 8;
+    if (why) return recio__rd_fail(r, why == recio__rd_nomem ? RECIO_ERR_NOMEM : RECIO_ERR_CORRUPT, rec_off, why, a, b);
+    *body = r->view + r->pos + 8;
     r->pos += total;
-    return RECIO_OK;
-}
-
-/* Puts n bytes at join[at], after the magic word the writer cut there when at > 0 (at and n stay
-   within RECIO_MAX_RECORD: recio__rd_part checks). */
-static recio_err recio__rd_join(recio_reader *r, size_t at, const unsigned char *src, size_t n, uint64_t rec_off) {
-    if (at + n > r->join_cap) {
-        size_t ncap = r->join_cap ? r->join_cap : 4096;
-        unsigned char *nj;
-        while (ncap < at + n) ncap *= 2;
-        nj = (unsigned char *)recio__realloc(&r->alloc, r->join, at ? at - 4 : 0, ncap);
-        if (!nj) return recio__rd_fail(r, RECIO_ERR_NOMEM, rec_off, "cannot allocate %U bytes for a multi-part record", ncap, 0);
-        r->join = nj;
-        r->join_cap = ncap;
-    }
-    if (at) recio_store_u32le(r->join + at - 4, RECIO_MAGIC);
-    if (n) memcpy(r->join + at, src, n);
     return RECIO_OK;
 }
 
@@ -2023,7 +2014,9 @@ RECIODEF recio_err recio_reader_next(recio_reader *r, recio_record *rec) {
     for (;;) { /* cflag 0: whole; 1, 2..., 3: parts joined at r->join[at], the magic word between */
         if ((e = recio__rd_part(r, rec_off, at, &cflag, &len, &body)) != RECIO_OK) return e;
         if (cflag == 0) break;
-        if ((e = recio__rd_join(r, at, body, len, rec_off)) != RECIO_OK) return e;
+        /* the magic word the writer cut before this part, then the part (room made by rd_part) */
+        if (at) recio_store_u32le(r->join + at - 4, RECIO_MAGIC);
+        if (len) memcpy(r->join + at, body, len);
         if (cflag == 3) {
             body = r->join;
             len += at;
@@ -2045,8 +2038,8 @@ static recio_err recio__rd_alloc(recio_reader **out, const char *name, const rec
     memset(r, 0, sizeof *r);
     if (a) r->alloc = *a;
     r->size = -1;
-    r->name = (char *)(r + 1);
-    memcpy(r->name, name, n);
+    memcpy(r + 1, name, n);
+    r->name = (const char *)(r + 1);
     *out = r;
     return RECIO_OK;
 }
@@ -2061,11 +2054,21 @@ static void recio__rd_setmem(recio_reader *r, const void *p, size_t n) {
 }
 
 RECIODEF recio_err recio_reader_open_mem(recio_reader **r, const void *buf, size_t n) {
+    recio_reader *m;
     if (!r) return RECIO_ERR_ARG;
     *r = NULL;
     if (!buf && n) return RECIO_ERR_ARG;
-    if (recio__rd_alloc(r, "<memory>", NULL)) return RECIO_ERR_NOMEM;
-    recio__rd_setmem(*r, buf ? buf : "", n);
+    /* Not recio__rd_alloc: a fixed name needs no copy and the default hooks no allocator, and a
+       memory reader then links no second function for it (about 160 bytes on x86-64 with its
+       unwind entry, docs/footprint.md). Zeroed alloc = the default hooks. */
+    if ((m = (recio_reader *)recio__malloc(NULL, sizeof *m)) == NULL) return RECIO_ERR_NOMEM;
+    memset(m, 0, sizeof *m);
+    m->name = "<memory>";
+    /* An empty buffer may be NULL, but a non-NULL mem marks memory mode: the reader's own address
+       serves (never read, n is 0). Not "": gcc files that literal with the first function that
+       uses it, here one of the split's, and the link then keeps all of that function's strings. */
+    recio__rd_setmem(m, buf ? buf : (const void *)m, n);
+    *r = m;
     return RECIO_OK;
 }
 

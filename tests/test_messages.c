@@ -163,10 +163,89 @@ static void test_reader_complaints_word_for_word(void) {
     t_complaint(b, 16, 0, RECIO_ERR_CORRUPT, ": offset 0: truncated: length 100 runs past end of file");
 }
 
+/* An allocator that refuses any block over `limit` bytes once `strict` is set (after the open). */
+typedef struct t_tight {
+    size_t limit;
+    int strict;
+} t_tight;
+static void *t_tight_alloc(size_t n, void *u) { return ((t_tight *)u)->strict && n > ((t_tight *)u)->limit ? NULL : malloc(n); }
+static void t_tight_free(void *p, void *u) { (void)u, free(p); }
+
+/* A multi-part record whose join buffer cannot grow is out of memory (not damage), word for word,
+   and stays so; the first part's 4096-byte buffer is given, the 8192 the second part needs is not. */
+static void test_join_out_of_memory(void) {
+    static unsigned char b[8 + 8 + 8 + 5000];
+    recio_reader *r;
+    recio_reader_desc d;
+    recio_record rec;
+    t_src src;
+    t_tight tight = {4096, 0};
+    size_t n = t_head(b, RECIO_MAGIC, 1, 8); /* joined: "abcdefgh", magic, 5000 bytes = 5012 */
+    memcpy(b + n, "abcdefgh", 8);
+    n += 8;
+    n += t_head(b + n, RECIO_MAGIC, 3, 5000);
+    memset(b + n, 'z', 5000);
+    n += 5000;
+    memset(&d, 0, sizeof d);
+    src.d = b, src.n = n, src.at = 0;
+    d.io.read = t_src_read;
+    d.io.user = &src;
+    d.name = "s";
+    d.alloc.alloc = t_tight_alloc;
+    d.alloc.free = t_tight_free;
+    d.alloc.user = &tight;
+    CHECK(recio_reader_open_desc(&r, NULL, &d) == RECIO_OK);
+    tight.strict = 1;
+    CHECK_EQ_INT(recio_reader_next(r, &rec), RECIO_ERR_NOMEM);
+    CHECK(strcmp(recio_reader_errmsg(r), "s: offset 0: cannot allocate 8192 bytes for a multi-part record") == 0);
+    CHECK_EQ_INT(recio_reader_next(r, &rec), RECIO_ERR_NOMEM); /* sticky */
+    recio_reader_close(r);
+    tight.strict = 0; /* the same bytes read whole when the memory is there */
+    src.at = 0;
+    CHECK(recio_reader_open_desc(&r, NULL, &d) == RECIO_OK);
+    CHECK_EQ_INT(recio_reader_next(r, &rec), RECIO_OK);
+    CHECK(rec.size == 5012 && memcmp(rec.data, "abcdefgh\x0a\x23\xd7\xcezz", 14) == 0);
+    CHECK(rec.size == 5012 && ((const unsigned char *)rec.data)[5011] == 'z');
+    CHECK_EQ_INT(recio_reader_next(r, &rec), RECIO_END);
+    recio_reader_close(r);
+}
+
+/* A payload that starts with the magic word: an empty first part, then the rest (dmlc-core writes
+   it so); the join starts from nothing (make sanitize once caught a copy from the NULL buffer). */
+static void test_empty_first_part(void) {
+    unsigned char b[32];
+    recio_reader *r;
+    recio_record rec;
+    size_t n = t_head(b, RECIO_MAGIC, 1, 0);
+    n += t_head(b + n, RECIO_MAGIC, 3, 4);
+    memcpy(b + n, "tail", 4);
+    n += 4;
+    CHECK(recio_reader_open_mem(&r, b, n) == RECIO_OK);
+    CHECK_EQ_INT(recio_reader_next(r, &rec), RECIO_OK);
+    CHECK(rec.size == 8 && memcmp(rec.data, "\x0a\x23\xd7\xcetail", 8) == 0);
+    CHECK_EQ_INT(recio_reader_next(r, &rec), RECIO_END);
+    recio_reader_close(r);
+}
+
+/* An empty buffer given as NULL is still memory: the end at once, and a seek past it says so. */
+static void test_empty_null_buffer_is_memory(void) {
+    recio_reader *r;
+    recio_record rec;
+    CHECK(recio_reader_open_mem(&r, NULL, 0) == RECIO_OK);
+    CHECK_EQ_INT(recio_reader_next(r, &rec), RECIO_END);
+    CHECK_EQ_INT(recio_reader_seek(r, 0), RECIO_OK);
+    CHECK_EQ_INT(recio_reader_seek(r, 4), RECIO_ERR_ARG);
+    CHECK(strcmp(recio_reader_errmsg(r), "<memory>: offset 4: seek past end of file (size 0)") == 0);
+    recio_reader_close(r);
+}
+
 int main(void) {
     RUN(test_formatter_matches_snprintf);
     RUN(test_handle_message_prefix);
     RUN(test_reader_complaints_word_for_word);
+    RUN(test_join_out_of_memory);
+    RUN(test_empty_null_buffer_is_memory);
+    RUN(test_empty_first_part);
     printf("messages: %d passed, %d failed\n", t_passed, t_failed);
     return t_failed != 0;
 }

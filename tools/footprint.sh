@@ -52,9 +52,10 @@ rows=("record reader (memory: recio_reader_open_mem, next, close)|reader" "+ wri
       "everything but images (RECIO_NO_IMAGE: files, split, iterator; whole object)|noimg" \
       "everything (all of recio.h: files, every stb format, transforms, iterator; whole object)|all")
 
-# own MAP OBJ: "text data bss" of the input sections of OBJ that the link kept
+# own MAP OBJ [ONLY]: "text data bss" of the input sections of OBJ that the link kept (with ONLY, a
+# regular expression, only the sections whose names match it: the prose's parts of a cell)
 own() {
-  awk -v obj="$2" '
+  awk -v obj="$2" -v only="${3:-}" '
     /^Linker script and memory map/ { m = 1; next }
     !m { next }
     /^ [^ ]+$/ { name = $1; next }
@@ -64,6 +65,7 @@ own() {
     function hex(h,  i, v) { v = 0; h = tolower(substr(h, 3)); for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1; return v }
     function add(  n) {
       if (index(file, obj) == 0 || name ~ /^\.(comment|debug|note|ARM\.attributes|stab|gnu\.attributes)/) return
+      if (only != "" && name !~ only) return
       n = hex(size)
       if (name ~ /^\.(bss|tbss)/ || name == "COMMON") b += n
       else if (name ~ /^\.(data|tdata|init_array|fini_array)/) d += n
@@ -84,9 +86,24 @@ for t in "${targets[@]}"; do
       -o "$tmp/$r.elf" $gc -Wl,-Map="$tmp/$r.map" -lm
     read -r tx dx bx <<<"$(own "$tmp/$r.map" "${r}_impl.o")"
     cell["$r|$tname"]="$tx / $dx / $bx"
+    if [ "$r|$tname" = "reader|x86-64" ]; then # the parts the prose names
+      read -r reader_eh _ <<<"$(own "$tmp/$r.map" "${r}_impl.o" '^\.eh_frame')"
+      read -r reader_ro _ <<<"$(own "$tmp/$r.map" "${r}_impl.o" '^\.rodata')"
+      read -r reader_fmt _ <<<"$(own "$tmp/$r.map" "${r}_impl.o" 'recio__fmt_args')"
+    fi
   done
   vers["$tname"]="$("$cc" --version | head -1)"
 done
+
+# unwind: the least and most share of x86-64's .text (first column) that the second drops, in %
+unwind() {
+  local row x y p lo=100 hi=0
+  for row in reader writer split image noimg all; do
+    x=${cell["$row|x86-64"]%% *}; y=${cell["$row|x86-64 no unwind"]%% *}; p=$(( (100 * (x - y) + x / 2) / x ))
+    [ "$p" -lt "$lo" ] && lo=$p; [ "$p" -gt "$hi" ] && hi=$p
+  done
+  echo "$lo-$hi%"
+}
 
 # verdict ROW LIMIT [COLUMN]: where (every column, or the one named) ROW's .text is under LIMIT
 verdict() {
@@ -134,8 +151,12 @@ verdict() {
   echo "reached through pointers that only the streaming open sets). On x86-64 the resampler picks its"
   echo "AVX2 column with cpuid, so a program without image ops carries no CPU detection"
   echo "(\`__builtin_cpu_supports\` would bring libgcc's, about 4.5 KB, into any program linking recio)."
-  echo "On x86-64 13-16% of .text is unwind tables (.eh_frame), which \`-fno-asynchronous-unwind-tables\`"
-  echo "drops (second column). The reader's error messages (\"FILE: offset N: what\": their text, about"
-  echo "740 bytes, and recio's own formatter, about 560) are about half of it."
+  echo "On x86-64 gcc emits unwind tables (.eh_frame) by default, and the first column counts them:"
+  echo "$(unwind) of each row's .text, which \`-fno-asynchronous-unwind-tables\` drops (second column)."
+  echo "For the memory reader they are ${reader_eh} of its ${cell[reader|x86-64]%% *} bytes: one entry per function, so its"
+  echo "path is few functions (recio_reader_next holds a record's parts, their checks and the join; the"
+  echo "formatter is one loop for text, strings and digits). Its messages (\"FILE: offset N: what\") are"
+  echo "${reader_ro} bytes of read-only data, nearly all text, and recio's own formatter ${reader_fmt} bytes (code and"
+  echo "its constant strings)."
 } > "$out"
 cat "$out"
