@@ -4506,7 +4506,9 @@ RECIODEF void recio_split_close(recio_split *s) {
 #endif
 #define RECIO__ALIGN 64 /* scratch blocks start on cache lines */
 
-RECIODEF size_t recio_dtype_size(recio_dtype t) {
+/* static, so the per-row address arithmetic inlines it (a public function in a -fPIC object does
+   not: another library could interpose it) */
+static size_t recio__esize(recio_dtype t) {
     switch (t) {
     case RECIO_U8: case RECIO_I8: return 1;
     case RECIO_F16: return 2;
@@ -4514,6 +4516,8 @@ RECIODEF size_t recio_dtype_size(recio_dtype t) {
     }
     return 0;
 }
+
+RECIODEF size_t recio_dtype_size(recio_dtype t) { return recio__esize(t); }
 
 static size_t recio__row_bytes(int w, int c, recio_dtype t, recio_layout l) {
     return (size_t)w * (l == RECIO_CHW ? 1u : (size_t)c) * recio_dtype_size(t);
@@ -4583,7 +4587,7 @@ static int recio__valid(const recio_image *img) {
 }
 
 static unsigned char *recio__at(const recio_image *img, int x, int y, int c) {
-    size_t es = recio_dtype_size(img->dtype);
+    size_t es = recio__esize(img->dtype);
     unsigned char *p = (unsigned char *)img->data;
     if (img->layout == RECIO_CHW) return p + ((size_t)c * (size_t)img->height + (size_t)y) * img->stride + (size_t)x * es;
     return p + (size_t)y * img->stride + ((size_t)x * (size_t)img->channels + (size_t)c) * es;
@@ -5476,7 +5480,7 @@ static recio_err recio__jdec_run(recio__jdec *j, int den, int *x0, int x1, int y
     while ((row = j->d.output_scanline) < (JDIMENSION)j->win[3]) {
         JSAMPROW rp[16];
         JDIMENSION k, m = (JDIMENSION)j->win[3] - row < 16 ? (JDIMENSION)j->win[3] - row : 16;
-        for (k = 0; k < m; k++) rp[k] = (JSAMPROW)recio__at(&j->img, 0, (int)(row - (JDIMENSION)j->win[2] + k), 0);
+        for (k = 0; k < m; k++) rp[k] = (JSAMPROW)j->img.data + (size_t)(row - (JDIMENSION)j->win[2] + k) * j->img.stride;
         if (jpeg_read_scanlines(&j->d, rp, m) == 0) break; /* cannot happen with memory input; never spin */
     }
     jpeg_abort_decompress(&j->d); /* rows below the window are never decoded */
