@@ -4685,7 +4685,7 @@ typedef struct recio__axis {
 
 /* ---- kernels: the resampler's and the iterator's hot loops, one column per instruction set ----
    A column is a recio__kern: the horizontal and vertical passes of the LINEAR resampler, the
-   normalise-into-three-planes step and the checksum lanes. The scalar column is the reference;
+   normalise-into-three-planes step and the checksum lanes (RECIO_NO_IMAGE: the checksum only). The scalar column is the reference;
    every other column computes exactly its bytes (tests compare each usable column with it on
    random sizes), usually by running its own loop over the body of a row and the scalar code over
    the edges. A new instruction set is a new column here, never an #if inside the scalar code.
@@ -4697,21 +4697,45 @@ typedef struct recio__axis {
 typedef struct recio__kern {
     const char *name;
     int (*usable)(void); /* the CPU has it (x86 AVX2 is chosen at run time) */
+    /* checksum: lane[k] takes word k of every 256-byte block (native-order 32-bit words) */
+    void (*hash)(uint32_t *lane, const unsigned char *p, size_t blocks);
+#ifndef RECIO_NO_IMAGE /* records only: the checksum is the one kernel left */
     /* K == 2 taps, 3 or 4 channels: dst[i*C + c] = s[ofs*C + c] * a0 + s[(ofs+1)*C + c] * a1 */
     void (*hrow2)(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst);
     /* two rows of the horizontal pass into u8, OpenCV's VResizeLinear rounding */
     void (*vrow2)(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n);
     /* RGB u8 into three f32 planes: d[c][x] = lut[c*256 + v], which is ((float)v - mean[c]) / std[c] */
     void (*norm3)(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean, const float *std);
-    /* checksum: lane[k] takes word k of every 256-byte block (native-order 32-bit words) */
-    void (*hash)(uint32_t *lane, const unsigned char *p, size_t blocks);
     /* colour conversion of n RGB u8 pixels: d = u8(a*x + b*g + off[c]), g = 0.299 R + 0.587 G + 0.114 B
        (brightness, contrast, saturation, gray: recio__mix) */
     void (*mix3)(const unsigned char *s, unsigned char *d, int n, float a, float b, const float off[3]);
+#define RECIO__KERN_IMAGE(hrow2, vrow2, norm3, mix3) , hrow2, vrow2, norm3, mix3
+#else
+#define RECIO__KERN_IMAGE(hrow2, vrow2, norm3, mix3)
+#endif
 } recio__kern;
 
 static int recio__kern_always(void) { return 1; }
 
+static uint32_t recio__lane_step(uint32_t h, uint32_t w) {
+    uint32_t x = (h ^ w) * 0x01000193u; /* FNV's 32-bit prime, then a shift so high bits reach low ones */
+    return x ^ (x >> 13);
+}
+
+static void recio__hash_c(uint32_t *lane, const unsigned char *p, size_t blocks) {
+    uint32_t h[RECIO__LANES], w;
+    size_t b;
+    int k;
+    memcpy(h, lane, sizeof h); /* a local copy: compilers vectorise the lanes when nothing aliases them */
+    for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
+        for (k = 0; k < RECIO__LANES; k++) {
+            memcpy(&w, p + 4 * k, 4);
+            h[k] = recio__lane_step(h[k], w);
+        }
+    memcpy(lane, h, sizeof h);
+}
+
+#ifndef RECIO_NO_IMAGE /* the image kernels: resampler, normalise, colour */
 static void recio__hpx(const unsigned char *p, int C, int a0, int a1, int32_t *d) {
     int c;
     for (c = 0; c < C; c++) d[c] = p[c] * a0 + p[c + C] * a1;
@@ -4750,24 +4774,6 @@ static void recio__norm3_c(const unsigned char *row, float *const d[3], int n, c
     }
 }
 
-static uint32_t recio__lane_step(uint32_t h, uint32_t w) {
-    uint32_t x = (h ^ w) * 0x01000193u; /* FNV's 32-bit prime, then a shift so high bits reach low ones */
-    return x ^ (x >> 13);
-}
-
-static void recio__hash_c(uint32_t *lane, const unsigned char *p, size_t blocks) {
-    uint32_t h[RECIO__LANES], w;
-    size_t b;
-    int k;
-    memcpy(h, lane, sizeof h); /* a local copy: compilers vectorise the lanes when nothing aliases them */
-    for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
-        for (k = 0; k < RECIO__LANES; k++) {
-            memcpy(&w, p + 4 * k, 4);
-            h[k] = recio__lane_step(h[k], w);
-        }
-    memcpy(lane, h, sizeof h);
-}
-
 /* The float steps in this order, each rounded to float: every column does exactly these. */
 static void recio__mix3_c(const unsigned char *s, unsigned char *d, int n, float a, float b, const float off[3]) {
     int x, c;
@@ -4776,11 +4782,13 @@ static void recio__mix3_c(const unsigned char *s, unsigned char *d, int n, float
         for (c = 0; c < 3; c++) d[c] = recio__u8(a * (float)s[c] + b * g + off[c]);
     }
 }
+#endif
 
-static const recio__kern recio__kern_scalar = {"scalar", recio__kern_always, recio__hrow2_c, recio__vrow2_c, recio__norm3_c,
-                                               recio__hash_c, recio__mix3_c};
+static const recio__kern recio__kern_scalar = {"scalar", recio__kern_always, recio__hash_c
+                                               RECIO__KERN_IMAGE(recio__hrow2_c, recio__vrow2_c, recio__norm3_c, recio__mix3_c)};
 
 #if defined(RECIO__SSE2)
+#ifndef RECIO_NO_IMAGE
 static void recio__hrow2_sse2(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
     __m128i z = _mm_setzero_si128();
     int i;
@@ -4818,6 +4826,7 @@ static void recio__vrow2_sse2(const int32_t *r0, const int32_t *r1, int b0, int 
     int x = recio__vrow2_sse2_body(r0, r1, b0, b1, line, n);
     recio__vrow2_c(r0 + x, r1 + x, b0, b1, line + x, n - x);
 }
+#endif
 
 /* SSE2 has no 32-bit multiply: even and odd lanes through the 32x32->64 one, low halves kept. */
 static __m128i recio__mullo32_sse2(__m128i a, __m128i b) {
@@ -4839,8 +4848,8 @@ static void recio__hash_sse2(uint32_t *lane, const unsigned char *p, size_t bloc
     for (k = 0; k < RECIO__LANES / 4; k++) _mm_storeu_si128((__m128i *)(void *)(lane + 4 * k), h[k]);
 }
 
-static const recio__kern recio__kern_sse2 = {"sse2", recio__kern_always, recio__hrow2_sse2, recio__vrow2_sse2, recio__norm3_c,
-                                             recio__hash_sse2, recio__mix3_c};
+static const recio__kern recio__kern_sse2 = {"sse2", recio__kern_always, recio__hash_sse2
+                                             RECIO__KERN_IMAGE(recio__hrow2_sse2, recio__vrow2_sse2, recio__norm3_c, recio__mix3_c)};
 #endif
 
 #if defined(RECIO__AVX2)
@@ -4860,6 +4869,7 @@ static int recio__avx2_usable(void) {
     return (int)((b >> 5) & 1u); /* AVX2 */
 }
 
+#ifndef RECIO_NO_IMAGE
 /* Both taps' pixels come from one 8-byte load, which a byte shuffle spreads into the 16-bit pairs
    madd takes (SSE2 needs two loads and three unpacks for that): 1.25x SSE2's horizontal pass on
    341 -> 224 RGB rows here. Wider (two outputs per 256-bit madd) measured no faster: stores bind it. */
@@ -4928,6 +4938,7 @@ __attribute__((target("avx2"))) static void recio__norm3_avx2(const unsigned cha
     _mm256_zeroupper();
     recio__norm3_c(row, tail, n - x, lut, mean, std);
 }
+#endif
 
 __attribute__((target("avx2"))) static void recio__hash_avx2(uint32_t *lane, const unsigned char *p, size_t blocks) {
     const __m256i prime = _mm256_set1_epi32(0x01000193);
@@ -4944,6 +4955,7 @@ __attribute__((target("avx2"))) static void recio__hash_avx2(uint32_t *lane, con
     _mm256_zeroupper();
 }
 
+#ifndef RECIO_NO_IMAGE
 /* Eight pixels at a time: bytes shuffled into R, G, B lanes of floats, the scalar steps, then
    clamped, truncated and shuffled back (u8(v) is trunc(min(max(v + 0.5, 0), 255.5))). */
 __attribute__((target("avx2"))) static __m256 recio__mix_ch(__m256 x, __m256 g, __m256 a, __m256 b, float off) {
@@ -4995,15 +5007,17 @@ __attribute__((target("avx2"))) static void recio__mix3_avx2(const unsigned char
     _mm256_zeroupper();
     recio__mix3_c(s + 3 * x, d + 3 * x, n - x, a, b, off);
 }
+#endif
 
 /* Every AVX2 kernel that uses 256-bit registers ends with vzeroupper: GCC adds none to
    target("avx2") functions that fall into SSE code, and the dirty upper halves made the SSE
    horizontal pass 1.6x slower (docs/bench.md). */
-static const recio__kern recio__kern_avx2 = {"avx2", recio__avx2_usable, recio__hrow2_avx2, recio__vrow2_avx2, recio__norm3_avx2,
-                                             recio__hash_avx2, recio__mix3_avx2};
+static const recio__kern recio__kern_avx2 = {"avx2", recio__avx2_usable, recio__hash_avx2
+                                             RECIO__KERN_IMAGE(recio__hrow2_avx2, recio__vrow2_avx2, recio__norm3_avx2, recio__mix3_avx2)};
 #endif
 
 #if defined(RECIO__NEON)
+#ifndef RECIO_NO_IMAGE
 static void recio__hrow2_neon(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
     int i;
     recio__hrow2_part(s, C, ax, dst, 0, ax->lo);
@@ -5031,7 +5045,7 @@ static void recio__vrow2_neon(const int32_t *r0, const int32_t *r1, int b0, int 
     }
     recio__vrow2_c(r0 + x, r1 + x, b0, b1, line + x, n - x);
 }
-
+#endif
 
 static void recio__hash_neon(uint32_t *lane, const unsigned char *p, size_t blocks) {
     uint32x4_t h[RECIO__LANES / 4];
@@ -5046,6 +5060,7 @@ static void recio__hash_neon(uint32_t *lane, const unsigned char *p, size_t bloc
     for (k = 0; k < RECIO__LANES / 4; k++) vst1q_u32(lane + 4 * k, h[k]);
 }
 
+#ifndef RECIO_NO_IMAGE
 /* Eight pixels at a time (vld3 splits the channels), the scalar steps in float lanes; the float to
    integer conversion truncates, as the scalar cast does. */
 static float32x4_t recio__mix_ch_neon(float32x4_t x, float32x4_t g, float a, float b, float off) {
@@ -5102,9 +5117,10 @@ static void recio__norm3_neon(const unsigned char *row, float *const d[3], int n
 #else /* ARMv7 NEON has no vector divide (and flushes subnormals): the table */
 #define RECIO__NORM3_NEON recio__norm3_c
 #endif
+#endif /* RECIO_NO_IMAGE */
 
-static const recio__kern recio__kern_neon = {"neon", recio__kern_always, recio__hrow2_neon, recio__vrow2_neon, RECIO__NORM3_NEON,
-                                             recio__hash_neon, recio__mix3_neon};
+static const recio__kern recio__kern_neon = {"neon", recio__kern_always, recio__hash_neon
+                                             RECIO__KERN_IMAGE(recio__hrow2_neon, recio__vrow2_neon, RECIO__NORM3_NEON, recio__mix3_neon)};
 #endif
 
 /* Every column this build has, the reference first: the tests run each usable one against it. */
@@ -10611,14 +10627,23 @@ static void recio__it_note_bad(recio__it_slot *s, unsigned i, const char *what) 
 
 static int recio__it_mixing(const recio_iter_desc *d) { return d->mixup_alpha > 0 || d->cutmix_alpha > 0; }
 
-/* At open, once the item's shape is known: what mixing needs. */
-static recio_err recio__it_mix_check(recio_iter *it) {
+#ifndef RECIO_NO_IMAGE
+/* What mixing with a spec still needs, or NULL. */
+static const char *recio__it_mix_why(const recio_iter *it) {
     const recio_iter_desc *d = &it->d;
-    const char *why = !it->tf ? "a spec (the item's shape)" : !d->num_classes ? "num_classes (the soft labels' width)"
+    return !d->num_classes ? "num_classes (the soft labels' width)"
                       : d->label_detection || d->masks ? "plain class labels (not with label_detection or masks)"
                       : d->mixup_alpha > 0 && it->shape.dtype != RECIO_F32 ? "f32 items for MixUp (end the chain with float or normalize)"
                       : !(d->mixup_alpha < 1e4f && d->cutmix_alpha < 1e4f && d->mix_prob >= 0 && d->mix_prob <= 1) ? "alphas below 1e4 and mix_prob in [0, 1]"
                       : NULL;
+}
+#else
+#define recio__it_mix_why(it) NULL /* never asked: without the image section there is no spec */
+#endif
+
+/* At open, once the item's shape is known: what mixing needs. */
+static recio_err recio__it_mix_check(recio_iter *it) {
+    const char *why = !it->tf ? "a spec (the item's shape)" : recio__it_mix_why(it);
     if (!why) return RECIO_OK;
     recio__fmt(it->errmsg, RECIO__ERRMSG, "mixing (mixup_alpha or cutmix_alpha set) needs %s", why);
     return RECIO_ERR_ARG;
@@ -10952,6 +10977,7 @@ static recio_err recio__it_imglist(recio_iter *it) {
     return RECIO_OK;
 }
 
+#ifndef RECIO_NO_IMAGE /* a mean image needs a spec: records-only builds leave the .npy reader out */
 /* A .npy header: '<f4', C order, three dimensions into dim; *data_at: where the array starts. */
 static recio_err recio__npy_header(const char *t, size_t n, size_t dim[3], size_t *data_at, char *why) {
     size_t hl, at;
@@ -11002,14 +11028,11 @@ static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const size_t
     return RECIO_OK;
 }
 
-/* desc.mean_img: load the .npy (needs a spec with f32 output: the mean is its last step). */
-static recio_err recio__it_mean(recio_iter *it) {
+/* The .npy of desc.mean_img into it->mean. */
+static recio_err recio__it_mean_load(recio_iter *it) {
     char *t, why[RECIO__ERRMSG];
     size_t n, dim[3], at;
     recio_err e;
-    if (!it->d.mean_img) return RECIO_OK;
-    if (!it->tf || it->shape.dtype != RECIO_F32)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img needs a spec whose output is float32 (end it with `float`, or `float chw`)", it->d.mean_img), RECIO_ERR_ARG;
     if ((e = recio__it_slurp(it, it->d.mean_img, &t, &n)) != RECIO_OK) return e;
     if ((e = recio__npy_header(t, n, dim, &at, why)) == RECIO_OK) {
         if ((uint64_t)dim[0] * dim[1] * dim[2] * 4 != it->d.item_bytes || n - at < it->d.item_bytes)
@@ -11023,6 +11046,20 @@ static recio_err recio__it_mean(recio_iter *it) {
     recio__free(&it->d.alloc, t);
     if (e != RECIO_OK) recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img: %s", it->d.mean_img, why);
     return e;
+}
+#else
+static recio_err recio__it_mean_load(recio_iter *it) {
+    (void)it;
+    return RECIO_ERR_UNSUPPORTED; /* never reached: without the image section no spec is accepted */
+}
+#endif
+
+/* desc.mean_img: load the .npy (needs a spec with f32 output: the mean is its last step). */
+static recio_err recio__it_mean(recio_iter *it) {
+    if (!it->d.mean_img) return RECIO_OK;
+    if (!it->tf || it->shape.dtype != RECIO_F32)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img needs a spec whose output is float32 (end it with `float`, or `float chw`)", it->d.mean_img), RECIO_ERR_ARG;
+    return recio__it_mean_load(it);
 }
 
 /* Batch layout: items, then labels, ids, keys, item checksums, label counts and object counts
