@@ -11099,28 +11099,23 @@ static recio_err recio__it_alloc(recio_iter *it) {
     unsigned i;
     it->nslots = it->d.workers ? it->d.prefetch : 1;
     it->slots = (recio__it_slot *)recio__it_calloc(a, it->nslots, sizeof *it->slots);
-    it->first = (uint64_t *)recio__it_calloc(a, b, 8);
-    it->carry = (uint64_t *)recio__it_calloc(a, b, 8);
-    it->carry_in = (uint64_t *)recio__it_calloc(a, b, 8);
-    it->carry_out = (uint64_t *)recio__it_calloc(a, b, 8);
-    it->carry_next = (uint64_t *)recio__it_calloc(a, b, 8);
+    /* the five key arrays of a batch's length are one block (first owns it; close frees first) */
+    if ((it->first = (uint64_t *)recio__it_calloc(a, b, 5 * 8)) != NULL)
+        it->carry = it->first + b, it->carry_in = it->carry + b, it->carry_out = it->carry_in + b, it->carry_next = it->carry_out + b;
     it->sbuf = (recio__it_bytes *)recio__it_calloc(a, sb, sizeof *it->sbuf);
     it->skey = (uint64_t *)recio__it_calloc(a, sb, 8);
     it->nscratch = it->d.workers ? it->d.workers : 1;
     it->scratch = (recio__it_bytes *)recio__it_calloc(a, it->nscratch, sizeof *it->scratch);
-    if (!it->slots || !it->first || !it->carry || !it->carry_in || !it->carry_out || !it->carry_next || !it->sbuf || !it->skey || !it->scratch)
-        return RECIO_ERR_NOMEM;
+    if (!it->slots || !it->first || !it->sbuf || !it->skey || !it->scratch) return RECIO_ERR_NOMEM;
     for (i = 0; i < it->nslots; i++) {
         recio__it_slot *s = &it->slots[i];
-        s->off = (size_t *)recio__it_calloc(a, b, sizeof(size_t));
-        s->len = (size_t *)recio__it_calloc(a, b, sizeof(size_t));
-        s->key = (uint64_t *)recio__it_calloc(a, b, 8);
-        if (!s->off || !s->len || !s->key) return RECIO_ERR_NOMEM;
+        /* key, off and len in one block (key owns it), as bad_key and bad (bad_key owns that) */
+        if (!(s->key = (uint64_t *)recio__it_calloc(a, b, 8 + 2 * sizeof(size_t)))) return RECIO_ERR_NOMEM;
+        s->off = (size_t *)(void *)(s->key + b), s->len = s->off + b;
         if (!it->d.skip_bad) continue;
-        s->bad = (unsigned char *)recio__it_calloc(a, b, 1);
-        s->bad_key = (uint64_t *)recio__it_calloc(a, b, 8);
         s->bad_what = (char *)recio__it_calloc(a, RECIO_ITER_BAD_KEEP, RECIO_ITER_ERRMSG);
-        if (!s->bad || !s->bad_key || !s->bad_what) return RECIO_ERR_NOMEM;
+        if (!(s->bad_key = (uint64_t *)recio__it_calloc(a, b, 8 + 1)) || !s->bad_what) return RECIO_ERR_NOMEM;
+        s->bad = (unsigned char *)(s->bad_key + b);
     }
     if (it->d.skip_bad && !(it->skipped = (recio_iter_bad *)recio__it_calloc(a, RECIO_ITER_BAD_KEEP, sizeof *it->skipped)))
         return RECIO_ERR_NOMEM;
@@ -11171,11 +11166,8 @@ RECIODEF void recio_iter_close(recio_iter *it) {
 #endif
     for (i = 0; it->slots && i < it->nslots; i++) {
         recio__free(a, it->slots[i].raw.p);
-        recio__free(a, it->slots[i].off);
-        recio__free(a, it->slots[i].len);
-        recio__free(a, it->slots[i].key);
-        recio__free(a, it->slots[i].bad);
-        recio__free(a, it->slots[i].bad_key);
+        recio__free(a, it->slots[i].key); /* and off, len */
+        recio__free(a, it->slots[i].bad_key); /* and bad */
         recio__free(a, it->slots[i].bad_what);
         if (!it->d.workers) recio__free(a, it->slots[i].out);
     }
@@ -11191,11 +11183,7 @@ RECIODEF void recio_iter_close(recio_iter *it) {
     recio__free(a, it->slots);
     recio__free(a, it->sbuf);
     recio__free(a, it->skey);
-    recio__free(a, it->first);
-    recio__free(a, it->carry);
-    recio__free(a, it->carry_in);
-    recio__free(a, it->carry_out);
-    recio__free(a, it->carry_next);
+    recio__free(a, it->first); /* and the carry arrays */
     recio__it_src_free(it);
     recio__free(a, it);
 }
