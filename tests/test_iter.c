@@ -44,6 +44,33 @@ static void test_close_any_moment(void) {
     }
 }
 
+#ifdef RECIO_NO_IMAGE
+/* Records only: what needs the image section (a spec, and mean_img and mixing, which need one) is
+   refused at open with words that say so; the callback path with the same dataset opens. */
+static void test_noimage_refuses_image_options_at_open(void) {
+    recio_iter_desc d;
+    recio_iter *it = NULL;
+    char msg[RECIO_ERRMSG_SIZE];
+    iu_make("build/test_iter/noimg.rec", 4);
+    iu_desc(&d, "build/test_iter/noimg.rec", 2, RECIO_LAST_PAD, 0);
+    d.errmsg = msg;
+    CHECK(recio_iter_open(&it, &d) == RECIO_OK);
+    recio_iter_close(it);
+    d.spec = "float";
+    CHECK(recio_iter_open(&it, &d) == RECIO_ERR_UNSUPPORTED && !it);
+    CHECK(strcmp(msg, "a spec needs the image section, and this build has RECIO_NO_IMAGE: give a transform callback") == 0);
+    d.spec = NULL;
+    d.mean_img = "build/test_iter/mean.npy";
+    CHECK(recio_iter_open(&it, &d) == RECIO_ERR_ARG && !it);
+    CHECK(strcmp(msg, "build/test_iter/mean.npy: mean_img needs a spec whose output is float32 (end it with `float`, or `float chw`)") == 0);
+    d.mean_img = NULL;
+    d.mixup_alpha = 0.2f;
+    d.num_classes = 4;
+    CHECK(recio_iter_open(&it, &d) == RECIO_ERR_ARG && !it);
+    CHECK(strcmp(msg, "mixing (mixup_alpha or cutmix_alpha set) needs a spec (the item's shape)") == 0);
+}
+#endif
+
 int main(void) {
     unsigned w;
     static const unsigned counts[] = {0, 1, 3, 8};
@@ -53,5 +80,8 @@ int main(void) {
     }
     RUN(test_same_batches_for_every_worker_count);
     RUN(test_close_any_moment);
+#ifdef RECIO_NO_IMAGE
+    RUN(test_noimage_refuses_image_options_at_open);
+#endif
     return t_done("iter");
 }
