@@ -2906,19 +2906,33 @@ static recio_err recio__slurp_io(const recio_allocator *a, recio_io *io, const c
     *n = 0;
     while ((k = io->read(io->user, chunk, sizeof chunk)) > 0)
         if (recio__mem_write(&b, chunk, (size_t)k)) {
-            io->close(io->user);
-            recio_buffer_free(&b);
-            return RECIO_ERR_NOMEM;
+            k = -2;
+            break;
         }
-    io->close(io->user);
+    if (io->close) io->close(io->user); /* optional in a caller's hooks */
     if (k < 0) {
-        recio__fmt(msg, 256, "%s: offset %U: read failed", path, (uint64_t)b.size);
+        if (k != -2) recio__fmt(msg, 256, "%s: offset %U: read failed", path, (uint64_t)b.size);
         recio_buffer_free(&b);
-        return RECIO_ERR_IO;
+        return k == -2 ? RECIO_ERR_NOMEM : RECIO_ERR_IO;
     }
     *out = (char *)b.data;
     *n = b.size;
     return RECIO_OK;
+}
+
+/* Why an open failed, for "FILE: offset 0: cannot open: WHY": errno's words for an I/O error. */
+static const char *recio__open_why(recio_err e) { return e == RECIO_ERR_IO ? recio__errno_str(errno) : recio_strerror(e); }
+
+/* A file to read, through the caller's open_file hook when there is one (the split's files and
+   indexes, the iterator's side files). */
+static recio_err recio__open_read(recio_err (*open_file)(void *, const char *, recio_io *), void *user, const char *path, recio_io *io) {
+    memset(io, 0, sizeof *io);
+    if (open_file) return open_file(user, path, io);
+#ifndef RECIO_NO_STDIO
+    return recio_io_open_file(io, path, "rb");
+#else
+    return RECIO_ERR_UNSUPPORTED;
+#endif
 }
 
 #ifndef RECIO_NO_STDIO
@@ -3283,23 +3297,13 @@ static recio_err recio__sp_fail(recio_split *s, recio_err e, const char *f, ...)
 static const char *recio__sp_name(const recio_split *s, unsigned f) { return s->files[f].path; }
 
 static recio_err recio__sp_open_io(recio_split *s, const char *path, recio_io *io) {
-    recio_err e;
-    memset(io, 0, sizeof *io);
-    if (s->d.open_file) e = s->d.open_file(s->d.open_user, path, io);
-    else {
-#ifndef RECIO_NO_STDIO
-        e = recio_io_open_file(io, path, "rb");
-#else
-        e = RECIO_ERR_UNSUPPORTED;
-#endif
-    }
+    recio_err e = recio__open_read(s->d.open_file, s->d.open_user, path, io);
     if (e == RECIO_OK && !io->read) e = RECIO_ERR_ARG;
     return e;
 }
 
 static recio_err recio__sp_open_fail(recio_split *s, const char *path, recio_err e) {
-    if (e == RECIO_ERR_IO) return recio__sp_fail(s, e, "%s: offset 0: cannot open: %s", path, recio__errno_str(errno));
-    return recio__sp_fail(s, e, "%s: offset 0: cannot open: %s", path, recio_strerror(e));
+    return recio__sp_fail(s, e, "%s: offset 0: cannot open: %s", path, recio__open_why(e));
 }
 
 /* Largest i with files[i].base <= x: the file holding global offset x. */
@@ -3740,38 +3744,20 @@ static recio_err recio__sp_hop(recio_split *s, unsigned f, uint64_t x, uint64_t 
 
 /* ---- index files ---- */
 
-static recio_err recio__sp_slurp(recio_split *s, const char *path, recio_buffer *b) {
-    recio_io io;
-    char chunk[16384];
-    int64_t k;
-    memset(b, 0, sizeof *b);
-    b->alloc = s->alloc;
-    if (recio__sp_open_io(s, path, &io) != RECIO_OK) return RECIO_ERR_IO;
-    while ((k = io.read(io.user, chunk, sizeof chunk)) > 0)
-        if (recio__mem_write(b, chunk, (size_t)k)) {
-            k = -2;
-            break;
-        }
-    if (io.close) io.close(io.user);
-    if (k < 0) {
-        recio_buffer_free(b);
-        return k == -2 ? RECIO_ERR_NOMEM : recio__sp_fail(s, RECIO_ERR_IO, "%s: read failed", path);
-    }
-    return RECIO_OK;
-}
-
 /* Parse an index into a sorted array of offsets, each below `limit` and 4-aligned. */
 static recio_err recio__sp_load_index(recio_split *s, const char *path, uint64_t limit, uint64_t **out, size_t *n) {
-    recio_buffer text;
+    recio_io io;
     recio_index idx;
-    size_t i;
+    char *text;
+    size_t i, size;
     recio_err e;
     uint64_t *v;
-    if ((e = recio__sp_slurp(s, path, &text)) != RECIO_OK) return e;
+    if ((e = recio__sp_open_io(s, path, &io)) != RECIO_OK) return recio__sp_open_fail(s, path, e);
+    if ((e = recio__slurp_io(&s->alloc, &io, path, &text, &size, s->errmsg)) != RECIO_OK) return e;
     memset(&idx, 0, sizeof idx);
     idx.alloc = s->alloc;
-    e = recio_index_parse(&idx, (const char *)text.data, text.size, path);
-    recio_buffer_free(&text);
+    e = recio_index_parse(&idx, text, size, path);
+    recio__free(&s->alloc, text);
     if (e) return e == RECIO_ERR_NOMEM ? e : recio__sp_fail(s, e, "%s", idx.errmsg);
     v = (uint64_t *)recio__malloc(&s->alloc, idx.count * sizeof *v);
     if (!v) return recio_index_free(&idx), RECIO_ERR_NOMEM;
@@ -10115,7 +10101,7 @@ static recio_err recio__it_open_aux(recio_iter *it, const char *path, char *msg)
     } else {
         e = recio_reader_open_desc(&it->src.aux, path, &rd);
     }
-    if (e != RECIO_OK) recio__errf(msg, path, 0, "cannot open: %s", e == RECIO_ERR_IO ? recio__errno_str(errno) : recio_strerror(e));
+    if (e != RECIO_OK) recio__errf(msg, path, 0, "cannot open: %s", recio__open_why(e));
     return e;
 }
 
@@ -10940,15 +10926,8 @@ static recio_err recio__it_spec(recio_iter *it) {
 /* A side file (path_imglist, mean_img) into memory, through desc.open_file when given. */
 static recio_err recio__it_slurp(recio_iter *it, const char *path, char **text, size_t *n) {
     recio_io io;
-    recio_err e;
-    memset(&io, 0, sizeof io);
-    if (it->d.open_file) e = it->d.open_file(it->d.open_user, path, &io);
-#ifndef RECIO_NO_STDIO
-    else e = recio_io_open_file(&io, path, "rb");
-#else
-    else e = RECIO_ERR_UNSUPPORTED;
-#endif
-    if (e != RECIO_OK) return recio__errf(it->errmsg, path, 0, "cannot open: %s", e == RECIO_ERR_IO ? recio__errno_str(errno) : recio_strerror(e)), e;
+    recio_err e = recio__open_read(it->d.open_file, it->d.open_user, path, &io);
+    if (e != RECIO_OK) return recio__errf(it->errmsg, path, 0, "cannot open: %s", recio__open_why(e)), e;
     return recio__slurp_io(&it->d.alloc, &io, path, text, n, it->errmsg);
 }
 

@@ -44,6 +44,45 @@ static void test_close_any_moment(void) {
     }
 }
 
+/* recio_io.close is optional in a caller's open_file hooks: the iterator reads its side file
+   (path_imglist) and the split its .idx through hooks that leave it NULL (they used to call it). */
+static recio_io closeless[8];
+static unsigned ncloseless;
+static recio_err open_closeless(void *user, const char *path, recio_io *io) {
+    size_t n = strlen(path);
+    recio_err e = recio_io_open_file(io, path, "rb");
+    (void)user;
+    if (e == RECIO_OK && n > 4 && (!strcmp(path + n - 4, ".lst") || !strcmp(path + n - 4, ".idx")) && ncloseless < 8)
+        closeless[ncloseless++] = *io, io->close = NULL; /* the test closes it */
+    return e;
+}
+
+static void test_hooks_without_close(void) {
+    recio_iter_desc d;
+    recio_iter *it = NULL;
+    recio_batch b;
+    char msg[RECIO_ERRMSG_SIZE];
+    unsigned i;
+    FILE *f;
+    iu_make("build/test_iter/closeless.rec", 4);
+    f = fopen("build/test_iter/closeless.lst", "w");
+    for (i = 0; f && i < 4; i++) fprintf(f, "%u\t%u\tx%u.jpg\n", 100 + i, 50 + i, i);
+    if (f) fclose(f);
+    iu_desc(&d, "build/test_iter/closeless.rec", 2, RECIO_LAST_PAD, 0);
+    d.label_width = 1;
+    d.index = 1;
+    d.path_imglist = "build/test_iter/closeless.lst";
+    d.open_file = open_closeless;
+    d.errmsg = msg;
+    ncloseless = 0;
+    CHECK(recio_iter_open(&it, &d) == RECIO_OK);
+    CHECK(ncloseless >= 2); /* the .idx and the .lst went through the hook */
+    CHECK(it && recio_iter_next(it, &b) == RECIO_OK);
+    if (it) CHECK(b.labels[0] == 50.0f && b.labels[1] == 51.0f && b.ids[0] == 100 && b.ids[1] == 101);
+    recio_iter_close(it);
+    for (i = 0; i < ncloseless; i++) closeless[i].close(closeless[i].user);
+}
+
 #ifdef RECIO_NO_IMAGE
 /* Records only: what needs the image section (a spec, and mean_img and mixing, which need one) is
    refused at open with words that say so; the callback path with the same dataset opens. */
@@ -80,6 +119,7 @@ int main(void) {
     }
     RUN(test_same_batches_for_every_worker_count);
     RUN(test_close_any_moment);
+    RUN(test_hooks_without_close);
 #ifdef RECIO_NO_IMAGE
     RUN(test_noimage_refuses_image_options_at_open);
 #endif
