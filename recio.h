@@ -2853,6 +2853,16 @@ static recio_err recio__text_fail(char *msg, const recio__lines *L, const char *
     return RECIO_ERR_FORMAT;
 }
 
+/* One .idx line [b, e) as "key<blanks>offset": NULL, or what is wrong with it (the .idx parser's
+   and the split's streamed index's words). */
+static const char *recio__idx_line(const char *b, const char *e, recio_index_entry *en) {
+    if (recio__parse_u64(&b, e, &en->key)) return "expected 'key<TAB>offset'";
+    while (b < e && recio__is_blank(*b)) b++;
+    if (recio__parse_u64(&b, e, &en->offset)) return "expected an offset after the key";
+    while (b < e && recio__is_blank(*b)) b++;
+    return b != e ? "unexpected text after the offset" : NULL;
+}
+
 RECIODEF recio_err recio_index_parse(recio_index *idx, const char *text, size_t n, const char *name) {
     recio__lines L;
     const char *b, *e;
@@ -2868,11 +2878,8 @@ RECIODEF recio_err recio_index_parse(recio_index *idx, const char *text, size_t 
     L.line = 0;
     while (recio__next_line(&L, &b, &e)) {
         recio_index_entry en;
-        if (recio__parse_u64(&b, e, &en.key)) return recio__text_fail(idx->errmsg, &L, "expected 'key<TAB>offset'"), recio_index_free(idx), RECIO_ERR_FORMAT;
-        while (b < e && recio__is_blank(*b)) b++;
-        if (recio__parse_u64(&b, e, &en.offset)) return recio__text_fail(idx->errmsg, &L, "expected an offset after the key"), recio_index_free(idx), RECIO_ERR_FORMAT;
-        while (b < e && recio__is_blank(*b)) b++;
-        if (b != e) return recio__text_fail(idx->errmsg, &L, "unexpected text after the offset"), recio_index_free(idx), RECIO_ERR_FORMAT;
+        const char *bad = recio__idx_line(b, e, &en);
+        if (bad) return recio__text_fail(idx->errmsg, &L, bad), recio_index_free(idx), RECIO_ERR_FORMAT;
         if (idx->count == cap) {
             size_t ncap = cap ? cap * 2 : 256;
             recio_index_entry *ne;
@@ -3744,6 +3751,13 @@ static recio_err recio__sp_hop(recio_split *s, unsigned f, uint64_t x, uint64_t 
 
 /* ---- index files ---- */
 
+/* An index's offset `off` must start a record inside the `limit` bytes it indexes. */
+static recio_err recio__sp_check_off(recio_split *s, const char *path, uint64_t off, uint64_t limit) {
+    if (off + 8 > limit) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is past the end of the data (%U bytes): stale index?", path, off, limit);
+    if (off % 4) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is not a record head (not 4-aligned): stale index?", path, off);
+    return RECIO_OK;
+}
+
 /* Parse an index into a sorted array of offsets, each below `limit` and 4-aligned. */
 static recio_err recio__sp_load_index(recio_split *s, const char *path, uint64_t limit, uint64_t **out, size_t *n) {
     recio_io io;
@@ -3765,11 +3779,9 @@ static recio_err recio__sp_load_index(recio_split *s, const char *path, uint64_t
     *n = idx.count;
     recio_index_free(&idx);
     qsort(v, *n, sizeof *v, recio__sp_cmp_u64);
-    for (e = RECIO_OK, i = 0; i < *n && !e; i++) {
-        if (v[i] + 8 > limit) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is past the end of the data (%U bytes): stale index?", path, v[i], limit);
-        else if (v[i] % 4) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is not a record head (not 4-aligned): stale index?", path, v[i]);
-        else if (i && v[i] == v[i - 1]) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is listed twice", path, v[i]);
-    }
+    for (e = RECIO_OK, i = 0; i < *n && !e; i++)
+        if ((e = recio__sp_check_off(s, path, v[i], limit)) == RECIO_OK && i && v[i] == v[i - 1])
+            e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is listed twice", path, v[i]);
     if (e) return recio__free(&s->alloc, v), *n = 0, e;
     *out = v;
     return RECIO_OK;
@@ -4099,15 +4111,13 @@ typedef struct recio__ixstream {
 
 static recio_err recio__sp_ix_line(recio_split *s, recio__ixstream *st, const char *b, const char *e, uint64_t line, const char *path,
                                    uint64_t base, uint64_t limit) {
-    uint64_t key, off, g;
-    if (recio__parse_u64(&b, e, &key)) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: expected 'key<TAB>offset'", path, line);
-    while (b < e && recio__is_blank(*b)) b++;
-    if (recio__parse_u64(&b, e, &off)) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: expected an offset after the key", path, line);
-    while (b < e && recio__is_blank(*b)) b++;
-    if (b != e) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: unexpected text after the offset", path, line);
-    if (off + 8 > limit) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is past the end of the data (%U bytes): stale index?", path, off, limit);
-    if (off % 4) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is not a record head (not 4-aligned): stale index?", path, off);
-    g = base + off;
+    recio_index_entry en;
+    const char *bad = recio__idx_line(b, e, &en);
+    uint64_t g;
+    recio_err err;
+    if (bad) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: %s", path, line, bad);
+    if ((err = recio__sp_check_off(s, path, en.offset, limit)) != RECIO_OK) return err;
+    g = base + en.offset;
     if (st->count && g <= st->last) return RECIO_END;
     if (st->global)
         while (st->fi + 1 < s->nfiles && g >= s->files[st->fi + 1].base) s->files[++st->fi].first = st->count;
