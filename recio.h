@@ -3758,34 +3758,7 @@ static recio_err recio__sp_check_off(recio_split *s, const char *path, uint64_t 
     return RECIO_OK;
 }
 
-/* Parse an index into a sorted array of offsets, each below `limit` and 4-aligned. */
-static recio_err recio__sp_load_index(recio_split *s, const char *path, uint64_t limit, uint64_t **out, size_t *n) {
-    recio_io io;
-    recio_index idx;
-    char *text;
-    size_t i, size;
-    recio_err e;
-    uint64_t *v;
-    if ((e = recio__sp_open_io(s, path, &io)) != RECIO_OK) return recio__sp_open_fail(s, path, e);
-    if ((e = recio__slurp_io(&s->alloc, &io, path, &text, &size, s->errmsg)) != RECIO_OK) return e;
-    memset(&idx, 0, sizeof idx);
-    idx.alloc = s->alloc;
-    e = recio_index_parse(&idx, text, size, path);
-    recio__free(&s->alloc, text);
-    if (e) return e == RECIO_ERR_NOMEM ? e : recio__sp_fail(s, e, "%s", idx.errmsg);
-    v = (uint64_t *)recio__malloc(&s->alloc, idx.count * sizeof *v);
-    if (!v) return recio_index_free(&idx), RECIO_ERR_NOMEM;
-    for (i = 0; i < idx.count; i++) v[i] = idx.entries[i].offset;
-    *n = idx.count;
-    recio_index_free(&idx);
-    qsort(v, *n, sizeof *v, recio__sp_cmp_u64);
-    for (e = RECIO_OK, i = 0; i < *n && !e; i++)
-        if ((e = recio__sp_check_off(s, path, v[i], limit)) == RECIO_OK && i && v[i] == v[i - 1])
-            e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is listed twice", path, v[i]);
-    if (e) return recio__free(&s->alloc, v), *n = 0, e;
-    *out = v;
-    return RECIO_OK;
-}
+static recio_err recio__sp_load_index(recio_split *s, const char *path, uint64_t limit, uint64_t **out, size_t *n);
 
 /* FILE.idx beside the file, or with .rec replaced by .idx (im2rec's name), into f->idx; 1 when found. */
 static int recio__sp_index_name(recio_split *s, recio__sfile *f, recio_err *e) {
@@ -4103,10 +4076,10 @@ static recio_err recio__sp_gather(recio_split *s) {
 /* CHUNK mode reads its index as a stream and keeps every K-th offset: an index that does not fit
    in memory never has to. An index not sorted by offset is loaded whole instead (RECIO_END). */
 typedef struct recio__ixstream {
-    recio_buffer starts; /* global offset of every K-th record */
+    recio_buffer starts; /* global offset of every K-th record (all: of every record, in file order) */
     uint64_t count, last;
     unsigned fi;         /* one global index: the file holding `last` */
-    int global;
+    int global, all;
 } recio__ixstream;
 
 static recio_err recio__sp_ix_line(recio_split *s, recio__ixstream *st, const char *b, const char *e, uint64_t line, const char *path,
@@ -4118,6 +4091,7 @@ static recio_err recio__sp_ix_line(recio_split *s, recio__ixstream *st, const ch
     if (bad) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: %s", path, line, bad);
     if ((err = recio__sp_check_off(s, path, en.offset, limit)) != RECIO_OK) return err;
     g = base + en.offset;
+    if (st->all) return recio__mem_write(&st->starts, &g, sizeof g) ? RECIO_ERR_NOMEM : (st->count++, RECIO_OK);
     if (st->count && g <= st->last) return RECIO_END;
     if (st->global)
         while (st->fi + 1 < s->nfiles && g >= s->files[st->fi + 1].base) s->files[++st->fi].first = st->count;
@@ -4155,6 +4129,26 @@ static recio_err recio__sp_ix_stream(recio_split *s, recio__ixstream *st, const 
     if (io.close) io.close(io.user);
     recio__free(&s->alloc, buf);
     return e;
+}
+
+/* An index, read as a stream, into a sorted array of its offsets, each below `limit` and 4-aligned. */
+static recio_err recio__sp_load_index(recio_split *s, const char *path, uint64_t limit, uint64_t **out, size_t *n) {
+    recio__ixstream st;
+    uint64_t *v;
+    size_t i;
+    recio_err e;
+    memset(&st, 0, sizeof st);
+    st.starts.alloc = s->alloc;
+    st.all = 1;
+    if ((e = recio__sp_ix_stream(s, &st, path, 0, limit)) != RECIO_OK) return recio_buffer_free(&st.starts), e;
+    v = (uint64_t *)(void *)st.starts.data;
+    *n = (size_t)st.count;
+    if (*n) qsort(v, *n, sizeof *v, recio__sp_cmp_u64);
+    for (i = 1; i < *n && !e; i++)
+        if (v[i] == v[i - 1]) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is listed twice", path, v[i]);
+    if (e) return recio__free(&s->alloc, v), *n = 0, e;
+    *out = v;
+    return RECIO_OK;
 }
 
 /* Chunk starts from the index stream(s); RECIO_END when an index is not sorted by offset. */
