@@ -10564,27 +10564,20 @@ static int recio__it_undecodable(recio_err e) {
     return e == RECIO_ERR_DECODE || e == RECIO_ERR_FORMAT || e == RECIO_ERR_UNSUPPORTED;
 }
 
-/* Item j of the batch becomes a copy of item i (pixels, labels, id, key, checksum); i < 0: zeros. */
+/* Item j of the batch becomes a copy of item i (pixels, labels, id, key, checksum, counts, mask);
+   i < 0: zeros (and the mask fill, and the zeros' checksum). Each of the batch's arrays by its
+   offset in the slot and its width per item. */
 static void recio__it_copy_item(recio_iter *it, recio__it_slot *s, unsigned j, int i) {
     unsigned char *o = s->out;
-    size_t ib = it->d.item_bytes, lw = it->d.label_width * sizeof(float);
-    if (i < 0) {
-        memset(o + j * ib, 0, ib);
-        memset(o + it->lab_off + j * lw, 0, lw);
-        ((uint64_t *)(o + it->ids_off))[j] = ((uint64_t *)(o + it->keys_off))[j] = 0;
-        ((unsigned *)(o + it->cnt_off))[j] = ((unsigned *)(o + it->obj_off))[j] = 0;
-        memset(o + it->mask_off + j * it->mask_bytes, recio__mask_fill_value(it->d.mask_fill), it->mask_bytes);
-        if (it->d.checksums) ((uint64_t *)(o + it->sums_off))[j] = recio__checksum(it->kn, o + j * ib, ib, recio__it_elem(it));
-        return;
+    size_t ib = it->d.item_bytes, at[8], wd[8], k;
+    at[0] = 0, at[1] = it->lab_off, at[2] = it->ids_off, at[3] = it->keys_off, at[4] = it->sums_off, at[5] = it->cnt_off, at[6] = it->obj_off, at[7] = it->mask_off;
+    wd[0] = ib, wd[1] = it->d.label_width * sizeof(float), wd[2] = wd[3] = wd[4] = 8, wd[5] = wd[6] = 4, wd[7] = it->mask_bytes;
+    for (k = 0; k < 8; k++) {
+        unsigned char *d = o + at[k] + j * wd[k];
+        if (i >= 0) memcpy(d, o + at[k] + (size_t)i * wd[k], wd[k]);
+        else memset(d, k == 7 ? recio__mask_fill_value(it->d.mask_fill) : 0, wd[k]);
     }
-    memcpy(o + j * ib, o + (size_t)i * ib, ib);
-    memcpy(o + it->lab_off + j * lw, o + it->lab_off + (size_t)i * lw, lw);
-    ((uint64_t *)(o + it->ids_off))[j] = ((uint64_t *)(o + it->ids_off))[i];
-    ((uint64_t *)(o + it->keys_off))[j] = ((uint64_t *)(o + it->keys_off))[i];
-    ((uint64_t *)(o + it->sums_off))[j] = ((uint64_t *)(o + it->sums_off))[i];
-    ((unsigned *)(o + it->cnt_off))[j] = ((unsigned *)(o + it->cnt_off))[i];
-    ((unsigned *)(o + it->obj_off))[j] = ((unsigned *)(o + it->obj_off))[i];
-    memcpy(o + it->mask_off + j * it->mask_bytes, o + it->mask_off + (size_t)i * it->mask_bytes, it->mask_bytes);
+    if (i < 0 && it->d.checksums) ((uint64_t *)(o + it->sums_off))[j] = recio__checksum(it->kn, o + j * ib, ib, recio__it_elem(it));
 }
 
 /* Leave the bad entries out: the sound ones move up in order (records first, then the epoch-end

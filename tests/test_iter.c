@@ -83,6 +83,38 @@ static void test_hooks_without_close(void) {
     for (i = 0; i < ncloseless; i++) closeless[i].close(closeless[i].user);
 }
 
+/* skip_bad leaves record 1 out: records 0, 2, 3 move up with everything of theirs (labels (i, -i),
+   id 100 + i, key = offset, label counts, checksum, the item) and the last place is padding, a copy
+   of the first item. Expected values from how iu_make writes the dataset. */
+static void test_skip_bad_moves_every_array(void) {
+    static const unsigned rec[4] = {0, 2, 3, 0};
+    recio_iter_desc d;
+    recio_iter *it = NULL;
+    recio_batch b;
+    unsigned fail = 101, i;
+    iu_make("build/test_iter/skip.rec", 4);
+    iu_desc(&d, "build/test_iter/skip.rec", 4, RECIO_LAST_PAD, 0);
+    d.user = &fail;
+    d.skip_bad = 1;
+    d.checksums = 1;
+    CHECK(recio_iter_open(&it, &d) == RECIO_OK);
+    CHECK(it && recio_iter_next(it, &b) == RECIO_OK);
+    if (!it) return;
+    CHECK_EQ_INT(b.count, 3);
+    CHECK_EQ_INT(b.pad, 1);
+    for (i = 0; i < 4; i++) {
+        const uint64_t *item = (const uint64_t *)((const unsigned char *)b.data + i * IU_ITEM);
+        CHECK(b.labels[2 * i] == (float)rec[i] && b.labels[2 * i + 1] == -(float)rec[i]);
+        CHECK_EQ_INT(b.ids[i], 100 + rec[i]);
+        CHECK_EQ_INT(b.keys[i], iu_offset(rec[i]));
+        CHECK_EQ_INT(b.label_counts[i], 2);
+        CHECK_EQ_INT(item[1], 100 + rec[i]);
+        CHECK_EQ_INT(item[2], 3 * (rec[i] + 1));
+        CHECK(b.sums[i] == iu_checksum((const unsigned char *)item, IU_ITEM));
+    }
+    recio_iter_close(it);
+}
+
 #ifdef RECIO_NO_IMAGE
 /* Records only: what needs the image section (a spec, and mean_img and mixing, which need one) is
    refused at open with words that say so; the callback path with the same dataset opens. */
@@ -120,6 +152,7 @@ int main(void) {
     RUN(test_same_batches_for_every_worker_count);
     RUN(test_close_any_moment);
     RUN(test_hooks_without_close);
+    RUN(test_skip_bad_moves_every_array);
 #ifdef RECIO_NO_IMAGE
     RUN(test_noimage_refuses_image_options_at_open);
 #endif
