@@ -94,8 +94,9 @@
       RECIO_HAVE_PTHREADS use <pthread.h> where recio would not look for it (an RTOS, winpthreads)
       RECIO_TURBOJPEG     decode JPEG through libjpeg-turbo (link -ljpeg), with DCT scaling and windows
                           (the Makefile's default build; `make JPEG=stb` for stb_image only)
-      RECIO_NO_IMAGE      records only: no decoding, ops or transforms, no stb (the image types,
-                          kernels and recio_checksum stay for the iterator)
+      RECIO_NO_IMAGE      records only: no decoding, ops or transforms, no stb (the image types and
+                          helpers and recio_checksum stay for the iterator; of the kernels, only the
+                          checksum's); the iterator then refuses a spec, mean_img and mixing at open
       RECIO_NO_STB_IMPLEMENTATION   use the stb_image your program already builds, not recio's
                           private (static) copy; stb_image.h must be on the include path either way
       RECIO_MAX_PIXELS    refuse images larger than this from their header, and ops whose output
@@ -4675,7 +4676,8 @@ typedef struct recio__axis {
 
 /* ---- kernels: the resampler's and the iterator's hot loops, one column per instruction set ----
    A column is a recio__kern: the horizontal and vertical passes of the LINEAR resampler, the
-   normalise-into-three-planes step and the checksum lanes (RECIO_NO_IMAGE: the checksum only). The scalar column is the reference;
+   normalise-into-three-planes step, the colour mix and the checksum lanes (RECIO_NO_IMAGE keeps
+   the checksum lanes only: RECIO__KERN_IMAGE drops the rest). The scalar column is the reference;
    every other column computes exactly its bytes (tests compare each usable column with it on
    random sizes), usually by running its own loop over the body of a row and the scalar code over
    the edges. A new instruction set is a new column here, never an #if inside the scalar code.
