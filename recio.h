@@ -9994,6 +9994,14 @@ struct recio_iter {
 #endif
 };
 
+/* The spec's chain: never one without the image section, which lets a records-only build drop what
+   needs one (decoding items, mixing, the mean image) at compile time. */
+#ifndef RECIO_NO_IMAGE
+#define RECIO__IT_TF(it) ((it)->tf)
+#else
+#define RECIO__IT_TF(it) ((recio_transform *)NULL)
+#endif
+
 static int recio__it_reserve(const recio_allocator *a, recio__it_bytes *b, size_t n) {
     size_t cap = b->cap ? b->cap : 4096;
     unsigned char *q;
@@ -10473,7 +10481,7 @@ static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, 
 }
 #endif
 
-static size_t recio__it_elem(const recio_iter *it) { return it->shape.width ? recio_dtype_size(it->shape.dtype) : 1; }
+static size_t recio__it_elem(const recio_iter *it) { return RECIO__IT_TF(it) ? recio_dtype_size(it->shape.dtype) : 1; }
 
 /* ---- labels and the mean image ---- */
 
@@ -10549,11 +10557,11 @@ static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, u
     if ((e = recio__it_labels(it, &ir, i, out, what)) != RECIO_OK) return e;
     ((uint64_t *)(out + it->ids_off))[i] = ir.id;
     ((uint64_t *)(out + it->keys_off))[i] = key;
-    if (it->tf && (it->d.label_detection || it->d.masks)) e = recio__it_decode_with(it, &ir, key, recio_seed_for(aug, s->epoch, key), out, i, worker, what);
-    else if (it->tf) e = recio__it_decode(it, &ir, key, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item_bytes, NULL, worker, what);
+    if (RECIO__IT_TF(it) && (it->d.label_detection || it->d.masks)) e = recio__it_decode_with(it, &ir, key, recio_seed_for(aug, s->epoch, key), out, i, worker, what);
+    else if (RECIO__IT_TF(it)) e = recio__it_decode(it, &ir, key, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item_bytes, NULL, worker, what);
     else e = it->d.transform(it->d.user, &ir, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item_bytes,
                              it->d.item_bytes, worker, what);
-    if (e == RECIO_OK && it->mean) recio__it_sub_mean(it, (float *)(out + (size_t)i * it->d.item_bytes));
+    if (e == RECIO_OK && RECIO__IT_TF(it) && it->mean) recio__it_sub_mean(it, (float *)(out + (size_t)i * it->d.item_bytes));
     if (e == RECIO_OK && it->d.checksums) /* now, while the item is in this core's cache */
         ((uint64_t *)(out + it->sums_off))[i] = recio__checksum(it->kn, out + (size_t)i * it->d.item_bytes, it->d.item_bytes, recio__it_elem(it));
     if (e != RECIO_OK && !what[0]) recio__fmt(what, RECIO_ITER_ERRMSG, "%s", recio_strerror(e));
@@ -10612,6 +10620,9 @@ static void recio__it_note_bad(recio__it_slot *s, unsigned i, const char *what) 
 
 static int recio__it_mixing(const recio_iter_desc *d) { return d->mixup_alpha > 0 || d->cutmix_alpha > 0; }
 
+/* Once open: mixing (which the open refuses without a spec). */
+static int recio__it_mixes(const recio_iter *it) { return RECIO__IT_TF(it) && recio__it_mixing(&it->d); }
+
 #ifndef RECIO_NO_IMAGE
 /* What mixing with a spec still needs, or NULL. */
 static const char *recio__it_mix_why(const recio_iter *it) {
@@ -10628,7 +10639,7 @@ static const char *recio__it_mix_why(const recio_iter *it) {
 
 /* At open, once the item's shape is known: what mixing needs. */
 static recio_err recio__it_mix_check(recio_iter *it) {
-    const char *why = !it->tf ? "a spec (the item's shape)" : recio__it_mix_why(it);
+    const char *why = !RECIO__IT_TF(it) ? "a spec (the item's shape)" : recio__it_mix_why(it);
     if (!why) return RECIO_OK;
     recio__fmt(it->errmsg, RECIO__ERRMSG, "mixing (mixup_alpha or cutmix_alpha set) needs %s", why);
     return RECIO_ERR_ARG;
@@ -10745,7 +10756,7 @@ static recio_err recio__it_work(recio_iter *it, recio__it_slot *s, unsigned work
         recio__it_note_bad(s, i, what);
     }
     if (s->bad && memchr(s->bad, 1, n)) recio__it_compact(it, s);
-    if (recio__it_mixing(&it->d)) return recio__it_mix(it, s);
+    if (recio__it_mixes(it)) return recio__it_mix(it, s);
     return RECIO_OK;
 }
 
@@ -11035,7 +11046,7 @@ static recio_err recio__it_mean_load(recio_iter *it) {
 /* desc.mean_img: load the .npy (needs a spec with f32 output: the mean is its last step). */
 static recio_err recio__it_mean(recio_iter *it) {
     if (!it->d.mean_img) return RECIO_OK;
-    if (!it->tf || it->shape.dtype != RECIO_F32)
+    if (!RECIO__IT_TF(it) || it->shape.dtype != RECIO_F32)
         return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img needs a spec whose output is float32 (end it with `float`, or `float chw`)", it->d.mean_img), RECIO_ERR_ARG;
     return recio__it_mean_load(it);
 }
@@ -11227,9 +11238,9 @@ static void recio__it_view(recio_iter *it, const recio__it_slot *s, recio_batch 
     b->label_counts = (const unsigned *)(s->out + it->cnt_off);
     b->objects = it->d.label_detection ? (const unsigned *)(s->out + it->obj_off) : NULL;
     b->masks = it->d.masks ? s->out + it->mask_off : NULL;
-    b->soft_labels = recio__it_mixing(&it->d) ? (const float *)(s->out + it->soft_off) : NULL;
-    b->lam = recio__it_mixing(&it->d) ? s->lam : 1.0f;
-    b->mix = recio__it_mixing(&it->d) ? s->mix : 0;
+    b->soft_labels = recio__it_mixes(it) ? (const float *)(s->out + it->soft_off) : NULL;
+    b->lam = recio__it_mixes(it) ? s->lam : 1.0f;
+    b->mix = recio__it_mixes(it) ? s->mix : 0;
     it->delivered = b->index + 1;
     recio__it_tally(it, s);
 }
