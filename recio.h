@@ -2650,19 +2650,7 @@ RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, 
 #endif
     }
     recio__open_msg(d.errmsg, d.name, w ? w->errmsg : NULL, e);
-    if (e != RECIO_OK) {
-        if (w) {
-#ifdef RECIO_THREADS
-            recio__wr_stop(w);
-#endif
-            if (w->io.close) w->io.close(w->io.user);
-#ifndef RECIO_NO_STDIO
-            if (w->tmp_path) remove(w->tmp_path);
-#endif
-            recio__wr_free(w);
-        }
-        return e;
-    }
+    if (e != RECIO_OK) return recio_writer_abort(w), e; /* closes what opened, removes what it created */
     *out = w;
     return RECIO_OK;
 }
