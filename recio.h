@@ -3006,6 +3006,15 @@ static int recio__parse_float(const char **s, const char *e, float *out) {
 
 static int recio__is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
+/* The last tab-separated field of [b, e): returns where it starts (b: there is no tab), *field is
+   that start past its leading blanks. */
+static const char *recio__lst_last(const char *b, const char *e, const char **field) {
+    const char *last;
+    for (last = e; last > b && last[-1] != '\t'; last--) {}
+    for (*field = last; *field < e && recio__is_space(**field); ++*field) {}
+    return last;
+}
+
 /* One .lst line: index, labels..., path (the last tab-separated field; it may hold spaces). The
    line and each field are stripped as im2rec's read_list does. */
 static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, const char *e, recio_buffer *items,
@@ -3017,16 +3026,12 @@ static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, c
     while (b < e && recio__is_space(*b)) b++;
     while (e > b && recio__is_space(e[-1])) e--;
     if (b == e) return RECIO_OK; /* a blank line */
-    for (last = e; last > b && last[-1] != '\t'; last--) {}
-    if (last == b) return recio__text_fail(l->errmsg, L, "expected 'index<TAB>label...<TAB>path'");
-    for (path = last; path < e && recio__is_space(*path); path++) {}
+    if ((last = recio__lst_last(b, e, &path)) == b) return recio__text_fail(l->errmsg, L, "expected 'index<TAB>label...<TAB>path'");
     pe = e;
     if (l->mask_column) { /* the last field is the mask; the image's path is the one before it */
         mask = path;
         for (pe = last - 1; pe > b && recio__is_space(pe[-1]); pe--) {}
-        for (last = pe; last > b && last[-1] != '\t'; last--) {}
-        if (last == b) return recio__text_fail(l->errmsg, L, "expected 'index<TAB>label...<TAB>image<TAB>mask'");
-        for (path = last; path < pe && recio__is_space(*path); path++) {}
+        if ((last = recio__lst_last(b, pe, &path)) == b) return recio__text_fail(l->errmsg, L, "expected 'index<TAB>label...<TAB>image<TAB>mask'");
         if (path == pe || memchr(mask, 0, (size_t)(e - mask))) return recio__text_fail(l->errmsg, L, "a bad image or mask path");
     }
     if (memchr(path, 0, (size_t)(pe - path))) return recio__text_fail(l->errmsg, L, "a NUL byte in the path");
