@@ -94,8 +94,9 @@
       RECIO_HAVE_PTHREADS use <pthread.h> where recio would not look for it (an RTOS, winpthreads)
       RECIO_TURBOJPEG     decode JPEG through libjpeg-turbo (link -ljpeg), with DCT scaling and windows
                           (the Makefile's default build; `make JPEG=stb` for stb_image only)
-      RECIO_NO_IMAGE      records only: no decoding, ops or transforms, no stb (the image types,
-                          kernels and recio_checksum stay for the iterator)
+      RECIO_NO_IMAGE      records only: no decoding, ops or transforms, no stb (the image types and
+                          helpers and recio_checksum stay for the iterator; of the kernels, only the
+                          checksum's); the iterator then refuses a spec, mean_img and mixing at open
       RECIO_NO_STB_IMPLEMENTATION   use the stb_image your program already builds, not recio's
                           private (static) copy; stb_image.h must be on the include path either way
       RECIO_MAX_PIXELS    refuse images larger than this from their header, and ops whose output
@@ -2652,19 +2653,7 @@ RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, 
 #endif
     }
     recio__open_msg(d.errmsg, d.name, w ? w->errmsg : NULL, e);
-    if (e != RECIO_OK) {
-        if (w) {
-#ifdef RECIO_THREADS
-            recio__wr_stop(w);
-#endif
-            if (w->io.close) w->io.close(w->io.user);
-#ifndef RECIO_NO_STDIO
-            if (w->tmp_path) remove(w->tmp_path);
-#endif
-            recio__wr_free(w);
-        }
-        return e;
-    }
+    if (e != RECIO_OK) return recio_writer_abort(w), e; /* closes what opened, removes what it created */
     *out = w;
     return RECIO_OK;
 }
@@ -2856,6 +2845,16 @@ static recio_err recio__text_fail(char *msg, const recio__lines *L, const char *
     return RECIO_ERR_FORMAT;
 }
 
+/* One .idx line [b, e) as "key<blanks>offset": NULL, or what is wrong with it (the .idx parser's
+   and the split's streamed index's words). */
+static const char *recio__idx_line(const char *b, const char *e, recio_index_entry *en) {
+    if (recio__parse_u64(&b, e, &en->key)) return "expected 'key<TAB>offset'";
+    while (b < e && recio__is_blank(*b)) b++;
+    if (recio__parse_u64(&b, e, &en->offset)) return "expected an offset after the key";
+    while (b < e && recio__is_blank(*b)) b++;
+    return b != e ? "unexpected text after the offset" : NULL;
+}
+
 RECIODEF recio_err recio_index_parse(recio_index *idx, const char *text, size_t n, const char *name) {
     recio__lines L;
     const char *b, *e;
@@ -2871,11 +2870,8 @@ RECIODEF recio_err recio_index_parse(recio_index *idx, const char *text, size_t 
     L.line = 0;
     while (recio__next_line(&L, &b, &e)) {
         recio_index_entry en;
-        if (recio__parse_u64(&b, e, &en.key)) return recio__text_fail(idx->errmsg, &L, "expected 'key<TAB>offset'"), recio_index_free(idx), RECIO_ERR_FORMAT;
-        while (b < e && recio__is_blank(*b)) b++;
-        if (recio__parse_u64(&b, e, &en.offset)) return recio__text_fail(idx->errmsg, &L, "expected an offset after the key"), recio_index_free(idx), RECIO_ERR_FORMAT;
-        while (b < e && recio__is_blank(*b)) b++;
-        if (b != e) return recio__text_fail(idx->errmsg, &L, "unexpected text after the offset"), recio_index_free(idx), RECIO_ERR_FORMAT;
+        const char *bad = recio__idx_line(b, e, &en);
+        if (bad) return recio__text_fail(idx->errmsg, &L, bad), recio_index_free(idx), RECIO_ERR_FORMAT;
         if (idx->count == cap) {
             size_t ncap = cap ? cap * 2 : 256;
             recio_index_entry *ne;
@@ -2909,19 +2905,33 @@ static recio_err recio__slurp_io(const recio_allocator *a, recio_io *io, const c
     *n = 0;
     while ((k = io->read(io->user, chunk, sizeof chunk)) > 0)
         if (recio__mem_write(&b, chunk, (size_t)k)) {
-            io->close(io->user);
-            recio_buffer_free(&b);
-            return RECIO_ERR_NOMEM;
+            k = -2;
+            break;
         }
-    io->close(io->user);
+    if (io->close) io->close(io->user); /* optional in a caller's hooks */
     if (k < 0) {
-        recio__fmt(msg, 256, "%s: offset %U: read failed", path, (uint64_t)b.size);
+        if (k != -2) recio__fmt(msg, 256, "%s: offset %U: read failed", path, (uint64_t)b.size);
         recio_buffer_free(&b);
-        return RECIO_ERR_IO;
+        return k == -2 ? RECIO_ERR_NOMEM : RECIO_ERR_IO;
     }
     *out = (char *)b.data;
     *n = b.size;
     return RECIO_OK;
+}
+
+/* Why an open failed, for "FILE: offset 0: cannot open: WHY": errno's words for an I/O error. */
+static const char *recio__open_why(recio_err e) { return e == RECIO_ERR_IO ? recio__errno_str(errno) : recio_strerror(e); }
+
+/* A file to read, through the caller's open_file hook when there is one (the split's files and
+   indexes, the iterator's side files). */
+static recio_err recio__open_read(recio_err (*open_file)(void *, const char *, recio_io *), void *user, const char *path, recio_io *io) {
+    memset(io, 0, sizeof *io);
+    if (open_file) return open_file(user, path, io);
+#ifndef RECIO_NO_STDIO
+    return recio_io_open_file(io, path, "rb");
+#else
+    return RECIO_ERR_UNSUPPORTED;
+#endif
 }
 
 #ifndef RECIO_NO_STDIO
@@ -2999,6 +3009,15 @@ static int recio__parse_float(const char **s, const char *e, float *out) {
 
 static int recio__is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
+/* The last tab-separated field of [b, e): returns where it starts (b: there is no tab), *field is
+   that start past its leading blanks. */
+static const char *recio__lst_last(const char *b, const char *e, const char **field) {
+    const char *last;
+    for (last = e; last > b && last[-1] != '\t'; last--) {}
+    for (*field = last; *field < e && recio__is_space(**field); ++*field) {}
+    return last;
+}
+
 /* One .lst line: index, labels..., path (the last tab-separated field; it may hold spaces). The
    line and each field are stripped as im2rec's read_list does. */
 static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, const char *e, recio_buffer *items,
@@ -3010,16 +3029,12 @@ static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, c
     while (b < e && recio__is_space(*b)) b++;
     while (e > b && recio__is_space(e[-1])) e--;
     if (b == e) return RECIO_OK; /* a blank line */
-    for (last = e; last > b && last[-1] != '\t'; last--) {}
-    if (last == b) return recio__text_fail(l->errmsg, L, "expected 'index<TAB>label...<TAB>path'");
-    for (path = last; path < e && recio__is_space(*path); path++) {}
+    if ((last = recio__lst_last(b, e, &path)) == b) return recio__text_fail(l->errmsg, L, "expected 'index<TAB>label...<TAB>path'");
     pe = e;
     if (l->mask_column) { /* the last field is the mask; the image's path is the one before it */
         mask = path;
         for (pe = last - 1; pe > b && recio__is_space(pe[-1]); pe--) {}
-        for (last = pe; last > b && last[-1] != '\t'; last--) {}
-        if (last == b) return recio__text_fail(l->errmsg, L, "expected 'index<TAB>label...<TAB>image<TAB>mask'");
-        for (path = last; path < pe && recio__is_space(*path); path++) {}
+        if ((last = recio__lst_last(b, pe, &path)) == b) return recio__text_fail(l->errmsg, L, "expected 'index<TAB>label...<TAB>image<TAB>mask'");
         if (path == pe || memchr(mask, 0, (size_t)(e - mask))) return recio__text_fail(l->errmsg, L, "a bad image or mask path");
     }
     if (memchr(path, 0, (size_t)(pe - path))) return recio__text_fail(l->errmsg, L, "a NUL byte in the path");
@@ -3286,23 +3301,13 @@ static recio_err recio__sp_fail(recio_split *s, recio_err e, const char *f, ...)
 static const char *recio__sp_name(const recio_split *s, unsigned f) { return s->files[f].path; }
 
 static recio_err recio__sp_open_io(recio_split *s, const char *path, recio_io *io) {
-    recio_err e;
-    memset(io, 0, sizeof *io);
-    if (s->d.open_file) e = s->d.open_file(s->d.open_user, path, io);
-    else {
-#ifndef RECIO_NO_STDIO
-        e = recio_io_open_file(io, path, "rb");
-#else
-        e = RECIO_ERR_UNSUPPORTED;
-#endif
-    }
+    recio_err e = recio__open_read(s->d.open_file, s->d.open_user, path, io);
     if (e == RECIO_OK && !io->read) e = RECIO_ERR_ARG;
     return e;
 }
 
 static recio_err recio__sp_open_fail(recio_split *s, const char *path, recio_err e) {
-    if (e == RECIO_ERR_IO) return recio__sp_fail(s, e, "%s: offset 0: cannot open: %s", path, recio__errno_str(errno));
-    return recio__sp_fail(s, e, "%s: offset 0: cannot open: %s", path, recio_strerror(e));
+    return recio__sp_fail(s, e, "%s: offset 0: cannot open: %s", path, recio__open_why(e));
 }
 
 /* Largest i with files[i].base <= x: the file holding global offset x. */
@@ -3743,54 +3748,14 @@ static recio_err recio__sp_hop(recio_split *s, unsigned f, uint64_t x, uint64_t 
 
 /* ---- index files ---- */
 
-static recio_err recio__sp_slurp(recio_split *s, const char *path, recio_buffer *b) {
-    recio_io io;
-    char chunk[16384];
-    int64_t k;
-    memset(b, 0, sizeof *b);
-    b->alloc = s->alloc;
-    if (recio__sp_open_io(s, path, &io) != RECIO_OK) return RECIO_ERR_IO;
-    while ((k = io.read(io.user, chunk, sizeof chunk)) > 0)
-        if (recio__mem_write(b, chunk, (size_t)k)) {
-            k = -2;
-            break;
-        }
-    if (io.close) io.close(io.user);
-    if (k < 0) {
-        recio_buffer_free(b);
-        return k == -2 ? RECIO_ERR_NOMEM : recio__sp_fail(s, RECIO_ERR_IO, "%s: read failed", path);
-    }
+/* An index's offset `off` must start a record inside the `limit` bytes it indexes. */
+static recio_err recio__sp_check_off(recio_split *s, const char *path, uint64_t off, uint64_t limit) {
+    if (off + 8 > limit) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is past the end of the data (%U bytes): stale index?", path, off, limit);
+    if (off % 4) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is not a record head (not 4-aligned): stale index?", path, off);
     return RECIO_OK;
 }
 
-/* Parse an index into a sorted array of offsets, each below `limit` and 4-aligned. */
-static recio_err recio__sp_load_index(recio_split *s, const char *path, uint64_t limit, uint64_t **out, size_t *n) {
-    recio_buffer text;
-    recio_index idx;
-    size_t i;
-    recio_err e;
-    uint64_t *v;
-    if ((e = recio__sp_slurp(s, path, &text)) != RECIO_OK) return e;
-    memset(&idx, 0, sizeof idx);
-    idx.alloc = s->alloc;
-    e = recio_index_parse(&idx, (const char *)text.data, text.size, path);
-    recio_buffer_free(&text);
-    if (e) return e == RECIO_ERR_NOMEM ? e : recio__sp_fail(s, e, "%s", idx.errmsg);
-    v = (uint64_t *)recio__malloc(&s->alloc, idx.count * sizeof *v);
-    if (!v) return recio_index_free(&idx), RECIO_ERR_NOMEM;
-    for (i = 0; i < idx.count; i++) v[i] = idx.entries[i].offset;
-    *n = idx.count;
-    recio_index_free(&idx);
-    qsort(v, *n, sizeof *v, recio__sp_cmp_u64);
-    for (e = RECIO_OK, i = 0; i < *n && !e; i++) {
-        if (v[i] + 8 > limit) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is past the end of the data (%U bytes): stale index?", path, v[i], limit);
-        else if (v[i] % 4) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is not a record head (not 4-aligned): stale index?", path, v[i]);
-        else if (i && v[i] == v[i - 1]) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is listed twice", path, v[i]);
-    }
-    if (e) return recio__free(&s->alloc, v), *n = 0, e;
-    *out = v;
-    return RECIO_OK;
-}
+static recio_err recio__sp_load_index(recio_split *s, const char *path, uint64_t limit, uint64_t **out, size_t *n);
 
 /* FILE.idx beside the file, or with .rec replaced by .idx (im2rec's name), into f->idx; 1 when found. */
 static int recio__sp_index_name(recio_split *s, recio__sfile *f, recio_err *e) {
@@ -4108,23 +4073,22 @@ static recio_err recio__sp_gather(recio_split *s) {
 /* CHUNK mode reads its index as a stream and keeps every K-th offset: an index that does not fit
    in memory never has to. An index not sorted by offset is loaded whole instead (RECIO_END). */
 typedef struct recio__ixstream {
-    recio_buffer starts; /* global offset of every K-th record */
+    recio_buffer starts; /* global offset of every K-th record (all: of every record, in file order) */
     uint64_t count, last;
     unsigned fi;         /* one global index: the file holding `last` */
-    int global;
+    int global, all;
 } recio__ixstream;
 
 static recio_err recio__sp_ix_line(recio_split *s, recio__ixstream *st, const char *b, const char *e, uint64_t line, const char *path,
                                    uint64_t base, uint64_t limit) {
-    uint64_t key, off, g;
-    if (recio__parse_u64(&b, e, &key)) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: expected 'key<TAB>offset'", path, line);
-    while (b < e && recio__is_blank(*b)) b++;
-    if (recio__parse_u64(&b, e, &off)) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: expected an offset after the key", path, line);
-    while (b < e && recio__is_blank(*b)) b++;
-    if (b != e) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: unexpected text after the offset", path, line);
-    if (off + 8 > limit) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is past the end of the data (%U bytes): stale index?", path, off, limit);
-    if (off % 4) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is not a record head (not 4-aligned): stale index?", path, off);
-    g = base + off;
+    recio_index_entry en;
+    const char *bad = recio__idx_line(b, e, &en);
+    uint64_t g;
+    recio_err err;
+    if (bad) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: %s", path, line, bad);
+    if ((err = recio__sp_check_off(s, path, en.offset, limit)) != RECIO_OK) return err;
+    g = base + en.offset;
+    if (st->all) return recio__mem_write(&st->starts, &g, sizeof g) ? RECIO_ERR_NOMEM : (st->count++, RECIO_OK);
     if (st->count && g <= st->last) return RECIO_END;
     if (st->global)
         while (st->fi + 1 < s->nfiles && g >= s->files[st->fi + 1].base) s->files[++st->fi].first = st->count;
@@ -4162,6 +4126,26 @@ static recio_err recio__sp_ix_stream(recio_split *s, recio__ixstream *st, const 
     if (io.close) io.close(io.user);
     recio__free(&s->alloc, buf);
     return e;
+}
+
+/* An index, read as a stream, into a sorted array of its offsets, each below `limit` and 4-aligned. */
+static recio_err recio__sp_load_index(recio_split *s, const char *path, uint64_t limit, uint64_t **out, size_t *n) {
+    recio__ixstream st;
+    uint64_t *v;
+    size_t i;
+    recio_err e;
+    memset(&st, 0, sizeof st);
+    st.starts.alloc = s->alloc;
+    st.all = 1;
+    if ((e = recio__sp_ix_stream(s, &st, path, 0, limit)) != RECIO_OK) return recio_buffer_free(&st.starts), e;
+    v = (uint64_t *)(void *)st.starts.data;
+    *n = (size_t)st.count;
+    if (*n) qsort(v, *n, sizeof *v, recio__sp_cmp_u64);
+    for (i = 1; i < *n && !e; i++)
+        if (v[i] == v[i - 1]) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is listed twice", path, v[i]);
+    if (e) return recio__free(&s->alloc, v), *n = 0, e;
+    *out = v;
+    return RECIO_OK;
 }
 
 /* Chunk starts from the index stream(s); RECIO_END when an index is not sorted by offset. */
@@ -4692,7 +4676,8 @@ typedef struct recio__axis {
 
 /* ---- kernels: the resampler's and the iterator's hot loops, one column per instruction set ----
    A column is a recio__kern: the horizontal and vertical passes of the LINEAR resampler, the
-   normalise-into-three-planes step and the checksum lanes. The scalar column is the reference;
+   normalise-into-three-planes step, the colour mix and the checksum lanes (RECIO_NO_IMAGE keeps
+   the checksum lanes only: RECIO__KERN_IMAGE drops the rest). The scalar column is the reference;
    every other column computes exactly its bytes (tests compare each usable column with it on
    random sizes), usually by running its own loop over the body of a row and the scalar code over
    the edges. A new instruction set is a new column here, never an #if inside the scalar code.
@@ -4704,21 +4689,45 @@ typedef struct recio__axis {
 typedef struct recio__kern {
     const char *name;
     int (*usable)(void); /* the CPU has it (x86 AVX2 is chosen at run time) */
+    /* checksum: lane[k] takes word k of every 256-byte block (native-order 32-bit words) */
+    void (*hash)(uint32_t *lane, const unsigned char *p, size_t blocks);
+#ifndef RECIO_NO_IMAGE /* records only: the checksum is the one kernel left */
     /* K == 2 taps, 3 or 4 channels: dst[i*C + c] = s[ofs*C + c] * a0 + s[(ofs+1)*C + c] * a1 */
     void (*hrow2)(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst);
     /* two rows of the horizontal pass into u8, OpenCV's VResizeLinear rounding */
     void (*vrow2)(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n);
     /* RGB u8 into three f32 planes: d[c][x] = lut[c*256 + v], which is ((float)v - mean[c]) / std[c] */
     void (*norm3)(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean, const float *std);
-    /* checksum: lane[k] takes word k of every 256-byte block (native-order 32-bit words) */
-    void (*hash)(uint32_t *lane, const unsigned char *p, size_t blocks);
     /* colour conversion of n RGB u8 pixels: d = u8(a*x + b*g + off[c]), g = 0.299 R + 0.587 G + 0.114 B
        (brightness, contrast, saturation, gray: recio__mix) */
     void (*mix3)(const unsigned char *s, unsigned char *d, int n, float a, float b, const float off[3]);
+#define RECIO__KERN_IMAGE(hrow2, vrow2, norm3, mix3) , hrow2, vrow2, norm3, mix3
+#else
+#define RECIO__KERN_IMAGE(hrow2, vrow2, norm3, mix3)
+#endif
 } recio__kern;
 
 static int recio__kern_always(void) { return 1; }
 
+static uint32_t recio__lane_step(uint32_t h, uint32_t w) {
+    uint32_t x = (h ^ w) * 0x01000193u; /* FNV's 32-bit prime, then a shift so high bits reach low ones */
+    return x ^ (x >> 13);
+}
+
+static void recio__hash_c(uint32_t *lane, const unsigned char *p, size_t blocks) {
+    uint32_t h[RECIO__LANES], w;
+    size_t b;
+    int k;
+    memcpy(h, lane, sizeof h); /* a local copy: compilers vectorise the lanes when nothing aliases them */
+    for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
+        for (k = 0; k < RECIO__LANES; k++) {
+            memcpy(&w, p + 4 * k, 4);
+            h[k] = recio__lane_step(h[k], w);
+        }
+    memcpy(lane, h, sizeof h);
+}
+
+#ifndef RECIO_NO_IMAGE /* the image kernels: resampler, normalise, colour */
 static void recio__hpx(const unsigned char *p, int C, int a0, int a1, int32_t *d) {
     int c;
     for (c = 0; c < C; c++) d[c] = p[c] * a0 + p[c + C] * a1;
@@ -4757,24 +4766,6 @@ static void recio__norm3_c(const unsigned char *row, float *const d[3], int n, c
     }
 }
 
-static uint32_t recio__lane_step(uint32_t h, uint32_t w) {
-    uint32_t x = (h ^ w) * 0x01000193u; /* FNV's 32-bit prime, then a shift so high bits reach low ones */
-    return x ^ (x >> 13);
-}
-
-static void recio__hash_c(uint32_t *lane, const unsigned char *p, size_t blocks) {
-    uint32_t h[RECIO__LANES], w;
-    size_t b;
-    int k;
-    memcpy(h, lane, sizeof h); /* a local copy: compilers vectorise the lanes when nothing aliases them */
-    for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
-        for (k = 0; k < RECIO__LANES; k++) {
-            memcpy(&w, p + 4 * k, 4);
-            h[k] = recio__lane_step(h[k], w);
-        }
-    memcpy(lane, h, sizeof h);
-}
-
 /* The float steps in this order, each rounded to float: every column does exactly these. */
 static void recio__mix3_c(const unsigned char *s, unsigned char *d, int n, float a, float b, const float off[3]) {
     int x, c;
@@ -4783,11 +4774,13 @@ static void recio__mix3_c(const unsigned char *s, unsigned char *d, int n, float
         for (c = 0; c < 3; c++) d[c] = recio__u8(a * (float)s[c] + b * g + off[c]);
     }
 }
+#endif
 
-static const recio__kern recio__kern_scalar = {"scalar", recio__kern_always, recio__hrow2_c, recio__vrow2_c, recio__norm3_c,
-                                               recio__hash_c, recio__mix3_c};
+static const recio__kern recio__kern_scalar = {"scalar", recio__kern_always, recio__hash_c
+                                               RECIO__KERN_IMAGE(recio__hrow2_c, recio__vrow2_c, recio__norm3_c, recio__mix3_c)};
 
 #if defined(RECIO__SSE2)
+#ifndef RECIO_NO_IMAGE
 static void recio__hrow2_sse2(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
     __m128i z = _mm_setzero_si128();
     int i;
@@ -4825,6 +4818,7 @@ static void recio__vrow2_sse2(const int32_t *r0, const int32_t *r1, int b0, int 
     int x = recio__vrow2_sse2_body(r0, r1, b0, b1, line, n);
     recio__vrow2_c(r0 + x, r1 + x, b0, b1, line + x, n - x);
 }
+#endif
 
 /* SSE2 has no 32-bit multiply: even and odd lanes through the 32x32->64 one, low halves kept. */
 static __m128i recio__mullo32_sse2(__m128i a, __m128i b) {
@@ -4846,8 +4840,8 @@ static void recio__hash_sse2(uint32_t *lane, const unsigned char *p, size_t bloc
     for (k = 0; k < RECIO__LANES / 4; k++) _mm_storeu_si128((__m128i *)(void *)(lane + 4 * k), h[k]);
 }
 
-static const recio__kern recio__kern_sse2 = {"sse2", recio__kern_always, recio__hrow2_sse2, recio__vrow2_sse2, recio__norm3_c,
-                                             recio__hash_sse2, recio__mix3_c};
+static const recio__kern recio__kern_sse2 = {"sse2", recio__kern_always, recio__hash_sse2
+                                             RECIO__KERN_IMAGE(recio__hrow2_sse2, recio__vrow2_sse2, recio__norm3_c, recio__mix3_c)};
 #endif
 
 #if defined(RECIO__AVX2)
@@ -4867,6 +4861,7 @@ static int recio__avx2_usable(void) {
     return (int)((b >> 5) & 1u); /* AVX2 */
 }
 
+#ifndef RECIO_NO_IMAGE
 /* Both taps' pixels come from one 8-byte load, which a byte shuffle spreads into the 16-bit pairs
    madd takes (SSE2 needs two loads and three unpacks for that): 1.25x SSE2's horizontal pass on
    341 -> 224 RGB rows here. Wider (two outputs per 256-bit madd) measured no faster: stores bind it. */
@@ -4935,6 +4930,7 @@ __attribute__((target("avx2"))) static void recio__norm3_avx2(const unsigned cha
     _mm256_zeroupper();
     recio__norm3_c(row, tail, n - x, lut, mean, std);
 }
+#endif
 
 __attribute__((target("avx2"))) static void recio__hash_avx2(uint32_t *lane, const unsigned char *p, size_t blocks) {
     const __m256i prime = _mm256_set1_epi32(0x01000193);
@@ -4951,6 +4947,7 @@ __attribute__((target("avx2"))) static void recio__hash_avx2(uint32_t *lane, con
     _mm256_zeroupper();
 }
 
+#ifndef RECIO_NO_IMAGE
 /* Eight pixels at a time: bytes shuffled into R, G, B lanes of floats, the scalar steps, then
    clamped, truncated and shuffled back (u8(v) is trunc(min(max(v + 0.5, 0), 255.5))). */
 __attribute__((target("avx2"))) static __m256 recio__mix_ch(__m256 x, __m256 g, __m256 a, __m256 b, float off) {
@@ -5002,15 +4999,17 @@ __attribute__((target("avx2"))) static void recio__mix3_avx2(const unsigned char
     _mm256_zeroupper();
     recio__mix3_c(s + 3 * x, d + 3 * x, n - x, a, b, off);
 }
+#endif
 
 /* Every AVX2 kernel that uses 256-bit registers ends with vzeroupper: GCC adds none to
    target("avx2") functions that fall into SSE code, and the dirty upper halves made the SSE
    horizontal pass 1.6x slower (docs/bench.md). */
-static const recio__kern recio__kern_avx2 = {"avx2", recio__avx2_usable, recio__hrow2_avx2, recio__vrow2_avx2, recio__norm3_avx2,
-                                             recio__hash_avx2, recio__mix3_avx2};
+static const recio__kern recio__kern_avx2 = {"avx2", recio__avx2_usable, recio__hash_avx2
+                                             RECIO__KERN_IMAGE(recio__hrow2_avx2, recio__vrow2_avx2, recio__norm3_avx2, recio__mix3_avx2)};
 #endif
 
 #if defined(RECIO__NEON)
+#ifndef RECIO_NO_IMAGE
 static void recio__hrow2_neon(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
     int i;
     recio__hrow2_part(s, C, ax, dst, 0, ax->lo);
@@ -5038,7 +5037,7 @@ static void recio__vrow2_neon(const int32_t *r0, const int32_t *r1, int b0, int 
     }
     recio__vrow2_c(r0 + x, r1 + x, b0, b1, line + x, n - x);
 }
-
+#endif
 
 static void recio__hash_neon(uint32_t *lane, const unsigned char *p, size_t blocks) {
     uint32x4_t h[RECIO__LANES / 4];
@@ -5053,6 +5052,7 @@ static void recio__hash_neon(uint32_t *lane, const unsigned char *p, size_t bloc
     for (k = 0; k < RECIO__LANES / 4; k++) vst1q_u32(lane + 4 * k, h[k]);
 }
 
+#ifndef RECIO_NO_IMAGE
 /* Eight pixels at a time (vld3 splits the channels), the scalar steps in float lanes; the float to
    integer conversion truncates, as the scalar cast does. */
 static float32x4_t recio__mix_ch_neon(float32x4_t x, float32x4_t g, float a, float b, float off) {
@@ -5109,9 +5109,10 @@ static void recio__norm3_neon(const unsigned char *row, float *const d[3], int n
 #else /* ARMv7 NEON has no vector divide (and flushes subnormals): the table */
 #define RECIO__NORM3_NEON recio__norm3_c
 #endif
+#endif /* RECIO_NO_IMAGE */
 
-static const recio__kern recio__kern_neon = {"neon", recio__kern_always, recio__hrow2_neon, recio__vrow2_neon, RECIO__NORM3_NEON,
-                                             recio__hash_neon, recio__mix3_neon};
+static const recio__kern recio__kern_neon = {"neon", recio__kern_always, recio__hash_neon
+                                             RECIO__KERN_IMAGE(recio__hrow2_neon, recio__vrow2_neon, RECIO__NORM3_NEON, recio__mix3_neon)};
 #endif
 
 /* Every column this build has, the reference first: the tests run each usable one against it. */
@@ -9993,6 +9994,14 @@ struct recio_iter {
 #endif
 };
 
+/* The spec's chain: never one without the image section, which lets a records-only build drop what
+   needs one (decoding items, mixing, the mean image) at compile time. */
+#ifndef RECIO_NO_IMAGE
+#define RECIO__IT_TF(it) ((it)->tf)
+#else
+#define RECIO__IT_TF(it) ((recio_transform *)NULL)
+#endif
+
 static int recio__it_reserve(const recio_allocator *a, recio__it_bytes *b, size_t n) {
     size_t cap = b->cap ? b->cap : 4096;
     unsigned char *q;
@@ -10106,7 +10115,7 @@ static recio_err recio__it_open_aux(recio_iter *it, const char *path, char *msg)
     } else {
         e = recio_reader_open_desc(&it->src.aux, path, &rd);
     }
-    if (e != RECIO_OK) recio__errf(msg, path, 0, "cannot open: %s", e == RECIO_ERR_IO ? recio__errno_str(errno) : recio_strerror(e));
+    if (e != RECIO_OK) recio__errf(msg, path, 0, "cannot open: %s", recio__open_why(e));
     return e;
 }
 
@@ -10472,7 +10481,7 @@ static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, 
 }
 #endif
 
-static size_t recio__it_elem(const recio_iter *it) { return it->shape.width ? recio_dtype_size(it->shape.dtype) : 1; }
+static size_t recio__it_elem(const recio_iter *it) { return RECIO__IT_TF(it) ? recio_dtype_size(it->shape.dtype) : 1; }
 
 /* ---- labels and the mean image ---- */
 
@@ -10548,11 +10557,11 @@ static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, u
     if ((e = recio__it_labels(it, &ir, i, out, what)) != RECIO_OK) return e;
     ((uint64_t *)(out + it->ids_off))[i] = ir.id;
     ((uint64_t *)(out + it->keys_off))[i] = key;
-    if (it->tf && (it->d.label_detection || it->d.masks)) e = recio__it_decode_with(it, &ir, key, recio_seed_for(aug, s->epoch, key), out, i, worker, what);
-    else if (it->tf) e = recio__it_decode(it, &ir, key, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item_bytes, NULL, worker, what);
+    if (RECIO__IT_TF(it) && (it->d.label_detection || it->d.masks)) e = recio__it_decode_with(it, &ir, key, recio_seed_for(aug, s->epoch, key), out, i, worker, what);
+    else if (RECIO__IT_TF(it)) e = recio__it_decode(it, &ir, key, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item_bytes, NULL, worker, what);
     else e = it->d.transform(it->d.user, &ir, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item_bytes,
                              it->d.item_bytes, worker, what);
-    if (e == RECIO_OK && it->mean) recio__it_sub_mean(it, (float *)(out + (size_t)i * it->d.item_bytes));
+    if (e == RECIO_OK && RECIO__IT_TF(it) && it->mean) recio__it_sub_mean(it, (float *)(out + (size_t)i * it->d.item_bytes));
     if (e == RECIO_OK && it->d.checksums) /* now, while the item is in this core's cache */
         ((uint64_t *)(out + it->sums_off))[i] = recio__checksum(it->kn, out + (size_t)i * it->d.item_bytes, it->d.item_bytes, recio__it_elem(it));
     if (e != RECIO_OK && !what[0]) recio__fmt(what, RECIO_ITER_ERRMSG, "%s", recio_strerror(e));
@@ -10565,27 +10574,20 @@ static int recio__it_undecodable(recio_err e) {
     return e == RECIO_ERR_DECODE || e == RECIO_ERR_FORMAT || e == RECIO_ERR_UNSUPPORTED;
 }
 
-/* Item j of the batch becomes a copy of item i (pixels, labels, id, key, checksum); i < 0: zeros. */
+/* Item j of the batch becomes a copy of item i (pixels, labels, id, key, checksum, counts, mask);
+   i < 0: zeros (and the mask fill, and the zeros' checksum). Each of the batch's arrays by its
+   offset in the slot and its width per item. */
 static void recio__it_copy_item(recio_iter *it, recio__it_slot *s, unsigned j, int i) {
     unsigned char *o = s->out;
-    size_t ib = it->d.item_bytes, lw = it->d.label_width * sizeof(float);
-    if (i < 0) {
-        memset(o + j * ib, 0, ib);
-        memset(o + it->lab_off + j * lw, 0, lw);
-        ((uint64_t *)(o + it->ids_off))[j] = ((uint64_t *)(o + it->keys_off))[j] = 0;
-        ((unsigned *)(o + it->cnt_off))[j] = ((unsigned *)(o + it->obj_off))[j] = 0;
-        memset(o + it->mask_off + j * it->mask_bytes, recio__mask_fill_value(it->d.mask_fill), it->mask_bytes);
-        if (it->d.checksums) ((uint64_t *)(o + it->sums_off))[j] = recio__checksum(it->kn, o + j * ib, ib, recio__it_elem(it));
-        return;
+    size_t ib = it->d.item_bytes, at[8], wd[8], k;
+    at[0] = 0, at[1] = it->lab_off, at[2] = it->ids_off, at[3] = it->keys_off, at[4] = it->sums_off, at[5] = it->cnt_off, at[6] = it->obj_off, at[7] = it->mask_off;
+    wd[0] = ib, wd[1] = it->d.label_width * sizeof(float), wd[2] = wd[3] = wd[4] = 8, wd[5] = wd[6] = 4, wd[7] = it->mask_bytes;
+    for (k = 0; k < 8; k++) {
+        unsigned char *d = o + at[k] + j * wd[k];
+        if (i >= 0) memcpy(d, o + at[k] + (size_t)i * wd[k], wd[k]);
+        else memset(d, k == 7 ? recio__mask_fill_value(it->d.mask_fill) : 0, wd[k]);
     }
-    memcpy(o + j * ib, o + (size_t)i * ib, ib);
-    memcpy(o + it->lab_off + j * lw, o + it->lab_off + (size_t)i * lw, lw);
-    ((uint64_t *)(o + it->ids_off))[j] = ((uint64_t *)(o + it->ids_off))[i];
-    ((uint64_t *)(o + it->keys_off))[j] = ((uint64_t *)(o + it->keys_off))[i];
-    ((uint64_t *)(o + it->sums_off))[j] = ((uint64_t *)(o + it->sums_off))[i];
-    ((unsigned *)(o + it->cnt_off))[j] = ((unsigned *)(o + it->cnt_off))[i];
-    ((unsigned *)(o + it->obj_off))[j] = ((unsigned *)(o + it->obj_off))[i];
-    memcpy(o + it->mask_off + j * it->mask_bytes, o + it->mask_off + (size_t)i * it->mask_bytes, it->mask_bytes);
+    if (i < 0 && it->d.checksums) ((uint64_t *)(o + it->sums_off))[j] = recio__checksum(it->kn, o + j * ib, ib, recio__it_elem(it));
 }
 
 /* Leave the bad entries out: the sound ones move up in order (records first, then the epoch-end
@@ -10618,14 +10620,26 @@ static void recio__it_note_bad(recio__it_slot *s, unsigned i, const char *what) 
 
 static int recio__it_mixing(const recio_iter_desc *d) { return d->mixup_alpha > 0 || d->cutmix_alpha > 0; }
 
-/* At open, once the item's shape is known: what mixing needs. */
-static recio_err recio__it_mix_check(recio_iter *it) {
+/* Once open: mixing (which the open refuses without a spec). */
+static int recio__it_mixes(const recio_iter *it) { return RECIO__IT_TF(it) && recio__it_mixing(&it->d); }
+
+#ifndef RECIO_NO_IMAGE
+/* What mixing with a spec still needs, or NULL. */
+static const char *recio__it_mix_why(const recio_iter *it) {
     const recio_iter_desc *d = &it->d;
-    const char *why = !it->tf ? "a spec (the item's shape)" : !d->num_classes ? "num_classes (the soft labels' width)"
+    return !d->num_classes ? "num_classes (the soft labels' width)"
                       : d->label_detection || d->masks ? "plain class labels (not with label_detection or masks)"
                       : d->mixup_alpha > 0 && it->shape.dtype != RECIO_F32 ? "f32 items for MixUp (end the chain with float or normalize)"
                       : !(d->mixup_alpha < 1e4f && d->cutmix_alpha < 1e4f && d->mix_prob >= 0 && d->mix_prob <= 1) ? "alphas below 1e4 and mix_prob in [0, 1]"
                       : NULL;
+}
+#else
+#define recio__it_mix_why(it) NULL /* never asked: without the image section there is no spec */
+#endif
+
+/* At open, once the item's shape is known: what mixing needs. */
+static recio_err recio__it_mix_check(recio_iter *it) {
+    const char *why = !RECIO__IT_TF(it) ? "a spec (the item's shape)" : recio__it_mix_why(it);
     if (!why) return RECIO_OK;
     recio__fmt(it->errmsg, RECIO__ERRMSG, "mixing (mixup_alpha or cutmix_alpha set) needs %s", why);
     return RECIO_ERR_ARG;
@@ -10742,7 +10756,7 @@ static recio_err recio__it_work(recio_iter *it, recio__it_slot *s, unsigned work
         recio__it_note_bad(s, i, what);
     }
     if (s->bad && memchr(s->bad, 1, n)) recio__it_compact(it, s);
-    if (recio__it_mixing(&it->d)) return recio__it_mix(it, s);
+    if (recio__it_mixes(it)) return recio__it_mix(it, s);
     return RECIO_OK;
 }
 
@@ -10922,15 +10936,8 @@ static recio_err recio__it_spec(recio_iter *it) {
 /* A side file (path_imglist, mean_img) into memory, through desc.open_file when given. */
 static recio_err recio__it_slurp(recio_iter *it, const char *path, char **text, size_t *n) {
     recio_io io;
-    recio_err e;
-    memset(&io, 0, sizeof io);
-    if (it->d.open_file) e = it->d.open_file(it->d.open_user, path, &io);
-#ifndef RECIO_NO_STDIO
-    else e = recio_io_open_file(&io, path, "rb");
-#else
-    else e = RECIO_ERR_UNSUPPORTED;
-#endif
-    if (e != RECIO_OK) return recio__errf(it->errmsg, path, 0, "cannot open: %s", e == RECIO_ERR_IO ? recio__errno_str(errno) : recio_strerror(e)), e;
+    recio_err e = recio__open_read(it->d.open_file, it->d.open_user, path, &io);
+    if (e != RECIO_OK) return recio__errf(it->errmsg, path, 0, "cannot open: %s", recio__open_why(e)), e;
     return recio__slurp_io(&it->d.alloc, &io, path, text, n, it->errmsg);
 }
 
@@ -10959,6 +10966,7 @@ static recio_err recio__it_imglist(recio_iter *it) {
     return RECIO_OK;
 }
 
+#ifndef RECIO_NO_IMAGE /* a mean image needs a spec: records-only builds leave the .npy reader out */
 /* A .npy header: '<f4', C order, three dimensions into dim; *data_at: where the array starts. */
 static recio_err recio__npy_header(const char *t, size_t n, size_t dim[3], size_t *data_at, char *why) {
     size_t hl, at;
@@ -11009,14 +11017,11 @@ static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const size_t
     return RECIO_OK;
 }
 
-/* desc.mean_img: load the .npy (needs a spec with f32 output: the mean is its last step). */
-static recio_err recio__it_mean(recio_iter *it) {
+/* The .npy of desc.mean_img into it->mean. */
+static recio_err recio__it_mean_load(recio_iter *it) {
     char *t, why[RECIO__ERRMSG];
     size_t n, dim[3], at;
     recio_err e;
-    if (!it->d.mean_img) return RECIO_OK;
-    if (!it->tf || it->shape.dtype != RECIO_F32)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img needs a spec whose output is float32 (end it with `float`, or `float chw`)", it->d.mean_img), RECIO_ERR_ARG;
     if ((e = recio__it_slurp(it, it->d.mean_img, &t, &n)) != RECIO_OK) return e;
     if ((e = recio__npy_header(t, n, dim, &at, why)) == RECIO_OK) {
         if ((uint64_t)dim[0] * dim[1] * dim[2] * 4 != it->d.item_bytes || n - at < it->d.item_bytes)
@@ -11030,6 +11035,20 @@ static recio_err recio__it_mean(recio_iter *it) {
     recio__free(&it->d.alloc, t);
     if (e != RECIO_OK) recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img: %s", it->d.mean_img, why);
     return e;
+}
+#else
+static recio_err recio__it_mean_load(recio_iter *it) {
+    (void)it;
+    return RECIO_ERR_UNSUPPORTED; /* never reached: without the image section no spec is accepted */
+}
+#endif
+
+/* desc.mean_img: load the .npy (needs a spec with f32 output: the mean is its last step). */
+static recio_err recio__it_mean(recio_iter *it) {
+    if (!it->d.mean_img) return RECIO_OK;
+    if (!RECIO__IT_TF(it) || it->shape.dtype != RECIO_F32)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img needs a spec whose output is float32 (end it with `float`, or `float chw`)", it->d.mean_img), RECIO_ERR_ARG;
+    return recio__it_mean_load(it);
 }
 
 /* Batch layout: items, then labels, ids, keys, item checksums, label counts and object counts
@@ -11069,28 +11088,23 @@ static recio_err recio__it_alloc(recio_iter *it) {
     unsigned i;
     it->nslots = it->d.workers ? it->d.prefetch : 1;
     it->slots = (recio__it_slot *)recio__it_calloc(a, it->nslots, sizeof *it->slots);
-    it->first = (uint64_t *)recio__it_calloc(a, b, 8);
-    it->carry = (uint64_t *)recio__it_calloc(a, b, 8);
-    it->carry_in = (uint64_t *)recio__it_calloc(a, b, 8);
-    it->carry_out = (uint64_t *)recio__it_calloc(a, b, 8);
-    it->carry_next = (uint64_t *)recio__it_calloc(a, b, 8);
+    /* the five key arrays of a batch's length are one block (first owns it; close frees first) */
+    if ((it->first = (uint64_t *)recio__it_calloc(a, b, 5 * 8)) != NULL)
+        it->carry = it->first + b, it->carry_in = it->carry + b, it->carry_out = it->carry_in + b, it->carry_next = it->carry_out + b;
     it->sbuf = (recio__it_bytes *)recio__it_calloc(a, sb, sizeof *it->sbuf);
     it->skey = (uint64_t *)recio__it_calloc(a, sb, 8);
     it->nscratch = it->d.workers ? it->d.workers : 1;
     it->scratch = (recio__it_bytes *)recio__it_calloc(a, it->nscratch, sizeof *it->scratch);
-    if (!it->slots || !it->first || !it->carry || !it->carry_in || !it->carry_out || !it->carry_next || !it->sbuf || !it->skey || !it->scratch)
-        return RECIO_ERR_NOMEM;
+    if (!it->slots || !it->first || !it->sbuf || !it->skey || !it->scratch) return RECIO_ERR_NOMEM;
     for (i = 0; i < it->nslots; i++) {
         recio__it_slot *s = &it->slots[i];
-        s->off = (size_t *)recio__it_calloc(a, b, sizeof(size_t));
-        s->len = (size_t *)recio__it_calloc(a, b, sizeof(size_t));
-        s->key = (uint64_t *)recio__it_calloc(a, b, 8);
-        if (!s->off || !s->len || !s->key) return RECIO_ERR_NOMEM;
+        /* key, off and len in one block (key owns it), as bad_key and bad (bad_key owns that) */
+        if (!(s->key = (uint64_t *)recio__it_calloc(a, b, 8 + 2 * sizeof(size_t)))) return RECIO_ERR_NOMEM;
+        s->off = (size_t *)(void *)(s->key + b), s->len = s->off + b;
         if (!it->d.skip_bad) continue;
-        s->bad = (unsigned char *)recio__it_calloc(a, b, 1);
-        s->bad_key = (uint64_t *)recio__it_calloc(a, b, 8);
         s->bad_what = (char *)recio__it_calloc(a, RECIO_ITER_BAD_KEEP, RECIO_ITER_ERRMSG);
-        if (!s->bad || !s->bad_key || !s->bad_what) return RECIO_ERR_NOMEM;
+        if (!(s->bad_key = (uint64_t *)recio__it_calloc(a, b, 8 + 1)) || !s->bad_what) return RECIO_ERR_NOMEM;
+        s->bad = (unsigned char *)(s->bad_key + b);
     }
     if (it->d.skip_bad && !(it->skipped = (recio_iter_bad *)recio__it_calloc(a, RECIO_ITER_BAD_KEEP, sizeof *it->skipped)))
         return RECIO_ERR_NOMEM;
@@ -11141,11 +11155,8 @@ RECIODEF void recio_iter_close(recio_iter *it) {
 #endif
     for (i = 0; it->slots && i < it->nslots; i++) {
         recio__free(a, it->slots[i].raw.p);
-        recio__free(a, it->slots[i].off);
-        recio__free(a, it->slots[i].len);
-        recio__free(a, it->slots[i].key);
-        recio__free(a, it->slots[i].bad);
-        recio__free(a, it->slots[i].bad_key);
+        recio__free(a, it->slots[i].key); /* and off, len */
+        recio__free(a, it->slots[i].bad_key); /* and bad */
         recio__free(a, it->slots[i].bad_what);
         if (!it->d.workers) recio__free(a, it->slots[i].out);
     }
@@ -11161,11 +11172,7 @@ RECIODEF void recio_iter_close(recio_iter *it) {
     recio__free(a, it->slots);
     recio__free(a, it->sbuf);
     recio__free(a, it->skey);
-    recio__free(a, it->first);
-    recio__free(a, it->carry);
-    recio__free(a, it->carry_in);
-    recio__free(a, it->carry_out);
-    recio__free(a, it->carry_next);
+    recio__free(a, it->first); /* and the carry arrays */
     recio__it_src_free(it);
     recio__free(a, it);
 }
@@ -11231,9 +11238,9 @@ static void recio__it_view(recio_iter *it, const recio__it_slot *s, recio_batch 
     b->label_counts = (const unsigned *)(s->out + it->cnt_off);
     b->objects = it->d.label_detection ? (const unsigned *)(s->out + it->obj_off) : NULL;
     b->masks = it->d.masks ? s->out + it->mask_off : NULL;
-    b->soft_labels = recio__it_mixing(&it->d) ? (const float *)(s->out + it->soft_off) : NULL;
-    b->lam = recio__it_mixing(&it->d) ? s->lam : 1.0f;
-    b->mix = recio__it_mixing(&it->d) ? s->mix : 0;
+    b->soft_labels = recio__it_mixes(it) ? (const float *)(s->out + it->soft_off) : NULL;
+    b->lam = recio__it_mixes(it) ? s->lam : 1.0f;
+    b->mix = recio__it_mixes(it) ? s->mix : 0;
     it->delivered = b->index + 1;
     recio__it_tally(it, s);
 }

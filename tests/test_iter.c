@@ -44,6 +44,104 @@ static void test_close_any_moment(void) {
     }
 }
 
+/* recio_io.close is optional in a caller's open_file hooks: the iterator reads its side file
+   (path_imglist) and the split its .idx through hooks that leave it NULL (they used to call it). */
+static recio_io closeless[8];
+static unsigned ncloseless;
+static recio_err open_closeless(void *user, const char *path, recio_io *io) {
+    size_t n = strlen(path);
+    recio_err e = recio_io_open_file(io, path, "rb");
+    (void)user;
+    if (e == RECIO_OK && n > 4 && (!strcmp(path + n - 4, ".lst") || !strcmp(path + n - 4, ".idx")) && ncloseless < 8)
+        closeless[ncloseless++] = *io, io->close = NULL; /* the test closes it */
+    return e;
+}
+
+static void test_hooks_without_close(void) {
+    recio_iter_desc d;
+    recio_iter *it = NULL;
+    recio_batch b;
+    char msg[RECIO_ERRMSG_SIZE];
+    unsigned i;
+    FILE *f;
+    iu_make("build/test_iter/closeless.rec", 4);
+    f = fopen("build/test_iter/closeless.lst", "w");
+    for (i = 0; f && i < 4; i++) fprintf(f, "%u\t%u\tx%u.jpg\n", 100 + i, 50 + i, i);
+    if (f) fclose(f);
+    iu_desc(&d, "build/test_iter/closeless.rec", 2, RECIO_LAST_PAD, 0);
+    d.label_width = 1;
+    d.index = 1;
+    d.path_imglist = "build/test_iter/closeless.lst";
+    d.open_file = open_closeless;
+    d.errmsg = msg;
+    ncloseless = 0;
+    CHECK(recio_iter_open(&it, &d) == RECIO_OK);
+    CHECK(ncloseless >= 2); /* the .idx and the .lst went through the hook */
+    CHECK(it && recio_iter_next(it, &b) == RECIO_OK);
+    if (it) CHECK(b.labels[0] == 50.0f && b.labels[1] == 51.0f && b.ids[0] == 100 && b.ids[1] == 101);
+    recio_iter_close(it);
+    for (i = 0; i < ncloseless; i++) closeless[i].close(closeless[i].user);
+}
+
+/* skip_bad leaves record 1 out: records 0, 2, 3 move up with everything of theirs (labels (i, -i),
+   id 100 + i, key = offset, label counts, checksum, the item) and the last place is padding, a copy
+   of the first item. Expected values from how iu_make writes the dataset. */
+static void test_skip_bad_moves_every_array(void) {
+    static const unsigned rec[4] = {0, 2, 3, 0};
+    recio_iter_desc d;
+    recio_iter *it = NULL;
+    recio_batch b;
+    unsigned fail = 101, i;
+    iu_make("build/test_iter/skip.rec", 4);
+    iu_desc(&d, "build/test_iter/skip.rec", 4, RECIO_LAST_PAD, 0);
+    d.user = &fail;
+    d.skip_bad = 1;
+    d.checksums = 1;
+    CHECK(recio_iter_open(&it, &d) == RECIO_OK);
+    CHECK(it && recio_iter_next(it, &b) == RECIO_OK);
+    if (!it) return;
+    CHECK_EQ_INT(b.count, 3);
+    CHECK_EQ_INT(b.pad, 1);
+    for (i = 0; i < 4; i++) {
+        const uint64_t *item = (const uint64_t *)((const unsigned char *)b.data + i * IU_ITEM);
+        CHECK(b.labels[2 * i] == (float)rec[i] && b.labels[2 * i + 1] == -(float)rec[i]);
+        CHECK_EQ_INT(b.ids[i], 100 + rec[i]);
+        CHECK_EQ_INT(b.keys[i], iu_offset(rec[i]));
+        CHECK_EQ_INT(b.label_counts[i], 2);
+        CHECK_EQ_INT(item[1], 100 + rec[i]);
+        CHECK_EQ_INT(item[2], 3 * (rec[i] + 1));
+        CHECK(b.sums[i] == iu_checksum((const unsigned char *)item, IU_ITEM));
+    }
+    recio_iter_close(it);
+}
+
+#ifdef RECIO_NO_IMAGE
+/* Records only: what needs the image section (a spec, and mean_img and mixing, which need one) is
+   refused at open with words that say so; the callback path with the same dataset opens. */
+static void test_noimage_refuses_image_options_at_open(void) {
+    recio_iter_desc d;
+    recio_iter *it = NULL;
+    char msg[RECIO_ERRMSG_SIZE];
+    iu_make("build/test_iter/noimg.rec", 4);
+    iu_desc(&d, "build/test_iter/noimg.rec", 2, RECIO_LAST_PAD, 0);
+    d.errmsg = msg;
+    CHECK(recio_iter_open(&it, &d) == RECIO_OK);
+    recio_iter_close(it);
+    d.spec = "float";
+    CHECK(recio_iter_open(&it, &d) == RECIO_ERR_UNSUPPORTED && !it);
+    CHECK(strcmp(msg, "a spec needs the image section, and this build has RECIO_NO_IMAGE: give a transform callback") == 0);
+    d.spec = NULL;
+    d.mean_img = "build/test_iter/mean.npy";
+    CHECK(recio_iter_open(&it, &d) == RECIO_ERR_ARG && !it);
+    CHECK(strcmp(msg, "build/test_iter/mean.npy: mean_img needs a spec whose output is float32 (end it with `float`, or `float chw`)") == 0);
+    d.mean_img = NULL;
+    d.mixup_alpha = 0.2f;
+    d.num_classes = 4;
+    CHECK(recio_iter_open(&it, &d) == RECIO_ERR_ARG && !it);
+    CHECK(strcmp(msg, "mixing (mixup_alpha or cutmix_alpha set) needs a spec (the item's shape)") == 0);
+}
+#endif
+
 int main(void) {
     unsigned w;
     static const unsigned counts[] = {0, 1, 3, 8};
@@ -53,5 +151,10 @@ int main(void) {
     }
     RUN(test_same_batches_for_every_worker_count);
     RUN(test_close_any_moment);
+    RUN(test_hooks_without_close);
+    RUN(test_skip_bad_moves_every_array);
+#ifdef RECIO_NO_IMAGE
+    RUN(test_noimage_refuses_image_options_at_open);
+#endif
     return t_done("iter");
 }

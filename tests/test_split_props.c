@@ -418,6 +418,19 @@ static void test_bad_input(void) {
     d.shuffle = RECIO_SHUFFLE_CHUNK;
     d.chunk_records = 1;
     expect_error(p, 0, 1, &d, "good.rec", "offset");
+    /* the chunk shuffle's streamed index: the .idx parser's words on its line, the offset checks */
+    CHECK(write_file(q, "0\t0\n1\t24 x\n", 11) == 0);
+    expect_error(p, 0, 1, &d, "good.rec.idx: line 2: unexpected text after the offset", NULL);
+    CHECK(write_file(q, "0\t0\n1\t26\n", 9) == 0);
+    expect_error(p, 0, 1, &d, "good.rec.idx: offset 26 is not a record head (not 4-aligned): stale index?", NULL);
+    CHECK(write_file(q, "0\t0\n1\t48\n", 9) == 0);
+    expect_error(p, 0, 1, &d, "good.rec.idx: offset 48 is past the end of the data (48 bytes): stale index?", NULL);
+    d.shuffle = RECIO_SHUFFLE_FULL; /* the whole index in memory: the same checks */
+    CHECK(write_file(q, "0\t0\n1\t26\n", 9) == 0);
+    expect_error(p, 0, 1, &d, "good.rec.idx: offset 26 is not a record head (not 4-aligned): stale index?", NULL);
+    CHECK(write_file(q, "0\t0\n1\t0\n", 8) == 0);
+    expect_error(p, 0, 1, &d, "good.rec.idx: offset 0 is listed twice", NULL);
+    d.shuffle = RECIO_SHUFFLE_CHUNK;
     /* no index at all in index mode */
     remove(q);
     d.shuffle = RECIO_SHUFFLE_NONE;
