@@ -9,7 +9,8 @@ own), N records cycling through the sample photos (tests/data/photos, ~300x400 t
 the header line. Batch 32, the train chain
 random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw (torchvision: RandomResizedCrop(224),
 RandomHorizontalFlip(), ToTensor(), Normalize(ImageNet)). Each configuration runs RUNS times,
-interleaved with the one it is compared to, one epoch per run; the table gives the median images/s
+interleaved with the one it is compared to, one epoch per run (an epoch reads the set BENCH_REPEAT = 3
+times); the table gives the median images/s
 and the range of the per-run ratios, of wall time and of CPU time (images per CPU second: what the
 Python layer adds, which other jobs on a shared machine hardly disturb). "C iterator" is `recio iter --quiet` (its own timer, after open);
 the Python side times its epoch loop the same way, touching every batch's data.
@@ -30,6 +31,7 @@ import recio  # noqa: E402
 RECIO = os.environ.get("RECIO", os.path.join(ROOT, "build", "recio")).split()
 N = int(os.environ.get("BENCH_IMAGES", "1000"))
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+REPEAT = int(os.environ.get("BENCH_REPEAT", "3"))
 BATCH = 32
 SPEC = "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw"
 PHOTOS = ["chelsea-500x375.jpg", "coffee-500x333.jpg", "astronaut-375x500.jpg", "rocket-640x480.jpg",
@@ -123,7 +125,7 @@ def overhead(rec):
     the Python part of next()) plus one ctypes call, best of 5 x 2,000."""
     import timeit
     from recio import _lib as L
-    it = recio.ImageRecordIter(path_imgrec=rec, spec=SPEC, batch_size=BATCH, workers=0)
+    it = recio.ImageRecordIter(path_imgrec=rec.split(";")[0], spec=SPEC, batch_size=BATCH, workers=0)
     it.next()
     wrap = min(timeit.repeat(lambda: it._wrap(it._b), number=2000, repeat=5)) / 2000
     call = min(timeit.repeat(lambda: L.lib.recio_iter_errmsg(it._it), number=2000, repeat=5)) / 2000
@@ -154,6 +156,10 @@ def compare(name, a, b, args_a, args_b, runs):
 def main():
     with tempfile.TemporaryDirectory(prefix="recio-bench-py-") as d:
         rec, files, what = make_data(d)
+        # an epoch reads the set REPEAT times ("a.rec;a.rec;a.rec", the files list likewise): a 1,000-image
+        # epoch lasts 0.3 s here, too short to time on a virtual machine
+        rec, files = ";".join([rec] * REPEAT), files * REPEAT
+        what += ", read %d times per epoch" % REPEAT
         print("Python binding: %s, batch %d, spec '%s', %d interleaved runs, %d cores, load %.1f"
               % (what, BATCH, SPEC, RUNS, os.cpu_count(), os.getloadavg()[0]))
         overhead(rec)
