@@ -268,7 +268,8 @@ typedef struct recio_record {
 typedef struct recio_reader recio_reader;
 
 typedef struct recio_reader_desc {
-    recio_io io;           /* custom source, used when path is NULL */
+    recio_io io;           /* custom source, used when path is NULL: recio_reader_close closes it;
+                              a failed open leaves it to the caller, open */
     const char *name;      /* name in messages (default: path, or "<memory>" / "<io>") */
     size_t buffer_size;    /* streaming buffer (default 1 MiB); grows for larger records */
     int use_mmap;          /* map the file and hand out pointers into it (POSIX and Windows); a file
@@ -297,7 +298,8 @@ RECIODEF void recio_reader_close(recio_reader *r);
 typedef struct recio_writer recio_writer;
 
 typedef struct recio_writer_desc {
-    recio_io io;            /* custom sink, used when path is NULL */
+    recio_io io;            /* custom sink, used when path is NULL: the writer closes it when it
+                               finishes; a failed open leaves it to the caller, open */
     const char *name;       /* name in messages */
     const char *index_path; /* also write an MXNet .idx ("key\toffset\n") here; NULL: none */
     int atomic;             /* write a unique PATH.tmp.PID, fsync, rename to PATH (and the .idx) on a
@@ -2164,6 +2166,7 @@ RECIODEF recio_err recio_reader_open_desc(recio_reader **out, const char *path, 
     }
     recio__open_msg(d.errmsg, d.name, r ? r->errmsg : NULL, e);
     if (e != RECIO_OK) {
+        if (!path) r->has_io = 0; /* desc.io stays the caller's, as on every other failed open */
         recio_reader_close(r);
         return e;
     }
@@ -2653,6 +2656,7 @@ RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, 
 #endif
     }
     recio__open_msg(d.errmsg, d.name, w ? w->errmsg : NULL, e);
+    if (e != RECIO_OK && w && !path) memset(&w->io, 0, sizeof w->io); /* desc.io stays the caller's */
     if (e != RECIO_OK) return recio_writer_abort(w), e; /* closes what opened, removes what it created */
     *out = w;
     return RECIO_OK;
@@ -2926,7 +2930,12 @@ static const char *recio__open_why(recio_err e) { return e == RECIO_ERR_IO ? rec
    indexes, the iterator's side files). */
 static recio_err recio__open_read(recio_err (*open_file)(void *, const char *, recio_io *), void *user, const char *path, recio_io *io) {
     memset(io, 0, sizeof *io);
-    if (open_file) return open_file(user, path, io);
+    if (open_file) {
+        recio_err e = open_file(user, path, io);
+        if (e != RECIO_OK || io->read) return e;
+        if (io->close) io->close(io->user); /* a hook's io that cannot read: refused, and not leaked */
+        return RECIO_ERR_ARG;
+    }
 #ifndef RECIO_NO_STDIO
     return recio_io_open_file(io, path, "rb");
 #else
@@ -3301,9 +3310,7 @@ static recio_err recio__sp_fail(recio_split *s, recio_err e, const char *f, ...)
 static const char *recio__sp_name(const recio_split *s, unsigned f) { return s->files[f].path; }
 
 static recio_err recio__sp_open_io(recio_split *s, const char *path, recio_io *io) {
-    recio_err e = recio__open_read(s->d.open_file, s->d.open_user, path, io);
-    if (e == RECIO_OK && !io->read) e = RECIO_ERR_ARG;
-    return e;
+    return recio__open_read(s->d.open_file, s->d.open_user, path, io);
 }
 
 static recio_err recio__sp_open_fail(recio_split *s, const char *path, recio_err e) {
@@ -10109,9 +10116,11 @@ static recio_err recio__it_open_aux(recio_iter *it, const char *path, char *msg)
     rd.alloc = it->d.alloc;
     rd.buffer_size = 1u << 16; /* one record at a time */
     if (it->d.open_file) {
-        if ((e = it->d.open_file(it->d.open_user, path, &rd.io)) != RECIO_OK) return recio__errf(msg, path, 0, "cannot open: %s", recio_strerror(e)), e;
+        if ((e = recio__open_read(it->d.open_file, it->d.open_user, path, &rd.io)) != RECIO_OK)
+            return recio__errf(msg, path, 0, "cannot open: %s", recio_strerror(e)), e;
         rd.name = path;
         e = recio_reader_open_desc(&it->src.aux, NULL, &rd);
+        if (e && rd.io.close) rd.io.close(rd.io.user); /* a failed open leaves the io to us */
     } else {
         e = recio_reader_open_desc(&it->src.aux, path, &rd);
     }

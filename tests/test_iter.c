@@ -83,6 +83,57 @@ static void test_hooks_without_close(void) {
     for (i = 0; i < ncloseless; i++) closeless[i].close(closeless[i].user);
 }
 
+/* Every io an open_file hook hands out is closed exactly once, also when the k-th one cannot read
+   (read == NULL: refused) and the open or a later re-read fails because of it. The hook counts its
+   opens and the closes of what it opened. */
+static unsigned hk_opens, hk_closes, hk_bad_at;
+static recio_io hk_inner[64];
+static int hk_close(void *user) {
+    hk_closes++;
+    return hk_inner[(size_t)user].close(hk_inner[(size_t)user].user);
+}
+static int64_t hk_read(void *user, void *buf, size_t n) { return hk_inner[(size_t)user].read(hk_inner[(size_t)user].user, buf, n); }
+static int hk_seek(void *user, uint64_t off) { return hk_inner[(size_t)user].seek(hk_inner[(size_t)user].user, off); }
+static int64_t hk_size(void *user) { return hk_inner[(size_t)user].size(hk_inner[(size_t)user].user); }
+static recio_err open_counted(void *user, const char *path, recio_io *io) {
+    size_t k = hk_opens;
+    recio_err e;
+    (void)user;
+    if (k >= 64 || (e = recio_io_open_file(&hk_inner[k], path, "rb")) != RECIO_OK) return RECIO_ERR_IO;
+    hk_opens++;
+    memset(io, 0, sizeof *io);
+    io->user = (void *)k;
+    io->read = hk_opens == hk_bad_at ? NULL : hk_read;
+    io->seek = hk_inner[k].seek ? hk_seek : NULL;
+    io->size = hk_inner[k].size ? hk_size : NULL;
+    io->close = hk_close;
+    return RECIO_OK;
+}
+
+static void test_hook_io_closed_once(void) {
+    unsigned bad;
+    iu_make("build/test_iter/hooked.rec", 5);
+    for (bad = 0; bad <= 8; bad++) {
+        recio_iter_desc d;
+        recio_iter *it = NULL;
+        recio_batch b;
+        char msg[RECIO_ERRMSG_SIZE];
+        unsigned epoch;
+        iu_desc(&d, "build/test_iter/hooked.rec", 2, RECIO_LAST_ROLL_OVER, bad % 2);
+        d.open_file = open_counted;
+        d.errmsg = msg;
+        hk_opens = hk_closes = 0, hk_bad_at = bad;
+        if (recio_iter_open(&it, &d) == RECIO_OK)
+            for (epoch = 0; epoch < 3; epoch++) {
+                while (recio_iter_next(it, &b) == RECIO_OK) {}
+                recio_iter_reset(it);
+            }
+        recio_iter_close(it);
+        CHECK(hk_opens >= 1);
+        CHECK_EQ_INT(hk_closes, hk_opens);
+    }
+}
+
 /* skip_bad leaves record 1 out: records 0, 2, 3 move up with everything of theirs (labels (i, -i),
    id 100 + i, key = offset, label counts, checksum, the item) and the last place is padding, a copy
    of the first item. Expected values from how iu_make writes the dataset. */
@@ -152,6 +203,7 @@ int main(void) {
     RUN(test_same_batches_for_every_worker_count);
     RUN(test_close_any_moment);
     RUN(test_hooks_without_close);
+    RUN(test_hook_io_closed_once);
     RUN(test_skip_bad_moves_every_array);
 #ifdef RECIO_NO_IMAGE
     RUN(test_noimage_refuses_image_options_at_open);

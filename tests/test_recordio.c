@@ -950,6 +950,57 @@ static void test_open_errors(void) {
 
 /* ---- .idx, .lst, image headers ---- */
 
+/* desc.io belongs to the reader once an open succeeds (recio_reader_close closes it), and stays the
+   caller's, open, when the open fails: here the allocator refuses the stream buffer (the second
+   allocation), the path where the reader used to close it as well (the split then closed it again). */
+static unsigned ow_closes, ow_allocs, ow_fail_at;
+static int ow_close(void *user) { (void)user; ow_closes++; return 0; }
+static int64_t ow_read(void *user, void *buf, size_t n) { (void)user, (void)buf, (void)n; return 0; }
+static void *ow_alloc(size_t n, void *user) { (void)user; return ++ow_allocs == ow_fail_at ? NULL : malloc(n); }
+static void ow_free(void *p, void *user) { (void)user; free(p); }
+
+static void test_reader_io_ownership(void) {
+    unsigned fail;
+    for (fail = 1; fail <= 3; fail++) {
+        recio_reader_desc d;
+        recio_reader *r = NULL;
+        recio_err e;
+        memset(&d, 0, sizeof d);
+        d.io.read = ow_read;
+        d.io.close = ow_close;
+        d.alloc.alloc = ow_alloc, d.alloc.free = ow_free;
+        ow_closes = ow_allocs = 0, ow_fail_at = fail;
+        e = recio_reader_open_desc(&r, NULL, &d);
+        if (fail <= 2) { /* the handle, then the buffer */
+            CHECK(e == RECIO_ERR_NOMEM && r == NULL);
+            CHECK_EQ_INT(ow_closes, 0);
+        } else {
+            CHECK(e == RECIO_OK && r != NULL);
+            recio_reader_close(r);
+            CHECK_EQ_INT(ow_closes, 1);
+        }
+    }
+}
+
+/* The same for desc.io of a writer: its index cannot be created, so the open fails; the sink is
+   still the caller's and open. A good open hands it to the writer, which closes it once. */
+static int ow_write(void *user, const void *buf, size_t n) { (void)user, (void)buf, (void)n; return 0; }
+static void test_writer_io_ownership(void) {
+    recio_writer_desc d;
+    recio_writer *w = NULL;
+    memset(&d, 0, sizeof d);
+    d.io.write = ow_write;
+    d.io.close = ow_close;
+    d.index_path = "build/no-such-dir/x.idx";
+    ow_closes = 0;
+    CHECK(recio_writer_open_desc(&w, NULL, &d) != RECIO_OK && w == NULL);
+    CHECK_EQ_INT(ow_closes, 0);
+    d.index_path = NULL;
+    CHECK(recio_writer_open_desc(&w, NULL, &d) == RECIO_OK);
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    CHECK_EQ_INT(ow_closes, 1);
+}
+
 static void test_index_and_lst_parsing(void) {
     recio_index idx;
     recio_lst lst;
@@ -1227,6 +1278,8 @@ int main(void) {
     RUN(test_file_grows_while_read);
     RUN(test_joined_record_cap);
     RUN(test_open_errors);
+    RUN(test_reader_io_ownership);
+    RUN(test_writer_io_ownership);
     RUN(test_index_and_lst_parsing);
     RUN(test_lst_im2rec_lines);
     RUN(test_irecord_pack_unpack);
