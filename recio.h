@@ -636,6 +636,7 @@ typedef enum recio_border { RECIO_BORDER_CONSTANT = 0, RECIO_BORDER_REPLICATE = 
    return RECIO_ERR_UNSUPPORTED for other inputs. */
 
 RECIODEF size_t recio_dtype_size(recio_dtype t);
+#ifndef RECIO_NO_IMAGE /* the helpers, decoding and every op (the types above stay: the iterator's batch uses them) */
 /* Describe a packed image (stride = width*channels*size for HWC, width*size for CHW), data NULL. */
 RECIODEF recio_image recio_image_shape(int w, int h, int channels, recio_dtype t, recio_layout l);
 RECIODEF size_t recio_image_bytes(const recio_image *img); /* bytes spanned: stride * rows */
@@ -651,7 +652,6 @@ RECIODEF recio_err recio_image_copy(const recio_image *in, recio_image *out); /*
 RECIODEF float recio_image_get(const recio_image *img, int x, int y, int c);
 RECIODEF void recio_image_set(recio_image *img, int x, int y, int c, float v);
 
-#ifndef RECIO_NO_IMAGE /* decoding and every op (the types above stay: the iterator uses them) */
 /* DECODE (stb_image, from memory): JPEG baseline/progressive, PNG (8/16-bit, alpha, palette), BMP
    (uncompressed, bottom-up or top-down); any other format is RECIO_ERR_DECODE "unsupported image
    format". channels: 1, 3, 4, or 0 = as stored (2 = grey+alpha becomes 4).
@@ -1270,6 +1270,15 @@ extern "C" {
 
 #define RECIO__ERRMSG RECIO_ERRMSG_SIZE
 #define RECIO__DEFAULT_BUFFER (1u << 20)
+/* One copy of a small loop that gcc -Os would otherwise copy into each caller (measured: the FNV
+   hash, 7 copies, 166 bytes of a Cortex-M4 build). */
+#if defined(__GNUC__) || defined(__clang__)
+#define RECIO__NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define RECIO__NOINLINE __declspec(noinline)
+#else
+#define RECIO__NOINLINE
+#endif
 #ifndef RECIO_MAX_BATCH_BYTES
 #define RECIO_MAX_BATCH_BYTES ((uint64_t)1 << 31) /* an iterator's batch tensor (see CONFIGURATION) */
 #endif
@@ -1481,16 +1490,18 @@ static void recio__fmt(char *d, size_t cap, const char *f, ...) {
    recio__fmt_args with this first format and args[0] = NAME, args[1] = N. */
 #define RECIO__AT_OFFSET "%s: offset %U: "
 
-static void recio__errf(char *msg, const char *name, uint64_t offset, const char *f, ...) {
+static void recio__verrf(char *msg, const char *name, uint64_t offset, const char *f, va_list ap) {
     recio__arg args[2 + RECIO__FMT_ARGS];
-    size_t n;
-    va_list ap;
     args[0].s = name ? name : "?";
     args[1].u = offset;
+    recio__fmt_args(msg, RECIO__ERRMSG, RECIO__AT_OFFSET, f, args, 2 + recio__va_args(f, ap, args + 2));
+}
+
+static void recio__errf(char *msg, const char *name, uint64_t offset, const char *f, ...) {
+    va_list ap;
     va_start(ap, f);
-    n = recio__va_args(f, ap, args + 2);
+    recio__verrf(msg, name, offset, f, ap);
     va_end(ap);
-    recio__fmt_args(msg, RECIO__ERRMSG, RECIO__AT_OFFSET, f, args, 2 + n);
 }
 
 static const char *recio__errno_str(int e) {
@@ -1502,6 +1513,12 @@ static const char *recio__errno_str(int e) {
 #endif
 }
 
+/* Why an open failed, for "FILE: offset 0: cannot open: WHY": errno's words for an I/O error. */
+static const char *recio__open_why(recio_err e) { return e == RECIO_ERR_IO ? recio__errno_str(errno) : recio_strerror(e); }
+
+/* "FILE: offset 0: cannot open: WHY" into msg (RECIO_ERRMSG_SIZE bytes). */
+static void recio__open_fail(char *msg, const char *path, recio_err e) { recio__errf(msg, path, 0, "cannot open: %s", recio__open_why(e)); }
+
 /* A failed open's words into dst (RECIO_ERRMSG_SIZE bytes, may be NULL): the handle's own message
    when it made one, else "NAME: offset 0: cannot open: <errno's words>" for I/O, or the code's. Call it
    before cleaning up, while errno still says why. */
@@ -1509,8 +1526,8 @@ static void recio__open_msg(char *dst, const char *name, const char *have, recio
     if (!dst) return;
     if (e == RECIO_OK) dst[0] = 0;
     else if (have && have[0]) recio__fmt(dst, RECIO_ERRMSG_SIZE, "%s", have);
-    else recio__fmt(dst, RECIO_ERRMSG_SIZE, "%s: offset 0: %s%s", name ? name : "?", e == RECIO_ERR_IO ? "cannot open: " : "",
-                    e == RECIO_ERR_IO ? recio__errno_str(errno) : recio_strerror(e));
+    else if (e == RECIO_ERR_IO) recio__open_fail(dst, name, e);
+    else recio__errf(dst, name, 0, "%s", recio_strerror(e));
 }
 
 
@@ -1588,7 +1605,7 @@ RECIODEF double recio_rng_uniform(recio_rng *r) {
     return (double)(recio_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-RECIODEF uint64_t recio_fnv1a64(uint64_t h, const void *p, size_t n) {
+RECIO__NOINLINE RECIODEF uint64_t recio_fnv1a64(uint64_t h, const void *p, size_t n) {
     const unsigned char *b = (const unsigned char *)p;
     size_t i;
     for (i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
@@ -2861,32 +2878,25 @@ static const char *recio__idx_line(const char *b, const char *e, recio_index_ent
 
 RECIODEF recio_err recio_index_parse(recio_index *idx, const char *text, size_t n, const char *name) {
     recio__lines L;
-    const char *b, *e;
-    size_t cap = 0;
-    recio_allocator a;
+    const char *b, *e, *bad = NULL;
+    recio_buffer v;
+    recio_index_entry en;
+    recio_err err = RECIO_OK;
     if (!idx || (!text && n)) return RECIO_ERR_ARG;
-    a = idx->alloc;
+    memset(&v, 0, sizeof v);
+    v.alloc = idx->alloc;
     memset(idx, 0, sizeof *idx);
-    idx->alloc = a;
+    idx->alloc = v.alloc;
     L.p = text ? text : "";
     L.end = L.p + n;
     L.name = name;
     L.line = 0;
-    while (recio__next_line(&L, &b, &e)) {
-        recio_index_entry en;
-        const char *bad = recio__idx_line(b, e, &en);
-        if (bad) return recio__text_fail(idx->errmsg, &L, bad), recio_index_free(idx), RECIO_ERR_FORMAT;
-        if (idx->count == cap) {
-            size_t ncap = cap ? cap * 2 : 256;
-            recio_index_entry *ne;
-            if (ncap > SIZE_MAX / sizeof *ne) return recio_index_free(idx), RECIO_ERR_NOMEM;
-            ne = (recio_index_entry *)recio__realloc(&idx->alloc, idx->entries, cap * sizeof *ne, ncap * sizeof *ne);
-            if (!ne) return recio_index_free(idx), RECIO_ERR_NOMEM;
-            idx->entries = ne;
-            cap = ncap;
-        }
-        idx->entries[idx->count++] = en;
-    }
+    while (!err && recio__next_line(&L, &b, &e))
+        if ((bad = recio__idx_line(b, e, &en)) != NULL) err = recio__text_fail(idx->errmsg, &L, bad);
+        else if (recio__mem_write(&v, &en, sizeof en)) err = RECIO_ERR_NOMEM;
+    if (err) return recio_buffer_free(&v), err;
+    idx->entries = (recio_index_entry *)(void *)v.data;
+    idx->count = v.size / sizeof en;
     return RECIO_OK;
 }
 
@@ -2914,7 +2924,7 @@ static recio_err recio__slurp_io(const recio_allocator *a, recio_io *io, const c
         }
     if (io->close) io->close(io->user); /* optional in a caller's hooks */
     if (k < 0) {
-        if (k != -2) recio__fmt(msg, 256, "%s: offset %U: read failed", path, (uint64_t)b.size);
+        if (k != -2) recio__errf(msg, path, b.size, "read failed");
         recio_buffer_free(&b);
         return k == -2 ? RECIO_ERR_NOMEM : RECIO_ERR_IO;
     }
@@ -2923,8 +2933,6 @@ static recio_err recio__slurp_io(const recio_allocator *a, recio_io *io, const c
     return RECIO_OK;
 }
 
-/* Why an open failed, for "FILE: offset 0: cannot open: WHY": errno's words for an I/O error. */
-static const char *recio__open_why(recio_err e) { return e == RECIO_ERR_IO ? recio__errno_str(errno) : recio_strerror(e); }
 
 /* A file to read, through the caller's open_file hook when there is one (the split's files and
    indexes, the iterator's side files). */
@@ -2943,16 +2951,25 @@ static recio_err recio__open_read(recio_err (*open_file)(void *, const char *, r
 #endif
 }
 
+/* A reader on path, through the caller's open_file hook when there is one (the split's files, the
+   iterator's re-reads); a failed open closes the hook's io, which the reader leaves to its caller. */
+static recio_err recio__open_reader(recio_err (*open_file)(void *, const char *, recio_io *), void *user, const char *path,
+                                    recio_reader_desc *rd, recio_reader **r) {
+    recio_err e;
+    rd->name = path;
+    if (!open_file) return recio_reader_open_desc(r, path, rd);
+    if ((e = recio__open_read(open_file, user, path, &rd->io)) != RECIO_OK) return e;
+    if ((e = recio_reader_open_desc(r, NULL, rd)) != RECIO_OK && rd->io.close) rd->io.close(rd->io.user);
+    return e;
+}
+
 #ifndef RECIO_NO_STDIO
 /* Whole small text file into memory (for .idx and .lst). */
 static recio_err recio__slurp(const recio_allocator *a, const char *path, char **out, size_t *n, char *msg) {
     recio_io io;
     *out = NULL;
     *n = 0;
-    if (recio_io_open_file(&io, path, "rb") != RECIO_OK) {
-        recio__fmt(msg, RECIO_ERRMSG_SIZE, "%s: offset 0: cannot open: %s", path, recio__errno_str(errno));
-        return RECIO_ERR_IO;
-    }
+    if (recio_io_open_file(&io, path, "rb") != RECIO_OK) return recio__open_fail(msg, path, RECIO_ERR_IO), RECIO_ERR_IO;
     return recio__slurp_io(a, &io, path, out, n, msg);
 }
 
@@ -2982,7 +2999,7 @@ RECIODEF recio_err recio_index_save_ex(const recio_index *idx, const char *path,
     for (i = 0; i <= idx->count && !bad; i++) {
         if (len && (i == idx->count || len > sizeof buf - 48)) {
             if ((bad = io.write(io.user, buf, len) != 0) && errmsg)
-                recio__fmt(errmsg, RECIO_ERRMSG_SIZE, "%s: offset %U: write failed: %s", path, at, recio__errno_str(errno));
+                recio__errf(errmsg, path, at, "write failed: %s", recio__errno_str(errno));
             at += len, len = 0;
         }
         if (i == idx->count) break;
@@ -2991,7 +3008,7 @@ RECIODEF recio_err recio_index_save_ex(const recio_index *idx, const char *path,
     }
     if (io.close(io.user) != 0 && !bad) {
         bad = 1;
-        if (errmsg) recio__fmt(errmsg, RECIO_ERRMSG_SIZE, "%s: offset %U: close failed: %s", path, at, recio__errno_str(errno));
+        if (errmsg) recio__errf(errmsg, path, at, "close failed: %s", recio__errno_str(errno));
     }
     return bad ? RECIO_ERR_IO : RECIO_OK;
 }
@@ -3205,12 +3222,15 @@ RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32
     return recio_irecord_header_size(nlabels);
 }
 
-/* A label that is a whole number in [lo, hi], as the layout's widths must be. */
-static int recio__whole(float v, double lo, double hi) { return v >= lo && v <= hi && (double)(int64_t)v == v; }
+/* A label that is a whole number in [lo, hi], as the layout's widths must be: in float and integer
+   arithmetic only (1e9 is exact in a float), so a board's soft-float build links no double code. */
+static int recio__whole(float v, uint32_t lo, size_t hi) {
+    return v >= (float)lo && v <= 1e9f && (float)(uint32_t)v == v && (size_t)(uint32_t)v <= hi;
+}
 
 RECIODEF recio_err recio_det_layout_of(const float *labels, size_t n, recio_det_layout *out) {
     size_t a, b;
-    if (!labels || !out || n < 2 || !recio__whole(labels[0], 2, (double)n) || !recio__whole(labels[1], 5, 1e9))
+    if (!labels || !out || n < 2 || !recio__whole(labels[0], 2, n) || !recio__whole(labels[1], 5, 1000000000u))
         return RECIO_ERR_FORMAT;
     a = (size_t)labels[0], b = (size_t)labels[1];
     if ((n - a) % b != 0 || (n - a) / b > UINT32_MAX) return RECIO_ERR_FORMAT;
@@ -3251,9 +3271,6 @@ typedef struct recio__sreader {
     uint64_t used;
 } recio__sreader;
 
-typedef struct recio__sent {
-    uint64_t off, pos;
-} recio__sent;
 
 /* A few bytes at a time from one file, through a block window (boundary scans, header hops). */
 typedef struct recio__probe {
@@ -3287,7 +3304,7 @@ struct recio_split {
     /* CHUNK */
     uint64_t nchunks, nwin, win, K, W;
     uint64_t *cstart, *cperm, *wstart;
-    recio__sent *went;
+    uint64_t *went; /* CHUNK: the window's records, each an (offset, position) pair */
     /* the epoch stream */
     uint64_t epoch, count, target, seq;
     recio__sreader rd[RECIO__SPLIT_READERS];
@@ -3309,12 +3326,23 @@ static recio_err recio__sp_fail(recio_split *s, recio_err e, const char *f, ...)
 
 static const char *recio__sp_name(const recio_split *s, unsigned f) { return s->files[f].path; }
 
+/* "FILE: offset N: what" about the bytes of file f. */
+static recio_err recio__sp_failat(recio_split *s, recio_err e, unsigned file, uint64_t off, const char *f, ...) {
+    va_list ap;
+    va_start(ap, f);
+    recio__verrf(s->errmsg, recio__sp_name(s, file), off, f, ap);
+    va_end(ap);
+    s->sticky = e;
+    return e;
+}
+
 static recio_err recio__sp_open_io(recio_split *s, const char *path, recio_io *io) {
     return recio__open_read(s->d.open_file, s->d.open_user, path, io);
 }
 
 static recio_err recio__sp_open_fail(recio_split *s, const char *path, recio_err e) {
-    return recio__sp_fail(s, e, "%s: offset 0: cannot open: %s", path, recio__open_why(e));
+    recio__open_fail(s->errmsg, path, e);
+    return s->sticky = e;
 }
 
 /* Largest i with files[i].base <= x: the file holding global offset x. */
@@ -3654,8 +3682,7 @@ static recio_err recio__sp_files(recio_split *s, const char *uris) {
         recio__sfile *f = &s->files[i];
         if (!f->sized && (e = recio__sp_size(s, f->path, &f->size)) != RECIO_OK) return e;
         if (f->size % 4)
-            return recio__sp_fail(s, RECIO_ERR_CORRUPT, "%s: offset %U: size %U is not a multiple of 4: not a RecordIO file, or truncated",
-                                  f->path, f->size - f->size % 4, f->size);
+            return recio__sp_failat(s, RECIO_ERR_CORRUPT, i, f->size - f->size % 4, "size %U is not a multiple of 4: not a RecordIO file, or truncated", f->size);
     }
     for (i = 0; i < s->nfiles; i++) {
         recio__sfile *f = &s->files[i];
@@ -3694,11 +3721,11 @@ static recio_err recio__probe_get(recio_split *s, unsigned f, uint64_t at, size_
     if (!(at >= p->off && at + n <= p->off + p->len)) {
         int64_t k = 0;
         if (!p->io.seek || p->io.seek(p->io.user, at) != 0)
-            return recio__sp_fail(s, RECIO_ERR_IO, "%s: offset %U: seek failed", recio__sp_name(s, f), at);
+            return recio__sp_failat(s, RECIO_ERR_IO, f, at, "seek failed");
         p->off = at;
         p->len = 0;
         while (p->len < RECIO__PROBE_BLOCK && (k = p->io.read(p->io.user, p->buf + p->len, RECIO__PROBE_BLOCK - p->len)) > 0) p->len += (size_t)k;
-        if (k < 0) return recio__sp_fail(s, RECIO_ERR_IO, "%s: offset %U: read failed", recio__sp_name(s, f), at);
+        if (k < 0) return recio__sp_failat(s, RECIO_ERR_IO, f, at, "read failed");
     }
     *out = p->buf + (at - p->off);
     *got = p->off + p->len - at < n ? (size_t)(p->off + p->len - at) : n;
@@ -3718,7 +3745,7 @@ static recio_err recio__sp_scan(recio_split *s, unsigned f, uint64_t x, uint64_t
             x += 4;
             continue;
         }
-        if (got < 8) return recio__sp_fail(s, RECIO_ERR_CORRUPT, "%s: offset %U: magic word at end of file: not a RecordIO file, or truncated", recio__sp_name(s, f), x);
+        if (got < 8) return recio__sp_failat(s, RECIO_ERR_CORRUPT, f, x, "magic word at end of file: not a RecordIO file, or truncated");
         if (recio_load_u32le(p + 4) >> 29 <= 1) {
             *head = x;
             return RECIO_OK;
@@ -3740,13 +3767,13 @@ static recio_err recio__sp_hop(recio_split *s, unsigned f, uint64_t x, uint64_t 
         uint32_t lrec;
         if ((e = recio__probe_get(s, f, at, 8, &p, &got)) != RECIO_OK) return e;
         if (got < 8 || recio_load_u32le(p) != RECIO_MAGIC)
-            return recio__sp_fail(s, RECIO_ERR_CORRUPT, "%s: offset %U: no record header here", recio__sp_name(s, f), at);
+            return recio__sp_failat(s, RECIO_ERR_CORRUPT, f, at, "no record header here");
         lrec = recio_load_u32le(p + 4);
         cflag = lrec >> 29;
         if (first ? cflag > 1 : (cflag != 2 && cflag != 3))
-            return recio__sp_fail(s, RECIO_ERR_CORRUPT, "%s: offset %U: unexpected part (cflag %u)", recio__sp_name(s, f), at, cflag);
+            return recio__sp_failat(s, RECIO_ERR_CORRUPT, f, at, "unexpected part (cflag %u)", cflag);
         at += 8 + RECIO__ALIGN4((uint64_t)(lrec & RECIO_MAX_RECORD));
-        if (at > size) return recio__sp_fail(s, RECIO_ERR_CORRUPT, "%s: offset %U: record runs past end of file", recio__sp_name(s, f), x);
+        if (at > size) return recio__sp_failat(s, RECIO_ERR_CORRUPT, f, x, "record runs past end of file");
         first = 0;
     } while (cflag == 1 || cflag == 2);
     *next = at;
@@ -3862,23 +3889,15 @@ static uint64_t recio__sp_heads_before(const recio_split *s, uint64_t x) {
 
 /* Equalising byte parts needs every part's count: from each file's index, else header hops. */
 static recio_err recio__sp_byte_counts(recio_split *s) {
-    uint64_t lo = (uint64_t)-1, hi = 0, prev = 0, bound, nb, ne;
+    uint64_t lo = (uint64_t)-1, hi = 0, nb, ne, b, en;
     unsigned i, r;
     recio_err e;
     for (i = 0; i < s->nfiles; i++)
         if ((e = recio__sp_file_offsets(s, i)) != RECIO_OK) return e;
     for (r = 0; r < s->nsplit; r++) {
-        uint64_t c, b, en;
-        nb = recio__sp_nominal(s, r);
-        ne = recio__sp_nominal(s, (uint64_t)r + 1);
-        if (nb == ne) c = 0;
-        else {
-            if ((e = recio__sp_adjust(s, nb, &b)) != RECIO_OK) return e;
-            if ((e = recio__sp_adjust(s, ne, &en)) != RECIO_OK) return e;
-            bound = recio__sp_heads_before(s, en);
-            prev = recio__sp_heads_before(s, b);
-            c = bound - prev;
-        }
+        uint64_t c;
+        if ((e = recio__sp_byte_part(s, r, &nb, &ne, &b, &en)) != RECIO_OK) return e;
+        c = recio__sp_heads_before(s, en) - recio__sp_heads_before(s, b);
         if (r == s->rank) s->count = c;
         if (c < lo) lo = c;
         if (c > hi) hi = c;
@@ -3925,16 +3944,8 @@ static recio_err recio__sp_reader(recio_split *s, unsigned f, recio_reader **out
     memset(&rd, 0, sizeof rd);
     rd.alloc = s->alloc;
     rd.buffer_size = s->d.buffer_size ? s->d.buffer_size : s->rbuf;
-    rd.name = path;
-    if (s->d.open_file) {
-        if ((e = recio__sp_open_io(s, path, &rd.io)) != RECIO_OK) return recio__sp_open_fail(s, path, e);
-        e = recio_reader_open_desc(&slot->r, NULL, &rd);
-        if (e && rd.io.close) rd.io.close(rd.io.user);
-    } else {
-        rd.use_mmap = recio__sp_mmap(s);
-        e = recio_reader_open_desc(&slot->r, path, &rd);
-    }
-    if (e) return recio__sp_open_fail(s, path, e);
+    rd.use_mmap = recio__sp_mmap(s);
+    if ((e = recio__open_reader(s->d.open_file, s->d.open_user, path, &rd, &slot->r)) != RECIO_OK) return recio__sp_open_fail(s, path, e);
     slot->file = f;
     slot->used = ++s->tick;
     return *out = slot->r, RECIO_OK;
@@ -3942,10 +3953,10 @@ static recio_err recio__sp_reader(recio_split *s, unsigned f, recio_reader **out
 
 static recio_err recio__sp_read_fail(recio_split *s, recio_reader *r, recio_err e, unsigned f) {
     if (s->indexed && s->files[f].idx)
-        return recio__sp_fail(s, e, "%s (offset from %s: stale index? rebuild it with 'recio index')", recio_reader_errmsg(r), s->files[f].idx);
+        return recio__sp_fail(s, e, "%s (offset from %s: stale index? rebuild it with 'recio index')", r->errmsg, s->files[f].idx);
     if (s->indexed && s->index_path)
-        return recio__sp_fail(s, e, "%s (offset from %s: stale index?)", recio_reader_errmsg(r), s->index_path);
-    return recio__sp_fail(s, e, "%s", recio_reader_errmsg(r));
+        return recio__sp_fail(s, e, "%s (offset from %s: stale index?)", r->errmsg, s->index_path);
+    return recio__sp_fail(s, e, "%s", r->errmsg);
 }
 
 /* The record whose head is at global offset g. */
@@ -3970,8 +3981,7 @@ static recio_err recio__sp_hop_ordinal(recio_split *s, unsigned f, uint64_t x, u
     for (; at < x; n++)
         if ((e = recio__sp_hop(s, f, at, &at)) != RECIO_OK) return e;
     if (at != x)
-        return recio__sp_fail(s, RECIO_ERR_CORRUPT, "%s: offset %U: no record starts here (the headers before it lead to %U)",
-                              s->files[f].path, x, at);
+        return recio__sp_failat(s, RECIO_ERR_CORRUPT, f, x, "no record starts here (the headers before it lead to %U)", at);
     *ord = n;
     return RECIO_OK;
 }
@@ -3985,7 +3995,7 @@ static recio_err recio__sp_ordinal(recio_split *s, unsigned f, uint64_t x, uint6
     if (!sf->have_offs) return e;
     k = recio__sp_lower(sf->offs, sf->noffs, x);
     if (k == sf->noffs || sf->offs[k] != x)
-        return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U: record not listed in %s: stale index?", sf->path, x, sf->idx ? sf->idx : "the header hop");
+        return recio__sp_failat(s, RECIO_ERR_FORMAT, f, x, "record not listed in %s: stale index?", sf->idx ? sf->idx : "the header hop");
     *ord = k;
     return RECIO_OK;
 }
@@ -4028,53 +4038,26 @@ static recio_err recio__sp_byte_next(recio_split *s, recio_record *rec, recio_sp
 
 /* ---- index mode ---- */
 
-static void recio__sp_fisher_yates(uint64_t *v, uint64_t n, uint64_t seed) {
+/* Fisher-Yates over n elements of w words each (the epoch's order: w = 1; a window's (offset,
+   position) pairs: w = 2), from seed. */
+static void recio__sp_fisher_yates(uint64_t *v, uint64_t n, unsigned w, uint64_t seed) {
     recio_rng rng;
     uint64_t i;
+    unsigned k;
     recio_rng_seed(&rng, seed);
     for (i = n; i > 1; i--) {
-        uint64_t j = recio_rng_below(&rng, i), t = v[i - 1];
-        v[i - 1] = v[j];
-        v[j] = t;
+        uint64_t *a = v + (i - 1) * w, *b = v + recio_rng_below(&rng, i) * w;
+        for (k = 0; k < w; k++) {
+            uint64_t t = a[k];
+            a[k] = b[k];
+            b[k] = t;
+        }
     }
 }
 
 static void recio__sp_iota(uint64_t *v, uint64_t n) {
     uint64_t i;
     for (i = 0; i < n; i++) v[i] = i;
-}
-
-/* Global offsets of every indexed record, sorted: one index (global offsets) or one per file. */
-static recio_err recio__sp_gather(recio_split *s) {
-    recio_buffer all;
-    unsigned i;
-    size_t k;
-    recio_err e;
-    if (s->index_path) {
-        size_t n;
-        if ((e = recio__sp_load_index(s, s->index_path, s->total, &s->offs, &n)) != RECIO_OK)
-            return e == RECIO_ERR_IO && !s->errmsg[0] ? recio__sp_open_fail(s, s->index_path, e) : e;
-        s->n = n;
-        return RECIO_OK;
-    }
-    memset(&all, 0, sizeof all);
-    all.alloc = s->alloc;
-    for (i = 0; i < s->nfiles; i++) {
-        recio__sfile *f = &s->files[i];
-        if (!recio__sp_find_index(s, f, &e) && !e) e = recio__sp_no_index(s, f);
-        for (k = 0; !e && k < f->noffs; k++) {
-            uint64_t g = f->base + f->offs[k];
-            if (recio__mem_write(&all, &g, sizeof g)) e = RECIO_ERR_NOMEM;
-        }
-        recio__free(&s->alloc, f->offs);
-        f->offs = NULL;
-        f->noffs = 0;
-        f->have_offs = 0;
-        if (e) return recio_buffer_free(&all), e;
-    }
-    s->offs = (uint64_t *)(void *)all.data;
-    s->n = all.size / sizeof(uint64_t);
-    return RECIO_OK;
 }
 
 /* CHUNK mode reads its index as a stream and keeps every K-th offset: an index that does not fit
@@ -4110,67 +4093,94 @@ static recio_err recio__sp_ix_stream(recio_split *s, recio__ixstream *st, const 
     recio_io io;
     char *buf = (char *)recio__malloc(&s->alloc, BLOCK + 1);
     size_t have = 0;
-    uint64_t line = 0;
+    recio__lines L; /* the block's whole lines */
     int64_t k = 1;
     recio_err e = RECIO_OK;
     if (!buf) return RECIO_ERR_NOMEM;
     if ((e = recio__sp_open_io(s, path, &io)) != RECIO_OK) return recio__free(&s->alloc, buf), recio__sp_open_fail(s, path, e);
+    L.line = 0;
     while (!e && k > 0) {
-        char *p = buf, *end, *nl;
+        const char *b, *t;
         if ((k = io.read(io.user, buf + have, BLOCK - have)) < 0) e = recio__sp_fail(s, RECIO_ERR_IO, "%s: read failed", path);
         have += k > 0 ? (size_t)k : 0;
-        end = buf + have;
-        if (k == 0 && have && end[-1] != '\n') *end++ = '\n'; /* a last line without its newline */
-        for (; !e && (nl = (char *)memchr(p, '\n', (size_t)(end - p))) != NULL; p = nl + 1) {
-            char *t = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
-            line++;
-            if (t > p) e = recio__sp_ix_line(s, st, p, t, line, path, base, limit);
-        }
-        if (!e && p == buf && have == BLOCK) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U is too long", path, line + 1);
-        have = p < buf + have ? (size_t)(buf + have - p) : 0; /* the unfinished line moves to the front */
-        if (have) memmove(buf, p, have);
+        if (k == 0 && have && buf[have - 1] != '\n') buf[have++] = '\n'; /* a last line without its newline */
+        for (L.end = buf + have; L.end > buf && L.end[-1] != '\n'; L.end--) {} /* the whole lines */
+        for (L.p = buf; !e && recio__next_line(&L, &b, &t);) e = recio__sp_ix_line(s, st, b, t, L.line, path, base, limit);
+        if (!e && L.end == buf && have == BLOCK) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U is too long", path, L.line + 1);
+        have -= (size_t)(L.end - buf); /* the unfinished line moves to the front */
+        if (have) memmove(buf, L.end, have);
     }
     if (io.close) io.close(io.user);
     recio__free(&s->alloc, buf);
     return e;
 }
 
+/* The offsets of every index through st: the one global index, or each file's own (found beside
+   it), its base added. */
+static recio_err recio__sp_ix_walk(recio_split *s, recio__ixstream *st) {
+    unsigned i;
+    recio_err e = RECIO_OK;
+    st->starts.alloc = s->alloc;
+    if ((st->global = s->index_path != NULL) != 0) return recio__sp_ix_stream(s, st, s->index_path, 0, s->total);
+    for (i = 0; !e && i < s->nfiles; i++) {
+        recio__sfile *f = &s->files[i];
+        f->first = st->count;
+        if (!recio__sp_index_name(s, f, &e) && !e) e = recio__sp_no_index(s, f);
+        if (!e) e = recio__sp_ix_stream(s, st, f->idx, f->base, f->size);
+    }
+    return e;
+}
+
+/* st's offsets (st.all) sorted into *out, each listed once. path: the index they all came from;
+   NULL: each file's own, their bases added. */
+static recio_err recio__sp_ix_sorted(recio_split *s, recio__ixstream *st, const char *path, uint64_t **out, size_t *n) {
+    uint64_t *v = (uint64_t *)(void *)st->starts.data;
+    size_t i;
+    recio_err e = RECIO_OK;
+    *n = (size_t)st->count;
+    if (*n) qsort(v, *n, sizeof *v, recio__sp_cmp_u64);
+    for (i = 1; i < *n && !e; i++)
+        if (v[i] == v[i - 1]) {
+            const recio__sfile *f = &s->files[path ? 0 : recio__sp_file_at(s, v[i])];
+            e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is listed twice", path ? path : f->idx, path ? v[i] : v[i] - f->base);
+        }
+    if (e) return recio__free(&s->alloc, v), *n = 0, e;
+    *out = v;
+    return RECIO_OK;
+}
+
 /* An index, read as a stream, into a sorted array of its offsets, each below `limit` and 4-aligned. */
 static recio_err recio__sp_load_index(recio_split *s, const char *path, uint64_t limit, uint64_t **out, size_t *n) {
     recio__ixstream st;
-    uint64_t *v;
-    size_t i;
     recio_err e;
     memset(&st, 0, sizeof st);
     st.starts.alloc = s->alloc;
     st.all = 1;
     if ((e = recio__sp_ix_stream(s, &st, path, 0, limit)) != RECIO_OK) return recio_buffer_free(&st.starts), e;
-    v = (uint64_t *)(void *)st.starts.data;
-    *n = (size_t)st.count;
-    if (*n) qsort(v, *n, sizeof *v, recio__sp_cmp_u64);
-    for (i = 1; i < *n && !e; i++)
-        if (v[i] == v[i - 1]) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is listed twice", path, v[i]);
-    if (e) return recio__free(&s->alloc, v), *n = 0, e;
-    *out = v;
-    return RECIO_OK;
+    return recio__sp_ix_sorted(s, &st, path, out, n);
+}
+
+/* Global offsets of every indexed record, sorted: one index (global offsets) or one per file. */
+static recio_err recio__sp_gather(recio_split *s) {
+    recio__ixstream st;
+    size_t n;
+    recio_err e;
+    memset(&st, 0, sizeof st);
+    st.all = 1;
+    if ((e = recio__sp_ix_walk(s, &st)) != RECIO_OK) return recio_buffer_free(&st.starts), e;
+    e = recio__sp_ix_sorted(s, &st, s->index_path, &s->offs, &n);
+    s->n = n;
+    return e;
 }
 
 /* Chunk starts from the index stream(s); RECIO_END when an index is not sorted by offset. */
 static recio_err recio__sp_chunk_stream(recio_split *s) {
     recio__ixstream st;
     unsigned i;
-    recio_err e = RECIO_OK;
+    recio_err e;
     uint64_t end;
     memset(&st, 0, sizeof st);
-    st.starts.alloc = s->alloc;
-    st.global = s->index_path != NULL;
-    if (st.global) e = recio__sp_ix_stream(s, &st, s->index_path, 0, s->total);
-    for (i = 0; !st.global && !e && i < s->nfiles; i++) {
-        recio__sfile *f = &s->files[i];
-        f->first = st.count;
-        if (!recio__sp_index_name(s, f, &e) && !e) e = recio__sp_no_index(s, f);
-        if (!e) e = recio__sp_ix_stream(s, &st, f->idx, f->base, f->size);
-    }
+    e = recio__sp_ix_walk(s, &st);
     for (i = st.fi + 1; st.global && !e && i < s->nfiles; i++) s->files[i].first = st.count;
     end = s->total;
     if (!e && recio__mem_write(&st.starts, &end, sizeof end)) e = RECIO_ERR_NOMEM;
@@ -4215,7 +4225,7 @@ static recio_err recio__sp_index_open(recio_split *s) {
     recio_err e = RECIO_END;
     s->K = s->d.chunk_records ? s->d.chunk_records : 256;
     s->W = s->d.window_chunks ? s->d.window_chunks : 16;
-    if (s->K > (SIZE_MAX / sizeof(recio__sent)) / s->W) return recio__sp_fail(s, RECIO_ERR_ARG, "chunk_records * window_chunks is too large");
+    if (s->K > (SIZE_MAX / 16) / s->W) return recio__sp_fail(s, RECIO_ERR_ARG, "chunk_records * window_chunks is too large");
     if (s->d.shuffle == RECIO_SHUFFLE_CHUNK) e = recio__sp_chunk_stream(s);
     if (e == RECIO_END) e = recio__sp_index_all(s);
     if (e) return e;
@@ -4241,7 +4251,7 @@ static recio_err recio__sp_index_open(recio_split *s) {
         s->nwin = (s->nchunks + s->W - 1) / s->W;
         s->cperm = (uint64_t *)recio__malloc(&s->alloc, (size_t)s->nchunks * sizeof(uint64_t));
         s->wstart = (uint64_t *)recio__malloc(&s->alloc, (size_t)(s->nwin + 1) * sizeof(uint64_t));
-        s->went = (recio__sent *)recio__malloc(&s->alloc, (size_t)(s->K * s->W) * sizeof(recio__sent));
+        s->went = (uint64_t *)recio__malloc(&s->alloc, (size_t)(s->K * s->W) * 16);
         if (!s->cperm || !s->wstart || !s->went) return RECIO_ERR_NOMEM;
     }
     return RECIO_OK;
@@ -4251,7 +4261,7 @@ static recio_err recio__sp_index_open(recio_split *s) {
 static void recio__sp_chunk_epoch(recio_split *s) {
     uint64_t w, last = s->n - (s->nchunks - 1) * s->K;
     recio__sp_iota(s->cperm, s->nchunks);
-    recio__sp_fisher_yates(s->cperm, s->nchunks, recio_seed_for(s->d.seed, s->epoch, 0));
+    recio__sp_fisher_yates(s->cperm, s->nchunks, 1, recio_seed_for(s->d.seed, s->epoch, 0));
     s->wstart[0] = 0;
     for (w = 0; w < s->nwin; w++) {
         uint64_t c, size = 0;
@@ -4263,8 +4273,7 @@ static void recio__sp_chunk_epoch(recio_split *s) {
 
 /* Offsets of the records of window w, found by hopping from each chunk's first record. */
 static recio_err recio__sp_chunk_window(recio_split *s, uint64_t w) {
-    uint64_t c, at = 0, i, k;
-    recio_rng rng;
+    uint64_t c, at = 0, i;
     recio_err e;
     for (c = w * s->W; c < (w + 1) * s->W && c < s->nchunks; c++) {
         uint64_t ch = s->cperm[c], g = s->cstart[ch], nrec = ch == s->nchunks - 1 ? s->n - ch * s->K : s->K;
@@ -4272,23 +4281,18 @@ static recio_err recio__sp_chunk_window(recio_split *s, uint64_t w) {
             recio_record rec;
             recio_reader *r;
             unsigned f;
-            s->went[at].off = g;
-            s->went[at++].pos = ch * s->K + i;
+            s->went[2 * at] = g;
+            s->went[2 * at++ + 1] = ch * s->K + i;
             if ((e = recio__sp_read_at(s, g, &rec, &f)) != RECIO_OK) return e;
             if ((e = recio__sp_reader(s, f, &r)) != RECIO_OK) return e;
             g = s->files[f].base + recio_reader_tell(r);
         }
-        if (ch + 1 < s->nchunks && g != s->cstart[ch + 1])
-            return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U: the index skips records here; chunk shuffle needs an index of every record",
-                                  recio__sp_name(s, recio__sp_file_at(s, g)), g - s->files[recio__sp_file_at(s, g)].base);
+        if (ch + 1 < s->nchunks && g != s->cstart[ch + 1]) {
+            unsigned f = recio__sp_file_at(s, g);
+            return recio__sp_failat(s, RECIO_ERR_FORMAT, f, g - s->files[f].base, "the index skips records here; chunk shuffle needs an index of every record");
+        }
     }
-    recio_rng_seed(&rng, recio_seed_for(s->d.seed, s->epoch, w + 1)); /* the window's own shuffle */
-    for (k = at; k > 1; k--) {
-        uint64_t j = recio_rng_below(&rng, k);
-        recio__sent t = s->went[k - 1];
-        s->went[k - 1] = s->went[j];
-        s->went[j] = t;
-    }
+    recio__sp_fisher_yates(s->went, at, 2, recio_seed_for(s->d.seed, s->epoch, w + 1)); /* the window's own shuffle */
     s->win = w;
     return RECIO_OK;
 }
@@ -4311,8 +4315,8 @@ static recio_err recio__sp_locate(recio_split *s, uint64_t q, uint64_t *pos, uin
         }
         if ((e = recio__sp_chunk_window(s, lo)) != RECIO_OK) return e;
     }
-    *pos = s->went[q - s->wstart[s->win]].pos;
-    *off = s->went[q - s->wstart[s->win]].off;
+    *off = s->went[2 * (q - s->wstart[s->win])];
+    *pos = s->went[2 * (q - s->wstart[s->win]) + 1];
     return RECIO_OK;
 }
 
@@ -4343,7 +4347,7 @@ RECIODEF recio_err recio_split_reset(recio_split *s, uint64_t epoch) {
     s->started = s->bdone = 0;
     if (s->perm) {
         recio__sp_iota(s->perm, s->n);
-        recio__sp_fisher_yates(s->perm, s->n, recio_seed_for(s->d.seed, epoch, 0));
+        recio__sp_fisher_yates(s->perm, s->n, 1, recio_seed_for(s->d.seed, epoch, 0));
     }
     if (s->cperm) recio__sp_chunk_epoch(s);
     return RECIO_OK;
@@ -4510,6 +4514,7 @@ static size_t recio__esize(recio_dtype t) {
 
 RECIODEF size_t recio_dtype_size(recio_dtype t) { return recio__esize(t); }
 
+#ifndef RECIO_NO_IMAGE /* the image helpers belong to the image section: records-only builds leave them out */
 static size_t recio__row_bytes(int w, int c, recio_dtype t, recio_layout l) {
     return (size_t)w * (l == RECIO_CHW ? 1u : (size_t)c) * recio_dtype_size(t);
 }
@@ -4668,6 +4673,8 @@ RECIODEF recio_err recio_image_copy(const recio_image *in, recio_image *out) {
         memcpy((unsigned char *)out->data + r * out->stride, (const unsigned char *)in->data + r * in->stride, rb);
     return RECIO_OK;
 }
+
+#endif /* RECIO_NO_IMAGE: the image helpers */
 
 /* One axis of a resampling pass (see "the resampler" below): output i reads taps ofs[i] .. ofs[i]+k-1
    weighted by coef[i*k ..], on 2^11. */
@@ -10045,11 +10052,11 @@ static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t ep
     sd.epoch = epoch;
     sd.alloc = it->d.alloc;
     sd.open_file = it->d.open_file, sd.open_user = it->d.open_user;
+    sd.errmsg = msg; /* the split's words, or "URIS: offset 0: why" when it made none */
     recio_split_close(it->src.split);
     it->src.split = NULL;
     e = recio_split_open_desc(&it->src.split, it->d.uris, part, it->d.nsplit, &sd);
     if (e != RECIO_OK) {
-        recio__fmt(msg, RECIO__ERRMSG, "%s", it->src.split && *recio_split_errmsg(it->src.split) ? recio_split_errmsg(it->src.split) : recio_strerror(e));
         recio_split_close(it->src.split);
         it->src.split = NULL;
         return e;
@@ -10092,7 +10099,7 @@ static recio_err recio__it_src_begin(recio_iter *it, uint64_t epoch, char *msg) 
     unsigned part = it->d.rotate_shards ? (unsigned)((it->d.rank + epoch) % it->d.nsplit) : it->d.rank;
     recio_err e;
     if (!it->src.split || part != it->src.part) return recio__it_split_open(it, part, epoch, msg);
-    if ((e = recio_split_reset(it->src.split, epoch)) != RECIO_OK) recio__fmt(msg, RECIO__ERRMSG, "%s", recio_split_errmsg(it->src.split));
+    if ((e = recio_split_reset(it->src.split, epoch)) != RECIO_OK) recio__fmt(msg, RECIO__ERRMSG, "%s", it->src.split->errmsg);
     return e;
 }
 
@@ -10104,7 +10111,7 @@ static recio_err recio__it_src_next(recio_iter *it, recio_record *rec, uint64_t 
         if (rec->offset > RECIO__IT_OFFMASK) return recio__errf(msg, w.path, rec->offset, "offset beyond 2^48"), RECIO_ERR_UNSUPPORTED;
         *key = RECIO__IT_KEY(w.file, rec->offset);
     } else if (e != RECIO_END) {
-        recio__fmt(msg, RECIO__ERRMSG, "%s", recio_split_errmsg(it->src.split));
+        recio__fmt(msg, RECIO__ERRMSG, "%s", it->src.split->errmsg);
     }
     return e;
 }
@@ -10115,16 +10122,7 @@ static recio_err recio__it_open_aux(recio_iter *it, const char *path, char *msg)
     memset(&rd, 0, sizeof rd);
     rd.alloc = it->d.alloc;
     rd.buffer_size = 1u << 16; /* one record at a time */
-    if (it->d.open_file) {
-        if ((e = recio__open_read(it->d.open_file, it->d.open_user, path, &rd.io)) != RECIO_OK)
-            return recio__errf(msg, path, 0, "cannot open: %s", recio_strerror(e)), e;
-        rd.name = path;
-        e = recio_reader_open_desc(&it->src.aux, NULL, &rd);
-        if (e && rd.io.close) rd.io.close(rd.io.user); /* a failed open leaves the io to us */
-    } else {
-        e = recio_reader_open_desc(&it->src.aux, path, &rd);
-    }
-    if (e != RECIO_OK) recio__errf(msg, path, 0, "cannot open: %s", recio__open_why(e));
+    if ((e = recio__open_reader(it->d.open_file, it->d.open_user, path, &rd, &it->src.aux)) != RECIO_OK) recio__open_fail(msg, path, e);
     return e;
 }
 
@@ -10145,7 +10143,7 @@ static recio_err recio__it_src_read_at(recio_iter *it, uint64_t key, recio_recor
     e = recio_reader_seek(s->aux, key & RECIO__IT_OFFMASK);
     if (e == RECIO_OK) e = recio_reader_next(s->aux, rec);
     if (e == RECIO_END) e = RECIO_ERR_CORRUPT, recio__errf(msg, path, key & RECIO__IT_OFFMASK, "no record here any more");
-    else if (e != RECIO_OK) recio__fmt(msg, RECIO__ERRMSG, "%s", recio_reader_errmsg(s->aux));
+    else if (e != RECIO_OK) recio__fmt(msg, RECIO__ERRMSG, "%s", s->aux->errmsg);
     return e;
 }
 
@@ -10157,7 +10155,7 @@ static recio_err recio__it_put(recio_iter *it, recio__it_slot *s, unsigned i, co
     if (!s) return RECIO_OK;
     if (i == 0) s->raw.size = 0;
     if (s->raw.size + n < n || recio__it_reserve(&it->d.alloc, &s->raw, s->raw.size + n))
-        return recio__fmt(s->errmsg, RECIO__ERRMSG, "%s: offset %U: out of memory for a record of %U bytes", recio__it_file(it, key), key & RECIO__IT_OFFMASK, (uint64_t)n), RECIO_ERR_NOMEM;
+        return recio__errf(s->errmsg, recio__it_file(it, key), key & RECIO__IT_OFFMASK, "out of memory for a record of %U bytes", (uint64_t)n), RECIO_ERR_NOMEM;
     if (n) memcpy(s->raw.p + s->raw.size, data, n);
     s->off[i] = s->raw.size;
     s->len[i] = n;
@@ -10473,7 +10471,16 @@ static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, 
     }
     return e;
 }
+static void recio__it_cache_free(recio_iter *it) {
+    recio__it_cache *c = &it->cache;
+    size_t i;
+    for (i = 0; i < c->cap; i++) recio_image_free(&c->tab[i].img);
+    recio__free(&it->d.alloc, c->tab);
+    recio_transform_free(c->head);
+    recio_transform_free(c->tail);
+}
 #else
+static void recio__it_cache_free(recio_iter *it) { (void)it; } /* nothing is ever kept */
 static recio_err recio__it_cache_init(recio_iter *it) {
     if (it->d.cache_bytes) recio__fmt(it->cache.why, sizeof it->cache.why, "no spec (RECIO_NO_IMAGE): nothing to keep");
     return RECIO_OK;
@@ -10822,7 +10829,7 @@ static uint64_t recio__it_fp_u64s(uint64_t h, const uint64_t *v, unsigned n) {
     return h;
 }
 
-static uint64_t recio__it_fp_str(uint64_t h, const char *s) { return s ? recio_fnv1a64(h, s, strlen(s) + 1) : recio_fnv1a64(h, "", 0); }
+static uint64_t recio__it_fp_str(uint64_t h, const char *s) { return s ? recio_fnv1a64(h, s, strlen(s) + 1) : h; }
 
 /* The options that came with the ImageRecordIter set (labels, seed_aug, chunks, .lst, mean, masks): hashed
    only when one is set, so checkpoints made before them stay valid. */
@@ -10946,7 +10953,7 @@ static recio_err recio__it_spec(recio_iter *it) {
 static recio_err recio__it_slurp(recio_iter *it, const char *path, char **text, size_t *n) {
     recio_io io;
     recio_err e = recio__open_read(it->d.open_file, it->d.open_user, path, &io);
-    if (e != RECIO_OK) return recio__errf(it->errmsg, path, 0, "cannot open: %s", recio__open_why(e)), e;
+    if (e != RECIO_OK) return recio__open_fail(it->errmsg, path, e), e;
     return recio__slurp_io(&it->d.alloc, &io, path, text, n, it->errmsg);
 }
 
@@ -11143,15 +11150,6 @@ static recio_err recio__it_start(recio_iter *it) {
     return recio_prefetch_create(&it->pf, &pd);
 }
 #endif
-
-static void recio__it_cache_free(recio_iter *it) {
-    recio__it_cache *c = &it->cache;
-    size_t i;
-    for (i = 0; i < c->cap; i++) recio_image_free(&c->tab[i].img);
-    recio__free(&it->d.alloc, c->tab);
-    recio_transform_free(c->head);
-    recio_transform_free(c->tail);
-}
 
 RECIODEF void recio_iter_close(recio_iter *it) {
     const recio_allocator *a;
@@ -11411,7 +11409,7 @@ RECIODEF uint64_t recio_batch_checksum(const recio_batch *b) {
     const uint16_t one = 1;
     if (es <= 1 || *(const unsigned char *)&one == 1) return recio_fnv1a64(h, p, n);
     for (i = 0; i + es <= n; i += es) /* a big-endian host: the bytes of each element reversed */
-        for (k = es; k-- > 0;) h = (h ^ p[i + k]) * 0x100000001b3ull;
+        for (k = es; k-- > 0;) h = recio_fnv1a64(h, p + i + k, 1);
     return h;
 }
 
