@@ -94,9 +94,10 @@
       RECIO_HAVE_PTHREADS use <pthread.h> where recio would not look for it (an RTOS, winpthreads)
       RECIO_TURBOJPEG     decode JPEG through libjpeg-turbo (link -ljpeg), with DCT scaling and windows
                           (the Makefile's default build; `make JPEG=stb` for stb_image only)
-      RECIO_NO_IMAGE      records only: no decoding, ops or transforms, no stb (the image types and
-                          helpers and recio_checksum stay for the iterator; of the kernels, only the
-                          checksum's); the iterator then refuses a spec, mean_img and mixing at open
+      RECIO_NO_IMAGE      records only: the image section goes (decoding, ops, transforms, stb, the
+                          recio_image_* helpers); the image types, recio_dtype_size and recio_checksum
+                          stay for the iterator's batches (of the kernels, only the checksum's); the
+                          iterator then refuses a spec, mean_img and mixing at open
       RECIO_NO_STB_IMPLEMENTATION   use the stb_image your program already builds, not recio's
                           private (static) copy; stb_image.h must be on the include path either way
       RECIO_MAX_PIXELS    refuse images larger than this from their header, and ops whose output
@@ -3047,11 +3048,11 @@ static const char *recio__lst_last(const char *b, const char *e, const char **fi
 /* One .lst line: index, labels..., path (the last tab-separated field; it may hold spaces). The
    line and each field are stripped as im2rec's read_list does. */
 static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, const char *e, recio_buffer *items,
-                                 recio_buffer *labels, recio_buffer *paths) {
+                                 recio_buffer *store) {
     recio_lst_item it;
     const char *last, *path, *mask = NULL, *pe;
     float f;
-    uint64_t path_at = paths->size, label_at = labels->size / sizeof(float), mask_at = 0;
+    size_t label_at, path_at, mask_at;
     while (b < e && recio__is_space(*b)) b++;
     while (e > b && recio__is_space(e[-1])) e--;
     if (b == e) return RECIO_OK; /* a blank line */
@@ -3068,30 +3069,35 @@ static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, c
     if (recio__parse_u64(&b, last, &it.index)) return recio__text_fail(l->errmsg, L, "the index is not a whole number");
     while (b < last && *b == ' ') b++;
     if (*b != '\t') return recio__text_fail(l->errmsg, L, "the index is not a whole number");
+    /* the line's labels (float-aligned), path and mask path, one after the other in the storage */
+    while (store->size % sizeof f)
+        if (recio__mem_write(store, "", 1)) return RECIO_ERR_NOMEM;
+    label_at = store->size;
     for (;;) {
         while (b < last && recio__is_space(*b)) b++;
         if (b >= last) break;
         if (recio__parse_float(&b, last, &f)) return recio__text_fail(l->errmsg, L, "a label is not a number");
-        if (recio__mem_write(labels, &f, sizeof f)) return RECIO_ERR_NOMEM;
+        if (recio__mem_write(store, &f, sizeof f)) return RECIO_ERR_NOMEM;
         it.nlabels++;
     }
     if (it.nlabels == 0) return recio__text_fail(l->errmsg, L, "no label before the path");
-    if (recio__mem_write(paths, path, (size_t)(pe - path)) || recio__mem_write(paths, "", 1)) return RECIO_ERR_NOMEM;
-    mask_at = paths->size;
-    if (mask && (recio__mem_write(paths, mask, (size_t)(e - mask)) || recio__mem_write(paths, "", 1))) return RECIO_ERR_NOMEM;
-    /* pointers are fixed up once the storage stops moving (a mask offset is never 0: the path is first) */
+    path_at = store->size;
+    if (recio__mem_write(store, path, (size_t)(pe - path)) || recio__mem_write(store, "", 1)) return RECIO_ERR_NOMEM;
+    mask_at = store->size;
+    if (mask && (recio__mem_write(store, mask, (size_t)(e - mask)) || recio__mem_write(store, "", 1))) return RECIO_ERR_NOMEM;
+    /* pointers are fixed up once the storage stops moving */
     it.labels = (const float *)(uintptr_t)label_at;
     it.path = (const char *)(uintptr_t)path_at;
-    it.mask = mask ? (const char *)(uintptr_t)mask_at : NULL;
+    it.mask = mask ? (const char *)(uintptr_t)mask_at : NULL; /* never offset 0: the labels come first */
     return recio__mem_write(items, &it, sizeof it) ? RECIO_ERR_NOMEM : RECIO_OK;
 }
 
 RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, const char *name) {
     recio__lines L;
     const char *b, *e;
-    recio_buffer items, labels, paths;
+    recio_buffer items, store;
     recio_err err = RECIO_OK;
-    size_t i, lab_bytes;
+    size_t i;
     recio_allocator a;
     void (*on_bad)(void *, const char *);
     void *user;
@@ -3101,38 +3107,33 @@ RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, con
     memset(l, 0, sizeof *l);
     l->alloc = a, l->on_bad_line = on_bad, l->user = user, l->mask_column = masks;
     memset(&items, 0, sizeof items);
-    items.alloc = labels.alloc = paths.alloc = a;
-    labels = paths = items;
+    items.alloc = a;
+    store = items;
     L.p = text ? text : "";
     L.end = L.p + n;
     L.name = name;
     L.line = 0;
     while (!err && recio__next_line(&L, &b, &e))
-        if ((err = recio__lst_line(l, &L, b, e, &items, &labels, &paths)) == RECIO_ERR_FORMAT && on_bad) {
+        if ((err = recio__lst_line(l, &L, b, e, &items, &store)) == RECIO_ERR_FORMAT && on_bad) {
             on_bad(user, l->errmsg);
             l->errmsg[0] = 0;
             l->skipped++;
             err = RECIO_OK;
         }
-    /* one block: labels (float aligned) then paths; items in their own array */
-    lab_bytes = labels.size;
-    if (!err && recio__buffer_reserve(&labels, paths.size)) err = RECIO_ERR_NOMEM;
-    if (!err) {
-        if (paths.size) memcpy(labels.data + lab_bytes, paths.data, paths.size);
-        l->items = (recio_lst_item *)items.data;
+    if (!err) { /* the storage is one block; the items their own array */
+        l->items = (recio_lst_item *)(void *)items.data;
         l->count = items.size / sizeof(recio_lst_item);
-        l->storage = labels.data;
+        l->storage = store.data;
         for (i = 0; i < l->count; i++) {
             recio_lst_item *it = &l->items[i];
-            it->labels = (const float *)(void *)labels.data + (uintptr_t)it->labels;
-            it->path = (const char *)labels.data + lab_bytes + (uintptr_t)it->path;
-            if (it->mask) it->mask = (const char *)labels.data + lab_bytes + (uintptr_t)it->mask;
+            it->labels = (const float *)(void *)(store.data + (uintptr_t)it->labels);
+            it->path = (const char *)store.data + (uintptr_t)it->path;
+            if (it->mask) it->mask = (const char *)store.data + (uintptr_t)it->mask;
         }
-        items.data = labels.data = NULL;
+        items.data = store.data = NULL;
     }
     recio_buffer_free(&items);
-    recio_buffer_free(&labels);
-    recio_buffer_free(&paths);
+    recio_buffer_free(&store);
     return err;
 }
 
@@ -3288,7 +3289,8 @@ struct recio_split {
     char *index_path;
     unsigned rank, nsplit;
     recio__sfile *files;
-    unsigned nfiles, cap_files;
+    unsigned nfiles;
+    recio_buffer flist; /* files' storage (alloc: s->alloc, set at open) */
     uint64_t total;
     int indexed;
     recio_err open_err;
@@ -3376,20 +3378,13 @@ static int recio__sp_cmp_u64(const void *a, const void *b) {
 /* ---- file list: ';'-separated items, wildcards and directories expanded in sorted order ---- */
 
 static recio_err recio__sp_push(recio_split *s, const char *path, size_t n) {
-    recio__sfile *f;
-    if (s->nfiles == s->cap_files) {
-        unsigned nc = s->cap_files ? s->cap_files * 2 : 16;
-        recio__sfile *nf = (recio__sfile *)recio__realloc(&s->alloc, s->files, s->cap_files * sizeof *nf, nc * sizeof *nf);
-        if (!nf) return RECIO_ERR_NOMEM;
-        s->files = nf;
-        s->cap_files = nc;
-    }
-    f = &s->files[s->nfiles];
-    memset(f, 0, sizeof *f);
-    f->path = (char *)recio__malloc(&s->alloc, n + 1);
-    if (!f->path) return RECIO_ERR_NOMEM;
-    memcpy(f->path, path, n);
-    f->path[n] = 0;
+    recio__sfile f;
+    memset(&f, 0, sizeof f);
+    if (!(f.path = (char *)recio__malloc(&s->alloc, n + 1))) return RECIO_ERR_NOMEM;
+    memcpy(f.path, path, n);
+    f.path[n] = 0;
+    if (recio__mem_write(&s->flist, &f, sizeof f)) return recio__free(&s->alloc, f.path), RECIO_ERR_NOMEM;
+    s->files = (recio__sfile *)(void *)s->flist.data;
     s->nfiles++;
     return RECIO_OK;
 }
@@ -4240,8 +4235,7 @@ static recio_err recio__sp_index_open(recio_split *s) {
         s->rbuf = avg < 4096 ? 4096 : avg > RECIO__DEFAULT_BUFFER ? RECIO__DEFAULT_BUFFER : (size_t)avg;
     }
     /* balanced slices hold floor(n/N) or ceil(n/N) records */
-    if (s->d.equalize == RECIO_EQUALIZE_PAD) s->target = s->n / s->nsplit + (s->n % s->nsplit != 0);
-    else if (s->d.equalize == RECIO_EQUALIZE_DROP) s->target = s->n / s->nsplit;
+    if (s->d.equalize) s->target = s->n / s->nsplit + (s->d.equalize == RECIO_EQUALIZE_PAD && s->n % s->nsplit != 0);
     if (s->d.shuffle == RECIO_SHUFFLE_FULL) {
         if (s->n > SIZE_MAX / sizeof(uint64_t)) return RECIO_ERR_NOMEM;
         if (!(s->perm = (uint64_t *)recio__malloc(&s->alloc, (size_t)s->n * sizeof(uint64_t)))) return RECIO_ERR_NOMEM;
@@ -4259,14 +4253,14 @@ static recio_err recio__sp_index_open(recio_split *s) {
 
 /* CHUNK: the epoch's chunk order and where each window starts in the sequence. */
 static void recio__sp_chunk_epoch(recio_split *s) {
-    uint64_t w, last = s->n - (s->nchunks - 1) * s->K;
+    uint64_t w, p = 0, short_by = s->nchunks * s->K - s->n; /* the last chunk's missing records */
     recio__sp_iota(s->cperm, s->nchunks);
     recio__sp_fisher_yates(s->cperm, s->nchunks, 1, recio_seed_for(s->d.seed, s->epoch, 0));
+    while (s->cperm[p] != s->nchunks - 1) p++; /* where the short chunk went */
     s->wstart[0] = 0;
-    for (w = 0; w < s->nwin; w++) {
-        uint64_t c, size = 0;
-        for (c = w * s->W; c < (w + 1) * s->W && c < s->nchunks; c++) size += s->cperm[c] == s->nchunks - 1 ? last : s->K;
-        s->wstart[w + 1] = s->wstart[w] + size;
+    for (w = 0; w < s->nwin; w++) { /* every chunk holds K records but the short one */
+        uint64_t end = (w + 1) * s->W < s->nchunks ? (w + 1) * s->W : s->nchunks;
+        s->wstart[w + 1] = end * s->K - (p < end ? short_by : 0);
     }
     s->win = RECIO_SPLIT_UNKNOWN;
 }
@@ -4385,7 +4379,7 @@ RECIODEF recio_err recio_split_open_desc(recio_split **out, const char *uris, un
     if (desc) a = desc->alloc;
     if (!(s = (recio_split *)recio__malloc(&a, sizeof *s))) return recio__open_msg(desc ? desc->errmsg : NULL, uris, NULL, RECIO_ERR_NOMEM), RECIO_ERR_NOMEM;
     memset(s, 0, sizeof *s);
-    s->alloc = a;
+    s->alloc = s->flist.alloc = a;
     if (desc) s->d = *desc;
     s->rank = rank;
     s->nsplit = nsplit;
@@ -10595,10 +10589,10 @@ static int recio__it_undecodable(recio_err e) {
    offset in the slot and its width per item. */
 static void recio__it_copy_item(recio_iter *it, recio__it_slot *s, unsigned j, int i) {
     unsigned char *o = s->out;
-    size_t ib = it->d.item_bytes, at[8], wd[8], k;
+    size_t ib = it->d.item_bytes, at[8], wd[8], k, arrays = RECIO__IT_TF(it) ? 8 : 7; /* masks come with a spec */
     at[0] = 0, at[1] = it->lab_off, at[2] = it->ids_off, at[3] = it->keys_off, at[4] = it->sums_off, at[5] = it->cnt_off, at[6] = it->obj_off, at[7] = it->mask_off;
     wd[0] = ib, wd[1] = it->d.label_width * sizeof(float), wd[2] = wd[3] = wd[4] = 8, wd[5] = wd[6] = 4, wd[7] = it->mask_bytes;
-    for (k = 0; k < 8; k++) {
+    for (k = 0; k < arrays; k++) {
         unsigned char *d = o + at[k] + j * wd[k];
         if (i >= 0) memcpy(d, o + at[k] + (size_t)i * wd[k], wd[k]);
         else memset(d, k == 7 ? recio__mask_fill_value(it->d.mask_fill) : 0, wd[k]);
@@ -10781,13 +10775,13 @@ static void recio__it_tally(recio_iter *it, const recio__it_slot *s) {
     unsigned i, k;
     it->nskipped += s->nbad;
     for (i = 0; i < s->nbad && i < RECIO_ITER_BAD_KEEP && it->nskipped_kept < RECIO_ITER_BAD_KEEP; i++) {
-        uint64_t key = s->bad_key[i];
+        const char *file = recio__it_file(it, s->bad_key[i]);
+        uint64_t off = s->bad_key[i] & RECIO__IT_OFFMASK;
         recio_iter_bad *b = &it->skipped[it->nskipped_kept];
-        for (k = 0; k < it->nskipped_kept && (it->skipped[k].offset != (key & RECIO__IT_OFFMASK) ||
-                                               it->skipped[k].file != recio__it_file(it, key)); k++) {}
+        for (k = 0; k < it->nskipped_kept && (it->skipped[k].offset != off || it->skipped[k].file != file); k++) {}
         if (k < it->nskipped_kept) continue; /* seen in an earlier epoch */
-        b->file = recio__it_file(it, key);
-        b->offset = key & RECIO__IT_OFFMASK;
+        b->file = file;
+        b->offset = off;
         recio__fmt(b->what, RECIO_ITER_ERRMSG, "%s", s->bad_what + (size_t)i * RECIO_ITER_ERRMSG);
         it->nskipped_kept++;
     }
@@ -10853,7 +10847,7 @@ static uint64_t recio__it_fingerprint2(uint64_t h, const recio_iter_desc *d) {
    id order, so a checkpoint is refused when either file changed. */
 static uint64_t recio__it_fp_files(const recio_iter *it, uint64_t h) {
     size_t i;
-    if (it->mean) h = recio_fnv1a64(h, it->mean, it->d.item_bytes);
+    if (RECIO__IT_TF(it) && it->mean) h = recio_fnv1a64(h, it->mean, it->d.item_bytes);
     for (i = 0; it->lines && i < it->lst.count; i++) {
         const recio_lst_item *l = &it->lst.items[it->lines[i].item];
         uint64_t v[2];
@@ -11089,12 +11083,13 @@ static recio_err recio__it_layout(recio_iter *it) {
     it->cnt_off = it->sums_off + 8 * b;
     it->obj_off = it->cnt_off + 4 * b;
     it->mask_off = (it->obj_off + 4 * b + 7) & ~(size_t)7;
-    it->mask_bytes = it->d.masks ? (size_t)it->shape.width * it->shape.height : 0;
+    /* masks and soft labels come with a spec only (a records-only build compiles them out) */
+    it->mask_bytes = RECIO__IT_TF(it) && it->d.masks ? (size_t)it->shape.width * it->shape.height : 0;
     if (it->mask_bytes && it->mask_bytes * b > SIZE_MAX / 2 - it->mask_off) return RECIO_ERR_NOMEM;
     it->soft_off = (it->mask_off + it->mask_bytes * b + 7) & ~(size_t)7;
     if (recio__it_mixing(&it->d) && (e = recio__it_mix_check(it)) != RECIO_OK) return e;
-    if ((size_t)it->d.num_classes * 4 * b > SIZE_MAX / 2 - it->soft_off) return RECIO_ERR_NOMEM;
-    it->out_bytes = (it->soft_off + (recio__it_mixing(&it->d) ? (size_t)it->d.num_classes * 4 * b : 0) + 7) & ~(size_t)7;
+    if (recio__it_mixes(it) && (size_t)it->d.num_classes * 4 * b > SIZE_MAX / 2 - it->soft_off) return RECIO_ERR_NOMEM;
+    it->out_bytes = (it->soft_off + (recio__it_mixes(it) ? (size_t)it->d.num_classes * 4 * b : 0) + 7) & ~(size_t)7;
     return RECIO_OK;
 }
 
@@ -11244,7 +11239,7 @@ static void recio__it_view(recio_iter *it, const recio__it_slot *s, recio_batch 
     b->workers = it->d.workers; /* 0 when RECIO_THREADS is missing: say so, never silently */
     b->label_counts = (const unsigned *)(s->out + it->cnt_off);
     b->objects = it->d.label_detection ? (const unsigned *)(s->out + it->obj_off) : NULL;
-    b->masks = it->d.masks ? s->out + it->mask_off : NULL;
+    b->masks = it->mask_bytes ? s->out + it->mask_off : NULL;
     b->soft_labels = recio__it_mixes(it) ? (const float *)(s->out + it->soft_off) : NULL;
     b->lam = recio__it_mixes(it) ? s->lam : 1.0f;
     b->mix = recio__it_mixes(it) ? s->mix : 0;
@@ -11312,7 +11307,7 @@ RECIODEF recio_err recio_iter_next(recio_iter *it, recio_batch *b) {
 }
 
 /* Restart the pipeline at it->epoch, skipping `skip` batches, fed by ncarry roll-over keys. */
-static void recio__it_restart(recio_iter *it, uint64_t skip, const uint64_t *carry, unsigned ncarry) {
+RECIO__NOINLINE static void recio__it_restart(recio_iter *it, uint64_t skip, const uint64_t *carry, unsigned ncarry) {
     recio__it_release(it);
     RECIO__IT_LOCK(it);
     if (carry != it->carry_in) memcpy(it->carry_in, carry, sizeof *carry * ncarry);

@@ -359,6 +359,59 @@ static void test_shuffle_is_documented_fisher_yates(void) {
     free_dataset(&ds);
 }
 
+/* The chunk shuffle, recomputed here from recio_rng alone: chunks of K records in index order are
+   put in a Fisher-Yates order (seed_for(seed, epoch, 0)); each window of W chunks in that order
+   then lists its records chunk by chunk and shuffles them as Fisher-Yates with
+   seed_for(seed, epoch, window + 1). K leaves a short last chunk, and the epochs put it in
+   different windows. */
+static void test_chunk_shuffle_is_documented(void) {
+    dataset ds;
+    recio_split_desc d;
+    uint32_t *got;
+    uint64_t *cperm, *win, i, c, w, nchunks, K = 3, W = 2, at, out, epoch;
+    recio_rng rng;
+    long n;
+    make_dataset_min(&ds, 3, 1, 20);
+    while (ds.n % K == 0) K++;
+    got = (uint32_t *)malloc(ds.n * sizeof *got);
+    nchunks = (ds.n + K - 1) / K;
+    cperm = (uint64_t *)malloc(nchunks * sizeof *cperm);
+    win = (uint64_t *)malloc(K * W * sizeof *win);
+    memset(&d, 0, sizeof d);
+    d.shuffle = RECIO_SHUFFLE_CHUNK;
+    d.chunk_records = (uint32_t)K;
+    d.window_chunks = (uint32_t)W;
+    d.seed = 8;
+    for (epoch = 0; epoch < 8; epoch++) {
+        d.epoch = epoch;
+        n = read_part(ds.uris, 0, 1, &d, got, (long)ds.n, NULL);
+        CHECK_EQ_INT(n, ds.n);
+        for (i = 0; i < nchunks; i++) cperm[i] = i;
+        recio_rng_seed(&rng, recio_seed_for(8, epoch, 0));
+        for (i = nchunks; i > 1; i--) {
+            uint64_t j = recio_rng_below(&rng, i), t = cperm[i - 1];
+            cperm[i - 1] = cperm[j];
+            cperm[j] = t;
+        }
+        for (out = 0, w = 0; w * W < nchunks; w++) {
+            for (at = 0, c = w * W; c < (w + 1) * W && c < nchunks; c++)
+                for (i = cperm[c] * K; i < (cperm[c] + 1) * K && i < ds.n; i++) win[at++] = i;
+            recio_rng_seed(&rng, recio_seed_for(8, epoch, w + 1));
+            for (i = at; i > 1; i--) {
+                uint64_t j = recio_rng_below(&rng, i), t = win[i - 1];
+                win[i - 1] = win[j];
+                win[j] = t;
+            }
+            for (i = 0; i < at && out < ds.n; i++, out++) CHECK_EQ_INT(got[out], win[i]);
+        }
+        CHECK_EQ_INT(out, ds.n);
+    }
+    free(got);
+    free(cperm);
+    free(win);
+    free_dataset(&ds);
+}
+
 static int write_file(const char *path, const void *data, size_t n) {
     FILE *f = fopen(path, "wb");
     if (!f) return -1;
@@ -606,6 +659,67 @@ static void test_chunk_index_sources(void) {
     free_dataset(&ds);
 }
 
+/* The split reads an .idx in 64 KB blocks: lines that cross a block's end, CRLF and no final
+   newline read as in memory; a line longer than a block is refused with its number; a file's own
+   index listing an offset twice is named with that file's offset. */
+static void test_index_stream_blocks(void) {
+    dataset ds;
+    char gidx[128], fidx[160], *big;
+    uint32_t *a, *b;
+    recio_split_desc d;
+    uint64_t i;
+    FILE *f;
+    long na, nb;
+    make_dataset_min(&ds, 4, 1, 300);
+    a = (uint32_t *)malloc(ds.n * sizeof *a);
+    b = (uint32_t *)malloc(ds.n * sizeof *b);
+    memset(&d, 0, sizeof d);
+    d.shuffle = RECIO_SHUFFLE_FULL;
+    d.seed = 11;
+    na = read_part(ds.uris, 0, 1, &d, a, (long)ds.n, NULL); /* each file's own index */
+    CHECK_EQ_INT(na, ds.n);
+    snprintf(gidx, sizeof gidx, "%s/all.idx", ds.dir);
+    f = fopen(gidx, "wb"); /* over 500 bytes a line: 64 KB blocks end inside lines */
+    for (i = 0; i < ds.n; i++) fprintf(f, "%llu%500s%llu%s", (unsigned long long)i, "", (unsigned long long)ds.goff[i], i + 1 < ds.n ? "\r\n" : "");
+    fclose(f);
+    CHECK(ds.n * 500 > 2 * 65536);
+    d.index_path = gidx;
+    nb = read_part(ds.uris, 0, 1, &d, b, (long)ds.n, NULL);
+    CHECK(nb == na && memcmp(a, b, (size_t)na * sizeof *a) == 0);
+    d.shuffle = RECIO_SHUFFLE_CHUNK; /* the streamed chunk starts: every record, in order */
+    nb = read_part(ds.uris, 0, 1, &d, b, (long)ds.n, NULL);
+    CHECK_EQ_INT(nb, ds.n);
+    big = (char *)malloc(70000); /* line 2 is longer than a block */
+    memset(big, ' ', 70000);
+    f = fopen(gidx, "wb");
+    fprintf(f, "0\t0\n1");
+    fwrite(big, 1, 70000, f);
+    fprintf(f, "%llu\n", (unsigned long long)ds.goff[1]);
+    fclose(f);
+    expect_error(ds.uris, 0, 1, &d, "all.idx: line 2 is too long", NULL);
+    d.shuffle = RECIO_SHUFFLE_FULL;
+    expect_error(ds.uris, 0, 1, &d, "all.idx: line 2 is too long", NULL);
+    /* a file's own index with an offset twice: that index, and the offset in that file (the
+       first record of a later file, followed by another) */
+    d.index_path = NULL;
+    for (i = 1; i + 1 < ds.n && !(ds.ord[i] == 0 && ds.file[i] != ds.file[0] && ds.file[i + 1] == ds.file[i]); i++) {}
+    CHECK(i + 1 < ds.n);
+    if (i + 1 < ds.n) {
+        char want[256];
+        uint64_t second = ds.goff[i + 1] - ds.goff[i]; /* the second record's offset in its file */
+        snprintf(fidx, sizeof fidx, "%s/part-%u.rec.idx", ds.dir, ds.file[i]);
+        f = fopen(fidx, "wb");
+        fprintf(f, "0\t0\n1\t%llu\n2\t%llu\n", (unsigned long long)second, (unsigned long long)second);
+        fclose(f);
+        snprintf(want, sizeof want, "part-%u.rec.idx: offset %llu is listed twice", ds.file[i], (unsigned long long)second);
+        expect_error(ds.uris, 0, 1, &d, want, NULL);
+    }
+    free(big);
+    free(a);
+    free(b);
+    free_dataset(&ds);
+}
+
 int main(void) {
     RUN(test_byte_parts_random_datasets);
     RUN(test_index_parts_random_datasets);
@@ -617,5 +731,7 @@ int main(void) {
     RUN(test_custom_opener);
     RUN(test_byte_reset_rereads);
     RUN(test_chunk_index_sources);
+    RUN(test_chunk_shuffle_is_documented);
+    RUN(test_index_stream_blocks);
     return t_done("split_props");
 }

@@ -133,7 +133,8 @@ verdict() {
   echo "The last three keep the whole object, without \`RECIO_THREADS\`: the default configuration but for"
   echo "what their row names."
   echo "The C library functions recio calls (malloc, realloc, memcpy, strtod, libm for images) come on top"
-  echo "where they are not in the program already; recio needs no 64-bit division from libgcc."
+  echo "where they are not in the program already. The reader and the writer take no 64-bit division from"
+  echo "libgcc; the split and the iterator divide 64-bit counts (\`__aeabi_uldivmod\` on 32-bit ARM)."
   echo
   printf '| | %s | %s | %s | %s |\n' "x86-64 \`-Os\`" "x86-64 \`-Os -fno-asynchronous-unwind-tables\`" \
     "armhf \`-mthumb -Os\`" "Cortex-M4 \`-mcpu=cortex-m4 -mthumb -Os\`"
