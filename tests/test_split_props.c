@@ -623,46 +623,23 @@ static void test_byte_reset_rereads(void) {
     free_dataset(&ds);
 }
 
-/* The chunk shuffle streams a sorted index (per file or global, CRLF, no final newline) and loads
-   an unsorted one whole: the same order every way. */
-static void test_chunk_index_sources(void) {
-    dataset ds;
-    char gidx[128];
-    uint32_t *a, *b;
-    recio_split_desc d;
-    uint64_t i;
-    FILE *f;
-    long na, nb;
-    make_dataset_min(&ds, 4, 1, 30);
-    a = (uint32_t *)malloc(ds.n * sizeof *a);
-    b = (uint32_t *)malloc(ds.n * sizeof *b);
-    memset(&d, 0, sizeof d);
-    d.shuffle = RECIO_SHUFFLE_CHUNK;
-    d.seed = 3;
-    d.chunk_records = 4;
-    d.window_chunks = 3;
-    na = read_part(ds.uris, 1, 2, &d, a, (long)ds.n, NULL);
-    snprintf(gidx, sizeof gidx, "%s/all.idx", ds.dir);
-    f = fopen(gidx, "wb");
-    for (i = 0; i < ds.n; i++) fprintf(f, "%llu\t%llu%s", (unsigned long long)i, (unsigned long long)ds.goff[i], i + 1 < ds.n ? "\r\n" : "");
-    fclose(f);
-    d.index_path = gidx;
-    nb = read_part(ds.uris, 1, 2, &d, b, (long)ds.n, NULL);
-    CHECK(na > 0 && na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0);
-    f = fopen(gidx, "wb");
-    for (i = ds.n; i-- > 0;) fprintf(f, "%llu %llu\n", (unsigned long long)i, (unsigned long long)ds.goff[i]);
-    fclose(f);
-    nb = read_part(ds.uris, 1, 2, &d, b, (long)ds.n, NULL);
-    CHECK(na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0);
-    free(a);
-    free(b);
-    free_dataset(&ds);
+/* A global .idx of ds: "id SEP offset" lines, in id order with CRLF and no final newline, or in
+   reverse order (unsorted) with LF. */
+static void write_global_idx(const dataset *ds, const char *path, const char *sep, int reverse) {
+    FILE *f = fopen(path, "wb");
+    uint64_t k;
+    CHECK(f != NULL);
+    for (k = 0; f && k < ds->n; k++) {
+        uint64_t i = reverse ? ds->n - 1 - k : k;
+        fprintf(f, "%llu%s%llu%s", (unsigned long long)i, sep, (unsigned long long)ds->goff[i], reverse ? "\n" : k + 1 < ds->n ? "\r\n" : "");
+    }
+    if (f) fclose(f);
 }
 
-/* The split reads an .idx in 64 KB blocks: lines that cross a block's end, CRLF and no final
-   newline read as in memory; a line longer than a block is refused with its number; a file's own
-   index listing an offset twice is named with that file's offset. */
-static void test_index_stream_blocks(void) {
+/* The chunk shuffle streams a sorted index (per file or global, CRLF, no final newline) and loads
+   an unsorted one whole: the same order every way. Indexes are read in 64 KB blocks whatever their
+   lines; a duplicate is named by its index and its offset in its own file. */
+static void test_chunk_index_sources(void) {
     dataset ds;
     char gidx[128], fidx[160], *big;
     uint32_t *a, *b;
@@ -674,14 +651,30 @@ static void test_index_stream_blocks(void) {
     a = (uint32_t *)malloc(ds.n * sizeof *a);
     b = (uint32_t *)malloc(ds.n * sizeof *b);
     memset(&d, 0, sizeof d);
+    d.shuffle = RECIO_SHUFFLE_CHUNK;
+    d.seed = 3;
+    d.chunk_records = 4;
+    d.window_chunks = 3;
+    na = read_part(ds.uris, 1, 2, &d, a, (long)ds.n, NULL);
+    snprintf(gidx, sizeof gidx, "%s/all.idx", ds.dir);
+    write_global_idx(&ds, gidx, "\t", 0);
+    d.index_path = gidx;
+    nb = read_part(ds.uris, 1, 2, &d, b, (long)ds.n, NULL);
+    CHECK(na > 0 && na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0);
+    write_global_idx(&ds, gidx, " ", 1);
+    nb = read_part(ds.uris, 1, 2, &d, b, (long)ds.n, NULL);
+    CHECK(na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0);
+    /* the .idx is read in 64 KB blocks: lines that cross a block's end, CRLF and no final newline
+       read as in memory; a line longer than a block is refused with its number */
+    d.index_path = NULL;
     d.shuffle = RECIO_SHUFFLE_FULL;
     d.seed = 11;
     na = read_part(ds.uris, 0, 1, &d, a, (long)ds.n, NULL); /* each file's own index */
     CHECK_EQ_INT(na, ds.n);
-    snprintf(gidx, sizeof gidx, "%s/all.idx", ds.dir);
-    f = fopen(gidx, "wb"); /* over 500 bytes a line: 64 KB blocks end inside lines */
-    for (i = 0; i < ds.n; i++) fprintf(f, "%llu%500s%llu%s", (unsigned long long)i, "", (unsigned long long)ds.goff[i], i + 1 < ds.n ? "\r\n" : "");
-    fclose(f);
+    big = (char *)malloc(70001);
+    memset(big, ' ', 500); /* over 500 bytes a line: 64 KB blocks end inside lines */
+    big[500] = 0;
+    write_global_idx(&ds, gidx, big, 0);
     CHECK(ds.n * 500 > 2 * 65536);
     d.index_path = gidx;
     nb = read_part(ds.uris, 0, 1, &d, b, (long)ds.n, NULL);
@@ -689,8 +682,7 @@ static void test_index_stream_blocks(void) {
     d.shuffle = RECIO_SHUFFLE_CHUNK; /* the streamed chunk starts: every record, in order */
     nb = read_part(ds.uris, 0, 1, &d, b, (long)ds.n, NULL);
     CHECK_EQ_INT(nb, ds.n);
-    big = (char *)malloc(70000); /* line 2 is longer than a block */
-    memset(big, ' ', 70000);
+    memset(big, ' ', 70000); /* line 2 is longer than a block */
     f = fopen(gidx, "wb");
     fprintf(f, "0\t0\n1");
     fwrite(big, 1, 70000, f);
@@ -732,6 +724,5 @@ int main(void) {
     RUN(test_byte_reset_rereads);
     RUN(test_chunk_index_sources);
     RUN(test_chunk_shuffle_is_documented);
-    RUN(test_index_stream_blocks);
     return t_done("split_props");
 }
