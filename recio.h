@@ -1271,8 +1271,8 @@ extern "C" {
 
 #define RECIO__ERRMSG RECIO_ERRMSG_SIZE
 #define RECIO__DEFAULT_BUFFER (1u << 20)
-/* One copy of a small loop that gcc -Os would otherwise copy into each caller (measured: the FNV
-   hash, 7 copies, 166 bytes of a Cortex-M4 build). */
+/* One copy of a small function that gcc -Os would otherwise copy into each caller (measured on a
+   Cortex-M4 build: the FNV hash, 7 copies, 166 bytes; the iterator's restart, 2 copies, 24 bytes). */
 #if defined(__GNUC__) || defined(__clang__)
 #define RECIO__NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
