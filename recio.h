@@ -2934,7 +2934,6 @@ static recio_err recio__slurp_io(const recio_allocator *a, recio_io *io, const c
     return RECIO_OK;
 }
 
-
 /* A file to read, through the caller's open_file hook when there is one (the split's files and
    indexes, the iterator's side files). */
 static recio_err recio__open_read(recio_err (*open_file)(void *, const char *, recio_io *), void *user, const char *path, recio_io *io) {
@@ -3271,7 +3270,6 @@ typedef struct recio__sreader {
     unsigned file;
     uint64_t used;
 } recio__sreader;
-
 
 /* A few bytes at a time from one file, through a block window (boundary scans, header hops). */
 typedef struct recio__probe {
