@@ -1514,8 +1514,9 @@ static const char *recio__errno_str(int e) {
 #endif
 }
 
-/* Why an open failed, for "FILE: offset 0: cannot open: WHY": errno's words for an I/O error. */
-static const char *recio__open_why(recio_err e) { return e == RECIO_ERR_IO ? recio__errno_str(errno) : recio_strerror(e); }
+/* Why an open failed, for "FILE: offset 0: cannot open: WHY": errno's words for an I/O error that
+   set errno, else the code's (recio__open_read clears errno before a caller's hook). */
+static const char *recio__open_why(recio_err e) { return e == RECIO_ERR_IO && errno ? recio__errno_str(errno) : recio_strerror(e); }
 
 /* "FILE: offset 0: cannot open: WHY" into msg (RECIO_ERRMSG_SIZE bytes). */
 static void recio__open_fail(char *msg, const char *path, recio_err e) { recio__errf(msg, path, 0, "cannot open: %s", recio__open_why(e)); }
@@ -2939,7 +2940,9 @@ static recio_err recio__slurp_io(const recio_allocator *a, recio_io *io, const c
 static recio_err recio__open_read(recio_err (*open_file)(void *, const char *, recio_io *), void *user, const char *path, recio_io *io) {
     memset(io, 0, sizeof *io);
     if (open_file) {
-        recio_err e = open_file(user, path, io);
+        recio_err e;
+        errno = 0; /* a hook that fails without setting errno is told by its code's words, not a stale errno */
+        e = open_file(user, path, io);
         if (e != RECIO_OK || io->read) return e;
         if (io->close) io->close(io->user); /* a hook's io that cannot read: refused, and not leaked */
         return RECIO_ERR_ARG;

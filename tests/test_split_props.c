@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "test.h"
+#include <errno.h>
 #include <stdint.h>
 #include "tmpdir.h"
 
@@ -596,6 +597,11 @@ static void test_custom_opener(void) {
         n++;
     }
     CHECK_EQ_INT(n, 10);
+    recio_split_close(s);
+    /* a hook that fails without setting errno: its code's words, not a stale errno's */
+    errno = EAGAIN;
+    CHECK_EQ_INT(recio_split_open_desc(&s, "mem:0;mem:7", 0, 1, &d), RECIO_ERR_IO);
+    CHECK(strcmp(recio_split_errmsg(s), "mem:7: offset 0: cannot open: I/O error") == 0);
     recio_split_close(s);
     recio_buffer_free(&mem_files[0]);
     recio_buffer_free(&mem_files[1]);
