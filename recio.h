@@ -11404,8 +11404,13 @@ RECIODEF uint64_t recio_batch_checksum(const recio_batch *b) {
     uint64_t h = RECIO_FNV1A_INIT;
     const uint16_t one = 1;
     if (es <= 1 || *(const unsigned char *)&one == 1) return recio_fnv1a64(h, p, n);
-    for (i = 0; i + es <= n; i += es) /* a big-endian host: the bytes of each element reversed */
-        for (k = es; k-- > 0;) h = recio_fnv1a64(h, p + i + k, 1);
+    for (i = 0; i + es <= n;) { /* a big-endian host: each element's bytes reversed, hashed a block at a time */
+        unsigned char t[256];
+        size_t m = 0;
+        for (; m + es <= sizeof t && i + es <= n; i += es, m += es)
+            for (k = 0; k < es; k++) t[m + k] = p[i + es - 1 - k];
+        h = recio_fnv1a64(h, t, m);
+    }
     return h;
 }
 
