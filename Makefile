@@ -155,7 +155,8 @@ PY_PRELOAD = $(if $(findstring address,$(EXTRA_CFLAGS)),$(shell $(CC) -print-fil
 test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records $(BUILD)/examples/board_infer $(FAULTSHIM) python-deps
 	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO_PY_SKIP="$(PY_SKIP)" \
 	  RECIO_PY_PRELOAD="$(strip $(PY_PRELOAD))" RECIO_BUILD="$(BUILD)" RECIO_CFLAGS="$(EXTRA_CFLAGS)" RECIO_LDFLAGS="$(LDFLAGS)" \
-	  tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh tests/test_install.sh
+	  tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh \
+	  tests/test_python_handles.sh tests/test_install.sh
 
 # python3-numpy for the Python binding's tests, installed when missing and allowed (root, apt).
 .PHONY: python-deps
