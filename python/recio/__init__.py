@@ -207,9 +207,11 @@ class _Handle:
         self.__dict__.update(state)  # opened on first use (_live)
 
     def __enter__(self) -> Any:
+        """The handle itself; the with block's end closes it."""
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        """close()."""
         self.close()
 
     def __del__(self) -> None:
@@ -431,11 +433,13 @@ class ImageRecordIter(_Handle):
             return self._item
 
     def __iter__(self) -> "ImageRecordIter":
+        """The iterator itself, moved to the next epoch when the last one ended (or failed)."""
         if self._ended:
             self.reset()
         return self
 
     def __next__(self) -> "Batch":
+        """next()."""
         return self.next()
 
     def next(self) -> "Batch":
@@ -925,6 +929,7 @@ class Reader(_Handle):
             return ctypes.string_at(self._rec.data, self._rec.size) if self._rec.size else b""
 
     def __iter__(self) -> Iterator[bytes]:
+        """The payloads from the current position to the end of the file."""
         while True:
             p = self.read()
             if p is None:
@@ -1038,6 +1043,7 @@ class Writer(_Handle):
                 L.lib.recio_writer_abort(h)
 
     def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        """close() after a clean block; abort() when an exception leaves it."""
         if exc_type is None:
             self.close()
         else:
@@ -1185,6 +1191,7 @@ class Split(_Handle):
             return ctypes.string_at(self._rec.data, self._rec.size) if self._rec.size else b""
 
     def __iter__(self) -> Iterator[bytes]:
+        """The payloads of the part, from where the split is to the end of the epoch."""
         while True:
             p = self._next()
             if p is None:
