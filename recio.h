@@ -1125,11 +1125,14 @@ RECIODEF recio_err recio_iter_next(recio_iter *it, recio_batch *b);
 /* Start the next epoch (at any moment; batches not taken are dropped). */
 RECIODEF recio_err recio_iter_reset(recio_iter *it);
 /* Checkpoint: write the position (epoch, batches taken, roll-over records, a fingerprint of the
-   options) into buf. buf NULL: just *size. RECIO_ERR_ARG when cap < *size. */
+   options and side files, a check sum of it all) into buf. buf NULL: just *size. RECIO_ERR_ARG when
+   cap < *size. */
 RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, size_t *size);
 /* Continue from a checkpoint made by an iterator with the same options: the following batches are
    exactly those the saved iterator would have given next. Re-reads (without decoding) the records of
-   the current epoch before the saved position. */
+   the current epoch before the saved position. A blob from other options or files is RECIO_ERR_ARG,
+   a damaged one (any changed byte) RECIO_ERR_FORMAT, each with words in recio_iter_errmsg; the
+   iterator is then left as it was. */
 RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t size);
 RECIODEF const char *recio_iter_errmsg(const recio_iter *it); /* "" when no error */
 /* Records desc.skip_bad has left out so far, over every epoch (a bad record counts once per epoch
@@ -9891,7 +9894,11 @@ RECIODEF const char *recio_prefetch_errmsg(const recio_prefetch *p) { return p ?
 #define RECIO__IT_KEY(file, off) (((uint64_t)(file) << 48) | (off))
 #define RECIO__IT_OFFMASK ((((uint64_t)1) << 48) - 1)
 #define RECIO__IT_MAGIC 0x54494352u /* "RCIT" */
-#define RECIO__IT_VERSION 1u
+#define RECIO__IT_VERSION 2u /* 2: a check sum at the end; the fingerprint covers every batch option */
+/* A checkpoint: magic, version, fingerprint, epoch, batches taken, ended, n, n rolled-over keys, then
+   a FNV-1a 64 of every byte before it, so damage anywhere is refused (changing any one byte always
+   changes the hash) instead of restoring somewhere else. */
+#define RECIO__IT_BLOB(n) (48 + 8 * (size_t)(n))
 
 /* A .lst line by its index (= the image-header id), for path_imglist. */
 typedef struct recio__it_line {
@@ -10813,7 +10820,35 @@ static recio_err recio__it_pf_begin(void *user, uint64_t epoch, char *errmsg) {
 
 /* ---- consumer side ---- */
 
-/* What a checkpoint must agree on to mean the same position. */
+/* The desc fields that change batches: the one list the checkpoint fingerprint hashes, each as
+   recio__it_desc left it (defaults filled in) and only when the options named by `when` make it
+   matter, so two descs that give the same batches give the same fingerprint. Left out, since they
+   never change a batch: use_mmap, workers, prefetch, checksums (adds batch.sums only), cache_bytes,
+   open_file, open_user, errmsg and alloc; and transform and user, since a callback cannot be
+   hashed (restore with the same one). A new desc field goes here or in that list:
+   tests/test_iter_checkpoint.c reads the struct from recio.h and changes every field in turn. */
+enum { RECIO__FP_INT, RECIO__FP_F32, RECIO__FP_STR, RECIO__FP_FILL /* mask_fill: the label it means */ };
+enum { RECIO__FPW_ALWAYS, RECIO__FPW_CHUNK, RECIO__FPW_MEAN, RECIO__FPW_MASKS, RECIO__FPW_MIX };
+typedef struct recio__it_fpfield {
+    size_t off, size;
+    unsigned char kind, when;
+} recio__it_fpfield;
+#define RECIO__FPF(f, k, w) {offsetof(recio_iter_desc, f), sizeof(((recio_iter_desc *)0)->f), RECIO__FP_##k, RECIO__FPW_##w}
+static const recio__it_fpfield recio__it_fpfields[] = {
+    RECIO__FPF(uris, STR, ALWAYS),          RECIO__FPF(rank, INT, ALWAYS),           RECIO__FPF(nsplit, INT, ALWAYS),
+    RECIO__FPF(index, INT, ALWAYS),         RECIO__FPF(index_path, STR, ALWAYS),     RECIO__FPF(shuffle, INT, ALWAYS),
+    RECIO__FPF(chunk_records, INT, CHUNK),  RECIO__FPF(window_chunks, INT, CHUNK),   RECIO__FPF(equalize, INT, ALWAYS),
+    RECIO__FPF(rotate_shards, INT, ALWAYS), RECIO__FPF(shuffle_buffer, INT, ALWAYS), RECIO__FPF(seed, INT, ALWAYS),
+    RECIO__FPF(seed_aug, INT, ALWAYS),      RECIO__FPF(spec, STR, ALWAYS),           RECIO__FPF(channels, INT, ALWAYS),
+    RECIO__FPF(item_bytes, INT, ALWAYS),    RECIO__FPF(mean_img, STR, ALWAYS),       RECIO__FPF(mean_scale, F32, MEAN),
+    RECIO__FPF(label_width, INT, ALWAYS),   RECIO__FPF(label_pad_set, INT, ALWAYS),  RECIO__FPF(label_pad_value, F32, ALWAYS),
+    RECIO__FPF(label_strict, INT, ALWAYS),  RECIO__FPF(label_detection, INT, ALWAYS), RECIO__FPF(masks, INT, ALWAYS),
+    RECIO__FPF(mask_fill, FILL, MASKS),     RECIO__FPF(mixup_alpha, F32, MIX),       RECIO__FPF(cutmix_alpha, F32, MIX),
+    RECIO__FPF(mix_prob, F32, MIX),         RECIO__FPF(num_classes, INT, MIX),       RECIO__FPF(path_imglist, STR, ALWAYS),
+    RECIO__FPF(batch, INT, ALWAYS),         RECIO__FPF(last_batch, INT, ALWAYS),     RECIO__FPF(skip_bad, INT, ALWAYS),
+};
+#undef RECIO__FPF
+
 static uint64_t recio__it_fp_u64s(uint64_t h, const uint64_t *v, unsigned n) {
     unsigned i;
     for (i = 0; i < n; i++) {
@@ -10824,24 +10859,44 @@ static uint64_t recio__it_fp_u64s(uint64_t h, const uint64_t *v, unsigned n) {
     return h;
 }
 
-static uint64_t recio__it_fp_str(uint64_t h, const char *s) { return s ? recio_fnv1a64(h, s, strlen(s) + 1) : h; }
+static int recio__it_fp_matters(const recio_iter_desc *d, unsigned when) {
+    return when == RECIO__FPW_CHUNK ? d->shuffle == RECIO_SHUFFLE_CHUNK : when == RECIO__FPW_MEAN ? d->mean_img != NULL
+         : when == RECIO__FPW_MASKS ? d->masks != 0 : when == RECIO__FPW_MIX ? recio__it_mixing(d) : 1;
+}
 
-/* The options that came with the ImageRecordIter set (labels, seed_aug, chunks, .lst, mean, masks): hashed
-   only when one is set, so checkpoints made before them stay valid. */
-static uint64_t recio__it_fingerprint2(uint64_t h, const recio_iter_desc *d) {
-    uint64_t v[12];
-    float pad = d->label_pad_set ? d->label_pad_value : -1.0f, scale = d->mean_scale;
-    uint32_t pb, sb;
-    unsigned i, any = 0;
-    memcpy(&pb, &pad, 4), memcpy(&sb, &scale, 4);
-    v[0] = d->seed_aug, v[1] = pb ^ 0xbf800000u /* -1: 0 */, v[2] = (uint64_t)d->label_strict, v[3] = (uint64_t)d->label_detection;
-    v[4] = d->shuffle == RECIO_SHUFFLE_CHUNK ? d->chunk_records : 0, v[5] = d->shuffle == RECIO_SHUFFLE_CHUNK ? d->window_chunks : 0;
-    v[6] = d->mean_img ? sb : 0, v[7] = d->index_path != NULL, v[8] = d->path_imglist != NULL, v[9] = d->mean_img != NULL;
-    v[10] = (uint64_t)d->masks, v[11] = d->masks ? (uint64_t)recio__mask_fill_value(d->mask_fill) : 0;
-    for (i = 0; i < 12; i++) any |= v[i] != 0;
-    if (!any) return h;
-    h = recio__it_fp_u64s(h, v, 12);
-    return recio__it_fp_str(recio__it_fp_str(recio__it_fp_str(h, d->index_path), d->path_imglist), d->mean_img);
+/* One field of the list: an integer of any width, a float's bits (0 for -0), a string with a mark
+   that tells NULL from "", or mask_fill's label; 0 when it does not matter. */
+static uint64_t recio__it_fp_field(uint64_t h, const recio_iter_desc *d, const recio__it_fpfield *f) {
+    const unsigned char *p = (const unsigned char *)d + f->off;
+    uint64_t v = 0;
+    uint32_t u32;
+    uint16_t u16;
+    float x;
+    const char *s;
+    if (!recio__it_fp_matters(d, f->when)) return recio__it_fp_u64s(h, &v, 1);
+    switch (f->kind) {
+    case RECIO__FP_STR:
+        memcpy(&s, p, sizeof s);
+        v = s != NULL;
+        h = recio__it_fp_u64s(h, &v, 1);
+        return s ? recio_fnv1a64(h, s, strlen(s) + 1) : h;
+    case RECIO__FP_F32:
+        memcpy(&x, p, 4);
+        if (x != 0) memcpy(&u32, &x, 4), v = u32;
+        break;
+    case RECIO__FP_FILL: {
+        int fill;
+        memcpy(&fill, p, sizeof fill);
+        v = recio__mask_fill_value(fill);
+        break;
+    }
+    default:
+        if (f->size == 8) memcpy(&v, p, 8);
+        else if (f->size == 4) memcpy(&u32, p, 4), v = u32;
+        else if (f->size == 2) memcpy(&u16, p, 2), v = u16;
+        else v = *p;
+    }
+    return recio__it_fp_u64s(h, &v, 1);
 }
 
 /* What the side files hold (not only their names): the mean image's floats and the .lst's lines in
@@ -10859,14 +10914,13 @@ static uint64_t recio__it_fp_files(const recio_iter *it, uint64_t h) {
     return h;
 }
 
-static uint64_t recio__it_fingerprint(const recio_iter_desc *d) {
-    uint64_t v[11], h = RECIO_FNV1A_INIT;
-    v[0] = d->rank, v[1] = d->nsplit, v[2] = (uint64_t)d->index, v[3] = (uint64_t)d->shuffle;
-    v[4] = (uint64_t)d->equalize, v[5] = (uint64_t)d->rotate_shards, v[6] = d->shuffle_buffer;
-    v[7] = d->seed, v[8] = d->batch, v[9] = (uint64_t)d->last_batch, v[10] = d->label_width;
-    h = recio_fnv1a64(h, d->uris, strlen(d->uris) + 1);
-    if (d->spec) h = recio_fnv1a64(h, d->spec, strlen(d->spec));
-    return recio__it_fingerprint2(recio__it_fp_u64s(h, v, 11), d);
+/* What a checkpoint must agree on to mean the same position: the fields of the list, then the side
+   files' contents. */
+static uint64_t recio__it_fingerprint(const recio_iter *it) {
+    uint64_t h = RECIO_FNV1A_INIT;
+    size_t i;
+    for (i = 0; i < sizeof recio__it_fpfields / sizeof recio__it_fpfields[0]; i++) h = recio__it_fp_field(h, &it->d, &recio__it_fpfields[i]);
+    return recio__it_fp_files(it, h);
 }
 
 static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
@@ -10880,6 +10934,13 @@ static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
     if (d->index_path) d->index = 1;
     if (!d->mean_scale) d->mean_scale = 1.0f;
     if (!d->prefetch) d->prefetch = d->workers + 1;
+    /* the values the defaults stand for, so the checkpoint fingerprint sees them as the same options */
+    if (!d->seed_aug) d->seed_aug = d->seed;
+    if (!d->chunk_records) d->chunk_records = 256;
+    if (!d->window_chunks) d->window_chunks = 16;
+    if (!d->mix_prob) d->mix_prob = 1.0f;
+    if (d->spec && d->channels != 1 && d->channels != 3 && d->channels != 4)
+        return recio__fmt(msg, RECIO__ERRMSG, "bad options: channels %d (decode to 1, 3 or 4 channels)", d->channels), RECIO_ERR_ARG;
     if (d->shuffle < 0 || d->shuffle > RECIO_SHUFFLE_CHUNK || d->equalize < 0 || d->equalize > RECIO_EQUALIZE_DROP)
         return recio__fmt(msg, RECIO__ERRMSG, "bad options: shuffle %d, equalize %d (each 0, 1 or 2)", d->shuffle, d->equalize), RECIO_ERR_ARG;
     if (d->rank >= d->nsplit || (unsigned)d->last_batch > RECIO_LAST_ROLL_OVER || d->batch > (1u << 24) || d->label_width > (1u << 16))
@@ -11199,7 +11260,7 @@ RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *d
     if ((e = recio__it_desc(&it->d, it->errmsg)) == RECIO_OK && (e = recio__it_src_init(it)) == RECIO_OK &&
         (e = recio__it_spec(it)) == RECIO_OK && (e = recio__it_cache_init(it)) == RECIO_OK && (e = recio__it_imglist(it)) == RECIO_OK && (e = recio__it_mean(it)) == RECIO_OK &&
         (e = recio__it_layout(it)) == RECIO_OK && (e = recio__it_alloc(it)) == RECIO_OK) {
-        it->fingerprint = recio__it_fp_files(it, recio__it_fingerprint(&it->d));
+        it->fingerprint = recio__it_fingerprint(it);
 #ifdef RECIO_THREADS
         e = recio__it_start(it);
 #endif
@@ -11342,7 +11403,7 @@ RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, 
     unsigned i, n;
     if (!it || !size) return RECIO_ERR_ARG;
     n = it->ended ? it->ncarry_next : it->ncarry_in;
-    *size = 40 + 8 * (size_t)n;
+    *size = RECIO__IT_BLOB(n);
     if (!buf) return RECIO_OK;
     if (cap < *size) return RECIO_ERR_ARG;
     recio_store_u32le(p, RECIO__IT_MAGIC);
@@ -11353,20 +11414,37 @@ RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, 
     recio_store_u32le(p + 32, (uint32_t)it->ended);
     recio_store_u32le(p + 36, n);
     for (i = 0; i < n; i++) recio_store_u64le(p + 40 + 8 * (size_t)i, carry[i]);
+    recio_store_u64le(p + *size - 8, recio_fnv1a64(RECIO_FNV1A_INIT, p, *size - 8));
+    return RECIO_OK;
+}
+
+/* Why a blob cannot be restored into it (words into it->errmsg), or RECIO_OK. */
+static recio_err recio__it_blob_check(recio_iter *it, const unsigned char *p, size_t size) {
+    uint32_t n, v;
+    if (size < 8 || recio_load_u32le(p) != RECIO__IT_MAGIC)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "not a recio iterator checkpoint (no RCIT magic)"), RECIO_ERR_FORMAT;
+    if ((v = recio_load_u32le(p + 4)) != RECIO__IT_VERSION)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint of version %u: this recio reads version %u (save it again with this recio)", v, RECIO__IT_VERSION), RECIO_ERR_FORMAT;
+    if (size < RECIO__IT_BLOB(0))
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is cut short: %U bytes, less than %U", (uint64_t)size, (uint64_t)RECIO__IT_BLOB(0)), RECIO_ERR_FORMAT;
+    if ((uint64_t)size != 48 + 8 * (uint64_t)(n = recio_load_u32le(p + 36)))
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged: %U bytes, and its header says %U (48 + 8 per rolled-over record)", (uint64_t)size, 48 + 8 * (uint64_t)n), RECIO_ERR_FORMAT;
+    if (recio_load_u64le(p + size - 8) != recio_fnv1a64(RECIO_FNV1A_INIT, p, size - 8))
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged: its check sum does not match its bytes"), RECIO_ERR_FORMAT;
+    if (n >= it->d.batch || recio_load_u32le(p + 32) > 1)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged: %u rolled-over records for a batch of %u", n, it->d.batch), RECIO_ERR_FORMAT;
+    if (recio_load_u64le(p + 8) != it->fingerprint)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint was made with other options or files"), RECIO_ERR_ARG;
     return RECIO_OK;
 }
 
 RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t size) {
     const unsigned char *p = (const unsigned char *)blob;
     unsigned i, n;
+    recio_err e;
     if (!it || !blob) return RECIO_ERR_ARG;
-    if (size < 40 || recio_load_u32le(p) != RECIO__IT_MAGIC || recio_load_u32le(p + 4) != RECIO__IT_VERSION)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "not a recio iterator checkpoint (version %u)", RECIO__IT_VERSION), RECIO_ERR_FORMAT;
+    if ((e = recio__it_blob_check(it, p, size)) != RECIO_OK) return e;
     n = recio_load_u32le(p + 36);
-    if (n >= it->d.batch || size != 40 + 8 * (size_t)n || recio_load_u32le(p + 32) > 1)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged"), RECIO_ERR_FORMAT;
-    if (recio_load_u64le(p + 8) != it->fingerprint)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint was made with other options or files"), RECIO_ERR_ARG;
     for (i = 0; i < n; i++) it->carry_next[i] = recio_load_u64le(p + 40 + 8 * (size_t)i);
     it->epoch = recio_load_u64le(p + 16);
     recio__it_restart(it, recio_load_u64le(p + 24), it->carry_next, recio_load_u32le(p + 32) ? 0 : n);
