@@ -105,8 +105,9 @@
       RECIO_STB_TRUST_JPEG_SCANS  skip the walk of each baseline JPEG scan that proves it complete
                           before stb decodes it (about 30% of stb's decode time): stb then fills a
                           scan cut short and followed by a marker with zero bits, made-up pixels
-      RECIO_MAX_BATCH_BYTES  refuse an iterator whose batch tensor is larger (default 2^31: a
-                          batch of 2048 224x224x3 f32 items fits)
+      RECIO_MAX_BATCH_BYTES  refuse an iterator whose batch is larger: the tensor and every per-item
+                          array with it (labels, soft labels, masks, ids, keys, counts) (default
+                          2^31: a batch of 2048 224x224x3 f32 items fits)
       RECIO_NO_SIMD, RECIO_NO_AVX2  scalar kernel column only / no AVX2 column (results are identical
                           either way; the column is picked once per pass from what the CPU runs; tcc:
                           always scalar)
@@ -1284,7 +1285,7 @@ extern "C" {
 #define RECIO__NOINLINE
 #endif
 #ifndef RECIO_MAX_BATCH_BYTES
-#define RECIO_MAX_BATCH_BYTES ((uint64_t)1 << 31) /* an iterator's batch tensor (see CONFIGURATION) */
+#define RECIO_MAX_BATCH_BYTES ((uint64_t)1 << 31) /* an iterator's batch, all its arrays (see CONFIGURATION) */
 #endif
 
 RECIODEF const char *recio_strerror(recio_err e) {
@@ -11123,8 +11124,33 @@ static recio_err recio__it_mean(recio_iter *it) {
     return recio__it_mean_load(it);
 }
 
+/* Everything a batch needs per item (RECIO_MAX_BATCH_BYTES limits it all, not only the tensor): the
+   item, its soft labels, labels and mask, and the bookkeeping (id, key, checksum and two counts in
+   the slot; key, offset, length and skip_bad's mark beside it; the iterator's five carried keys).
+   Within the limit (and a quarter of size_t, for a 32-bit host) no offset of the layout can wrap. */
+static recio_err recio__it_budget(recio_iter *it) {
+    static const char *const knob[4] = {"the item", "num_classes", "label_width", "the item"};
+    const recio_iter_desc *d = &it->d;
+    uint64_t part[5], per = 0, lim = RECIO_MAX_BATCH_BYTES < SIZE_MAX / 4 ? RECIO_MAX_BATCH_BYTES : SIZE_MAX / 4, b = d->batch;
+    unsigned k, big = 0;
+    char parts[200];
+    part[0] = d->item_bytes, part[1] = recio__it_mixes(it) ? (uint64_t)d->num_classes * 4 : 0;
+    part[2] = (uint64_t)d->label_width * 4, part[3] = it->mask_bytes;
+    part[4] = 8 + 8 + 8 + 4 + 4 + (8 + 2 * sizeof(size_t)) + (d->skip_bad ? 9 : 0) + 5 * 8;
+    for (k = 0; k < 5; k++) {
+        per += part[k] > lim ? lim + 1 : part[k]; /* each at most lim + 1: the sum cannot wrap */
+        if (k < 4 && part[k] > part[big]) big = k;
+    }
+    if (per <= lim / b) return RECIO_OK;
+    recio__fmt(parts, sizeof parts, "%U of image, %U of soft labels, %U of labels, %U of mask, %U of ids, keys and counts",
+               part[0], part[1], part[2], part[3], part[4]);
+    recio__fmt(it->errmsg, RECIO__ERRMSG, "a batch of %U items of %U bytes each (%s) is more than %s (%U bytes): make the batch or %s smaller",
+               b, per, parts, lim == RECIO_MAX_BATCH_BYTES ? "RECIO_MAX_BATCH_BYTES" : "what this host's size_t holds", lim, knob[big]);
+    return RECIO_ERR_ARG;
+}
+
 /* Batch layout: items, then labels, ids, keys, item checksums, label counts and object counts
-   (8-aligned). */
+   (8-aligned), masks and soft labels; recio__it_budget has bounded the whole. */
 static recio_err recio__it_layout(recio_iter *it) {
     size_t b = it->d.batch, items, labs;
     recio_err e;
@@ -11135,9 +11161,12 @@ static recio_err recio__it_layout(recio_iter *it) {
                    (uint64_t)RECIO_MAX_BATCH_BYTES);
         return RECIO_ERR_ARG;
     }
+    /* masks and soft labels come with a spec only (a records-only build compiles them out) */
+    it->mask_bytes = RECIO__IT_TF(it) && it->d.masks ? (size_t)it->shape.width * it->shape.height : 0;
+    if (recio__it_mixing(&it->d) && (e = recio__it_mix_check(it)) != RECIO_OK) return e;
+    if ((e = recio__it_budget(it)) != RECIO_OK) return e;
     items = (it->d.item_bytes * b + 7) & ~(size_t)7;
     labs = (b * it->d.label_width * sizeof(float) + 7) & ~(size_t)7;
-    if (items > SIZE_MAX / 2 - labs - 32 * b) return RECIO_ERR_NOMEM;
     it->lab_off = items;
     it->ids_off = items + labs;
     it->keys_off = it->ids_off + 8 * b;
@@ -11145,12 +11174,7 @@ static recio_err recio__it_layout(recio_iter *it) {
     it->cnt_off = it->sums_off + 8 * b;
     it->obj_off = it->cnt_off + 4 * b;
     it->mask_off = (it->obj_off + 4 * b + 7) & ~(size_t)7;
-    /* masks and soft labels come with a spec only (a records-only build compiles them out) */
-    it->mask_bytes = RECIO__IT_TF(it) && it->d.masks ? (size_t)it->shape.width * it->shape.height : 0;
-    if (it->mask_bytes && it->mask_bytes * b > SIZE_MAX / 2 - it->mask_off) return RECIO_ERR_NOMEM;
     it->soft_off = (it->mask_off + it->mask_bytes * b + 7) & ~(size_t)7;
-    if (recio__it_mixing(&it->d) && (e = recio__it_mix_check(it)) != RECIO_OK) return e;
-    if (recio__it_mixes(it) && (size_t)it->d.num_classes * 4 * b > SIZE_MAX / 2 - it->soft_off) return RECIO_ERR_NOMEM;
     it->out_bytes = (it->soft_off + (recio__it_mixes(it) ? (size_t)it->d.num_classes * 4 * b : 0) + 7) & ~(size_t)7;
     return RECIO_OK;
 }
