@@ -1045,7 +1045,8 @@ typedef struct recio_iter_desc {
                                    [0, num_classes); soft_labels[i] = lam onehot(c_i) + (1 - lam) onehot(c_j) */
     const char *path_imglist;   /* a .lst whose labels replace the records' (MXNet's path_imglist),
                                    matched by image-header id = the .lst index; a record whose id has no
-                                   line is an error */
+                                   line is an error. im2rec's list, or a segmentation list with the mask
+                                   column (recio list --mask-root; the column is not used) */
     /* batches */
     unsigned batch;             /* items per batch (default 1) */
     recio_last_batch last_batch;
@@ -11019,6 +11020,21 @@ static int recio__it_line_cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The .lst text as a list with a mask column (recio list --mask-root: "index label... image mask")
+   or without (im2rec's): the kind desc.masks suggests first, then the other; only the labels are
+   used, so either kind serves. When neither parses, the first kind's error. */
+static recio_err recio__it_lst_parse(recio_iter *it, const char *text, size_t n) {
+    char first[RECIO_ERRMSG_SIZE];
+    recio_err e;
+    it->lst.alloc = it->d.alloc;
+    it->lst.mask_column = it->d.masks != 0;
+    if ((e = recio_lst_parse(&it->lst, text, n, it->d.path_imglist)) != RECIO_ERR_FORMAT) return e;
+    recio__fmt(first, sizeof first, "%s", it->lst.errmsg);
+    it->lst.mask_column = !it->lst.mask_column;
+    if ((e = recio_lst_parse(&it->lst, text, n, it->d.path_imglist)) == RECIO_ERR_FORMAT) recio__fmt(it->lst.errmsg, sizeof it->lst.errmsg, "%s", first);
+    return e;
+}
+
 /* desc.path_imglist: parse it with the INDEX section's .lst parser, and sort its lines by index. */
 static recio_err recio__it_imglist(recio_iter *it) {
     char *text;
@@ -11026,8 +11042,7 @@ static recio_err recio__it_imglist(recio_iter *it) {
     recio_err e;
     if (!it->d.path_imglist) return RECIO_OK;
     if ((e = recio__it_slurp(it, it->d.path_imglist, &text, &n)) != RECIO_OK) return e;
-    it->lst.alloc = it->d.alloc;
-    e = recio_lst_parse(&it->lst, text, n, it->d.path_imglist);
+    e = recio__it_lst_parse(it, text, n);
     recio__free(&it->d.alloc, text);
     if (e != RECIO_OK) return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", it->lst.errmsg), e;
     if (!(it->lines = (recio__it_line *)recio__it_calloc(&it->d.alloc, it->lst.count + 1, sizeof *it->lines))) return RECIO_ERR_NOMEM;
