@@ -1011,7 +1011,8 @@ typedef struct recio_iter_desc {
     void *user;                 /* passed to transform */
     size_t item_bytes;          /* bytes of one item in the batch tensor (required with transform) */
     /* Per-pixel mean image (MXNet's mean_img): a NumPy .npy file of float32, shaped as the item,
-       (C,H,W) or (H,W,C) (`recio mean` makes one). It is the chain's last step: the item becomes
+       (C,H,W) or (H,W,C) (`recio mean` makes one; any header NumPy writes: either byte order, C or
+       Fortran order). It is the chain's last step: the item becomes
        (item - mean) x mean_scale, so end the spec with the crop and `float` (and `chw`), not normalize:
        MXNet too subtracts it after the crop and before scaling. Needs a spec whose output is f32. */
     const char *mean_img;
@@ -6006,6 +6007,16 @@ static int recio__jpeg_same_with_filler(const unsigned char *b, size_t n, const 
 static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
                                    size_t errmsg_size, const recio_allocator *a);
 
+/* The channel counts a decode makes: 0 (as stored), 1, 3 or 4. */
+static int recio__channels_ok(int c) { return c == 0 || c == 1 || c == 3 || c == 4; }
+
+/* Why a decode's arguments are refused. */
+static void recio__decode_args_why(int huge, int channels, char *errmsg, size_t cap) {
+    if (huge) recio__fmt(errmsg, cap, "decode: image of more than 2^31 bytes");
+    else if (!recio__channels_ok(channels)) recio__fmt(errmsg, cap, "decode: channels %d: decode to 0 (as stored), 1, 3 or 4 channels", channels);
+    else recio__fmt(errmsg, cap, "decode: bad arguments (a NULL image, bytes or output)");
+}
+
 /* Decode with stb's allocations (and so the pixels, unless libjpeg-turbo decodes) through a. */
 static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, int channels, int min_short, char *errmsg,
                                size_t errmsg_size, const recio_allocator *a) {
@@ -6016,9 +6027,8 @@ static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, in
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: empty image (0 bytes)");
         return RECIO_ERR_DECODE;
     }
-    if (!out || !bytes || n > INT_MAX || (channels != 0 && channels != 1 && channels != 3 && channels != 4)) {
-        if (errmsg)
-            recio__fmt(errmsg, errmsg_size, n > INT_MAX ? "decode: image of more than 2^31 bytes" : "decode: bad arguments");
+    if (!out || !bytes || n > INT_MAX || !recio__channels_ok(channels)) {
+        if (errmsg) recio__decode_args_why(bytes && out && n > INT_MAX, channels, errmsg, errmsg_size);
         return RECIO_ERR_ARG;
     }
     memset(out, 0, sizeof *out);
@@ -7274,22 +7284,59 @@ static int recio__new_node(recio_transform *t, const recio__opdef *op) {
 
 static recio_err recio__parse_list(recio__parser *ps, int *first, char close, int commas);
 
+/* What each argument kind (RECIO__A_*, the op table's check column) accepts: [lo, hi], an end left
+   out when open, whole or odd numbers only, or -1 besides. The check and its refusal both read the
+   row, so the message always says the real bounds. */
+enum { RECIO__AK_LO_OPEN = 1, RECIO__AK_HI_OPEN = 2, RECIO__AK_WHOLE = 4, RECIO__AK_ODD = 8, RECIO__AK_MINUS1 = 16 };
+typedef struct recio__argkind {
+    const char *what;
+    float lo, hi;
+    unsigned char flags;
+} recio__argkind;
+static const recio__argkind recio__argkinds[] = {
+    {"a number", -1e30f, 1e30f, 0},                                        /* 0: none given, as NUM */
+    {"a number", -1e30f, 1e30f, 0},                                        /* RECIO__A_NUM */
+    {"a size (whole pixels)", 1, 65535, RECIO__AK_WHOLE},                  /* RECIO__A_SIZE */
+    {"a probability", 0, 1, 0},                                            /* RECIO__A_PROB */
+    {"a number", 0, 1e6f, RECIO__AK_HI_OPEN},                              /* RECIO__A_NONNEG */
+    {"a number", 0, 1e6f, RECIO__AK_LO_OPEN | RECIO__AK_HI_OPEN},          /* RECIO__A_POS */
+    {"a whole number", 0, 65535, RECIO__AK_WHOLE},                         /* RECIO__A_INT */
+    {"a whole number of bits", 0, 8, RECIO__AK_WHOLE},                     /* RECIO__A_BITS */
+    {"a fraction", 0, 1, RECIO__AK_LO_OPEN},                               /* RECIO__A_FRAC */
+    {"an overlap", 0, 1, RECIO__AK_MINUS1},                                /* RECIO__A_IOU */
+    {"an odd kernel size", 1, RECIO__BLUR_MAX, RECIO__AK_WHOLE | RECIO__AK_ODD}, /* RECIO__A_ODD */
+};
+
+static int recio__arg_fits(const recio__argkind *k, float v) {
+    if ((k->flags & RECIO__AK_MINUS1) && v == -1) return 1;
+    if (!((k->flags & RECIO__AK_LO_OPEN) ? v > k->lo : v >= k->lo) || !((k->flags & RECIO__AK_HI_OPEN) ? v < k->hi : v <= k->hi)) return 0;
+    if ((k->flags & RECIO__AK_WHOLE) && v != floorf(v)) return 0;
+    return !(k->flags & RECIO__AK_ODD) || ((int)v & 1);
+}
+
+/* A bound of the table in words: a whole number, or a power of ten as 1eN. */
+static void recio__bound_words(float v, char *out, size_t cap) {
+    double a = v < 0 ? -(double)v : (double)v;
+    int e = 0;
+    if (a < 1e7) {
+        recio__fmt(out, cap, "%d", (int)v);
+        return;
+    }
+    for (; a >= 9.5; a /= 10) e++;
+    recio__fmt(out, cap, v < 0 ? "-1e%d" : "1e%d", e);
+}
+
 static recio_err recio__check_arg(recio__parser *ps, const char *at, const recio__opdef *d, int i, float v) {
-    int k = i < 5 ? i : 5, c;
-    while (k > 0 && !d->check[k]) k--;
-    c = d->check[k];
-    if (c == RECIO__A_SIZE && (v < 1 || v != floorf(v) || v > 65535)) return recio__perr(ps, at, "%s: size must be a whole number of pixels from 1 to 65535", d->name);
-    if (c == RECIO__A_INT && (v < 0 || v != floorf(v) || v > 65535)) return recio__perr(ps, at, "%s: expected a whole number from 0 to 65535", d->name);
-    if (c == RECIO__A_PROB && !(v >= 0 && v <= 1)) return recio__perr(ps, at, "%s: probability must be in [0, 1]", d->name);
-    if (c == RECIO__A_NONNEG && !(v >= 0 && v < 1e6)) return recio__perr(ps, at, "%s: expected a number >= 0", d->name);
-    if (c == RECIO__A_POS && !(v > 0 && v < 1e6)) return recio__perr(ps, at, "%s: expected a number > 0", d->name);
-    if (c == RECIO__A_BITS && (v < 0 || v > 8 || v != floorf(v))) return recio__perr(ps, at, "%s: bits must be 0 to 8", d->name);
-    if (c == RECIO__A_FRAC && !(v > 0 && v <= 1)) return recio__perr(ps, at, "%s: expected a fraction in (0, 1]", d->name);
-    if (c == RECIO__A_IOU && !(v == -1 || (v >= 0 && v <= 1))) return recio__perr(ps, at, "%s: the overlap must be in [0, 1], or -1 for SSD's choices", d->name);
-    if (c == RECIO__A_ODD && (v < 1 || v > RECIO__BLUR_MAX || v != floorf(v) || !((int)v & 1)))
-        return recio__perr(ps, at, "%s: kernel size must be odd, from 1 to 255", d->name);
-    if (!(v == v) || v > 1e30f || v < -1e30f) return recio__perr(ps, at, "%s: number out of range", d->name);
-    return RECIO_OK;
+    const recio__argkind *k;
+    char lo[16], hi[16], msg[160];
+    int j = i < 5 ? i : 5;
+    while (j > 0 && !d->check[j]) j--;
+    k = &recio__argkinds[d->check[j]];
+    if (recio__arg_fits(k, v)) return RECIO_OK;
+    recio__bound_words(k->lo, lo, sizeof lo), recio__bound_words(k->hi, hi, sizeof hi);
+    recio__fmt(msg, sizeof msg, "%s: expected %s in %s%s, %s%s%s", d->name, k->what, (k->flags & RECIO__AK_LO_OPEN) ? "(" : "[", lo, hi,
+               (k->flags & RECIO__AK_HI_OPEN) ? ")" : "]", (k->flags & RECIO__AK_MINUS1) ? ", or -1 for SSD's choices" : "");
+    return recio__perr(ps, at, "%s", msg);
 }
 
 /* Numeric arguments "(a, b, ...)" after the op name: what most ops take. */
@@ -9491,8 +9538,8 @@ static recio_err recio__apply_encoded(const recio_transform *t, const void *byte
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: empty image (0 bytes)");
         return RECIO_ERR_DECODE;
     }
-    if (!t || !bytes || !out || (d->channels != 0 && d->channels != 1 && d->channels != 3 && d->channels != 4)) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad arguments");
+    if (!t || !bytes || !out || !recio__channels_ok(d->channels)) {
+        if (errmsg) recio__decode_args_why(0, d->channels, errmsg, errmsg_size);
         return RECIO_ERR_ARG;
     }
 #ifdef RECIO_TURBOJPEG
@@ -10430,7 +10477,9 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     if (e == RECIO_OK && it->cache.mode == RECIO_CACHE_ITEMS) recio__it_keep_item(it, key, out);
     if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
         recio_image got; /* sizes as WxH, as everywhere */
-        if (recio_transform_output_shape(it->tf, w, h, it->d.channels ? it->d.channels : c, &got) == RECIO_OK)
+        if (ap && ap->mask && (ap->mask->width != w || ap->mask->height != h)) /* the record is bad, not the chain */
+            e = RECIO_ERR_FORMAT, recio__fmt(what, RECIO_ITER_ERRMSG, "mask: %dx%d, not the %dx%d (WxH) of its image", ap->mask->width, ap->mask->height, w, h);
+        else if (recio_transform_output_shape(it->tf, w, h, it->d.channels ? it->d.channels : c, &got) == RECIO_OK)
             recio__fmt(what, RECIO_ITER_ERRMSG, "the chain turns this %dx%d image into %dx%d, not the %dx%d (WxH) of the first record (end the spec with a fixed-size crop or resize)",
                        w, h, got.width, got.height, sh->width, sh->height);
         else
@@ -11055,38 +11104,110 @@ static recio_err recio__it_imglist(recio_iter *it) {
 }
 
 #ifndef RECIO_NO_IMAGE /* a mean image needs a spec: records-only builds leave the .npy reader out */
-/* A .npy header: '<f4', C order, three dimensions into dim; *data_at: where the array starts. */
-static recio_err recio__npy_header(const char *t, size_t n, size_t dim[3], size_t *data_at, char *why) {
+/* A .npy array's layout: its shape, element order and byte order, and where its data starts. */
+typedef struct recio__npy {
+    size_t dim[3];
+    int ndim, fortran, big;
+    size_t data_at;
+} recio__npy;
+
+static const char *recio__py_ws(const char *p) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    return p;
+}
+
+/* A quoted Python string at p (either quote, no escapes) into out: past it, or NULL. */
+static const char *recio__py_str(const char *p, char *out, size_t cap) {
+    char q = *p;
+    size_t k = 0;
+    if (q != '\'' && q != '"') return NULL;
+    for (p++; *p && *p != q; p++) {
+        if (*p == '\\' || k + 1 >= cap) return NULL;
+        out[k++] = *p;
+    }
+    out[k] = 0;
+    return *p == q ? p + 1 : NULL;
+}
+
+/* True or False at p into *v: past it, or NULL. */
+static const char *recio__py_bool(const char *p, int *v) {
+    if (!strncmp(p, "True", 4)) return *v = 1, p + 4;
+    if (!strncmp(p, "False", 5)) return *v = 0, p + 5;
+    return NULL;
+}
+
+/* A tuple of whole numbers, "(3, 16, 16)", "(3,16,16,)", "(16L,)", "()": past it, or NULL; the
+   first three into np->dim, how many into np->ndim. */
+static const char *recio__py_shape(const char *p, recio__npy *np) {
+    np->ndim = 0;
+    if (*p != '(') return NULL;
+    for (p = recio__py_ws(p + 1); *p != ')'; p = recio__py_ws(p)) {
+        uint64_t v = 0;
+        if (*p < '0' || *p > '9') return NULL;
+        for (; *p >= '0' && *p <= '9'; p++)
+            if ((v = v * 10 + (uint64_t)(*p - '0')) > ((uint64_t)1 << 31)) return NULL; /* no item is that big */
+        if (*p == 'L') p++;                                                          /* Python 2's long */
+        if (np->ndim < 3) np->dim[np->ndim] = (size_t)v;
+        np->ndim++;
+        p = recio__py_ws(p);
+        if (*p == ',') p++;
+        else if (*p != ')') return NULL;
+    }
+    return p + 1;
+}
+
+/* The header's dict, as numpy.lib.format writes and reads it: a Python literal with exactly the
+   keys descr, fortran_order and shape, in any order, either quote, any spacing, a trailing comma.
+   0, or -1 when it is not such a dict. */
+static int recio__npy_dict(const char *p, recio__npy *np, char *descr, size_t cap) {
+    unsigned seen = 0, bit;
+    if (*(p = recio__py_ws(p)) != '{') return -1;
+    for (p = recio__py_ws(p + 1); *p != '}';) {
+        char key[16];
+        if (!(p = recio__py_str(p, key, sizeof key)) || *(p = recio__py_ws(p)) != ':') return -1;
+        p = recio__py_ws(p + 1);
+        if (!strcmp(key, "descr")) bit = 1, p = recio__py_str(p, descr, cap);
+        else if (!strcmp(key, "fortran_order")) bit = 2, p = recio__py_bool(p, &np->fortran);
+        else if (!strcmp(key, "shape")) bit = 4, p = recio__py_shape(p, np);
+        else return -1;
+        if (!p || (seen & bit)) return -1;
+        seen |= bit;
+        if (*(p = recio__py_ws(p)) == ',') p = recio__py_ws(p + 1);
+        else if (*p != '}') return -1;
+    }
+    return seen == 7 && !*recio__py_ws(p + 1) ? 0 : -1; /* numpy pads with spaces and a newline */
+}
+
+/* A .npy file's header (format 1, 2 or 3): float32 of either byte order, C or Fortran order, three
+   dimensions. */
+static recio_err recio__npy_header(const char *t, size_t n, recio__npy *np, char *why) {
     size_t hl, at;
-    const char *h, *sh, *p;
-    char hdr[512];
-    int k;
+    char hdr[4096], descr[16];
+    memset(np, 0, sizeof *np);
     if (n < 10 || memcmp(t, "\x93NUMPY", 6) != 0) return recio__fmt(why, RECIO__ERRMSG, "not a NumPy .npy file"), RECIO_ERR_FORMAT;
     hl = t[6] == 1 ? (size_t)((unsigned char)t[8] | (unsigned char)t[9] << 8) : n >= 12 ? (size_t)recio_load_u32le(t + 8) : n;
     at = t[6] == 1 ? 10 : 12;
     if (hl >= sizeof hdr || at + hl > n) return recio__fmt(why, RECIO__ERRMSG, ".npy header of %U bytes does not fit", (uint64_t)hl), RECIO_ERR_FORMAT;
     memcpy(hdr, t + at, hl);
     hdr[hl] = 0;
-    h = hdr;
-    if (!strstr(h, "'descr': '<f4'") || !strstr(h, "'fortran_order': False") || !(sh = strstr(h, "'shape': (")))
-        return recio__fmt(why, RECIO__ERRMSG, "the .npy must be float32 ('<f4') in C order: its header is %s", h), RECIO_ERR_FORMAT;
-    for (p = sh + 10, k = 0; k < 3; k++) {
-        char *end;
-        unsigned long v = strtoul(p, &end, 10);
-        if (end == p) break;
-        dim[k] = v;
-        for (p = end; *p == ',' || *p == ' ' || *p == 'L'; p++) {}
-    }
-    if (k != 3 || *p != ')') return recio__fmt(why, RECIO__ERRMSG, "the .npy shape must have three dimensions, (C,H,W) or (H,W,C): %s", h), RECIO_ERR_FORMAT;
-    *data_at = at + hl;
+    np->data_at = at + hl;
+    while (hl && (hdr[hl - 1] == ' ' || hdr[hl - 1] == '\n')) hdr[--hl] = 0; /* the padding, out of the messages */
+    if (memchr(hdr, 0, hl) || recio__npy_dict(hdr, np, descr, sizeof descr))
+        return recio__fmt(why, RECIO__ERRMSG, "the .npy header is not a dict of descr, fortran_order and shape: %s", hdr), RECIO_ERR_FORMAT;
+    if (strcmp(descr, "<f4") != 0 && strcmp(descr, ">f4") != 0)
+        return recio__fmt(why, RECIO__ERRMSG, "the .npy must be float32 ('<f4' or '>f4'), not '%s'", descr), RECIO_ERR_FORMAT;
+    np->big = descr[0] == '>';
+    if (np->ndim != 3) return recio__fmt(why, RECIO__ERRMSG, "the .npy shape must have three dimensions, (C,H,W) or (H,W,C): %s", hdr), RECIO_ERR_FORMAT;
     return RECIO_OK;
 }
 
 /* The mean image's floats into it->mean, in the item's layout: its own order when the .npy is shaped
-   like the item, transposed when it is shaped like the other layout. */
-static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const size_t dim[3], char *why) {
+   like the item, transposed when it is shaped like the other layout; a Fortran-order or big-endian
+   file read as such. */
+static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const recio__npy *np, char *why) {
     const recio_image *sh = &it->shape;
-    size_t C = (size_t)sh->channels, H = (size_t)sh->height, W = (size_t)sh->width, c, y, x, src;
+    const size_t *dim = np->dim;
+    size_t C = (size_t)sh->channels, H = (size_t)sh->height, W = (size_t)sh->width, c, y, x, i[3];
     int chw = sh->layout == RECIO_CHW, same, other;
     same = chw ? dim[0] == C && dim[1] == H && dim[2] == W : dim[0] == H && dim[1] == W && dim[2] == C;
     other = chw ? dim[0] == H && dim[1] == W && dim[2] == C : dim[0] == C && dim[1] == H && dim[2] == W;
@@ -11096,10 +11217,14 @@ static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const size_t
     for (c = 0; c < C; c++)
         for (y = 0; y < H; y++)
             for (x = 0; x < W; x++) {
-                size_t dst = chw ? (c * H + y) * W + x : (y * W + x) * C + c;
+                size_t dst = chw ? (c * H + y) * W + x : (y * W + x) * C + c, src;
+                const unsigned char *q;
                 uint32_t u;
-                src = same ? dst : chw ? (y * W + x) * C + c : (c * H + y) * W + x; /* the .npy's order */
-                u = recio_load_u32le(t + 4 * src);
+                if (chw == same) i[0] = c, i[1] = y, i[2] = x; /* the element's index in the .npy's shape */
+                else i[0] = y, i[1] = x, i[2] = c;
+                src = np->fortran ? i[0] + dim[0] * (i[1] + dim[1] * i[2]) : (i[0] * dim[1] + i[1]) * dim[2] + i[2];
+                q = (const unsigned char *)t + 4 * src;
+                u = np->big ? (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3] : recio_load_u32le(q);
                 memcpy(&it->mean[dst], &u, 4);
             }
     return RECIO_OK;
@@ -11108,17 +11233,19 @@ static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const size_t
 /* The .npy of desc.mean_img into it->mean. */
 static recio_err recio__it_mean_load(recio_iter *it) {
     char *t, why[RECIO__ERRMSG];
-    size_t n, dim[3], at;
+    size_t n, floats = it->d.item_bytes / 4, d01;
+    recio__npy np;
     recio_err e;
     if ((e = recio__it_slurp(it, it->d.mean_img, &t, &n)) != RECIO_OK) return e;
-    if ((e = recio__npy_header(t, n, dim, &at, why)) == RECIO_OK) {
-        if ((uint64_t)dim[0] * dim[1] * dim[2] * 4 != it->d.item_bytes || n - at < it->d.item_bytes)
-            recio__fmt(why, RECIO__ERRMSG, "shape (%U, %U, %U) with %U bytes of data, and an item has %U bytes", (uint64_t)dim[0], (uint64_t)dim[1],
-                       (uint64_t)dim[2], (uint64_t)(n - at), (uint64_t)it->d.item_bytes), e = RECIO_ERR_ARG;
+    if ((e = recio__npy_header(t, n, &np, why)) == RECIO_OK) {
+        d01 = np.dim[0] * np.dim[1]; /* each below 2^31: no wrap */
+        if (!d01 || floats % d01 || np.dim[2] != floats / d01 || n - np.data_at < it->d.item_bytes)
+            recio__fmt(why, RECIO__ERRMSG, "shape (%U, %U, %U) with %U bytes of data, and an item has %U bytes", (uint64_t)np.dim[0], (uint64_t)np.dim[1],
+                       (uint64_t)np.dim[2], (uint64_t)(n - np.data_at), (uint64_t)it->d.item_bytes), e = RECIO_ERR_ARG;
         else if (!(it->mean = (float *)recio__malloc(&it->d.alloc, it->d.item_bytes)))
             e = RECIO_ERR_NOMEM, recio__fmt(why, RECIO__ERRMSG, "out of memory");
         else
-            e = recio__it_mean_fill(it, t + at, dim, why);
+            e = recio__it_mean_fill(it, t + np.data_at, &np, why);
     }
     recio__free(&it->d.alloc, t);
     if (e != RECIO_OK) recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img: %s", it->d.mean_img, why);
