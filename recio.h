@@ -1006,7 +1006,7 @@ typedef struct recio_iter_desc {
     const char *spec;           /* e.g. "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw";
                                    the output of the first record fixes the item's shape and dtype, so
                                    end the chain with a fixed size (crop, resize) */
-    int channels;               /* decode to this many channels (default 3) */
+    int channels;               /* decode to 1, 3 or 4 channels (default 3; others refused at open) */
     recio_iter_record_fn transform; /* used when spec is NULL */
     void *user;                 /* passed to transform */
     size_t item_bytes;          /* bytes of one item in the batch tensor (required with transform) */
