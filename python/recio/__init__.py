@@ -753,10 +753,17 @@ IRHeader.__doc__ = "MXNet's image record header (mx.recordio.IRHeader): label is
 
 
 def unpack(payload):
-    """An image record payload -> (IRHeader, encoded image bytes), as mx.recordio.unpack (a
-    segmentation record's mask tail is not part of the image: unpack_mask gives it)."""
-    header, image, _ = unpack_mask(payload)
-    return header, image
+    """An image record payload -> (IRHeader, the bytes after the header and labels), as
+    mx.recordio.unpack: whole, a segmentation record's mask tail included (unpack_mask splits it off)."""
+    b = bytes(payload)
+    p = ctypes.c_char_p(b)  # the address the C side parses, to find where its image starts
+    ir = L.IRecord()
+    e = L.lib.recio_irecord_unpack(byref(ir), p, len(b))
+    if e != L.OK:
+        raise _error(e, "record of %d bytes is too short for its image header" % len(b))
+    label = np.frombuffer(ctypes.string_at(ir.labels, 4 * ir.flag), dtype="<f4").astype(np.float32) if ir.flag > 0 \
+        else float(ir.label)
+    return IRHeader(ir.flag, label, ir.id, ir.id2), b[ir.image - ctypes.cast(p, c_void_p).value:]
 
 
 def unpack_mask(payload):
