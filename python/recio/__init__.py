@@ -20,16 +20,17 @@ import sys
 from collections import namedtuple
 from ctypes import POINTER, byref, c_float, c_size_t, c_uint64, c_void_p
 
-import numpy as np
-
 from . import _lib as L
 from ._mxnet import MXNET_DEFAULTS, UNSUPPORTED, translate
+
+np = L.numpy()  # records need no NumPy; arrays say what to install when it is missing
 
 __all__ = ["ImageRecordIter", "Batch", "Transform", "Reader", "Writer", "Split", "split", "pack", "unpack", "IRHeader",
            "Error", "ArgError", "FileError", "CorruptError", "DecodeError", "checksum", "library_path",
            "MXNET_DEFAULTS", "UNSUPPORTED", "translate"]
 
 library_path = L.path
+__version__ = L.__version__  # recio.h's RECIO_VERSION_MAJOR.MINOR.0
 
 
 # ---- errors ---------------------------------------------------------------------------------------
@@ -100,7 +101,7 @@ class _View:
         self.owner = owner
 
 
-_TYPESTR = {code: np.dtype(name).str for code, name in L.DTYPES.items()}
+_TYPESTR = dict(L.TYPESTR)
 
 
 def _view(ptr, shape, typestr, owner):
