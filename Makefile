@@ -157,13 +157,16 @@ test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records $(BUILD)/examples/board_
 	  RECIO_PY_PRELOAD="$(strip $(PY_PRELOAD))" RECIO_BUILD="$(BUILD)" RECIO_CFLAGS="$(EXTRA_CFLAGS)" RECIO_LDFLAGS="$(LDFLAGS)" \
 	  tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh tests/test_install.sh
 
-# python3-numpy for the Python binding's tests, installed when missing and allowed (root, apt).
+# The Python tests' packages (Debian's, for /usr/bin/python3), installed when one is missing and allowed
+# (root, apt): NumPy, Pillow, PyTorch, pytest, OpenCV (the reference for recio.mx's image decoding and
+# pack_img) and venv (tests/test_pip_install.sh), so that none of those tests skips on a fresh machine.
+PY_DEPS = python3-numpy python3-pil python3-torch python3-pytest python3-opencv python3-venv
 .PHONY: python-deps
 python-deps:
-	@[ -n "$(RUN)" ] || ! [ -x /usr/bin/python3 ] || /usr/bin/python3 -c 'import numpy' 2>/dev/null || \
+	@[ -n "$(RUN)" ] || ! [ -x /usr/bin/python3 ] || /usr/bin/python3 -c 'import numpy, PIL, torch, pytest, cv2, ensurepip' 2>/dev/null || \
 	  [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1 || \
-	  { echo "recio: installing python3-numpy (the Python binding's tests)"; \
-	    apt-get update -qq && apt-get install -y -qq python3-numpy >/dev/null || true; }
+	  { echo "recio: installing $(PY_DEPS) (the Python tests)"; \
+	    apt-get update -qq && apt-get install -y -qq $(PY_DEPS) >/dev/null || true; }
 
 # board_infer builds its own private implementation (RECIO_STATIC, no stdio, no heap).
 $(BUILD)/examples/board_infer$(EXE): examples/board_jpeg.h $(HDR)
