@@ -559,3 +559,25 @@ def test_pack_img_encoders(fmt, quality):
     pil = mx.recordio.encode(bgr, quality, fmt, encoder="pil")
     a, b = cv2.imdecode(np.frombuffer(pil, np.uint8), -1), cv2.imdecode(np.frombuffer(want, np.uint8), -1)
     assert (max_diff(a, b) == 0) if fmt == ".png" else close_to(a, b, 4.0)
+
+
+def test_damaged_exif_and_bytes_never_crash():
+    """Every cut and many byte flips of an EXIF JPEG's first 200 bytes: exif_orientation gives 1..8 and
+    never raises; decoding gives an image, None (unpack_img) or recio.DecodeError/CorruptError (imdecode)."""
+    data = _with_orientation(jpeg(16, 8, 1), 6, False)
+    rng = random.Random(5)
+    cases = [data[:n] for n in range(0, 200)]
+    for _ in range(400):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            b[rng.randrange(2, 60)] = rng.randrange(256)
+        cases.append(bytes(b))
+    for b in cases:
+        assert 1 <= mx.image.exif_orientation(b) <= 8
+        if b:
+            _, img = mx.recordio.unpack_img(mx.recordio.pack((0, 1, 0, 0), b), 1)
+            assert img is None or img.ndim == 3
+            try:
+                mx.image.imdecode(b)
+            except (recio.DecodeError, recio.CorruptError):
+                pass
