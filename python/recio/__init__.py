@@ -13,6 +13,8 @@
 Pure Python over ctypes (librecio.so from RECIO_LIBRARY, the build tree, or make install's lib dir);
 NumPy is the only dependency. See docs/python.md.
 """
+from __future__ import annotations
+
 import atexit
 import ctypes
 import operator
