@@ -2646,20 +2646,28 @@ static int recio__unique_name(const recio_allocator *a, const char *path, const 
     return errno = EEXIST, -1;
 }
 
-/* 1 when PATH exists and is not a plain file (a device, a FIFO): renaming a new file over it would
-   destroy it, so an atomic writer writes such a target in place, as a plain writer would. */
-static int recio__special_file(const char *path) {
+enum { RECIO__NOFILE, RECIO__REGULAR, RECIO__FOLDER, RECIO__SPECIAL };
+
+/* What is at path (following links): none, a regular file, a folder, or a FIFO, a device, ...
+   (ISO C cannot tell: none). */
+static int recio__what_is(const char *path) {
 #if defined(RECIO__POSIX)
     struct stat st;
-    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    if (stat(path, &st) != 0) return RECIO__NOFILE;
+    return S_ISREG(st.st_mode) ? RECIO__REGULAR : S_ISDIR(st.st_mode) ? RECIO__FOLDER : RECIO__SPECIAL;
 #elif defined(RECIO__WIN32)
     struct _stati64 st;
-    return _stati64(path, &st) == 0 && (st.st_mode & _S_IFMT) != _S_IFREG;
+    if (_stati64(path, &st) != 0) return RECIO__NOFILE;
+    return (st.st_mode & _S_IFMT) == _S_IFREG ? RECIO__REGULAR : (st.st_mode & _S_IFMT) == _S_IFDIR ? RECIO__FOLDER : RECIO__SPECIAL;
 #else
     (void)path;
-    return 0;
+    return RECIO__NOFILE;
 #endif
 }
+
+/* 1 when PATH exists and is not a plain file (a device, a FIFO): renaming a new file over it would
+   destroy it, so an atomic writer writes such a target in place, as a plain writer would. */
+static int recio__special_file(const char *path) { return recio__what_is(path) > RECIO__REGULAR; }
 
 /* Open one output file (data or index), through a unique temporary name beside it when atomic. */
 static recio_err recio__wr_open_file(recio_writer *w, recio_io *io, const char *path, int atomic, char **keep, char **tmp) {
@@ -2828,21 +2836,6 @@ struct recio_outfile {
     char *errmsg;            /* the caller's buffer, or NULL */
     int replace, undo, no_sync, in_place, linked, committed, created, existed;
 };
-
-enum { RECIO__NOFILE, RECIO__REGULAR, RECIO__FOLDER, RECIO__SPECIAL };
-
-/* What is at path (following links): none, a regular file, a folder, or a FIFO, device, ... */
-static int recio__what_is(const char *path) {
-#if defined(RECIO__POSIX)
-    struct stat st;
-    if (stat(path, &st) != 0) return RECIO__NOFILE;
-    return S_ISREG(st.st_mode) ? RECIO__REGULAR : S_ISDIR(st.st_mode) ? RECIO__FOLDER : RECIO__SPECIAL;
-#else
-    struct _stati64 st;
-    if (_stati64(path, &st) != 0) return RECIO__NOFILE;
-    return (st.st_mode & _S_IFMT) == _S_IFREG ? RECIO__REGULAR : (st.st_mode & _S_IFMT) == _S_IFDIR ? RECIO__FOLDER : RECIO__SPECIAL;
-#endif
-}
 
 /* tmp becomes path unless path exists: 0, or -1 with errno (EEXIST: the name is taken). A link
    takes the name atomically; where the file system has no hard links, a check and a rename. */

@@ -11,6 +11,7 @@
 #include "test.h"
 #include "tmpdir.h"
 #include "image_write.h"
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -276,6 +277,37 @@ static void test_own_kind_replaced(void) {
     free(again.b);
 }
 
+static int is_link(const char *name) {
+    struct stat st;
+    return lstat(in_dir(name), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+/* A symbolic link at an output: the file it names is replaced, the link stays (replacing the link
+   made it a plain file; with /dev/stdout redirected to a file, run as root, a plain file in /dev). */
+static void test_link_followed(void) {
+    static const char *const runs[] = {"index -o l.idx x.rec", "salvage x.rec lr.rec", "show x.rec l.png --tile 16",
+                                       "apply --spec flip a.jpg l.jpg", "pack --quiet x ."};
+    static const char *const links[][2] = {{"l.idx", "real.idx"}, {"lr.rec", "real.rec"}, {"l.png", "real.png"},
+                                           {"l.jpg", "real.jpg"}, {"x.rec", "real-x.rec"}};
+    size_t i;
+    put_text("real.idx", "0\t0\n");
+    put_text("real.rec", "");
+    put_text("real.png", "");
+    put_text("real.jpg", "");
+    CHECK(rename(in_dir("x.rec"), in_dir("real-x.rec")) == 0 && symlink("real-x.rec", in_dir("x.rec")) == 0);
+    for (i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        kept before;
+        if (i == 4) put_text("real-x.rec", "\x0a\x23\xd7\xce an older dataset"); /* pack makes the same bytes again */
+        before = keep(links[i][1]);
+        if (!is_link(links[i][0])) CHECK(symlink(links[i][1], in_dir(links[i][0])) == 0);
+        if (R(runs[i]) != 0) printf("  %s: %s", runs[i], err_text), CHECK(0);
+        CHECK(is_link(links[i][0]) && !same(links[i][1], &before));
+        free(before.b);
+    }
+    CHECK(is_link("x.rec") && starts_with("real-x.rec", "\x0a\x23\xd7\xce", 4));
+    CHECK(remove(in_dir("x.rec")) == 0 && rename(in_dir("real-x.rec"), in_dir("x.rec")) == 0);
+}
+
 int main(void) {
     if (!(exe = t_recio_tool())) return t_done("outputs");
     snprintf(dir, sizeof dir, "/tmp/recio-outputs-XXXXXX");
@@ -285,6 +317,7 @@ int main(void) {
     RUN(test_output_is_an_input);
     RUN(test_other_kinds_need_force);
     RUN(test_own_kind_replaced);
+    RUN(test_link_followed);
     {
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -54,7 +54,9 @@ typedef enum cli_kind {
 } cli_kind;
 
 typedef struct cli_out {
-    const char *path;
+    const char *path;          /* as the user named it (in messages) */
+    char *target;              /* the file a symbolic link at path names, which is replaced (the link
+                                  stays: /dev/stdout redirected to a file is never itself replaced) */
     const char *const *inputs; /* what the output must not be */
     size_t ninputs;
     int exists;                /* a file was there when claimed */
@@ -69,10 +71,13 @@ typedef struct cli_out {
 } cli_out;
 
 /* Check that the command may write path (not an input, not a folder; an existing file of its kind,
-   or force); 0, or the exit status after saying why. Nothing is written yet. */
+   or force); 0 (then cli_out_free when done), or the exit status after saying why. Nothing is
+   written yet. */
 int cli_out_claim(cli_out *o, const char *path, cli_kind kind, const char *const *inputs, size_t ninputs, int force);
 /* A job's outputs (NULLs skipped) are distinct files; 0, or the usage status after saying which two. */
 int cli_out_distinct(const char *const *paths, size_t n);
+/* Where the output really goes: the file a symbolic link names, else the path (for a writer). */
+const char *cli_out_target(const cli_out *o);
 /* 1 when the file claimed existed and path is it (an input found during the job: pack's images). */
 int cli_out_is(const cli_out *o, const char *path);
 /* Add bytes (kept in memory until the commit); -1 when out of memory (the commit says so). */
@@ -87,7 +92,7 @@ int cli_out_commit_all(cli_out *const *outs, size_t n);
    cli_out_settle(o, 1) puts the previous file back, cli_out_settle(o, 0) keeps the new one. */
 int cli_out_hold(cli_out *o);
 void cli_out_settle(cli_out *o, int undo);
-/* Free the bytes (a held commit not settled is taken back). */
+/* Free the bytes and the names (a held commit not settled is taken back); after every claim. */
 void cli_out_free(cli_out *o);
 /* The salvage scan (cmd_salvage.c): every record that reads, and every damaged region between them
    ([from, to) with rec NULL), in file order; a callback returning non-zero stops it (-1). */

@@ -8,7 +8,7 @@
      written under a temporary name beside the target and renamed (recio_outfile); outputs that go
      together are committed all or none.
    docs/pack.md ("Outputs") says the same for users. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath (XSI in glibc), lstat */
 #include "cli.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -164,7 +164,20 @@ static int file_of_kind(const char *path, cli_kind k) {
 
 /* ---- the policy ---------------------------------------------------------------------------------- */
 
-int cli_out_claim(cli_out *o, const char *path, cli_kind kind, const char *const *inputs, size_t ninputs, int force) {
+/* A symbolic link to a regular file: the output replaces the file, not the link. Replacing the link
+   would turn it into a plain file, and with /dev/stdout redirected to a file (a link to
+   /proc/self/fd/1) put a file in /dev. -1 out of memory. */
+static int follow(cli_out *o) {
+    struct stat st;
+    if (lstat(o->path, &st) != 0 || !S_ISLNK(st.st_mode)) return 0;
+    errno = 0;
+    if (!(o->target = realpath(o->path, NULL))) return errno == ENOMEM ? -1 : 0;
+    return 0;
+}
+
+const char *cli_out_target(const cli_out *o) { return o->target ? o->target : o->path; }
+
+static int claim(cli_out *o, const char *path, cli_kind kind, const char *const *inputs, size_t ninputs, int force) {
     struct stat st;
     size_t i;
     int is;
@@ -175,6 +188,7 @@ int cli_out_claim(cli_out *o, const char *path, cli_kind kind, const char *const
             return cli_err("%s: is the input %s (the same file): never written over; name another output", path, inputs[i]), CLI_EXIT_USAGE;
     if (stat(path, &st) != 0) return 0; /* nothing there (yet): the commit takes the name only if it is still free */
     o->exists = 1;
+    if (S_ISREG(st.st_mode) && follow(o) != 0) return cli_err("%s: out of memory", path), CLI_EXIT_ERR;
     if (S_ISDIR(st.st_mode)) return cli_err("%s: is a folder, not a file to write", path), CLI_EXIT_USAGE;
     if (!S_ISREG(st.st_mode)) return 0; /* a FIFO or a device: written in place, nothing replaced */
     if (force) return o->replace = 1, 0;
@@ -183,6 +197,12 @@ int cli_out_claim(cli_out *o, const char *path, cli_kind kind, const char *const
     if (kind == CLI_KIND_NONE) return cli_err("%s: exists: not replaced (pass --force to replace it)", path), CLI_EXIT_USAGE;
     cli_err("%s: exists and is not %s: not replaced (pass --force to replace it)", path, kind_words[kind]);
     return CLI_EXIT_USAGE;
+}
+
+int cli_out_claim(cli_out *o, const char *path, cli_kind kind, const char *const *inputs, size_t ninputs, int force) {
+    int rc = claim(o, path, kind, inputs, ninputs, force);
+    if (rc) free(o->target), o->target = NULL; /* refused: nothing for the caller to free */
+    return rc;
 }
 
 int cli_out_distinct(const char *const *paths, size_t n) {
@@ -240,9 +260,9 @@ static int put(cli_out *o, const void *data, size_t n, int hold, int absent) {
     if (o->nomem) return cli_err("%s: out of memory", o->path), -1;
     memset(&d, 0, sizeof d);
     d.replace = o->replace, d.undo = hold, d.no_sync = o->no_sync, d.inputs = o->inputs, d.ninputs = o->ninputs, d.errmsg = msg;
-    if (recio_outfile_open(&f, absent ? NULL : &io, o->path, &d) != RECIO_OK) return cli_err("%s", msg), -1;
+    if (recio_outfile_open(&f, absent ? NULL : &io, cli_out_target(o), &d) != RECIO_OK) return cli_err("%s", msg), -1;
     if (!absent && n && io.write(io.user, data, n) != 0) {
-        cli_err("%s: write failed: %s", o->path, strerror(errno));
+        cli_err("%s: write failed: %s", cli_out_target(o), strerror(errno));
         recio_outfile_close(f, 0);
         return -1;
     }
@@ -283,5 +303,6 @@ void cli_out_settle(cli_out *o, int undo) { settle(o, undo); }
 void cli_out_free(cli_out *o) {
     settle(o, 1);
     free(o->buf);
-    o->buf = NULL, o->n = o->cap = 0;
+    free(o->target);
+    o->buf = NULL, o->target = NULL, o->n = o->cap = 0;
 }

@@ -71,7 +71,7 @@ static int write_list(list_outs *lo, const char *path, const list_item *items, s
         lo->out = m;
     }
     if ((rc = cli_out_claim(o = &lo->out[lo->n], path, CLI_KIND_LST, NULL, 0, lo->force)) != 0) return rc;
-    if (!(o->path = pack_cat(path, ""))) return cli_err("out of memory"), CLI_EXIT_ERR;
+    if (!(o->path = pack_cat(path, ""))) return cli_out_free(o), cli_err("out of memory"), CLI_EXIT_ERR;
     lo->n++;
     /* im2rec writes '%d\t' % index, '%f\t' % label, '%s\n' % path */
     for (i = 0; i < n; i++) /* and the mask column for recio pack --mask-root */

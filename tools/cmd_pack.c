@@ -539,7 +539,7 @@ static int claim_outputs(pack_out *out, const char *idx, pack_opts *o) {
 /* The new .rec and .idx, under temporary names in the writer. */
 static int open_outputs(pack_out *out, const recio_writer_desc *d) {
     recio_err e;
-    if ((e = recio_writer_open_desc(&out->w, out->rec_path, d)) == RECIO_OK) return 0;
+    if ((e = recio_writer_open_desc(&out->w, cli_out_target(&out->claim[0]), d)) == RECIO_OK) return 0;
     cli_err("%s: cannot create: %s", out->rec_path, e == RECIO_ERR_IO ? strerror(errno) : recio_strerror(e));
     return -1;
 }
@@ -563,7 +563,7 @@ static int pack_files(const recio_lst *lst, const char *prefix, const char *root
     recio_writer_desc d;
     char *idx = out_name(prefix, ".idx");
     double t0 = pack_now(), dt;
-    int rc = CLI_EXIT_ERR;
+    int rc = CLI_EXIT_ERR, k;
     memset(&out, 0, sizeof out);
     memset(&d, 0, sizeof d);
     out.rec_path = out_name(prefix, ".rec");
@@ -574,6 +574,7 @@ static int pack_files(const recio_lst *lst, const char *prefix, const char *root
     if (!idx || !out.rec_path || !out.skipped_path) cli_err("out of memory");
     else if ((rc = claim_outputs(&out, idx, &o)) == 0) {
         rc = CLI_EXIT_ERR;
+        d.index_path = cli_out_target(&out.claim[1]); /* a link's file, not the link */
         if (!check_root(root) && !open_outputs(&out, &d)) {
             cleanup_on_interrupt(out.w);
             rc = pack_and_commit(lst, root, &o, &out) ? CLI_EXIT_ERR : 0;
@@ -586,7 +587,7 @@ static int pack_files(const recio_lst *lst, const char *prefix, const char *root
         if (out.nskipped) printf("skipped files are listed in %s\n", out.skipped_path);
         if (out.nskipped && o.strict) rc = CLI_EXIT_ERR;
     }
-    cli_out_free(&out.claim[2]);
+    for (k = 0; k < 3; k++) cli_out_free(&out.claim[k]);
     free(idx);
     free(out.rec_path);
     free(out.skipped_path);

@@ -178,7 +178,7 @@ CLI_COMMAND(cli_cmd_salvage) {
     salvage_run s;
     const char *io[2] = {NULL, NULL}; /* IN, OUT */
     char *idx;
-    cli_out check;
+    cli_out check[2];
     int rc, i, k = 0, force = 0;
     for (i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) return fputs(salvage_help, stdout), 0;
@@ -191,9 +191,12 @@ CLI_COMMAND(cli_cmd_salvage) {
     if (!(idx = idx_name(io[1]))) return cli_err("out of memory"), CLI_EXIT_ERR;
     memset(&s, 0, sizeof s);
     s.in = io[0];
-    if ((rc = cli_out_claim(&check, io[1], CLI_KIND_REC, io, 1, force)) == 0 && (rc = cli_out_claim(&check, idx, CLI_KIND_IDX, io, 1, force)) == 0 &&
-        (rc = salvage_into(&s, io[1], idx)) == 0)
+    memset(check, 0, sizeof check);
+    if ((rc = cli_out_claim(&check[0], io[1], CLI_KIND_REC, io, 1, force)) == 0 &&
+        (rc = cli_out_claim(&check[1], idx, CLI_KIND_IDX, io, 1, force)) == 0 &&
+        (rc = salvage_into(&s, cli_out_target(&check[0]), cli_out_target(&check[1]))) == 0)
         printf("%llu records kept (%llu bytes), %llu bytes lost in %llu regions\n", s.kept, s.kept_bytes, s.lost, s.regions);
+    cli_out_free(&check[0]), cli_out_free(&check[1]);
     free(idx);
     return rc;
 }

@@ -98,14 +98,15 @@ static int unpack_file(unpack_run *u, const char *name, const void *data, size_t
     cli_out o;
     int rc, fresh;
     if (!file) return cli_err("out of memory"), CLI_EXIT_ERR;
-    rc = cli_out_claim(&o, file, CLI_KIND_NONE, &u->in, 1, u->force);
-    fresh = !rc && !o.replace;
+    if ((rc = cli_out_claim(&o, file, CLI_KIND_NONE, &u->in, 1, u->force)) != 0) return free(file), rc;
+    fresh = !o.replace;
     if (fresh && unpack_made(u, name, k)) rc = CLI_EXIT_ERR;
     o.no_sync = 1; /* a sync per image would double the time; the list, which names them, is synced */
     if (!rc && cli_out_commit_bytes(&o, data, n) != 0) {
         rc = CLI_EXIT_ERR;
         if (fresh) u->made_n -= k; /* never made */
     }
+    cli_out_free(&o);
     free(file);
     return rc;
 }
@@ -532,39 +533,45 @@ static int write_sheet(const sheet *s, cli_out *out, int count) {
     return bad;
 }
 
+/* The sheet of o's records into out; 0 or the exit status. */
+static int show_run(const show_opts *o, const recio_transform *t, cli_out *out) {
+    sheet s;
+    int count, rows, rc;
+    memset(&s, 0, sizeof s);
+    s.spec = t, s.seed = o->seed, s.tile = (int)o->tile;
+    if (count_records(o->in, o->n, &s, &count) || (count == 0 && (cli_err("%s: no records to show", o->in), 1))) return CLI_EXIT_ERR;
+    for (s.cols = 1; s.cols * s.cols < count; s.cols++) {}
+    if (o->cols) s.cols = (int)o->cols < count ? (int)o->cols : count;
+    rows = (count + s.cols - 1) / s.cols;
+    s.w = s.cols * (s.tile + 2 * SHOW_PAD);
+    s.h = rows * (s.tile + 2 * SHOW_PAD + band(&s));
+    if ((double)s.w * s.h > 1 << 28 || !(s.px = (unsigned char *)malloc((size_t)s.w * s.h * 3)))
+        return cli_err("%s: a %dx%d sheet is too large", o->out, s.w, s.h), CLI_EXIT_ERR;
+    memset(s.px, 32, (size_t)s.w * s.h * 3);
+    rc = draw_sheet(o->in, &s, count) || write_sheet(&s, out, count) ? CLI_EXIT_ERR : 0;
+    if (!rc && s.nbad) /* the sheet shows them; the status must too, for scripts that check a dataset */
+        rc = CLI_EXIT_ERR, cli_err("%s: %d of %d records shown do not decode (red crosses)", o->in, s.nbad, count);
+    free(s.px);
+    return rc;
+}
+
 CLI_COMMAND(cli_cmd_show) {
     show_opts o = {NULL, NULL, NULL, 64, 128, 0, 0, 0};
     recio_transform *t = NULL;
     char msg[256];
-    sheet s;
     cli_out out;
-    int i, count, rows, rc;
+    int i, rc;
     for (i = 1; i < argc; i++)
         if (cli_is_help(argv[i])) return fputs(show_help, stdout), 0;
     if ((rc = show_args(argc, argv, &o)) != 0) return rc;
-    if ((rc = cli_out_claim(&out, o.out, CLI_KIND_PNG, &o.in, 1, o.force)) != 0) return rc; /* before the work */
     if (o.spec && recio_transform_parse_ex(&t, o.spec, NULL, msg, sizeof msg) != RECIO_OK) {
         rc = cli_usage_error("show", "%s", msg);
         return cli_spec_hint(msg), rc;
     }
-    memset(&s, 0, sizeof s);
-    s.spec = t, s.seed = o.seed, s.tile = (int)o.tile;
-    if (count_records(o.in, o.n, &s, &count) || (count == 0 && (cli_err("%s: no records to show", o.in), 1)))
-        return recio_transform_free(t), CLI_EXIT_ERR;
-    for (s.cols = 1; s.cols * s.cols < count; s.cols++) {}
-    if (o.cols) s.cols = (int)o.cols < count ? (int)o.cols : count;
-    rows = (count + s.cols - 1) / s.cols;
-    s.w = s.cols * (s.tile + 2 * SHOW_PAD);
-    s.h = rows * (s.tile + 2 * SHOW_PAD + band(&s));
-    if ((double)s.w * s.h > 1 << 28 || !(s.px = (unsigned char *)malloc((size_t)s.w * s.h * 3))) {
-        cli_err("%s: a %dx%d sheet is too large", o.out, s.w, s.h);
-        return recio_transform_free(t), CLI_EXIT_ERR;
+    if ((rc = cli_out_claim(&out, o.out, CLI_KIND_PNG, &o.in, 1, o.force)) == 0) { /* before the work */
+        rc = show_run(&o, t, &out);
+        cli_out_free(&out);
     }
-    memset(s.px, 32, (size_t)s.w * s.h * 3);
-    rc = draw_sheet(o.in, &s, count) || write_sheet(&s, &out, count) ? CLI_EXIT_ERR : 0;
-    if (!rc && s.nbad) /* the sheet shows them; the status must too, for scripts that check a dataset */
-        rc = CLI_EXIT_ERR, cli_err("%s: %d of %d records shown do not decode (red crosses)", o.in, s.nbad, count);
-    free(s.px);
     recio_transform_free(t);
     return rc;
 }
