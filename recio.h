@@ -2658,7 +2658,8 @@ static int recio__what_is(const char *path) {
 #elif defined(RECIO__WIN32)
     struct _stati64 st;
     if (_stati64(path, &st) != 0) return RECIO__NOFILE;
-    return (st.st_mode & _S_IFMT) == _S_IFREG ? RECIO__REGULAR : (st.st_mode & _S_IFMT) == _S_IFDIR ? RECIO__FOLDER : RECIO__SPECIAL;
+    if ((st.st_mode & _S_IFMT) == _S_IFDIR) return RECIO__FOLDER;
+    return (st.st_mode & _S_IFMT) == _S_IFREG ? RECIO__REGULAR : RECIO__SPECIAL;
 #else
     (void)path;
     return RECIO__NOFILE;
@@ -2879,8 +2880,8 @@ RECIODEF int recio_same_file(const char *a, const char *b) {
     if (ha || hb) return ha && hb && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
     na = strrchr(a, '/'), nb = strrchr(b, '/'); /* neither exists: one name in one folder */
     na = na ? na + 1 : a, nb = nb ? nb + 1 : b;
-    return strcmp(na, nb) == 0 && recio__folder_id(a, (size_t)(na - a), &x) == 0 && recio__folder_id(b, (size_t)(nb - b), &y) == 0 &&
-           x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+    if (strcmp(na, nb) != 0 || recio__folder_id(a, (size_t)(na - a), &x) != 0) return 0;
+    return recio__folder_id(b, (size_t)(nb - b), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 #else
 /* The volume and file index of path (a folder too); 0, or -1 when it cannot be opened. */
@@ -2941,7 +2942,8 @@ static recio_err recio__of_check(const char *path, const recio_outfile_desc *d, 
     size_t i;
     for (i = 0; i < d->ninputs; i++)
         if (d->inputs[i] && recio_same_file(path, d->inputs[i]))
-            return recio__errf(msg, path, 0, "is the input %s (the same file): never written over", d->inputs[i]), RECIO_ERR_ARG;
+            return recio__errf(msg, path, 0, "is the input %s (the same file): never written over", d->inputs[i]),
+                   RECIO_ERR_ARG;
     if (what == RECIO__FOLDER) return recio__errf(msg, path, 0, "is a folder"), RECIO_ERR_ARG;
     if (what == RECIO__REGULAR && !d->replace) return recio__errf(msg, path, 0, "exists: not replaced"), RECIO_ERR_ARG;
     return RECIO_OK;
@@ -2996,12 +2998,16 @@ static int recio__of_place(recio_outfile *f) {
     } else if (f->replace) {
         rc = recio__replace_file(f->tmp, f->path);
     } else if ((rc = recio__put_new(f->tmp, f->path)) == 1) {
-        recio__of_say(f->errmsg, f->path, "note: written, but the temporary name %s could not be removed: remove it by hand", f->tmp);
+        recio__of_say(f->errmsg, f->path, "note: written, but the temporary name %s could not be removed: remove it by hand",
+                      f->tmp);
         rc = 0;
     }
     if (rc == 0) return f->created = !f->bak, 0;
-    recio__of_say(f->errmsg, f->path, errno == EEXIST ? "was made by someone else meanwhile: not replaced" : f->tmp ? "cannot rename into place: %s" : "cannot remove: %s",
-                recio__errno_str(errno));
+    recio__of_say(f->errmsg, f->path,
+                  errno == EEXIST ? "was made by someone else meanwhile: not replaced"
+                  : f->tmp        ? "cannot rename into place: %s"
+                                  : "cannot remove: %s",
+                  recio__errno_str(errno));
     if (f->bak && f->linked) remove(f->bak);
     else if (f->bak) recio__replace_file(f->bak, f->path);
     recio__free(&f->alloc, f->bak), f->bak = NULL;
@@ -3036,8 +3042,8 @@ RECIODEF recio_err recio_outfile_close(recio_outfile *f, int undo) {
     } else if (undo && f->created && f->tmp && remove(f->path) != 0) {
         e = RECIO_ERR_IO;
     } else if (!undo && f->bak && remove(f->bak) != 0) {
-        recio__of_say(f->errmsg, f->path, "note: replaced, but the old copy %s could not be removed (%s): remove it by hand", f->bak,
-                    recio__errno_str(errno));
+        recio__of_say(f->errmsg, f->path, "note: replaced, but the old copy %s could not be removed (%s): remove it by hand",
+                      f->bak, recio__errno_str(errno));
     }
     if (e != RECIO_OK) recio__of_say(f->errmsg, f->path, "cannot put the previous file back: %s", recio__errno_str(errno));
     recio__of_free(f);

@@ -185,7 +185,8 @@ static int claim(cli_out *o, const char *path, cli_kind kind, const char *const 
     o->path = path, o->inputs = inputs, o->ninputs = ninputs;
     for (i = 0; i < ninputs; i++)
         if (inputs[i] && recio_same_file(path, inputs[i]))
-            return cli_err("%s: is the input %s (the same file): never written over; name another output", path, inputs[i]), CLI_EXIT_USAGE;
+            return cli_err("%s: is the input %s (the same file): never written over; name another output", path, inputs[i]),
+                   CLI_EXIT_USAGE;
     if (stat(path, &st) != 0) return 0; /* nothing there (yet): the commit takes the name only if it is still free */
     o->exists = 1;
     if (S_ISREG(st.st_mode) && follow(o) != 0) return cli_err("%s: out of memory", path), CLI_EXIT_ERR;
@@ -193,7 +194,10 @@ static int claim(cli_out *o, const char *path, cli_kind kind, const char *const 
     if (!S_ISREG(st.st_mode)) return 0; /* a FIFO or a device: written in place, nothing replaced */
     if (force) return o->replace = 1, 0;
     if ((is = file_of_kind(path, kind)) == 1) return o->replace = 1, 0;
-    if (is < 0) return cli_err("%s: exists, and cannot be read to tell what it holds (%s): not replaced (pass --force to replace it)", path, strerror(errno)), CLI_EXIT_ERR;
+    if (is < 0)
+        return cli_err("%s: exists, and cannot be read to tell what it holds (%s): not replaced (pass --force to replace it)", path,
+                       strerror(errno)),
+               CLI_EXIT_ERR;
     if (kind == CLI_KIND_NONE) return cli_err("%s: exists: not replaced (pass --force to replace it)", path), CLI_EXIT_USAGE;
     cli_err("%s: exists and is not %s: not replaced (pass --force to replace it)", path, kind_words[kind]);
     return CLI_EXIT_USAGE;
@@ -259,7 +263,8 @@ static int put(cli_out *o, const void *data, size_t n, int hold, int absent) {
     recio_io io;
     if (o->nomem) return cli_err("%s: out of memory", o->path), -1;
     memset(&d, 0, sizeof d);
-    d.replace = o->replace, d.undo = hold, d.no_sync = o->no_sync, d.inputs = o->inputs, d.ninputs = o->ninputs, d.errmsg = msg;
+    d.replace = o->replace, d.undo = hold, d.no_sync = o->no_sync;
+    d.inputs = o->inputs, d.ninputs = o->ninputs, d.errmsg = msg;
     if (recio_outfile_open(&f, absent ? NULL : &io, cli_out_target(o), &d) != RECIO_OK) return cli_err("%s", msg), -1;
     if (!absent && n && io.write(io.user, data, n) != 0) {
         cli_err("%s: write failed: %s", cli_out_target(o), strerror(errno));
