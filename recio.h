@@ -9743,12 +9743,14 @@ RECIODEF void recio_prefetch_destroy(recio_prefetch *p) {
     recio__free(&p->d.alloc, p);
 }
 
+/* The slots are zeroed before anything else can fail: destroy frees each slot's data. */
 static recio_err recio__pf_alloc(recio_prefetch *p) {
     unsigned i;
     p->slots = (recio__pf_slot *)recio__malloc(&p->d.alloc, sizeof *p->slots * p->d.depth);
-    p->threads = (recio__pf_thread *)recio__malloc(&p->d.alloc, sizeof *p->threads * p->d.threads);
-    if (!p->slots || !p->threads) return RECIO_ERR_NOMEM;
+    if (!p->slots) return RECIO_ERR_NOMEM;
     memset(p->slots, 0, sizeof *p->slots * p->d.depth);
+    p->threads = (recio__pf_thread *)recio__malloc(&p->d.alloc, sizeof *p->threads * p->d.threads);
+    if (!p->threads) return RECIO_ERR_NOMEM;
     for (i = 0; i < p->d.depth; i++) {
         recio__pf_slot *s = &p->slots[i];
         s->alloc = &p->d.alloc;
@@ -11192,7 +11194,10 @@ RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *d
     *out = NULL;
     if (!desc) return RECIO_ERR_ARG;
     it = (recio_iter *)recio__it_calloc(&desc->alloc, 1, sizeof *it);
-    if (!it) return RECIO_ERR_NOMEM;
+    if (!it) {
+        if (errmsg && errmsg_size) recio__fmt(errmsg, errmsg_size, "%s", recio_strerror(RECIO_ERR_NOMEM));
+        return RECIO_ERR_NOMEM;
+    }
     it->d = *desc;
     it->kn = recio__kern_pick();
     it->need_begin = 1;
