@@ -457,6 +457,14 @@ RECIODEF recio_err recio_det_layout_of(const float *labels, size_t n, recio_det_
    floats the labels take; nothing is written when that is more than cap (0 when object_width < 5). */
 RECIODEF size_t recio_det_labels(float *dst, size_t cap, const float *extra, uint32_t nextra, const float *objects,
                                  uint32_t object_width, uint32_t count);
+/* Boxes that are not boxes: the first of count objects of stride floats (0 = 5; as
+   recio_apply_desc.boxes) whose class or a coordinate is not a finite number (NaN; infinite, as a
+   value too large for a float becomes) or that is inverted (xmin > xmax or ymin > ymax). RECIO_OK
+   when there is none; else RECIO_ERR_ARG with *bad (may be NULL) its index and why (cap bytes, may
+   be NULL) what is wrong ("object 2: xmin is NaN"). The transform refuses such boxes (RECIO_ERR_ARG;
+   recio_transform_apply_encoded_ex says which), the iterator a record that holds one (desc.label_detection;
+   skip_bad leaves it out and counts it), recio apply --boxes the line: never moved as if boxes. */
+RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *why, size_t cap);
 
 /* ==================================================================================================
    4. SPLIT
@@ -842,7 +850,9 @@ RECIODEF int recio_transform_decode_hint(const recio_transform *t);
    random_bbox_cover draw their crop from the boxes: without them the whole image is the box). A box
    becomes the axis-aligned bounding box of its moved corners (exact for crops, resizes, flips and pad), is
    clipped to the image after each op, and is dropped when its centre leaves the image (MXNet's
-   default emit mode); photometric ops leave boxes and mask alone. The mask (u8, 1 channel, HWC,
+   default emit mode); the input's boxes are clipped and dropped by the same rule first, so a chain
+   with no geometric op (identity, colour ops only) clips them too. Photometric ops leave boxes and
+   mask alone. The mask (u8, 1 channel, HWC,
    the input's size: one label per pixel) is moved by nearest-neighbour sampling (a resize takes the
    source pixel under each output pixel's centre) and the areas the geometry uncovers get mask_fill.
    Boxes and mask take their working memory from the transform's allocator (not from scratch).
@@ -865,7 +875,8 @@ struct recio_apply_desc {
     size_t scratch_size;
 };
 /* Apply with boxes and/or a mask (desc may be NULL). RECIO_ERR_ARG for a bad desc (boxes without
-   boxes_out or count_out, stride < 5, a mask that is not u8 1-channel HWC of the input's size). */
+   boxes_out or count_out, stride < 5, a box that is not one (recio_boxes_check), a mask that is
+   not u8 1-channel HWC of the input's size). */
 RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
                                             const recio_apply_desc *desc);
 /* The spec of the AutoAugment ImageNet policy in this grammar, for recio_transform_parse. */
@@ -1179,6 +1190,7 @@ RECIODEF uint64_t recio_batch_checksum_fast(const recio_batch *b);
 #include <string.h>
 #include <stdarg.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <limits.h>
 #ifndef RECIO_NO_STDIO
@@ -3250,6 +3262,35 @@ RECIODEF size_t recio_det_labels(float *dst, size_t cap, const float *extra, uin
     if (nextra) memcpy(dst + 2, extra, nextra * sizeof *dst);
     if (body) memcpy(dst + 2 + nextra, objects, body * sizeof *dst);
     return n;
+}
+
+/* What is wrong with a float that must be a finite number; NULL when nothing. */
+static const char *recio__not_finite(float v) {
+    return v != v ? "is NaN" : v > FLT_MAX || v < -FLT_MAX ? "is infinite" : NULL;
+}
+
+RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *why, size_t cap) {
+    static const char *const names[5] = {"class", "xmin", "ymin", "xmax", "ymax"};
+    int i, k;
+    if (bad) *bad = -1;
+    if (why && cap) why[0] = 0;
+    if (!stride) stride = 5;
+    if (count < 0 || stride < 5 || (count && !boxes)) return RECIO_ERR_ARG;
+    for (i = 0; i < count; i++) {
+        const float *o = boxes + (size_t)i * (size_t)stride;
+        const char *what = NULL;
+        for (k = 0; k < 5 && !(what = recio__not_finite(o[k])); k++) {}
+        if (what) {
+            if (why) recio__fmt(why, cap, "object %d: %s %s", i, names[k], what);
+        } else if (o[1] > o[3] || o[2] > o[4]) {
+            if (why) recio__fmt(why, cap, "object %d: %s (an inverted box)", i, o[1] > o[3] ? "xmin > xmax" : "ymin > ymax");
+        } else {
+            continue;
+        }
+        if (bad) *bad = i;
+        return RECIO_ERR_ARG;
+    }
+    return RECIO_OK;
 }
 
 /* ---- 4. SPLIT: implementation ------------------------------------------------------------------ */
@@ -9103,7 +9144,6 @@ RECIODEF size_t recio_trivialaugment_spec(char *buf, size_t cap) {
 
 /* ---- boxes and a mask riding along (recio_transform_apply_ex) ---- */
 
-
 /* A moved box's bounding box [lo, hi]: dropped when its centre is not inside the w x h image,
    else clipped to it. */
 static void recio__box_keep(double *b, const double lo[2], const double hi[2], int w, int h) {
@@ -9192,12 +9232,14 @@ static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, int w
     tg->fill = recio__mask_fill_value(d->mask_fill);
     if (m) tg->mask = *m, tg->mask.owned = NULL;
     if (!d->count) return RECIO_OK;
+    if (recio_boxes_check(d->boxes, d->count, stride, NULL, NULL, 0) != RECIO_OK) return RECIO_ERR_ARG;
     if ((size_t)d->count > SIZE_MAX / (5 * sizeof(double))) return RECIO_ERR_NOMEM;
     if (!(tg->b = (double *)recio__malloc(tg->alloc, (size_t)d->count * 5 * sizeof(double)))) return RECIO_ERR_NOMEM;
-    for (i = 0; i < d->count; i++) { /* normalised to pixels */
+    for (i = 0; i < d->count; i++) { /* normalised to pixels, then kept as after any op: the same whatever the chain */
         const float *o = d->boxes + (size_t)i * (size_t)stride;
-        double *b = tg->b + 5 * (size_t)i;
-        b[0] = (double)o[1] * w, b[1] = (double)o[2] * h, b[2] = (double)o[3] * w, b[3] = (double)o[4] * h, b[4] = 1;
+        double *b = tg->b + 5 * (size_t)i, lo[2], hi[2];
+        lo[0] = (double)o[1] * w, lo[1] = (double)o[2] * h, hi[0] = (double)o[3] * w, hi[1] = (double)o[4] * h, b[4] = 1;
+        recio__box_keep(b, lo, hi, w, h);
     }
     tg->n = d->count;
     return RECIO_OK;
@@ -9507,10 +9549,15 @@ RECIODEF recio_err recio_transform_apply_encoded_ex(const recio_transform *t, co
                                                     char *errmsg, size_t errmsg_size) {
     recio_encoded_desc d;
     recio__scratch sc;
+    char why[96];
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     memset(&sc, 0, sizeof sc);
     sc.p = d.scratch, sc.n = d.scratch_size;
+    if (apply && apply->count > 0 && apply->boxes && recio_boxes_check(apply->boxes, apply->count, apply->stride, NULL, why, sizeof why)) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "transform: boxes: %s", why);
+        return RECIO_ERR_ARG;
+    }
     return recio__apply_encoded(t, bytes, n, out, seed, &d, apply, &sc, errmsg, errmsg_size);
 }
 
@@ -10527,6 +10574,15 @@ static recio_err recio__it_det(const recio_iter *it, const float *src, const rec
     return RECIO_OK;
 }
 
+/* desc.label_detection: the objects of a row must be boxes (recio_boxes_check). One with a NaN or
+   an inverted box is not an object to count or move: the record is refused, naming the object
+   (skip_bad leaves it out and counts it). */
+static recio_err recio__it_boxes(const float *row, unsigned objects, char *what) {
+    char why[96];
+    if (!objects || recio_boxes_check(row + (size_t)row[0], (int)objects, (int)row[1], NULL, why, sizeof why) == RECIO_OK) return RECIO_OK;
+    return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: %s", why), RECIO_ERR_FORMAT;
+}
+
 /* Item i's labels: the record's (or its .lst line's), cut or padded to label_width, and how many
    there really are (and objects, for detection). */
 static recio_err recio__it_labels(const recio_iter *it, const recio_irecord *ir, unsigned i, unsigned char *out, char *what) {
@@ -10546,6 +10602,7 @@ static recio_err recio__it_labels(const recio_iter *it, const recio_irecord *ir,
     if (it->d.label_detection && (e = recio__it_det(it, src, ir, n, &objects, &keep, what)) != RECIO_OK) return e;
     for (l = 0; l < keep; l++) lab[l] = src ? src[l] : recio_irecord_label(ir, l);
     for (; l < it->d.label_width; l++) lab[l] = it->d.label_pad_value;
+    if (it->d.label_detection && (e = recio__it_boxes(lab, objects, what)) != RECIO_OK) return e;
     ((unsigned *)(out + it->cnt_off))[i] = n;
     ((unsigned *)(out + it->obj_off))[i] = objects;
     return RECIO_OK;

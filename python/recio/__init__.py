@@ -569,6 +569,10 @@ class Transform:
             if bx.ndim != 2 or bx.shape[1] < 5:
                 raise ArgError("Transform: boxes are (N, 5 or more): class, xmin, ymin, xmax, ymax, ...; not %s"
                                % (bx.shape,), L.ERR_ARG)
+            why = ctypes.create_string_buffer(128)
+            e = L.lib.recio_boxes_check(bx.ctypes.data_as(POINTER(c_float)), bx.shape[0], bx.shape[1], None, why, len(why))
+            if e != L.OK:
+                raise _error(e, b"Transform: boxes: " + why.value)
             bout = np.zeros((max(bx.shape[0], 1), bx.shape[1]), dtype=np.float32)
             d.boxes, d.count, d.stride = bx.ctypes.data_as(POINTER(c_float)), bx.shape[0], bx.shape[1]
             d.boxes_out, d.count_out = bout.ctypes.data_as(POINTER(c_float)), ctypes.pointer(kept)
