@@ -405,13 +405,14 @@ RECIODEF void recio_lst_free(recio_lst *lst);
 /* MXNet image record: IRHeader {u32 flag; f32 label; u64 id; u64 id2} (24 bytes), then when
    flag > 0 `flag` float32 labels (the header label is then ignored), then the encoded image.
    SEGMENTATION RECORDS carry the image's label mask after the image, as a tail:
-      encoded image | mask PNG (8-bit grey, one label per pixel) | u32 LE mask length | "RMSK"
+      encoded image | mask PNG (one label per pixel: recio_mask_decode) | u32 LE mask length | "RMSK"
    Why a tail: the header and labels keep their meaning (a record may be both a detection and a
    segmentation record), and every old reader still sees the image: MXNet's ImageRecordIter (OpenCV),
    DALI, PIL and recio before this decode from the image's first byte and stop at its end marker
    (JPEG EOI, PNG IEND), never reading the tail. recio_irecord_unpack finds the tail (the last 4
-   bytes "RMSK", a length that fits, and a PNG signature where it says the mask starts) and then
-   gives the image without it. */
+   bytes "RMSK", a length that fits, and a PNG signature where it says the mask starts; a JPEG or
+   BMP signature there is found too, for recio_mask_decode to refuse by name) and then gives the
+   image without it. */
 #define RECIO_IRHEADER_SIZE 24
 #define RECIO_MASK_TAIL_SIZE 8
 
@@ -457,14 +458,6 @@ RECIODEF recio_err recio_det_layout_of(const float *labels, size_t n, recio_det_
    floats the labels take; nothing is written when that is more than cap (0 when object_width < 5). */
 RECIODEF size_t recio_det_labels(float *dst, size_t cap, const float *extra, uint32_t nextra, const float *objects,
                                  uint32_t object_width, uint32_t count);
-/* Boxes that are not boxes: the first of count objects of stride floats (0 = 5; as
-   recio_apply_desc.boxes) whose class or a coordinate is not a finite number (NaN; infinite, as a
-   value too large for a float becomes) or that is inverted (xmin > xmax or ymin > ymax). RECIO_OK
-   when there is none; else RECIO_ERR_ARG with *bad (may be NULL) its index and why (cap bytes, may
-   be NULL) what is wrong ("object 2: xmin is NaN"). The transform refuses such boxes (RECIO_ERR_ARG;
-   recio_transform_apply_encoded_ex says which), the iterator a record that holds one (desc.label_detection;
-   skip_bad leaves it out and counts it), recio apply --boxes the line: never moved as if boxes. */
-RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *why, size_t cap);
 
 /* ==================================================================================================
    4. SPLIT
@@ -685,6 +678,15 @@ RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes
                                              char *errmsg, size_t errmsg_size);
 /* Size and stored channel count without decoding pixels. */
 RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h, int *channels);
+/* LABEL MASKS (segmentation): the one rule wherever recio takes a mask in (recio_iter_desc.masks,
+   recio pack --mask-root, recio apply --mask, recio verify --decode, Python). A mask is an 8-bit
+   grey PNG, whose bytes are the labels, or a palette PNG (1, 2, 4 or 8 bits, PASCAL VOC's own
+   format), whose indices are the labels, never its colours. Any other kind is refused with
+   RECIO_ERR_DECODE and its kind named ("mask: a 16-bit grey PNG: ..."): decoding it would change
+   the labels (a 1-bit grey PNG's 1 becomes 255, a 16-bit grey's 3000 becomes 11, a JPEG blurs
+   them). A damaged PNG is RECIO_ERR_DECODE as for recio_image_decode_ex ("mask: truncated PNG
+   ..."). out: u8, 1 channel, HWC, owned (recio_image_free); errmsg (errmsg_size bytes) may be NULL. */
+RECIODEF recio_err recio_mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t errmsg_size);
 
 /* GEOMETRY. Crops of HWC images are views sharing in's memory (nothing to free); crops of CHW
    images are owned copies (free them). */
@@ -879,6 +881,15 @@ struct recio_apply_desc {
    not u8 1-channel HWC of the input's size). */
 RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
                                             const recio_apply_desc *desc);
+/* Boxes that are not boxes: the first of count objects of stride floats (0 = 5; as
+   recio_apply_desc.boxes) whose class or a coordinate is not a finite number (NaN; infinite, as a
+   value too large for a float becomes) or that is inverted (xmin > xmax or ymin > ymax). RECIO_OK
+   when there is none; else RECIO_ERR_ARG with *bad (may be NULL) its index and why (cap bytes, may
+   be NULL) what is wrong ("object 2: xmin is NaN"). The transform refuses such boxes (RECIO_ERR_ARG;
+   recio_transform_apply_encoded_ex says which), the iterator a record that holds one when its spec
+   moves them (desc.label_detection; skip_bad leaves it out and counts it), recio apply --boxes the
+   line: never moved as if boxes. */
+RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *why, size_t cap);
 /* The spec of the AutoAugment ImageNet policy in this grammar, for recio_transform_parse. */
 RECIODEF const char *recio_autoaugment_imagenet(void);
 /* AutoAugment's CIFAR-10 and SVHN policies (torchvision's AutoAugmentPolicy.CIFAR10 / SVHN). */
@@ -1040,8 +1051,9 @@ typedef struct recio_iter_desc {
                                    a spec the boxes move with the pixels (recio_transform_apply_ex's
                                    rules: clipped, dropped when the centre leaves the image) */
     int masks;                  /* 1: every record carries a label mask (a segmentation record, recio
-                                   pack --mask-root); the spec moves it with the pixels (nearest
-                                   neighbour, mask_fill where nothing maps) into batch.masks */
+                                   pack --mask-root), read by recio_mask_decode's rule; the spec moves
+                                   it with the pixels (nearest neighbour, mask_fill where nothing
+                                   maps) into batch.masks */
     int mask_fill;              /* with masks: as recio_apply_desc.mask_fill (0: 255, "ignore") */
     /* batch-level mixing, as timm's Mixup in batch mode: each batch is mixed with itself reversed
        (item i with item batch-1-i) by one lam ~ Beta(alpha, alpha), drawn from recio_seed_for(seed_aug
@@ -3173,15 +3185,18 @@ RECIODEF void recio_lst_free(recio_lst *l) {
     l->count = 0;
 }
 
-/* A segmentation record's mask tail at the end of the image bytes: split it off (see recio.h, 3). */
+/* A segmentation record's mask tail at the end of the image bytes: split it off (see recio.h, 3).
+   A JPEG or BMP where the mask starts is taken as the mask too, so that it is refused by its kind
+   (recio_mask_decode) rather than read as part of the image. */
 static void recio__mask_tail_find(recio_irecord *r) {
     static const unsigned char png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-    const unsigned char *b = (const unsigned char *)r->image, *end = b + r->image_size;
+    const unsigned char *b = (const unsigned char *)r->image, *end = b + r->image_size, *m;
     size_t n;
     if (r->image_size < RECIO_MASK_TAIL_SIZE + sizeof png || memcmp(end - 4, "RMSK", 4) != 0) return;
     n = recio_load_u32le(end - 8);
     if (n < sizeof png || n > r->image_size - RECIO_MASK_TAIL_SIZE) return;
-    if (memcmp(end - 8 - n, png, sizeof png) != 0) return;
+    m = end - 8 - n;
+    if (memcmp(m, png, sizeof png) != 0 && !(m[0] == 0xff && m[1] == 0xd8 && m[2] == 0xff) && !(m[0] == 'B' && m[1] == 'M')) return;
     r->mask = end - 8 - n;
     r->mask_size = n;
     r->image_size -= n + RECIO_MASK_TAIL_SIZE;
@@ -3262,35 +3277,6 @@ RECIODEF size_t recio_det_labels(float *dst, size_t cap, const float *extra, uin
     if (nextra) memcpy(dst + 2, extra, nextra * sizeof *dst);
     if (body) memcpy(dst + 2 + nextra, objects, body * sizeof *dst);
     return n;
-}
-
-/* What is wrong with a float that must be a finite number; NULL when nothing. */
-static const char *recio__not_finite(float v) {
-    return v != v ? "is NaN" : v > FLT_MAX || v < -FLT_MAX ? "is infinite" : NULL;
-}
-
-RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *why, size_t cap) {
-    static const char *const names[5] = {"class", "xmin", "ymin", "xmax", "ymax"};
-    int i, k;
-    if (bad) *bad = -1;
-    if (why && cap) why[0] = 0;
-    if (!stride) stride = 5;
-    if (count < 0 || stride < 5 || (count && !boxes)) return RECIO_ERR_ARG;
-    for (i = 0; i < count; i++) {
-        const float *o = boxes + (size_t)i * (size_t)stride;
-        const char *what = NULL;
-        for (k = 0; k < 5 && !(what = recio__not_finite(o[k])); k++) {}
-        if (what) {
-            if (why) recio__fmt(why, cap, "object %d: %s %s", i, names[k], what);
-        } else if (o[1] > o[3] || o[2] > o[4]) {
-            if (why) recio__fmt(why, cap, "object %d: %s (an inverted box)", i, o[1] > o[3] ? "xmin > xmax" : "ymin > ymax");
-        } else {
-            continue;
-        }
-        if (bad) *bad = i;
-        return RECIO_ERR_ARG;
-    }
-    return RECIO_OK;
 }
 
 /* ---- 4. SPLIT: implementation ------------------------------------------------------------------ */
@@ -6166,6 +6152,84 @@ RECIODEF recio_err recio_image_decode_ex(recio_image *out, const void *bytes, si
 
 RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_t n, int channels) {
     return recio_image_decode_scaled(out, bytes, n, channels, 0, NULL, 0);
+}
+
+/* ---- label masks (recio_mask_decode) ---- */
+
+/* CRC-32 of a PNG chunk (ISO 3309), bit by bit: only a palette mask's rewritten IHDR needs one. */
+static uint32_t recio__crc32(const unsigned char *p, size_t n) {
+    uint32_t c = 0xffffffffu;
+    size_t i;
+    int k;
+    for (i = 0; i < n; i++)
+        for (c ^= p[i], k = 0; k < 8; k++) c = c >> 1 ^ (0xedb88320u & ((uint32_t)0 - (c & 1)));
+    return c ^ 0xffffffffu;
+}
+
+/* A palette PNG as the grey PNG of its indices, for stb (which would give the palette's colours):
+   colour type 0 in the IHDR (its CRC made again), PLTE and tRNS left out (stb refuses a palette's
+   tRNS in a grey image), nothing after IEND. recio__png_check has seen every chunk inside n. */
+static unsigned char *recio__png_indices(const unsigned char *b, size_t n, size_t *m, const recio_allocator *a) {
+    unsigned char *c = (unsigned char *)recio__malloc(a, n);
+    size_t i = 8;
+    uint32_t crc;
+    if (!c) return NULL;
+    memcpy(c, b, 8), *m = 8;
+    while (i + 12 <= n) {
+        size_t len = recio__be32(b + i) + (size_t)12;
+        if (memcmp(b + i + 4, "PLTE", 4) != 0 && memcmp(b + i + 4, "tRNS", 4) != 0) memcpy(c + *m, b + i, len), *m += len;
+        if (memcmp(b + i + 4, "IEND", 4) == 0) break;
+        i += len;
+    }
+    c[25] = 0; /* the IHDR is the first chunk: bytes 8..32 */
+    crc = recio__crc32(c + 12, 17);
+    c[29] = (unsigned char)(crc >> 24), c[30] = (unsigned char)(crc >> 16), c[31] = (unsigned char)(crc >> 8), c[32] = (unsigned char)crc;
+    return c;
+}
+
+/* A decoder's "decode: why" as the mask's "mask: why". */
+static void recio__mask_words(char *errmsg) {
+    if (errmsg && !strncmp(errmsg, "decode: ", 8)) memmove(errmsg + 6, errmsg + 8, strlen(errmsg + 8) + 1), memcpy(errmsg, "mask: ", 6);
+}
+
+/* The refusal of a mask of another kind, named from its header. */
+static recio_err recio__mask_refuse(const unsigned char *b, size_t n, char *errmsg, size_t cap) {
+    static const char *const types[7] = {"grey", "", "RGB", "palette", "grey+alpha", "", "RGBA"};
+    int fmt = recio__format(b, n);
+    char kind[48];
+    if (fmt == RECIO__FMT_PNG && n >= 33 && b[25] < 7) recio__fmt(kind, sizeof kind, "%u-bit %s PNG", (unsigned)b[24], types[b[25]]);
+    else recio__fmt(kind, sizeof kind, "%s", !n ? "empty file" : fmt == RECIO__FMT_JPEG ? "JPEG" : fmt == RECIO__FMT_BMP ? "BMP" : "file of no image format recio reads");
+    if (errmsg)
+        recio__fmt(errmsg, cap, "mask: %s %s, not a label mask (an 8-bit grey PNG, or a palette PNG whose indices are the labels: "
+                   "another kind's values are not its labels)", kind[0] == '8' || kind[0] == 'e' ? "an" : "a", kind);
+    return RECIO_ERR_DECODE;
+}
+
+static recio_err recio__mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t cap, const recio_allocator *a) {
+    static const unsigned char scale[9] = {0, 255, 0x55, 0, 0x11, 0, 0, 0, 1}; /* stb's widening of grey < 8 bits */
+    const unsigned char *b = (const unsigned char *)bytes;
+    unsigned char *copy = NULL;
+    size_t m = 0, i;
+    int empty, pal;
+    recio_err e;
+    if (errmsg && cap) errmsg[0] = 0;
+    if (!out || (!bytes && n)) return RECIO_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    if (recio__format(b, n) != RECIO__FMT_PNG) return recio__mask_refuse(b, n, errmsg, cap);
+    if (!recio__png_check(b, n, &empty, errmsg, cap)) return recio__mask_words(errmsg), RECIO_ERR_DECODE;
+    pal = b[25] == 3 && (b[24] == 1 || b[24] == 2 || b[24] == 4 || b[24] == 8);
+    if (!pal && !(b[25] == 0 && b[24] == 8)) return recio__mask_refuse(b, n, errmsg, cap);
+    if (pal && !(copy = recio__png_indices(b, n, &m, a))) return RECIO_ERR_NOMEM;
+    e = recio__decode(out, copy ? copy : b, copy ? m : n, 1, 0, errmsg, cap, a);
+    recio__free(a, copy);
+    if (e != RECIO_OK) return recio__mask_words(errmsg), e;
+    if (pal && b[24] < 8) /* indices of 1, 2 or 4 bits came out widened as grey: narrow them back */
+        for (i = 0; i < recio_image_bytes(out); i++) ((unsigned char *)out->data)[i] /= scale[b[24]];
+    return RECIO_OK;
+}
+
+RECIODEF recio_err recio_mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t errmsg_size) {
+    return recio__mask_decode(out, bytes, n, errmsg, errmsg_size, NULL);
 }
 
 /* ---- geometry ---- */
@@ -9144,6 +9208,35 @@ RECIODEF size_t recio_trivialaugment_spec(char *buf, size_t cap) {
 
 /* ---- boxes and a mask riding along (recio_transform_apply_ex) ---- */
 
+/* What is wrong with a float that must be a finite number; NULL when nothing. */
+static const char *recio__not_finite(float v) {
+    return v != v ? "is NaN" : v > FLT_MAX || v < -FLT_MAX ? "is infinite" : NULL;
+}
+
+RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *why, size_t cap) {
+    static const char *const names[5] = {"class", "xmin", "ymin", "xmax", "ymax"};
+    int i, k;
+    if (bad) *bad = -1;
+    if (why && cap) why[0] = 0;
+    if (!stride) stride = 5;
+    if (count < 0 || stride < 5 || (count && !boxes)) return RECIO_ERR_ARG;
+    for (i = 0; i < count; i++) {
+        const float *o = boxes + (size_t)i * (size_t)stride;
+        const char *what = NULL;
+        for (k = 0; k < 5 && !(what = recio__not_finite(o[k])); k++) {}
+        if (what) {
+            if (why) recio__fmt(why, cap, "object %d: %s %s", i, names[k], what);
+        } else if (o[1] > o[3] || o[2] > o[4]) {
+            if (why) recio__fmt(why, cap, "object %d: %s (an inverted box)", i, o[1] > o[3] ? "xmin > xmax" : "ymin > ymax");
+        } else {
+            continue;
+        }
+        if (bad) *bad = i;
+        return RECIO_ERR_ARG;
+    }
+    return RECIO_OK;
+}
+
 /* A moved box's bounding box [lo, hi]: dropped when its centre is not inside the w x h image,
    else clipped to it. */
 static void recio__box_keep(double *b, const double lo[2], const double hi[2], int w, int h) {
@@ -10480,6 +10573,25 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     return e;
 }
 
+/* desc.label_detection with a spec: the objects the chain moves must be boxes (recio_boxes_check).
+   One with a NaN or an inverted box is not an object to move or count: the record is refused,
+   naming the object (skip_bad leaves it out and counts it). */
+static recio_err recio__it_boxes(const float *row, unsigned objects, char *what) {
+    char why[96];
+    if (!objects || recio_boxes_check(row + (size_t)row[0], (int)objects, (int)row[1], NULL, why, sizeof why) == RECIO_OK) return RECIO_OK;
+    return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: %s", why), RECIO_ERR_FORMAT;
+}
+
+/* Why a record has no mask: none at all, or a tail ("RMSK" at the end) whose length or mask is damaged. */
+static void recio__it_no_mask(const recio_irecord *ir, char *what) {
+    const unsigned char *end = (const unsigned char *)ir->image + ir->image_size;
+    if (ir->image_size >= RECIO_MASK_TAIL_SIZE && !memcmp(end - 4, "RMSK", 4))
+        recio__fmt(what, RECIO_ITER_ERRMSG, "mask: the record ends in a mask tail (\"RMSK\") that holds no mask: its length (%u) or the mask's signature is damaged",
+                   (unsigned)recio_load_u32le(end - 8));
+    else
+        recio__fmt(what, RECIO_ITER_ERRMSG, "no label mask in this record (desc.masks; recio pack --mask-root writes them)");
+}
+
 /* With label_detection and/or masks: item i's boxes (its label row, in place) and its mask (into the
    batch's mask tensor) go through the chain with the pixels. */
 static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, unsigned char *out,
@@ -10497,13 +10609,11 @@ static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, 
         unsigned a = (unsigned)row[0], b = (unsigned)row[1], fit = (it->d.label_width - a) / b;
         ap.boxes = ap.boxes_out = row + a, ap.count = (int)(*objects < fit ? *objects : fit), ap.stride = (int)b;
         ap.count_out = &kept;
+        if ((e = recio__it_boxes(row, (unsigned)ap.count, what)) != RECIO_OK) return e;
     }
     if (it->d.masks) {
-        if (!ir->mask) return recio__fmt(what, RECIO_ITER_ERRMSG, "no label mask in this record (desc.masks; recio pack --mask-root writes them)"), RECIO_ERR_FORMAT;
-        if ((e = recio__decode(&mask, ir->mask, ir->mask_size, 1, 0, what, RECIO_ITER_ERRMSG, &it->d.alloc)) != RECIO_OK) {
-            if (!strncmp(what, "decode: ", 8)) memmove(what + 5, what + 8, strlen(what + 8) + 1), memcpy(what, "mask:", 5);
-            return e;
-        }
+        if (!ir->mask) return recio__it_no_mask(ir, what), RECIO_ERR_FORMAT;
+        if ((e = recio__mask_decode(&mask, ir->mask, ir->mask_size, what, RECIO_ITER_ERRMSG, &it->d.alloc)) != RECIO_OK) return e;
         mask_out = recio_image_wrap(out + it->mask_off + (size_t)i * it->mask_bytes, it->shape.width, it->shape.height, 1, RECIO_U8, RECIO_HWC, 0);
         ap.mask = &mask, ap.mask_out = &mask_out, ap.mask_fill = it->d.mask_fill;
     }
@@ -10574,15 +10684,6 @@ static recio_err recio__it_det(const recio_iter *it, const float *src, const rec
     return RECIO_OK;
 }
 
-/* desc.label_detection: the objects of a row must be boxes (recio_boxes_check). One with a NaN or
-   an inverted box is not an object to count or move: the record is refused, naming the object
-   (skip_bad leaves it out and counts it). */
-static recio_err recio__it_boxes(const float *row, unsigned objects, char *what) {
-    char why[96];
-    if (!objects || recio_boxes_check(row + (size_t)row[0], (int)objects, (int)row[1], NULL, why, sizeof why) == RECIO_OK) return RECIO_OK;
-    return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: %s", why), RECIO_ERR_FORMAT;
-}
-
 /* Item i's labels: the record's (or its .lst line's), cut or padded to label_width, and how many
    there really are (and objects, for detection). */
 static recio_err recio__it_labels(const recio_iter *it, const recio_irecord *ir, unsigned i, unsigned char *out, char *what) {
@@ -10602,7 +10703,6 @@ static recio_err recio__it_labels(const recio_iter *it, const recio_irecord *ir,
     if (it->d.label_detection && (e = recio__it_det(it, src, ir, n, &objects, &keep, what)) != RECIO_OK) return e;
     for (l = 0; l < keep; l++) lab[l] = src ? src[l] : recio_irecord_label(ir, l);
     for (; l < it->d.label_width; l++) lab[l] = it->d.label_pad_value;
-    if (it->d.label_detection && (e = recio__it_boxes(lab, objects, what)) != RECIO_OK) return e;
     ((unsigned *)(out + it->cnt_off))[i] = n;
     ((unsigned *)(out + it->obj_off))[i] = objects;
     return RECIO_OK;

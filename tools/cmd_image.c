@@ -32,11 +32,14 @@ static const char apply_help[] =
     "at least T (no arguments: SSD's choices), so it reads the boxes; without --boxes the whole image\n"
     "is its one box and T asks for at least T of the area.\n"
     "  --boxes IN.txt      one box per line, 'class xmin ymin xmax ymax', whitespace-separated,\n"
-    "                      normalised to IN (0..1, x right, y down)\n"
+    "                      normalised to IN (0..1, x right, y down); a line that is not a box (NaN,\n"
+    "                      infinite or too large for a float, xmin > xmax, ymin > ymax) is an error\n"
     "  --boxes-out OUT.txt the boxes after the chain, normalised to OUT: each the bounding box of\n"
     "                      its moved corners, clipped to OUT; a box whose centre leaves OUT is\n"
-    "                      dropped (MXNet's default)\n"
-    "  --mask MASK.png     a label per pixel: single-channel 8-bit PNG (grey, not palette), IN's size\n"
+    "                      dropped (MXNet's default), and so is one whose centre is outside IN,\n"
+    "                      whatever the chain (identity too)\n"
+    "  --mask MASK.png     a label per pixel, IN's size: an 8-bit grey PNG, or a palette PNG whose\n"
+    "                      indices are the labels (VOC's masks); other kinds are refused\n"
     "  --mask-out OUT.png  the mask moved by nearest-neighbour sampling; areas the geometry uncovers\n"
     "                      (pad, rotate's corners) get label 255 (\"ignore\")\n\n"
     "example: recio apply --spec 'resize_short(256) center_crop(224) normalize(imagenet) chw' cat.jpg cat.f32\n"
@@ -278,17 +281,17 @@ static int write_boxes(const char *path, const float *obj, int count) {
     return ok ? 0 : -1;
 }
 
-/* The mask: one 8-bit channel as stored (a grey PNG), the image's size; labels are never converted. */
+/* The mask by the library's one rule (recio_mask_decode: the labels of an 8-bit grey or a palette
+   PNG, any other kind refused by name), the image's size. */
 static int read_mask(const char *path, const recio_image *img, recio_image *m) {
     unsigned char *bytes;
     size_t n;
-    int w = 0, h = 0, c = 0, rc = -1;
-    char err[160];
+    int rc = -1;
+    char err[256];
     if (read_all(path, &bytes, &n) != 0) return -1;
-    if (recio_image_info(bytes, n, &w, &h, &c) != RECIO_OK) cli_err("%s: offset 0: not an image recio can read", path);
-    else if (c != 1) cli_err("%s: a mask must be a single-channel (grey) 8-bit image; this one has %d channels (palette PNGs have 3)", path, c);
-    else if (w != img->width || h != img->height) cli_err("%s: mask is %dx%d, the image %dx%d", path, w, h, img->width, img->height);
-    else if (recio_image_decode_ex(m, bytes, n, 1, err, sizeof err) != RECIO_OK) cli_err("%s: offset 0: %s", path, err);
+    if (recio_mask_decode(m, bytes, n, err, sizeof err) != RECIO_OK) cli_err("%s: offset 0: %s", path, err);
+    else if (m->width != img->width || m->height != img->height)
+        cli_err("%s: mask is %dx%d, the image %dx%d", path, m->width, m->height, img->width, img->height), recio_image_free(m);
     else rc = 0;
     free(bytes);
     return rc;

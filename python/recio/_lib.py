@@ -178,6 +178,7 @@ def _declare(lib):
         "recio_transform_apply_encoded_ex": (E, [P, P, S, POINTER(Image), U64, POINTER(EncodedDesc), POINTER(ApplyDesc),
                                                  c_char_p, S]),
         "recio_image_decode": (E, [POINTER(Image), P, S, I]),
+        "recio_mask_decode": (E, [POINTER(Image), P, S, c_char_p, S]),
         "recio_boxes_check": (E, [POINTER(c_float), I, I, POINTER(I), c_char_p, S]),
         "recio_transform_output_shape": (E, [P, I, I, I, POINTER(Image)]),
         "recio_image_info": (E, [P, S, POINTER(I), POINTER(I), POINTER(I)]),
