@@ -5,7 +5,7 @@
    are written here from the PNG specification (chunks, CRC-32, stored deflate blocks, Adler-32), the
    expected labels are the ones written, and each kind goes through each entry point: the library
    (recio_mask_decode), the iterator (desc.masks), `recio apply --mask`, `recio pack --mask-root`
-   (then read back by the iterator) and `recio verify --decode`. */
+   (then read back by the iterator), `recio verify --decode` and `recio show`. */
 #define _POSIX_C_SOURCE 200809L /* popen, mkdtemp */
 #include "recio.h"
 #include "test.h"
@@ -283,6 +283,48 @@ static void test_verify(void) {
     CHECK(strstr(out, "8 records") != NULL && strstr(out, "6 that do not decode") != NULL);
 }
 
+/* recio show lays each label's VOC colour over the image, (pixel + colour + 1) / 2, labels 0 and 255
+   left alone (the rule tests/test_segment.c checks for grey masks): a palette mask's index 1 must be
+   drawn as label 1 (the palette read as colours made it 38); a 1-bit grey mask is refused by name. */
+static void test_show(void) {
+    char path[128], args[512], out[1024];
+    recio_writer *w = NULL;
+    recio_image sheet = {0};
+    size_t n = 0;
+    unsigned char *png;
+    int x, y, c, j, bad = 0;
+    if (!t_recio_tool()) return;
+    snprintf(path, sizeof path, "%s/show.rec", dir);
+    CHECK(recio_writer_open(&w, path) == RECIO_OK);
+    if (!w) return;
+    put_record(w, 0, masks[K_PAL8].b, (size_t)masks[K_PAL8].n, 0);
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    snprintf(args, sizeof args, "show %s %s/sheet.png --n 1 --tile %d", path, dir, W);
+    CHECK_EQ_INT(t_recio_capture(args, 60, out, sizeof out), 0);
+    snprintf(args, sizeof args, "%s/sheet.png", dir);
+    png = t_slurp(args, &n);
+    CHECK(png && recio_image_decode(&sheet, png, n, 3) == RECIO_OK);
+    free(png);
+    for (y = 0; sheet.data && y < H; y++) /* the tile is W square, the image centred in it, 2 pixels in */
+        for (x = 0; x < W; x++) {
+            unsigned l = label_at(K_PAL8, x, y);
+            unsigned char col[3] = {0, 0, 0};
+            for (j = 0; j < 8; j++)
+                for (c = 0; c < 3; c++) col[c] |= (unsigned char)(((l >> (3 * j + c)) & 1) << (7 - j));
+            for (c = 0; c < 3; c++)
+                bad += (int)recio_image_get(&sheet, 2 + x, 2 + (W - H) / 2 + y, c) != (l == 0 || l == 255 ? 90 : (90 + col[c] + 1) / 2);
+        }
+    CHECK(sheet.data && bad == 0);
+    recio_image_free(&sheet);
+    CHECK(recio_writer_open(&w, path) == RECIO_OK);
+    if (!w) return;
+    put_record(w, 0, masks[K_GREY1].b, (size_t)masks[K_GREY1].n, 0);
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    snprintf(args, sizeof args, "show %s %s/sheet.png --n 1 --tile %d", path, dir, W);
+    t_recio_capture(args, 60, out, sizeof out);
+    CHECK(strstr(out, "mask: a 1-bit grey PNG") != NULL);
+}
+
 /* ---- the command: apply --mask, pack --mask-root ---- */
 
 static void write_file(const char *path, const void *b, size_t n) {
@@ -388,6 +430,7 @@ int main(void) {
     RUN(test_decode_rule);
     RUN(test_iterator);
     RUN(test_verify);
+    RUN(test_show);
     RUN(test_apply);
     RUN(test_pack);
     t_rmtree(dir);
