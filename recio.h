@@ -682,9 +682,9 @@ RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h,
    recio pack --mask-root, recio apply --mask, recio verify --decode, Python). A mask is an 8-bit
    grey PNG, whose bytes are the labels, or a palette PNG (1, 2, 4 or 8 bits, PASCAL VOC's own
    format), whose indices are the labels, never its colours. Any other kind is refused with
-   RECIO_ERR_DECODE and its kind named ("mask: a 16-bit grey PNG: ..."): decoding it would change
-   the labels (a 1-bit grey PNG's 1 becomes 255, a 16-bit grey's 3000 becomes 11, a JPEG blurs
-   them). A damaged PNG is RECIO_ERR_DECODE as for recio_image_decode_ex ("mask: truncated PNG
+   RECIO_ERR_DECODE and its kind named ("mask: a 16-bit grey PNG, not a label mask (...)"):
+   decoding it would change the labels (a 1-bit grey PNG's 1 becomes 255, a 16-bit grey's 3000
+   becomes 11, a JPEG blurs them). A damaged PNG is RECIO_ERR_DECODE as for recio_image_decode_ex ("mask: truncated PNG
    ..."). out: u8, 1 channel, HWC, owned (recio_image_free); errmsg (errmsg_size bytes) may be NULL. */
 RECIODEF recio_err recio_mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t errmsg_size);
 
