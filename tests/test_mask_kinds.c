@@ -51,7 +51,7 @@ static void put32(t_mem_out *o, uint32_t v) {
 static void chunk(t_mem_out *o, const char *type, const unsigned char *data, size_t n) {
     put32(o, (uint32_t)n);
     put(o, type, 4);
-    put(o, data, n);
+    if (n) put(o, data, n); /* IEND has no data: memcpy from NULL is undefined even for 0 bytes */
     put32(o, crc_more(crc_more(0xffffffffu, (const unsigned char *)type, 4), data, n) ^ 0xffffffffu);
 }
 
