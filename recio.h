@@ -410,9 +410,8 @@ RECIODEF void recio_lst_free(recio_lst *lst);
    segmentation record), and every old reader still sees the image: MXNet's ImageRecordIter (OpenCV),
    DALI, PIL and recio before this decode from the image's first byte and stop at its end marker
    (JPEG EOI, PNG IEND), never reading the tail. recio_irecord_unpack finds the tail (the last 4
-   bytes "RMSK", a length that fits, and a PNG signature where it says the mask starts; a JPEG or
-   BMP signature there is found too, for recio_mask_decode to refuse by name) and then gives the
-   image without it. */
+   bytes "RMSK", a length that fits, and a PNG signature where it says the mask starts) and then
+   gives the image without it. */
 #define RECIO_IRHEADER_SIZE 24
 #define RECIO_MASK_TAIL_SIZE 8
 
@@ -3185,18 +3184,15 @@ RECIODEF void recio_lst_free(recio_lst *l) {
     l->count = 0;
 }
 
-/* A segmentation record's mask tail at the end of the image bytes: split it off (see recio.h, 3).
-   A JPEG or BMP where the mask starts is taken as the mask too, so that it is refused by its kind
-   (recio_mask_decode) rather than read as part of the image. */
+/* A segmentation record's mask tail at the end of the image bytes: split it off (see recio.h, 3). */
 static void recio__mask_tail_find(recio_irecord *r) {
     static const unsigned char png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-    const unsigned char *b = (const unsigned char *)r->image, *end = b + r->image_size, *m;
+    const unsigned char *b = (const unsigned char *)r->image, *end = b + r->image_size;
     size_t n;
     if (r->image_size < RECIO_MASK_TAIL_SIZE + sizeof png || memcmp(end - 4, "RMSK", 4) != 0) return;
     n = recio_load_u32le(end - 8);
     if (n < sizeof png || n > r->image_size - RECIO_MASK_TAIL_SIZE) return;
-    m = end - 8 - n;
-    if (memcmp(m, png, sizeof png) != 0 && !(m[0] == 0xff && m[1] == 0xd8 && m[2] == 0xff) && !(m[0] == 'B' && m[1] == 'M')) return;
+    if (memcmp(end - 8 - n, png, sizeof png) != 0) return;
     r->mask = end - 8 - n;
     r->mask_size = n;
     r->image_size -= n + RECIO_MASK_TAIL_SIZE;
@@ -6192,16 +6188,18 @@ static void recio__mask_words(char *errmsg) {
     if (errmsg && !strncmp(errmsg, "decode: ", 8)) memmove(errmsg + 6, errmsg + 8, strlen(errmsg + 8) + 1), memcpy(errmsg, "mask: ", 6);
 }
 
-/* The refusal of a mask of another kind, named from its header. */
+/* The refusal of a mask of another kind, named from its header. Its words are its own literals (no
+   "JPEG" or "%s" that the decoder also uses): a shared literal would keep these in every program
+   that decodes images, masks or not (docs/footprint.md). */
 static recio_err recio__mask_refuse(const unsigned char *b, size_t n, char *errmsg, size_t cap) {
-    static const char *const types[7] = {"grey", "", "RGB", "palette", "grey+alpha", "", "RGBA"};
+    static const char *const types[7] = {"grey PNG", "", "RGB PNG", "palette PNG", "grey+alpha PNG", "", "RGBA PNG"};
     int fmt = recio__format(b, n);
     char kind[48];
-    if (fmt == RECIO__FMT_PNG && n >= 33 && b[25] < 7) recio__fmt(kind, sizeof kind, "%u-bit %s PNG", (unsigned)b[24], types[b[25]]);
-    else recio__fmt(kind, sizeof kind, "%s", !n ? "empty file" : fmt == RECIO__FMT_JPEG ? "JPEG" : fmt == RECIO__FMT_BMP ? "BMP" : "file of no image format recio reads");
+    if (fmt == RECIO__FMT_PNG && n >= 33 && b[25] < 7) recio__fmt(kind, sizeof kind, b[24] == 8 ? "an %u-bit %s" : "a %u-bit %s", (unsigned)b[24], types[b[25]]);
+    else recio__fmt(kind, sizeof kind, !n ? "an empty file" : fmt == RECIO__FMT_JPEG ? "a JPEG" : fmt == RECIO__FMT_BMP ? "a BMP" : "a file of no image format recio reads");
     if (errmsg)
-        recio__fmt(errmsg, cap, "mask: %s %s, not a label mask (an 8-bit grey PNG, or a palette PNG whose indices are the labels: "
-                   "another kind's values are not its labels)", kind[0] == '8' || kind[0] == 'e' ? "an" : "a", kind);
+        recio__fmt(errmsg, cap, "mask: %s, not a label mask (an 8-bit grey PNG, or a palette PNG whose indices are the labels: "
+                   "another kind's values are not its labels)", kind);
     return RECIO_ERR_DECODE;
 }
 
@@ -10582,14 +10580,18 @@ static recio_err recio__it_boxes(const float *row, unsigned objects, char *what)
     return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: %s", why), RECIO_ERR_FORMAT;
 }
 
-/* Why a record has no mask: none at all, or a tail ("RMSK" at the end) whose length or mask is damaged. */
+/* Why a record has no mask (recio_irecord_unpack finds PNG masks only): none at all; a tail ("RMSK"
+   at the end) over an image of another kind, refused by name (a JPEG); or a damaged tail. */
 static void recio__it_no_mask(const recio_irecord *ir, char *what) {
     const unsigned char *end = (const unsigned char *)ir->image + ir->image_size;
-    if (ir->image_size >= RECIO_MASK_TAIL_SIZE && !memcmp(end - 4, "RMSK", 4))
-        recio__fmt(what, RECIO_ITER_ERRMSG, "mask: the record ends in a mask tail (\"RMSK\") that holds no mask: its length (%u) or the mask's signature is damaged",
-                   (unsigned)recio_load_u32le(end - 8));
-    else
+    size_t n = ir->image_size >= RECIO_MASK_TAIL_SIZE && !memcmp(end - 4, "RMSK", 4) ? recio_load_u32le(end - 8) : 0;
+    if (!n)
         recio__fmt(what, RECIO_ITER_ERRMSG, "no label mask in this record (desc.masks; recio pack --mask-root writes them)");
+    else if (n <= ir->image_size - RECIO_MASK_TAIL_SIZE && recio__format(end - 8 - n, n) != RECIO__FMT_NONE)
+        recio__mask_refuse(end - 8 - n, n, what, RECIO_ITER_ERRMSG);
+    else
+        recio__fmt(what, RECIO_ITER_ERRMSG, "mask: the record ends in a mask tail (\"RMSK\") that holds no mask: its length (%U) or the mask's signature is damaged",
+                   (uint64_t)n);
 }
 
 /* With label_detection and/or masks: item i's boxes (its label row, in place) and its mask (into the
@@ -11343,21 +11345,9 @@ RECIODEF recio_err recio_iter_open(recio_iter **out, const recio_iter_desc *desc
     return recio_iter_open_ex(out, desc, desc ? desc->errmsg : NULL, desc && desc->errmsg ? RECIO_ERRMSG_SIZE : 0);
 }
 
-RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *desc, char *errmsg, size_t errmsg_size) {
-    recio_iter *it;
+/* An open's steps in order, the first error stopping them (its words in it->errmsg, or none). */
+static recio_err recio__it_open_steps(recio_iter *it) {
     recio_err e;
-    if (errmsg && errmsg_size) errmsg[0] = 0;
-    if (!out) return RECIO_ERR_ARG;
-    *out = NULL;
-    if (!desc) return RECIO_ERR_ARG;
-    it = (recio_iter *)recio__it_calloc(&desc->alloc, 1, sizeof *it);
-    if (!it) {
-        if (errmsg && errmsg_size) recio__fmt(errmsg, errmsg_size, "%s", recio_strerror(RECIO_ERR_NOMEM));
-        return RECIO_ERR_NOMEM;
-    }
-    it->d = *desc;
-    it->kn = recio__kern_pick();
-    it->need_begin = 1;
     if ((e = recio__it_desc(&it->d, it->errmsg)) == RECIO_OK && (e = recio__it_src_init(it)) == RECIO_OK &&
         (e = recio__it_spec(it)) == RECIO_OK && (e = recio__it_cache_init(it)) == RECIO_OK && (e = recio__it_imglist(it)) == RECIO_OK && (e = recio__it_mean(it)) == RECIO_OK &&
         (e = recio__it_layout(it)) == RECIO_OK && (e = recio__it_alloc(it)) == RECIO_OK) {
@@ -11366,8 +11356,24 @@ RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *d
         e = recio__it_start(it);
 #endif
     }
-    if (e != RECIO_OK) {
-        if (errmsg && errmsg_size) recio__fmt(errmsg, errmsg_size, "%s", it->errmsg[0] ? it->errmsg : recio_strerror(e));
+    return e;
+}
+
+RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *desc, char *errmsg, size_t errmsg_size) {
+    recio_iter *it;
+    recio_err e = RECIO_ERR_NOMEM;
+    if (errmsg && errmsg_size) errmsg[0] = 0;
+    if (!out) return RECIO_ERR_ARG;
+    *out = NULL;
+    if (!desc) return RECIO_ERR_ARG;
+    if ((it = (recio_iter *)recio__it_calloc(&desc->alloc, 1, sizeof *it)) != NULL) {
+        it->d = *desc;
+        it->kn = recio__kern_pick();
+        it->need_begin = 1;
+        e = recio__it_open_steps(it);
+    }
+    if (e != RECIO_OK) { /* a handle that cannot be allocated says so too */
+        if (errmsg && errmsg_size) recio__fmt(errmsg, errmsg_size, "%s", it && it->errmsg[0] ? it->errmsg : recio_strerror(e));
         recio_iter_close(it);
         return e;
     }

@@ -246,12 +246,13 @@ static void test_iterator(void) {
 
 /* recio verify --decode names each record whose mask the iterator would refuse, by offset: garbage
    after a PNG signature, a cut mask, an RGB one, one of the wrong size, a tail whose length is
-   damaged, a 1-bit grey one; the grey and palette masks pass. */
+   damaged, a 1-bit grey one, a JPEG one (which the record format cannot hold: named all the same);
+   the grey and palette masks pass. */
 static void test_verify(void) {
     static const unsigned char junk[40] = "\x89PNG\r\n\x1a\nthis is not the rest of a PNG";
     static t_mem_out small;
     char path[128], args[256], out[4096], want[160];
-    uint64_t off[8];
+    uint64_t off[9];
     recio_writer *w = NULL;
     int i;
     if (!t_recio_tool()) return;
@@ -267,6 +268,7 @@ static void test_verify(void) {
     off[5] = put_record(w, 5, small.b, (size_t)small.n, 0);
     off[6] = put_record(w, 6, masks[K_GREY8].b, (size_t)masks[K_GREY8].n, 1);
     off[7] = put_record(w, 7, masks[K_GREY1].b, (size_t)masks[K_GREY1].n, 0);
+    off[8] = put_record(w, 8, masks[K_JPEG].b, (size_t)masks[K_JPEG].n, 0);
     CHECK(recio_writer_close(w) == RECIO_OK);
     snprintf(args, sizeof args, "verify --decode %s", path);
     CHECK_EQ_INT(t_recio_capture(args, 60, out, sizeof out), 1);
@@ -274,13 +276,14 @@ static void test_verify(void) {
         snprintf(want, sizeof want, "offset %llu:", (unsigned long long)off[i]);
         CHECK(strstr(out, want) == NULL);
     }
-    for (i = 2; i < 8; i++) {
-        static const char *const what[8] = {"", "", "mask: bad PNG header", "mask: truncated PNG", "mask: an 8-bit RGB PNG",
-                                            "mask: 8x6, the image is 16x12", "mask: the record ends in a mask tail (\"RMSK\") that holds no mask", "mask: a 1-bit grey PNG"};
+    for (i = 2; i < 9; i++) {
+        static const char *const what[9] = {"", "", "mask: bad PNG header", "mask: truncated PNG", "mask: an 8-bit RGB PNG",
+                                            "mask: 8x6, the image is 16x12", "mask: the record ends in a mask tail (\"RMSK\") that holds no mask",
+                                            "mask: a 1-bit grey PNG", "mask: a JPEG, not a label mask"};
         snprintf(want, sizeof want, "%s: offset %llu: %s", path, (unsigned long long)off[i], what[i]);
         if (!strstr(out, want)) printf("  want '%s' in:\n%s", want, out), CHECK(0);
     }
-    CHECK(strstr(out, "8 records") != NULL && strstr(out, "6 that do not decode") != NULL);
+    CHECK(strstr(out, "9 records") != NULL && strstr(out, "7 that do not decode") != NULL);
 }
 
 /* recio show lays each label's VOC colour over the image, (pixel + colour + 1) / 2, labels 0 and 255

@@ -119,17 +119,22 @@ static int verify_all(const char *path) {
 }
 
 /* A segmentation record's mask by the iterator's rule (recio_mask_decode: an 8-bit grey or a
-   palette PNG) and of its image's w x h; a tail that ends in "RMSK" but holds no mask (its length or
-   the mask's signature damaged) is named too, since training with masks would fail on it. 0 when
-   sound, else -1 with why. */
+   palette PNG) and of its image's w x h. A record that ends in "RMSK" but where recio_irecord_unpack
+   finds no PNG mask is named too, since training with masks would fail on it: a JPEG or BMP there
+   by its kind, else as a damaged tail. 0 when sound, else -1 with why. */
 static int mask_check(const recio_irecord *ir, int w, int h, char *why, size_t cap) {
-    const unsigned char *end = (const unsigned char *)ir->image + ir->image_size;
+    const unsigned char *end = (const unsigned char *)ir->image + ir->image_size, *t;
     recio_image m;
+    size_t n;
     int bad;
     if (!ir->mask) {
-        if (ir->image_size < 4 || memcmp(end - 4, "RMSK", 4) != 0) return 0;
-        snprintf(why, cap, "mask: the record ends in a mask tail (\"RMSK\") that holds no mask: its length (%u) or the mask's signature is damaged",
-                 ir->image_size >= RECIO_MASK_TAIL_SIZE ? (unsigned)recio_load_u32le(end - 8) : 0u);
+        if (ir->image_size < RECIO_MASK_TAIL_SIZE || memcmp(end - 4, "RMSK", 4) != 0) return 0;
+        n = recio_load_u32le(end - 8);
+        t = n >= 3 && n <= ir->image_size - RECIO_MASK_TAIL_SIZE ? end - 8 - n : NULL;
+        if (t && ((t[0] == 0xff && t[1] == 0xd8) || (t[0] == 'B' && t[1] == 'M'))) /* refused by kind: never a mask */
+            return recio_mask_decode(&m, t, n, why, cap) == RECIO_OK ? (recio_image_free(&m), 0) : -1;
+        snprintf(why, cap, "mask: the record ends in a mask tail (\"RMSK\") that holds no mask: its length (%llu) or the mask's signature is damaged",
+                 (unsigned long long)n);
         return -1;
     }
     if (recio_mask_decode(&m, ir->mask, ir->mask_size, why, cap) != RECIO_OK) return -1;
