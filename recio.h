@@ -221,7 +221,7 @@ RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char
    asked first, so it may also take over plain paths. There is no global registry.
    Wildcards ("dir/part-*.rec": * ? [a-z] [!x], in any path component) and directories (their *.rec
    files) are expanded by recio over `list`, the same way for every filesystem; the .idx beside a
-   .rec is found through `stat` (recio_index_path). Hooks may run on the iterator's worker threads,
+   .rec is found through `info` (recio_index_path). Hooks may run on the iterator's worker threads,
    several at once.
    Every hook returns a recio_err and, on failure, may write the reason in `why` (RECIO_ERRMSG_SIZE
    bytes, "" on entry): only the reason, e.g. "No such file or directory"; recio puts "PATH: offset N:
@@ -269,13 +269,15 @@ typedef struct recio_fs {
                            RECIO_FS_BACKSLASH: '\\' separates path components too (Windows) */
     /* Required. A stream on path: read, and seek and size where it can (the split needs sizes). */
     recio_err (*open_read)(void *user, const char *path, recio_io *io, char *why);
-    /* Optional (default: open_read, then io.size; kind FILE when it opens, NONE when it does not).
-       kind NONE with RECIO_OK when nothing is there (why may say it in the fs's words); an error when
-       it cannot tell (permission, network). */
-    recio_err (*stat)(void *user, const char *path, recio_fs_stat *st, char *why);
+    /* Optional: what is at path (stat; named info because <sys/stat.h> may #define stat). Default:
+       open_read, then io.size (kind FILE when it opens, NONE when it does not). kind NONE with
+       RECIO_OK when nothing is there (why may say it in the fs's words); an error when it cannot
+       tell (permission, network). */
+    recio_err (*info)(void *user, const char *path, recio_fs_stat *st, char *why);
     /* Optional (without it: no wildcards or directories). Each entry of directory dir (not "." or
        ".."), by name, to entry until it returns nonzero; kind may be RECIO_FS_NONE when not known
-       cheaply. An error when dir cannot be listed. */
+       cheaply. An error when dir cannot be listed. dir may end with a separator ("dir/", "C:\\",
+       "s3://bucket/prefix/"), and is "." for a pattern without a directory. */
     recio_err (*list)(void *user, const char *dir, int (*entry)(void *ctx, const char *name, recio_fs_kind kind),
                       void *ctx, char *why);
     /* Optional, together (without them: read-only). create fills out as mode says. commit makes the
@@ -400,9 +402,6 @@ typedef struct recio_writer_desc {
     char *errmsg;           /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed */
     recio_allocator alloc;
     const recio_fs *fs;     /* your filesystems, asked before the built-in ones (see FILESYSTEMS) */
-    recio_io index_io;      /* custom sink for the .idx text, used when index_path is NULL (owned as io
-                               is). With io, outputs you made with a filesystem's create and commit
-                               yourself, together with others (recio pack: .rec, .idx, .skipped) */
 } recio_writer_desc;
 
 RECIODEF recio_err recio_writer_open(recio_writer **w, const char *path);
@@ -2313,7 +2312,7 @@ static recio_err recio__fs_open(const recio_fs *list, const char *path, recio_io
     return RECIO_ERR_ARG;
 }
 
-/* What is at path: its filesystem's stat, else an open and the stream's size (kind NONE when it
+/* What is at path: its filesystem's info, else an open and the stream's size (kind NONE when it
    does not open, an error when its size is unknown). */
 static recio_err recio__fs_stat(const recio_fs *list, const char *path, recio_fs_stat *st, char *why) {
     const recio_fs *fs = recio__fs_for(list, path, why);
@@ -2321,7 +2320,7 @@ static recio_err recio__fs_stat(const recio_fs *list, const char *path, recio_fs
     int64_t n;
     memset(st, 0, sizeof *st);
     if (!fs) return RECIO_ERR_UNSUPPORTED;
-    if (fs->stat) return fs->stat(fs->user, path, st, why);
+    if (fs->info) return fs->info(fs->user, path, st, why);
     if (recio__fs_open(fs, path, &io, why) != RECIO_OK) return RECIO_OK; /* kind NONE, why said */
     n = io.size ? io.size(io.user) : -1;
     if (io.close) io.close(io.user);
@@ -3058,12 +3057,10 @@ RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, 
     if (e == RECIO_OK && d.background) e = recio__wr_start(w);
 #endif
     if (e == RECIO_OK && d.index_path) w->has_idx = (e = recio__wr_create(w, &d, d.index_path, 1, &w->idx_io)) == RECIO_OK;
-    else if (e == RECIO_OK && d.index_io.write) w->idx_io = d.index_io, w->has_idx = 1;
     if (e == RECIO_OK && w->pend[0] && w->pend[1] && w->fs[0] != w->fs[1]) /* one commit makes both */
         e = recio__wr_fail(w, RECIO_ERR_ARG, 0, "an atomic .rec and its .idx on two filesystems");
     recio__open_msg(d.errmsg, d.name, w ? w->errmsg : NULL, e);
     if (e != RECIO_OK && w && !path) memset(&w->io, 0, sizeof w->io); /* desc.io stays the caller's */
-    if (e != RECIO_OK && w && !d.index_path) memset(&w->idx_io, 0, sizeof w->idx_io); /* so does index_io */
     if (e != RECIO_OK) return recio_writer_abort(w), e; /* closes what opened, removes what it created */
     *out = w;
     return RECIO_OK;
@@ -3215,6 +3212,7 @@ static const char *recio__idx_line(const char *b, const char *e, recio_index_ent
 }
 
 RECIODEF recio_err recio_index_parse(recio_index *idx, const char *text, size_t n, const char *name) {
+    const recio_fs *fs;
     recio__lines L;
     const char *b, *e, *bad = NULL;
     recio_buffer v;
@@ -3223,8 +3221,10 @@ RECIODEF recio_err recio_index_parse(recio_index *idx, const char *text, size_t 
     if (!idx || (!text && n)) return RECIO_ERR_ARG;
     memset(&v, 0, sizeof v);
     v.alloc = idx->alloc;
+    fs = idx->fs;
     memset(idx, 0, sizeof *idx);
-    idx->alloc = v.alloc;
+    idx->alloc = v.alloc; /* the inputs stay */
+    idx->fs = fs;
     L.p = text ? text : "";
     L.end = L.p + n;
     L.name = name;
@@ -3422,6 +3422,7 @@ static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, c
 }
 
 RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, const char *name) {
+    const recio_fs *fs;
     recio__lines L;
     const char *b, *e;
     recio_buffer items, store;
@@ -3432,9 +3433,9 @@ RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, con
     void *user;
     int masks;
     if (!l || (!text && n)) return RECIO_ERR_ARG;
-    a = l->alloc, on_bad = l->on_bad_line, user = l->user, masks = l->mask_column;
+    a = l->alloc, on_bad = l->on_bad_line, user = l->user, masks = l->mask_column, fs = l->fs;
     memset(l, 0, sizeof *l);
-    l->alloc = a, l->on_bad_line = on_bad, l->user = user, l->mask_column = masks;
+    l->alloc = a, l->on_bad_line = on_bad, l->user = user, l->mask_column = masks, l->fs = fs;
     memset(&items, 0, sizeof items);
     items.alloc = a;
     store = items;

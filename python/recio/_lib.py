@@ -96,8 +96,7 @@ class ReaderDesc(Structure):
 
 class WriterDesc(Structure):
     _fields_ = [("io", IO), ("name", c_char_p), ("index_path", c_char_p), ("atomic", c_int), ("buffer_size", c_size_t),
-                ("background", c_int), ("errmsg", c_void_p), ("alloc", Allocator), ("fs", c_void_p),
-                ("index_io", IO)]
+                ("background", c_int), ("errmsg", c_void_p), ("alloc", Allocator), ("fs", c_void_p)]
 
 
 class SplitDesc(Structure):
