@@ -12,11 +12,14 @@
 
    TABLE OF CONTENTS (each is a section with a banner, declarations first, then the implementation)
       1. CORE         errors (one convention: RECIO_ERRMSG_SIZE, desc.errmsg), allocator, I/O hooks,
-                      little-endian helpers, seedable RNG
-      2. RECORDIO     reader (streaming, memory, mmap) and writer (.idx, atomic)
+                      the filesystem table (recio_fs: a path's scheme picks open, info, list,
+                      create/commit, remove, map; the local files' POSIX / Win32 / ISO C columns;
+                      your own schemes), little-endian helpers, seedable RNG
+      2. RECORDIO     reader (streaming, memory, mapped) and writer (.idx, atomic), on any filesystem
       3. INDEX        .idx and .lst files, MXNet image record header (IRHeader), detection labels,
                       segmentation records (the mask tail)
-      4. SPLIT        rank/nsplit partition of many files, as dmlc-core's InputSplit
+      4. SPLIT        rank/nsplit partition of many files, as dmlc-core's InputSplit; wildcards and
+                      directories expanded over the filesystem's list
       5. IMAGE OPS    decode, resize, crop, flip, colour, normalize: one image per call; the
                       kernel table (scalar / SSE2 / AVX2 / NEON columns of the hot loops)
       6. RANDOM       the transform spec: the op table (one descriptor per op), its parser,
@@ -49,6 +52,12 @@
       parts that join past 2^29 - 1 bytes, or trailing garbage is RECIO_ERR_CORRUPT naming the
       header offset of the first bad record, after every sound record before it. (dmlc-core
       merges or drops records silently in some of these.)
+
+   FILESYSTEMS
+      Every path goes through one table, recio_fs, picked by the path's scheme: plain paths and
+      file:// are the local files (POSIX, Win32 or ISO C stdio; none under RECIO_NO_STDIO); a scheme
+      of your own ("mem://", a board's flash) is a few hooks in a desc's `fs` (docs/fs.md), and gets
+      everything the local files get: mapped reads, atomic writes, wildcards, directories, .idx files.
 
    SPLITTING
       recio_split_open(&s, "a.rec;b.rec", rank, nsplit) gives worker `rank` the same records that
@@ -84,8 +93,9 @@
 
    CONFIGURATION (define before the implementation)
       RECIO_STATIC        make every function static (private copy in one translation unit)
-      RECIO_NO_STDIO      no file backend: use memory readers and your own recio_io hooks; nothing
-                          of the OS is referenced then (no open, mmap, stat, glob...): bare metal
+      RECIO_NO_STDIO      no local filesystem: memory readers, your own recio_io hooks and your own
+                          recio_fs; nothing of the OS is referenced then (no open, mmap, stat,
+                          opendir...): bare metal
       RECIO_MALLOC(sz,u) RECIO_REALLOC(p,sz,u) RECIO_FREE(p,u)   allocator (u = user pointer)
       RECIO_ASSERT(x)     internal checks (default assert.h)
       RECIO_THREADS       build the prefetcher, the threaded iterator and the background writer
@@ -363,7 +373,8 @@ typedef struct recio_reader_desc {
                               a failed open leaves it to the caller, open */
     const char *name;      /* name in messages (default: path, or "<memory>" / "<io>") */
     size_t buffer_size;    /* streaming buffer (default 1 MiB); grows for larger records */
-    int use_mmap;          /* map the file and hand out pointers into it (POSIX and Windows); a file
+    int use_mmap;          /* map the file and hand out pointers into it, where its filesystem maps
+                              (local files on POSIX and Windows; else it is streamed); a local file
                               truncated while mapped kills the process (SIGBUS): map only files
                               nothing else changes while they are read */
     char *errmsg;          /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed */
@@ -565,11 +576,13 @@ RECIODEF size_t recio_det_labels(float *dst, size_t cap, const float *extra, uin
    step = ceil(total / nsplit) rounded up to a multiple of 4; part r covers [r*step, (r+1)*step)
    with both ends moved forward to the next record head (an aligned magic followed by cflag 0/1),
    and yields the records whose head lies in that range. Parts may cross files and may be empty.
-   Opening costs one stat per file and at most two short boundary scans: never a pass over the data.
+   Opening costs one stat (recio_fs.info) per file and at most two short boundary scans: never a
+   pass over the data.
 
    Index mode (mode = RECIO_SPLIT_INDEX, or index_path set) partitions by record count using each
-   file's index (FILE.idx, or FILE.idx with .rec replaced; local offsets) or one index over the whole
-   list (index_path; global offsets, as dmlc's "indexed_recordio"): the offsets are sorted, n records,
+   file's index (recio_index_path: FILE.idx, or FILE with .rec replaced by .idx; local offsets) or
+   one index over the whole list (index_path; global offsets, as dmlc's "indexed_recordio"): the
+   offsets are sorted, n records,
    rank r gets positions [r*ceil(n/nsplit), min((r+1)*ceil(n/nsplit), n)), as dmlc-core does.
    With a shuffle the positions are first permuted by an order that depends only on (seed, epoch):
       RECIO_SHUFFLE_FULL   Fisher-Yates over all n positions, driven by recio_rng seeded with
@@ -626,8 +639,9 @@ typedef struct recio_split_desc {
     recio_split_equalize equalize;
     int ordinals;                   /* byte mode: also find the ordinal of the first record when a
                                        part starts inside a file (FILE.idx, else a header hop) */
-    int use_mmap;                   /* 1: map the files (POSIX, Windows; fastest for shuffled reads, but
-                                       a file truncated while mapped kills the process with SIGBUS);
+    int use_mmap;                   /* 1: map the files where their filesystem maps (local files on
+                                       POSIX and Windows; fastest for shuffled reads, but a file
+                                       truncated while mapped kills the process with SIGBUS);
                                        0 (default) or -1: read through a buffer (a clean error then) */
     size_t buffer_size;             /* reader buffer (default 1 MiB; shuffled: about 2 records) */
     const recio_fs *fs;             /* your filesystems, asked before the built-in ones (FILESYSTEMS):
@@ -653,7 +667,8 @@ typedef struct recio_split_where {
 } recio_split_where;
 
 /* Open part `rank` of `nsplit` of the files in `uris` (';'-separated; wildcards and directories, whose
-   *.rec files are taken, expand in sorted order). See the error note above. */
+   *.rec files are taken, expand in sorted order, on any filesystem that lists: see FILESYSTEMS).
+   See the error note above. */
 RECIODEF recio_err recio_split_open(recio_split **s, const char *uris, unsigned rank, unsigned nsplit);
 RECIODEF recio_err recio_split_open_desc(recio_split **s, const char *uris, unsigned rank, unsigned nsplit,
                                          const recio_split_desc *desc);
@@ -1489,17 +1504,19 @@ static void recio__thread_join(recio__thread *t) { pthread_join(t->h, NULL); }
 #endif
 #endif /* RECIO_THREADS */
 
-static char *recio__cat(const recio_allocator *a, const char *s, const char *t) {
-    size_t n = strlen(s), m = strlen(t);
-    char *d = (char *)recio__malloc(a, n + m + 1);
+/* s, t and u joined, allocated; NULL when out of memory. */
+static char *recio__cat(const recio_allocator *a, const char *s, const char *t, const char *u) {
+    size_t n = strlen(s), m = strlen(t), k = strlen(u);
+    char *d = (char *)recio__malloc(a, n + m + k + 1);
     if (d) {
         memcpy(d, s, n);
-        memcpy(d + n, t, m + 1);
+        memcpy(d + n, t, m);
+        memcpy(d + n + m, u, k + 1);
     }
     return d;
 }
 
-static char *recio__strdup(const recio_allocator *a, const char *s) { return recio__cat(a, s, ""); }
+static char *recio__strdup(const recio_allocator *a, const char *s) { return recio__cat(a, s, "", ""); }
 
 /* Own tiny formatter, so messages need no stdio: %s %d %u %x and %U (uint64_t). */
 /* An argument of the formatter: a string for %s, a number for the others (%d's as int64_t). Taking
@@ -1761,6 +1778,10 @@ static recio_err recio__lfs_why(char *why, recio_err e) {
     recio__fmt(why, RECIO__ERRMSG, "%s", recio__errno_str(errno));
     return e;
 }
+#endif
+
+#ifndef RECIO__FS_REMOTE
+#define RECIO__FS_REMOTE NULL /* no built-in remote scheme (RECIO_CURL's column sets its first entry) */
 #endif
 
 /* ---- the local filesystem: one column per platform, then what every column shares ----
@@ -2121,22 +2142,28 @@ typedef struct recio__lfs_pending {
     int done; /* put in place by this commit */
 } recio__lfs_pending;
 
-/* "PATH.WHAT.TAG" into d (".2", ".3"... for the k-th try): a name beside PATH for this writer. */
-static void recio__lfs_side(char *d, const char *path, const char *what, const void *self, unsigned k) {
+/* Names beside PATH for this writer, "PATH.WHAT.TAG" (".2", ".3"... for the k-th try), into d until
+   op takes one: 0, or -1 with errno set (EEXIST: every one was taken). */
+static int recio__lfs_name(char *d, const char *path, const char *what, const void *self,
+                           int (*op)(const char *path, const char *name, recio_io *io), recio_io *io) {
     size_t n = strlen(path);
-    memcpy(d, path, n);
-    recio__fmt(d + n, 48, k == 1 ? ".%s.%U" : ".%s.%U.%u", what, recio__lfs_tag(self), k);
-}
-
-/* A name beside PATH that no other writer uses, created (io open for writing on it); -1, errno set. */
-static int recio__lfs_unique(char *d, const char *path, const char *what, const void *self, recio_io *io) {
     unsigned k;
+    memcpy(d, path, n);
     for (k = 1; k < 1000; k++) {
-        recio__lfs_side(d, path, what, self, k);
-        if (recio__lfs_excl(d, io) == 0) return 0;
+        recio__fmt(d + n, 48, k == 1 ? ".%s.%U" : ".%s.%U.%u", what, recio__lfs_tag(self), k);
+        if (op(path, d, io) == 0) return 0;
         if (errno != EEXIST) return -1;
     }
     return errno = EEXIST, -1;
+}
+
+/* The name created empty (io open for writing on it), or a hard link to path: each takes the name
+   only when it is free, so no two writers share one and a failure leaves nothing behind. */
+static int recio__lfs_op_excl(const char *path, const char *name, recio_io *io) {
+    return (void)path, recio__lfs_excl(name, io);
+}
+static int recio__lfs_op_link(const char *path, const char *name, recio_io *io) {
+    return (void)io, recio__lfs_link(path, name);
 }
 
 static recio_err recio__lfs_create(void *u, const char *path, recio_fs_mode mode, recio_fs_out *out, char *why) {
@@ -2159,7 +2186,7 @@ static recio_err recio__lfs_create(void *u, const char *path, recio_fs_mode mode
     memcpy(p->path, path, n + 1);
     if (mode == RECIO_FS_ATOMIC) {
         p->tmp = p->bak + n + 50;
-        if (recio__lfs_unique(p->tmp, path, "tmp", p, &out->io) != 0) {
+        if (recio__lfs_name(p->tmp, path, "tmp", p, recio__lfs_op_excl, &out->io) != 0) {
             recio__fmt(why, RECIO__ERRMSG, "%s (a temporary file beside it)", recio__errno_str(errno));
             return recio__free(NULL, p), RECIO_ERR_IO;
         }
@@ -2171,21 +2198,15 @@ static recio_err recio__lfs_create(void *u, const char *path, recio_fs_mode mode
 
 /* Keep the current PATH under a free name beside it, so a commit that fails half-way can put it
    back: a hard link where the file system has them (PATH never disappears; 1), else a rename (2);
-   0: there is no PATH. The link itself takes the name (EEXIST: the next one), so a failure leaves
-   no file behind. -1 (errno set): PATH exists and cannot be kept. */
+   0: there is no PATH. -1 (errno set): PATH exists and cannot be kept. */
 static int recio__lfs_keep(recio__lfs_pending *p) {
     recio_fs_stat st;
     recio_io io;
-    unsigned k;
-    int err = EEXIST;
+    int err;
     if (recio__lfs_stat_raw(p->path, &st) != 0) return errno == ENOENT ? 0 : -1;
-    for (k = 1; k < 1000 && err == EEXIST; k++) {
-        recio__lfs_side(p->bak, p->path, "old", p, k);
-        if (recio__lfs_link(p->path, p->bak) == 0) return 1;
-        err = errno;
-    }
-    if (err == EEXIST || err == ENOENT) return errno = err, -1; /* else no hard links here: move it aside */
-    if (recio__lfs_unique(p->bak, p->path, "old", p, &io) != 0) return -1;
+    if (recio__lfs_name(p->bak, p->path, "old", p, recio__lfs_op_link, &io) == 0) return 1;
+    if (errno == EEXIST || errno == ENOENT) return -1; /* else no hard links here: move it aside */
+    if (recio__lfs_name(p->bak, p->path, "old", p, recio__lfs_op_excl, &io) != 0) return -1;
     io.close(io.user);
     if (recio__lfs_replace(p->path, p->bak) == 0) return 2;
     err = errno;
@@ -2205,27 +2226,26 @@ static void recio__lfs_settle(recio__lfs_pending *p, int bad, char *why) {
                    recio__errno_str(errno));
 }
 
-/* Renames in order, all or none: every one but the last keeps its old PATH aside first, and a
+/* In order, all or none: each but the last keeps its old PATH aside before it is replaced, and a
    failure puts back what was done. */
 static recio_err recio__lfs_commit(void *u, void *const *pending, int n, char *why) {
     recio__lfs_pending *p;
-    int i, last = n - 1, bad = 0;
+    const char *f = NULL;
+    int i, last = n - 1;
     (void)u;
     while (last >= 0 && !pending[last]) last--;
-    for (i = 0; i < last && !bad; i++)
-        if ((p = (recio__lfs_pending *)pending[i]) != NULL && (p->kept = recio__lfs_keep(p)) < 0)
-            p->kept = 0, bad = 1,
-            recio__fmt(why, RECIO__ERRMSG, "cannot keep the old %s aside while replacing it: %s", p->path, recio__errno_str(errno));
-    for (i = 0; i <= last && !bad; i++)
-        if ((p = (recio__lfs_pending *)pending[i]) != NULL) {
-            p->done = p->tmp ? recio__lfs_replace(p->tmp, p->path) == 0 : remove(p->path) == 0 || errno == ENOENT;
-            if (!p->done)
-                bad = 1, recio__fmt(why, RECIO__ERRMSG, p->tmp ? "cannot rename the temporary file into place as %s: %s" : "cannot remove %s: %s",
-                                    p->path, recio__errno_str(errno));
-        }
+    for (i = 0; i <= last && !f; i++) {
+        if (!(p = (recio__lfs_pending *)pending[i])) continue;
+        if (i < last && (p->kept = recio__lfs_keep(p)) < 0)
+            p->kept = 0, f = "cannot keep the old %s aside while replacing it: %s";
+        else if (!(p->done = p->tmp ? recio__lfs_replace(p->tmp, p->path) == 0
+                                    : remove(p->path) == 0 || errno == ENOENT))
+            f = p->tmp ? "cannot rename the temporary file into place as %s: %s" : "cannot remove %s: %s";
+        if (f) recio__fmt(why, RECIO__ERRMSG, f, p->path, recio__errno_str(errno));
+    }
     for (i = 0; i < n; i++)
-        if ((p = (recio__lfs_pending *)pending[i]) != NULL) recio__lfs_settle(p, bad, why), recio__free(NULL, p);
-    return bad ? RECIO_ERR_IO : RECIO_OK;
+        if ((p = (recio__lfs_pending *)pending[i]) != NULL) recio__lfs_settle(p, f != NULL, why), recio__free(NULL, p);
+    return f ? RECIO_ERR_IO : RECIO_OK;
 }
 
 static void recio__lfs_discard(void *u, void *pending) {
@@ -2243,16 +2263,18 @@ static recio_err recio__lfs_remove(void *u, const char *path, char *why) {
 /* The local filesystem: plain paths and file://, this platform's column. */
 static const recio_fs recio__fs_local = {NULL, NULL, RECIO__LFS_FLAGS, recio__lfs_open_read, recio__lfs_stat, RECIO__LFS_LIST,
                                          recio__lfs_create, recio__lfs_commit, recio__lfs_discard, recio__lfs_remove,
-                                         RECIO__LFS_MAP, NULL};
-#define RECIO__FS_LOCAL &recio__fs_local,
-#else
-#define RECIO__FS_LOCAL
+                                         RECIO__LFS_MAP, RECIO__FS_REMOTE};
+#define RECIO__FS_BUILTIN (&recio__fs_local)
 #endif /* RECIO_NO_STDIO */
 
-/* ---- filesystems: a path's scheme picks its recio_fs (see FILESYSTEMS) ---- */
+/* The built-in filesystems, asked after the user's: one chain (next), the local files first, then
+   any built-in scheme (a remote column defines RECIO__FS_REMOTE as the first of its chain, before
+   this point). */
+#ifndef RECIO__FS_BUILTIN
+#define RECIO__FS_BUILTIN RECIO__FS_REMOTE
+#endif
 
-/* The built-in filesystems, asked after the user's. A built-in scheme (s3, http) adds its entry here. */
-static const recio_fs *const recio__fs_builtin[] = {RECIO__FS_LOCAL NULL};
+/* ---- filesystems: a path's scheme picks its recio_fs (see FILESYSTEMS) ---- */
 
 /* Length of path's scheme before "://", 0 for a plain path (and file://, which is one). */
 static size_t recio__scheme_len(const char *p) {
@@ -2260,30 +2282,26 @@ static size_t recio__scheme_len(const char *p) {
     int c;
     while ((c = recio__lower(p[n])) != 0 && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'))
         n++;
-    if (n < 2 || strncmp(p + n, "://", 3) != 0 || recio__scheme_is(p, "file")) return 0;
-    return n;
+    return n > 1 && strncmp(p + n, "://", 3) == 0 && !recio__scheme_is(p, "file") ? n : 0;
 }
 
-/* 1 when fs serves a path whose scheme is its first n bytes (n = 0: a plain path). */
-static int recio__fs_serves(const recio_fs *fs, const char *path, size_t n) {
-    const char *s = fs->scheme ? fs->scheme : "";
-    size_t i;
-    if (strlen(s) != n) return 0;
-    for (i = 0; i < n; i++)
-        if (recio__lower(s[i]) != recio__lower(path[i])) return 0;
-    return 1;
+/* The first filesystem of the chain f whose scheme is path's first n bytes (n = 0: plain paths). */
+static const recio_fs *recio__fs_scan(const recio_fs *f, const char *path, size_t n) {
+    for (; f; f = f->next) {
+        const char *s = f->scheme ? f->scheme : "";
+        size_t i = 0;
+        while (i < n && recio__lower(s[i]) == recio__lower(path[i])) i++;
+        if (i == n && !s[n]) return f;
+    }
+    return NULL;
 }
 
 RECIODEF const recio_fs *recio_fs_find(const recio_fs *list, const char *path) {
-    size_t n, k;
+    size_t n;
     const recio_fs *f;
     if (!path) return NULL;
     n = recio__scheme_len(path);
-    for (f = list; f; f = f->next)
-        if (recio__fs_serves(f, path, n)) return f;
-    for (k = 0; recio__fs_builtin[k]; k++)
-        if (recio__fs_serves(recio__fs_builtin[k], path, n)) return recio__fs_builtin[k];
-    return NULL;
+    return (f = recio__fs_scan(list, path, n)) != NULL ? f : recio__fs_scan(RECIO__FS_BUILTIN, path, n);
 }
 
 /* The filesystem of path, or NULL with why said; why (RECIO_ERRMSG_SIZE bytes) starts empty. */
@@ -2317,17 +2335,15 @@ static recio_err recio__fs_open(const recio_fs *list, const char *path, recio_io
 static recio_err recio__fs_stat(const recio_fs *list, const char *path, recio_fs_stat *st, char *why) {
     const recio_fs *fs = recio__fs_for(list, path, why);
     recio_io io;
-    int64_t n;
+    int64_t n = -1;
     memset(st, 0, sizeof *st);
-    if (!fs) return RECIO_ERR_UNSUPPORTED;
-    if (fs->info) return fs->info(fs->user, path, st, why);
-    if (recio__fs_open(fs, path, &io, why) != RECIO_OK) return RECIO_OK; /* kind NONE, why said */
-    n = io.size ? io.size(io.user) : -1;
+    if (fs && fs->info) return fs->info(fs->user, path, st, why);
+    if (!fs || recio__fs_open(fs, path, &io, why) != RECIO_OK) return fs ? RECIO_OK : RECIO_ERR_UNSUPPORTED; /* NONE */
+    if (io.size) n = io.size(io.user);
     if (io.close) io.close(io.user);
     st->kind = RECIO_FS_FILE;
-    st->size = n < 0 ? 0 : (uint64_t)n;
-    if (n < 0) recio__fmt(why, RECIO__ERRMSG, "%s", "its stream has no size hook (the split needs sizes)");
-    return n < 0 ? RECIO_ERR_IO : RECIO_OK;
+    st->size = (uint64_t)n;
+    return n < 0 ? RECIO_ERR_IO : RECIO_OK; /* a stream without a size: the split cannot use it */
 }
 
 RECIODEF recio_err recio_index_path(char *out, size_t cap, const char *rec, const recio_fs *fs, int *found) {
@@ -3040,7 +3056,20 @@ static recio_err recio__wr_create(recio_writer *w, const recio_writer_desc *d, c
     return RECIO_OK;
 }
 
-RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, const recio_writer_desc *desc) {
+/* The data file (when path is given) and the .idx through their filesystems. */
+static recio_err recio__wr_files(recio_writer *w, const char *path, const recio_writer_desc *d) {
+    recio_err e = path ? recio__wr_create(w, d, path, 0, &w->io) : RECIO_OK;
+    if (e == RECIO_OK && d->index_path)
+        w->has_idx = (e = recio__wr_create(w, d, d->index_path, 1, &w->idx_io)) == RECIO_OK;
+    if (e == RECIO_OK && w->pend[0] && w->pend[1] && w->fs[0] != w->fs[1]) /* one commit makes both */
+        e = recio__wr_fail(w, RECIO_ERR_ARG, 0, "an atomic .rec and its .idx on two filesystems");
+    return e;
+}
+
+/* A writer on desc; its files come from `files` (NULL for recio_writer_open_mem, which then links
+   no filesystem code: docs/footprint.md). */
+static recio_err recio__wr_open(recio_writer **out, const char *path, const recio_writer_desc *desc,
+                                recio_err (*files)(recio_writer *, const char *, const recio_writer_desc *)) {
     recio_writer_desc d;
     recio_writer *w = NULL;
     recio_err e;
@@ -3051,19 +3080,20 @@ RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, 
     if (!path && !d.io.write) return RECIO_ERR_ARG;
     if (!d.name) d.name = path ? path : "<io>";
     e = recio__wr_alloc(&w, &d);
-    if (e == RECIO_OK && path) e = recio__wr_create(w, &d, path, 0, &w->io);
-    else if (e == RECIO_OK) w->io = d.io;
+    if (e == RECIO_OK && !path) w->io = d.io;
+    if (e == RECIO_OK && files) e = files(w, path, &d);
 #ifdef RECIO_THREADS
     if (e == RECIO_OK && d.background) e = recio__wr_start(w);
 #endif
-    if (e == RECIO_OK && d.index_path) w->has_idx = (e = recio__wr_create(w, &d, d.index_path, 1, &w->idx_io)) == RECIO_OK;
-    if (e == RECIO_OK && w->pend[0] && w->pend[1] && w->fs[0] != w->fs[1]) /* one commit makes both */
-        e = recio__wr_fail(w, RECIO_ERR_ARG, 0, "an atomic .rec and its .idx on two filesystems");
     recio__open_msg(d.errmsg, d.name, w ? w->errmsg : NULL, e);
     if (e != RECIO_OK && w && !path) memset(&w->io, 0, sizeof w->io); /* desc.io stays the caller's */
     if (e != RECIO_OK) return recio_writer_abort(w), e; /* closes what opened, removes what it created */
     *out = w;
     return RECIO_OK;
+}
+
+RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, const recio_writer_desc *desc) {
+    return recio__wr_open(out, path, desc, recio__wr_files);
 }
 
 RECIODEF recio_err recio_writer_open(recio_writer **w, const char *path) {
@@ -3078,7 +3108,7 @@ RECIODEF recio_err recio_writer_open_mem(recio_writer **w, recio_buffer *out) {
     d.io.user = out;
     d.name = "<memory>";
     d.alloc = out->alloc;
-    return recio_writer_open_desc(w, NULL, &d);
+    return recio__wr_open(w, NULL, &d, NULL);
 }
 
 RECIODEF uint64_t recio_writer_tell(const recio_writer *w) { return w ? w->offset : 0; }
@@ -3715,25 +3745,6 @@ static recio_err recio__sp_push(recio_split *s, const char *path, size_t n) {
     return RECIO_OK;
 }
 
-static int recio__sp_cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The names of list (char * each, allocated), sorted, pushed as files when push is set; the
-   list is freed either way. */
-static recio_err recio__sp_push_names(recio_split *s, recio_buffer *list, int push) {
-    char **v = (char **)(void *)list->data;
-    size_t i, n = list->size / sizeof *v;
-    recio_err e = RECIO_OK;
-    if (push && n) qsort(v, n, sizeof *v, recio__sp_cmp_str);
-    for (i = 0; i < n; i++) {
-        if (push && !e) e = recio__sp_push(s, v[i], strlen(v[i]));
-        recio__free(&s->alloc, v[i]);
-    }
-    recio_buffer_free(list);
-    return e;
-}
-
 /* glob(3)'s matching of name s against one component p: * ? [a-z] [!x] (a leading ']' is itself,
    a '[' without its ']' too), ASCII case folded when fold is set. */
 static int recio__wildc(int c, int fold) { return fold ? recio__lower(c) : c; }
@@ -3763,106 +3774,76 @@ static int recio__wildmatch(const char *p, const char *s, int fold) {
     }
 }
 
-/* A directory listing's keeper: the names that match pattern (one path component), each kept as
-   prefix + name. */
+/* A directory listing's keeper: each name that matches pattern (one path component) becomes
+   prefix + name + rest, a file of the list when rest is empty, else a pattern expanded in turn. */
 typedef struct recio__names {
     recio_split *s;
-    recio_buffer list; /* char * each */
-    const char *prefix, *pattern;
+    const char *prefix, *pattern, *rest;
     int fold;
     recio_err e;
 } recio__names;
 
+static recio_err recio__sp_expand(recio_split *s, const char *pat, int top);
+
 static int recio__names_add(void *ctx, const char *name, recio_fs_kind kind) {
     recio__names *k = (recio__names *)ctx;
-    size_t l = strlen(name), pl = strlen(k->prefix);
-    char *copy;
+    char *full;
     (void)kind;
     if ((name[0] == '.' && k->pattern[0] != '.') || !recio__wildmatch(k->pattern, name, k->fold)) return 0;
-    if ((copy = (char *)recio__malloc(&k->s->alloc, pl + l + 1)) != NULL) {
-        memcpy(copy, k->prefix, pl);
-        memcpy(copy + pl, name, l + 1);
-    }
-    if (!copy || recio__mem_write(&k->list, &copy, sizeof copy)) {
-        recio__free(&k->s->alloc, copy);
-        k->e = RECIO_ERR_NOMEM;
-        return 1;
-    }
-    return 0;
-}
-
-/* List dir through the filesystem of path into k->list. */
-static recio_err recio__sp_list(recio_split *s, const char *dir, recio__names *k, char *why) {
-    const recio_fs *fs = recio__fs_for(s->d.fs, dir, why);
-    recio_err e = RECIO_ERR_UNSUPPORTED;
-    k->s = s;
-    k->list.alloc = s->alloc;
-    k->fold = fs && (fs->flags & RECIO_FS_FOLD_CASE);
-    if (fs && !fs->list) recio__fmt(why, RECIO__ERRMSG, "%s", "the filesystem cannot list directories");
-    else if (fs) e = fs->list(fs->user, dir, recio__names_add, k, why);
-    return e ? e : k->e;
+    full = recio__cat(&k->s->alloc, k->prefix, name, k->rest);
+    k->e = !full       ? RECIO_ERR_NOMEM
+           : *k->rest ? recio__sp_expand(k->s, full, 0)
+                      : recio__sp_push(k->s, full, strlen(full));
+    recio__free(&k->s->alloc, full);
+    return k->e != RECIO_OK;
 }
 
 static int recio__is_sep(char c, const recio_fs *fs) { return c == '/' || (c == '\\' && fs && (fs->flags & RECIO_FS_BACKSLASH)); }
 
-/* A path without wildcards, added to out (char * each) when something is there. */
-static recio_err recio__sp_exists(recio_split *s, const char *path, recio_buffer *out) {
-    char why[RECIO__ERRMSG], *copy;
-    recio_fs_stat st;
-    if (recio__fs_stat(s->d.fs, path, &st, why) != RECIO_OK || st.kind == RECIO_FS_NONE) return RECIO_OK;
-    if ((copy = recio__strdup(&s->alloc, path)) != NULL && recio__mem_write(out, &copy, sizeof copy) == 0) return RECIO_OK;
-    recio__free(&s->alloc, copy);
-    return RECIO_ERR_NOMEM;
-}
-
-/* The paths pat matches, added to out (char * each): its first component with a wildcard is
-   matched against the listing of the directory before it (kept with its separator: "dir/",
-   "C:\\", "s3://bucket/prefix/"; "." when there is none), and what follows is matched the same
-   way below each match. Only the top level's listing may fail (glob(3) skips unreadable ones). */
-static recio_err recio__sp_expand(recio_split *s, const char *pat, recio_buffer *out, int top) {
-    char why[RECIO__ERRMSG], *dir, *comp;
-    const recio_fs *fs = recio_fs_find(s->d.fs, pat);
-    size_t w = strcspn(pat, "*?["), a = w, b = w, d, i;
+/* The files pat matches go to the list: its first component with a wildcard is matched against
+   the listing of the directory before it (kept with its separator: "dir/", "C:\\",
+   "s3://bucket/prefix/"; "." when there is none), and what follows is matched the same way below
+   each match; a path without wildcards is taken when something is there. Only the top level's
+   listing may fail (glob(3) skips unreadable directories below). */
+static recio_err recio__sp_expand(recio_split *s, const char *pat, int top) {
+    char why[RECIO__ERRMSG], *dir;
+    const recio_fs *fs = recio__fs_for(s->d.fs, pat, why);
+    size_t w = strcspn(pat, "*?["), a = w, b = w, d;
     recio__names k;
-    recio_err e;
-    if (!pat[w]) return recio__sp_exists(s, pat, out);
-    while (a > 0 && !recio__is_sep(pat[a - 1], fs)) a--;
+    recio_fs_stat st;
+    recio_err e = RECIO_ERR_UNSUPPORTED;
+    if (!pat[w]) return recio__fs_stat(s->d.fs, pat, &st, why) || !st.kind ? RECIO_OK : recio__sp_push(s, pat, w);
+    while (a && !recio__is_sep(pat[a - 1], fs)) a--;
     while (pat[b] && !recio__is_sep(pat[b], fs)) b++;
     if (!(dir = (char *)recio__malloc(&s->alloc, b + 3))) return RECIO_ERR_NOMEM;
     d = a ? a : 1;
     memcpy(dir, a ? pat : ".", d);
     dir[d] = 0;
-    comp = dir + d + 1;
-    memcpy(comp, pat + a, b - a);
-    comp[b - a] = 0;
-    memset(&k, 0, sizeof k);
-    k.prefix = a ? dir : "";
-    k.pattern = comp;
-    e = recio__sp_list(s, dir, &k, why);
-    if (e && e != RECIO_ERR_NOMEM)
-        e = top ? recio__sp_fail(s, e, "%s: cannot open directory: %s", dir, why[0] ? why : recio_strerror(e)) : RECIO_OK;
-    for (i = 0; i < k.list.size / sizeof(char *); i++) {
-        char *m = ((char **)(void *)k.list.data)[i], *deeper = NULL;
-        if (!e && !pat[b] && recio__mem_write(out, &m, sizeof m) == 0) continue; /* out owns it now */
-        if (!e && pat[b] && (deeper = recio__cat(&s->alloc, m, pat + b)) != NULL) e = recio__sp_expand(s, deeper, out, 0);
-        else if (!e) e = RECIO_ERR_NOMEM;
-        recio__free(&s->alloc, deeper);
-        recio__free(&s->alloc, m);
-    }
-    recio_buffer_free(&k.list);
+    memcpy(dir + d + 1, pat + a, b - a);
+    dir[d + 1 + b - a] = 0;
+    k.s = s, k.prefix = dir + (a == 0), k.pattern = dir + d + 1, k.rest = pat + b, k.e = RECIO_OK;
+    k.fold = fs && (fs->flags & RECIO_FS_FOLD_CASE);
+    if (fs && !fs->list) recio__fmt(why, RECIO__ERRMSG, "%s", "the filesystem cannot list directories");
+    else if (fs) e = fs->list(fs->user, dir, recio__names_add, &k, why);
+    if (e && top) e = recio__sp_fail(s, e, "%s: cannot open directory: %s", dir, why[0] ? why : recio_strerror(e));
     recio__free(&s->alloc, dir);
-    return e;
+    return k.e ? k.e : top ? e : RECIO_OK;
 }
 
-/* The files pattern pat matches, sorted; dir: the directory whose *.rec files pat names. */
+static int recio__sp_cmp_file(const void *a, const void *b) {
+    return strcmp(((const recio__sfile *)a)->path, ((const recio__sfile *)b)->path);
+}
+
+/* The files pattern pat matches, sorted (as glob(3) sorts them); dir: the directory whose *.rec
+   files pat names. */
 static recio_err recio__sp_glob(recio_split *s, const char *pat, const char *dir) {
-    recio_buffer out;
-    recio_err e;
-    memset(&out, 0, sizeof out);
-    out.alloc = s->alloc;
-    e = recio__sp_expand(s, pat, &out, 1);
-    if (!e && !out.size) e = recio__sp_fail(s, RECIO_ERR_IO, dir ? "%s: no .rec file in this directory" : "%s: no file matches", dir ? dir : pat);
-    return e ? (recio__sp_push_names(s, &out, 0), e) : recio__sp_push_names(s, &out, 1);
+    unsigned first = s->nfiles;
+    recio_err e = recio__sp_expand(s, pat, 1);
+    if (!e && s->nfiles == first)
+        e = recio__sp_fail(s, RECIO_ERR_IO, dir ? "%s: no .rec file in this directory" : "%s: no file matches",
+                           dir ? dir : pat);
+    if (!e) qsort(s->files + first, s->nfiles - first, sizeof *s->files, recio__sp_cmp_file);
+    return e;
 }
 
 /* One item of the list: a pattern, a directory (its *.rec files, not its .idx or .lst companions,
@@ -3877,7 +3858,8 @@ static recio_err recio__sp_item(recio_split *s, const char *item, size_t n) {
     z[n] = 0;
     if (strpbrk(z, "*?[")) e = recio__sp_glob(s, z, NULL);
     else if ((known = recio__fs_stat(s->d.fs, z, &st, why)) == RECIO_OK && st.kind == RECIO_FS_DIR)
-        e = (pat = recio__cat(&s->alloc, z, "/*.rec")) != NULL ? recio__sp_glob(s, pat, z) : RECIO_ERR_NOMEM, recio__free(&s->alloc, pat);
+        e = (pat = recio__cat(&s->alloc, z, "/*.rec", "")) != NULL ? recio__sp_glob(s, pat, z) : RECIO_ERR_NOMEM,
+        recio__free(&s->alloc, pat);
     else if ((e = recio__sp_push(s, item, n)) == RECIO_OK && known == RECIO_OK && st.kind == RECIO_FS_FILE) {
         s->files[s->nfiles - 1].size = st.size;
         s->files[s->nfiles - 1].sized = 1;
