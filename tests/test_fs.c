@@ -264,6 +264,13 @@ static void test_find(void) {
     CHECK(recio_fs_find(NULL, "zz://a.rec") == NULL);
 #ifndef RECIO_NO_STDIO
     CHECK(recio_fs_find(NULL, "a.rec") != NULL && recio_fs_find(NULL, "a.rec") == recio_fs_find(NULL, "FILE:///a.rec"));
+    { /* file://PATH is PATH to the local files */
+        recio_reader *r = NULL;
+        recio_record rec;
+        CHECK_EQ_INT(recio_reader_open(&r, "file://tests/data/compat/a.rec"), RECIO_OK);
+        CHECK(r && recio_reader_next(r, &rec) == RECIO_OK);
+        recio_reader_close(r);
+    }
 #else
     CHECK(recio_fs_find(NULL, "a.rec") == NULL);
 #endif
