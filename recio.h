@@ -6128,7 +6128,11 @@ static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n
 #endif
     return RECIO_OK;
 #endif
-fail:
+fail: /* stb's own allocation failing says nothing of the image: RECIO_ERR_NOMEM, so skip_bad keeps it */
+    if (stbi_failure_reason() && strcmp(stbi_failure_reason(), "outofmem") == 0) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: out of memory");
+        return RECIO_ERR_NOMEM;
+    }
     if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: %s", stbi_failure_reason() ? stbi_failure_reason() : "unknown");
     return RECIO_ERR_DECODE;
 }
@@ -8836,7 +8840,10 @@ RECIODEF recio_err recio_transform_parse_ex(recio_transform **t, const char *spe
     memset(&a, 0, sizeof a);
     if (desc) a = desc->alloc;
     tr = (recio_transform *)recio__malloc(&a, sizeof *tr);
-    if (!tr) return RECIO_ERR_NOMEM;
+    if (!tr) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "spec: out of memory"); /* as a later allocation says */
+        return RECIO_ERR_NOMEM;
+    }
     memset(tr, 0, sizeof *tr);
     tr->alloc = a;
     tr->kn = recio__kern_pick();
