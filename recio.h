@@ -12,7 +12,8 @@
 
    TABLE OF CONTENTS (each is a section with a banner, declarations first, then the implementation)
       1. CORE         errors (one convention: RECIO_ERRMSG_SIZE, desc.errmsg), allocator, I/O hooks,
-                      little-endian helpers, seedable RNG
+                      output files that appear whole or not at all (recio_outfile), little-endian
+                      helpers, seedable RNG
       2. RECORDIO     reader (streaming, memory, mmap) and writer (.idx, atomic)
       3. INDEX        .idx and .lst files, MXNet image record header (IRHeader), detection labels,
                       segmentation records (the mask tail)
@@ -212,6 +213,42 @@ typedef struct recio_io {
 #ifndef RECIO_NO_STDIO
 /* Fill io with the stdio file backend for path; mode as fopen ("rb", "wb"). */
 RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode);
+
+/* OUTPUT FILES THAT APPEAR WHOLE OR NOT AT ALL (POSIX and Windows; elsewhere open says
+   RECIO_ERR_UNSUPPORTED). recio_outfile_open makes a new file under a temporary name beside PATH
+   (PATH.tmp.PID, created exclusively: two writers never share one) and fills *io with hooks on it:
+   write through io->write (or io->writev), never close it. recio_outfile_commit syncs it and puts it
+   at PATH; recio_outfile_close before a commit removes it, so PATH keeps what it held. An existing
+   PATH that is a FIFO or a device is written in place (renaming over it would destroy it); a folder
+   is refused. A symbolic link at PATH is replaced by the new file; its target is left alone. */
+typedef struct recio_outfile recio_outfile;
+typedef struct recio_outfile_desc {
+    int replace;               /* 1: commit replaces a file at PATH; 0: a file at PATH is refused
+                                  (RECIO_ERR_ARG), at open and at commit: one made meanwhile is never
+                                  lost (the commit links the new file in, which fails on a name taken) */
+    int undo;                  /* 1: commit keeps PATH's previous file aside until recio_outfile_close,
+                                  which can put it back: several files changed all or none */
+    int no_sync;               /* 1: no fsync before the commit (many small files: every program sees
+                                  the file whole, but a crash of the machine may leave it short) */
+    const char *const *inputs; /* optional: ninputs paths PATH must not be (recio_same_file): the
+                                  files a job reads are never written over (RECIO_ERR_ARG) */
+    size_t ninputs;
+    char *errmsg;              /* optional, RECIO_ERRMSG_SIZE bytes that outlive the handle: why open,
+                                  commit or close failed, or a note; "" after a call with nothing to say */
+    recio_allocator alloc;
+} recio_outfile_desc;
+/* io NULL: the new version of PATH is no file; the commit removes PATH (kept aside with undo). */
+RECIODEF recio_err recio_outfile_open(recio_outfile **f, recio_io *io, const char *path, const recio_outfile_desc *desc);
+/* Sync, close and rename (or link) the new file into place; on error the temporary file is gone and
+   PATH is as it was. A second commit returns RECIO_ERR_ARG. */
+RECIODEF recio_err recio_outfile_commit(recio_outfile *f);
+/* Free the handle. Before a commit: the new file is dropped. After one: undo = 1 (with desc.undo)
+   puts PATH's previous file back, or removes the new one when there was none; undo = 0 removes the
+   kept copy (when that fails: RECIO_OK, and a note naming the copy in desc.errmsg). */
+RECIODEF recio_err recio_outfile_close(recio_outfile *f, int undo);
+/* 1 when a and b name one file: the same device and inode (Windows: volume and file index), through
+   hard and symbolic links and any spelling; when neither exists, the same name in the same folder. */
+RECIODEF int recio_same_file(const char *a, const char *b);
 #endif
 
 /* A growing memory buffer, the target of recio_writer_open_mem. Free with recio_buffer_free. */
@@ -2615,20 +2652,29 @@ static int recio__unique_name(const recio_allocator *a, const char *path, const 
     return errno = EEXIST, -1;
 }
 
-/* 1 when PATH exists and is not a plain file (a device, a FIFO): renaming a new file over it would
-   destroy it, so an atomic writer writes such a target in place, as a plain writer would. */
-static int recio__special_file(const char *path) {
+enum { RECIO__NOFILE, RECIO__REGULAR, RECIO__FOLDER, RECIO__SPECIAL };
+
+/* What is at path (following links): none, a regular file, a folder, or a FIFO, a device, ...
+   (ISO C cannot tell: none). */
+static int recio__what_is(const char *path) {
 #if defined(RECIO__POSIX)
     struct stat st;
-    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    if (stat(path, &st) != 0) return RECIO__NOFILE;
+    return S_ISREG(st.st_mode) ? RECIO__REGULAR : S_ISDIR(st.st_mode) ? RECIO__FOLDER : RECIO__SPECIAL;
 #elif defined(RECIO__WIN32)
     struct _stati64 st;
-    return _stati64(path, &st) == 0 && (st.st_mode & _S_IFMT) != _S_IFREG;
+    if (_stati64(path, &st) != 0) return RECIO__NOFILE;
+    if ((st.st_mode & _S_IFMT) == _S_IFDIR) return RECIO__FOLDER;
+    return (st.st_mode & _S_IFMT) == _S_IFREG ? RECIO__REGULAR : RECIO__SPECIAL;
 #else
     (void)path;
-    return 0;
+    return RECIO__NOFILE;
 #endif
 }
+
+/* 1 when PATH exists and is not a plain file (a device, a FIFO): renaming a new file over it would
+   destroy it, so an atomic writer writes such a target in place, as a plain writer would. */
+static int recio__special_file(const char *path) { return recio__what_is(path) > RECIO__REGULAR; }
 
 /* Open one output file (data or index), through a unique temporary name beside it when atomic. */
 static recio_err recio__wr_open_file(recio_writer *w, recio_io *io, const char *path, int atomic, char **keep, char **tmp) {
@@ -2733,7 +2779,7 @@ static int recio__replace_file(const char *tmp, const char *path) {
    back: a hard link under POSIX (PATH never disappears; *linked = 1), a rename elsewhere. Under POSIX
    the link itself takes the name (EEXIST: the next one), so a failure leaves no file behind. *bak
    stays NULL when PATH did not exist. Returns -1 when PATH exists but cannot be kept. */
-static int recio__wr_backup(recio_writer *w, const char *path, char **bak, int *linked) {
+static int recio__keep_aside(const recio_allocator *a, const void *self, const char *path, char **bak, int *linked) {
     FILE *probe = fopen(path, "rb");
     *bak = NULL, *linked = 0;
     if (!probe) return errno == ENOENT ? 0 : -1; /* absent: nothing to keep; unreadable: cannot tell */
@@ -2743,19 +2789,19 @@ static int recio__wr_backup(recio_writer *w, const char *path, char **bak, int *
         unsigned k;
         int err = EEXIST;
         for (k = 1; k < 1000 && err == EEXIST; k++) {
-            if (!(*bak = recio__side_name(&w->alloc, path, "old", w, k))) return errno = ENOMEM, -1;
+            if (!(*bak = recio__side_name(a, path, "old", self, k))) return errno = ENOMEM, -1;
             if (link(path, *bak) == 0) return *linked = 1, 0;
             err = errno;
-            recio__free(&w->alloc, *bak), *bak = NULL;
+            recio__free(a, *bak), *bak = NULL;
         }
         errno = err;
         if (err == EEXIST || err == ENOENT) return -1; /* else no hard links here: move it aside */
     }
 #endif
-    if (recio__unique_name(&w->alloc, path, "old", w, bak, NULL) != 0) return -1;
+    if (recio__unique_name(a, path, "old", self, bak, NULL) != 0) return -1;
     if (recio__replace_file(path, *bak) == 0) return 0;
     remove(*bak);
-    recio__free(&w->alloc, *bak), *bak = NULL;
+    recio__free(a, *bak), *bak = NULL;
     return -1;
 }
 
@@ -2766,7 +2812,7 @@ static int recio__wr_backup(recio_writer *w, const char *path, char **bak, int *
 static void recio__wr_commit(recio_writer *w) {
     char *bak = NULL;
     int moved = 0, linked = 0;
-    if (!w->sticky && w->tmp_path && w->idx_tmp_path && recio__wr_backup(w, w->path, &bak, &linked) != 0)
+    if (!w->sticky && w->tmp_path && w->idx_tmp_path && recio__keep_aside(&w->alloc, w, w->path, &bak, &linked) != 0)
         recio__wr_io_fail(w, w->offset, "cannot keep the old file while replacing it");
     if (!w->sticky && w->tmp_path) {
         if (recio__replace_file(w->tmp_path, w->path) == 0) moved = 1;
@@ -2784,6 +2830,241 @@ static void recio__wr_commit(recio_writer *w) {
                     bak, recio__errno_str(errno));
     recio__free(&w->alloc, bak);
 }
+
+/* ---- 1. CORE: output files that appear whole or not at all (recio_outfile, declared in CORE) ----
+   Here, after the writer, because they share its helpers: unique names beside a path, the replace,
+   the kept copy. POSIX and Windows only (a link or MoveFileEx without replacing is what makes a
+   commit that never takes a name another program just made). */
+#if defined(RECIO__POSIX) || defined(RECIO__WIN32)
+struct recio_outfile {
+    recio_allocator alloc;
+    recio_io io;             /* on tmp, or on PATH itself when in_place; commit closes it */
+    char *path, *tmp, *bak;  /* bak: PATH's previous file, kept for an undo (linked: PATH is it too) */
+    char *errmsg;            /* the caller's buffer, or NULL */
+    int replace, undo, no_sync, in_place, linked, committed, created, existed;
+};
+
+/* tmp becomes path unless path exists: 0, or -1 with errno (EEXIST: the name is taken). A link
+   takes the name atomically; where the file system has no hard links, a check and a rename. */
+static int recio__put_new(const char *tmp, const char *path) {
+#if defined(RECIO__POSIX)
+    if (link(tmp, path) == 0) return remove(tmp) == 0 ? 0 : 1; /* 1: in place, tmp still there */
+    if (errno != EPERM && errno != ENOSYS && errno != EOPNOTSUPP && errno != EMLINK) return -1;
+    if (recio__what_is(path) != RECIO__NOFILE) return errno = EEXIST, -1;
+    return rename(tmp, path);
+#else
+    DWORD err;
+    if (MoveFileExA(tmp, path, MOVEFILE_WRITE_THROUGH)) return 0;
+    err = GetLastError();
+    errno = err == ERROR_ALREADY_EXISTS || err == ERROR_FILE_EXISTS ? EEXIST : err == ERROR_ACCESS_DENIED ? EACCES : EIO;
+    return -1;
+#endif
+}
+
+#if defined(RECIO__POSIX)
+/* The device and inode of the folder holding path (its first n bytes: "" is "."). */
+static int recio__folder_id(const char *path, size_t n, struct stat *st) {
+    recio_allocator none;
+    char *d;
+    int rc;
+    if (n == 0) return stat(".", st);
+    memset(&none, 0, sizeof none);
+    if (!(d = (char *)recio__malloc(&none, n + 1))) return -1;
+    memcpy(d, path, n);
+    d[n] = 0;
+    rc = stat(d, st);
+    recio__free(&none, d);
+    return rc;
+}
+
+RECIODEF int recio_same_file(const char *a, const char *b) {
+    struct stat x, y;
+    const char *na, *nb;
+    int ha, hb;
+    if (!a || !b) return 0;
+    ha = stat(a, &x) == 0, hb = stat(b, &y) == 0;
+    if (ha || hb) return ha && hb && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+    na = strrchr(a, '/'), nb = strrchr(b, '/'); /* neither exists: one name in one folder */
+    na = na ? na + 1 : a, nb = nb ? nb + 1 : b;
+    if (strcmp(na, nb) != 0 || recio__folder_id(a, (size_t)(na - a), &x) != 0) return 0;
+    return recio__folder_id(b, (size_t)(nb - b), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+#else
+/* The volume and file index of path (a folder too); 0, or -1 when it cannot be opened. */
+static int recio__file_id(const char *path, BY_HANDLE_FILE_INFORMATION *id) {
+    HANDLE h = CreateFileA(path, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
+                           FILE_FLAG_BACKUP_SEMANTICS, NULL);
+    BOOL ok;
+    if (h == INVALID_HANDLE_VALUE) return -1;
+    ok = GetFileInformationByHandle(h, id);
+    CloseHandle(h);
+    return ok ? 0 : -1;
+}
+
+/* Neither exists: the full paths, compared as Windows compares names (any case, either slash). */
+static int recio__same_full_path(const char *a, const char *b) {
+    char fa[1024], fb[1024];
+    DWORD la = GetFullPathNameA(a, sizeof fa, fa, NULL), lb = GetFullPathNameA(b, sizeof fb, fb, NULL), i;
+    if (!la || !lb || la >= sizeof fa || lb >= sizeof fb) return strcmp(a, b) == 0;
+    for (i = 0; i <= la; i++) {
+        char p = fa[i] == '/' ? '\\' : fa[i], q = fb[i] == '/' ? '\\' : fb[i];
+        if (p >= 'A' && p <= 'Z') p = (char)(p - 'A' + 'a');
+        if (q >= 'A' && q <= 'Z') q = (char)(q - 'A' + 'a');
+        if (p != q) return 0;
+    }
+    return 1;
+}
+
+RECIODEF int recio_same_file(const char *a, const char *b) {
+    BY_HANDLE_FILE_INFORMATION x, y;
+    int ha, hb;
+    if (!a || !b) return 0;
+    ha = recio__file_id(a, &x) == 0, hb = recio__file_id(b, &y) == 0;
+    if (ha || hb)
+        return ha && hb && x.dwVolumeSerialNumber == y.dwVolumeSerialNumber && x.nFileIndexHigh == y.nFileIndexHigh &&
+               x.nFileIndexLow == y.nFileIndexLow;
+    return recio__same_full_path(a, b);
+}
+#endif
+
+/* "PATH: offset 0: what" into the caller's buffer, when there is one. */
+static void recio__of_say(char *msg, const char *path, const char *what, ...) {
+    va_list ap;
+    if (!msg) return;
+    va_start(ap, what);
+    recio__verrf(msg, path, 0, what, ap);
+    va_end(ap);
+}
+
+static void recio__of_free(recio_outfile *f) {
+    recio__free(&f->alloc, f->path);
+    recio__free(&f->alloc, f->tmp);
+    recio__free(&f->alloc, f->bak);
+    recio__free(&f->alloc, f);
+}
+
+/* Why PATH may not be written, into errmsg: an input, a folder, or (without replace) a file. */
+static recio_err recio__of_check(const char *path, const recio_outfile_desc *d, int what, char *msg) {
+    size_t i;
+    for (i = 0; i < d->ninputs; i++)
+        if (d->inputs[i] && recio_same_file(path, d->inputs[i]))
+            return recio__errf(msg, path, 0, "is the input %s (the same file): never written over", d->inputs[i]),
+                   RECIO_ERR_ARG;
+    if (what == RECIO__FOLDER) return recio__errf(msg, path, 0, "is a folder"), RECIO_ERR_ARG;
+    if (what == RECIO__REGULAR && !d->replace) return recio__errf(msg, path, 0, "exists: not replaced"), RECIO_ERR_ARG;
+    return RECIO_OK;
+}
+
+RECIODEF recio_err recio_outfile_open(recio_outfile **out, recio_io *io, const char *path, const recio_outfile_desc *desc) {
+    recio_outfile_desc d;
+    recio_outfile *f;
+    char msg[RECIO__ERRMSG];
+    int what;
+    recio_err e;
+    if (!out) return RECIO_ERR_ARG;
+    *out = NULL;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if (d.errmsg) d.errmsg[0] = 0;
+    if (!path || (d.ninputs && !d.inputs)) return RECIO_ERR_ARG;
+    what = recio__what_is(path);
+    if ((e = recio__of_check(path, &d, what, msg)) != RECIO_OK || (!io && what == RECIO__SPECIAL)) {
+        if (e == RECIO_OK) e = RECIO_ERR_ARG, recio__errf(msg, path, 0, "is not a regular file: not removed");
+        if (d.errmsg) recio__fmt(d.errmsg, RECIO__ERRMSG, "%s", msg);
+        return e;
+    }
+    if (!(f = (recio_outfile *)recio__malloc(&d.alloc, sizeof *f))) return RECIO_ERR_NOMEM;
+    memset(f, 0, sizeof *f);
+    f->alloc = d.alloc, f->errmsg = d.errmsg, f->replace = d.replace, f->undo = d.undo, f->no_sync = d.no_sync;
+    f->in_place = io && what == RECIO__SPECIAL, f->existed = what != RECIO__NOFILE;
+    if (!(f->path = recio__strdup(&f->alloc, path))) return recio__of_free(f), RECIO_ERR_NOMEM;
+    if (io && f->in_place && recio_io_open_file(&f->io, path, "wb") != RECIO_OK) e = RECIO_ERR_IO;
+    else if (io && !f->in_place && recio__unique_name(&f->alloc, path, "tmp", f, &f->tmp, &f->io) != 0)
+        e = errno == ENOMEM ? RECIO_ERR_NOMEM : RECIO_ERR_IO;
+    if (e != RECIO_OK) {
+        recio__of_say(d.errmsg, path, f->in_place ? "cannot open: %s" : "cannot create a temporary file beside it: %s",
+                                  recio__errno_str(errno));
+        return recio__of_free(f), e;
+    }
+    if (io) *io = f->io;
+    *out = f;
+    return RECIO_OK;
+}
+
+/* The new file at PATH, the previous one kept aside with undo; 0, or -1 with the error said and
+   PATH as it was. */
+static int recio__of_place(recio_outfile *f) {
+    int rc;
+    if (f->undo && f->replace && recio__keep_aside(&f->alloc, f, f->path, &f->bak, &f->linked) != 0)
+        return recio__of_say(f->errmsg, f->path, "cannot keep the previous file aside: %s", recio__errno_str(errno)), -1;
+    if (!f->tmp) { /* the new version is no file */
+        if (!f->existed || (f->bak && !f->linked)) return 0; /* nothing there, or moved aside: gone from PATH */
+        if (remove(f->path) == 0 || errno == ENOENT) return 0;
+        rc = -1;
+    } else if (f->replace) {
+        rc = recio__replace_file(f->tmp, f->path);
+    } else if ((rc = recio__put_new(f->tmp, f->path)) == 1) {
+        recio__of_say(f->errmsg, f->path, "note: written, but the temporary name %s could not be removed: remove it by hand",
+                      f->tmp);
+        rc = 0;
+    }
+    if (rc == 0) return f->created = !f->bak, 0;
+    recio__of_say(f->errmsg, f->path,
+                  errno == EEXIST ? "was made by someone else meanwhile: not replaced"
+                  : f->tmp        ? "cannot rename into place: %s"
+                                  : "cannot remove: %s",
+                  recio__errno_str(errno));
+    if (f->bak && f->linked) remove(f->bak);
+    else if (f->bak) recio__replace_file(f->bak, f->path);
+    recio__free(&f->alloc, f->bak), f->bak = NULL;
+    return -1;
+}
+
+RECIODEF recio_err recio_outfile_commit(recio_outfile *f) {
+    int bad = 0;
+    if (!f || f->committed) return RECIO_ERR_ARG;
+    f->committed = 1;
+    if (f->errmsg) f->errmsg[0] = 0;
+    if (f->tmp || f->in_place) {
+        const char *what = "sync failed: %s";
+        if (f->tmp && !f->no_sync && f->io.sync && f->io.sync(f->io.user) != 0) bad = 1;
+        if (f->io.close && f->io.close(f->io.user) != 0 && !bad) bad = 1, what = "close failed: %s";
+        if (bad) recio__of_say(f->errmsg, f->tmp ? f->tmp : f->path, what, recio__errno_str(errno));
+    }
+    if (!bad && !f->in_place && recio__of_place(f) != 0) bad = 1;
+    if (bad && f->tmp) remove(f->tmp);
+    return bad ? RECIO_ERR_IO : RECIO_OK;
+}
+
+RECIODEF recio_err recio_outfile_close(recio_outfile *f, int undo) {
+    recio_err e = RECIO_OK;
+    if (!f) return RECIO_ERR_ARG;
+    if (f->errmsg) f->errmsg[0] = 0;
+    if (!f->committed) { /* dropped: PATH keeps what it held */
+        if (f->io.close) f->io.close(f->io.user);
+        if (f->tmp) remove(f->tmp);
+    } else if (undo && f->bak) {
+        if (recio__replace_file(f->bak, f->path) != 0) e = RECIO_ERR_IO; /* should that fail, it stays as bak */
+    } else if (undo && f->created && f->tmp && remove(f->path) != 0) {
+        e = RECIO_ERR_IO;
+    } else if (!undo && f->bak && remove(f->bak) != 0) {
+        recio__of_say(f->errmsg, f->path, "note: replaced, but the old copy %s could not be removed (%s): remove it by hand",
+                      f->bak, recio__errno_str(errno));
+    }
+    if (e != RECIO_OK) recio__of_say(f->errmsg, f->path, "cannot put the previous file back: %s", recio__errno_str(errno));
+    recio__of_free(f);
+    return e;
+}
+#else
+RECIODEF recio_err recio_outfile_open(recio_outfile **f, recio_io *io, const char *path, const recio_outfile_desc *desc) {
+    (void)io, (void)path, (void)desc;
+    if (f) *f = NULL;
+    return RECIO_ERR_UNSUPPORTED;
+}
+RECIODEF recio_err recio_outfile_commit(recio_outfile *f) { return (void)f, RECIO_ERR_ARG; }
+RECIODEF recio_err recio_outfile_close(recio_outfile *f, int undo) { return (void)f, (void)undo, RECIO_ERR_ARG; }
+RECIODEF int recio_same_file(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+#endif
 #endif
 
 RECIODEF recio_err recio_writer_finish(recio_writer *w) {
