@@ -443,7 +443,7 @@ RECIODEF void recio_lst_free(recio_lst *lst);
 /* MXNet image record: IRHeader {u32 flag; f32 label; u64 id; u64 id2} (24 bytes), then when
    flag > 0 `flag` float32 labels (the header label is then ignored), then the encoded image.
    SEGMENTATION RECORDS carry the image's label mask after the image, as a tail:
-      encoded image | mask PNG (8-bit grey, one label per pixel) | u32 LE mask length | "RMSK"
+      encoded image | mask PNG (one label per pixel: recio_mask_decode) | u32 LE mask length | "RMSK"
    Why a tail: the header and labels keep their meaning (a record may be both a detection and a
    segmentation record), and every old reader still sees the image: MXNet's ImageRecordIter (OpenCV),
    DALI, PIL and recio before this decode from the image's first byte and stop at its end marker
@@ -715,6 +715,15 @@ RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes
                                              char *errmsg, size_t errmsg_size);
 /* Size and stored channel count without decoding pixels. */
 RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h, int *channels);
+/* LABEL MASKS (segmentation): the one rule wherever recio takes a mask in (recio_iter_desc.masks,
+   recio pack --mask-root, recio apply --mask, recio verify --decode, Python). A mask is an 8-bit
+   grey PNG, whose bytes are the labels, or a palette PNG (1, 2, 4 or 8 bits, PASCAL VOC's own
+   format), whose indices are the labels, never its colours. Any other kind is refused with
+   RECIO_ERR_DECODE and its kind named ("mask: a 16-bit grey PNG, not a label mask (...)"):
+   decoding it would change the labels (a 1-bit grey PNG's 1 becomes 255, a 16-bit grey's 3000
+   becomes 11, a JPEG blurs them). A damaged PNG is RECIO_ERR_DECODE as for recio_image_decode_ex ("mask: truncated PNG
+   ..."). out: u8, 1 channel, HWC, owned (recio_image_free); errmsg (errmsg_size bytes) may be NULL. */
+RECIODEF recio_err recio_mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t errmsg_size);
 
 /* GEOMETRY. Crops of HWC images are views sharing in's memory (nothing to free); crops of CHW
    images are owned copies (free them). */
@@ -880,7 +889,9 @@ RECIODEF int recio_transform_decode_hint(const recio_transform *t);
    random_bbox_cover draw their crop from the boxes: without them the whole image is the box). A box
    becomes the axis-aligned bounding box of its moved corners (exact for crops, resizes, flips and pad), is
    clipped to the image after each op, and is dropped when its centre leaves the image (MXNet's
-   default emit mode); photometric ops leave boxes and mask alone. The mask (u8, 1 channel, HWC,
+   default emit mode); the input's boxes are clipped and dropped by the same rule first, so a chain
+   with no geometric op (identity, colour ops only) clips them too. Photometric ops leave boxes and
+   mask alone. The mask (u8, 1 channel, HWC,
    the input's size: one label per pixel) is moved by nearest-neighbour sampling (a resize takes the
    source pixel under each output pixel's centre) and the areas the geometry uncovers get mask_fill.
    Boxes and mask take their working memory from the transform's allocator (not from scratch).
@@ -903,9 +914,19 @@ struct recio_apply_desc {
     size_t scratch_size;
 };
 /* Apply with boxes and/or a mask (desc may be NULL). RECIO_ERR_ARG for a bad desc (boxes without
-   boxes_out or count_out, stride < 5, a mask that is not u8 1-channel HWC of the input's size). */
+   boxes_out or count_out, stride < 5, a box that is not one (recio_boxes_check), a mask that is
+   not u8 1-channel HWC of the input's size). */
 RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
                                             const recio_apply_desc *desc);
+/* Boxes that are not boxes: the first of count objects of stride floats (0 = 5; as
+   recio_apply_desc.boxes) whose class or a coordinate is not a finite number (NaN; infinite, as a
+   value too large for a float becomes) or that is inverted (xmin > xmax or ymin > ymax). RECIO_OK
+   when there is none; else RECIO_ERR_ARG with *bad (may be NULL) its index and why (cap bytes, may
+   be NULL) what is wrong ("object 2: xmin is NaN"). The transform refuses such boxes (RECIO_ERR_ARG;
+   recio_transform_apply_encoded_ex says which), the iterator a record that holds one when its spec
+   moves them (desc.label_detection; skip_bad leaves it out and counts it), recio apply --boxes the
+   line: never moved as if boxes. */
+RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *why, size_t cap);
 /* The spec of the AutoAugment ImageNet policy in this grammar, for recio_transform_parse. */
 RECIODEF const char *recio_autoaugment_imagenet(void);
 /* AutoAugment's CIFAR-10 and SVHN policies (torchvision's AutoAugmentPolicy.CIFAR10 / SVHN). */
@@ -1068,8 +1089,9 @@ typedef struct recio_iter_desc {
                                    a spec the boxes move with the pixels (recio_transform_apply_ex's
                                    rules: clipped, dropped when the centre leaves the image) */
     int masks;                  /* 1: every record carries a label mask (a segmentation record, recio
-                                   pack --mask-root); the spec moves it with the pixels (nearest
-                                   neighbour, mask_fill where nothing maps) into batch.masks */
+                                   pack --mask-root), read by recio_mask_decode's rule; the spec moves
+                                   it with the pixels (nearest neighbour, mask_fill where nothing
+                                   maps) into batch.masks */
     int mask_fill;              /* with masks: as recio_apply_desc.mask_fill (0: 255, "ignore") */
     /* batch-level mixing, as timm's Mixup in batch mode: each batch is mixed with itself reversed
        (item i with item batch-1-i) by one lam ~ Beta(alpha, alpha), drawn from recio_seed_for(seed_aug
@@ -1222,6 +1244,7 @@ RECIODEF uint64_t recio_batch_checksum_fast(const recio_batch *b);
 #include <string.h>
 #include <stdarg.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <limits.h>
 #ifndef RECIO_NO_STDIO
@@ -6446,6 +6469,86 @@ RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_
     return recio_image_decode_scaled(out, bytes, n, channels, 0, NULL, 0);
 }
 
+/* ---- label masks (recio_mask_decode) ---- */
+
+/* CRC-32 of a PNG chunk (ISO 3309), bit by bit: only a palette mask's rewritten IHDR needs one. */
+static uint32_t recio__crc32(const unsigned char *p, size_t n) {
+    uint32_t c = 0xffffffffu;
+    size_t i;
+    int k;
+    for (i = 0; i < n; i++)
+        for (c ^= p[i], k = 0; k < 8; k++) c = c >> 1 ^ (0xedb88320u & ((uint32_t)0 - (c & 1)));
+    return c ^ 0xffffffffu;
+}
+
+/* A palette PNG as the grey PNG of its indices, for stb (which would give the palette's colours):
+   colour type 0 in the IHDR (its CRC made again), PLTE and tRNS left out (stb refuses a palette's
+   tRNS in a grey image), nothing after IEND. recio__png_check has seen every chunk inside n. */
+static unsigned char *recio__png_indices(const unsigned char *b, size_t n, size_t *m, const recio_allocator *a) {
+    unsigned char *c = (unsigned char *)recio__malloc(a, n);
+    size_t i = 8;
+    uint32_t crc;
+    if (!c) return NULL;
+    memcpy(c, b, 8), *m = 8;
+    while (i + 12 <= n) {
+        size_t len = recio__be32(b + i) + (size_t)12;
+        if (memcmp(b + i + 4, "PLTE", 4) != 0 && memcmp(b + i + 4, "tRNS", 4) != 0) memcpy(c + *m, b + i, len), *m += len;
+        if (memcmp(b + i + 4, "IEND", 4) == 0) break;
+        i += len;
+    }
+    c[25] = 0; /* the IHDR is the first chunk: bytes 8..32 */
+    crc = recio__crc32(c + 12, 17);
+    c[29] = (unsigned char)(crc >> 24), c[30] = (unsigned char)(crc >> 16), c[31] = (unsigned char)(crc >> 8), c[32] = (unsigned char)crc;
+    return c;
+}
+
+/* A decoder's "decode: why" as the mask's "mask: why". */
+static void recio__mask_words(char *errmsg) {
+    if (errmsg && !strncmp(errmsg, "decode: ", 8)) memmove(errmsg + 6, errmsg + 8, strlen(errmsg + 8) + 1), memcpy(errmsg, "mask: ", 6);
+}
+
+/* The refusal of a mask of another kind, named from its header. Its words are its own literals (no
+   "JPEG" or "%s" that the decoder also uses): a shared literal would keep these in every program
+   that decodes images, masks or not (docs/footprint.md). */
+static recio_err recio__mask_refuse(const unsigned char *b, size_t n, char *errmsg, size_t cap) {
+    static const char *const types[7] = {"grey PNG", "", "RGB PNG", "palette PNG", "grey+alpha PNG", "", "RGBA PNG"};
+    int fmt = recio__format(b, n);
+    char kind[48];
+    if (fmt == RECIO__FMT_PNG && n >= 33 && b[25] < 7) recio__fmt(kind, sizeof kind, b[24] == 8 ? "an %u-bit %s" : "a %u-bit %s", (unsigned)b[24], types[b[25]]);
+    else recio__fmt(kind, sizeof kind, !n ? "an empty file" : fmt == RECIO__FMT_JPEG ? "a JPEG" : fmt == RECIO__FMT_BMP ? "a BMP" : "a file of no image format recio reads");
+    if (errmsg)
+        recio__fmt(errmsg, cap, "mask: %s, not a label mask (an 8-bit grey PNG, or a palette PNG whose indices are the labels: "
+                   "another kind's values are not its labels)", kind);
+    return RECIO_ERR_DECODE;
+}
+
+static recio_err recio__mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t cap, const recio_allocator *a) {
+    static const unsigned char scale[9] = {0, 255, 0x55, 0, 0x11, 0, 0, 0, 1}; /* stb's widening of grey < 8 bits */
+    const unsigned char *b = (const unsigned char *)bytes;
+    unsigned char *copy = NULL;
+    size_t m = 0, i;
+    int empty, pal;
+    recio_err e;
+    if (errmsg && cap) errmsg[0] = 0;
+    if (!out || (!bytes && n)) return RECIO_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    if (recio__format(b, n) != RECIO__FMT_PNG) return recio__mask_refuse(b, n, errmsg, cap);
+    if (!recio__png_check(b, n, &empty, errmsg, cap)) return recio__mask_words(errmsg), RECIO_ERR_DECODE;
+    pal = b[25] == 3 && (b[24] == 1 || b[24] == 2 || b[24] == 4 || b[24] == 8);
+    if (!pal && !(b[25] == 0 && b[24] == 8)) return recio__mask_refuse(b, n, errmsg, cap);
+    if (pal && !(copy = recio__png_indices(b, n, &m, a))) return RECIO_ERR_NOMEM;
+    e = recio__decode(out, copy ? copy : b, copy ? m : n, 1, 0, errmsg, cap, a);
+    recio__free(a, copy);
+    if (e != RECIO_OK) return recio__mask_words(errmsg), e;
+    if (pal && b[24] < 8) /* indices of 1, 2 or 4 bits came out widened as grey: narrow them back */
+        for (i = 0; i < recio_image_bytes(out); i++) ((unsigned char *)out->data)[i] /= scale[b[24]];
+    return RECIO_OK;
+}
+
+RECIODEF recio_err recio_mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t errmsg_size) {
+    return recio__mask_decode(out, bytes, n, errmsg, errmsg_size, NULL);
+}
+
 /* ---- geometry ---- */
 
 RECIODEF recio_err recio_image_crop(const recio_image *in, recio_image *view, int x, int y, int w, int h) {
@@ -9462,6 +9565,34 @@ RECIODEF size_t recio_trivialaugment_spec(char *buf, size_t cap) {
 
 /* ---- boxes and a mask riding along (recio_transform_apply_ex) ---- */
 
+/* What is wrong with a float that must be a finite number; NULL when nothing. */
+static const char *recio__not_finite(float v) {
+    return v != v ? "is NaN" : v > FLT_MAX || v < -FLT_MAX ? "is infinite" : NULL;
+}
+
+RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *why, size_t cap) {
+    static const char *const names[5] = {"class", "xmin", "ymin", "xmax", "ymax"};
+    int i, k;
+    if (bad) *bad = -1;
+    if (why && cap) why[0] = 0;
+    if (!stride) stride = 5;
+    if (count < 0 || stride < 5 || (count && !boxes)) return RECIO_ERR_ARG;
+    for (i = 0; i < count; i++) {
+        const float *o = boxes + (size_t)i * (size_t)stride;
+        const char *what = NULL;
+        for (k = 0; k < 5 && !(what = recio__not_finite(o[k])); k++) {}
+        if (what) {
+            if (why) recio__fmt(why, cap, "object %d: %s %s", i, names[k], what);
+        } else if (o[1] > o[3] || o[2] > o[4]) {
+            if (why) recio__fmt(why, cap, "object %d: %s (an inverted box)", i, o[1] > o[3] ? "xmin > xmax" : "ymin > ymax");
+        } else {
+            continue;
+        }
+        if (bad) *bad = i;
+        return RECIO_ERR_ARG;
+    }
+    return RECIO_OK;
+}
 
 /* A moved box's bounding box [lo, hi]: dropped when its centre is not inside the w x h image,
    else clipped to it. */
@@ -9551,12 +9682,14 @@ static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, int w
     tg->fill = recio__mask_fill_value(d->mask_fill);
     if (m) tg->mask = *m, tg->mask.owned = NULL;
     if (!d->count) return RECIO_OK;
+    if (recio_boxes_check(d->boxes, d->count, stride, NULL, NULL, 0) != RECIO_OK) return RECIO_ERR_ARG;
     if ((size_t)d->count > SIZE_MAX / (5 * sizeof(double))) return RECIO_ERR_NOMEM;
     if (!(tg->b = (double *)recio__malloc(tg->alloc, (size_t)d->count * 5 * sizeof(double)))) return RECIO_ERR_NOMEM;
-    for (i = 0; i < d->count; i++) { /* normalised to pixels */
+    for (i = 0; i < d->count; i++) { /* normalised to pixels, then kept as after any op: the same whatever the chain */
         const float *o = d->boxes + (size_t)i * (size_t)stride;
-        double *b = tg->b + 5 * (size_t)i;
-        b[0] = (double)o[1] * w, b[1] = (double)o[2] * h, b[2] = (double)o[3] * w, b[3] = (double)o[4] * h, b[4] = 1;
+        double *b = tg->b + 5 * (size_t)i, lo[2], hi[2];
+        lo[0] = (double)o[1] * w, lo[1] = (double)o[2] * h, hi[0] = (double)o[3] * w, hi[1] = (double)o[4] * h, b[4] = 1;
+        recio__box_keep(b, lo, hi, w, h);
     }
     tg->n = d->count;
     return RECIO_OK;
@@ -9866,10 +9999,15 @@ RECIODEF recio_err recio_transform_apply_encoded_ex(const recio_transform *t, co
                                                     char *errmsg, size_t errmsg_size) {
     recio_encoded_desc d;
     recio__scratch sc;
+    char why[96];
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     memset(&sc, 0, sizeof sc);
     sc.p = d.scratch, sc.n = d.scratch_size;
+    if (apply && apply->count > 0 && apply->boxes && recio_boxes_check(apply->boxes, apply->count, apply->stride, NULL, why, sizeof why)) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "transform: boxes: %s", why);
+        return RECIO_ERR_ARG;
+    }
     return recio__apply_encoded(t, bytes, n, out, seed, &d, apply, &sc, errmsg, errmsg_size);
 }
 
@@ -10102,12 +10240,14 @@ RECIODEF void recio_prefetch_destroy(recio_prefetch *p) {
     recio__free(&p->d.alloc, p);
 }
 
+/* The slots are zeroed before anything else can fail: destroy frees each slot's data. */
 static recio_err recio__pf_alloc(recio_prefetch *p) {
     unsigned i;
     p->slots = (recio__pf_slot *)recio__malloc(&p->d.alloc, sizeof *p->slots * p->d.depth);
-    p->threads = (recio__pf_thread *)recio__malloc(&p->d.alloc, sizeof *p->threads * p->d.threads);
-    if (!p->slots || !p->threads) return RECIO_ERR_NOMEM;
+    if (!p->slots) return RECIO_ERR_NOMEM;
     memset(p->slots, 0, sizeof *p->slots * p->d.depth);
+    p->threads = (recio__pf_thread *)recio__malloc(&p->d.alloc, sizeof *p->threads * p->d.threads);
+    if (!p->threads) return RECIO_ERR_NOMEM;
     for (i = 0; i < p->d.depth; i++) {
         recio__pf_slot *s = &p->slots[i];
         s->alloc = &p->d.alloc;
@@ -10796,6 +10936,29 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     return e;
 }
 
+/* desc.label_detection with a spec: the objects the chain moves must be boxes (recio_boxes_check).
+   One with a NaN or an inverted box is not an object to move or count: the record is refused,
+   naming the object (skip_bad leaves it out and counts it). */
+static recio_err recio__it_boxes(const float *row, unsigned objects, char *what) {
+    char why[96];
+    if (!objects || recio_boxes_check(row + (size_t)row[0], (int)objects, (int)row[1], NULL, why, sizeof why) == RECIO_OK) return RECIO_OK;
+    return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: %s", why), RECIO_ERR_FORMAT;
+}
+
+/* Why a record has no mask (recio_irecord_unpack finds PNG masks only): none at all; a tail ("RMSK"
+   at the end) over an image of another kind, refused by name (a JPEG); or a damaged tail. */
+static void recio__it_no_mask(const recio_irecord *ir, char *what) {
+    const unsigned char *end = (const unsigned char *)ir->image + ir->image_size;
+    size_t n = ir->image_size >= RECIO_MASK_TAIL_SIZE && !memcmp(end - 4, "RMSK", 4) ? recio_load_u32le(end - 8) : 0;
+    if (!n)
+        recio__fmt(what, RECIO_ITER_ERRMSG, "no label mask in this record (desc.masks; recio pack --mask-root writes them)");
+    else if (n <= ir->image_size - RECIO_MASK_TAIL_SIZE && recio__format(end - 8 - n, n) != RECIO__FMT_NONE)
+        recio__mask_refuse(end - 8 - n, n, what, RECIO_ITER_ERRMSG);
+    else
+        recio__fmt(what, RECIO_ITER_ERRMSG, "mask: the record ends in a mask tail (\"RMSK\") that holds no mask: its length (%U) or the mask's signature is damaged",
+                   (uint64_t)n);
+}
+
 /* With label_detection and/or masks: item i's boxes (its label row, in place) and its mask (into the
    batch's mask tensor) go through the chain with the pixels. */
 static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, unsigned char *out,
@@ -10813,13 +10976,11 @@ static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, 
         unsigned a = (unsigned)row[0], b = (unsigned)row[1], fit = (it->d.label_width - a) / b;
         ap.boxes = ap.boxes_out = row + a, ap.count = (int)(*objects < fit ? *objects : fit), ap.stride = (int)b;
         ap.count_out = &kept;
+        if ((e = recio__it_boxes(row, (unsigned)ap.count, what)) != RECIO_OK) return e;
     }
     if (it->d.masks) {
-        if (!ir->mask) return recio__fmt(what, RECIO_ITER_ERRMSG, "no label mask in this record (desc.masks; recio pack --mask-root writes them)"), RECIO_ERR_FORMAT;
-        if ((e = recio__decode(&mask, ir->mask, ir->mask_size, 1, 0, what, RECIO_ITER_ERRMSG, &it->d.alloc)) != RECIO_OK) {
-            if (!strncmp(what, "decode: ", 8)) memmove(what + 5, what + 8, strlen(what + 8) + 1), memcpy(what, "mask:", 5);
-            return e;
-        }
+        if (!ir->mask) return recio__it_no_mask(ir, what), RECIO_ERR_FORMAT;
+        if ((e = recio__mask_decode(&mask, ir->mask, ir->mask_size, what, RECIO_ITER_ERRMSG, &it->d.alloc)) != RECIO_OK) return e;
         mask_out = recio_image_wrap(out + it->mask_off + (size_t)i * it->mask_bytes, it->shape.width, it->shape.height, 1, RECIO_U8, RECIO_HWC, 0);
         ap.mask = &mask, ap.mask_out = &mask_out, ap.mask_fill = it->d.mask_fill;
     }
@@ -11718,18 +11879,9 @@ RECIODEF recio_err recio_iter_open(recio_iter **out, const recio_iter_desc *desc
     return recio_iter_open_ex(out, desc, desc ? desc->errmsg : NULL, desc && desc->errmsg ? RECIO_ERRMSG_SIZE : 0);
 }
 
-RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *desc, char *errmsg, size_t errmsg_size) {
-    recio_iter *it;
+/* An open's steps in order, the first error stopping them (its words in it->errmsg, or none). */
+static recio_err recio__it_open_steps(recio_iter *it) {
     recio_err e;
-    if (errmsg && errmsg_size) errmsg[0] = 0;
-    if (!out) return RECIO_ERR_ARG;
-    *out = NULL;
-    if (!desc) return RECIO_ERR_ARG;
-    it = (recio_iter *)recio__it_calloc(&desc->alloc, 1, sizeof *it);
-    if (!it) return RECIO_ERR_NOMEM;
-    it->d = *desc;
-    it->kn = recio__kern_pick();
-    it->need_begin = 1;
     if ((e = recio__it_desc(&it->d, it->errmsg)) == RECIO_OK && (e = recio__it_src_init(it)) == RECIO_OK &&
         (e = recio__it_spec(it)) == RECIO_OK && (e = recio__it_cache_init(it)) == RECIO_OK && (e = recio__it_imglist(it)) == RECIO_OK && (e = recio__it_mean(it)) == RECIO_OK &&
         (e = recio__it_layout(it)) == RECIO_OK && (e = recio__it_alloc(it)) == RECIO_OK) {
@@ -11738,8 +11890,24 @@ RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *d
         e = recio__it_start(it);
 #endif
     }
-    if (e != RECIO_OK) {
-        if (errmsg && errmsg_size) recio__fmt(errmsg, errmsg_size, "%s", it->errmsg[0] ? it->errmsg : recio_strerror(e));
+    return e;
+}
+
+RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *desc, char *errmsg, size_t errmsg_size) {
+    recio_iter *it;
+    recio_err e = RECIO_ERR_NOMEM;
+    if (errmsg && errmsg_size) errmsg[0] = 0;
+    if (!out) return RECIO_ERR_ARG;
+    *out = NULL;
+    if (!desc) return RECIO_ERR_ARG;
+    if ((it = (recio_iter *)recio__it_calloc(&desc->alloc, 1, sizeof *it)) != NULL) {
+        it->d = *desc;
+        it->kn = recio__kern_pick();
+        it->need_begin = 1;
+        e = recio__it_open_steps(it);
+    }
+    if (e != RECIO_OK) { /* a handle that cannot be allocated says so too */
+        if (errmsg && errmsg_size) recio__fmt(errmsg, errmsg_size, "%s", it && it->errmsg[0] ? it->errmsg : recio_strerror(e));
         recio_iter_close(it);
         return e;
     }

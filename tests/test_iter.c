@@ -166,6 +166,62 @@ static void test_skip_bad_moves_every_array(void) {
     recio_iter_close(it);
 }
 
+/* Every allocation of an open with workers refused in turn (2 workers, a prefetch ring of 4,
+   shuffled through a buffer, the .idx read): each is a clean RECIO_ERR_NOMEM with its words, the
+   handle NULL and nothing left allocated (the prefetcher's refused thread array once had it free
+   pointers never set). The first open that gets through may still meet the refusal on a worker:
+   then an error, never a wrong batch. A later open with nothing refused gives the batches of an
+   open with the default allocator. */
+static void sweep_desc(recio_iter_desc *d, t_failalloc *fa, char *msg) {
+    iu_desc(d, "build/test_iter/sixty.rec", 7, RECIO_LAST_PAD, 2);
+    d->prefetch = 4;
+    d->shuffle_buffer = 5;
+    d->index = 1;
+    d->errmsg = msg;
+    if (fa) d->alloc.alloc = t_fail_alloc, d->alloc.free = t_fail_free, d->alloc.user = fa;
+}
+
+static void test_open_allocation_failures(void) {
+    recio_iter_desc d;
+    recio_iter *it;
+    iu_batch ref[32], got[32];
+    char msg[RECIO_ERRMSG_SIZE];
+    t_failalloc fa;
+    size_t nref, n;
+    recio_err e;
+    long k;
+    sweep_desc(&d, NULL, msg);
+    if (!(it = ic_open(&d))) return;
+    nref = iu_run(it, ref, 32, 2, NULL);
+    recio_iter_close(it);
+    CHECK(nref >= 18);
+    sweep_desc(&d, &fa, msg);
+    for (k = 1; k < 400; k++) {
+        it = (recio_iter *)&d;
+        t_fail_arm(&fa, k);
+        if ((e = recio_iter_open(&it, &d)) == RECIO_OK) {
+            n = iu_run(it, got, 32, 2, &e);
+            CHECK(e == RECIO_ERR_NOMEM || (e == RECIO_END && n == nref && iu_same(ref, got, n)));
+            recio_iter_close(it);
+            CHECK_EQ_INT(fa.live, 0);
+            break;
+        }
+        CHECK_EQ_INT(e, RECIO_ERR_NOMEM);
+        CHECK(it == NULL);
+        CHECK(strstr(msg, "out of memory") != NULL);
+
+        CHECK_EQ_INT(fa.failed, 1);
+        CHECK_EQ_INT(fa.live, 0);
+    }
+    CHECK(k > 10 && k < 400);
+    t_fail_arm(&fa, 0);
+    if (!(it = ic_open(&d))) return;
+    n = iu_run(it, got, 32, 2, &e);
+    CHECK(e == RECIO_END && n == nref && iu_same(ref, got, n));
+    recio_iter_close(it);
+    CHECK_EQ_INT(fa.live, 0);
+}
+
 #ifdef RECIO_NO_IMAGE
 /* Records only: what needs the image section (a spec, and mean_img and mixing, which need one) is
    refused at open with words that say so; the callback path with the same dataset opens. */
@@ -205,6 +261,7 @@ int main(void) {
     RUN(test_hooks_without_close);
     RUN(test_hook_io_closed_once);
     RUN(test_skip_bad_moves_every_array);
+    RUN(test_open_allocation_failures);
 #ifdef RECIO_NO_IMAGE
     RUN(test_noimage_refuses_image_options_at_open);
 #endif

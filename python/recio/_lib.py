@@ -236,6 +236,8 @@ def _declare(lib):
                                                  c_char_p, S]),
         "recio_image_decode": (E, [POINTER(Image), P, S, I]),
         "recio_image_decode_ex": (E, [POINTER(Image), P, S, I, c_char_p, S]),
+        "recio_mask_decode": (E, [POINTER(Image), P, S, c_char_p, S]),
+        "recio_boxes_check": (E, [POINTER(c_float), I, I, POINTER(I), c_char_p, S]),
         "recio_transform_output_shape": (E, [P, I, I, I, POINTER(Image)]),
         "recio_image_info": (E, [P, S, POINTER(I), POINTER(I), POINTER(I)]),
         "recio_image_free": (None, [POINTER(Image)]),
