@@ -5856,8 +5856,17 @@ static int recio__is_u8hwc(const recio_image *img) {
 #endif
 #ifdef RECIO__STB_TLS
 static RECIO__STB_TLS const recio_allocator *recio__stb_alloc;
-static void *recio__stb_malloc(size_t n) { return recio__malloc(recio__stb_alloc, n); }
-static void *recio__stb_realloc(void *p, size_t old, size_t n) { return recio__realloc(recio__stb_alloc, p, old, n); }
+static RECIO__STB_TLS int recio__stb_oom; /* an allocation of this decode failed: stb does not always say so */
+static void *recio__stb_malloc(size_t n) {
+    void *p = recio__malloc(recio__stb_alloc, n);
+    if (!p) recio__stb_oom = 1;
+    return p;
+}
+static void *recio__stb_realloc(void *p, size_t old, size_t n) {
+    void *q = recio__realloc(recio__stb_alloc, p, old, n);
+    if (!q) recio__stb_oom = 1;
+    return q;
+}
 static void recio__stb_free(void *p) { recio__free(recio__stb_alloc, p); }
 #define STBI_MALLOC(sz) recio__stb_malloc(sz)
 #define STBI_REALLOC_SIZED(p, oldsz, newsz) recio__stb_realloc(p, oldsz, newsz)
@@ -5939,11 +5948,21 @@ static const recio_allocator *recio__stb_begin(const recio_allocator *a) {
 #if defined(RECIO__STB_TLS)
     const recio_allocator *saved = recio__stb_alloc;
     recio__stb_alloc = a;
+    recio__stb_oom = 0;
     return saved;
 #else
     (void)a;
     return NULL;
 #endif
+}
+
+/* stb failed for want of memory, not for the image: its zlib returns NULL with no reason of its own
+   (the reason left is then a stale one, e.g. "no SOI" from trying the PNG as a JPEG). */
+static int recio__stb_out_of_memory(void) {
+#if defined(RECIO__STB_TLS)
+    if (recio__stb_oom) return 1;
+#endif
+    return stbi_failure_reason() && strcmp(stbi_failure_reason(), "outofmem") == 0;
 }
 
 static void recio__stb_end(const recio_allocator *saved) {
@@ -6727,7 +6746,11 @@ static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n
 #endif
     return RECIO_OK;
 #endif
-fail:
+fail: /* stb's own allocation failing says nothing of the image: RECIO_ERR_NOMEM, so skip_bad keeps it */
+    if (recio__stb_out_of_memory()) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: out of memory");
+        return RECIO_ERR_NOMEM;
+    }
     if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: %s", stbi_failure_reason() ? stbi_failure_reason() : "unknown");
     return RECIO_ERR_DECODE;
 }
@@ -9515,7 +9538,10 @@ RECIODEF recio_err recio_transform_parse_ex(recio_transform **t, const char *spe
     memset(&a, 0, sizeof a);
     if (desc) a = desc->alloc;
     tr = (recio_transform *)recio__malloc(&a, sizeof *tr);
-    if (!tr) return RECIO_ERR_NOMEM;
+    if (!tr) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "spec: out of memory"); /* as a later allocation says */
+        return RECIO_ERR_NOMEM;
+    }
     memset(tr, 0, sizeof *tr);
     tr->alloc = a;
     tr->kn = recio__kern_pick();
