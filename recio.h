@@ -213,6 +213,92 @@ typedef struct recio_io {
 RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode);
 #endif
 
+/* FILESYSTEMS. Every call that takes a path (readers, writers, the split, the iterator, .idx / .lst /
+   mean_img loads, the CLI) goes through one table that maps the path's scheme to a recio_fs: "s3"
+   serves "s3://...", and a scheme of NULL or "" serves plain paths (and "file://..."). Built in: the
+   local files (POSIX, Win32, or ISO C stdio; none under RECIO_NO_STDIO) and, with RECIO_CURL, s3 and
+   http(s). Register your own by pointing a desc's `fs` at a recio_fs (chain more with `next`): it is
+   asked first, so it may also take over plain paths. There is no global registry.
+   Wildcards ("dir/part-*.rec": * ? [a-z] [!x], in any path component) and directories (their *.rec
+   files) are expanded by recio over `list`, the same way for every filesystem; the .idx beside a
+   .rec is found through `stat` (recio_index_path). Hooks may run on the iterator's worker threads,
+   several at once.
+   Every hook returns a recio_err and, on failure, may write the reason in `why` (RECIO_ERRMSG_SIZE
+   bytes, "" on entry): only the reason, e.g. "No such file or directory"; recio puts "PATH: offset N:
+   what it was doing: " in front (recio_strerror(e) when why is left empty). */
+typedef enum recio_fs_kind {
+    RECIO_FS_NONE = 0,  /* nothing there */
+    RECIO_FS_FILE = 1,  /* bytes that can be read (size known) */
+    RECIO_FS_DIR = 2,   /* a directory, or a prefix that has entries (object stores) */
+    RECIO_FS_OTHER = 3  /* something else: a device, a FIFO (written in place, never replaced) */
+} recio_fs_kind;
+
+typedef struct recio_fs_stat {
+    recio_fs_kind kind;
+    uint64_t size; /* RECIO_FS_FILE: bytes */
+} recio_fs_stat;
+
+/* A whole file in memory, read-only (mmap): data stays valid until unmap. */
+typedef struct recio_fs_map {
+    const void *data; /* not NULL, also for 0 bytes */
+    uint64_t size;
+    void *token;      /* the fs's, for unmap */
+} recio_fs_map;
+
+/* How create writes PATH. */
+typedef enum recio_fs_mode {
+    RECIO_FS_IN_PLACE = 0, /* PATH itself, created or truncated; nothing to commit */
+    RECIO_FS_ATOMIC = 1,   /* the bytes appear at PATH only on commit (a temporary file renamed, a
+                              multipart upload completed); discard leaves PATH as it was. The fs may
+                              write in place what cannot be replaced (a FIFO, a device): pending NULL */
+    RECIO_FS_DELETE = 2    /* no bytes (io unused): PATH goes away on commit, with its group */
+} recio_fs_mode;
+
+/* What create gives: the sink and, for an atomic mode, what commit or discard takes. */
+typedef struct recio_fs_out {
+    recio_io io;       /* the sink: recio writes, syncs and closes it before commit or discard */
+    void *pending;     /* the fs's token for commit / discard; NULL: nothing to commit */
+    const char *tmp;   /* optional: the temporary file's name while pending, for a signal handler
+                          that removes it (recio_writer_tmp_path, recio pack); NULL when none */
+} recio_fs_out;
+
+typedef struct recio_fs {
+    const char *scheme; /* "s3" serves "s3://..."; NULL or "" serves plain paths and file:// */
+    void *user;         /* passed to every hook */
+    unsigned flags;     /* RECIO_FS_FOLD_CASE: wildcards match names ignoring ASCII case (Windows) */
+    /* Required. A stream on path: read, and seek and size where it can (the split needs sizes). */
+    recio_err (*open_read)(void *user, const char *path, recio_io *io, char *why);
+    /* Optional (default: open_read, then io.size; kind FILE when it opens, NONE when it does not).
+       kind NONE with RECIO_OK when nothing is there (why may say it in the fs's words); an error when
+       it cannot tell (permission, network). */
+    recio_err (*stat)(void *user, const char *path, recio_fs_stat *st, char *why);
+    /* Optional (without it: no wildcards or directories). Each entry of directory dir (not "." or
+       ".."), by name, to entry until it returns nonzero; kind may be RECIO_FS_NONE when not known
+       cheaply. An error when dir cannot be listed. */
+    recio_err (*list)(void *user, const char *dir, int (*entry)(void *ctx, const char *name, recio_fs_kind kind),
+                      void *ctx, char *why);
+    /* Optional, together (without them: read-only). create fills out as mode says. commit makes the
+       n pending outputs (NULLs skipped) appear, all or none as far as the fs can, in order (the
+       local files: each but the last is kept aside under a hard link and put back if a later one
+       fails), and consumes them whatever happens; RECIO_OK with why set: done, with a note for the
+       user. discard drops one pending output (after its io was closed): PATH stays as it was. */
+    recio_err (*create)(void *user, const char *path, recio_fs_mode mode, recio_fs_out *out, char *why);
+    recio_err (*commit)(void *user, void *const *pending, int n, char *why);
+    void (*discard)(void *user, void *pending);
+    recio_err (*remove)(void *user, const char *path, char *why); /* optional */
+    /* Optional: map the whole file (readers and splits with use_mmap; without it they stream). */
+    recio_err (*map)(void *user, const char *path, recio_fs_map *m, char *why);
+    void (*unmap)(void *user, recio_fs_map *m);
+    const struct recio_fs *next; /* the next filesystem to ask, or NULL */
+} recio_fs;
+#define RECIO_FS_FOLD_CASE 1u
+
+/* The filesystem that serves path: the first of list (following next) whose scheme matches, else
+   the built-in one; NULL when none does (an unknown scheme; a plain path under RECIO_NO_STDIO). A
+   scheme is two or more of [A-Za-z0-9+.-] before "://" (so "C:\x" and "C://x" are plain paths),
+   matched ignoring case. */
+RECIODEF const recio_fs *recio_fs_find(const recio_fs *list, const char *path);
+
 /* A growing memory buffer, the target of recio_writer_open_mem. Free with recio_buffer_free. */
 typedef struct recio_buffer {
     unsigned char *data;
@@ -278,6 +364,7 @@ typedef struct recio_reader_desc {
                               nothing else changes while they are read */
     char *errmsg;          /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed */
     recio_allocator alloc;
+    const recio_fs *fs;    /* your filesystems, asked before the built-in ones (see FILESYSTEMS) */
 } recio_reader_desc;
 
 /* Open a reader. On error *r is NULL. A streaming reader reads through one reusable buffer;
@@ -310,6 +397,13 @@ typedef struct recio_writer_desc {
                                hooks then run on that thread); without RECIO_THREADS: ignored */
     char *errmsg;           /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed */
     recio_allocator alloc;
+    const recio_fs *fs;     /* your filesystems, asked before the built-in ones (see FILESYSTEMS) */
+    /* atomic: more outputs of PATH's filesystem that are replaced together with PATH and the .idx,
+       all or none (recio pack's list of skipped images): made with that fs's create, their io closed
+       by you before recio_writer_finish, which commits (or, after any error, discards) them; read at
+       finish, untouched by recio_writer_abort (discard them yourself then). */
+    const recio_fs_out *commit_with;
+    int ncommit_with;
 } recio_writer_desc;
 
 RECIODEF recio_err recio_writer_open(recio_writer **w, const char *path);
@@ -358,6 +452,7 @@ typedef struct recio_index {
     size_t count;
     recio_allocator alloc;
     char errmsg[RECIO_ERRMSG_SIZE]; /* "FILE: line N: what" after a failed load or save */
+    const recio_fs *fs;             /* in, optional: your filesystems for load and save (FILESYSTEMS) */
 } recio_index;
 
 RECIODEF recio_err recio_index_parse(recio_index *idx, const char *text, size_t n, const char *name);
@@ -368,6 +463,11 @@ RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path);
 RECIODEF recio_err recio_index_save_ex(const recio_index *idx, const char *path, char *errmsg);
 #endif
 RECIODEF void recio_index_free(recio_index *idx);
+/* The .idx that goes with the data file rec, the one rule the split, `recio index` and Python follow:
+   REC.idx when it exists, else rec with a final ".rec" replaced by ".idx" (im2rec's name, and the one
+   to create), asked through fs (may be NULL: the built-in filesystems). out gets the name; cap must
+   be at least strlen(rec) + 5. *found (optional) is 1 when a file is there. */
+RECIODEF recio_err recio_index_path(char *out, size_t cap, const char *rec, const recio_fs *fs, int *found);
 
 /* .lst: "index\tlabel[\tlabel...]\tpath" per line (im2rec's list file). As im2rec reads it, the line
    and each tab-separated field are stripped of spaces (so "0 \t 1 \t a.jpg" and a trailing tab are
@@ -394,6 +494,7 @@ typedef struct recio_lst {
     void *user;                                       /* in: passed to on_bad_line */
     size_t skipped;                                   /* out: malformed lines left out */
     int mask_column;                                  /* in: lines end with image and mask paths */
+    const recio_fs *fs;                               /* in, optional: your filesystems for load */
 } recio_lst;
 
 RECIODEF recio_err recio_lst_parse(recio_lst *lst, const char *text, size_t n, const char *name);
@@ -535,7 +636,9 @@ typedef struct recio_split_desc {
                                        a file truncated while mapped kills the process with SIGBUS);
                                        0 (default) or -1: read through a buffer (a clean error then) */
     size_t buffer_size;             /* reader buffer (default 1 MiB; shuffled: about 2 records) */
-    /* Optional opener for another file system; default: the stdio backend. */
+    const recio_fs *fs;             /* your filesystems, asked before the built-in ones (FILESYSTEMS):
+                                       the files, their .idx, wildcards and directories go through it */
+    /* Going: an opener for another file system (replaced by fs) */
     recio_err (*open_file)(void *user, const char *path, recio_io *io);
     void *open_user;
     char *errmsg;                   /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed (the handle
@@ -1066,10 +1169,10 @@ typedef struct recio_iter_desc {
                                    evicted, until the budget is spent; later epochs start from it and
                                    skip the decode. The batches are the same bytes with and without it.
                                    Some chains cannot be cut: recio_iter_cache_stats says so and why */
-    /* How each file is opened (a network filesystem's own client, fault injection): as
-       recio_split_desc.open_file, for the split, re-reading records, path_imglist and mean_img;
-       NULL = the file backend */
-    recio_err (*open_file)(void *user, const char *path, recio_io *io);
+    /* Your filesystems (a network filesystem's own client, fault injection), asked before the
+       built-in ones (FILESYSTEMS): for the split, re-reading records, path_imglist and mean_img */
+    const recio_fs *fs;
+    recio_err (*open_file)(void *user, const char *path, recio_io *io); /* going: replaced by fs */
     void *open_user;
     char *errmsg;               /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed (as
                                    recio_iter_open_ex's buffer) */
@@ -2808,6 +2911,81 @@ static recio_err recio__rm_remove(const char *uri, const recio_allocator *a, cha
 }
 
 #endif /* RECIO_CURL */
+
+/* ---- filesystems: a path's scheme picks its recio_fs (see FILESYSTEMS) ---- */
+
+/* The built-in filesystems, asked after the user's: none yet. */
+static const recio_fs *const recio__fs_builtin = NULL;
+
+static int recio__lower(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+/* Length of path's scheme before "://", 0 for a plain path (and for file://, which is one). */
+static size_t recio__scheme_len(const char *p) {
+    size_t n = 0;
+    while ((recio__lower(p[n]) >= 'a' && recio__lower(p[n]) <= 'z') || (p[n] >= '0' && p[n] <= '9') || p[n] == '+' ||
+           p[n] == '-' || p[n] == '.')
+        n++;
+    if (n < 2 || strncmp(p + n, "://", 3) != 0) return 0;
+    return n == 4 && recio__lower(p[0]) == 'f' && recio__lower(p[1]) == 'i' && recio__lower(p[2]) == 'l' &&
+                   recio__lower(p[3]) == 'e'
+               ? 0
+               : n;
+}
+
+static int recio__fs_serves(const recio_fs *fs, const char *path, size_t n) {
+    const char *s = fs->scheme ? fs->scheme : "";
+    size_t i;
+    if (strlen(s) != n) return 0;
+    for (i = 0; i < n; i++)
+        if (recio__lower(s[i]) != recio__lower(path[i])) return 0;
+    return 1;
+}
+
+RECIODEF const recio_fs *recio_fs_find(const recio_fs *list, const char *path) {
+    size_t n;
+    const recio_fs *f;
+    if (!path) return NULL;
+    n = recio__scheme_len(path);
+    for (f = list; f; f = f->next)
+        if (recio__fs_serves(f, path, n)) return f;
+    for (f = recio__fs_builtin; f; f = f->next)
+        if (recio__fs_serves(f, path, n)) return f;
+    return NULL;
+}
+
+/* What is at path, through its filesystem: its stat, else an open and the stream's size. */
+static recio_err recio__fs_stat(const recio_fs *list, const char *path, recio_fs_stat *st, char *why) {
+    const recio_fs *fs = recio_fs_find(list, path);
+    recio_io io;
+    int64_t n;
+    memset(st, 0, sizeof *st);
+    why[0] = 0;
+    if (!fs) return RECIO_ERR_UNSUPPORTED;
+    if (fs->stat) return fs->stat(fs->user, path, st, why);
+    memset(&io, 0, sizeof io);
+    if (fs->open_read(fs->user, path, &io, why) != RECIO_OK) return RECIO_OK; /* kind NONE */
+    n = io.size ? io.size(io.user) : -1;
+    if (io.close) io.close(io.user);
+    st->kind = RECIO_FS_FILE;
+    st->size = n < 0 ? 0 : (uint64_t)n;
+    return n < 0 ? RECIO_ERR_IO : RECIO_OK;
+}
+
+RECIODEF recio_err recio_index_path(char *out, size_t cap, const char *rec, const recio_fs *fs, int *found) {
+    char why[RECIO_ERRMSG_SIZE];
+    recio_fs_stat st;
+    size_t n;
+    int k, there = 0;
+    if (!out || !rec || cap < (n = strlen(rec)) + 5) return RECIO_ERR_ARG;
+    for (k = 0; k < 2 && !there; k++) { /* REC.idx, then REC with .rec replaced */
+        memcpy(out, rec, n + 1);
+        if (k && n > 4 && strcmp(rec + n - 4, ".rec") == 0) out[n - 4] = 0;
+        memcpy(out + strlen(out), ".idx", 5);
+        there = recio__fs_stat(fs, out, &st, why) == RECIO_OK && st.kind == RECIO_FS_FILE;
+    }
+    if (found) *found = there;
+    return RECIO_OK;
+}
 
 /* ---- 2. RECORDIO: implementation --------------------------------------------------------------- */
 
