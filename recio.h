@@ -206,6 +206,9 @@ typedef struct recio_io {
     int (*close)(void *user);
     void *user;
     int (*writev)(void *user, const recio_iovec *v, int n);
+    /* Optional: the io's own words for its last failure (a remote read's "HTTP 503 after 5 tries:
+       ..."), which recio reports in place of errno's. */
+    const char *(*error)(void *user);
 } recio_io;
 
 #ifndef RECIO_NO_STDIO
@@ -1617,6 +1620,12 @@ static const char *recio__errno_str(int e) {
 #endif
 }
 
+/* Why io's last call failed: its own words when it has them (a remote io's), else errno's. */
+static const char *recio__io_why(const recio_io *io) {
+    const char *w = io->error ? io->error(io->user) : NULL;
+    return w && w[0] ? w : recio__errno_str(errno);
+}
+
 /* Why an open failed, for "FILE: offset 0: cannot open: WHY": errno's words for an I/O error that
    set errno, else the code's (recio__open_read clears errno before a caller's hook). */
 static const char *recio__open_why(recio_err e) { return e == RECIO_ERR_IO && errno ? recio__errno_str(errno) : recio_strerror(e); }
@@ -1975,6 +1984,7 @@ typedef struct recio__rm_xfer {
     char url[RECIO__RM_URL], range[48], iferr[CURL_ERROR_SIZE];
     const char *method;                       /* "GET", "HEAD", "PUT", "POST", "DELETE" */
     const char *if_match;                     /* ETag the object must still have, or NULL */
+    char *adopt;                              /* the open's range: where the first answer's ETag goes */
     uint64_t off, len;                        /* GET: the range asked; len 0: the whole body */
     const unsigned char *body;                /* PUT / POST: body_len bytes */
     size_t body_len, body_pos;
@@ -1986,6 +1996,7 @@ typedef struct recio__rm_xfer {
     long status, retry_after;
     uint64_t total, first;                    /* Content-Range's size and first byte, UINT64_MAX when absent */
     uint64_t want_total;                      /* GET: the object's size as the open saw it */
+    uint64_t from;                            /* GET: the first byte this try asks for */
     char etag[RECIO__RM_TAG], err[512];       /* the answer's ETag; the first bytes of an error body */
     size_t err_len;
 } recio__rm_xfer;
@@ -2193,7 +2204,10 @@ static size_t recio__rm_on_body(char *p, size_t size, size_t n, void *user) {
         return len;
     }
     if (!x->grow && !x->len) return len; /* a HEAD's or a PUT's answer: nothing to keep */
-    if (x->len && (x->status != 206 || x->first != x->off + x->got)) return x->overflow = 3, 0; /* not the bytes asked */
+    if (x->len && (x->status != 206 || x->first != x->from)) return x->overflow = 3, 0; /* not the bytes asked */
+    if (x->len && x->adopt && !x->adopt[0]) recio__fmt(x->adopt, RECIO__RM_TAG, "%s", x->etag); /* the open's range */
+    if (x->len && x->want_total == UINT64_MAX && x->total != UINT64_MAX) x->want_total = x->total;
+    if (x->len && x->off + x->len > x->want_total && x->want_total >= x->off) x->len = x->want_total - x->off;
     if (x->len && ((x->if_match && x->if_match[0] && strcmp(x->etag, x->if_match)) || (x->total != x->want_total)))
         return x->overflow = 5, 0; /* another object: a server that ignored If-Match, or a new size */
     if (x->got + len > x->cap) {
@@ -2220,19 +2234,25 @@ static size_t recio__rm_on_send(char *p, size_t size, size_t n, void *user) {
 /* The headers every request carries: S3's payload hash (the body is not hashed: UNSIGNED-PAYLOAD,
    which S3 accepts over TLS and from any client), the session token, If-Match; no Expect (a part
    goes up without waiting a round trip for "100 Continue"). */
+static struct curl_slist *recio__rm_hdr(struct curl_slist *l, const char *h) {
+    struct curl_slist *t;
+    if (!l) return NULL;
+    if (!(t = curl_slist_append(l, h))) curl_slist_free_all(l); /* out of memory: the whole list goes */
+    return t;
+}
+
 static int recio__rm_headers(recio__rm_xfer *x) {
     const recio__rm_cfg *c = &x->s->cfg;
     char h[4200];
-    struct curl_slist *l = NULL, *t;
-    l = curl_slist_append(l, "Expect:");
-    if (l && c->s3) l = (t = curl_slist_append(l, "x-amz-content-sha256: UNSIGNED-PAYLOAD")) ? t : (curl_slist_free_all(l), NULL);
-    if (l && c->s3 && c->id[0] && c->token[0]) {
+    struct curl_slist *l = curl_slist_append(NULL, "Expect:");
+    if (c->s3) l = recio__rm_hdr(l, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+    if (c->s3 && c->id[0] && c->token[0]) {
         recio__fmt(h, sizeof h, "x-amz-security-token: %s", c->token);
-        l = (t = curl_slist_append(l, h)) ? t : (curl_slist_free_all(l), NULL);
+        l = recio__rm_hdr(l, h);
     }
-    if (l && x->if_match && x->if_match[0]) {
+    if (x->if_match && x->if_match[0]) {
         recio__fmt(h, sizeof h, "If-Match: %s", x->if_match);
-        l = (t = curl_slist_append(l, h)) ? t : (curl_slist_free_all(l), NULL);
+        l = recio__rm_hdr(l, h);
     }
     curl_slist_free_all(x->hdrs);
     x->hdrs = l;
@@ -2244,7 +2264,7 @@ static int recio__rm_headers(recio__rm_xfer *x) {
 static int recio__rm_prep(recio__rm_xfer *x) {
     const recio__rm_cfg *c = &x->s->cfg;
     CURL *h = x->h;
-    uint64_t from = x->off + x->got;
+    uint64_t from = x->from = x->off + x->got;
     curl_easy_reset(h);
     if (recio__rm_headers(x)) return -1;
     curl_easy_setopt(h, CURLOPT_URL, x->url);
@@ -2319,7 +2339,8 @@ static int recio__rm_transient(const recio__rm_xfer *x) {
         return 1;
     default: return 0;
     }
-    return x->status >= 500 || x->status == 429 || x->status == 408 || (x->len && x->got < x->len);
+    return x->status >= 500 || x->status == 429 || x->status == 408 ||
+           (x->status >= 200 && x->status <= 299 && x->len && x->got < x->len); /* a short body */
 }
 
 /* Exponential backoff from 100 ms, doubled per try up to 10 s, times a jitter in [0.5, 1) so that
@@ -2538,6 +2559,8 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
     recio__rm_file *f = (recio__rm_file *)user;
     size_t done = 0;
     if (f->msg[0]) return -1;
+    if (recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 0)) /* the transfers move on at every call */
+        return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), recio__rm_fail_read(f, f->pos);
     while (done < n && f->pos < f->size) {
         recio__rm_xfer *x = recio__rm_slot(f);
         size_t k;
@@ -2548,6 +2571,7 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
             if (recio__rm_ahead(f) || !(x = recio__rm_slot(f)))
                 return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
         }
+        if (done && f->pos >= x->off + x->got) break; /* what came so far: the caller works while the rest comes */
         while (f->pos >= x->off + x->got && (x->state == RECIO__RM_RUN || x->state == RECIO__RM_WAIT))
             if (recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 100))
                 return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), recio__rm_fail_read(f, f->pos);
@@ -2581,11 +2605,11 @@ static int recio__rm_close(void *user) {
     return 0;
 }
 
-/* Opens uri for reading: a HEAD gives the size and the ETag, and the first range starts at once. */
+/* Opens uri for reading: the first range's answer gives the size and the ETag (and an error's words,
+   which a HEAD's answer has no body for); the ranges after it start at once. */
 static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const recio_allocator *a, char *why) {
     recio__rm_file *f = (recio__rm_file *)recio__malloc(a, sizeof *f);
     recio__rm_xfer *x;
-    curl_off_t len = -1;
     recio_err e;
     int i;
     *out = NULL;
@@ -2600,19 +2624,36 @@ static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const rec
             goto fail;
         }
     }
-    x = &f->x[0];
-    if ((e = recio__rm_call(&f->s, x, "HEAD", NULL, 0)) != RECIO_OK) goto fail;
-    curl_easy_getinfo(x->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len);
-    if (len < 0) {
-        recio__fmt(f->s.why, sizeof f->s.why, "HTTP %d: no Content-Length: the size is not known", (int)x->status);
+    x = &f->x[0]; /* the first range gives the size (Content-Range) and the ETag, with no HEAD first */
+    if (!(x->buf = (unsigned char *)recio__malloc(&f->s.alloc, RECIO__RM_FIRST))) {
+        recio__fmt(f->s.why, sizeof f->s.why, "out of memory");
+        e = RECIO_ERR_NOMEM;
+        goto fail;
+    }
+    x->cap = RECIO__RM_FIRST, x->method = "GET", x->if_match = x->adopt = f->etag, x->len = RECIO__RM_FIRST, x->want_total = UINT64_MAX;
+    if (recio__rm_start(x)) {
+        recio__fmt(f->s.why, sizeof f->s.why, "cannot start a transfer (libcurl)");
         e = RECIO_ERR_IO;
         goto fail;
     }
-    f->size = (uint64_t)len;
-    recio__fmt(f->etag, sizeof f->etag, "%s", x->etag);
-    x->state = RECIO__RM_IDLE, x->grow = 0, x->got = 0;
-    f->ramp = RECIO__RM_FIRST;
-    if (recio__rm_ahead(f)) {
+    if (recio__rm_wait(&f->s, x, NULL, 0) == 0) {
+        f->size = x->want_total;
+    } else if (x->rc == CURLE_OK && x->status == 416 && x->total != UINT64_MAX) { /* an empty object */
+        f->size = x->total, x->state = RECIO__RM_IDLE;
+    } else {
+        recio__rm_fail_words(&f->s, x);
+        e = recio__rm_code(x);
+        goto fail;
+    }
+    if (f->size == UINT64_MAX) {
+        recio__fmt(f->s.why, sizeof f->s.why, "HTTP %d: no Content-Range: the size is not known", (int)x->status);
+        e = RECIO_ERR_IO;
+        goto fail;
+    }
+    f->next = x->state == RECIO__RM_IDLE ? 0 : x->len;
+    f->ramp = RECIO__RM_FIRST * 2;
+    x->adopt = NULL;
+    if (recio__rm_ahead(f) || recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 0)) { /* the ranges ahead go out now */
         recio__fmt(f->s.why, sizeof f->s.why, "out of memory");
         e = RECIO_ERR_NOMEM;
         goto fail;
@@ -2637,7 +2678,7 @@ typedef struct recio__rm_writer {
     unsigned nparts;
     char (*etags)[RECIO__RM_TAG];           /* part n's ETag at n - 1 */
     size_t etag_cap;
-    int failed;
+    int failed, del;                        /* del: RECIO_FS_DELETE's pending (nothing written) */
 } recio__rm_writer;
 
 static int recio__rm_w_fail(recio__rm_writer *w) {
@@ -2910,12 +2951,135 @@ static recio_err recio__rm_remove(const char *uri, const recio_allocator *a, cha
     return e;
 }
 
+/* ---- the s3, http and https rows of the filesystem table ---- */
+
+static const char *recio__rmfs_error(void *user) { return ((recio__rm_file *)user)->s.why; }
+
+static recio_err recio__rmfs_open_read(void *user, const char *path, recio_io *io, char *why) {
+    recio__rm_file *f;
+    recio_err e = recio__rm_open(&f, path, NULL, why);
+    (void)user;
+    if (e != RECIO_OK) return e;
+    memset(io, 0, sizeof *io);
+    io->read = recio__rm_read, io->seek = recio__rm_seek, io->size = recio__rm_size, io->close = recio__rm_close;
+    io->error = recio__rmfs_error, io->user = f;
+    return RECIO_OK;
+}
+
+static recio_err recio__rmfs_stat(void *user, const char *path, recio_fs_stat *st, char *why) {
+    int kind;
+    recio_err e = recio__rm_stat(path, NULL, &kind, &st->size, why);
+    (void)user;
+    st->kind = kind == 1 ? RECIO_FS_FILE : kind == 2 ? RECIO_FS_DIR : RECIO_FS_NONE;
+    return e;
+}
+
+typedef struct recio__rmfs_ls {
+    int (*entry)(void *ctx, const char *name, recio_fs_kind kind);
+    void *ctx;
+} recio__rmfs_ls;
+
+static int recio__rmfs_entry(void *ctx, const char *name, int dir, uint64_t size) {
+    recio__rmfs_ls *l = (recio__rmfs_ls *)ctx;
+    (void)size;
+    return name[0] ? l->entry(l->ctx, name, dir ? RECIO_FS_DIR : RECIO_FS_FILE) : 0; /* "dir/" itself: not an entry */
+}
+
+/* A "directory" of S3 is a prefix: dir's keys up to the next '/' (ListObjectsV2, delimiter '/'). */
+static recio_err recio__rmfs_list(void *user, const char *dir, int (*entry)(void *ctx, const char *name, recio_fs_kind kind),
+                                  void *ctx, char *why) {
+    recio__rm_sess s;
+    recio__rmfs_ls l;
+    char prefix[1100];
+    recio_err e;
+    (void)user;
+    if (!recio__rm_ieq(dir, "s3://", 5))
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "an http(s) URL cannot be listed: name each file"), RECIO_ERR_UNSUPPORTED;
+    l.entry = entry, l.ctx = ctx;
+    if ((e = recio__rm_sess_open(&s, dir, NULL)) == RECIO_OK) {
+        size_t n = strlen(s.cfg.key);
+        recio__fmt(prefix, sizeof prefix, "%s%s", s.cfg.key, n && s.cfg.key[n - 1] != '/' ? "/" : "");
+        e = recio__rm_ls(&s, prefix, 1, 0, recio__rmfs_entry, &l);
+    }
+    if (e != RECIO_OK) recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", s.why);
+    recio__rm_sess_close(&s);
+    return e;
+}
+
+/* Every mode is atomic on S3 (an object appears whole or not at all); RECIO_FS_DELETE's pending is a
+   writer that sends nothing and deletes on commit. */
+static recio_err recio__rmfs_create(void *user, const char *path, recio_fs_mode mode, recio_fs_out *out, char *why) {
+    recio__rm_writer *w;
+    recio_err e;
+    (void)user;
+    memset(out, 0, sizeof *out);
+    if ((e = recio__rm_w_open(&w, path, NULL, &out->io, why)) != RECIO_OK) return e;
+    w->del = mode == RECIO_FS_DELETE;
+    out->pending = w;
+    return RECIO_OK;
+}
+
+static void recio__rmfs_discard(void *user, void *pending) {
+    recio__rm_writer *w = (recio__rm_writer *)pending;
+    (void)user;
+    if (!w) return;
+    recio__rm_w_abort(w);
+    recio__rm_w_free(w);
+}
+
+/* In order; the first failure discards the rest (S3 has no transaction over several objects: those
+   before it stay). */
+static recio_err recio__rmfs_commit(void *user, void *const *pending, int n, char *why) {
+    recio_err e = RECIO_OK;
+    int i;
+    for (i = 0; i < n; i++) {
+        recio__rm_writer *w = (recio__rm_writer *)pending[i];
+        if (!w) continue;
+        if (e != RECIO_OK) recio__rmfs_discard(user, w);
+        else if (w->del) e = recio__rm_remove(w->s.cfg.uri, NULL, why), recio__rm_w_free(w);
+        else e = recio__rm_w_commit(w, why), recio__rm_w_free(w);
+    }
+    return e;
+}
+
+static recio_err recio__rmfs_remove(void *user, const char *path, char *why) {
+    (void)user;
+    return recio__rm_remove(path, NULL, why);
+}
+
+#define RECIO__RMFS_ROW(scheme, next) \
+    {scheme, NULL, 0, recio__rmfs_open_read, recio__rmfs_stat, recio__rmfs_list, recio__rmfs_create, recio__rmfs_commit, \
+     recio__rmfs_discard, recio__rmfs_remove, NULL, NULL, next}
+#elif !defined(RECIO_NO_STDIO) /* no RECIO_CURL: the schemes are known, and say why they cannot be used */
+
+#define RECIO__RM_NONE "this build has no remote filesystems (built without RECIO_CURL)"
+static recio_err recio__rmfs_none(void *user, const char *path, recio_io *io, char *why) {
+    (void)user, (void)path, (void)io;
+    recio__fmt(why, RECIO_ERRMSG_SIZE, RECIO__RM_NONE);
+    return RECIO_ERR_UNSUPPORTED;
+}
+static recio_err recio__rmfs_none_stat(void *user, const char *path, recio_fs_stat *st, char *why) {
+    (void)user, (void)path, (void)st;
+    recio__fmt(why, RECIO_ERRMSG_SIZE, RECIO__RM_NONE);
+    return RECIO_ERR_UNSUPPORTED;
+}
+#define RECIO__RMFS_ROW(scheme, next) \
+    {scheme, NULL, 0, recio__rmfs_none, recio__rmfs_none_stat, NULL, NULL, NULL, NULL, NULL, NULL, NULL, next}
 #endif /* RECIO_CURL */
+
+#ifdef RECIO__RMFS_ROW /* the remote rows, chained: the built-in table's tail */
+static const recio_fs recio__fs_https = RECIO__RMFS_ROW("https", NULL);
+static const recio_fs recio__fs_http = RECIO__RMFS_ROW("http", &recio__fs_https);
+static const recio_fs recio__fs_s3 = RECIO__RMFS_ROW("s3", &recio__fs_http);
+#define RECIO__FS_REMOTE (&recio__fs_s3)
+#else
+#define RECIO__FS_REMOTE NULL
+#endif
 
 /* ---- filesystems: a path's scheme picks its recio_fs (see FILESYSTEMS) ---- */
 
-/* The built-in filesystems, asked after the user's: none yet. */
-static const recio_fs *const recio__fs_builtin = NULL;
+/* The built-in filesystems, asked after the user's: the remote rows (the local column: to come). */
+static const recio_fs *const recio__fs_builtin = RECIO__FS_REMOTE;
 
 static int recio__lower(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
 
@@ -3035,7 +3199,7 @@ static recio_err recio__rd_fail(recio_reader *r, recio_err e, uint64_t off, cons
 
 /* A failed system call: "what: <the system's words for errno>". */
 static recio_err recio__rd_fail_sys(recio_reader *r, recio_err e, uint64_t off, const char *what) {
-    recio__errf(r->errmsg, r->name, off, "%s: %s", what, recio__errno_str(errno));
+    recio__errf(r->errmsg, r->name, off, "%s: %s", what, recio__io_why(&r->io));
     r->sticky = e;
     return e;
 }
@@ -4888,7 +5052,7 @@ static recio_err recio__probe_get(recio_split *s, unsigned f, uint64_t at, size_
         p->off = at;
         p->len = 0;
         while (p->len < RECIO__PROBE_BLOCK && (k = p->io.read(p->io.user, p->buf + p->len, RECIO__PROBE_BLOCK - p->len)) > 0) p->len += (size_t)k;
-        if (k < 0) return recio__sp_failat(s, RECIO_ERR_IO, f, at, "read failed");
+        if (k < 0) return recio__sp_failat(s, RECIO_ERR_IO, f, at, "read failed: %s", recio__io_why(&p->io));
     }
     *out = p->buf + (at - p->off);
     *got = p->off + p->len - at < n ? (size_t)(p->off + p->len - at) : n;
