@@ -258,6 +258,10 @@ def make_proxy(upstream_port):
         daemon_threads = True
         allow_reuse_address = True
 
+        def handle_error(self, request, client_address):
+            if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that hung up: expected here
+                super().handle_error(request, client_address)
+
     srv = Server(("127.0.0.1", 0), Proxy)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv.server_address[1]
