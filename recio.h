@@ -2283,6 +2283,7 @@ static int recio__rm_prep(recio__rm_xfer *x) {
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, c->s3 ? 0L : 1L); /* web servers redirect; S3 says why */
     curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, x->hdrs);
+    curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 256L << 10); /* fewer, larger copies (default 16 KiB) */
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, recio__rm_on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, (void *)x);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, recio__rm_on_body);
@@ -2559,7 +2560,7 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
     recio__rm_file *f = (recio__rm_file *)user;
     size_t done = 0;
     if (f->msg[0]) return -1;
-    if (recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 0)) /* the transfers move on at every call */
+    if (recio__rm_ahead(f) || recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 0)) /* the transfers move on at every call */
         return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), recio__rm_fail_read(f, f->pos);
     while (done < n && f->pos < f->size) {
         recio__rm_xfer *x = recio__rm_slot(f);
@@ -2606,7 +2607,7 @@ static int recio__rm_close(void *user) {
 }
 
 /* Opens uri for reading: the first range's answer gives the size and the ETag (and an error's words,
-   which a HEAD's answer has no body for); the ranges after it start at once. */
+   which a HEAD's answer has no body for). */
 static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const recio_allocator *a, char *why) {
     recio__rm_file *f = (recio__rm_file *)recio__malloc(a, sizeof *f);
     recio__rm_xfer *x;
@@ -2650,14 +2651,9 @@ static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const rec
         e = RECIO_ERR_IO;
         goto fail;
     }
-    f->next = x->state == RECIO__RM_IDLE ? 0 : x->len;
-    f->ramp = RECIO__RM_FIRST * 2;
+    f->next = x->state == RECIO__RM_IDLE ? 0 : x->len; /* the ranges ahead start at the first read: */
+    f->ramp = RECIO__RM_FIRST * 2;                      /* an open for the size alone costs one range */
     x->adopt = NULL;
-    if (recio__rm_ahead(f) || recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 0)) { /* the ranges ahead go out now */
-        recio__fmt(f->s.why, sizeof f->s.why, "out of memory");
-        e = RECIO_ERR_NOMEM;
-        goto fail;
-    }
     *out = f;
     return RECIO_OK;
 fail:
