@@ -44,15 +44,15 @@ static void test_close_any_moment(void) {
     }
 }
 
-/* recio_io.close is optional in a caller's open_file hooks: the iterator reads its side file
-   (path_imglist) and the split its .idx through hooks that leave it NULL (they used to call it). */
-static recio_io closeless[8];
+/* recio_io.close is optional in a filesystem's streams: the iterator reads its side file
+   (path_imglist) and the split its .idx through an open_read that leaves it NULL (they used to call it). */
+static recio_io closeless[16];
 static unsigned ncloseless;
-static recio_err open_closeless(void *user, const char *path, recio_io *io) {
+static recio_err open_closeless(void *user, const char *path, recio_io *io, char *why) {
     size_t n = strlen(path);
     recio_err e = recio_io_open_file(io, path, "rb");
-    (void)user;
-    if (e == RECIO_OK && n > 4 && (!strcmp(path + n - 4, ".lst") || !strcmp(path + n - 4, ".idx")) && ncloseless < 8)
+    (void)user, (void)why;
+    if (e == RECIO_OK && n > 4 && (!strcmp(path + n - 4, ".lst") || !strcmp(path + n - 4, ".idx")) && ncloseless < 16)
         closeless[ncloseless++] = *io, io->close = NULL; /* the test closes it */
     return e;
 }
@@ -63,6 +63,7 @@ static void test_hooks_without_close(void) {
     recio_batch b;
     char msg[RECIO_ERRMSG_SIZE];
     unsigned i;
+    recio_fs fs;
     FILE *f;
     iu_make("build/test_iter/closeless.rec", 4);
     f = fopen("build/test_iter/closeless.lst", "w");
@@ -72,7 +73,9 @@ static void test_hooks_without_close(void) {
     d.label_width = 1;
     d.index = 1;
     d.path_imglist = "build/test_iter/closeless.lst";
-    d.open_file = open_closeless;
+    memset(&fs, 0, sizeof fs);
+    fs.open_read = open_closeless;
+    d.fs = &fs;
     d.errmsg = msg;
     ncloseless = 0;
     CHECK(recio_iter_open(&it, &d) == RECIO_OK);
@@ -83,7 +86,7 @@ static void test_hooks_without_close(void) {
     for (i = 0; i < ncloseless; i++) closeless[i].close(closeless[i].user);
 }
 
-/* Every io an open_file hook hands out is closed exactly once, also when the k-th one cannot read
+/* Every io a filesystem's open_read hands out is closed exactly once, also when the k-th one cannot read
    (read == NULL: refused) and the open or a later re-read fails because of it. The hook counts its
    opens and the closes of what it opened. */
 static unsigned hk_opens, hk_closes, hk_bad_at;
@@ -95,10 +98,10 @@ static int hk_close(void *user) {
 static int64_t hk_read(void *user, void *buf, size_t n) { return hk_inner[(size_t)user].read(hk_inner[(size_t)user].user, buf, n); }
 static int hk_seek(void *user, uint64_t off) { return hk_inner[(size_t)user].seek(hk_inner[(size_t)user].user, off); }
 static int64_t hk_size(void *user) { return hk_inner[(size_t)user].size(hk_inner[(size_t)user].user); }
-static recio_err open_counted(void *user, const char *path, recio_io *io) {
+static recio_err open_counted(void *user, const char *path, recio_io *io, char *why) {
     size_t k = hk_opens;
     recio_err e;
-    (void)user;
+    (void)user, (void)why;
     if (k >= 64 || (e = recio_io_open_file(&hk_inner[k], path, "rb")) != RECIO_OK) return RECIO_ERR_IO;
     hk_opens++;
     memset(io, 0, sizeof *io);
@@ -118,9 +121,12 @@ static void test_hook_io_closed_once(void) {
         recio_iter *it = NULL;
         recio_batch b;
         char msg[RECIO_ERRMSG_SIZE];
+        recio_fs fs;
         unsigned epoch;
         iu_desc(&d, "build/test_iter/hooked.rec", 2, RECIO_LAST_ROLL_OVER, bad % 2);
-        d.open_file = open_counted;
+        memset(&fs, 0, sizeof fs);
+        fs.open_read = open_counted;
+        d.fs = &fs;
         d.errmsg = msg;
         hk_opens = hk_closes = 0, hk_bad_at = bad;
         if (recio_iter_open(&it, &d) == RECIO_OK)

@@ -45,7 +45,7 @@ class IterDesc(Structure):
                 ("mixup_alpha", c_float), ("cutmix_alpha", c_float), ("mix_prob", c_float), ("num_classes", c_uint),
                 ("path_imglist", c_char_p), ("batch", c_uint),
                 ("last_batch", c_int), ("workers", c_uint), ("prefetch", c_uint), ("checksums", c_int),
-                ("skip_bad", c_int), ("cache_bytes", c_size_t), ("fs", c_void_p), ("open_file", c_void_p), ("open_user", c_void_p),
+                ("skip_bad", c_int), ("cache_bytes", c_size_t), ("fs", c_void_p),
                 ("errmsg", c_void_p), ("alloc", Allocator)]
 
 
@@ -96,14 +96,13 @@ class ReaderDesc(Structure):
 
 class WriterDesc(Structure):
     _fields_ = [("io", IO), ("name", c_char_p), ("index_path", c_char_p), ("atomic", c_int), ("buffer_size", c_size_t),
-                ("background", c_int), ("errmsg", c_void_p), ("alloc", Allocator), ("fs", c_void_p),
-                ("commit_with", c_void_p), ("ncommit_with", c_int)]
+                ("background", c_int), ("errmsg", c_void_p), ("alloc", Allocator), ("fs", c_void_p)]
 
 
 class SplitDesc(Structure):
     _fields_ = [("mode", c_int), ("index_path", c_char_p), ("shuffle", c_int), ("seed", c_uint64), ("epoch", c_uint64),
                 ("chunk_records", c_uint32), ("window_chunks", c_uint32), ("equalize", c_int), ("ordinals", c_int),
-                ("use_mmap", c_int), ("buffer_size", c_size_t), ("fs", c_void_p), ("open_file", c_void_p), ("open_user", c_void_p),
+                ("use_mmap", c_int), ("buffer_size", c_size_t), ("fs", c_void_p),
                 ("errmsg", c_void_p), ("alloc", Allocator)]
 
 
