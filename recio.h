@@ -94,6 +94,11 @@
       RECIO_HAVE_PTHREADS use <pthread.h> where recio would not look for it (an RTOS, winpthreads)
       RECIO_TURBOJPEG     decode JPEG through libjpeg-turbo (link -ljpeg), with DCT scaling and windows
                           (the Makefile's default build; `make JPEG=stb` for stb_image only)
+      RECIO_CURL          s3://BUCKET/KEY and http(s):// paths through libcurl >= 7.75 (link -lcurl; the
+                          Makefile's default build, `make CURL=no` without): AWS_ACCESS_KEY_ID,
+                          AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION / AWS_DEFAULT_REGION,
+                          AWS_ENDPOINT_URL (path-style), else ~/.aws/credentials (AWS_PROFILE, default
+                          "default"), else anonymous; docs/remote.md. Without it those paths say so
       RECIO_NO_IMAGE      records only: the image section goes (decoding, ops, transforms, stb, the
                           recio_image_* helpers); the image types, recio_dtype_size and recio_checksum
                           stay for the iterator's batches (of the kernels, only the checksum's); the
@@ -2270,10 +2275,7 @@ static const recio_fs recio__fs_local = {NULL, NULL, RECIO__LFS_FLAGS, recio__lf
    upload whose parts go up while the writer fills the next; the object appears only when it completes,
    and any failure aborts it. Messages name the URI (with no user:password@ or ?query of an http URL:
    a presigned URL's signature stays out) and the status; no secret or signature is ever in one. */
-#ifdef RECIO_CURL
-#ifdef RECIO_NO_STDIO
-#error "RECIO_CURL needs stdio (the credentials file): do not define RECIO_NO_STDIO with it"
-#endif
+#if defined(RECIO_CURL) && !defined(RECIO_NO_STDIO) /* no files at all: no remote ones either */
 #include <curl/curl.h>
 #if LIBCURL_VERSION_NUM < 0x074b00
 #error "RECIO_CURL needs libcurl 7.75 or later (CURLOPT_AWS_SIGV4 signs the S3 requests)"

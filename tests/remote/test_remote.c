@@ -283,7 +283,7 @@ static recio_fs_kind kind_of(const char *uri, uint64_t *size) {
     recio_fs_stat st;
     char why[RECIO_ERRMSG_SIZE] = "";
     memset(&st, 0, sizeof st);
-    if (fs->stat(fs->user, uri, &st, why) != RECIO_OK) return note(why), fprintf(stderr, "  stat %s: %s\n", uri, why), (recio_fs_kind)-1;
+    if (fs->info(fs->user, uri, &st, why) != RECIO_OK) return note(why), fprintf(stderr, "  stat %s: %s\n", uri, why), (recio_fs_kind)-1;
     if (size) *size = st.size;
     return st.kind;
 }
@@ -363,6 +363,56 @@ static void test_writer_records(void) {
     while (recio_reader_next(r, &rec) == RECIO_OK) hr = recio_fnv1a64(hr, rec.data, rec.size), n++;
     CHECK(n == 3000 && hr == hw);
     recio_reader_close(r);
+}
+
+/* The writer on an s3:// path, with its .idx: both appear on close; a failure leaves neither, and
+   no upload parts. */
+static recio_err write_path(const char *rec, const char *idx, size_t nrec, uint64_t *h, char *msg) {
+    recio_writer_desc wd;
+    recio_writer *w;
+    recio_err e;
+    size_t i;
+    memset(&wd, 0, sizeof wd);
+    wd.index_path = idx, wd.atomic = 1, wd.errmsg = msg;
+    *h = RECIO_FNV1A_INIT;
+    if ((e = recio_writer_open_desc(&w, rec, &wd)) != RECIO_OK) return e;
+    for (i = 0; i < nrec; i++) {
+        size_t len = 1 + (size_t)(t_rand() % 12000), off = (size_t)(t_rand() % (big_n - len));
+        *h = recio_fnv1a64(*h, big + off, len);
+        if (recio_writer_write(w, big + off, len) != RECIO_OK) break;
+    }
+    e = recio_writer_finish(w);
+    snprintf(msg, RECIO_ERRMSG_SIZE, "%s", recio_writer_errmsg(w));
+    recio_writer_close(w);
+    return e;
+}
+
+static void test_writer_path(void) {
+    char msg[RECIO_ERRMSG_SIZE];
+    uint64_t h, hr = RECIO_FNV1A_INIT;
+    recio_reader *r;
+    recio_record rec;
+    recio_index idx;
+    size_t n = 0;
+    CHECK(write_path("s3://scratch/wp.rec", "s3://scratch/wp.idx", 2500, &h, msg) == RECIO_OK);
+    CHECK(recio_reader_open(&r, "s3://scratch/wp.rec") == RECIO_OK);
+    while (recio_reader_next(r, &rec) == RECIO_OK) hr = recio_fnv1a64(hr, rec.data, rec.size), n++;
+    recio_reader_close(r);
+    CHECK(n == 2500 && hr == h);
+    memset(&idx, 0, sizeof idx);
+    CHECK(recio_index_load(&idx, "s3://scratch/wp.idx") == RECIO_OK && idx.count == 2500);
+    recio_index_free(&idx);
+    /* the second part refused: neither object appears */
+    use_s3(PROXY_S3, "RECIOTESTKEY", SECRET, NULL);
+    faults(PROXY_S3, "status=500&count=100&match=partNumber%3D2&methods=PUT");
+    CHECK(write_path("s3://scratch/wp2.rec", "s3://scratch/wp2.idx", 2500, &h, msg) == RECIO_ERR_IO);
+    CHECK(strstr(msg, "s3://scratch/wp2.rec") != NULL && strstr(msg, "HTTP 500 after 5 tries") != NULL);
+    fprintf(stderr, "  (as expected) %s\n", msg);
+    note(msg);
+    faults(PROXY_S3, "");
+    use_default();
+    CHECK(kind_of("s3://scratch/wp2.rec", NULL) == RECIO_FS_NONE && kind_of("s3://scratch/wp2.idx", NULL) == RECIO_FS_NONE);
+    CHECK(orphan_uploads() == 0);
 }
 
 /* A part that cannot go up: the upload is aborted, no object appears, no part is left. */
@@ -609,6 +659,7 @@ int main(void) {
     RUN(test_multipart_write_read);
     RUN(test_writer_records);
     RUN(test_write_failure_aborts);
+    RUN(test_writer_path);
     RUN(test_http_read_only);
     RUN(test_list);
     RUN(test_faults_read);
