@@ -3355,13 +3355,19 @@ static void recio__rmfs_discard(void *user, void *pending) {
    before it stay). */
 static recio_err recio__rmfs_commit(void *user, void *const *pending, int n, char *why) {
     recio_err e = RECIO_OK;
-    int i;
+    int i, done = 0;
     for (i = 0; i < n; i++) {
         recio__rm_writer *w = (recio__rm_writer *)pending[i];
         if (!w) continue;
         if (e != RECIO_OK) recio__rmfs_discard(user, w);
         else if (w->del) e = recio__rm_remove(w->s.cfg.uri, NULL, why), recio__rm_w_free(w);
         else e = recio__rm_w_commit(w, why), recio__rm_w_free(w);
+        if (e == RECIO_OK) done++;
+        else if (done && !strstr(why, "already")) { /* say what stays */
+            size_t k = strlen(why);
+            recio__fmt(why + k, RECIO_ERRMSG_SIZE - k, " (%d output%s before it already written: S3 has no transaction over "
+                       "several objects)", done, done > 1 ? "s" : "");
+        }
     }
     return e;
 }

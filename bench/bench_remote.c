@@ -7,6 +7,7 @@
      curl     `curl -o /dev/null` of the same object from s3rver, whole, signed: the server's own speed
      proxy+0   s3:// through the tests' fault proxy, no fault   (the proxy's own speed)
      proxy+20  the same with 20 ms added before every request   ratio to proxy+0      (issue: >= 0.8x)
+     curl nginx  `curl -o /dev/null` of the file whole from nginx: what loopback HTTP gives here
    Medians and the spread (min..max) of the rounds, in MB/s. The servers are started for the run by
    tests/remote/servers.py on 127.0.0.1 (this program runs itself under it when started alone).
    Usage: bench_remote [FILE.rec [ROUNDS]]   (default build/bench-data/imagenet1k.rec, 7 rounds) */
@@ -18,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define ROWS 6
-static const char *NAMES[ROWS] = {"local", "nginx", "s3rver", "curl whole", "proxy+0", "proxy+20ms"};
+#define ROWS 7
+static const char *NAMES[ROWS] = {"local", "nginx", "s3rver", "curl whole", "proxy+0", "proxy+20ms", "curl nginx"};
 static const char *S3, *HTTP, *PROXY, *WWW;
 static volatile uint64_t sink;
 
@@ -56,9 +57,10 @@ static double split_read(const char *uri, int remote, uint64_t *bytes) {
 static double curl_whole(const char *endpoint, const char *key) {
     char cmd[2048];
     double t0 = now();
-    snprintf(cmd, sizeof cmd, "curl -sSf -o /dev/null --aws-sigv4 aws:amz:us-east-1:s3 --user '%s:%s' "
-             "-H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' '%s/bench/%s'", getenv("AWS_ACCESS_KEY_ID"),
-             getenv("AWS_SECRET_ACCESS_KEY"), endpoint, key);
+    if (!strcmp(endpoint, HTTP)) snprintf(cmd, sizeof cmd, "curl -sSf -o /dev/null '%s/%s'", HTTP, key);
+    else snprintf(cmd, sizeof cmd, "curl -sSf -o /dev/null --aws-sigv4 aws:amz:us-east-1:s3 --user '%s:%s' "
+                  "-H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' '%s/bench/%s'", getenv("AWS_ACCESS_KEY_ID"),
+                  getenv("AWS_SECRET_ACCESS_KEY"), endpoint, key);
     if (system(cmd) != 0) {
         fprintf(stderr, "bench_remote: curl failed\n");
         exit(1);
@@ -131,9 +133,10 @@ int main(int argc, char **argv) {
     for (r = 0; r < rounds; r++)
         for (k = 0; k < ROWS; k++) {
             uint64_t n = bytes;
-            setenv("AWS_ENDPOINT_URL", k >= 4 ? PROXY : S3, 1);
-            if (k >= 4) proxy_delay(k == 5 ? 20 : 0);
-            t[k][r] = k == 3 ? curl_whole(S3, base) : split_read(k >= 4 ? uri[2] : uri[k], k != 0, &n);
+            setenv("AWS_ENDPOINT_URL", k == 4 || k == 5 ? PROXY : S3, 1);
+            if (k == 4 || k == 5) proxy_delay(k == 5 ? 20 : 0);
+            if (k == 3 || k == 6) t[k][r] = curl_whole(k == 3 ? S3 : HTTP, base);
+            else t[k][r] = split_read(k >= 4 ? uri[2] : uri[k], k != 0, &n);
             mb[k][r] = (double)bytes / t[k][r] / 1e6;
         }
     proxy_delay(0);
@@ -143,11 +146,17 @@ int main(int argc, char **argv) {
     for (k = 0; k < ROWS; k++) {
         double lo, hi, ratio[64], m;
         int base_row = k == 1 ? 0 : k == 2 ? 3 : k == 5 ? 4 : -1;
+        if (k == 6) base_row = -1;
         bench_range(mb[k], rounds, &lo, &hi);
         for (r = 0; r < rounds; r++) ratio[r] = base_row < 0 ? 0 : t[base_row][r] / t[k][r];
         m = bench_median(mb[k], rounds);
         if (base_row < 0) printf("%-12s %10.1f %10.1f..%-10.1f\n", NAMES[k], m, lo, hi);
         else printf("%-12s %10.1f %10.1f..%-10.1f %7.2fx %s\n", NAMES[k], m, lo, hi, bench_median(ratio, rounds), NAMES[base_row]);
+    }
+    {
+        double ratio[64];
+        for (r = 0; r < rounds; r++) ratio[r] = t[6][r] / t[1][r];
+        printf("nginx split / curl nginx whole: %.2fx (median of the rounds' ratios)\n", bench_median(ratio, rounds));
     }
     return (int)(sink & 0);
 }
