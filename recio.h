@@ -3073,6 +3073,7 @@ static int recio__rm_w_write(void *user, const void *buf, size_t n) {
     return 0;
 }
 
+static const char *recio__rm_w_error(void *user) { return ((recio__rm_writer *)user)->s.why; }
 static int recio__rm_w_sync(void *user) { return ((recio__rm_writer *)user)->failed ? -1 : 0; }
 static int recio__rm_w_close(void *user) { return ((recio__rm_writer *)user)->failed ? -1 : 0; }
 
@@ -3166,6 +3167,7 @@ static recio_err recio__rm_w_open(recio__rm_writer **out, const char *uri, const
     w->part[0].s = w->part[1].s = w->call.s = &w->s;
     memset(io, 0, sizeof *io);
     io->write = recio__rm_w_write, io->sync = recio__rm_w_sync, io->close = recio__rm_w_close, io->user = w;
+    io->error = recio__rm_w_error;
     *out = w;
     return RECIO_OK;
 }
@@ -3910,8 +3912,8 @@ static recio_err recio__wr_fail(recio_writer *w, recio_err e, uint64_t off, cons
 }
 
 static recio_err recio__wr_io_fail(recio_writer *w, uint64_t off, const char *what) {
-    char tmp[200];
-    recio__fmt(tmp, sizeof tmp, "%s: %s", what, recio__errno_str(errno));
+    char tmp[RECIO_ERRMSG_SIZE];
+    recio__fmt(tmp, sizeof tmp, "%s: %s", what, recio__io_why(&w->io));
     return recio__wr_fail(w, RECIO_ERR_IO, off, tmp);
 }
 
@@ -3934,8 +3936,8 @@ static void recio__wr_thread(void *arg) {
         if (!w->pending) break;
         recio__mutex_unlock(&w->mu);
         if (w->io.write(w->io.user, w->spare, w->spare_len) != 0) {
-            char what[200];
-            recio__fmt(what, sizeof what, "write failed: %s", recio__errno_str(errno));
+            char what[RECIO_ERRMSG_SIZE];
+            recio__fmt(what, sizeof what, "write failed: %s", recio__io_why(&w->io));
             recio__mutex_lock(&w->mu);
             recio__errf(w->bg_msg, w->name, w->spare_off, "%s", what);
             w->bg_err = RECIO_ERR_IO;
