@@ -510,6 +510,56 @@ static void test_list(void) {
     use_default();
 }
 
+/* ---- the iterator: the photo set packed here, iterated from disk, nginx and s3rver ---- */
+
+static int run_out(const char *args, char *out, size_t cap) { /* the recio command's stdout */
+    char cmd[4096];
+    const char *exe = getenv("RECIO");
+    FILE *p;
+    size_t n;
+    snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null", exe && *exe ? exe : "build/recio", args);
+    if (!(p = popen(cmd, "r"))) return -1;
+    n = fread(out, 1, cap - 1, p);
+    out[n] = 0;
+    return pclose(p);
+}
+
+static void test_iter_photos(void) {
+    static char local[1 << 16], remote[1 << 16];
+    char dir[600], args[3000], why[RECIO_ERRMSG_SIZE], uri[700];
+    const char *iter = "--spec 'random_resized_crop(64) random_flip(0.5) normalize(imagenet) chw' --batch 4 --workers 2 "
+                       "--seed 3 --epochs 2 --shuffle";
+    unsigned char *b;
+    size_t n;
+    int k;
+    snprintf(dir, sizeof dir, "%s/..", S3DIR);
+    snprintf(args, sizeof args, "list --recursive %s/photos tests/data/photos", dir);
+    CHECK(run_out(args, local, sizeof local) == 0);
+    snprintf(args, sizeof args, "pack --quiet %s/photos tests/data/photos", dir);
+    CHECK(run_out(args, local, sizeof local) == 0);
+    snprintf(args, sizeof args, "%s/photos.rec", dir);
+    b = t_slurp(args, &n);
+    CHECK(b && n > 100000);
+    if (!b) return;
+    CHECK(put_bytes("s3://scratch/photos.rec", b, n, 1 << 20, why) == RECIO_OK);
+    snprintf(args, sizeof args, "%s/photos.idx", dir);
+    free(b);
+    b = t_slurp(args, &n);
+    CHECK(b && put_bytes("s3://scratch/photos.idx", b, n, n, why) == RECIO_OK);
+    free(b);
+    snprintf(args, sizeof args, "cp %s/photos.rec %s/photos.idx %s/", dir, dir, WWW);
+    CHECK(system(args) == 0);
+    snprintf(args, sizeof args, "iter %s/photos.rec %s", dir, iter);
+    CHECK(run_out(args, local, sizeof local) == 0 && strlen(local) > 100);
+    for (k = 0; k < 2; k++) {
+        if (k) snprintf(uri, sizeof uri, "s3://scratch/photos.rec");
+        else snprintf(uri, sizeof uri, "%s/photos.rec", HTTP);
+        snprintf(args, sizeof args, "iter %s %s", uri, iter);
+        CHECK(run_out(args, remote, sizeof remote) == 0);
+        CHECK(strcmp(local, remote) == 0); /* the same batches: ids and checksums */
+    }
+}
+
 /* ---- faults ---- */
 
 static void test_faults_read(void) {
@@ -662,6 +712,7 @@ int main(void) {
     RUN(test_writer_path);
     RUN(test_http_read_only);
     RUN(test_list);
+    RUN(test_iter_photos);
     RUN(test_faults_read);
     RUN(test_no_wrong_record);
     RUN(test_credentials);
