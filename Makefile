@@ -1,7 +1,7 @@
 # recio: `make` builds the library, the CLI and the examples under build/.
 #   make test       run the test suite (installs libstb-dev first when missing)
 #   make demo       the main job, end to end, on the sample data
-#   make sanitize   the tests under ASan + UBSan        make tsan   threaded tests under TSan
+#   make sanitize   the tests under ASan + UBSan (float casts too)  make tsan   threaded tests under TSan
 #   make bench      benchmarks (tables with ratios; docs/bench.md), on the set `make bench-data` makes
 #   make bench-cross ARCH=aarch64   kernel columns under qemu  make cross ARCH=aarch64|armhf|s390x|win64
 #   make CROSS=aarch64-linux-gnu-   library, CLI and examples for a board, in build/aarch64-linux-gnu
@@ -190,7 +190,8 @@ test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records $(BUILD)/examples/board_
 	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO_PY_SKIP="$(PY_SKIP)" \
 	  RECIO_PY_PRELOAD="$(strip $(PY_PRELOAD))" RECIO_BUILD="$(BUILD)" RECIO_CFLAGS="$(EXTRA_CFLAGS)" RECIO_LDFLAGS="$(LDFLAGS)" \
 	  RECIO_HAS_CURL="$(if $(CURL_CFLAGS),1)" \
-	  tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh tests/test_install.sh tests/test_remote.sh
+	  tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh \
+	  tests/test_python_handles.sh tests/test_install.sh tests/test_remote.sh
 
 # python3-numpy for the Python binding's tests, installed when missing and allowed (root, apt).
 .PHONY: python-deps
@@ -208,7 +209,7 @@ demo: all
 
 sanitize:
 	$(MAKE) test BUILD=build/asan$(if $(filter stb,$(JPEG)),-stb) OPT="-O1 -g -fno-omit-frame-pointer" \
-	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" LDFLAGS="-fsanitize=address,undefined"
+	  EXTRA_CFLAGS="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all" LDFLAGS="-fsanitize=address,undefined,float-cast-overflow"
 
 tsan:
 	$(MAKE) test BUILD=build/tsan$(if $(filter stb,$(JPEG)),-stb) OPT="-O1 -g" EXTRA_CFLAGS="-fsanitize=thread" LDFLAGS="-fsanitize=thread"

@@ -12,11 +12,14 @@
 
    TABLE OF CONTENTS (each is a section with a banner, declarations first, then the implementation)
       1. CORE         errors (one convention: RECIO_ERRMSG_SIZE, desc.errmsg), allocator, I/O hooks,
-                      little-endian helpers, seedable RNG
-      2. RECORDIO     reader (streaming, memory, mmap) and writer (.idx, atomic)
+                      the filesystem table (recio_fs: a path's scheme picks open, info, list,
+                      create/commit, remove, map; the local files' POSIX / Win32 / ISO C columns;
+                      your own schemes), little-endian helpers, seedable RNG
+      2. RECORDIO     reader (streaming, memory, mapped) and writer (.idx, atomic), on any filesystem
       3. INDEX        .idx and .lst files, MXNet image record header (IRHeader), detection labels,
                       segmentation records (the mask tail)
-      4. SPLIT        rank/nsplit partition of many files, as dmlc-core's InputSplit
+      4. SPLIT        rank/nsplit partition of many files, as dmlc-core's InputSplit; wildcards and
+                      directories expanded over the filesystem's list
       5. IMAGE OPS    decode, resize, crop, flip, colour, normalize: one image per call; the
                       kernel table (scalar / SSE2 / AVX2 / NEON columns of the hot loops)
       6. RANDOM       the transform spec: the op table (one descriptor per op), its parser,
@@ -49,6 +52,12 @@
       parts that join past 2^29 - 1 bytes, or trailing garbage is RECIO_ERR_CORRUPT naming the
       header offset of the first bad record, after every sound record before it. (dmlc-core
       merges or drops records silently in some of these.)
+
+   FILESYSTEMS
+      Every path goes through one table, recio_fs, picked by the path's scheme: plain paths and
+      file:// are the local files (POSIX, Win32 or ISO C stdio; none under RECIO_NO_STDIO); a scheme
+      of your own ("mem://", a board's flash) is a few hooks in a desc's `fs` (docs/fs.md), and gets
+      everything the local files get: mapped reads, atomic writes, wildcards, directories, .idx files.
 
    SPLITTING
       recio_split_open(&s, "a.rec;b.rec", rank, nsplit) gives worker `rank` the same records that
@@ -84,8 +93,9 @@
 
    CONFIGURATION (define before the implementation)
       RECIO_STATIC        make every function static (private copy in one translation unit)
-      RECIO_NO_STDIO      no file backend: use memory readers and your own recio_io hooks; nothing
-                          of the OS is referenced then (no open, mmap, stat, glob...): bare metal
+      RECIO_NO_STDIO      no local filesystem: memory readers, your own recio_io hooks and your own
+                          recio_fs; nothing of the OS is referenced then (no open, mmap, stat,
+                          opendir...): bare metal
       RECIO_MALLOC(sz,u) RECIO_REALLOC(p,sz,u) RECIO_FREE(p,u)   allocator (u = user pointer)
       RECIO_ASSERT(x)     internal checks (default assert.h)
       RECIO_THREADS       build the prefetcher, the threaded iterator and the background writer
@@ -110,8 +120,9 @@
       RECIO_STB_TRUST_JPEG_SCANS  skip the walk of each baseline JPEG scan that proves it complete
                           before stb decodes it (about 30% of stb's decode time): stb then fills a
                           scan cut short and followed by a marker with zero bits, made-up pixels
-      RECIO_MAX_BATCH_BYTES  refuse an iterator whose batch tensor is larger (default 2^31: a
-                          batch of 2048 224x224x3 f32 items fits)
+      RECIO_MAX_BATCH_BYTES  refuse an iterator whose batch is larger: the tensor and every per-item
+                          array with it (labels, soft labels, masks, ids, keys, counts) (default
+                          2^31: a batch of 2048 224x224x3 f32 items fits)
       RECIO_NO_SIMD, RECIO_NO_AVX2  scalar kernel column only / no AVX2 column (results are identical
                           either way; the column is picked once per pass from what the CPU runs; tcc:
                           always scalar)
@@ -371,7 +382,8 @@ typedef struct recio_reader_desc {
                               a failed open leaves it to the caller, open */
     const char *name;      /* name in messages (default: path, or "<memory>" / "<io>") */
     size_t buffer_size;    /* streaming buffer (default 1 MiB); grows for larger records */
-    int use_mmap;          /* map the file and hand out pointers into it (POSIX and Windows); a file
+    int use_mmap;          /* map the file and hand out pointers into it, where its filesystem maps
+                              (local files on POSIX and Windows; else it is streamed); a local file
                               truncated while mapped kills the process (SIGBUS): map only files
                               nothing else changes while they are read */
     char *errmsg;          /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed */
@@ -573,11 +585,13 @@ RECIODEF size_t recio_det_labels(float *dst, size_t cap, const float *extra, uin
    step = ceil(total / nsplit) rounded up to a multiple of 4; part r covers [r*step, (r+1)*step)
    with both ends moved forward to the next record head (an aligned magic followed by cflag 0/1),
    and yields the records whose head lies in that range. Parts may cross files and may be empty.
-   Opening costs one stat per file and at most two short boundary scans: never a pass over the data.
+   Opening costs one stat (recio_fs.info) per file and at most two short boundary scans: never a
+   pass over the data.
 
    Index mode (mode = RECIO_SPLIT_INDEX, or index_path set) partitions by record count using each
-   file's index (FILE.idx, or FILE.idx with .rec replaced; local offsets) or one index over the whole
-   list (index_path; global offsets, as dmlc's "indexed_recordio"): the offsets are sorted, n records,
+   file's index (recio_index_path: FILE.idx, or FILE with .rec replaced by .idx; local offsets) or
+   one index over the whole list (index_path; global offsets, as dmlc's "indexed_recordio"): the
+   offsets are sorted, n records,
    rank r gets positions [r*ceil(n/nsplit), min((r+1)*ceil(n/nsplit), n)), as dmlc-core does.
    With a shuffle the positions are first permuted by an order that depends only on (seed, epoch):
       RECIO_SHUFFLE_FULL   Fisher-Yates over all n positions, driven by recio_rng seeded with
@@ -634,8 +648,9 @@ typedef struct recio_split_desc {
     recio_split_equalize equalize;
     int ordinals;                   /* byte mode: also find the ordinal of the first record when a
                                        part starts inside a file (FILE.idx, else a header hop) */
-    int use_mmap;                   /* 1: map the files (POSIX, Windows; fastest for shuffled reads, but
-                                       a file truncated while mapped kills the process with SIGBUS);
+    int use_mmap;                   /* 1: map the files where their filesystem maps (local files on
+                                       POSIX and Windows; fastest for shuffled reads, but a file
+                                       truncated while mapped kills the process with SIGBUS);
                                        0 (default) or -1: read through a buffer (a clean error then) */
     size_t buffer_size;             /* reader buffer (default 1 MiB; shuffled: about 2 records) */
     const recio_fs *fs;             /* your filesystems, asked before the built-in ones (FILESYSTEMS):
@@ -661,7 +676,8 @@ typedef struct recio_split_where {
 } recio_split_where;
 
 /* Open part `rank` of `nsplit` of the files in `uris` (';'-separated; wildcards and directories, whose
-   *.rec files are taken, expand in sorted order). See the error note above. */
+   *.rec files are taken, expand in sorted order, on any filesystem that lists: see FILESYSTEMS).
+   See the error note above. */
 RECIODEF recio_err recio_split_open(recio_split **s, const char *uris, unsigned rank, unsigned nsplit);
 RECIODEF recio_err recio_split_open_desc(recio_split **s, const char *uris, unsigned rank, unsigned nsplit,
                                          const recio_split_desc *desc);
@@ -1107,12 +1123,13 @@ typedef struct recio_iter_desc {
     const char *spec;           /* e.g. "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw";
                                    the output of the first record fixes the item's shape and dtype, so
                                    end the chain with a fixed size (crop, resize) */
-    int channels;               /* decode to this many channels (default 3) */
+    int channels;               /* decode to 1, 3 or 4 channels (default 3; others refused at open) */
     recio_iter_record_fn transform; /* used when spec is NULL */
     void *user;                 /* passed to transform */
     size_t item_bytes;          /* bytes of one item in the batch tensor (required with transform) */
     /* Per-pixel mean image (MXNet's mean_img): a NumPy .npy file of float32, shaped as the item,
-       (C,H,W) or (H,W,C) (`recio mean` makes one). It is the chain's last step: the item becomes
+       (C,H,W) or (H,W,C) (`recio mean` makes one; any header NumPy writes: either byte order, C or
+       Fortran order). It is the chain's last step: the item becomes
        (item - mean) x mean_scale, so end the spec with the crop and `float` (and `chw`), not normalize:
        MXNet too subtracts it after the crop and before scaling. Needs a spec whose output is f32. */
     const char *mean_img;
@@ -1146,7 +1163,8 @@ typedef struct recio_iter_desc {
                                    [0, num_classes); soft_labels[i] = lam onehot(c_i) + (1 - lam) onehot(c_j) */
     const char *path_imglist;   /* a .lst whose labels replace the records' (MXNet's path_imglist),
                                    matched by image-header id = the .lst index; a record whose id has no
-                                   line is an error */
+                                   line is an error. im2rec's list, or a segmentation list with the mask
+                                   column (recio list --mask-root; the column is not used) */
     /* batches */
     unsigned batch;             /* items per batch (default 1) */
     recio_last_batch last_batch;
@@ -1225,11 +1243,14 @@ RECIODEF recio_err recio_iter_next(recio_iter *it, recio_batch *b);
 /* Start the next epoch (at any moment; batches not taken are dropped). */
 RECIODEF recio_err recio_iter_reset(recio_iter *it);
 /* Checkpoint: write the position (epoch, batches taken, roll-over records, a fingerprint of the
-   options) into buf. buf NULL: just *size. RECIO_ERR_ARG when cap < *size. */
+   options and side files, a check sum of it all) into buf. buf NULL: just *size. RECIO_ERR_ARG when
+   cap < *size. */
 RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, size_t *size);
 /* Continue from a checkpoint made by an iterator with the same options: the following batches are
    exactly those the saved iterator would have given next. Re-reads (without decoding) the records of
-   the current epoch before the saved position. */
+   the current epoch before the saved position. A blob from other options or files is RECIO_ERR_ARG,
+   a damaged one (any changed byte) RECIO_ERR_FORMAT, each with words in recio_iter_errmsg; the
+   iterator is then left as it was. */
 RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t size);
 RECIODEF const char *recio_iter_errmsg(const recio_iter *it); /* "" when no error */
 /* Records desc.skip_bad has left out so far, over every epoch (a bad record counts once per epoch
@@ -1388,7 +1409,7 @@ extern "C" {
 #define RECIO__NOINLINE
 #endif
 #ifndef RECIO_MAX_BATCH_BYTES
-#define RECIO_MAX_BATCH_BYTES ((uint64_t)1 << 31) /* an iterator's batch tensor (see CONFIGURATION) */
+#define RECIO_MAX_BATCH_BYTES ((uint64_t)1 << 31) /* an iterator's batch, all its arrays (see CONFIGURATION) */
 #endif
 
 RECIODEF const char *recio_strerror(recio_err e) {
@@ -1497,17 +1518,19 @@ static void recio__thread_join(recio__thread *t) { pthread_join(t->h, NULL); }
 #endif
 #endif /* RECIO_THREADS */
 
-static char *recio__cat(const recio_allocator *a, const char *s, const char *t) {
-    size_t n = strlen(s), m = strlen(t);
-    char *d = (char *)recio__malloc(a, n + m + 1);
+/* s, t and u joined, allocated; NULL when out of memory. */
+static char *recio__cat(const recio_allocator *a, const char *s, const char *t, const char *u) {
+    size_t n = strlen(s), m = strlen(t), k = strlen(u);
+    char *d = (char *)recio__malloc(a, n + m + k + 1);
     if (d) {
         memcpy(d, s, n);
-        memcpy(d + n, t, m + 1);
+        memcpy(d + n, t, m);
+        memcpy(d + n + m, u, k + 1);
     }
     return d;
 }
 
-static char *recio__strdup(const recio_allocator *a, const char *s) { return recio__cat(a, s, ""); }
+static char *recio__strdup(const recio_allocator *a, const char *s) { return recio__cat(a, s, "", ""); }
 
 /* Own tiny formatter, so messages need no stdio: %s %d %u %x and %U (uint64_t). */
 /* An argument of the formatter: a string for %s, a number for the others (%d's as int64_t). Taking
@@ -1777,492 +1800,6 @@ static recio_err recio__lfs_why(char *why, recio_err e) {
 }
 #endif
 
-/* ---- the local filesystem: one column per platform, then what every column shares ----
-   Each column defines the same few functions, chosen whole by #if (as the kernel table's columns
-   are): the file stream's hooks and recio_io_open_file, recio__lfs_stat_raw, recio__lfs_excl (create
-   a name exclusively), recio__lfs_link, recio__lfs_replace, recio__lfs_tag (what keeps temporary
-   names of writers apart), and the table's list / map entries (NULL where the platform has none).
-   Under RECIO_NO_STDIO there is no column and no local filesystem at all. */
-
-#if defined(RECIO__POSIX)
-/* POSIX: the file stream works on a descriptor (io->user holds it): recio buffers in large blocks
-   itself, so stdio would only add a copy, and every call here is declared in any feature mode. */
-static int recio__fd(void *user) { return (int)(intptr_t)user; }
-
-static int64_t recio__file_read(void *user, void *buf, size_t n) {
-    ssize_t k;
-    if (n > ((size_t)1 << 30)) n = (size_t)1 << 30; /* a short read is fine: callers loop */
-    do k = read(recio__fd(user), buf, n);
-    while (k < 0 && errno == EINTR);
-    return k < 0 ? -1 : (int64_t)k;
-}
-
-static int recio__file_write(void *user, const void *buf, size_t n) {
-    const char *p = (const char *)buf;
-    while (n > 0) {
-        ssize_t k = write(recio__fd(user), p, n > ((size_t)1 << 30) ? (size_t)1 << 30 : n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int recio__file_seek(void *user, uint64_t off) {
-    if ((uint64_t)(off_t)off != off || (off_t)off < 0) return -1;
-    return lseek(recio__fd(user), (off_t)off, SEEK_SET) == (off_t)-1 ? -1 : 0;
-}
-
-static int64_t recio__file_size(void *user) {
-    struct stat st;
-    if (fstat(recio__fd(user), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
-    return (int64_t)st.st_size;
-}
-
-static int recio__file_sync(void *user) {
-    if (fsync(recio__fd(user)) != 0 && errno != EINVAL) return -1; /* EINVAL: not syncable (a pipe, /dev/full) */
-    return 0;
-}
-
-static int recio__file_close(void *user) { return close(recio__fd(user)) == 0 ? 0 : -1; }
-
-static int recio__file_writev(void *user, const recio_iovec *v, int n) {
-    struct iovec iov[64];
-    int k, fd = recio__fd(user);
-    size_t skip = 0;
-    if (n > 64) return -1;
-    for (k = 0; k < n; k++) {
-        iov[k].iov_base = (void *)(uintptr_t)v[k].base;
-        iov[k].iov_len = v[k].len;
-    }
-    for (k = 0; k < n;) { /* writev may stop early: go on from where it stopped */
-        ssize_t done = writev(fd, iov + k, n - k);
-        if (done < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        for (skip = (size_t)done; k < n && skip >= iov[k].iov_len; k++) skip -= iov[k].iov_len;
-        if (k < n) {
-            iov[k].iov_base = (char *)iov[k].iov_base + skip;
-            iov[k].iov_len -= skip;
-        }
-    }
-    return 0;
-}
-
-/* The descriptor hooks over an open descriptor. */
-static void recio__io_from_fd(recio_io *io, int fd) {
-    memset(io, 0, sizeof *io);
-    io->read = recio__file_read;
-    io->write = recio__file_write;
-    io->seek = recio__file_seek;
-    io->size = recio__file_size;
-    io->sync = recio__file_sync;
-    io->close = recio__file_close;
-    io->writev = recio__file_writev;
-    io->user = (void *)(intptr_t)fd;
-}
-
-RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode) {
-    int fd, flags, plus;
-    memset(io, 0, sizeof *io);
-    if (!path || !mode || (mode[0] != 'r' && mode[0] != 'w' && mode[0] != 'a')) return RECIO_ERR_ARG;
-    plus = strchr(mode, '+') != NULL;
-    flags = mode[0] == 'r' ? (plus ? O_RDWR : O_RDONLY)
-                           : (plus ? O_RDWR : O_WRONLY) | O_CREAT | (mode[0] == 'w' ? O_TRUNC : O_APPEND);
-#ifdef O_CLOEXEC
-    flags |= O_CLOEXEC;
-#endif
-    do fd = open(path, flags, 0666);
-    while (fd < 0 && errno == EINTR);
-    if (fd < 0) return RECIO_ERR_IO;
-    recio__io_from_fd(io, fd);
-    return RECIO_OK;
-}
-
-static int recio__lfs_stat_raw(const char *path, recio_fs_stat *st) {
-    struct stat s;
-    if (stat(path, &s) != 0) return -1;
-    st->kind = S_ISREG(s.st_mode) ? RECIO_FS_FILE : S_ISDIR(s.st_mode) ? RECIO_FS_DIR : RECIO_FS_OTHER;
-    st->size = S_ISREG(s.st_mode) ? (uint64_t)s.st_size : 0;
-    return 0;
-}
-
-/* Created empty and exclusively: two processes writing one PATH never share a temporary file. */
-static int recio__lfs_excl(const char *name, recio_io *io) {
-    int fd = open(name, O_WRONLY | O_CREAT | O_EXCL, 0666);
-    if (fd < 0) return -1;
-    recio__io_from_fd(io, fd);
-    return 0;
-}
-
-static int recio__lfs_link(const char *from, const char *to) { return link(from, to); }
-static int recio__lfs_replace(const char *tmp, const char *path) { return rename(tmp, path); }
-static uint64_t recio__lfs_tag(const void *self) { return (void)self, (uint64_t)getpid(); }
-
-static recio_err recio__lfs_list(void *u, const char *dir, int (*entry)(void *, const char *, recio_fs_kind), void *ctx,
-                                 char *why) {
-    DIR *d = opendir(recio__lfs_path(dir));
-    struct dirent *de;
-    (void)u;
-    if (!d) return recio__lfs_why(why, RECIO_ERR_IO);
-    while ((de = readdir(d)) != NULL)
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && entry(ctx, de->d_name, RECIO_FS_NONE)) break;
-    closedir(d);
-    return RECIO_OK;
-}
-
-static recio_err recio__lfs_map(void *u, const char *path, recio_fs_map *m, char *why) {
-    struct stat st;
-    int fd = open(recio__lfs_path(path), O_RDONLY);
-    void *v = NULL;
-    (void)u;
-    memset(m, 0, sizeof *m);
-    m->data = "";
-    if (fd < 0) return recio__lfs_why(why, RECIO_ERR_IO);
-    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size > (uint64_t)SIZE_MAX ||
-        (st.st_size > 0 && (v = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED))
-        return recio__lfs_why(why, RECIO_ERR_IO), close(fd), RECIO_ERR_IO;
-    close(fd);
-    if (!v) return RECIO_OK;
-#ifdef POSIX_MADV_SEQUENTIAL /* hidden, with its macro, in a strict -std=c99 file: only a hint */
-    posix_madvise(v, (size_t)st.st_size, POSIX_MADV_SEQUENTIAL);
-#endif
-    m->data = v;
-    m->size = (uint64_t)st.st_size;
-    return RECIO_OK;
-}
-
-static void recio__lfs_unmap(void *u, recio_fs_map *m) {
-    (void)u;
-    if (m->size) munmap((void *)(uintptr_t)m->data, (size_t)m->size);
-}
-#define RECIO__LFS_FLAGS 0u
-#define RECIO__LFS_LIST recio__lfs_list
-#define RECIO__LFS_MAP recio__lfs_map, recio__lfs_unmap
-#endif /* RECIO__POSIX */
-
-#if defined(RECIO__WIN32) || defined(RECIO__ISOFILE)
-/* Windows' C runtime (with 64-bit offsets, sizes and commits) and any other hosted C library
-   (newlib, a vendor's libc): the stream is a FILE. */
-static int64_t recio__file_read(void *user, void *buf, size_t n) {
-    FILE *f = (FILE *)user;
-    size_t k = fread(buf, 1, n, f);
-    if (k < n && ferror(f)) return -1;
-    return (int64_t)k;
-}
-
-static int recio__file_write(void *user, const void *buf, size_t n) {
-    return fwrite(buf, 1, n, (FILE *)user) == n ? 0 : -1;
-}
-
-static int recio__file_close(void *user) { return fclose((FILE *)user) == 0 ? 0 : -1; }
-
-static int recio__file_seek(void *user, uint64_t off);
-static int64_t recio__file_size(void *user);
-static int recio__file_sync(void *user);
-
-RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode) {
-    FILE *f;
-    memset(io, 0, sizeof *io);
-    if (!path || !mode) return RECIO_ERR_ARG;
-    if (!(f = fopen(path, mode))) return RECIO_ERR_IO;
-    setvbuf(f, NULL, _IONBF, 0); /* recio buffers itself in large blocks: a second buffer would only copy */
-    io->read = recio__file_read;
-    io->write = recio__file_write;
-    io->seek = recio__file_seek;
-    io->size = recio__file_size;
-    io->sync = recio__file_sync;
-    io->close = recio__file_close;
-    io->user = f;
-    return RECIO_OK;
-}
-
-/* No exclusive create in C99's fopen: the handle's address (recio__lfs_tag) keeps names apart. */
-static int recio__lfs_excl(const char *name, recio_io *io) { return recio_io_open_file(io, name, "wb") == RECIO_OK ? 0 : -1; }
-static uint64_t recio__lfs_tag(const void *self) { return (uint64_t)(uintptr_t)self; }
-static int recio__lfs_link(const char *from, const char *to) { return (void)from, (void)to, errno = ENOSYS, -1; }
-#endif
-
-#if defined(RECIO__WIN32)
-static int recio__file_seek(void *user, uint64_t off) {
-    if (off > (uint64_t)INT64_MAX) return -1;
-    return _fseeki64((FILE *)user, (__int64)off, SEEK_SET);
-}
-
-static int64_t recio__file_size(void *user) {
-    struct _stati64 st;
-    if (_fstati64(_fileno((FILE *)user), &st) != 0 || (st.st_mode & _S_IFMT) != _S_IFREG) return -1;
-    return (int64_t)st.st_size;
-}
-
-static int recio__file_sync(void *user) {
-    if (fflush((FILE *)user) != 0) return -1;
-    if (_commit(_fileno((FILE *)user)) != 0 && errno != EBADF) return -1; /* EBADF: a console or pipe */
-    return 0;
-}
-
-static int recio__lfs_stat_raw(const char *path, recio_fs_stat *st) {
-    struct _stati64 s;
-    if (_stati64(path, &s) != 0) return -1;
-    st->kind = (s.st_mode & _S_IFMT) == _S_IFREG ? RECIO_FS_FILE : (s.st_mode & _S_IFMT) == _S_IFDIR ? RECIO_FS_DIR : RECIO_FS_OTHER;
-    st->size = st->kind == RECIO_FS_FILE ? (uint64_t)s.st_size : 0;
-    return 0;
-}
-
-/* Put tmp in place of path, replacing it when it exists (ISO C's rename refuses to here). */
-static int recio__lfs_replace(const char *tmp, const char *path) {
-    DWORD err;
-    if (MoveFileExA(tmp, path, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) return 0;
-    err = GetLastError();
-    errno = err == ERROR_ACCESS_DENIED || err == ERROR_SHARING_VIOLATION ? EACCES
-            : err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND ? ENOENT : EIO;
-    return -1;
-}
-
-static recio_err recio__lfs_list(void *u, const char *dir, int (*entry)(void *, const char *, recio_fs_kind), void *ctx,
-                                 char *why) {
-    WIN32_FIND_DATAA fd;
-    HANDLE h;
-    char *pat;
-    size_t n;
-    (void)u;
-    dir = recio__lfs_path(dir);
-    n = strlen(dir);
-    if (!(pat = (char *)recio__malloc(NULL, n + 3))) return RECIO_ERR_NOMEM;
-    memcpy(pat, dir, n);
-    memcpy(pat + n, n && (dir[n - 1] == '/' || dir[n - 1] == '\\') ? "*" : "\\*", 3);
-    h = FindFirstFileA(pat, &fd);
-    recio__free(NULL, pat);
-    if (h == INVALID_HANDLE_VALUE) { /* "not found" is an empty directory (a drive's root has no ".") */
-        if (GetLastError() == ERROR_FILE_NOT_FOUND) return RECIO_OK;
-        errno = ENOENT;
-        return recio__lfs_why(why, RECIO_ERR_IO);
-    }
-    do
-        if (strcmp(fd.cFileName, ".") && strcmp(fd.cFileName, "..") &&
-            entry(ctx, fd.cFileName, fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY ? RECIO_FS_DIR : RECIO_FS_FILE))
-            break;
-    while (FindNextFileA(h, &fd));
-    FindClose(h);
-    return RECIO_OK;
-}
-
-static recio_err recio__lfs_map(void *u, const char *path, recio_fs_map *m, char *why) {
-    HANDLE f = CreateFileA(recio__lfs_path(path), GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
-                           OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL | FILE_FLAG_SEQUENTIAL_SCAN, NULL), mh;
-    LARGE_INTEGER size;
-    void *v = NULL;
-    (void)u;
-    memset(m, 0, sizeof *m);
-    m->data = "";
-    if (f == INVALID_HANDLE_VALUE) return errno = ENOENT, recio__lfs_why(why, RECIO_ERR_IO);
-    if (!GetFileSizeEx(f, &size) || size.QuadPart < 0 || (uint64_t)size.QuadPart > (uint64_t)SIZE_MAX) size.QuadPart = -1;
-    if (size.QuadPart > 0) {
-        mh = CreateFileMappingA(f, NULL, PAGE_READONLY, 0, 0, NULL);
-        v = mh ? MapViewOfFile(mh, FILE_MAP_READ, 0, 0, 0) : NULL;
-        if (mh) CloseHandle(mh); /* the view keeps the mapping */
-    }
-    CloseHandle(f);
-    if (size.QuadPart < 0 || (size.QuadPart > 0 && !v)) return errno = EIO, recio__lfs_why(why, RECIO_ERR_IO);
-    if (v) m->data = v, m->size = (uint64_t)size.QuadPart;
-    return RECIO_OK;
-}
-
-static void recio__lfs_unmap(void *u, recio_fs_map *m) {
-    (void)u;
-    if (m->size) UnmapViewOfFile(m->data);
-}
-#define RECIO__LFS_FLAGS (RECIO_FS_FOLD_CASE | RECIO_FS_BACKSLASH)
-#define RECIO__LFS_LIST recio__lfs_list
-#define RECIO__LFS_MAP recio__lfs_map, recio__lfs_unmap
-#endif /* RECIO__WIN32 */
-
-#if defined(RECIO__ISOFILE)
-static int recio__file_seek(void *user, uint64_t off) {
-    if (off > (uint64_t)LONG_MAX) return -1;
-    return fseek((FILE *)user, (long)off, SEEK_SET);
-}
-
-/* The end position, the place put back: ISO C has no stat. */
-static int64_t recio__file_size(void *user) {
-    FILE *f = (FILE *)user;
-    long at = ftell(f), end;
-    if (at < 0 || fseek(f, 0, SEEK_END) != 0) return -1;
-    end = ftell(f);
-    if (fseek(f, at, SEEK_SET) != 0) return -1;
-    return end < 0 ? -1 : (int64_t)end;
-}
-
-static int recio__file_sync(void *user) { return fflush((FILE *)user) != 0 ? -1 : 0; }
-
-/* A file that opens for reading is a file; its size from its end. */
-static int recio__lfs_stat_raw(const char *path, recio_fs_stat *st) {
-    recio_io io;
-    int64_t n;
-    if (recio_io_open_file(&io, path, "rb") != RECIO_OK) return -1;
-    n = recio__file_size(io.user);
-    recio__file_close(io.user);
-    st->kind = RECIO_FS_FILE;
-    st->size = n < 0 ? 0 : (uint64_t)n;
-    return 0;
-}
-
-static int recio__lfs_replace(const char *tmp, const char *path) { return rename(tmp, path); }
-#define RECIO__LFS_FLAGS 0u
-#define RECIO__LFS_LIST NULL /* ISO C cannot list a directory: no wildcards, no directories */
-#define RECIO__LFS_MAP NULL, NULL
-#endif /* RECIO__ISOFILE */
-
-#ifndef RECIO_NO_STDIO
-static recio_err recio__lfs_open_read(void *u, const char *path, recio_io *io, char *why) {
-    (void)u;
-    return recio_io_open_file(io, recio__lfs_path(path), "rb") == RECIO_OK ? RECIO_OK : recio__lfs_why(why, RECIO_ERR_IO);
-}
-
-static recio_err recio__lfs_stat(void *u, const char *path, recio_fs_stat *st, char *why) {
-    (void)u;
-    memset(st, 0, sizeof *st);
-    if (recio__lfs_stat_raw(recio__lfs_path(path), st) == 0) return RECIO_OK;
-    return recio__lfs_why(why, errno == ENOENT || errno == ENOTDIR ? RECIO_OK : RECIO_ERR_IO); /* else: cannot tell */
-}
-
-/* An output on its way: the names it needs, in the same allocation. tmp is NULL for a deletion. */
-typedef struct recio__lfs_pending {
-    char *path, *tmp, *bak;
-    int kept; /* 0: nothing kept aside, 1: the old PATH under a hard link bak, 2: moved to bak */
-    int done; /* put in place by this commit */
-} recio__lfs_pending;
-
-/* "PATH.WHAT.TAG" into d (".2", ".3"... for the k-th try): a name beside PATH for this writer. */
-static void recio__lfs_side(char *d, const char *path, const char *what, const void *self, unsigned k) {
-    size_t n = strlen(path);
-    memcpy(d, path, n);
-    recio__fmt(d + n, 48, k == 1 ? ".%s.%U" : ".%s.%U.%u", what, recio__lfs_tag(self), k);
-}
-
-/* A name beside PATH that no other writer uses, created (io open for writing on it); -1, errno set. */
-static int recio__lfs_unique(char *d, const char *path, const char *what, const void *self, recio_io *io) {
-    unsigned k;
-    for (k = 1; k < 1000; k++) {
-        recio__lfs_side(d, path, what, self, k);
-        if (recio__lfs_excl(d, io) == 0) return 0;
-        if (errno != EEXIST) return -1;
-    }
-    return errno = EEXIST, -1;
-}
-
-static recio_err recio__lfs_create(void *u, const char *path, recio_fs_mode mode, recio_fs_out *out, char *why) {
-    recio_fs_stat st;
-    recio__lfs_pending *p;
-    size_t n;
-    (void)u;
-    path = recio__lfs_path(path);
-    memset(out, 0, sizeof *out);
-    /* a device or a FIFO would be destroyed by renaming a file over it, and a directory refuses
-       (the open then says so): those are written in place */
-    if (mode == RECIO_FS_ATOMIC && recio__lfs_stat_raw(path, &st) == 0 && st.kind != RECIO_FS_FILE) mode = RECIO_FS_IN_PLACE;
-    if (mode == RECIO_FS_IN_PLACE)
-        return recio_io_open_file(&out->io, path, "wb") == RECIO_OK ? RECIO_OK : recio__lfs_why(why, RECIO_ERR_IO);
-    n = strlen(path);
-    if (!(p = (recio__lfs_pending *)recio__malloc(NULL, sizeof *p + 3 * n + 100))) return RECIO_ERR_NOMEM;
-    memset(p, 0, sizeof *p);
-    p->path = (char *)(p + 1);
-    p->bak = p->path + n + 1;
-    memcpy(p->path, path, n + 1);
-    if (mode == RECIO_FS_ATOMIC) {
-        p->tmp = p->bak + n + 50;
-        if (recio__lfs_unique(p->tmp, path, "tmp", p, &out->io) != 0) {
-            recio__fmt(why, RECIO__ERRMSG, "%s (a temporary file beside it)", recio__errno_str(errno));
-            return recio__free(NULL, p), RECIO_ERR_IO;
-        }
-        out->tmp = p->tmp;
-    }
-    out->pending = p;
-    return RECIO_OK;
-}
-
-/* Keep the current PATH under a free name beside it, so a commit that fails half-way can put it
-   back: a hard link where the file system has them (PATH never disappears; 1), else a rename (2);
-   0: there is no PATH. The link itself takes the name (EEXIST: the next one), so a failure leaves
-   no file behind. -1 (errno set): PATH exists and cannot be kept. */
-static int recio__lfs_keep(recio__lfs_pending *p) {
-    recio_fs_stat st;
-    recio_io io;
-    unsigned k;
-    int err = EEXIST;
-    if (recio__lfs_stat_raw(p->path, &st) != 0) return errno == ENOENT ? 0 : -1;
-    for (k = 1; k < 1000 && err == EEXIST; k++) {
-        recio__lfs_side(p->bak, p->path, "old", p, k);
-        if (recio__lfs_link(p->path, p->bak) == 0) return 1;
-        err = errno;
-    }
-    if (err == EEXIST || err == ENOENT) return errno = err, -1; /* else no hard links here: move it aside */
-    if (recio__lfs_unique(p->bak, p->path, "old", p, &io) != 0) return -1;
-    io.close(io.user);
-    if (recio__lfs_replace(p->path, p->bak) == 0) return 2;
-    err = errno;
-    remove(p->bak);
-    return errno = err, -1;
-}
-
-/* After the commit: on failure the old PATH back (or the new one gone, if there was none), the
-   temporary file removed; on success the kept copy removed, or a note saying it is left. */
-static void recio__lfs_settle(recio__lfs_pending *p, int bad, char *why) {
-    if (bad && p->kept == 1 && !p->done) remove(p->bak); /* PATH never changed: drop the extra name */
-    else if (bad && p->kept) recio__lfs_replace(p->bak, p->path); /* the old file back (should that fail, it stays as bak) */
-    else if (bad && p->done && p->tmp) remove(p->path); /* there was none: neither file is replaced */
-    if (p->tmp && !p->done) remove(p->tmp);
-    if (!bad && p->kept && remove(p->bak) != 0)
-        recio__fmt(why, RECIO__ERRMSG, "note: replaced, but the old copy %s could not be removed (%s): remove it by hand", p->bak,
-                   recio__errno_str(errno));
-}
-
-/* Renames in order, all or none: every one but the last keeps its old PATH aside first, and a
-   failure puts back what was done. */
-static recio_err recio__lfs_commit(void *u, void *const *pending, int n, char *why) {
-    recio__lfs_pending *p;
-    int i, last = n - 1, bad = 0;
-    (void)u;
-    while (last >= 0 && !pending[last]) last--;
-    for (i = 0; i < last && !bad; i++)
-        if ((p = (recio__lfs_pending *)pending[i]) != NULL && (p->kept = recio__lfs_keep(p)) < 0)
-            p->kept = 0, bad = 1,
-            recio__fmt(why, RECIO__ERRMSG, "cannot keep the old %s aside while replacing it: %s", p->path, recio__errno_str(errno));
-    for (i = 0; i <= last && !bad; i++)
-        if ((p = (recio__lfs_pending *)pending[i]) != NULL) {
-            p->done = p->tmp ? recio__lfs_replace(p->tmp, p->path) == 0 : remove(p->path) == 0 || errno == ENOENT;
-            if (!p->done)
-                bad = 1, recio__fmt(why, RECIO__ERRMSG, p->tmp ? "cannot rename the temporary file into place as %s: %s" : "cannot remove %s: %s",
-                                    p->path, recio__errno_str(errno));
-        }
-    for (i = 0; i < n; i++)
-        if ((p = (recio__lfs_pending *)pending[i]) != NULL) recio__lfs_settle(p, bad, why), recio__free(NULL, p);
-    return bad ? RECIO_ERR_IO : RECIO_OK;
-}
-
-static void recio__lfs_discard(void *u, void *pending) {
-    recio__lfs_pending *p = (recio__lfs_pending *)pending;
-    (void)u;
-    if (p && p->tmp) remove(p->tmp);
-    recio__free(NULL, p);
-}
-
-static recio_err recio__lfs_remove(void *u, const char *path, char *why) {
-    (void)u;
-    return remove(recio__lfs_path(path)) == 0 ? RECIO_OK : recio__lfs_why(why, RECIO_ERR_IO);
-}
-
-/* The local filesystem: plain paths and file://, this platform's column. */
-static const recio_fs recio__fs_local = {NULL, NULL, RECIO__LFS_FLAGS, recio__lfs_open_read, recio__lfs_stat, RECIO__LFS_LIST,
-                                         recio__lfs_create, recio__lfs_commit, recio__lfs_discard, recio__lfs_remove,
-                                         RECIO__LFS_MAP, NULL};
-#define RECIO__FS_LOCAL &recio__fs_local,
-#else
-#define RECIO__FS_LOCAL
-#endif /* RECIO_NO_STDIO */
-
 /* ---- REMOTE: s3:// and http(s):// through libcurl (RECIO_CURL) --------------------------------------
    A remote file is a session (a curl multi handle: its connections are kept and reused) and a few
    transfers. Reading keeps up to RECIO__RM_DEPTH ranged GETs in flight ahead of the reader, each
@@ -2348,13 +1885,11 @@ static double recio__rm_now(void) {
 #endif
 }
 
-static int recio__rm_low(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
-
 /* a and b agree on n bytes, ignoring ASCII case (b may be shorter: its 0 ends the match). */
 static int recio__rm_ieq(const char *a, const char *b, size_t n) {
     size_t i;
     for (i = 0; i < n; i++)
-        if (recio__rm_low((unsigned char)a[i]) != recio__rm_low((unsigned char)b[i])) return 0;
+        if (recio__lower((unsigned char)a[i]) != recio__lower((unsigned char)b[i])) return 0;
     return 1;
 }
 
@@ -3399,20 +2934,508 @@ static recio_err recio__rmfs_none_stat(void *user, const char *path, recio_fs_st
     {scheme, NULL, 0, recio__rmfs_none, recio__rmfs_none_stat, NULL, NULL, NULL, NULL, NULL, NULL, NULL, next}
 #endif /* RECIO_CURL */
 
-#ifdef RECIO__RMFS_ROW /* the remote rows: the built-in table's tail */
+#ifdef RECIO__RMFS_ROW /* the remote rows, chained after the local filesystem (RECIO__FS_REMOTE: the first) */
 static const recio_fs recio__fs_https = RECIO__RMFS_ROW("https", NULL);
-static const recio_fs recio__fs_http = RECIO__RMFS_ROW("http", NULL);
-static const recio_fs recio__fs_s3 = RECIO__RMFS_ROW("s3", NULL);
-#define RECIO__FS_REMOTE &recio__fs_s3, &recio__fs_http, &recio__fs_https, NULL
-#else
-#define RECIO__FS_REMOTE NULL
+static const recio_fs recio__fs_http = RECIO__RMFS_ROW("http", &recio__fs_https);
+static const recio_fs recio__fs_s3 = RECIO__RMFS_ROW("s3", &recio__fs_http);
+#define RECIO__FS_REMOTE (&recio__fs_s3)
+#endif
+
+#ifndef RECIO__FS_REMOTE
+#define RECIO__FS_REMOTE NULL /* no built-in remote scheme (RECIO_CURL's column sets its first entry) */
+#endif
+
+/* ---- the local filesystem: one column per platform, then what every column shares ----
+   Each column defines the same few functions, chosen whole by #if (as the kernel table's columns
+   are): the file stream's hooks and recio_io_open_file, recio__lfs_stat_raw, recio__lfs_excl (create
+   a name exclusively), recio__lfs_link, recio__lfs_replace, recio__lfs_tag (what keeps temporary
+   names of writers apart), and the table's list / map entries (NULL where the platform has none).
+   Under RECIO_NO_STDIO there is no column and no local filesystem at all. */
+
+#if defined(RECIO__POSIX)
+/* POSIX: the file stream works on a descriptor (io->user holds it): recio buffers in large blocks
+   itself, so stdio would only add a copy, and every call here is declared in any feature mode. */
+static int recio__fd(void *user) { return (int)(intptr_t)user; }
+
+static int64_t recio__file_read(void *user, void *buf, size_t n) {
+    ssize_t k;
+    if (n > ((size_t)1 << 30)) n = (size_t)1 << 30; /* a short read is fine: callers loop */
+    do k = read(recio__fd(user), buf, n);
+    while (k < 0 && errno == EINTR);
+    return k < 0 ? -1 : (int64_t)k;
+}
+
+static int recio__file_write(void *user, const void *buf, size_t n) {
+    const char *p = (const char *)buf;
+    while (n > 0) {
+        ssize_t k = write(recio__fd(user), p, n > ((size_t)1 << 30) ? (size_t)1 << 30 : n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static int recio__file_seek(void *user, uint64_t off) {
+    if ((uint64_t)(off_t)off != off || (off_t)off < 0) return -1;
+    return lseek(recio__fd(user), (off_t)off, SEEK_SET) == (off_t)-1 ? -1 : 0;
+}
+
+static int64_t recio__file_size(void *user) {
+    struct stat st;
+    if (fstat(recio__fd(user), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+    return (int64_t)st.st_size;
+}
+
+static int recio__file_sync(void *user) {
+    if (fsync(recio__fd(user)) != 0 && errno != EINVAL) return -1; /* EINVAL: not syncable (a pipe, /dev/full) */
+    return 0;
+}
+
+static int recio__file_close(void *user) { return close(recio__fd(user)) == 0 ? 0 : -1; }
+
+static int recio__file_writev(void *user, const recio_iovec *v, int n) {
+    struct iovec iov[64];
+    int k, fd = recio__fd(user);
+    size_t skip = 0;
+    if (n > 64) return -1;
+    for (k = 0; k < n; k++) {
+        iov[k].iov_base = (void *)(uintptr_t)v[k].base;
+        iov[k].iov_len = v[k].len;
+    }
+    for (k = 0; k < n;) { /* writev may stop early: go on from where it stopped */
+        ssize_t done = writev(fd, iov + k, n - k);
+        if (done < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        for (skip = (size_t)done; k < n && skip >= iov[k].iov_len; k++) skip -= iov[k].iov_len;
+        if (k < n) {
+            iov[k].iov_base = (char *)iov[k].iov_base + skip;
+            iov[k].iov_len -= skip;
+        }
+    }
+    return 0;
+}
+
+/* The descriptor hooks over an open descriptor. */
+static void recio__io_from_fd(recio_io *io, int fd) {
+    memset(io, 0, sizeof *io);
+    io->read = recio__file_read;
+    io->write = recio__file_write;
+    io->seek = recio__file_seek;
+    io->size = recio__file_size;
+    io->sync = recio__file_sync;
+    io->close = recio__file_close;
+    io->writev = recio__file_writev;
+    io->user = (void *)(intptr_t)fd;
+}
+
+RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode) {
+    int fd, flags, plus;
+    memset(io, 0, sizeof *io);
+    if (!path || !mode || (mode[0] != 'r' && mode[0] != 'w' && mode[0] != 'a')) return RECIO_ERR_ARG;
+    plus = strchr(mode, '+') != NULL;
+    flags = mode[0] == 'r' ? (plus ? O_RDWR : O_RDONLY)
+                           : (plus ? O_RDWR : O_WRONLY) | O_CREAT | (mode[0] == 'w' ? O_TRUNC : O_APPEND);
+#ifdef O_CLOEXEC
+    flags |= O_CLOEXEC;
+#endif
+    do fd = open(path, flags, 0666);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) return RECIO_ERR_IO;
+    recio__io_from_fd(io, fd);
+    return RECIO_OK;
+}
+
+static int recio__lfs_stat_raw(const char *path, recio_fs_stat *st) {
+    struct stat s;
+    if (stat(path, &s) != 0) return -1;
+    st->kind = S_ISREG(s.st_mode) ? RECIO_FS_FILE : S_ISDIR(s.st_mode) ? RECIO_FS_DIR : RECIO_FS_OTHER;
+    st->size = S_ISREG(s.st_mode) ? (uint64_t)s.st_size : 0;
+    return 0;
+}
+
+/* Created empty and exclusively: two processes writing one PATH never share a temporary file. */
+static int recio__lfs_excl(const char *name, recio_io *io) {
+    int fd = open(name, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (fd < 0) return -1;
+    recio__io_from_fd(io, fd);
+    return 0;
+}
+
+static int recio__lfs_link(const char *from, const char *to) { return link(from, to); }
+static int recio__lfs_replace(const char *tmp, const char *path) { return rename(tmp, path); }
+static uint64_t recio__lfs_tag(const void *self) { return (void)self, (uint64_t)getpid(); }
+
+static recio_err recio__lfs_list(void *u, const char *dir, int (*entry)(void *, const char *, recio_fs_kind), void *ctx,
+                                 char *why) {
+    DIR *d = opendir(recio__lfs_path(dir));
+    struct dirent *de;
+    (void)u;
+    if (!d) return recio__lfs_why(why, RECIO_ERR_IO);
+    while ((de = readdir(d)) != NULL)
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && entry(ctx, de->d_name, RECIO_FS_NONE)) break;
+    closedir(d);
+    return RECIO_OK;
+}
+
+static recio_err recio__lfs_map(void *u, const char *path, recio_fs_map *m, char *why) {
+    struct stat st;
+    int fd = open(recio__lfs_path(path), O_RDONLY);
+    void *v = NULL;
+    (void)u;
+    memset(m, 0, sizeof *m);
+    m->data = "";
+    if (fd < 0) return recio__lfs_why(why, RECIO_ERR_IO);
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size > (uint64_t)SIZE_MAX ||
+        (st.st_size > 0 && (v = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED))
+        return recio__lfs_why(why, RECIO_ERR_IO), close(fd), RECIO_ERR_IO;
+    close(fd);
+    if (!v) return RECIO_OK;
+#ifdef POSIX_MADV_SEQUENTIAL /* hidden, with its macro, in a strict -std=c99 file: only a hint */
+    posix_madvise(v, (size_t)st.st_size, POSIX_MADV_SEQUENTIAL);
+#endif
+    m->data = v;
+    m->size = (uint64_t)st.st_size;
+    return RECIO_OK;
+}
+
+static void recio__lfs_unmap(void *u, recio_fs_map *m) {
+    (void)u;
+    if (m->size) munmap((void *)(uintptr_t)m->data, (size_t)m->size);
+}
+#define RECIO__LFS_FLAGS 0u
+#define RECIO__LFS_LIST recio__lfs_list
+#define RECIO__LFS_MAP recio__lfs_map, recio__lfs_unmap
+#endif /* RECIO__POSIX */
+
+#if defined(RECIO__WIN32) || defined(RECIO__ISOFILE)
+/* Windows' C runtime (with 64-bit offsets, sizes and commits) and any other hosted C library
+   (newlib, a vendor's libc): the stream is a FILE. */
+static int64_t recio__file_read(void *user, void *buf, size_t n) {
+    FILE *f = (FILE *)user;
+    size_t k = fread(buf, 1, n, f);
+    if (k < n && ferror(f)) return -1;
+    return (int64_t)k;
+}
+
+static int recio__file_write(void *user, const void *buf, size_t n) {
+    return fwrite(buf, 1, n, (FILE *)user) == n ? 0 : -1;
+}
+
+static int recio__file_close(void *user) { return fclose((FILE *)user) == 0 ? 0 : -1; }
+
+static int recio__file_seek(void *user, uint64_t off);
+static int64_t recio__file_size(void *user);
+static int recio__file_sync(void *user);
+
+RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode) {
+    FILE *f;
+    memset(io, 0, sizeof *io);
+    if (!path || !mode) return RECIO_ERR_ARG;
+    if (!(f = fopen(path, mode))) return RECIO_ERR_IO;
+    setvbuf(f, NULL, _IONBF, 0); /* recio buffers itself in large blocks: a second buffer would only copy */
+    io->read = recio__file_read;
+    io->write = recio__file_write;
+    io->seek = recio__file_seek;
+    io->size = recio__file_size;
+    io->sync = recio__file_sync;
+    io->close = recio__file_close;
+    io->user = f;
+    return RECIO_OK;
+}
+
+/* No exclusive create in C99's fopen: the handle's address (recio__lfs_tag) keeps names apart. */
+static int recio__lfs_excl(const char *name, recio_io *io) { return recio_io_open_file(io, name, "wb") == RECIO_OK ? 0 : -1; }
+static uint64_t recio__lfs_tag(const void *self) { return (uint64_t)(uintptr_t)self; }
+static int recio__lfs_link(const char *from, const char *to) { return (void)from, (void)to, errno = ENOSYS, -1; }
+#endif
+
+#if defined(RECIO__WIN32)
+static int recio__file_seek(void *user, uint64_t off) {
+    if (off > (uint64_t)INT64_MAX) return -1;
+    return _fseeki64((FILE *)user, (__int64)off, SEEK_SET);
+}
+
+static int64_t recio__file_size(void *user) {
+    struct _stati64 st;
+    if (_fstati64(_fileno((FILE *)user), &st) != 0 || (st.st_mode & _S_IFMT) != _S_IFREG) return -1;
+    return (int64_t)st.st_size;
+}
+
+static int recio__file_sync(void *user) {
+    if (fflush((FILE *)user) != 0) return -1;
+    if (_commit(_fileno((FILE *)user)) != 0 && errno != EBADF) return -1; /* EBADF: a console or pipe */
+    return 0;
+}
+
+static int recio__lfs_stat_raw(const char *path, recio_fs_stat *st) {
+    struct _stati64 s;
+    if (_stati64(path, &s) != 0) return -1;
+    st->kind = (s.st_mode & _S_IFMT) == _S_IFREG ? RECIO_FS_FILE : (s.st_mode & _S_IFMT) == _S_IFDIR ? RECIO_FS_DIR : RECIO_FS_OTHER;
+    st->size = st->kind == RECIO_FS_FILE ? (uint64_t)s.st_size : 0;
+    return 0;
+}
+
+/* Put tmp in place of path, replacing it when it exists (ISO C's rename refuses to here). */
+static int recio__lfs_replace(const char *tmp, const char *path) {
+    DWORD err;
+    if (MoveFileExA(tmp, path, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) return 0;
+    err = GetLastError();
+    errno = err == ERROR_ACCESS_DENIED || err == ERROR_SHARING_VIOLATION ? EACCES
+            : err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND ? ENOENT : EIO;
+    return -1;
+}
+
+static recio_err recio__lfs_list(void *u, const char *dir, int (*entry)(void *, const char *, recio_fs_kind), void *ctx,
+                                 char *why) {
+    WIN32_FIND_DATAA fd;
+    HANDLE h;
+    char *pat;
+    size_t n;
+    (void)u;
+    dir = recio__lfs_path(dir);
+    n = strlen(dir);
+    if (!(pat = (char *)recio__malloc(NULL, n + 3))) return RECIO_ERR_NOMEM;
+    memcpy(pat, dir, n);
+    memcpy(pat + n, n && (dir[n - 1] == '/' || dir[n - 1] == '\\') ? "*" : "\\*", 3);
+    h = FindFirstFileA(pat, &fd);
+    recio__free(NULL, pat);
+    if (h == INVALID_HANDLE_VALUE) { /* "not found" is an empty directory (a drive's root has no ".") */
+        if (GetLastError() == ERROR_FILE_NOT_FOUND) return RECIO_OK;
+        errno = ENOENT;
+        return recio__lfs_why(why, RECIO_ERR_IO);
+    }
+    do
+        if (strcmp(fd.cFileName, ".") && strcmp(fd.cFileName, "..") &&
+            entry(ctx, fd.cFileName, fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY ? RECIO_FS_DIR : RECIO_FS_FILE))
+            break;
+    while (FindNextFileA(h, &fd));
+    FindClose(h);
+    return RECIO_OK;
+}
+
+static recio_err recio__lfs_map(void *u, const char *path, recio_fs_map *m, char *why) {
+    HANDLE f = CreateFileA(recio__lfs_path(path), GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                           OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL | FILE_FLAG_SEQUENTIAL_SCAN, NULL), mh;
+    LARGE_INTEGER size;
+    void *v = NULL;
+    (void)u;
+    memset(m, 0, sizeof *m);
+    m->data = "";
+    if (f == INVALID_HANDLE_VALUE) return errno = ENOENT, recio__lfs_why(why, RECIO_ERR_IO);
+    if (!GetFileSizeEx(f, &size) || size.QuadPart < 0 || (uint64_t)size.QuadPart > (uint64_t)SIZE_MAX) size.QuadPart = -1;
+    if (size.QuadPart > 0) {
+        mh = CreateFileMappingA(f, NULL, PAGE_READONLY, 0, 0, NULL);
+        v = mh ? MapViewOfFile(mh, FILE_MAP_READ, 0, 0, 0) : NULL;
+        if (mh) CloseHandle(mh); /* the view keeps the mapping */
+    }
+    CloseHandle(f);
+    if (size.QuadPart < 0 || (size.QuadPart > 0 && !v)) return errno = EIO, recio__lfs_why(why, RECIO_ERR_IO);
+    if (v) m->data = v, m->size = (uint64_t)size.QuadPart;
+    return RECIO_OK;
+}
+
+static void recio__lfs_unmap(void *u, recio_fs_map *m) {
+    (void)u;
+    if (m->size) UnmapViewOfFile(m->data);
+}
+#define RECIO__LFS_FLAGS (RECIO_FS_FOLD_CASE | RECIO_FS_BACKSLASH)
+#define RECIO__LFS_LIST recio__lfs_list
+#define RECIO__LFS_MAP recio__lfs_map, recio__lfs_unmap
+#endif /* RECIO__WIN32 */
+
+#if defined(RECIO__ISOFILE)
+static int recio__file_seek(void *user, uint64_t off) {
+    if (off > (uint64_t)LONG_MAX) return -1;
+    return fseek((FILE *)user, (long)off, SEEK_SET);
+}
+
+/* The end position, the place put back: ISO C has no stat. */
+static int64_t recio__file_size(void *user) {
+    FILE *f = (FILE *)user;
+    long at = ftell(f), end;
+    if (at < 0 || fseek(f, 0, SEEK_END) != 0) return -1;
+    end = ftell(f);
+    if (fseek(f, at, SEEK_SET) != 0) return -1;
+    return end < 0 ? -1 : (int64_t)end;
+}
+
+static int recio__file_sync(void *user) { return fflush((FILE *)user) != 0 ? -1 : 0; }
+
+/* A file that opens for reading is a file; its size from its end. */
+static int recio__lfs_stat_raw(const char *path, recio_fs_stat *st) {
+    recio_io io;
+    int64_t n;
+    if (recio_io_open_file(&io, path, "rb") != RECIO_OK) return -1;
+    n = recio__file_size(io.user);
+    recio__file_close(io.user);
+    st->kind = RECIO_FS_FILE;
+    st->size = n < 0 ? 0 : (uint64_t)n;
+    return 0;
+}
+
+static int recio__lfs_replace(const char *tmp, const char *path) { return rename(tmp, path); }
+#define RECIO__LFS_FLAGS 0u
+#define RECIO__LFS_LIST NULL /* ISO C cannot list a directory: no wildcards, no directories */
+#define RECIO__LFS_MAP NULL, NULL
+#endif /* RECIO__ISOFILE */
+
+#ifndef RECIO_NO_STDIO
+static recio_err recio__lfs_open_read(void *u, const char *path, recio_io *io, char *why) {
+    (void)u;
+    return recio_io_open_file(io, recio__lfs_path(path), "rb") == RECIO_OK ? RECIO_OK : recio__lfs_why(why, RECIO_ERR_IO);
+}
+
+static recio_err recio__lfs_stat(void *u, const char *path, recio_fs_stat *st, char *why) {
+    (void)u;
+    memset(st, 0, sizeof *st);
+    if (recio__lfs_stat_raw(recio__lfs_path(path), st) == 0) return RECIO_OK;
+    return recio__lfs_why(why, errno == ENOENT || errno == ENOTDIR ? RECIO_OK : RECIO_ERR_IO); /* else: cannot tell */
+}
+
+/* An output on its way: the names it needs, in the same allocation. tmp is NULL for a deletion. */
+typedef struct recio__lfs_pending {
+    char *path, *tmp, *bak;
+    int kept; /* 0: nothing kept aside, 1: the old PATH under a hard link bak, 2: moved to bak */
+    int done; /* put in place by this commit */
+} recio__lfs_pending;
+
+/* Names beside PATH for this writer, "PATH.WHAT.TAG" (".2", ".3"... for the k-th try), into d until
+   op takes one: 0, or -1 with errno set (EEXIST: every one was taken). */
+static int recio__lfs_name(char *d, const char *path, const char *what, const void *self,
+                           int (*op)(const char *path, const char *name, recio_io *io), recio_io *io) {
+    size_t n = strlen(path);
+    unsigned k;
+    memcpy(d, path, n);
+    for (k = 1; k < 1000; k++) {
+        recio__fmt(d + n, 48, k == 1 ? ".%s.%U" : ".%s.%U.%u", what, recio__lfs_tag(self), k);
+        if (op(path, d, io) == 0) return 0;
+        if (errno != EEXIST) return -1;
+    }
+    return errno = EEXIST, -1;
+}
+
+/* The name created empty (io open for writing on it), or a hard link to path: each takes the name
+   only when it is free, so no two writers share one and a failure leaves nothing behind. */
+static int recio__lfs_op_excl(const char *path, const char *name, recio_io *io) {
+    return (void)path, recio__lfs_excl(name, io);
+}
+static int recio__lfs_op_link(const char *path, const char *name, recio_io *io) {
+    return (void)io, recio__lfs_link(path, name);
+}
+
+static recio_err recio__lfs_create(void *u, const char *path, recio_fs_mode mode, recio_fs_out *out, char *why) {
+    recio_fs_stat st;
+    recio__lfs_pending *p;
+    size_t n;
+    (void)u;
+    path = recio__lfs_path(path);
+    memset(out, 0, sizeof *out);
+    /* a device or a FIFO would be destroyed by renaming a file over it, and a directory refuses
+       (the open then says so): those are written in place */
+    if (mode == RECIO_FS_ATOMIC && recio__lfs_stat_raw(path, &st) == 0 && st.kind != RECIO_FS_FILE) mode = RECIO_FS_IN_PLACE;
+    if (mode == RECIO_FS_IN_PLACE)
+        return recio_io_open_file(&out->io, path, "wb") == RECIO_OK ? RECIO_OK : recio__lfs_why(why, RECIO_ERR_IO);
+    n = strlen(path);
+    if (!(p = (recio__lfs_pending *)recio__malloc(NULL, sizeof *p + 3 * n + 100))) return RECIO_ERR_NOMEM;
+    memset(p, 0, sizeof *p);
+    p->path = (char *)(p + 1);
+    p->bak = p->path + n + 1;
+    memcpy(p->path, path, n + 1);
+    if (mode == RECIO_FS_ATOMIC) {
+        p->tmp = p->bak + n + 50;
+        if (recio__lfs_name(p->tmp, path, "tmp", p, recio__lfs_op_excl, &out->io) != 0) {
+            recio__fmt(why, RECIO__ERRMSG, "%s (a temporary file beside it)", recio__errno_str(errno));
+            return recio__free(NULL, p), RECIO_ERR_IO;
+        }
+        out->tmp = p->tmp;
+    }
+    out->pending = p;
+    return RECIO_OK;
+}
+
+/* Keep the current PATH under a free name beside it, so a commit that fails half-way can put it
+   back: a hard link where the file system has them (PATH never disappears; 1), else a rename (2);
+   0: there is no PATH. -1 (errno set): PATH exists and cannot be kept. */
+static int recio__lfs_keep(recio__lfs_pending *p) {
+    recio_fs_stat st;
+    recio_io io;
+    int err;
+    if (recio__lfs_stat_raw(p->path, &st) != 0) return errno == ENOENT ? 0 : -1;
+    if (recio__lfs_name(p->bak, p->path, "old", p, recio__lfs_op_link, &io) == 0) return 1;
+    if (errno == EEXIST || errno == ENOENT) return -1; /* else no hard links here: move it aside */
+    if (recio__lfs_name(p->bak, p->path, "old", p, recio__lfs_op_excl, &io) != 0) return -1;
+    io.close(io.user);
+    if (recio__lfs_replace(p->path, p->bak) == 0) return 2;
+    err = errno;
+    remove(p->bak);
+    return errno = err, -1;
+}
+
+/* After the commit: on failure the old PATH back (or the new one gone, if there was none), the
+   temporary file removed; on success the kept copy removed, or a note saying it is left. */
+static void recio__lfs_settle(recio__lfs_pending *p, int bad, char *why) {
+    if (bad && p->kept == 1 && !p->done) remove(p->bak); /* PATH never changed: drop the extra name */
+    else if (bad && p->kept) recio__lfs_replace(p->bak, p->path); /* the old file back (should that fail, it stays as bak) */
+    else if (bad && p->done && p->tmp) remove(p->path); /* there was none: neither file is replaced */
+    if (p->tmp && !p->done) remove(p->tmp);
+    if (!bad && p->kept && remove(p->bak) != 0)
+        recio__fmt(why, RECIO__ERRMSG, "note: replaced, but the old copy %s could not be removed (%s): remove it by hand", p->bak,
+                   recio__errno_str(errno));
+}
+
+/* In order, all or none: each but the last keeps its old PATH aside before it is replaced, and a
+   failure puts back what was done. */
+static recio_err recio__lfs_commit(void *u, void *const *pending, int n, char *why) {
+    recio__lfs_pending *p;
+    const char *f = NULL;
+    int i, last = n - 1;
+    (void)u;
+    while (last >= 0 && !pending[last]) last--;
+    for (i = 0; i <= last && !f; i++) {
+        if (!(p = (recio__lfs_pending *)pending[i])) continue;
+        if (i < last && (p->kept = recio__lfs_keep(p)) < 0)
+            p->kept = 0, f = "cannot keep the old %s aside while replacing it: %s";
+        else if (!(p->done = p->tmp ? recio__lfs_replace(p->tmp, p->path) == 0
+                                    : remove(p->path) == 0 || errno == ENOENT))
+            f = p->tmp ? "cannot rename the temporary file into place as %s: %s" : "cannot remove %s: %s";
+        if (f) recio__fmt(why, RECIO__ERRMSG, f, p->path, recio__errno_str(errno));
+    }
+    for (i = 0; i < n; i++)
+        if ((p = (recio__lfs_pending *)pending[i]) != NULL) recio__lfs_settle(p, f != NULL, why), recio__free(NULL, p);
+    return f ? RECIO_ERR_IO : RECIO_OK;
+}
+
+static void recio__lfs_discard(void *u, void *pending) {
+    recio__lfs_pending *p = (recio__lfs_pending *)pending;
+    (void)u;
+    if (p && p->tmp) remove(p->tmp);
+    recio__free(NULL, p);
+}
+
+static recio_err recio__lfs_remove(void *u, const char *path, char *why) {
+    (void)u;
+    return remove(recio__lfs_path(path)) == 0 ? RECIO_OK : recio__lfs_why(why, RECIO_ERR_IO);
+}
+
+/* The local filesystem: plain paths and file://, this platform's column. */
+static const recio_fs recio__fs_local = {NULL, NULL, RECIO__LFS_FLAGS, recio__lfs_open_read, recio__lfs_stat, RECIO__LFS_LIST,
+                                         recio__lfs_create, recio__lfs_commit, recio__lfs_discard, recio__lfs_remove,
+                                         RECIO__LFS_MAP, RECIO__FS_REMOTE};
+#define RECIO__FS_BUILTIN (&recio__fs_local)
+#endif /* RECIO_NO_STDIO */
+
+/* The built-in filesystems, asked after the user's: one chain (next), the local files first, then
+   any built-in scheme (a remote column defines RECIO__FS_REMOTE as the first of its chain, before
+   this point). */
+#ifndef RECIO__FS_BUILTIN
+#define RECIO__FS_BUILTIN RECIO__FS_REMOTE
 #endif
 
 /* ---- filesystems: a path's scheme picks its recio_fs (see FILESYSTEMS) ---- */
-
-/* The built-in filesystems, asked after the user's: the local one, then the remote rows (s3, http,
-   https: with RECIO_CURL, or saying that the build has none). */
-static const recio_fs *const recio__fs_builtin[] = {RECIO__FS_LOCAL RECIO__FS_REMOTE};
 
 /* Length of path's scheme before "://", 0 for a plain path (and file://, which is one). */
 static size_t recio__scheme_len(const char *p) {
@@ -3420,30 +3443,26 @@ static size_t recio__scheme_len(const char *p) {
     int c;
     while ((c = recio__lower(p[n])) != 0 && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'))
         n++;
-    if (n < 2 || strncmp(p + n, "://", 3) != 0 || recio__scheme_is(p, "file")) return 0;
-    return n;
+    return n > 1 && strncmp(p + n, "://", 3) == 0 && !recio__scheme_is(p, "file") ? n : 0;
 }
 
-/* 1 when fs serves a path whose scheme is its first n bytes (n = 0: a plain path). */
-static int recio__fs_serves(const recio_fs *fs, const char *path, size_t n) {
-    const char *s = fs->scheme ? fs->scheme : "";
-    size_t i;
-    if (strlen(s) != n) return 0;
-    for (i = 0; i < n; i++)
-        if (recio__lower(s[i]) != recio__lower(path[i])) return 0;
-    return 1;
+/* The first filesystem of the chain f whose scheme is path's first n bytes (n = 0: plain paths). */
+static const recio_fs *recio__fs_scan(const recio_fs *f, const char *path, size_t n) {
+    for (; f; f = f->next) {
+        const char *s = f->scheme ? f->scheme : "";
+        size_t i = 0;
+        while (i < n && recio__lower(s[i]) == recio__lower(path[i])) i++;
+        if (i == n && !s[n]) return f;
+    }
+    return NULL;
 }
 
 RECIODEF const recio_fs *recio_fs_find(const recio_fs *list, const char *path) {
-    size_t n, k;
+    size_t n;
     const recio_fs *f;
     if (!path) return NULL;
     n = recio__scheme_len(path);
-    for (f = list; f; f = f->next)
-        if (recio__fs_serves(f, path, n)) return f;
-    for (k = 0; recio__fs_builtin[k]; k++)
-        if (recio__fs_serves(recio__fs_builtin[k], path, n)) return recio__fs_builtin[k];
-    return NULL;
+    return (f = recio__fs_scan(list, path, n)) != NULL ? f : recio__fs_scan(RECIO__FS_BUILTIN, path, n);
 }
 
 /* The filesystem of path, or NULL with why said; why (RECIO_ERRMSG_SIZE bytes) starts empty. */
@@ -3477,17 +3496,15 @@ static recio_err recio__fs_open(const recio_fs *list, const char *path, recio_io
 static recio_err recio__fs_stat(const recio_fs *list, const char *path, recio_fs_stat *st, char *why) {
     const recio_fs *fs = recio__fs_for(list, path, why);
     recio_io io;
-    int64_t n;
+    int64_t n = -1;
     memset(st, 0, sizeof *st);
-    if (!fs) return RECIO_ERR_UNSUPPORTED;
-    if (fs->info) return fs->info(fs->user, path, st, why);
-    if (recio__fs_open(fs, path, &io, why) != RECIO_OK) return RECIO_OK; /* kind NONE, why said */
-    n = io.size ? io.size(io.user) : -1;
+    if (fs && fs->info) return fs->info(fs->user, path, st, why);
+    if (!fs || recio__fs_open(fs, path, &io, why) != RECIO_OK) return fs ? RECIO_OK : RECIO_ERR_UNSUPPORTED; /* NONE */
+    if (io.size) n = io.size(io.user);
     if (io.close) io.close(io.user);
     st->kind = RECIO_FS_FILE;
-    st->size = n < 0 ? 0 : (uint64_t)n;
-    if (n < 0) recio__fmt(why, RECIO__ERRMSG, "%s", "its stream has no size hook (the split needs sizes)");
-    return n < 0 ? RECIO_ERR_IO : RECIO_OK;
+    st->size = (uint64_t)n;
+    return n < 0 ? RECIO_ERR_IO : RECIO_OK; /* a stream without a size: the split cannot use it */
 }
 
 RECIODEF recio_err recio_index_path(char *out, size_t cap, const char *rec, const recio_fs *fs, int *found) {
@@ -4200,7 +4217,20 @@ static recio_err recio__wr_create(recio_writer *w, const recio_writer_desc *d, c
     return RECIO_OK;
 }
 
-RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, const recio_writer_desc *desc) {
+/* The data file (when path is given) and the .idx through their filesystems. */
+static recio_err recio__wr_files(recio_writer *w, const char *path, const recio_writer_desc *d) {
+    recio_err e = path ? recio__wr_create(w, d, path, 0, &w->io) : RECIO_OK;
+    if (e == RECIO_OK && d->index_path)
+        w->has_idx = (e = recio__wr_create(w, d, d->index_path, 1, &w->idx_io)) == RECIO_OK;
+    if (e == RECIO_OK && w->pend[0] && w->pend[1] && w->fs[0] != w->fs[1]) /* one commit makes both */
+        e = recio__wr_fail(w, RECIO_ERR_ARG, 0, "an atomic .rec and its .idx on two filesystems");
+    return e;
+}
+
+/* A writer on desc; its files come from `files` (NULL for recio_writer_open_mem, which then links
+   no filesystem code: docs/footprint.md). */
+static recio_err recio__wr_open(recio_writer **out, const char *path, const recio_writer_desc *desc,
+                                recio_err (*files)(recio_writer *, const char *, const recio_writer_desc *)) {
     recio_writer_desc d;
     recio_writer *w = NULL;
     recio_err e;
@@ -4211,19 +4241,20 @@ RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, 
     if (!path && !d.io.write) return RECIO_ERR_ARG;
     if (!d.name) d.name = path ? path : "<io>";
     e = recio__wr_alloc(&w, &d);
-    if (e == RECIO_OK && path) e = recio__wr_create(w, &d, path, 0, &w->io);
-    else if (e == RECIO_OK) w->io = d.io;
+    if (e == RECIO_OK && !path) w->io = d.io;
+    if (e == RECIO_OK && files) e = files(w, path, &d);
 #ifdef RECIO_THREADS
     if (e == RECIO_OK && d.background) e = recio__wr_start(w);
 #endif
-    if (e == RECIO_OK && d.index_path) w->has_idx = (e = recio__wr_create(w, &d, d.index_path, 1, &w->idx_io)) == RECIO_OK;
-    if (e == RECIO_OK && w->pend[0] && w->pend[1] && w->fs[0] != w->fs[1]) /* one commit makes both */
-        e = recio__wr_fail(w, RECIO_ERR_ARG, 0, "an atomic .rec and its .idx on two filesystems");
     recio__open_msg(d.errmsg, d.name, w ? w->errmsg : NULL, e);
     if (e != RECIO_OK && w && !path) memset(&w->io, 0, sizeof w->io); /* desc.io stays the caller's */
     if (e != RECIO_OK) return recio_writer_abort(w), e; /* closes what opened, removes what it created */
     *out = w;
     return RECIO_OK;
+}
+
+RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, const recio_writer_desc *desc) {
+    return recio__wr_open(out, path, desc, recio__wr_files);
 }
 
 RECIODEF recio_err recio_writer_open(recio_writer **w, const char *path) {
@@ -4238,7 +4269,7 @@ RECIODEF recio_err recio_writer_open_mem(recio_writer **w, recio_buffer *out) {
     d.io.user = out;
     d.name = "<memory>";
     d.alloc = out->alloc;
-    return recio_writer_open_desc(w, NULL, &d);
+    return recio__wr_open(w, NULL, &d, NULL);
 }
 
 RECIODEF uint64_t recio_writer_tell(const recio_writer *w) { return w ? w->offset : 0; }
@@ -4875,25 +4906,6 @@ static recio_err recio__sp_push(recio_split *s, const char *path, size_t n) {
     return RECIO_OK;
 }
 
-static int recio__sp_cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The names of list (char * each, allocated), sorted, pushed as files when push is set; the
-   list is freed either way. */
-static recio_err recio__sp_push_names(recio_split *s, recio_buffer *list, int push) {
-    char **v = (char **)(void *)list->data;
-    size_t i, n = list->size / sizeof *v;
-    recio_err e = RECIO_OK;
-    if (push && n) qsort(v, n, sizeof *v, recio__sp_cmp_str);
-    for (i = 0; i < n; i++) {
-        if (push && !e) e = recio__sp_push(s, v[i], strlen(v[i]));
-        recio__free(&s->alloc, v[i]);
-    }
-    recio_buffer_free(list);
-    return e;
-}
-
 /* glob(3)'s matching of name s against one component p: * ? [a-z] [!x] (a leading ']' is itself,
    a '[' without its ']' too), ASCII case folded when fold is set. */
 static int recio__wildc(int c, int fold) { return fold ? recio__lower(c) : c; }
@@ -4923,106 +4935,76 @@ static int recio__wildmatch(const char *p, const char *s, int fold) {
     }
 }
 
-/* A directory listing's keeper: the names that match pattern (one path component), each kept as
-   prefix + name. */
+/* A directory listing's keeper: each name that matches pattern (one path component) becomes
+   prefix + name + rest, a file of the list when rest is empty, else a pattern expanded in turn. */
 typedef struct recio__names {
     recio_split *s;
-    recio_buffer list; /* char * each */
-    const char *prefix, *pattern;
+    const char *prefix, *pattern, *rest;
     int fold;
     recio_err e;
 } recio__names;
 
+static recio_err recio__sp_expand(recio_split *s, const char *pat, int top);
+
 static int recio__names_add(void *ctx, const char *name, recio_fs_kind kind) {
     recio__names *k = (recio__names *)ctx;
-    size_t l = strlen(name), pl = strlen(k->prefix);
-    char *copy;
+    char *full;
     (void)kind;
     if ((name[0] == '.' && k->pattern[0] != '.') || !recio__wildmatch(k->pattern, name, k->fold)) return 0;
-    if ((copy = (char *)recio__malloc(&k->s->alloc, pl + l + 1)) != NULL) {
-        memcpy(copy, k->prefix, pl);
-        memcpy(copy + pl, name, l + 1);
-    }
-    if (!copy || recio__mem_write(&k->list, &copy, sizeof copy)) {
-        recio__free(&k->s->alloc, copy);
-        k->e = RECIO_ERR_NOMEM;
-        return 1;
-    }
-    return 0;
-}
-
-/* List dir through the filesystem of path into k->list. */
-static recio_err recio__sp_list(recio_split *s, const char *dir, recio__names *k, char *why) {
-    const recio_fs *fs = recio__fs_for(s->d.fs, dir, why);
-    recio_err e = RECIO_ERR_UNSUPPORTED;
-    k->s = s;
-    k->list.alloc = s->alloc;
-    k->fold = fs && (fs->flags & RECIO_FS_FOLD_CASE);
-    if (fs && !fs->list) recio__fmt(why, RECIO__ERRMSG, "%s", "the filesystem cannot list directories");
-    else if (fs) e = fs->list(fs->user, dir, recio__names_add, k, why);
-    return e ? e : k->e;
+    full = recio__cat(&k->s->alloc, k->prefix, name, k->rest);
+    k->e = !full       ? RECIO_ERR_NOMEM
+           : *k->rest ? recio__sp_expand(k->s, full, 0)
+                      : recio__sp_push(k->s, full, strlen(full));
+    recio__free(&k->s->alloc, full);
+    return k->e != RECIO_OK;
 }
 
 static int recio__is_sep(char c, const recio_fs *fs) { return c == '/' || (c == '\\' && fs && (fs->flags & RECIO_FS_BACKSLASH)); }
 
-/* A path without wildcards, added to out (char * each) when something is there. */
-static recio_err recio__sp_exists(recio_split *s, const char *path, recio_buffer *out) {
-    char why[RECIO__ERRMSG], *copy;
-    recio_fs_stat st;
-    if (recio__fs_stat(s->d.fs, path, &st, why) != RECIO_OK || st.kind == RECIO_FS_NONE) return RECIO_OK;
-    if ((copy = recio__strdup(&s->alloc, path)) != NULL && recio__mem_write(out, &copy, sizeof copy) == 0) return RECIO_OK;
-    recio__free(&s->alloc, copy);
-    return RECIO_ERR_NOMEM;
-}
-
-/* The paths pat matches, added to out (char * each): its first component with a wildcard is
-   matched against the listing of the directory before it (kept with its separator: "dir/",
-   "C:\\", "s3://bucket/prefix/"; "." when there is none), and what follows is matched the same
-   way below each match. Only the top level's listing may fail (glob(3) skips unreadable ones). */
-static recio_err recio__sp_expand(recio_split *s, const char *pat, recio_buffer *out, int top) {
-    char why[RECIO__ERRMSG], *dir, *comp;
-    const recio_fs *fs = recio_fs_find(s->d.fs, pat);
-    size_t w = strcspn(pat, "*?["), a = w, b = w, d, i;
+/* The files pat matches go to the list: its first component with a wildcard is matched against
+   the listing of the directory before it (kept with its separator: "dir/", "C:\\",
+   "s3://bucket/prefix/"; "." when there is none), and what follows is matched the same way below
+   each match; a path without wildcards is taken when something is there. Only the top level's
+   listing may fail (glob(3) skips unreadable directories below). */
+static recio_err recio__sp_expand(recio_split *s, const char *pat, int top) {
+    char why[RECIO__ERRMSG], *dir;
+    const recio_fs *fs = recio__fs_for(s->d.fs, pat, why);
+    size_t w = strcspn(pat, "*?["), a = w, b = w, d;
     recio__names k;
-    recio_err e;
-    if (!pat[w]) return recio__sp_exists(s, pat, out);
-    while (a > 0 && !recio__is_sep(pat[a - 1], fs)) a--;
+    recio_fs_stat st;
+    recio_err e = RECIO_ERR_UNSUPPORTED;
+    if (!pat[w]) return recio__fs_stat(s->d.fs, pat, &st, why) || !st.kind ? RECIO_OK : recio__sp_push(s, pat, w);
+    while (a && !recio__is_sep(pat[a - 1], fs)) a--;
     while (pat[b] && !recio__is_sep(pat[b], fs)) b++;
     if (!(dir = (char *)recio__malloc(&s->alloc, b + 3))) return RECIO_ERR_NOMEM;
     d = a ? a : 1;
     memcpy(dir, a ? pat : ".", d);
     dir[d] = 0;
-    comp = dir + d + 1;
-    memcpy(comp, pat + a, b - a);
-    comp[b - a] = 0;
-    memset(&k, 0, sizeof k);
-    k.prefix = a ? dir : "";
-    k.pattern = comp;
-    e = recio__sp_list(s, dir, &k, why);
-    if (e && e != RECIO_ERR_NOMEM)
-        e = top ? recio__sp_fail(s, e, "%s: cannot open directory: %s", dir, why[0] ? why : recio_strerror(e)) : RECIO_OK;
-    for (i = 0; i < k.list.size / sizeof(char *); i++) {
-        char *m = ((char **)(void *)k.list.data)[i], *deeper = NULL;
-        if (!e && !pat[b] && recio__mem_write(out, &m, sizeof m) == 0) continue; /* out owns it now */
-        if (!e && pat[b] && (deeper = recio__cat(&s->alloc, m, pat + b)) != NULL) e = recio__sp_expand(s, deeper, out, 0);
-        else if (!e) e = RECIO_ERR_NOMEM;
-        recio__free(&s->alloc, deeper);
-        recio__free(&s->alloc, m);
-    }
-    recio_buffer_free(&k.list);
+    memcpy(dir + d + 1, pat + a, b - a);
+    dir[d + 1 + b - a] = 0;
+    k.s = s, k.prefix = dir + (a == 0), k.pattern = dir + d + 1, k.rest = pat + b, k.e = RECIO_OK;
+    k.fold = fs && (fs->flags & RECIO_FS_FOLD_CASE);
+    if (fs && !fs->list) recio__fmt(why, RECIO__ERRMSG, "%s", "the filesystem cannot list directories");
+    else if (fs) e = fs->list(fs->user, dir, recio__names_add, &k, why);
+    if (e && top) e = recio__sp_fail(s, e, "%s: cannot open directory: %s", dir, why[0] ? why : recio_strerror(e));
     recio__free(&s->alloc, dir);
-    return e;
+    return k.e ? k.e : top ? e : RECIO_OK;
 }
 
-/* The files pattern pat matches, sorted; dir: the directory whose *.rec files pat names. */
+static int recio__sp_cmp_file(const void *a, const void *b) {
+    return strcmp(((const recio__sfile *)a)->path, ((const recio__sfile *)b)->path);
+}
+
+/* The files pattern pat matches, sorted (as glob(3) sorts them); dir: the directory whose *.rec
+   files pat names. */
 static recio_err recio__sp_glob(recio_split *s, const char *pat, const char *dir) {
-    recio_buffer out;
-    recio_err e;
-    memset(&out, 0, sizeof out);
-    out.alloc = s->alloc;
-    e = recio__sp_expand(s, pat, &out, 1);
-    if (!e && !out.size) e = recio__sp_fail(s, RECIO_ERR_IO, dir ? "%s: no .rec file in this directory" : "%s: no file matches", dir ? dir : pat);
-    return e ? (recio__sp_push_names(s, &out, 0), e) : recio__sp_push_names(s, &out, 1);
+    unsigned first = s->nfiles;
+    recio_err e = recio__sp_expand(s, pat, 1);
+    if (!e && s->nfiles == first)
+        e = recio__sp_fail(s, RECIO_ERR_IO, dir ? "%s: no .rec file in this directory" : "%s: no file matches",
+                           dir ? dir : pat);
+    if (!e) qsort(s->files + first, s->nfiles - first, sizeof *s->files, recio__sp_cmp_file);
+    return e;
 }
 
 /* One item of the list: a pattern, a directory (its *.rec files, not its .idx or .lst companions,
@@ -5037,7 +5019,8 @@ static recio_err recio__sp_item(recio_split *s, const char *item, size_t n) {
     z[n] = 0;
     if (strpbrk(z, "*?[")) e = recio__sp_glob(s, z, NULL);
     else if ((known = recio__fs_stat(s->d.fs, z, &st, why)) == RECIO_OK && st.kind == RECIO_FS_DIR)
-        e = (pat = recio__cat(&s->alloc, z, "/*.rec")) != NULL ? recio__sp_glob(s, pat, z) : RECIO_ERR_NOMEM, recio__free(&s->alloc, pat);
+        e = (pat = recio__cat(&s->alloc, z, "/*.rec", "")) != NULL ? recio__sp_glob(s, pat, z) : RECIO_ERR_NOMEM,
+        recio__free(&s->alloc, pat);
     else if ((e = recio__sp_push(s, item, n)) == RECIO_OK && known == RECIO_OK && st.kind == RECIO_FS_FILE) {
         s->files[s->nfiles - 1].size = st.size;
         s->files[s->nfiles - 1].sized = 1;
@@ -7374,6 +7357,16 @@ static int recio__jpeg_same_with_filler(const unsigned char *b, size_t n, const 
 static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
                                    size_t errmsg_size, const recio_allocator *a);
 
+/* The channel counts a decode makes: 0 (as stored), 1, 3 or 4. */
+static int recio__channels_ok(int c) { return c == 0 || c == 1 || c == 3 || c == 4; }
+
+/* Why a decode's arguments are refused. */
+static void recio__decode_args_why(int huge, int channels, char *errmsg, size_t cap) {
+    if (huge) recio__fmt(errmsg, cap, "decode: image of more than 2^31 bytes");
+    else if (!recio__channels_ok(channels)) recio__fmt(errmsg, cap, "decode: channels %d: decode to 0 (as stored), 1, 3 or 4 channels", channels);
+    else recio__fmt(errmsg, cap, "decode: bad arguments (a NULL image, bytes or output)");
+}
+
 /* Decode with stb's allocations (and so the pixels, unless libjpeg-turbo decodes) through a. */
 static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, int channels, int min_short, char *errmsg,
                                size_t errmsg_size, const recio_allocator *a) {
@@ -7384,9 +7377,8 @@ static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, in
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: empty image (0 bytes)");
         return RECIO_ERR_DECODE;
     }
-    if (!out || !bytes || n > INT_MAX || (channels != 0 && channels != 1 && channels != 3 && channels != 4)) {
-        if (errmsg)
-            recio__fmt(errmsg, errmsg_size, n > INT_MAX ? "decode: image of more than 2^31 bytes" : "decode: bad arguments");
+    if (!out || !bytes || n > INT_MAX || !recio__channels_ok(channels)) {
+        if (errmsg) recio__decode_args_why(bytes && out && n > INT_MAX, channels, errmsg, errmsg_size);
         return RECIO_ERR_ARG;
     }
     memset(out, 0, sizeof *out);
@@ -8642,22 +8634,59 @@ static int recio__new_node(recio_transform *t, const recio__opdef *op) {
 
 static recio_err recio__parse_list(recio__parser *ps, int *first, char close, int commas);
 
+/* What each argument kind (RECIO__A_*, the op table's check column) accepts: [lo, hi], an end left
+   out when open, whole or odd numbers only, or -1 besides. The check and its refusal both read the
+   row, so the message always says the real bounds. */
+enum { RECIO__AK_LO_OPEN = 1, RECIO__AK_HI_OPEN = 2, RECIO__AK_WHOLE = 4, RECIO__AK_ODD = 8, RECIO__AK_MINUS1 = 16 };
+typedef struct recio__argkind {
+    const char *what;
+    float lo, hi;
+    unsigned char flags;
+} recio__argkind;
+static const recio__argkind recio__argkinds[] = {
+    {"a number", -1e30f, 1e30f, 0},                                        /* 0: none given, as NUM */
+    {"a number", -1e30f, 1e30f, 0},                                        /* RECIO__A_NUM */
+    {"a size (whole pixels)", 1, 65535, RECIO__AK_WHOLE},                  /* RECIO__A_SIZE */
+    {"a probability", 0, 1, 0},                                            /* RECIO__A_PROB */
+    {"a number", 0, 1e6f, RECIO__AK_HI_OPEN},                              /* RECIO__A_NONNEG */
+    {"a number", 0, 1e6f, RECIO__AK_LO_OPEN | RECIO__AK_HI_OPEN},          /* RECIO__A_POS */
+    {"a whole number", 0, 65535, RECIO__AK_WHOLE},                         /* RECIO__A_INT */
+    {"a whole number of bits", 0, 8, RECIO__AK_WHOLE},                     /* RECIO__A_BITS */
+    {"a fraction", 0, 1, RECIO__AK_LO_OPEN},                               /* RECIO__A_FRAC */
+    {"an overlap", 0, 1, RECIO__AK_MINUS1},                                /* RECIO__A_IOU */
+    {"an odd kernel size", 1, RECIO__BLUR_MAX, RECIO__AK_WHOLE | RECIO__AK_ODD}, /* RECIO__A_ODD */
+};
+
+static int recio__arg_fits(const recio__argkind *k, float v) {
+    if ((k->flags & RECIO__AK_MINUS1) && v == -1) return 1;
+    if (!((k->flags & RECIO__AK_LO_OPEN) ? v > k->lo : v >= k->lo) || !((k->flags & RECIO__AK_HI_OPEN) ? v < k->hi : v <= k->hi)) return 0;
+    if ((k->flags & RECIO__AK_WHOLE) && v != floorf(v)) return 0;
+    return !(k->flags & RECIO__AK_ODD) || ((int)v & 1);
+}
+
+/* A bound of the table in words: a whole number, or a power of ten as 1eN. */
+static void recio__bound_words(float v, char *out, size_t cap) {
+    double a = v < 0 ? -(double)v : (double)v;
+    int e = 0;
+    if (a < 1e7) {
+        recio__fmt(out, cap, "%d", (int)v);
+        return;
+    }
+    for (; a >= 9.5; a /= 10) e++;
+    recio__fmt(out, cap, v < 0 ? "-1e%d" : "1e%d", e);
+}
+
 static recio_err recio__check_arg(recio__parser *ps, const char *at, const recio__opdef *d, int i, float v) {
-    int k = i < 5 ? i : 5, c;
-    while (k > 0 && !d->check[k]) k--;
-    c = d->check[k];
-    if (c == RECIO__A_SIZE && (v < 1 || v != floorf(v) || v > 65535)) return recio__perr(ps, at, "%s: size must be a whole number of pixels from 1 to 65535", d->name);
-    if (c == RECIO__A_INT && (v < 0 || v != floorf(v) || v > 65535)) return recio__perr(ps, at, "%s: expected a whole number from 0 to 65535", d->name);
-    if (c == RECIO__A_PROB && !(v >= 0 && v <= 1)) return recio__perr(ps, at, "%s: probability must be in [0, 1]", d->name);
-    if (c == RECIO__A_NONNEG && !(v >= 0 && v < 1e6)) return recio__perr(ps, at, "%s: expected a number >= 0", d->name);
-    if (c == RECIO__A_POS && !(v > 0 && v < 1e6)) return recio__perr(ps, at, "%s: expected a number > 0", d->name);
-    if (c == RECIO__A_BITS && (v < 0 || v > 8 || v != floorf(v))) return recio__perr(ps, at, "%s: bits must be 0 to 8", d->name);
-    if (c == RECIO__A_FRAC && !(v > 0 && v <= 1)) return recio__perr(ps, at, "%s: expected a fraction in (0, 1]", d->name);
-    if (c == RECIO__A_IOU && !(v == -1 || (v >= 0 && v <= 1))) return recio__perr(ps, at, "%s: the overlap must be in [0, 1], or -1 for SSD's choices", d->name);
-    if (c == RECIO__A_ODD && (v < 1 || v > RECIO__BLUR_MAX || v != floorf(v) || !((int)v & 1)))
-        return recio__perr(ps, at, "%s: kernel size must be odd, from 1 to 255", d->name);
-    if (!(v == v) || v > 1e30f || v < -1e30f) return recio__perr(ps, at, "%s: number out of range", d->name);
-    return RECIO_OK;
+    const recio__argkind *k;
+    char lo[16], hi[16], msg[160];
+    int j = i < 5 ? i : 5;
+    while (j > 0 && !d->check[j]) j--;
+    k = &recio__argkinds[d->check[j]];
+    if (recio__arg_fits(k, v)) return RECIO_OK;
+    recio__bound_words(k->lo, lo, sizeof lo), recio__bound_words(k->hi, hi, sizeof hi);
+    recio__fmt(msg, sizeof msg, "%s: expected %s in %s%s, %s%s%s", d->name, k->what, (k->flags & RECIO__AK_LO_OPEN) ? "(" : "[", lo, hi,
+               (k->flags & RECIO__AK_HI_OPEN) ? ")" : "]", (k->flags & RECIO__AK_MINUS1) ? ", or -1 for SSD's choices" : "");
+    return recio__perr(ps, at, "%s", msg);
 }
 
 /* Numeric arguments "(a, b, ...)" after the op name: what most ops take. */
@@ -10859,8 +10888,8 @@ static recio_err recio__apply_encoded(const recio_transform *t, const void *byte
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: empty image (0 bytes)");
         return RECIO_ERR_DECODE;
     }
-    if (!t || !bytes || !out || (d->channels != 0 && d->channels != 1 && d->channels != 3 && d->channels != 4)) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad arguments");
+    if (!t || !bytes || !out || !recio__channels_ok(d->channels)) {
+        if (errmsg) recio__decode_args_why(0, d->channels, errmsg, errmsg_size);
         return RECIO_ERR_ARG;
     }
 #ifdef RECIO_TURBOJPEG
@@ -11264,7 +11293,11 @@ RECIODEF const char *recio_prefetch_errmsg(const recio_prefetch *p) { return p ?
 #define RECIO__IT_KEY(file, off) (((uint64_t)(file) << 48) | (off))
 #define RECIO__IT_OFFMASK ((((uint64_t)1) << 48) - 1)
 #define RECIO__IT_MAGIC 0x54494352u /* "RCIT" */
-#define RECIO__IT_VERSION 1u
+#define RECIO__IT_VERSION 2u /* 2: a check sum at the end; the fingerprint covers every batch option */
+/* A checkpoint: magic, version, fingerprint, epoch, batches taken, ended, n, n rolled-over keys, then
+   a FNV-1a 64 of every byte before it, so damage anywhere is refused (changing any one byte always
+   changes the hash) instead of restoring somewhere else. */
+#define RECIO__IT_BLOB(n) (48 + 8 * (size_t)(n))
 
 /* A .lst line by its index (= the image-header id), for path_imglist. */
 typedef struct recio__it_line {
@@ -11792,7 +11825,9 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     if (e == RECIO_OK && it->cache.mode == RECIO_CACHE_ITEMS) recio__it_keep_item(it, key, out);
     if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
         recio_image got; /* sizes as WxH, as everywhere */
-        if (recio_transform_output_shape(it->tf, w, h, it->d.channels ? it->d.channels : c, &got) == RECIO_OK)
+        if (ap && ap->mask && (ap->mask->width != w || ap->mask->height != h)) /* the record is bad, not the chain */
+            e = RECIO_ERR_FORMAT, recio__fmt(what, RECIO_ITER_ERRMSG, "mask: %dx%d, not the %dx%d (WxH) of its image", ap->mask->width, ap->mask->height, w, h);
+        else if (recio_transform_output_shape(it->tf, w, h, it->d.channels ? it->d.channels : c, &got) == RECIO_OK)
             recio__fmt(what, RECIO_ITER_ERRMSG, "the chain turns this %dx%d image into %dx%d, not the %dx%d (WxH) of the first record (end the spec with a fixed-size crop or resize)",
                        w, h, got.width, got.height, sh->width, sh->height);
         else
@@ -12184,7 +12219,35 @@ static recio_err recio__it_pf_begin(void *user, uint64_t epoch, char *errmsg) {
 
 /* ---- consumer side ---- */
 
-/* What a checkpoint must agree on to mean the same position. */
+/* The desc fields that change batches: the one list the checkpoint fingerprint hashes, each as
+   recio__it_desc left it (defaults filled in) and only when the options named by `when` make it
+   matter, so two descs that give the same batches give the same fingerprint. Left out, since they
+   never change a batch: use_mmap, workers, prefetch, checksums (adds batch.sums only), cache_bytes,
+   fs, errmsg and alloc; and transform and user, since a callback cannot be
+   hashed (restore with the same one). A new desc field goes here or in that list:
+   tests/test_iter_checkpoint.c reads the struct from recio.h and changes every field in turn. */
+enum { RECIO__FP_INT, RECIO__FP_F32, RECIO__FP_STR, RECIO__FP_FILL /* mask_fill: the label it means */ };
+enum { RECIO__FPW_ALWAYS, RECIO__FPW_CHUNK, RECIO__FPW_MEAN, RECIO__FPW_MASKS, RECIO__FPW_MIX };
+typedef struct recio__it_fpfield {
+    size_t off, size;
+    unsigned char kind, when;
+} recio__it_fpfield;
+#define RECIO__FPF(f, k, w) {offsetof(recio_iter_desc, f), sizeof(((recio_iter_desc *)0)->f), RECIO__FP_##k, RECIO__FPW_##w}
+static const recio__it_fpfield recio__it_fpfields[] = {
+    RECIO__FPF(uris, STR, ALWAYS),          RECIO__FPF(rank, INT, ALWAYS),           RECIO__FPF(nsplit, INT, ALWAYS),
+    RECIO__FPF(index, INT, ALWAYS),         RECIO__FPF(index_path, STR, ALWAYS),     RECIO__FPF(shuffle, INT, ALWAYS),
+    RECIO__FPF(chunk_records, INT, CHUNK),  RECIO__FPF(window_chunks, INT, CHUNK),   RECIO__FPF(equalize, INT, ALWAYS),
+    RECIO__FPF(rotate_shards, INT, ALWAYS), RECIO__FPF(shuffle_buffer, INT, ALWAYS), RECIO__FPF(seed, INT, ALWAYS),
+    RECIO__FPF(seed_aug, INT, ALWAYS),      RECIO__FPF(spec, STR, ALWAYS),           RECIO__FPF(channels, INT, ALWAYS),
+    RECIO__FPF(item_bytes, INT, ALWAYS),    RECIO__FPF(mean_img, STR, ALWAYS),       RECIO__FPF(mean_scale, F32, MEAN),
+    RECIO__FPF(label_width, INT, ALWAYS),   RECIO__FPF(label_pad_set, INT, ALWAYS),  RECIO__FPF(label_pad_value, F32, ALWAYS),
+    RECIO__FPF(label_strict, INT, ALWAYS),  RECIO__FPF(label_detection, INT, ALWAYS), RECIO__FPF(masks, INT, ALWAYS),
+    RECIO__FPF(mask_fill, FILL, MASKS),     RECIO__FPF(mixup_alpha, F32, MIX),       RECIO__FPF(cutmix_alpha, F32, MIX),
+    RECIO__FPF(mix_prob, F32, MIX),         RECIO__FPF(num_classes, INT, MIX),       RECIO__FPF(path_imglist, STR, ALWAYS),
+    RECIO__FPF(batch, INT, ALWAYS),         RECIO__FPF(last_batch, INT, ALWAYS),     RECIO__FPF(skip_bad, INT, ALWAYS),
+};
+#undef RECIO__FPF
+
 static uint64_t recio__it_fp_u64s(uint64_t h, const uint64_t *v, unsigned n) {
     unsigned i;
     for (i = 0; i < n; i++) {
@@ -12195,24 +12258,44 @@ static uint64_t recio__it_fp_u64s(uint64_t h, const uint64_t *v, unsigned n) {
     return h;
 }
 
-static uint64_t recio__it_fp_str(uint64_t h, const char *s) { return s ? recio_fnv1a64(h, s, strlen(s) + 1) : h; }
+static int recio__it_fp_matters(const recio_iter_desc *d, unsigned when) {
+    return when == RECIO__FPW_CHUNK ? d->shuffle == RECIO_SHUFFLE_CHUNK : when == RECIO__FPW_MEAN ? d->mean_img != NULL
+         : when == RECIO__FPW_MASKS ? d->masks != 0 : when == RECIO__FPW_MIX ? recio__it_mixing(d) : 1;
+}
 
-/* The options that came with the ImageRecordIter set (labels, seed_aug, chunks, .lst, mean, masks): hashed
-   only when one is set, so checkpoints made before them stay valid. */
-static uint64_t recio__it_fingerprint2(uint64_t h, const recio_iter_desc *d) {
-    uint64_t v[12];
-    float pad = d->label_pad_set ? d->label_pad_value : -1.0f, scale = d->mean_scale;
-    uint32_t pb, sb;
-    unsigned i, any = 0;
-    memcpy(&pb, &pad, 4), memcpy(&sb, &scale, 4);
-    v[0] = d->seed_aug, v[1] = pb ^ 0xbf800000u /* -1: 0 */, v[2] = (uint64_t)d->label_strict, v[3] = (uint64_t)d->label_detection;
-    v[4] = d->shuffle == RECIO_SHUFFLE_CHUNK ? d->chunk_records : 0, v[5] = d->shuffle == RECIO_SHUFFLE_CHUNK ? d->window_chunks : 0;
-    v[6] = d->mean_img ? sb : 0, v[7] = d->index_path != NULL, v[8] = d->path_imglist != NULL, v[9] = d->mean_img != NULL;
-    v[10] = (uint64_t)d->masks, v[11] = d->masks ? (uint64_t)recio__mask_fill_value(d->mask_fill) : 0;
-    for (i = 0; i < 12; i++) any |= v[i] != 0;
-    if (!any) return h;
-    h = recio__it_fp_u64s(h, v, 12);
-    return recio__it_fp_str(recio__it_fp_str(recio__it_fp_str(h, d->index_path), d->path_imglist), d->mean_img);
+/* One field of the list: an integer of any width, a float's bits (0 for -0), a string with a mark
+   that tells NULL from "", or mask_fill's label; 0 when it does not matter. */
+static uint64_t recio__it_fp_field(uint64_t h, const recio_iter_desc *d, const recio__it_fpfield *f) {
+    const unsigned char *p = (const unsigned char *)d + f->off;
+    uint64_t v = 0;
+    uint32_t u32;
+    uint16_t u16;
+    float x;
+    const char *s;
+    if (!recio__it_fp_matters(d, f->when)) return recio__it_fp_u64s(h, &v, 1);
+    switch (f->kind) {
+    case RECIO__FP_STR:
+        memcpy(&s, p, sizeof s);
+        v = s != NULL;
+        h = recio__it_fp_u64s(h, &v, 1);
+        return s ? recio_fnv1a64(h, s, strlen(s) + 1) : h;
+    case RECIO__FP_F32:
+        memcpy(&x, p, 4);
+        if (x != 0) memcpy(&u32, &x, 4), v = u32;
+        break;
+    case RECIO__FP_FILL: {
+        int fill;
+        memcpy(&fill, p, sizeof fill);
+        v = recio__mask_fill_value(fill);
+        break;
+    }
+    default:
+        if (f->size == 8) memcpy(&v, p, 8);
+        else if (f->size == 4) memcpy(&u32, p, 4), v = u32;
+        else if (f->size == 2) memcpy(&u16, p, 2), v = u16;
+        else v = *p;
+    }
+    return recio__it_fp_u64s(h, &v, 1);
 }
 
 /* What the side files hold (not only their names): the mean image's floats and the .lst's lines in
@@ -12230,14 +12313,13 @@ static uint64_t recio__it_fp_files(const recio_iter *it, uint64_t h) {
     return h;
 }
 
-static uint64_t recio__it_fingerprint(const recio_iter_desc *d) {
-    uint64_t v[11], h = RECIO_FNV1A_INIT;
-    v[0] = d->rank, v[1] = d->nsplit, v[2] = (uint64_t)d->index, v[3] = (uint64_t)d->shuffle;
-    v[4] = (uint64_t)d->equalize, v[5] = (uint64_t)d->rotate_shards, v[6] = d->shuffle_buffer;
-    v[7] = d->seed, v[8] = d->batch, v[9] = (uint64_t)d->last_batch, v[10] = d->label_width;
-    h = recio_fnv1a64(h, d->uris, strlen(d->uris) + 1);
-    if (d->spec) h = recio_fnv1a64(h, d->spec, strlen(d->spec));
-    return recio__it_fingerprint2(recio__it_fp_u64s(h, v, 11), d);
+/* What a checkpoint must agree on to mean the same position: the fields of the list, then the side
+   files' contents. */
+static uint64_t recio__it_fingerprint(const recio_iter *it) {
+    uint64_t h = RECIO_FNV1A_INIT;
+    size_t i;
+    for (i = 0; i < sizeof recio__it_fpfields / sizeof recio__it_fpfields[0]; i++) h = recio__it_fp_field(h, &it->d, &recio__it_fpfields[i]);
+    return recio__it_fp_files(it, h);
 }
 
 static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
@@ -12251,6 +12333,13 @@ static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
     if (d->index_path) d->index = 1;
     if (!d->mean_scale) d->mean_scale = 1.0f;
     if (!d->prefetch) d->prefetch = d->workers + 1;
+    /* the values the defaults stand for, so the checkpoint fingerprint sees them as the same options */
+    if (!d->seed_aug) d->seed_aug = d->seed;
+    if (!d->chunk_records) d->chunk_records = 256;
+    if (!d->window_chunks) d->window_chunks = 16;
+    if (!d->mix_prob) d->mix_prob = 1.0f;
+    if (d->spec && d->channels != 1 && d->channels != 3 && d->channels != 4)
+        return recio__fmt(msg, RECIO__ERRMSG, "bad options: channels %d (decode to 1, 3 or 4 channels)", d->channels), RECIO_ERR_ARG;
     if (d->shuffle < 0 || d->shuffle > RECIO_SHUFFLE_CHUNK || d->equalize < 0 || d->equalize > RECIO_EQUALIZE_DROP)
         return recio__fmt(msg, RECIO__ERRMSG, "bad options: shuffle %d, equalize %d (each 0, 1 or 2)", d->shuffle, d->equalize), RECIO_ERR_ARG;
     if (d->rank >= d->nsplit || (unsigned)d->last_batch > RECIO_LAST_ROLL_OVER || d->batch > (1u << 24) || d->label_width > (1u << 16))
@@ -12325,6 +12414,21 @@ static int recio__it_line_cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The .lst text as a list with a mask column (recio list --mask-root: "index label... image mask")
+   or without (im2rec's): the kind desc.masks suggests first, then the other; only the labels are
+   used, so either kind serves. When neither parses, the first kind's error. */
+static recio_err recio__it_lst_parse(recio_iter *it, const char *text, size_t n) {
+    char first[RECIO_ERRMSG_SIZE];
+    recio_err e;
+    it->lst.alloc = it->d.alloc;
+    it->lst.mask_column = it->d.masks != 0;
+    if ((e = recio_lst_parse(&it->lst, text, n, it->d.path_imglist)) != RECIO_ERR_FORMAT) return e;
+    recio__fmt(first, sizeof first, "%s", it->lst.errmsg);
+    it->lst.mask_column = !it->lst.mask_column;
+    if ((e = recio_lst_parse(&it->lst, text, n, it->d.path_imglist)) == RECIO_ERR_FORMAT) recio__fmt(it->lst.errmsg, sizeof it->lst.errmsg, "%s", first);
+    return e;
+}
+
 /* desc.path_imglist: parse it with the INDEX section's .lst parser, and sort its lines by index. */
 static recio_err recio__it_imglist(recio_iter *it) {
     char *text;
@@ -12332,8 +12436,7 @@ static recio_err recio__it_imglist(recio_iter *it) {
     recio_err e;
     if (!it->d.path_imglist) return RECIO_OK;
     if ((e = recio__it_slurp(it, it->d.path_imglist, &text, &n)) != RECIO_OK) return e;
-    it->lst.alloc = it->d.alloc;
-    e = recio_lst_parse(&it->lst, text, n, it->d.path_imglist);
+    e = recio__it_lst_parse(it, text, n);
     recio__free(&it->d.alloc, text);
     if (e != RECIO_OK) return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", it->lst.errmsg), e;
     if (!(it->lines = (recio__it_line *)recio__it_calloc(&it->d.alloc, it->lst.count + 1, sizeof *it->lines))) return RECIO_ERR_NOMEM;
@@ -12346,38 +12449,110 @@ static recio_err recio__it_imglist(recio_iter *it) {
 }
 
 #ifndef RECIO_NO_IMAGE /* a mean image needs a spec: records-only builds leave the .npy reader out */
-/* A .npy header: '<f4', C order, three dimensions into dim; *data_at: where the array starts. */
-static recio_err recio__npy_header(const char *t, size_t n, size_t dim[3], size_t *data_at, char *why) {
+/* A .npy array's layout: its shape, element order and byte order, and where its data starts. */
+typedef struct recio__npy {
+    size_t dim[3];
+    int ndim, fortran, big;
+    size_t data_at;
+} recio__npy;
+
+static const char *recio__py_ws(const char *p) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    return p;
+}
+
+/* A quoted Python string at p (either quote, no escapes) into out: past it, or NULL. */
+static const char *recio__py_str(const char *p, char *out, size_t cap) {
+    char q = *p;
+    size_t k = 0;
+    if (q != '\'' && q != '"') return NULL;
+    for (p++; *p && *p != q; p++) {
+        if (*p == '\\' || k + 1 >= cap) return NULL;
+        out[k++] = *p;
+    }
+    out[k] = 0;
+    return *p == q ? p + 1 : NULL;
+}
+
+/* True or False at p into *v: past it, or NULL. */
+static const char *recio__py_bool(const char *p, int *v) {
+    if (!strncmp(p, "True", 4)) return *v = 1, p + 4;
+    if (!strncmp(p, "False", 5)) return *v = 0, p + 5;
+    return NULL;
+}
+
+/* A tuple of whole numbers, "(3, 16, 16)", "(3,16,16,)", "(16L,)", "()": past it, or NULL; the
+   first three into np->dim, how many into np->ndim. */
+static const char *recio__py_shape(const char *p, recio__npy *np) {
+    np->ndim = 0;
+    if (*p != '(') return NULL;
+    for (p = recio__py_ws(p + 1); *p != ')'; p = recio__py_ws(p)) {
+        uint64_t v = 0;
+        if (*p < '0' || *p > '9') return NULL;
+        for (; *p >= '0' && *p <= '9'; p++)
+            if ((v = v * 10 + (uint64_t)(*p - '0')) > ((uint64_t)1 << 31)) return NULL; /* no item is that big */
+        if (*p == 'L') p++;                                                          /* Python 2's long */
+        if (np->ndim < 3) np->dim[np->ndim] = (size_t)v;
+        np->ndim++;
+        p = recio__py_ws(p);
+        if (*p == ',') p++;
+        else if (*p != ')') return NULL;
+    }
+    return p + 1;
+}
+
+/* The header's dict, as numpy.lib.format writes and reads it: a Python literal with exactly the
+   keys descr, fortran_order and shape, in any order, either quote, any spacing, a trailing comma.
+   0, or -1 when it is not such a dict. */
+static int recio__npy_dict(const char *p, recio__npy *np, char *descr, size_t cap) {
+    unsigned seen = 0, bit;
+    if (*(p = recio__py_ws(p)) != '{') return -1;
+    for (p = recio__py_ws(p + 1); *p != '}';) {
+        char key[16];
+        if (!(p = recio__py_str(p, key, sizeof key)) || *(p = recio__py_ws(p)) != ':') return -1;
+        p = recio__py_ws(p + 1);
+        if (!strcmp(key, "descr")) bit = 1, p = recio__py_str(p, descr, cap);
+        else if (!strcmp(key, "fortran_order")) bit = 2, p = recio__py_bool(p, &np->fortran);
+        else if (!strcmp(key, "shape")) bit = 4, p = recio__py_shape(p, np);
+        else return -1;
+        if (!p || (seen & bit)) return -1;
+        seen |= bit;
+        if (*(p = recio__py_ws(p)) == ',') p = recio__py_ws(p + 1);
+        else if (*p != '}') return -1;
+    }
+    return seen == 7 && !*recio__py_ws(p + 1) ? 0 : -1; /* numpy pads with spaces and a newline */
+}
+
+/* A .npy file's header (format 1, 2 or 3): float32 of either byte order, C or Fortran order, three
+   dimensions. */
+static recio_err recio__npy_header(const char *t, size_t n, recio__npy *np, char *why) {
     size_t hl, at;
-    const char *h, *sh, *p;
-    char hdr[512];
-    int k;
+    char hdr[4096], descr[16];
+    memset(np, 0, sizeof *np);
     if (n < 10 || memcmp(t, "\x93NUMPY", 6) != 0) return recio__fmt(why, RECIO__ERRMSG, "not a NumPy .npy file"), RECIO_ERR_FORMAT;
     hl = t[6] == 1 ? (size_t)((unsigned char)t[8] | (unsigned char)t[9] << 8) : n >= 12 ? (size_t)recio_load_u32le(t + 8) : n;
     at = t[6] == 1 ? 10 : 12;
     if (hl >= sizeof hdr || at + hl > n) return recio__fmt(why, RECIO__ERRMSG, ".npy header of %U bytes does not fit", (uint64_t)hl), RECIO_ERR_FORMAT;
     memcpy(hdr, t + at, hl);
     hdr[hl] = 0;
-    h = hdr;
-    if (!strstr(h, "'descr': '<f4'") || !strstr(h, "'fortran_order': False") || !(sh = strstr(h, "'shape': (")))
-        return recio__fmt(why, RECIO__ERRMSG, "the .npy must be float32 ('<f4') in C order: its header is %s", h), RECIO_ERR_FORMAT;
-    for (p = sh + 10, k = 0; k < 3; k++) {
-        char *end;
-        unsigned long v = strtoul(p, &end, 10);
-        if (end == p) break;
-        dim[k] = v;
-        for (p = end; *p == ',' || *p == ' ' || *p == 'L'; p++) {}
-    }
-    if (k != 3 || *p != ')') return recio__fmt(why, RECIO__ERRMSG, "the .npy shape must have three dimensions, (C,H,W) or (H,W,C): %s", h), RECIO_ERR_FORMAT;
-    *data_at = at + hl;
+    np->data_at = at + hl;
+    while (hl && (hdr[hl - 1] == ' ' || hdr[hl - 1] == '\n')) hdr[--hl] = 0; /* the padding, out of the messages */
+    if (memchr(hdr, 0, hl) || recio__npy_dict(hdr, np, descr, sizeof descr))
+        return recio__fmt(why, RECIO__ERRMSG, "the .npy header is not a dict of descr, fortran_order and shape: %s", hdr), RECIO_ERR_FORMAT;
+    if (strcmp(descr, "<f4") != 0 && strcmp(descr, ">f4") != 0)
+        return recio__fmt(why, RECIO__ERRMSG, "the .npy must be float32 ('<f4' or '>f4'), not '%s'", descr), RECIO_ERR_FORMAT;
+    np->big = descr[0] == '>';
+    if (np->ndim != 3) return recio__fmt(why, RECIO__ERRMSG, "the .npy shape must have three dimensions, (C,H,W) or (H,W,C): %s", hdr), RECIO_ERR_FORMAT;
     return RECIO_OK;
 }
 
 /* The mean image's floats into it->mean, in the item's layout: its own order when the .npy is shaped
-   like the item, transposed when it is shaped like the other layout. */
-static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const size_t dim[3], char *why) {
+   like the item, transposed when it is shaped like the other layout; a Fortran-order or big-endian
+   file read as such. */
+static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const recio__npy *np, char *why) {
     const recio_image *sh = &it->shape;
-    size_t C = (size_t)sh->channels, H = (size_t)sh->height, W = (size_t)sh->width, c, y, x, src;
+    const size_t *dim = np->dim;
+    size_t C = (size_t)sh->channels, H = (size_t)sh->height, W = (size_t)sh->width, c, y, x, i[3];
     int chw = sh->layout == RECIO_CHW, same, other;
     same = chw ? dim[0] == C && dim[1] == H && dim[2] == W : dim[0] == H && dim[1] == W && dim[2] == C;
     other = chw ? dim[0] == H && dim[1] == W && dim[2] == C : dim[0] == C && dim[1] == H && dim[2] == W;
@@ -12387,10 +12562,14 @@ static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const size_t
     for (c = 0; c < C; c++)
         for (y = 0; y < H; y++)
             for (x = 0; x < W; x++) {
-                size_t dst = chw ? (c * H + y) * W + x : (y * W + x) * C + c;
+                size_t dst = chw ? (c * H + y) * W + x : (y * W + x) * C + c, src;
+                const unsigned char *q;
                 uint32_t u;
-                src = same ? dst : chw ? (y * W + x) * C + c : (c * H + y) * W + x; /* the .npy's order */
-                u = recio_load_u32le(t + 4 * src);
+                if (chw == same) i[0] = c, i[1] = y, i[2] = x; /* the element's index in the .npy's shape */
+                else i[0] = y, i[1] = x, i[2] = c;
+                src = np->fortran ? i[0] + dim[0] * (i[1] + dim[1] * i[2]) : (i[0] * dim[1] + i[1]) * dim[2] + i[2];
+                q = (const unsigned char *)t + 4 * src;
+                u = np->big ? (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3] : recio_load_u32le(q);
                 memcpy(&it->mean[dst], &u, 4);
             }
     return RECIO_OK;
@@ -12399,17 +12578,19 @@ static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const size_t
 /* The .npy of desc.mean_img into it->mean. */
 static recio_err recio__it_mean_load(recio_iter *it) {
     char *t, why[RECIO__ERRMSG];
-    size_t n, dim[3], at;
+    size_t n, floats = it->d.item_bytes / 4, d01;
+    recio__npy np;
     recio_err e;
     if ((e = recio__it_slurp(it, it->d.mean_img, &t, &n)) != RECIO_OK) return e;
-    if ((e = recio__npy_header(t, n, dim, &at, why)) == RECIO_OK) {
-        if ((uint64_t)dim[0] * dim[1] * dim[2] * 4 != it->d.item_bytes || n - at < it->d.item_bytes)
-            recio__fmt(why, RECIO__ERRMSG, "shape (%U, %U, %U) with %U bytes of data, and an item has %U bytes", (uint64_t)dim[0], (uint64_t)dim[1],
-                       (uint64_t)dim[2], (uint64_t)(n - at), (uint64_t)it->d.item_bytes), e = RECIO_ERR_ARG;
+    if ((e = recio__npy_header(t, n, &np, why)) == RECIO_OK) {
+        d01 = np.dim[0] * np.dim[1]; /* each below 2^31: no wrap */
+        if (!d01 || floats % d01 || np.dim[2] != floats / d01 || n - np.data_at < it->d.item_bytes)
+            recio__fmt(why, RECIO__ERRMSG, "shape (%U, %U, %U) with %U bytes of data, and an item has %U bytes", (uint64_t)np.dim[0], (uint64_t)np.dim[1],
+                       (uint64_t)np.dim[2], (uint64_t)(n - np.data_at), (uint64_t)it->d.item_bytes), e = RECIO_ERR_ARG;
         else if (!(it->mean = (float *)recio__malloc(&it->d.alloc, it->d.item_bytes)))
             e = RECIO_ERR_NOMEM, recio__fmt(why, RECIO__ERRMSG, "out of memory");
         else
-            e = recio__it_mean_fill(it, t + at, dim, why);
+            e = recio__it_mean_fill(it, t + np.data_at, &np, why);
     }
     recio__free(&it->d.alloc, t);
     if (e != RECIO_OK) recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img: %s", it->d.mean_img, why);
@@ -12430,8 +12611,33 @@ static recio_err recio__it_mean(recio_iter *it) {
     return recio__it_mean_load(it);
 }
 
+/* Everything a batch needs per item (RECIO_MAX_BATCH_BYTES limits it all, not only the tensor): the
+   item, its soft labels, labels and mask, and the bookkeeping (id, key, checksum and two counts in
+   the slot; key, offset, length and skip_bad's mark beside it; the iterator's five carried keys).
+   Within the limit (and a quarter of size_t, for a 32-bit host) no offset of the layout can wrap. */
+static recio_err recio__it_budget(recio_iter *it) {
+    static const char *const knob[4] = {"the item", "num_classes", "label_width", "the item"};
+    const recio_iter_desc *d = &it->d;
+    uint64_t part[5], per = 0, lim = RECIO_MAX_BATCH_BYTES < SIZE_MAX / 4 ? RECIO_MAX_BATCH_BYTES : SIZE_MAX / 4, b = d->batch;
+    unsigned k, big = 0;
+    char parts[200];
+    part[0] = d->item_bytes, part[1] = recio__it_mixes(it) ? (uint64_t)d->num_classes * 4 : 0;
+    part[2] = (uint64_t)d->label_width * 4, part[3] = it->mask_bytes;
+    part[4] = 8 + 8 + 8 + 4 + 4 + (8 + 2 * sizeof(size_t)) + (d->skip_bad ? 9 : 0) + 5 * 8;
+    for (k = 0; k < 5; k++) {
+        per += part[k] > lim ? lim + 1 : part[k]; /* each at most lim + 1: the sum cannot wrap */
+        if (k < 4 && part[k] > part[big]) big = k;
+    }
+    if (per <= lim / b) return RECIO_OK;
+    recio__fmt(parts, sizeof parts, "%U of image, %U of soft labels, %U of labels, %U of mask, %U of ids, keys and counts",
+               part[0], part[1], part[2], part[3], part[4]);
+    recio__fmt(it->errmsg, RECIO__ERRMSG, "a batch of %U items of %U bytes each (%s) is more than %s (%U bytes): make the batch or %s smaller",
+               b, per, parts, lim == RECIO_MAX_BATCH_BYTES ? "RECIO_MAX_BATCH_BYTES" : "what this host's size_t holds", lim, knob[big]);
+    return RECIO_ERR_ARG;
+}
+
 /* Batch layout: items, then labels, ids, keys, item checksums, label counts and object counts
-   (8-aligned). */
+   (8-aligned), masks and soft labels; recio__it_budget has bounded the whole. */
 static recio_err recio__it_layout(recio_iter *it) {
     size_t b = it->d.batch, items, labs;
     recio_err e;
@@ -12442,9 +12648,12 @@ static recio_err recio__it_layout(recio_iter *it) {
                    (uint64_t)RECIO_MAX_BATCH_BYTES);
         return RECIO_ERR_ARG;
     }
+    /* masks and soft labels come with a spec only (a records-only build compiles them out) */
+    it->mask_bytes = RECIO__IT_TF(it) && it->d.masks ? (size_t)it->shape.width * it->shape.height : 0;
+    if (recio__it_mixing(&it->d) && (e = recio__it_mix_check(it)) != RECIO_OK) return e;
+    if ((e = recio__it_budget(it)) != RECIO_OK) return e;
     items = (it->d.item_bytes * b + 7) & ~(size_t)7;
     labs = (b * it->d.label_width * sizeof(float) + 7) & ~(size_t)7;
-    if (items > SIZE_MAX / 2 - labs - 32 * b) return RECIO_ERR_NOMEM;
     it->lab_off = items;
     it->ids_off = items + labs;
     it->keys_off = it->ids_off + 8 * b;
@@ -12452,12 +12661,7 @@ static recio_err recio__it_layout(recio_iter *it) {
     it->cnt_off = it->sums_off + 8 * b;
     it->obj_off = it->cnt_off + 4 * b;
     it->mask_off = (it->obj_off + 4 * b + 7) & ~(size_t)7;
-    /* masks and soft labels come with a spec only (a records-only build compiles them out) */
-    it->mask_bytes = RECIO__IT_TF(it) && it->d.masks ? (size_t)it->shape.width * it->shape.height : 0;
-    if (it->mask_bytes && it->mask_bytes * b > SIZE_MAX / 2 - it->mask_off) return RECIO_ERR_NOMEM;
     it->soft_off = (it->mask_off + it->mask_bytes * b + 7) & ~(size_t)7;
-    if (recio__it_mixing(&it->d) && (e = recio__it_mix_check(it)) != RECIO_OK) return e;
-    if (recio__it_mixes(it) && (size_t)it->d.num_classes * 4 * b > SIZE_MAX / 2 - it->soft_off) return RECIO_ERR_NOMEM;
     it->out_bytes = (it->soft_off + (recio__it_mixes(it) ? (size_t)it->d.num_classes * 4 * b : 0) + 7) & ~(size_t)7;
     return RECIO_OK;
 }
@@ -12567,7 +12771,7 @@ RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *d
     if ((e = recio__it_desc(&it->d, it->errmsg)) == RECIO_OK && (e = recio__it_src_init(it)) == RECIO_OK &&
         (e = recio__it_spec(it)) == RECIO_OK && (e = recio__it_cache_init(it)) == RECIO_OK && (e = recio__it_imglist(it)) == RECIO_OK && (e = recio__it_mean(it)) == RECIO_OK &&
         (e = recio__it_layout(it)) == RECIO_OK && (e = recio__it_alloc(it)) == RECIO_OK) {
-        it->fingerprint = recio__it_fp_files(it, recio__it_fingerprint(&it->d));
+        it->fingerprint = recio__it_fingerprint(it);
 #ifdef RECIO_THREADS
         e = recio__it_start(it);
 #endif
@@ -12710,7 +12914,7 @@ RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, 
     unsigned i, n;
     if (!it || !size) return RECIO_ERR_ARG;
     n = it->ended ? it->ncarry_next : it->ncarry_in;
-    *size = 40 + 8 * (size_t)n;
+    *size = RECIO__IT_BLOB(n);
     if (!buf) return RECIO_OK;
     if (cap < *size) return RECIO_ERR_ARG;
     recio_store_u32le(p, RECIO__IT_MAGIC);
@@ -12721,20 +12925,37 @@ RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, 
     recio_store_u32le(p + 32, (uint32_t)it->ended);
     recio_store_u32le(p + 36, n);
     for (i = 0; i < n; i++) recio_store_u64le(p + 40 + 8 * (size_t)i, carry[i]);
+    recio_store_u64le(p + *size - 8, recio_fnv1a64(RECIO_FNV1A_INIT, p, *size - 8));
+    return RECIO_OK;
+}
+
+/* Why a blob cannot be restored into it (words into it->errmsg), or RECIO_OK. */
+static recio_err recio__it_blob_check(recio_iter *it, const unsigned char *p, size_t size) {
+    uint32_t n, v;
+    if (size < 8 || recio_load_u32le(p) != RECIO__IT_MAGIC)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "not a recio iterator checkpoint (no RCIT magic)"), RECIO_ERR_FORMAT;
+    if ((v = recio_load_u32le(p + 4)) != RECIO__IT_VERSION)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint of version %u: this recio reads version %u (save it again with this recio)", v, RECIO__IT_VERSION), RECIO_ERR_FORMAT;
+    if (size < RECIO__IT_BLOB(0))
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is cut short: %U bytes, less than %U", (uint64_t)size, (uint64_t)RECIO__IT_BLOB(0)), RECIO_ERR_FORMAT;
+    if ((uint64_t)size != 48 + 8 * (uint64_t)(n = recio_load_u32le(p + 36)))
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged: %U bytes, and its header says %U (48 + 8 per rolled-over record)", (uint64_t)size, 48 + 8 * (uint64_t)n), RECIO_ERR_FORMAT;
+    if (recio_load_u64le(p + size - 8) != recio_fnv1a64(RECIO_FNV1A_INIT, p, size - 8))
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged: its check sum does not match its bytes"), RECIO_ERR_FORMAT;
+    if (n >= it->d.batch || recio_load_u32le(p + 32) > 1)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged: %u rolled-over records for a batch of %u", n, it->d.batch), RECIO_ERR_FORMAT;
+    if (recio_load_u64le(p + 8) != it->fingerprint)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint was made with other options or files"), RECIO_ERR_ARG;
     return RECIO_OK;
 }
 
 RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t size) {
     const unsigned char *p = (const unsigned char *)blob;
     unsigned i, n;
+    recio_err e;
     if (!it || !blob) return RECIO_ERR_ARG;
-    if (size < 40 || recio_load_u32le(p) != RECIO__IT_MAGIC || recio_load_u32le(p + 4) != RECIO__IT_VERSION)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "not a recio iterator checkpoint (version %u)", RECIO__IT_VERSION), RECIO_ERR_FORMAT;
+    if ((e = recio__it_blob_check(it, p, size)) != RECIO_OK) return e;
     n = recio_load_u32le(p + 36);
-    if (n >= it->d.batch || size != 40 + 8 * (size_t)n || recio_load_u32le(p + 32) > 1)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged"), RECIO_ERR_FORMAT;
-    if (recio_load_u64le(p + 8) != it->fingerprint)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint was made with other options or files"), RECIO_ERR_ARG;
     for (i = 0; i < n; i++) it->carry_next[i] = recio_load_u64le(p + 40 + 8 * (size_t)i);
     it->epoch = recio_load_u64le(p + 16);
     recio__it_restart(it, recio_load_u64le(p + 24), it->carry_next, recio_load_u32le(p + 32) ? 0 : n);

@@ -3,12 +3,15 @@
    (streamed, and mapped through the fs's map), the atomic writer with its .idx (nothing visible
    before the commit, both or neither after, PATH unchanged after an abort or a failed commit), the
    split with a wildcard, a directory and its .idx side files, the iterator with a .lst side file,
-   recio_index_load / recio_lst_load / recio_index_save, and recio_fs_find's scheme rules. The
+   recio_index_load / recio_lst_load / recio_index_save, and recio_fs_find's scheme rules; then the
+   local filesystem's group commit (what a tool that replaces several outputs calls). The
    scheme's whole cost is the mem_* functions below and one registration: a desc's `fs` (or
    recio_index.fs / recio_lst.fs) pointing at mem_fs. Expected values come from how the records
    are written here, never from the code under test. */
+#define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "test.h"
+#include "tmpdir.h"
 
 /* ---- the mem:// filesystem: files by full name, directories implied by the names ---- */
 
@@ -489,6 +492,102 @@ static void test_iterator(void) {
     CHECK_EQ_INT(mem.opens, mem.closes);
 }
 
+#if !defined(RECIO_NO_STDIO) && !defined(_WIN32)
+#include <dirent.h>
+static char dir[64];
+static const char *at(const char *name) {
+    static char buf[4][128];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+static int same_text(const char *path, const char *text) {
+    size_t n = 0;
+    unsigned char *b = t_slurp(path, &n);
+    int same = b && n == strlen(text) && memcmp(b, text, n) == 0;
+    free(b);
+    return same;
+}
+static void put(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    if (f) fputs(text, f), fclose(f);
+}
+static int exists(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f) fclose(f);
+    return f != NULL;
+}
+
+/* Temporary or kept-aside files left in the folder. */
+static int strays(void) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d)) != NULL) n += strstr(e->d_name, ".tmp.") != NULL || strstr(e->d_name, ".old.") != NULL;
+    if (d) closedir(d);
+    return n;
+}
+
+/* Three outputs through the local filesystem's table, as a command replacing a dataset makes
+   them: two new files and one that goes (RECIO_FS_DELETE); 0 when all three were made. */
+static int prepare(const char *a, const char *b, const char *gone, recio_fs_out *o, char *why) {
+    const recio_fs *fs = recio_fs_find(NULL, a);
+    int i;
+    why[0] = 0;
+    if (fs->create(fs->user, a, RECIO_FS_ATOMIC, &o[0], why) != RECIO_OK) return -1;
+    if (fs->create(fs->user, b, RECIO_FS_ATOMIC, &o[1], why) != RECIO_OK) return -1;
+    if (fs->create(fs->user, gone, RECIO_FS_DELETE, &o[2], why) != RECIO_OK) return -1;
+    CHECK(o[0].tmp && exists(o[0].tmp) && o[2].tmp == NULL);
+    CHECK(o[0].io.write(o[0].io.user, "new a", 5) == 0 && o[1].io.write(o[1].io.user, "new b", 5) == 0);
+    for (i = 0; i < 2; i++) CHECK(o[i].io.close(o[i].io.user) == 0);
+    return 0;
+}
+
+/* ...then commit them together, all or none. */
+static recio_err commit3(recio_fs_out *o, char *why) {
+    const recio_fs *fs = recio_fs_find(NULL, "x");
+    void *p[3];
+    int i;
+    for (i = 0; i < 3; i++) p[i] = o[i].pending;
+    return fs->commit(fs->user, p, 3, why);
+}
+
+static void test_local_group_commit(void) {
+    char why[RECIO_ERRMSG_SIZE];
+    recio_fs_out o[3];
+    snprintf(dir, sizeof dir, "build/test_fs-XXXXXX");
+    CHECK(t_mkdtemp(dir) != NULL);
+    put(at("a.txt"), "old a"), put(at("b.txt"), "old b"), put(at("gone.txt"), "old gone");
+    CHECK_EQ_INT(prepare(at("a.txt"), at("b.txt"), at("gone.txt"), o, why), 0);
+    CHECK(same_text(at("a.txt"), "old a") && exists(at("gone.txt"))); /* nothing before the commit */
+    CHECK_EQ_INT(commit3(o, why), RECIO_OK);
+    CHECK(same_text(at("a.txt"), "new a") && same_text(at("b.txt"), "new b") && !exists(at("gone.txt")) && !why[0]);
+    CHECK_EQ_INT(strays(), 0);
+    /* b cannot be renamed into place (a folder took its name meanwhile): a and gone.txt stay */
+    put(at("a.txt"), "old a"), put(at("gone.txt"), "old gone");
+    CHECK_EQ_INT(prepare(at("a.txt"), at("b.txt"), at("gone.txt"), o, why), 0);
+    remove(at("b.txt"));
+    CHECK(t_mkdir(at("b.txt")) == 0);
+    put(at("b.txt/x"), "keeps the folder");
+    CHECK_EQ_INT(commit3(o, why), RECIO_ERR_IO);
+    CHECK(strstr(why, "b.txt") != NULL);
+    CHECK(same_text(at("a.txt"), "old a") && same_text(at("gone.txt"), "old gone"));
+    CHECK_EQ_INT(strays(), 0);
+    /* the deletion, last, fails (a folder with a file in it): a and b come back as they were */
+    CHECK(t_rmtree(at("b.txt")) == 0);
+    put(at("b.txt"), "old b");
+    CHECK(t_mkdir(at("gone.d")) == 0);
+    put(at("gone.d/x"), "keeps the folder");
+    CHECK_EQ_INT(prepare(at("a.txt"), at("b.txt"), at("gone.d"), o, why), 0);
+    CHECK_EQ_INT(commit3(o, why), RECIO_ERR_IO);
+    CHECK(strstr(why, "cannot remove") != NULL);
+    CHECK(same_text(at("a.txt"), "old a") && same_text(at("b.txt"), "old b") && exists(at("gone.d/x")));
+    CHECK_EQ_INT(strays(), 0);
+    CHECK(t_rmtree(at("gone.d")) == 0 && t_rmtree(dir) == 0);
+}
+#endif
+
 int main(void) {
     RUN(test_find);
     RUN(test_writer_commit_discard);
@@ -497,6 +596,9 @@ int main(void) {
     RUN(test_index_path);
     RUN(test_index_and_lst);
     RUN(test_iterator);
+#if !defined(RECIO_NO_STDIO) && !defined(_WIN32)
+    RUN(test_local_group_commit);
+#endif
     mem_reset();
     return t_done("fs");
 }

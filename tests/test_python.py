@@ -849,6 +849,20 @@ def test_torch_parts():
     check(sorted(outs[0][1] + outs[1][1]) == all_ids, "two ranks of a process group read every record once")
 
 
+def test_index_of_is_the_libraries():
+    """recio.mx looks for the .idx the split reads (recio_index_path, asked through ctypes): X.rec.idx
+    when it exists, else im2rec's X.idx; and 'shuffle' without either names the one to make."""
+    from recio._mxnet import _index_of
+    rec = tmp("ix.rec")
+    shutil.copy(tmp("ds.rec"), rec)
+    check(_index_of(rec) == tmp("ix.idx"), "no index: im2rec's name")
+    open(rec + ".idx", "w").close()
+    check(_index_of(rec) == rec + ".idx", "REC.idx first")
+    check(_index_of(os.fsencode(rec)) == os.fsencode(rec + ".idx"), "bytes paths")
+    os.remove(rec + ".idx")
+    check(_index_of(tmp("noext")) == tmp("noext.idx"), "a name without .rec")
+
+
 def test_struct_mirrors_match_the_header():
     """The ctypes structs must be recio.h's, field for field: a C compiler says where each field sits
     (a field added in C and not here shifts everything after it: the binding would crash or lie)."""

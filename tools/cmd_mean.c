@@ -1,6 +1,7 @@
 /* recio mean: the per-pixel mean image of a dataset after a chain, as a NumPy .npy for
    `recio iter --mean-img` / recio_iter_desc.mean_img (MXNet's mean_img). */
 #include "cli.h"
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +17,7 @@ static const char mean_help[] =
     "normalize. In Python: numpy.load(OUT.npy).\n\n"
     "  --spec SPEC     e.g. 'resize_short(256) center_crop(224) float chw'; u8 or float32 items\n"
     "  -o OUT.npy      where to write the mean\n"
-    "  --channels C    decode to C channels (default 3)\n"
+    "  --channels C    decode to C channels: 1, 3 or 4 (default 3)\n"
     "  --workers N     decode threads (default 0: this thread)\n\n"
     "example: recio mean train.rec --spec 'resize_short(256) center_crop(224) float chw' -o mean.npy\n"
     "         recio iter train.rec --spec 'random_resized_crop(224) random_flip(0.5) float chw' \\\n"
@@ -38,9 +39,8 @@ static int parse(int argc, char **argv, mean_opts *o) {
         if (strcmp(a, "--spec") == 0 && has) o->d.spec = argv[++i];
         else if (strcmp(a, "-o") == 0 && has) o->out = argv[++i];
         else if ((strcmp(a, "--channels") == 0 || strcmp(a, "--workers") == 0) && has) {
-            unsigned hi = a[2] == 'c' ? 4 : 256;
-            if (cli_parse_u64(argv[++i], &v) || v > hi || (a[2] == 'c' && v < 1))
-                return cli_usage_error("mean", "bad value '%s' for %s: a whole number up to %u", argv[i], a, hi);
+            if (cli_parse_u64(argv[++i], &v) || (a[2] == 'c' ? v != 1 && v != 3 && v != 4 : v > 256))
+                return cli_usage_error("mean", a[2] == 'c' ? "bad value '%s' for %s: 1, 3 or 4" : "bad value '%s' for %s: a whole number up to 256", argv[i], a);
             if (a[2] == 'c') o->d.channels = (int)v;
             else o->d.workers = (unsigned)v;
         } else if (a[0] == '-' && a[1]) return cli_usage_error("mean", "unknown option '%s'", a);
@@ -120,7 +120,7 @@ static int run(recio_iter *it, const mean_opts *o) {
     }
     if (e != RECIO_END) rc = (cli_err("%s", recio_iter_errmsg(it)), CLI_EXIT_ERR);
     else if (!count) rc = (cli_err("%s: no records", o->d.uris), CLI_EXIT_ERR);
-    else if (write_npy(o->out, &item, sum, n, count)) rc = (cli_err("%s: cannot write", o->out), CLI_EXIT_ERR);
+    else if (write_npy(o->out, &item, sum, n, count)) rc = (cli_err("%s: cannot write: %s", o->out, strerror(errno)), CLI_EXIT_ERR);
     else if (item.layout == RECIO_CHW)
         fprintf(stderr, "%llu images: mean of shape (C,H,W) = (%d, %d, %d) written to %s\n", count, item.channels, item.height, item.width, o->out);
     else

@@ -182,18 +182,17 @@ static const char index_help[] =
     "Scan FILE.rec and write its MXNet index, one 'key<TAB>offset' line per record. The key is the\n"
     "image record header's id (what pack and im2rec write: the .lst index) when every record has an\n"
     "image header and no two share an id, so a rebuilt .idx has the keys of the lost one; else, or\n"
-    "with --ordinal, the record's ordinal (0, 1, 2, ...), said on stderr. The default output\n"
-    "replaces .rec by .idx (train.rec -> train.idx), as im2rec names it. The index is written to a\n"
+    "with --ordinal, the record's ordinal (0, 1, 2, ...), said on stderr. The default output is\n"
+    "the index the split reads: FILE.rec.idx when there is one, else .rec replaced by .idx\n"
+    "(train.rec -> train.idx), as im2rec names it. The index is written to a\n"
     "temporary file beside OUT.idx, fsynced and renamed, so a failure never leaves half a file. OUT\n"
     "is never the input; a FIFO or device is written in place.\n";
 
+/* The library's rule (recio_index_path): the .idx the split would read for rec, or the one to make. */
 static char *default_idx_path(const char *rec) {
-    size_t n = strlen(rec);
-    char *p = (char *)malloc(n + 5);
-    if (!p) return NULL;
-    memcpy(p, rec, n + 1);
-    if (n > 4 && strcmp(rec + n - 4, ".rec") == 0) p[n - 4] = 0;
-    strcat(p, ".idx");
+    size_t cap = strlen(rec) + 5;
+    char *p = (char *)malloc(cap);
+    if (p && recio_index_path(p, cap, rec, NULL, NULL) != RECIO_OK) free(p), p = NULL;
     return p;
 }
 

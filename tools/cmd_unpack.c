@@ -4,6 +4,7 @@
 #include "pack.h"
 #include "pack_codec.h"
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -360,21 +361,31 @@ static int record_tile(const recio_irecord *ir, const recio_transform *t, uint64
     return -1;
 }
 
-/* Each box as an outline in its class's colour, the class number inside its top-left corner. */
+/* v (an image coordinate, any float) as a pixel in [lo, hi]: casting a float outside int's range
+   (or NaN, which gives lo) is undefined, so clamp first. */
+static int clamp_px(float v, int lo, int hi) { return !(v > (float)lo) ? lo : v >= (float)hi ? hi : (int)v; }
+
+/* Each box as an outline in its class's colour, the class number inside its top-left corner. The
+   box is clipped to its image first, so an outline costs at most the image's perimeter (a box of
+   +-1.7e7 took seconds to draw off the sheet) and never strays into another tile. A box with a NaN
+   side, inverted, or wholly outside the image is not drawn. */
 static void draw_boxes(sheet *s, int k, const recio_image *img, const det_objects *d) {
     static const unsigned char pal[6][3] = {{255, 64, 64}, {64, 220, 64}, {80, 140, 255}, {255, 220, 0}, {255, 0, 255}, {0, 230, 230}};
-    int cw = s->tile + 2 * SHOW_PAD, ch = cw + band(s), i, j;
-    int x0 = (k % s->cols) * cw + SHOW_PAD + (s->tile - img->width) / 2, y0 = (k / s->cols) * ch + SHOW_PAD + (s->tile - img->height) / 2;
+    int cw = s->tile + 2 * SHOW_PAD, ch = cw + band(s), i, j, w = img->width, h = img->height;
+    int x0 = (k % s->cols) * cw + SHOW_PAD + (s->tile - w) / 2, y0 = (k / s->cols) * ch + SHOW_PAD + (s->tile - h) / 2;
     for (i = 0; i < d->count; i++) {
         const float *o = d->obj + 5 * (size_t)i;
-        const unsigned char *c = pal[(unsigned)o[0] % 6];
-        int a = x0 + (int)(o[1] * img->width), b = y0 + (int)(o[2] * img->height);
-        int e = x0 + (int)(o[3] * img->width + 0.5f) - 1, f = y0 + (int)(o[4] * img->height + 0.5f) - 1;
-        char num[16];
-        for (j = a; j <= e; j++) put_px(s, j, b, c), put_px(s, j, f, c);
-        for (j = b; j <= f; j++) put_px(s, a, j, c), put_px(s, e, j, c);
-        snprintf(num, sizeof num, "%d", (int)o[0]);
-        draw_text(s, a + 2, b + 2, e - a - 2, num);
+        float l = o[1] * (float)w, t = o[2] * (float)h, r = o[3] * (float)w + 0.5f, b = o[4] * (float)h + 0.5f;
+        const unsigned char *c = pal[isfinite(o[0]) ? (unsigned)fmodf(fabsf(o[0]), 6.0f) : 0];
+        int a, top, e, f;
+        char num[24];
+        if (!(l < r && t < b) || !(r > 1 && b > 1 && l < (float)w && t < (float)h)) continue;
+        a = x0 + clamp_px(l, 0, w - 1), top = y0 + clamp_px(t, 0, h - 1);
+        e = x0 + clamp_px(r, 1, w) - 1, f = y0 + clamp_px(b, 1, h) - 1;
+        for (j = a; j <= e; j++) put_px(s, j, top, c), put_px(s, j, f, c);
+        for (j = top; j <= f; j++) put_px(s, a, j, c), put_px(s, e, j, c);
+        snprintf(num, sizeof num, "%.9g", (double)o[0]);
+        draw_text(s, a + 2, top + 2, e - a - 2, num);
     }
 }
 

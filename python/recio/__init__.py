@@ -13,12 +13,18 @@
 Pure Python over ctypes (librecio.so from RECIO_LIBRARY, the build tree, or make install's lib dir);
 NumPy is the only dependency. See docs/python.md.
 """
+import atexit
 import ctypes
+import operator
 import os
 import struct
 import sys
+import threading
+import warnings
+import weakref
 from collections import namedtuple
-from ctypes import POINTER, byref, c_float, c_size_t, c_uint64, c_void_p
+from ctypes import POINTER, byref, c_float, c_int, c_size_t, c_uint, c_uint32, c_uint64, c_void_p
+from typing import Any, Iterator, Optional, Union
 
 import numpy as np
 
@@ -72,16 +78,143 @@ def _error(code, msg):
     return _ERRORS.get(code, Error)(msg, code)
 
 
-class _Closing:
-    """A handle over C memory: close() at the end of a with block and when collected."""
+def _c_int(value: Any, name: str, ctype: Any) -> int:
+    """value as a Python int that fits the C type it is passed as (ctypes wraps what does not fit:
+    num_parts=2**32+2 would become 2, key=-1 would become 2**64-1), or raise naming the parameter.
+    Integral floats (2.0) are accepted, as int() took them before; anything else is a TypeError."""
+    try:
+        v = operator.index(value)
+    except TypeError:
+        try:
+            v = int(value)
+        except (TypeError, ValueError):
+            v = None
+        if v is None or v != value:
+            raise TypeError("%s: an integer, not %r" % (name, value)) from None
+    bits = 8 * ctypes.sizeof(ctype)
+    signed = ctype(-1).value == -1
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if not lo <= v <= hi:
+        raise ArgError("%s: %d is out of range (%d to %d)" % (name, v, lo, hi), L.ERR_ARG)
+    return v
 
-    def __enter__(self):
+
+# Every live handle, so that a forked child can give each a fresh lock (a lock another thread of the
+# parent held at the fork would stay held in the child for ever).
+_HANDLES: "weakref.WeakSet[_Handle]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for h in list(_HANDLES):
+        h._new_locks()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class _Handle:
+    """A Python handle over one C object (docs/python.md, "Threads and processes").
+
+    Threads: ctypes releases the GIL during a call, so two threads could be inside one C object at
+    once. Calls hold the handle's lock (an RLock) for their whole length, so they run one at a time;
+    a handle whose C object allows concurrent calls (Transform: _shared) instead counts the calls in
+    progress. close() refuses new calls, waits for those in progress, then frees; later calls raise
+    ValueError("... is closed").
+
+    Processes: the C object belongs to the process that opened it (os.getpid() is kept). In another
+    process (a fork, or an unpickled copy) the first call opens a new one from the options (_open);
+    the parent's object is never called there, only dropped: an iterator's worker threads exist only
+    in the parent, so closing its copy in the child would wait for threads that are not there (a
+    hang), and freeing a structure another parent thread was using at the fork is not safe either.
+    The copy leaks in the child (its memory is the parent's, copied on write). A pickle carries the
+    options (_state), never the pointer."""
+
+    _h: Any = None          # the C object, or None (closed, or not opened in this process yet)
+    _closed = False         # close() was called: every use raises
+    _shared = False         # the C object takes concurrent calls (then calls are counted, not serialised)
+
+    def _init_handle(self) -> None:
+        self._h, self._pid, self._closed = None, os.getpid(), False
+        self._new_locks()
+        _HANDLES.add(self)
+
+    def _new_locks(self) -> None:
+        self._mu = threading.RLock()
+        self._idle = threading.Condition(self._mu)
+        self._busy = 0
+
+    def _name(self) -> str:
+        return "recio.%s" % type(self).__name__
+
+    def _live(self) -> Any:
+        """The C object of this process; call with self._mu held. Raises ValueError after close()."""
+        if self._closed:
+            raise ValueError("%s is closed" % self._name())
+        if self._h is not None and self._pid != os.getpid():
+            self._h = None  # the parent's: dropped, never called (see the class docstring)
+        if self._h is None:
+            self._h = self._open()
+            self._pid = os.getpid()
+        return self._h
+
+    def _enter(self) -> Any:
+        """For a _shared handle: count a call in and return the C object (_leave when done)."""
+        with self._mu:
+            h = self._live()
+            self._busy += 1
+            return h
+
+    def _leave(self) -> None:
+        with self._mu:
+            self._busy -= 1
+            if not self._busy:
+                self._idle.notify_all()
+
+    def _open(self) -> Any:
+        raise NotImplementedError
+
+    def _free(self, h: Any) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Free the C object: new calls raise ValueError, calls in progress on other threads finish
+        first. Closing twice is harmless."""
+        if "_mu" not in self.__dict__:
+            return  # __init__ failed before anything was opened
+        self._closed = True  # from here every call raises, so a busy caller cannot keep close waiting
+        with self._mu:
+            while self._busy:
+                self._idle.wait()
+            h, self._h = self._h, None
+            if h is not None and self._pid == os.getpid():
+                self._free(h)
+
+    @property
+    def closed(self) -> bool:
+        """True after close()."""
+        return self._closed
+
+    def _state(self) -> dict:
+        raise NotImplementedError
+
+    def __getstate__(self) -> dict:
+        """The options to open it again (the pointer and the locks stay behind)."""
+        return dict(self._state(), _closed=self._closed)
+
+    def __setstate__(self, state: dict) -> None:
+        self._init_handle()
+        self.__dict__.update(state)  # opened on first use (_live)
+
+    def __enter__(self) -> Any:
+        """The handle itself; the with block's end closes it."""
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
+        """close()."""
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:  # at interpreter exit the library may be gone already
@@ -163,7 +296,7 @@ class Batch:
             self.epoch, self.number, self.data.dtype, tuple(self.data.shape), self.count, self.pad)
 
 
-class ImageRecordIter(_Closing):
+class ImageRecordIter(_Handle):
     """MXNet's ImageRecordIter on recio's C iterator: the same parameter names (see docs/python.md for
     each one), plus recio's own: spec= (a whole transform chain instead of the augmentation options),
     layout='NCHW'|'NHWC', last_batch='pad'|'discard'|'roll_over', workers= (threads; 0 = on the
@@ -177,50 +310,23 @@ class ImageRecordIter(_Closing):
     and cache_bytes=N (keep decoded images in N bytes of memory for the next epochs; cache_stats()).
 
     Iterate for one epoch of batches; iterating again starts the next epoch (so does reset(), as in
-    MXNet). A record that cannot be read raises recio.Error with "FILE: offset N: what"."""
+    MXNet). A record that cannot be read raises recio.Error with "FILE: offset N: what", and ends the
+    epoch: iterating again starts the next one.
 
-    def __init__(self, **kwargs):
-        opt = translate(**kwargs)
-        self._opt = opt
-        self._it = None
+    Threads: calls run one at a time (a second thread waits); close() waits for a call in progress.
+    Processes: a forked child, or an unpickled copy, opens its own iterator from the options on first
+    use, at the start of the epoch the original was in (never touching the original's threads)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._init_handle()
+        self._kwargs = kwargs
+        self._opt = translate(**kwargs)
         self._len = None
-        d = L.IterDesc()
-        self._uris = L.cstr(opt["uris"])  # the C side keeps these pointers: hold the bytes
-        self._spec = L.cstr(opt["spec"])
-        d.uris, d.spec = self._uris, self._spec
-        d.rank, d.nsplit, d.index, d.shuffle = opt["rank"], opt["nsplit"], int(opt["index"]), int(opt["shuffle"])
-        d.equalize, d.rotate_shards, d.shuffle_buffer = opt["equalize"], int(opt["rotate_shards"]), opt["shuffle_buffer"]
-        d.seed, d.seed_aug = opt["seed"] & ((1 << 64) - 1), opt["seed_aug"] & ((1 << 64) - 1)
-        self._side = [L.cstr(opt[k]) if opt[k] else None for k in ("index_path", "path_imglist", "mean_img")]
-        d.index_path, d.path_imglist, d.mean_img = self._side
-        d.chunk_records, d.window_chunks = opt["chunk_records"], 1 if opt["chunk_records"] else 0
-        d.use_mmap, d.mean_scale = int(opt["use_mmap"]), opt["mean_scale"]
-        d.label_pad_set, d.label_pad_value = 1, opt["label_pad_value"]
-        d.label_strict, d.label_detection = int(opt["label_strict"]), int(opt["label_detection"])
-        d.masks, d.mask_fill = int(opt["masks"]), opt["mask_fill"]
-        d.mixup_alpha, d.cutmix_alpha, d.mix_prob = opt["mixup_alpha"], opt["cutmix_alpha"], opt["mix_prob"]
-        d.num_classes = opt["num_classes"]
-        d.channels, d.label_width, d.batch = opt["channels"], opt["label_width"], opt["batch"]
-        d.last_batch, d.workers, d.prefetch, d.checksums = opt["last_batch"], opt["workers"], opt["prefetch"], int(opt["checksums"])
-        if opt["cache_bytes"] < 0:
-            raise ValueError("ImageRecordIter: cache_bytes must be 0 (off) or a budget in bytes, not %d" % opt["cache_bytes"])
-        d.cache_bytes = opt["cache_bytes"]
-        self._desc = d
-        it = c_void_p()
-        msg = ctypes.create_string_buffer(1024)
-        e = L.lib.recio_iter_open_ex(byref(it), byref(d), msg, len(msg))
-        if e != L.OK:
-            raise _error(e, msg.value)
-        self._it = it
-        self._b = L.Batch()
-        self._fresh = True      # no batch taken in this epoch yet: reset() keeps the epoch
-        self._ended = False
-        self._batch = None
-        self._copy = opt["copy"]
-        self._epoch = 0
-        for _ in range(opt["epoch"]):
-            self._advance()
         self._item = None  # (C, H, W) or (H, W, C) of one item, once known
+        self._fresh, self._ended, self._batch, self._epoch = True, False, None, self._opt["epoch"]
+        with self._mu:
+            self._live()
+        opt = self._opt
         if opt["own_spec"] and opt["shape"]:  # data_shape beside spec=: the chain must make that shape
             item = self._item_shape()
             c, h, w = opt["shape"]
@@ -232,59 +338,126 @@ class ImageRecordIter(_Closing):
             print("recio.ImageRecordIter: %s, spec '%s', batch %d, %d worker threads"
                   % (opt["uris"], opt["spec"], opt["batch"], opt["workers"]), file=sys.stderr)
 
+    def _desc(self) -> Any:
+        """The recio_iter_desc of the options, every integer checked against its C field."""
+        opt, d = self._opt, L.IterDesc()
+        self._uris = L.cstr(opt["uris"])  # the C side keeps these pointers: hold the bytes
+        self._spec = L.cstr(opt["spec"])
+        d.uris, d.spec = self._uris, self._spec
+        n = "ImageRecordIter: "
+        d.rank, d.nsplit = _c_int(opt["rank"], n + "part_index", c_uint), _c_int(opt["nsplit"], n + "num_parts", c_uint)
+        d.index, d.shuffle = int(opt["index"]), int(opt["shuffle"])
+        d.equalize, d.rotate_shards = opt["equalize"], int(opt["rotate_shards"])
+        d.shuffle_buffer = _c_int(opt["shuffle_buffer"], n + "shuffle_buffer", c_size_t)
+        d.seed, d.seed_aug = _c_int(opt["seed"], n + "seed", c_uint64), _c_int(opt["seed_aug"], n + "seed_aug", c_uint64)
+        self._side = [L.cstr(opt[k]) if opt[k] else None for k in ("index_path", "path_imglist", "mean_img")]
+        d.index_path, d.path_imglist, d.mean_img = self._side
+        d.chunk_records = _c_int(opt["chunk_records"], n + "shuffle_chunk_size (in records)", c_uint32)
+        d.window_chunks = 1 if opt["chunk_records"] else 0
+        d.use_mmap, d.mean_scale = int(opt["use_mmap"]), opt["mean_scale"]
+        d.label_pad_set, d.label_pad_value = 1, opt["label_pad_value"]
+        d.label_strict, d.label_detection = int(opt["label_strict"]), int(opt["label_detection"])
+        d.masks, d.mask_fill = int(opt["masks"]), opt["mask_fill"]
+        d.mixup_alpha, d.cutmix_alpha, d.mix_prob = opt["mixup_alpha"], opt["cutmix_alpha"], opt["mix_prob"]
+        d.num_classes = _c_int(opt["num_classes"], n + "num_classes", c_uint)
+        d.channels = opt["channels"]
+        d.label_width = _c_int(opt["label_width"], n + ("label_pad_width" if opt["label_detection"] else "label_width"),
+                               c_uint)
+        d.batch = _c_int(opt["batch"], n + "batch_size", c_uint)
+        d.last_batch, d.checksums = opt["last_batch"], int(opt["checksums"])
+        d.workers = _c_int(opt["workers"], n + ("workers" if "workers" in self._kwargs else "preprocess_threads"), c_uint)
+        d.prefetch = _c_int(opt["prefetch"], n + "prefetch_buffer", c_uint)
+        if opt["cache_bytes"] < 0:
+            raise ValueError("ImageRecordIter: cache_bytes must be 0 (off) or a budget in bytes, not %d" % opt["cache_bytes"])
+        d.cache_bytes = _c_int(opt["cache_bytes"], n + "cache_bytes", c_size_t)
+        return d
+
+    def _open(self) -> Any:
+        """A C iterator at the start of epoch self._epoch (the first open, or again in a new process)."""
+        epoch = _c_int(self._epoch, "ImageRecordIter: epoch", c_uint64)
+        d = self._desc()
+        it = c_void_p()
+        msg = ctypes.create_string_buffer(1024)
+        e = L.lib.recio_iter_open_ex(byref(it), byref(d), msg, len(msg))
+        if e != L.OK:
+            raise _error(e, msg.value)
+        self._b = L.Batch()
+        self._fresh, self._ended, self._batch = True, False, None
+        for _ in range(epoch):  # C starts at epoch 0; each reset is the next epoch's order and seeds
+            e = L.lib.recio_iter_reset(it)
+            if e != L.OK:
+                err = _error(e, L.lib.recio_iter_errmsg(it))
+                L.lib.recio_iter_close(it)
+                raise err
+        return it
+
+    def _free(self, h: Any) -> None:
+        L.lib.recio_iter_close(h)
+
+    def _state(self) -> dict:
+        return {"_kwargs": self._kwargs, "_opt": self._opt, "_len": self._len, "_item": self._item,
+                "_epoch": self._epoch, "_fresh": True, "_ended": False, "_batch": None}
+
     # -- MXNet DataIter interface --
     @property
-    def batch_size(self):
+    def batch_size(self) -> int:
+        """Items per batch (MXNet's batch_size)."""
         return self._opt["batch"]
 
     @property
-    def spec(self):
+    def spec(self) -> str:
         """The recio transform chain the options became."""
         return self._opt["spec"]
 
     @property
-    def provide_data(self):
+    def provide_data(self) -> list:
+        """MXNet's [(data_name, (batch, C, H, W))] (or (batch, H, W, C) with layout='NHWC')."""
         return [(self._opt["data_name"], (self._opt["batch"],) + self._item_shape())]
 
     @property
-    def provide_label(self):
+    def provide_label(self) -> list:
+        """MXNet's [(label_name, (batch,))], or (batch, label_width) with several labels."""
         lw = self._opt["label_width"]
         return [(self._opt["label_name"], (self._opt["batch"],) if lw == 1 else (self._opt["batch"], lw))]
 
-    def _item_shape(self):
-        if self._item is None:
-            # the C iterator fixes it from the dataset's first record at open; a batch shows it, and
-            # before the first one a pull-mode twin of batch 1 gives it (one decode)
-            if self._batch is not None:
-                self._item = tuple(self._batch.data.shape[1:])
-            else:
-                self._item = _probe_shape(self._opt)
-        return self._item
+    def _item_shape(self) -> tuple:
+        with self._mu:
+            self._live()
+            if self._item is None:
+                # the C iterator fixes it from the dataset's first record at open; a batch shows it, and
+                # before the first one a pull-mode twin of batch 1 gives it (one decode)
+                if self._batch is not None:
+                    self._item = tuple(self._batch.data.shape[1:])
+                else:
+                    self._item = _probe_shape(self._opt)
+            return self._item
 
-    def __iter__(self):
+    def __iter__(self) -> "ImageRecordIter":
+        """The iterator itself, moved to the next epoch when the last one ended (or failed)."""
         if self._ended:
             self.reset()
         return self
 
-    def __next__(self):
+    def __next__(self) -> "Batch":
+        """next()."""
         return self.next()
 
-    def next(self):
-        """The next batch of this epoch; StopIteration at its end."""
-        if self._it is None:
-            raise ValueError("ImageRecordIter is closed")
-        b = self._b
-        e = L.lib.recio_iter_next(self._it, byref(b))
-        if e == L.END:
-            self._ended = True
-            self._batch = None
-            raise StopIteration
-        if e != L.OK:
-            raise _error(e, L.lib.recio_iter_errmsg(self._it))
-        self._fresh = False
-        return self._wrap(b)
+    def next(self) -> "Batch":
+        """The next batch of this epoch; StopIteration at its end. An error ends the epoch: after it
+        next() raises it again, and iterating again (or reset()) starts the next epoch."""
+        with self._mu:
+            it = self._live()
+            b = self._b
+            e = L.lib.recio_iter_next(it, byref(b))
+            if e == L.OK:
+                self._fresh = False
+                return self._wrap(b)
+            self._ended, self._batch = True, None
+            if e == L.END:
+                raise StopIteration
+            raise _error(e, L.lib.recio_iter_errmsg(it))
 
-    def _wrap(self, b):
+    def _wrap(self, b: Any) -> "Batch":
         """The Batch of NumPy views (or copies) over the C batch b."""
         n = b.batch
         if n != self._opt["batch"] or b.label_width != self._opt["label_width"]:  # fields after `item`
@@ -305,7 +478,7 @@ class ImageRecordIter(_Closing):
         objects = _view(b.objects, (n,), "<u4", self) if b.objects else None
         mask = _view(b.masks, (n, item.height, item.width), "|u1", self) if b.masks else None
         soft = _view(b.soft_labels, (n, self._opt["num_classes"]), "<f4", self) if b.soft_labels else None
-        if self._copy:
+        if self._opt["copy"]:
             data, label, ids, keys = data.copy(), label.copy(), ids.copy(), keys.copy()
             sums = sums.copy() if sums is not None else None
             counts = counts.copy()
@@ -316,7 +489,7 @@ class ImageRecordIter(_Closing):
         self._batch = batch
         return batch
 
-    def iter_next(self):
+    def iter_next(self) -> bool:
         """MXNet's iter_next(): advance, True while there is a batch (then see getdata() etc.)."""
         try:
             self.next()
@@ -324,88 +497,120 @@ class ImageRecordIter(_Closing):
         except StopIteration:
             return False
 
-    def getdata(self):
-        return self._batch.data
+    def _current(self) -> "Batch":
+        """The batch next() last gave (MXNet's getdata() and friends read it)."""
+        with self._mu:
+            self._live()
+            if self._batch is None:
+                raise ValueError("%s: no current batch (call iter_next() or next() first)" % self._name())
+            return self._batch
 
-    def getlabel(self):
-        return self._batch.label
+    def getdata(self) -> np.ndarray:
+        """The current batch's data (after iter_next() or next())."""
+        return self._current().data
 
-    def getpad(self):
-        return self._batch.pad
+    def getlabel(self) -> np.ndarray:
+        """The current batch's labels."""
+        return self._current().label
 
-    def getindex(self):
-        return self._batch.index
+    def getpad(self) -> int:
+        """Padding items at the end of the current batch."""
+        return self._current().pad
 
-    def _advance(self):
-        e = L.lib.recio_iter_reset(self._it)
-        if e != L.OK:
-            raise _error(e, L.lib.recio_iter_errmsg(self._it))
-        self._fresh, self._ended, self._batch = True, False, None
-        self._epoch += 1
+    def getindex(self) -> np.ndarray:
+        """The current batch's image-header ids."""
+        return self._current().index
 
-    def reset(self):
+    def _advance(self) -> None:
+        with self._mu:
+            it = self._live()
+            e = L.lib.recio_iter_reset(it)
+            if e != L.OK:
+                raise _error(e, L.lib.recio_iter_errmsg(it))
+            self._fresh, self._ended, self._batch = True, False, None
+            self._epoch += 1
+
+    def reset(self) -> None:
         """Start the next epoch (new shuffle, new random augmentation). Resetting before any batch of
         the current epoch was taken keeps it, so MXNet's `it.reset()` at the top of each epoch and
         plain `for batch in it` loops give the same epochs."""
-        if self._it is None:
-            raise ValueError("ImageRecordIter is closed")
-        if not self._fresh or self._ended:
-            self._advance()
+        with self._mu:
+            self._live()
+            if not self._fresh or self._ended:
+                self._advance()
 
     @property
-    def epoch(self):
+    def epoch(self) -> int:
         """The epoch the next batch comes from."""
         return self._epoch
 
-    def __len__(self):
+    def __len__(self) -> int:
         """Batches per epoch of this part (needs the .idx files for a cheap count; without them the part
         is read once). With last_batch='roll_over', later epochs may have one batch more."""
-        if self._len is None:
-            n = _count_records(self._opt)
-            b = self._opt["batch"]
-            self._len = -(-n // b) if self._opt["last_batch"] == 0 else n // b
-        return self._len
+        with self._mu:
+            self._live()
+            if self._len is None:
+                self._len = _batches(self._opt)
+            return self._len
 
     # -- checkpoints --
-    def _save(self):
-        size = c_size_t()
-        e = L.lib.recio_iter_save(self._it, None, 0, byref(size))
-        if e != L.OK:
-            raise _error(e, L.lib.recio_iter_errmsg(self._it))
-        buf = ctypes.create_string_buffer(size.value)
-        e = L.lib.recio_iter_save(self._it, buf, size.value, byref(size))
-        if e != L.OK:
-            raise _error(e, L.lib.recio_iter_errmsg(self._it))
-        return buf.raw[:size.value]
+    def _save(self) -> bytes:
+        with self._mu:
+            it = self._live()
+            size = c_size_t()
+            e = L.lib.recio_iter_save(it, None, 0, byref(size))
+            if e != L.OK:
+                raise _error(e, L.lib.recio_iter_errmsg(it))
+            buf = ctypes.create_string_buffer(size.value)
+            e = L.lib.recio_iter_save(it, buf, size.value, byref(size))
+            if e != L.OK:
+                raise _error(e, L.lib.recio_iter_errmsg(it))
+            return buf.raw[:size.value]
 
-    def state_dict(self):
+    def state_dict(self) -> dict:
         """The position (recio_iter_save): load_state_dict on an iterator made with the same options
         continues with exactly the batches this one would give next."""
-        return {"recio_iter": self._save(), "epoch": self._epoch, "fresh": self._fresh, "ended": self._ended}
+        with self._mu:
+            return {"recio_iter": self._save(), "epoch": self._epoch, "fresh": self._fresh, "ended": self._ended}
 
-    def load_state_dict(self, state):
+    def load_state_dict(self, state: dict) -> None:
+        """Continue where state_dict() was taken (an iterator made with the same options). A state
+        that is not such a dict is refused before the iterator moves."""
+        missing = [k for k in ("recio_iter", "epoch", "fresh", "ended") if k not in state]
+        if missing:
+            raise ValueError("%s.load_state_dict: the state lacks %s (give what state_dict() returned)"
+                             % (self._name(), ", ".join(repr(k) for k in missing)))
         blob = bytes(state["recio_iter"])
-        e = L.lib.recio_iter_restore(self._it, blob, len(blob))
-        if e != L.OK:
-            raise _error(e, L.lib.recio_iter_errmsg(self._it))
-        self._fresh, self._ended, self._batch = bool(state["fresh"]), bool(state["ended"]), None
-        self._epoch = int(state["epoch"])
+        fresh, ended = bool(state["fresh"]), bool(state["ended"])
+        epoch = _c_int(state["epoch"], "%s.load_state_dict: epoch" % self._name(), c_uint64)
+        with self._mu:
+            it = self._live()
+            e = L.lib.recio_iter_restore(it, blob, len(blob))
+            if e != L.OK:
+                raise _error(e, L.lib.recio_iter_errmsg(it))
+            self._fresh, self._ended, self._batch, self._epoch = fresh, ended, None, epoch
 
-    def cache_stats(self):
+    def cache_stats(self) -> dict:
         """The decoded-image cache (cache_bytes=): a dict of mode ('off', 'items' or 'prefix'),
         prefix_ops, records, bytes, hits, misses and why (when off although cache_bytes was given)."""
-        if self._it is None:
-            raise ValueError("ImageRecordIter is closed")
-        ci = L.CacheInfo()
-        L.lib.recio_iter_cache_stats(self._it, byref(ci))
+        with self._mu:
+            it = self._live()
+            ci = L.CacheInfo()
+            L.lib.recio_iter_cache_stats(it, byref(ci))
         return {"mode": ("off", "items", "prefix")[ci.mode], "prefix_ops": ci.prefix_ops, "records": ci.records,
                 "bytes": ci.bytes, "hits": ci.hits, "misses": ci.misses, "why": ci.why.decode()}
 
-    def close(self):
-        """Stop the threads and free the buffers; arrays of batches not copied become invalid."""
-        if self._it is not None:
-            L.lib.recio_iter_close(self._it)
-            self._it = None
+    def close(self) -> None:
+        """Stop the threads and free the buffers (after a next() in progress on another thread
+        returns); arrays of batches not copied become invalid, later calls raise ValueError."""
+        super().close()
+
+
+def _batches(opt: dict) -> int:
+    """Batches per epoch of the part opt describes (translate()'s options)."""
+    n = _count_records(opt)
+    b = opt["batch"]
+    return -(-n // b) if opt["last_batch"] == 0 else n // b
 
 
 def _probe_shape(opt):
@@ -451,7 +656,7 @@ def _count_records(opt):
 
 # ---- Transform ------------------------------------------------------------------------------------
 
-class Transform:
+class Transform(_Handle):
     """A recio transform chain (docs/image.md): t(image, seed=0) runs it on encoded bytes (JPEG, PNG,
     ...; decoded with the channels as stored, or `channels`) or on a uint8 HWC array, and returns a new
     NumPy array: (C, H, W) after `chw`, else (H, W, C). The result equals what
@@ -466,53 +671,89 @@ class Transform:
     result holds the kept objects, in order, normalised to the output. M: a uint8 (H, W) array of
     the input's size, or the bytes of an 8-bit grey PNG; the result is uint8 (H', W'), moved by
     nearest neighbour, mask_fill (default 255) where the geometry uncovers. The image is the one
-    t(image, seed) gives, except after random_bbox_crop/_cover, whose draw reads the boxes."""
+    t(image, seed) gives, except after random_bbox_crop/_cover, whose draw reads the boxes.
 
-    def __init__(self, spec):
+    Threads: calls run at once (the C chain is read-only while it runs); close() waits for calls in
+    progress. A forked child or an unpickled copy parses the spec again on first use."""
+    _shared = True
+
+    def __init__(self, spec: str) -> None:
+        self._init_handle()
         self.spec = spec
+        with self._mu:
+            self._live()
+
+    def _open(self) -> Any:
         t = c_void_p()
         msg = ctypes.create_string_buffer(512)
-        e = L.lib.recio_transform_parse_ex(byref(t), L.cstr(spec), None, msg, len(msg))
+        e = L.lib.recio_transform_parse_ex(byref(t), L.cstr(self.spec), None, msg, len(msg))
         if e != L.OK:
             raise _error(e, msg.value)
-        self._t = t
+        return t
 
-    def output_shape(self, width, height, channels=3):
-        """Shape of the output for an input of that size as NumPy gives it, or None when it depends on
-        the seed or the input cannot fit the chain."""
+    def _free(self, h: Any) -> None:
+        L.lib.recio_transform_free(h)
+
+    def _state(self) -> dict:
+        return {"spec": self.spec}
+
+    def output_shape(self, width: int, height: int, channels: int = 3) -> Optional[tuple]:
+        """(shape, dtype name) of the output for an input of that size, the shape as NumPy gives it,
+        or None when it depends on the seed or the input cannot fit the chain."""
+        args = [_c_int(v, "Transform.output_shape: " + n, c_int)
+                for v, n in ((width, "width"), (height, "height"), (channels, "channels"))]
+        t = self._enter()
+        try:
+            return self._shape(t, *args)
+        finally:
+            self._leave()
+
+    @staticmethod
+    def _shape(t: Any, w: int, h: int, c: int) -> Optional[tuple]:
         s = L.Image()
-        if L.lib.recio_transform_output_shape(self._t, width, height, channels, byref(s)) != L.OK:
+        if L.lib.recio_transform_output_shape(t, w, h, c, byref(s)) != L.OK:
             return None
         return ((s.channels, s.height, s.width) if s.layout == L.CHW else (s.height, s.width, s.channels)), L.DTYPES[s.dtype]
 
-    def _wrap_out(self, w, h, c):
+    def _wrap_out(self, t: Any, w: int, h: int, c: int) -> tuple:
         """A NumPy output and an Image wrapped over it when the shape is known before running."""
-        shp = self.output_shape(w, h, c)
+        shp = self._shape(t, w, h, c)
         if shp is None:
             return None, L.Image()
         shape, dt = shp
         arr = np.empty(shape, dtype=dt)
         s = L.Image()
-        L.lib.recio_transform_output_shape(self._t, w, h, c, byref(s))
+        L.lib.recio_transform_output_shape(t, w, h, c, byref(s))
         s.data = arr.ctypes.data
         return arr, s
 
-    def __call__(self, image, seed=0, channels=0, fast=False, boxes=None, mask=None, mask_fill=255):
-        seed = int(seed) & ((1 << 64) - 1)
-        if boxes is not None or mask is not None:
-            return self._apply_targets(image, seed, channels, fast, boxes, mask, mask_fill)
-        if isinstance(image, np.ndarray):
-            return self._apply_array(image, seed)
+    def __call__(self, image: Union[bytes, bytearray, memoryview, np.ndarray], seed: int = 0, channels: int = 0,
+                 fast: bool = False, boxes: Any = None, mask: Any = None, mask_fill: int = 255) -> Any:
+        """The chain run on image (encoded bytes, or a uint8 (H, W) / (H, W, C) array) with this seed: a
+        new array; with boxes= or mask=, the tuple (image, boxes, mask) (see the class docstring)."""
+        seed = _c_int(seed, "Transform: seed", c_uint64)
+        channels = _c_int(channels, "Transform: channels", c_int)
+        t = self._enter()
+        try:
+            if boxes is not None or mask is not None:
+                return self._apply_targets(t, image, seed, channels, fast, boxes, mask, mask_fill)
+            if isinstance(image, np.ndarray):
+                return self._apply_array(t, image, seed)
+            return self._apply_encoded(t, image, seed, channels, fast)
+        finally:
+            self._leave()
+
+    def _apply_encoded(self, t: Any, image: Any, seed: int, channels: int, fast: bool) -> np.ndarray:
         buf = bytes(image) if not isinstance(image, (bytes, bytearray)) else image
         w, h, c = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
         arr, out = None, L.Image()
         if L.lib.recio_image_info(buf, len(buf), byref(w), byref(h), byref(c)) == L.OK:
             ch = channels or (4 if c.value == 2 else c.value)
-            arr, out = self._wrap_out(w.value, h.value, ch)
+            arr, out = self._wrap_out(t, w.value, h.value, ch)
         d = L.EncodedDesc()
-        d.channels, d.full_scale = int(channels), 0 if fast else 1
+        d.channels, d.full_scale = channels, 0 if fast else 1
         msg = ctypes.create_string_buffer(512)
-        e = L.lib.recio_transform_apply_encoded(self._t, buf, len(buf), byref(out), seed, byref(d), msg, len(msg))
+        e = L.lib.recio_transform_apply_encoded(t, buf, len(buf), byref(out), seed, byref(d), msg, len(msg))
         return self._finish(e, msg.value, arr, out)
 
     @staticmethod
@@ -526,10 +767,10 @@ class Transform:
         c = a.shape[2] if a.ndim == 3 else 1
         return a, L.Image(width=w, height=h, channels=c, dtype=L.U8, layout=L.HWC, stride=w * c, data=a.ctypes.data), w, h, c
 
-    def _apply_array(self, image, seed):
+    def _apply_array(self, t, image, seed):
         a, src, w, h, c = self._u8_image(image)
-        arr, out = self._wrap_out(w, h, c)
-        e = L.lib.recio_transform_apply(self._t, byref(src), byref(out), seed)
+        arr, out = self._wrap_out(t, w, h, c)
+        e = L.lib.recio_transform_apply(t, byref(src), byref(out), seed)
         return self._finish(e, b"transform: " + L.strerror(e).encode() if e else b"", arr, out)
 
     @staticmethod
@@ -558,7 +799,7 @@ class Transform:
                       data=m.ctypes.data)
         return m, img
 
-    def _apply_targets(self, image, seed, channels, fast, boxes, mask, mask_fill):
+    def _apply_targets(self, t, image, seed, channels, fast, boxes, mask, mask_fill):
         """The image with boxes and/or a mask riding along (recio_transform_apply_ex / _encoded_ex)."""
         d, keep = L.ApplyDesc(), []
         kept, bx, bout, mout = ctypes.c_int(0), None, None, L.Image()
@@ -582,8 +823,8 @@ class Transform:
         msg = ctypes.create_string_buffer(512)
         if isinstance(image, np.ndarray):
             a, src, w, h, c = self._u8_image(image)
-            arr, out = self._wrap_out(w, h, c)
-            e = L.lib.recio_transform_apply_ex(self._t, byref(src), byref(out), seed, byref(d))
+            arr, out = self._wrap_out(t, w, h, c)
+            e = L.lib.recio_transform_apply_ex(t, byref(src), byref(out), seed, byref(d))
             if e:
                 msg.value = b"transform: " + L.strerror(e).encode()
         else:
@@ -591,10 +832,10 @@ class Transform:
             w, h, c = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
             arr, out = None, L.Image()
             if L.lib.recio_image_info(buf, len(buf), byref(w), byref(h), byref(c)) == L.OK:
-                arr, out = self._wrap_out(w.value, h.value, channels or (4 if c.value == 2 else c.value))
+                arr, out = self._wrap_out(t, w.value, h.value, channels or (4 if c.value == 2 else c.value))
             ed = L.EncodedDesc()
             ed.channels, ed.full_scale = int(channels), 0 if fast else 1
-            e = L.lib.recio_transform_apply_encoded_ex(self._t, buf, len(buf), byref(out), seed, byref(ed), byref(d), msg, len(msg))
+            e = L.lib.recio_transform_apply_encoded_ex(t, buf, len(buf), byref(out), seed, byref(ed), byref(d), msg, len(msg))
         try:
             img = self._finish(e, msg.value, arr, out)
             mk = None
@@ -626,126 +867,206 @@ class Transform:
         finally:
             L.lib.recio_image_free(byref(out))
 
-    def close(self):
-        if getattr(self, "_t", None):
-            L.lib.recio_transform_free(self._t)
-            self._t = None
-
-    def __del__(self):
-        self.close()
-
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "recio.Transform(%r)" % self.spec
 
 
 # ---- records --------------------------------------------------------------------------------------
 
-class Reader(_Closing):
+class Reader(_Handle):
     """Records of one RecordIO file, in order: iterate for the payloads (bytes); .offset is the byte
-    offset of the last record's header. mmap=True maps the file."""
+    offset of the last record's header. mmap=True maps the file.
 
-    def __init__(self, path, mmap=False):
-        self.path = os.fspath(path)
+    The reader keeps its own position: a forked child (a DataLoader worker) or an unpickled copy
+    opens the file again on first use and continues where this reader was, so seek+read in several
+    processes never share a file offset. Calls from several threads run one at a time."""
+
+    def __init__(self, path: Union[str, bytes, os.PathLike], mmap: bool = False) -> None:
+        self._init_handle()
+        self.path, self._mmap, self._pos, self.offset = os.fspath(path), bool(mmap), 0, None
+        self._rec = L.Record()
+        with self._mu:
+            self._live()
+
+    def _open(self) -> Any:
         d = L.ReaderDesc()
-        d.use_mmap = 1 if mmap else 0
+        d.use_mmap = 1 if self._mmap else 0
         msg = ctypes.create_string_buffer(L.ERRMSG_SIZE)
         d.errmsg = ctypes.cast(msg, c_void_p)
         r = c_void_p()
         e = L.lib.recio_reader_open_desc(byref(r), L.cstr(self.path), byref(d))
         if e != L.OK:
             raise _error(e, msg.value)
-        self._r, self._rec, self.offset = r, L.Record(), None
+        if self._pos:
+            e = L.lib.recio_reader_seek(r, self._pos)
+            if e != L.OK:
+                err = _error(e, L.lib.recio_reader_errmsg(r))
+                L.lib.recio_reader_close(r)
+                raise err
+        return r
 
-    def read(self):
+    def _free(self, h: Any) -> None:
+        L.lib.recio_reader_close(h)
+
+    def _state(self) -> dict:
+        return {"path": self.path, "_mmap": self._mmap, "_pos": self._pos, "offset": self.offset, "_rec": None}
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        self._rec = L.Record()
+
+    def read(self) -> Optional[bytes]:
         """The next record's payload, or None at the end of the file."""
-        e = L.lib.recio_reader_next(self._r, byref(self._rec))
-        if e == L.END:
-            return None
-        if e != L.OK:
-            raise _error(e, L.lib.recio_reader_errmsg(self._r))
-        self.offset = self._rec.offset
-        return ctypes.string_at(self._rec.data, self._rec.size) if self._rec.size else b""
+        with self._mu:
+            r = self._live()
+            e = L.lib.recio_reader_next(r, byref(self._rec))
+            if e == L.END:
+                return None
+            if e != L.OK:
+                raise _error(e, L.lib.recio_reader_errmsg(r))
+            self._pos = L.lib.recio_reader_tell(r)
+            self.offset = self._rec.offset
+            return ctypes.string_at(self._rec.data, self._rec.size) if self._rec.size else b""
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[bytes]:
+        """The payloads from the current position to the end of the file."""
         while True:
             p = self.read()
             if p is None:
                 return
             yield p
 
-    def seek(self, offset):
+    def seek(self, offset: int) -> None:
         """Continue at a record head (an offset from a .idx, or a previous .offset)."""
-        e = L.lib.recio_reader_seek(self._r, offset)
-        if e != L.OK:
-            raise _error(e, L.lib.recio_reader_errmsg(self._r))
+        offset = _c_int(offset, "Reader.seek: offset", c_uint64)
+        with self._mu:
+            r = self._live()
+            e = L.lib.recio_reader_seek(r, offset)
+            if e != L.OK:
+                raise _error(e, L.lib.recio_reader_errmsg(r))
+            self._pos = offset
 
-    def tell(self):
-        return L.lib.recio_reader_tell(self._r)
-
-    def close(self):
-        if getattr(self, "_r", None):
-            L.lib.recio_reader_close(self._r)
-            self._r = None
+    def tell(self) -> int:
+        """Offset of the next record head."""
+        with self._mu:
+            return L.lib.recio_reader_tell(self._live())
 
 
-class Writer:
+# Writers not closed yet, finished at interpreter exit (module teardown may come before __del__).
+_WRITERS: "weakref.WeakSet[Writer]" = weakref.WeakSet()
+
+
+class Writer(_Handle):
     """Write a RecordIO file: write(payload[, key]); index=PATH (or True for PATH.idx beside it... as
     FILE.rec -> FILE.idx) also writes MXNet's .idx; atomic=True writes FILE.tmp and renames it on a
-    clean close. As a context manager an exception aborts (an atomic writer then leaves FILE alone)."""
+    clean close. As a context manager an exception aborts (an atomic writer then leaves FILE alone).
 
-    def __init__(self, path, index=None, atomic=False):
+    A Writer that is garbage-collected (or still open at interpreter exit) without close() finishes
+    the file as close() does, as a Python file flushes, and warns (ResourceWarning). It belongs to the
+    process that opened it: a forked child or an unpickled copy cannot write (opening PATH again
+    would truncate what the owner writes) and never touches the owner's file."""
+
+    def __init__(self, path: Union[str, bytes, os.PathLike], index: Union[None, bool, str, os.PathLike] = None,
+                 atomic: bool = False) -> None:
+        self._init_handle()
         self.path = os.fspath(path)
         if index is True:
             index = self.path[:-4] + ".idx" if self.path.endswith(".rec") else self.path + ".idx"
         self._index = L.cstr(os.fspath(index)) if index else None
+        self._atomic, self._opened = bool(atomic), False
+        with self._mu:
+            self._live()
+        _WRITERS.add(self)
+
+    def _open(self) -> Any:
+        if self._opened:
+            raise RuntimeError("recio.Writer(%r) belongs to process %d (this is %d): a forked or unpickled Writer "
+                               "cannot write (opening the file again would truncate it); write from one process"
+                               % (self.path, self._owner, os.getpid()))
         d = L.WriterDesc()
-        d.index_path, d.atomic = self._index, 1 if atomic else 0
+        d.index_path, d.atomic = self._index, 1 if self._atomic else 0
         msg = ctypes.create_string_buffer(L.ERRMSG_SIZE)
         d.errmsg = ctypes.cast(msg, c_void_p)
         w = c_void_p()
         e = L.lib.recio_writer_open_desc(byref(w), L.cstr(self.path), byref(d))
         if e != L.OK:
             raise _error(e, msg.value)
-        self._w = w
+        self._opened, self._owner = True, os.getpid()
+        return w
 
-    def write(self, payload, key=None):
+    def _state(self) -> dict:
+        return {"path": self.path, "_index": self._index, "_atomic": self._atomic, "_opened": True,
+                "_owner": self._owner}
+
+    def write(self, payload: Union[bytes, bytearray, memoryview], key: Optional[int] = None) -> None:
+        """Append one record (key: its .idx key; default the record's ordinal)."""
         b = bytes(payload) if not isinstance(payload, (bytes, bytearray)) else payload
-        if key is None:
-            e = L.lib.recio_writer_write(self._w, bytes(b), len(b))
-        else:
-            e = L.lib.recio_writer_write_key(self._w, int(key), bytes(b), len(b))
-        if e != L.OK:
-            raise _error(e, L.lib.recio_writer_errmsg(self._w))
-
-    def tell(self):
-        """Offset the next record will have."""
-        return L.lib.recio_writer_tell(self._w)
-
-    def close(self):
-        if getattr(self, "_w", None):
-            e = L.lib.recio_writer_finish(self._w)
-            msg = L.lib.recio_writer_errmsg(self._w)
-            L.lib.recio_writer_close(self._w)
-            self._w = None
+        if key is not None:
+            key = _c_int(key, "Writer.write: key", c_uint64)
+        with self._mu:
+            w = self._live()
+            if key is None:
+                e = L.lib.recio_writer_write(w, bytes(b), len(b))
+            else:
+                e = L.lib.recio_writer_write_key(w, key, bytes(b), len(b))
             if e != L.OK:
-                raise _error(e, msg)
+                raise _error(e, L.lib.recio_writer_errmsg(w))
 
-    def abort(self):
-        if getattr(self, "_w", None):
-            L.lib.recio_writer_abort(self._w)
-            self._w = None
+    def tell(self) -> int:
+        """Offset the next record will have."""
+        with self._mu:
+            return L.lib.recio_writer_tell(self._live())
 
-    def __enter__(self):
-        return self
+    def _free(self, h: Any) -> None:
+        e = L.lib.recio_writer_finish(h)
+        msg = L.lib.recio_writer_errmsg(h)
+        err = _error(e, msg) if e != L.OK else None
+        L.lib.recio_writer_close(h)
+        if err is not None:
+            raise err
 
-    def __exit__(self, exc_type, *exc):
+    def close(self) -> None:
+        """Finish the file (flush, the .idx, the rename of an atomic writer) and free the handle;
+        raises the first write error. In a process that does not own it: only drops it."""
+        _WRITERS.discard(self)
+        super().close()
+
+    def abort(self) -> None:
+        """Give up: close without finishing (an atomic writer leaves PATH as it was)."""
+        if "_mu" not in self.__dict__:
+            return
+        _WRITERS.discard(self)
+        self._closed = True
+        with self._mu:
+            h, self._h = self._h, None
+            if h is not None and self._pid == os.getpid():
+                L.lib.recio_writer_abort(h)
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        """close() after a clean block; abort() when an exception leaves it."""
         if exc_type is None:
             self.close()
         else:
             self.abort()
 
-    def __del__(self):
-        self.abort()
+    def _collect(self) -> None:
+        """Garbage collection or interpreter exit without close(): finish, as a file flushes."""
+        if self._h is not None and not self._closed and self._pid == os.getpid():
+            warnings.warn("%r was not closed: finished it" % self, ResourceWarning, source=self)
+            self.close()
+
+    def __del__(self) -> None:
+        if "_mu" in self.__dict__:
+            self._collect()  # a failure to finish is printed by Python ("Exception ignored in ...")
+
+    def __repr__(self) -> str:
+        return "recio.Writer(%r)" % self.path
+
+
+@atexit.register
+def _finish_writers() -> None:
+    for w in list(_WRITERS):
+        w._collect()
 
 
 IRHeader = namedtuple("IRHeader", ["flag", "label", "id", "id2"])
@@ -800,77 +1121,124 @@ Where.__doc__ = ("Where a split's record came from: its file, ordinal in that fi
                  "its header in the file, key (global offset), seq (0, 1, ... in this epoch)")
 
 
-class Split(_Closing):
+# The recio_split_desc fields a Split keeps to open itself again (the rest stay zero: defaults).
+_SPLIT_FIELDS = ("mode", "index_path", "shuffle", "seed", "epoch", "chunk_records", "window_chunks", "equalize",
+                 "ordinals", "use_mmap", "buffer_size")
+
+
+class Split(_Handle):
     """Part `rank` of `nsplit` of the RecordIO files in uris ('a.rec;b.rec', a list, wildcards,
     directories), cut exactly as dmlc-core's InputSplit does (index=True: by record count from each
-    .idx; shuffle=True: a seeded order per epoch). Iterate for payloads; items() gives (Where, bytes)."""
+    .idx; shuffle=True: a seeded order per epoch). Iterate for payloads; items() gives (Where, bytes).
 
-    def __init__(self, uris, rank=0, nsplit=1, index=False, shuffle=False, seed=0, epoch=0, _desc=None):
+    Calls from several threads run one at a time. A forked child or an unpickled copy opens the part
+    again on first use, at the start of the epoch this split was in."""
+
+    def __init__(self, uris: Union[str, os.PathLike, list, tuple], rank: int = 0, nsplit: int = 1, index: bool = False,
+                 shuffle: bool = False, seed: int = 0, epoch: int = 0, _desc: Any = None) -> None:
+        self._init_handle()
         if isinstance(uris, (list, tuple)):
             uris = ";".join(os.fspath(u) for u in uris)
         self.uris = os.fspath(uris)
-        sd = _desc or L.SplitDesc()
+        self._rank = _c_int(rank, "Split: rank", c_uint)
+        self._nsplit = _c_int(nsplit, "Split: nsplit", c_uint)
         if _desc is None:
-            sd.mode = L.SPLIT_INDEX if index or shuffle else L.SPLIT_BYTES
-            sd.shuffle = L.SHUFFLE_FULL if shuffle else L.SHUFFLE_NONE
-            sd.seed, sd.epoch, sd.ordinals = int(seed), int(epoch), 1
+            _desc = L.SplitDesc()
+            _desc.mode = L.SPLIT_INDEX if index or shuffle else L.SPLIT_BYTES
+            _desc.shuffle = L.SHUFFLE_FULL if shuffle else L.SHUFFLE_NONE
+            _desc.seed, _desc.ordinals = _c_int(seed, "Split: seed", c_uint64), 1
+            _desc.epoch = _c_int(epoch, "Split: epoch", c_uint64)
+        self._fields = {f: getattr(_desc, f) for f in _SPLIT_FIELDS}
+        self._epoch = self._fields.pop("epoch")
+        self._rec, self._where = L.Record(), L.SplitWhere()
+        self.where = None
+        with self._mu:
+            self._live()
+
+    def _open(self) -> Any:
+        sd = L.SplitDesc(**self._fields)
+        sd.epoch = self._epoch
         s = c_void_p()
-        e = L.lib.recio_split_open_desc(byref(s), L.cstr(self.uris), int(rank), int(nsplit), byref(sd))
+        e = L.lib.recio_split_open_desc(byref(s), L.cstr(self.uris), self._rank, self._nsplit, byref(sd))
         if e != L.OK:
             msg = L.lib.recio_split_errmsg(s) if s else b""
             L.lib.recio_split_close(s)
             raise _error(e, msg)
-        self._s, self._rec, self._where = s, L.Record(), L.SplitWhere()
-        self.where = None
+        return s
 
-    def _next(self):
-        e = L.lib.recio_split_next_where(self._s, byref(self._rec), byref(self._where))
-        if e == L.END:
-            return None
-        if e != L.OK:
-            raise _error(e, L.lib.recio_split_errmsg(self._s))
-        w = self._where
-        self.where = Where(os.fsdecode(w.path), None if w.ordinal == L.SPLIT_UNKNOWN else w.ordinal,
-                           self._rec.offset, w.key, w.seq)
-        return ctypes.string_at(self._rec.data, self._rec.size) if self._rec.size else b""
+    def _free(self, h: Any) -> None:
+        L.lib.recio_split_close(h)
 
-    def __iter__(self):
+    def _state(self) -> dict:
+        return {"uris": self.uris, "_rank": self._rank, "_nsplit": self._nsplit, "_fields": self._fields,
+                "_epoch": self._epoch, "where": None}
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        self._rec, self._where = L.Record(), L.SplitWhere()
+
+    def _next(self) -> Optional[bytes]:
+        with self._mu:
+            s = self._live()
+            e = L.lib.recio_split_next_where(s, byref(self._rec), byref(self._where))
+            if e == L.END:
+                return None
+            if e != L.OK:
+                raise _error(e, L.lib.recio_split_errmsg(s))
+            w = self._where
+            self.where = Where(os.fsdecode(w.path), None if w.ordinal == L.SPLIT_UNKNOWN else w.ordinal,
+                               self._rec.offset, w.key, w.seq)
+            return ctypes.string_at(self._rec.data, self._rec.size) if self._rec.size else b""
+
+    def __iter__(self) -> Iterator[bytes]:
+        """The payloads of the part, from where the split is to the end of the epoch."""
         while True:
             p = self._next()
             if p is None:
                 return
             yield p
 
-    def items(self):
+    def items(self) -> Iterator[tuple]:
+        """(Where, payload) for each record of the part."""
         while True:
             p = self._next()
             if p is None:
                 return
             yield self.where, p
 
-    def reset(self, epoch=0):
+    def reset(self, epoch: int = 0) -> None:
         """Start epoch `epoch` from the beginning of the part (a new order when shuffled)."""
-        e = L.lib.recio_split_reset(self._s, int(epoch))
-        if e != L.OK:
-            raise _error(e, L.lib.recio_split_errmsg(self._s))
+        epoch = _c_int(epoch, "Split.reset: epoch", c_uint64)
+        with self._mu:
+            s = self._live()
+            e = L.lib.recio_split_reset(s, epoch)
+            if e != L.OK:
+                raise _error(e, L.lib.recio_split_errmsg(s))
+            self._epoch = epoch
 
     @property
-    def count(self):
+    def count(self) -> Optional[int]:
         """Records per epoch on this part; None when not known without reading (byte mode)."""
-        n = L.lib.recio_split_count(self._s)
+        with self._mu:
+            n = L.lib.recio_split_count(self._live())
         return None if n == L.SPLIT_UNKNOWN else int(n)
 
     @property
-    def bounds(self):
+    def bounds(self) -> tuple:
+        """(begin, end): the part's range of global byte offsets."""
         b, e = c_uint64(), c_uint64()
-        L.lib.recio_split_bounds(self._s, byref(b), byref(e))
+        with self._mu:
+            L.lib.recio_split_bounds(self._live(), byref(b), byref(e))
         return b.value, e.value
 
     @property
-    def files(self):
-        return [os.fsdecode(L.lib.recio_split_file(self._s, i)) for i in range(L.lib.recio_split_nfiles(self._s))]
+    def files(self) -> list:
+        """The files the uris named, in order."""
+        with self._mu:
+            s = self._live()
+            return [os.fsdecode(L.lib.recio_split_file(s, i)) for i in range(L.lib.recio_split_nfiles(s))]
 
-    def _count_by_index(self):
+    def _count_by_index(self) -> Optional[int]:
         """Byte mode: the records whose head lies in the part's range, from each file's .idx (None if one
         is missing)."""
         from ._mxnet import _index_of
@@ -888,14 +1256,7 @@ class Split(_Closing):
             base += size
         return n
 
-    def close(self):
-        if getattr(self, "_s", None):
-            L.lib.recio_split_close(self._s)
-            self._s = None
 
-
-def split(uris, rank=0, nsplit=1, **kw):
+def split(uris: Union[str, os.PathLike, list, tuple], rank: int = 0, nsplit: int = 1, **kw: Any) -> Split:
     """recio.Split(uris, rank, nsplit, ...): the records of one part, as `recio split` lists them."""
     return Split(uris, rank, nsplit, **kw)
-
-

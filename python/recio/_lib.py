@@ -201,6 +201,7 @@ def _declare(lib):
         "recio_irecord_header_size": (S, [c_uint32]),
         "recio_irecord_pack_header": (S, [P, POINTER(c_float), c_uint32, U64, U64]),
         "recio_lst_load": (E, [POINTER(Lst), c_char_p]),
+        "recio_index_path": (E, [ctypes.c_char_p, S, c_char_p, P, POINTER(I)]),
         "recio_lst_free": (None, [POINTER(Lst)]),
         # split
         "recio_split_open_desc": (E, [POINTER(P), c_char_p, c_uint, c_uint, POINTER(SplitDesc)]),

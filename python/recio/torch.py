@@ -15,6 +15,9 @@ buffer (no copy; valid until the next batch). In worker processes each batch is 
 shared memory that the DataLoader hands to the main process without another copy. torch is imported
 when this module is.
 """
+import sys
+from typing import Any, Iterator, Optional
+
 import numpy as np
 import torch
 import torch.utils.data
@@ -22,7 +25,8 @@ import torch.utils.data
 import recio
 
 
-def _dist(rank, world_size):
+def _dist(rank: Optional[int], world_size: Optional[int]) -> tuple:
+    """(rank, world size): as given, else torch.distributed's when initialised, else (0, 1)."""
     if rank is not None or world_size is not None:
         return int(rank or 0), int(world_size or 1)
     d = torch.distributed
@@ -38,37 +42,47 @@ class RecordDataset(torch.utils.data.IterableDataset):
     the same number of batches, which DistributedDataParallel needs. In worker processes the recio
     iterator runs on the worker's own thread (workers=0) unless workers= or preprocess_threads= say
     otherwise; in the main process it uses recio's threads (preprocess_threads, default 4, at most the
-    cores)."""
+    cores).
 
-    def __init__(self, rank=None, world_size=None, **kwargs):
+    len(ds) is the number of batches a DataLoader gets in one epoch: each worker's part pads or
+    discards its own last batch, so it depends on the DataLoader's num_workers. len(loader) asks
+    the dataset from DataLoader.__len__, whose num_workers is used; num_workers= tells len(ds) asked
+    anywhere else (default 0: the rank's part read by the main process).
+
+    Processes: DataLoader workers (fork or spawn) open their own iterators; an iterator the main
+    process already used is never touched in a forked worker (see recio.ImageRecordIter)."""
+
+    def __init__(self, rank: Optional[int] = None, world_size: Optional[int] = None,
+                 num_workers: Optional[int] = None, **kwargs: Any) -> None:
         super().__init__()
         for k in ("part_index", "num_parts", "copy"):
             if k in kwargs:
                 raise ValueError("RecordDataset: %s is worked out per rank and worker; leave it out" % k)
         self.kwargs = kwargs
-        self.rank, self.world_size = rank, world_size
+        self.rank, self.world_size, self.num_workers = rank, world_size, num_workers
         self._want = kwargs.pop("epoch", None)
         self._it = None
         self._part = None
 
-    def set_epoch(self, epoch):
+    def set_epoch(self, epoch: int) -> None:
         """The epoch the next iteration yields (its shuffle and augmentation), in every process."""
         self._want = int(epoch)
 
-    def part(self):
+    def part(self) -> tuple:
         """(part_index, num_parts) of the calling process: rank * workers + worker."""
         info = torch.utils.data.get_worker_info()
         wid, nw = (info.id, info.num_workers) if info is not None else (0, 1)
         rank, world = _dist(self.rank, self.world_size)
         return rank * nw + wid, world * nw
 
-    def _iterator(self):
+    def _iterator(self) -> tuple:
         part = self.part()
         in_worker = torch.utils.data.get_worker_info() is not None
         it, want = self._it, self._want
         if it is not None and (self._part != part or (want is not None and
                                                       (want < it.epoch or (want == it.epoch and not it._fresh)))):
-            it.close()  # another part, or an epoch behind this one: open again
+            it.close()  # another part, or an epoch behind this one: open again (in a forked worker this
+            # only drops the main process's iterator, whose threads are not in this process)
             it = self._it = None
         if it is None:
             kw = dict(self.kwargs)
@@ -83,7 +97,8 @@ class RecordDataset(torch.utils.data.IterableDataset):
         self._want = None
         return it, in_worker
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple]:
+        """(data, label) tensors, one pair per batch of this process's part, for one epoch."""
         it, in_worker = self._iterator()
         for b in it:
             label = torch.from_numpy(np.array(b.label))
@@ -94,20 +109,28 @@ class RecordDataset(torch.utils.data.IterableDataset):
                 data = torch.from_numpy(b.data)
             yield data, label
 
-    def __len__(self):
-        """Batches per epoch of the calling process's part (DataLoader asks for it)."""
-        part = self.part()
+    def __len__(self) -> int:
+        """Batches per epoch: of the calling worker's part in a DataLoader worker; in the main process,
+        summed over the parts of the DataLoader's workers (see the class docstring)."""
+        info = torch.utils.data.get_worker_info()
+        if info is not None:
+            parts = [self.part()]
+        else:
+            nw = self.num_workers
+            caller = sys._getframe(1).f_locals.get("self") if hasattr(sys, "_getframe") else None
+            if isinstance(caller, torch.utils.data.DataLoader) and caller.dataset is self:
+                nw = caller.num_workers  # len(loader): its workers are the ones that will read
+            nw = max(int(nw or 0), 1)
+            rank, world = _dist(self.rank, self.world_size)
+            parts = [(rank * nw + w, world * nw) for w in range(nw)]
         kw = dict(self.kwargs)
-        kw["workers"] = 0
-        kw.pop("preprocess_threads", None)
-        with recio.ImageRecordIter(part_index=part[0], num_parts=part[1], **kw) as it:
-            return len(it)
+        return sum(recio._batches(recio.translate(part_index=p, num_parts=n, **kw)) for p, n in parts)
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict:
         s = dict(self.__dict__)
         s["_it"], s["_part"] = None, None  # a worker process opens its own
         return s
 
 
-def _torch_dtype(np_dtype):
+def _torch_dtype(np_dtype: Any) -> Any:
     return torch.from_numpy(np.empty(0, dtype=np_dtype)).dtype
