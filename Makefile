@@ -214,7 +214,7 @@ sanitize:
 tsan:
 	$(MAKE) test BUILD=build/tsan$(if $(filter stb,$(JPEG)),-stb) OPT="-O1 -g" EXTRA_CFLAGS="-fsanitize=thread" LDFLAGS="-fsanitize=thread"
 
-bench: all bench-data $(BENCHES) $(BENCHES_CV) python-deps python-bench-deps
+bench: all bench-data $(BENCHES) $(BENCHES_CV) python-deps python-bench-deps remote-deps
 	@for b in $(BENCHES) $(BENCHES_CV); do echo "== $$b"; $$b || exit 1; done
 	@echo "== bench/bench_python.py"; if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then \
 	  RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO="$(abspath $(TOOLS))" /usr/bin/python3 bench/bench_python.py; \
