@@ -35,9 +35,9 @@ STB     ?= /usr/include/stb
 PREFIX  ?= /usr/local
 RUN     ?=
 WARN     = -Wall -Wextra -Wpedantic -Werror
-CPPFLAGS = -I. -I$(STB) -D_FILE_OFFSET_BITS=64 -DRECIO_THREADS $(JPEG_CFLAGS)
+CPPFLAGS = -I. -I$(STB) -D_FILE_OFFSET_BITS=64 -DRECIO_THREADS $(JPEG_CFLAGS) $(CURL_CFLAGS)
 CFLAGS_R = -std=c99 $(WARN) $(OPT) $(EXTRA_CFLAGS)
-LDLIBS   = $(JPEG_LIBS) -lm -lpthread
+LDLIBS   = $(JPEG_LIBS) $(CURL_LIBS) -lm -lpthread
 HDR      = recio.h
 # librecio.so is librecio.so.MAJOR.MINOR.0 with the SONAME librecio.so.MAJOR (recio.h's version).
 VERSION_MAJOR := $(shell sed -n 's/^.define RECIO_VERSION_MAJOR //p' recio.h)
@@ -54,11 +54,11 @@ TESTS    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c)) $(B
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/bench_*.c))
 BENCHES_CV = $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(wildcard bench/bench_*.cpp))
 
-.PHONY: all deps turbo-deps python-deps test demo sanitize tsan bench bench-data bench-cross torchvision opencv cross cross-tools install clean fuzz
+.PHONY: all deps turbo-deps curl-deps remote-deps python-deps test demo sanitize tsan bench bench-data bench-cross torchvision opencv cross cross-tools install clean fuzz
 all: deps $(BUILD)/librecio.a $(BUILD)/librecio.so $(TOOLS) $(EXAMPLES)
 
 # Debian's libstb-dev carries stb_image(_resize,_write).h. Install it when missing and allowed.
-deps: $(STB)/stb_image.h turbo-deps
+deps: $(STB)/stb_image.h turbo-deps curl-deps
 $(STB)/stb_image.h:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "recio: installing libstb-dev"; apt-get update -qq && apt-get install -y -qq libstb-dev >/dev/null; \
@@ -100,6 +100,39 @@ turbo-deps:
 	    apt-get install -y -qq libjpeg62-turbo-dev >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq libjpeg62-turbo-dev >/dev/null; } || true; }
 	@[ "$(JPEG)" != turbo ] || $(TURBO_PROBE) || \
 	  echo "recio: libjpeg-turbo cannot be linked with $(CC): JPEGs decode through stb_image (install libjpeg62-turbo-dev for the target, or say JPEG=stb)"
+# libcurl (RECIO_CURL, -lcurl: s3:// and http(s):// paths) is built in by default as libjpeg-turbo is:
+# probed when a recipe runs, after curl-deps has installed Debian's libcurl4-openssl-dev where it may.
+# It needs libcurl >= 7.75 (CURLOPT_AWS_SIGV4). `make CURL=no` builds without: remote paths then say
+# "this build has no remote filesystems (built without RECIO_CURL)".
+CURL    ?= yes
+CURL_PROBE = printf '\043include <curl/curl.h>\nint main(void){return (int)curl_easy_setopt(curl_easy_init(),CURLOPT_AWS_SIGV4,"aws:amz");}\n' | $(CC) -x c - -o /dev/null -lcurl 2>/dev/null
+CURL_IF     = $(shell $(CURL_PROBE) && echo $(1))
+CURL_CFLAGS = $(if $(filter yes,$(CURL)),$(call CURL_IF,-DRECIO_CURL))
+CURL_LIBS   = $(if $(filter yes,$(CURL)),$(call CURL_IF,-lcurl))
+curl-deps:
+	@[ "$(CURL)" != yes ] || $(CURL_PROBE) || [ -n "$(RUN)$(CROSS)" ] || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1 || \
+	  { echo "recio: installing libcurl4-openssl-dev (s3:// and http(s):// paths)"; \
+	    apt-get install -y -qq libcurl4-openssl-dev >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq libcurl4-openssl-dev >/dev/null; } || true; }
+	@[ "$(CURL)" != yes ] || $(CURL_PROBE) || \
+	  echo "recio: libcurl (>= 7.75) cannot be linked with $(CC): no s3:// or http(s):// paths in this build (install libcurl4-openssl-dev)"
+
+# The remote tests' servers (tests/remote): Debian's nginx, nodejs, npm and curl, and s3rver from npm
+# installed into build/s3rver; installed when missing and allowed. tests/test_remote.sh skips, saying
+# why, where they cannot be had.
+S3RVER_VERSION = 3.7.1
+S3RVER = build/s3rver/node_modules/s3rver/package.json
+remote-deps:
+	@missing=""; for c in nginx:nginx node:nodejs npm:npm curl:curl; do command -v $${c%%:*} >/dev/null 2>&1 || \
+	  [ -x /usr/sbin/$${c%%:*} ] || missing="$$missing $${c##*:}"; done; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "recio: installing$$missing (the remote tests' servers)"; \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; } || true; fi
+	@[ -f $(S3RVER) ] || ! command -v npm >/dev/null 2>&1 || { echo "recio: installing s3rver $(S3RVER_VERSION) into build/s3rver (npm)"; \
+	  mkdir -p build/s3rver && timeout 600 npm install --prefix build/s3rver --no-audit --no-fund --loglevel=error s3rver@$(S3RVER_VERSION) >/dev/null || true; }
+$(BUILD)/tests/remote/test_remote: tests/remote/test_remote.c tests/test.h $(BUILD)/librecio.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
+
 $(BUILD)/tests/test_image_turbo: tests/test_image_turbo.c tests/test.h $(BUILD)/librecio.a | turbo-deps
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS) $(call TURBO_IF,-DRECIO_TEST_TURBO -ljpeg)
@@ -152,11 +185,13 @@ $(NOIMG)/copy_records: examples/copy_records.c $(HDR)
 # Python, nor can TSan's runtime be started after the interpreter: those runs say so and skip it.
 PY_SKIP = $(if $(RUN),a cross build's library is not for this CPU,$(if $(findstring -fsanitize=thread,$(EXTRA_CFLAGS)),ThreadSanitizer cannot be loaded into a running Python))
 PY_PRELOAD = $(if $(findstring address,$(EXTRA_CFLAGS)),$(shell $(CC) -print-file-name=libasan.so)) $(if $(findstring undefined,$(EXTRA_CFLAGS)),$(shell $(CC) -print-file-name=libubsan.so))
-test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records $(BUILD)/examples/board_infer $(FAULTSHIM) python-deps
+test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records $(BUILD)/examples/board_infer $(FAULTSHIM) python-deps \
+      $(BUILD)/tests/remote/test_remote remote-deps
 	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO_PY_SKIP="$(PY_SKIP)" \
 	  RECIO_PY_PRELOAD="$(strip $(PY_PRELOAD))" RECIO_BUILD="$(BUILD)" RECIO_CFLAGS="$(EXTRA_CFLAGS)" RECIO_LDFLAGS="$(LDFLAGS)" \
+	  RECIO_HAS_CURL="$(if $(CURL_CFLAGS),1)" \
 	  tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh tests/test_install.sh \
-	  tests/test_pip_install.sh
+	  tests/test_pip_install.sh tests/test_remote.sh
 
 # The Python tests' packages (Debian's, for /usr/bin/python3), installed when one is missing and allowed
 # (root, apt): NumPy, Pillow, PyTorch, pytest, OpenCV (the reference for recio.mx's image decoding and
@@ -182,7 +217,7 @@ sanitize:
 tsan:
 	$(MAKE) test BUILD=build/tsan$(if $(filter stb,$(JPEG)),-stb) OPT="-O1 -g" EXTRA_CFLAGS="-fsanitize=thread" LDFLAGS="-fsanitize=thread"
 
-bench: all bench-data $(BENCHES) $(BENCHES_CV) python-deps python-bench-deps
+bench: all bench-data $(BENCHES) $(BENCHES_CV) python-deps python-bench-deps remote-deps
 	@for b in $(BENCHES) $(BENCHES_CV); do echo "== $$b"; $$b || exit 1; done
 	@echo "== bench/bench_python.py"; if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then \
 	  RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO="$(abspath $(TOOLS))" /usr/bin/python3 bench/bench_python.py; \
@@ -207,7 +242,7 @@ $(BENCH_DATA)/imagenet1k.rec: bench/gen_photos.c | deps
 	@$(MAKE) --no-print-directory JPEG=turbo BUILD=build build/librecio.a build/recio
 	@mkdir -p $(BENCH_DATA)
 	$(CC) -I. -I$(STB) -D_FILE_OFFSET_BITS=64 $(call TURBO_IF,-DRECIO_TURBOJPEG) $(CFLAGS_R) bench/gen_photos.c \
-	  -o $(BENCH_DATA)/gen_photos build/librecio.a $(LDFLAGS) $(call TURBO_IF,-ljpeg) -lm -lpthread
+	  -o $(BENCH_DATA)/gen_photos build/librecio.a $(LDFLAGS) $(call TURBO_IF,-ljpeg) $(CURL_LIBS) -lm -lpthread
 	rm -rf $(BENCH_DATA)/photos $(BENCH_DATA)/imagenet1k.*
 	$(BENCH_DATA)/gen_photos tests/data/photos $(BENCH_DATA)/photos 1000 1
 	build/recio list --recursive --seed 100 $(BENCH_DATA)/imagenet1k $(BENCH_DATA)/photos >/dev/null
@@ -420,7 +455,7 @@ install: all
 	install -m 644 python/recio/*.py python/recio/py.typed $(DESTDIR)$(PYDIR)/recio/
 	install -m 644 python/recio/mx/*.py $(DESTDIR)$(PYDIR)/recio/mx/
 	printf '"""The version of recio.h, written by make install."""\n__version__ = "%s"\n' $(VERSION) > $(DESTDIR)$(PYDIR)/recio/_version.py
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e "s|@JPEG_LIBS@|$(JPEG_LIBS)|" recio.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/recio.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e "s|@JPEG_LIBS@|$(JPEG_LIBS) $(CURL_LIBS)|" recio.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/recio.pc
 
 clean:
 	rm -rf build

@@ -105,6 +105,11 @@
       RECIO_HAVE_PTHREADS use <pthread.h> where recio would not look for it (an RTOS, winpthreads)
       RECIO_TURBOJPEG     decode JPEG through libjpeg-turbo (link -ljpeg), with DCT scaling and windows
                           (the Makefile's default build; `make JPEG=stb` for stb_image only)
+      RECIO_CURL          s3://BUCKET/KEY and http(s):// paths through libcurl >= 7.75 (link -lcurl; the
+                          Makefile's default build, `make CURL=no` without): AWS_ACCESS_KEY_ID,
+                          AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION / AWS_DEFAULT_REGION,
+                          AWS_ENDPOINT_URL (path-style), else ~/.aws/credentials (AWS_PROFILE, default
+                          "default"), else anonymous; docs/remote.md. Without it those paths say so
       RECIO_NO_IMAGE      records only: the image section goes (decoding, ops, transforms, stb, the
                           recio_image_* helpers); the image types, recio_dtype_size and recio_checksum
                           stay for the iterator's batches (of the kernels, only the checksum's); the
@@ -218,6 +223,9 @@ typedef struct recio_io {
     int (*close)(void *user);
     void *user;
     int (*writev)(void *user, const recio_iovec *v, int n);
+    /* Optional: the io's own words for its last failure (a remote read's "HTTP 503 after 5 tries:
+       ..."), which recio reports in place of errno's. */
+    const char *(*error)(void *user);
 } recio_io;
 
 #ifndef RECIO_NO_STDIO
@@ -1698,6 +1706,12 @@ static const char *recio__errno_str(int e) { return e ? strerror(e) : "unknown s
 static const char *recio__errno_str(int e) { return (void)e, "system error"; }
 #endif
 
+/* Why io's last call failed: its own words when it has them (a remote io's), else errno's. */
+static const char *recio__io_why(const recio_io *io) {
+    const char *w = io->error ? io->error(io->user) : NULL;
+    return w && w[0] ? w : recio__errno_str(errno);
+}
+
 /* A failed open's words into dst (RECIO_ERRMSG_SIZE bytes, may be NULL): the handle's own message
    when it made one, else "NAME: offset 0: <the code's words>". */
 static void recio__open_msg(char *dst, const char *name, const char *have, recio_err e) {
@@ -1844,6 +1858,1147 @@ static recio_err recio__lfs_why(char *why, recio_err e) {
     recio__fmt(why, RECIO__ERRMSG, "%s", recio__errno_str(errno));
     return e;
 }
+#endif
+
+/* ---- REMOTE: s3:// and http(s):// through libcurl (RECIO_CURL) --------------------------------------
+   A remote file is a session (a curl multi handle: its connections are kept and reused) and a few
+   transfers. Reading keeps up to RECIO__RM_DEPTH ranged GETs in flight ahead of the reader, each
+   twice the last from RECIO__RM_FIRST after a seek up to RECIO__RM_CHUNK, so a worker rarely waits
+   for a round trip. Every range carries the ETag of the first answer in If-Match and its answer's
+   ETag is checked too (a server that ignores If-Match is caught): an object replaced while it is read
+   is an error, never a mix of two versions. Failures that may pass (5xx, 429, 408, a reset or timed-
+   out connection, a short body) are retried up to RECIO__RM_TRIES times with exponential backoff and
+   jitter (Retry-After honoured), resuming a short body where it stopped. Writing to S3 is a multipart
+   upload whose parts go up while the writer fills the next; the object appears only when it completes,
+   and any failure aborts it. Messages name the URI (with no user:password@ or ?query of an http URL:
+   a presigned URL's signature stays out) and the status; no secret or signature is ever in one. */
+#if defined(RECIO_CURL) && !defined(RECIO_NO_STDIO) /* no files at all: no remote ones either */
+#include <curl/curl.h>
+#if LIBCURL_VERSION_NUM < 0x074b00
+#error "RECIO_CURL needs libcurl 7.75 or later (CURLOPT_AWS_SIGV4 signs the S3 requests)"
+#endif
+#ifdef _WIN32
+#include <windows.h>
+#else
+#include <sys/time.h> /* gettimeofday: declared whatever the feature macros (clock_gettime is not) */
+#endif
+
+#define RECIO__RM_TRIES 5              /* tries of one request before its error is the caller's */
+#define RECIO__RM_DEPTH 4              /* ranged GETs in flight ahead of the reader */
+#define RECIO__RM_FIRST (256u << 10)   /* the first range after an open or a seek */
+#define RECIO__RM_CHUNK (8u << 20)     /* the largest range */
+#define RECIO__RM_PART (8u << 20)      /* a multipart upload's part (S3's least is 5 MiB) */
+#define RECIO__RM_URL 3072
+#define RECIO__RM_TAG 160              /* an ETag, quotes included */
+
+typedef struct recio__rm_cfg {
+    int s3;                                   /* s3://BUCKET/KEY, else an http(s) URL */
+    char id[256], secret[256], token[4096];   /* S3 credentials; id "" = anonymous */
+    char region[64], endpoint[1024], bucket[256];
+    char name[1024];                          /* the URI as messages show it */
+    const char *uri, *key;                    /* key: into uri, after "s3://BUCKET/" */
+} recio__rm_cfg;
+
+enum { RECIO__RM_IDLE, RECIO__RM_RUN, RECIO__RM_WAIT, RECIO__RM_DONE, RECIO__RM_FAILED };
+
+struct recio__rm_sess;
+typedef struct recio__rm_xfer {
+    struct recio__rm_sess *s;
+    CURL *h;
+    struct curl_slist *hdrs;
+    char url[RECIO__RM_URL], range[48], iferr[CURL_ERROR_SIZE];
+    const char *method;                       /* "GET", "HEAD", "PUT", "POST", "DELETE" */
+    const char *if_match;                     /* ETag the object must still have, or NULL */
+    char *adopt;                              /* the open's range: where the first answer's ETag goes */
+    uint64_t off, len;                        /* GET: the range asked; len 0: the whole body */
+    const unsigned char *body;                /* PUT / POST: body_len bytes */
+    size_t body_len, body_pos;
+    unsigned char *buf;                       /* the answer's body: cap bytes, or growing when grow */
+    size_t cap, got;
+    int grow, state, tries, part, overflow;
+    double at;                                /* WAIT: when to try again (ms, monotonic) */
+    CURLcode rc;
+    long status, retry_after;
+    uint64_t total, first;                    /* Content-Range's size and first byte, UINT64_MAX when absent */
+    uint64_t want_total;                      /* GET: the object's size as the open saw it */
+    uint64_t from;                            /* GET: the first byte this try asks for */
+    char etag[RECIO__RM_TAG], err[512];       /* the answer's ETag; the first bytes of an error body */
+    size_t err_len;
+} recio__rm_xfer;
+
+typedef struct recio__rm_sess {
+    recio__rm_cfg cfg;
+    recio_allocator alloc;
+    CURLM *m;
+    recio_rng rng;                            /* backoff jitter */
+    char why[RECIO_ERRMSG_SIZE];              /* the last failure, without the URI */
+} recio__rm_sess;
+
+/* Milliseconds for backoff waits (a wall clock: a jump only moves one retry, see recio__rm_pump). */
+static double recio__rm_now(void) {
+#ifdef _WIN32
+    return (double)GetTickCount64();
+#else
+    struct timeval t;
+    gettimeofday(&t, NULL);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_usec / 1e3;
+#endif
+}
+
+/* a and b agree on n bytes, ignoring ASCII case (b may be shorter: its 0 ends the match). */
+static int recio__rm_ieq(const char *a, const char *b, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (recio__lower((unsigned char)a[i]) != recio__lower((unsigned char)b[i])) return 0;
+    return 1;
+}
+
+static int recio__rm_put(char *dst, size_t cap, const char *src, size_t n) {
+    if (n >= cap) return -1;
+    memcpy(dst, src, n);
+    dst[n] = 0;
+    return 0;
+}
+
+static const char *recio__rm_env(const char *name) {
+    const char *v = getenv(name);
+    return v && v[0] ? v : NULL;
+}
+
+/* RFC 3986: every byte but A-Z a-z 0-9 - . _ ~ (and '/' when keep_slash) as %XX, as SigV4 wants it. */
+static int recio__rm_enc(char *out, size_t cap, const char *s, int keep_slash) {
+    size_t at = 0;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        int plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+                    c == '_' || c == '~' || (keep_slash && c == '/');
+        if (at + 4 >= cap) return -1;
+        if (plain) out[at++] = (char)c;
+        else out[at++] = '%', out[at++] = "0123456789ABCDEF"[c >> 4], out[at++] = "0123456789ABCDEF"[c & 15];
+    }
+    out[at] = 0;
+    return 0;
+}
+
+/* The URI as messages show it: an http URL without user:password@ and without its ?query. */
+static void recio__rm_name(char *out, size_t cap, const char *uri) {
+    const char *p = strstr(uri, "://"), *host = p ? p + 3 : uri, *at, *end;
+    size_t n;
+    end = host + strcspn(host, "/?#");
+    at = host;
+    while ((p = (const char *)memchr(at, '@', (size_t)(end - at))) != NULL) at = p + 1;
+    n = (size_t)(host - uri);
+    if (n >= cap) n = cap - 1;
+    memcpy(out, uri, n);
+    out[n] = 0;
+    recio__fmt(out + n, cap - n, "%s", at);
+    out[n + strcspn(out + n, "?#")] = 0;
+}
+
+/* key = value lines of profile [name] in the shared credentials file. */
+static void recio__rm_profile(recio__rm_cfg *c) {
+    const char *file = recio__rm_env("AWS_SHARED_CREDENTIALS_FILE"), *home = recio__rm_env("HOME");
+    const char *want = recio__rm_env("AWS_PROFILE");
+    char path[1024], line[4400];
+    int in = 0;
+    FILE *f;
+    if (!file && !home) return;
+    if (!file) recio__fmt(path, sizeof path, "%s/.aws/credentials", home);
+    else recio__fmt(path, sizeof path, "%s", file);
+    if (!want) want = "default";
+    if (!(f = fopen(path, "r"))) return;
+    while (fgets(line, sizeof line, f)) {
+        char *k = line + strspn(line, " \t"), *v, *e;
+        k[strcspn(k, "\r\n")] = 0;
+        if (*k == '[') {
+            e = strchr(k, ']');
+            in = e && (size_t)(e - k - 1) == strlen(want) && strncmp(k + 1, want, strlen(want)) == 0;
+            continue;
+        }
+        if (!in || !(v = strchr(k, '='))) continue;
+        for (e = v; e > k && (e[-1] == ' ' || e[-1] == '\t'); e--) {}
+        *e = 0;
+        v += 1 + strspn(v + 1, " \t");
+        for (e = v + strlen(v); e > v && (e[-1] == ' ' || e[-1] == '\t'); e--) {}
+        *e = 0;
+        if (!strcmp(k, "aws_access_key_id")) recio__rm_put(c->id, sizeof c->id, v, strlen(v));
+        else if (!strcmp(k, "aws_secret_access_key")) recio__rm_put(c->secret, sizeof c->secret, v, strlen(v));
+        else if (!strcmp(k, "aws_session_token")) recio__rm_put(c->token, sizeof c->token, v, strlen(v));
+    }
+    fclose(f);
+}
+
+/* The S3 settings as every S3 tool reads them: the variables, else the shared credentials file's
+   profile (AWS_PROFILE, default "default"); anonymous when neither names a key. */
+static void recio__rm_creds(recio__rm_cfg *c) {
+    const char *id = recio__rm_env("AWS_ACCESS_KEY_ID"), *secret = recio__rm_env("AWS_SECRET_ACCESS_KEY");
+    const char *token = recio__rm_env("AWS_SESSION_TOKEN"), *region = recio__rm_env("AWS_REGION");
+    const char *ep = recio__rm_env("AWS_ENDPOINT_URL");
+    if (id && secret) {
+        recio__rm_put(c->id, sizeof c->id, id, strlen(id));
+        recio__rm_put(c->secret, sizeof c->secret, secret, strlen(secret));
+        if (token) recio__rm_put(c->token, sizeof c->token, token, strlen(token));
+    } else {
+        recio__rm_profile(c);
+    }
+    if (!c->secret[0]) c->id[0] = c->token[0] = 0; /* a key with no secret cannot sign: anonymous */
+    if (!region) region = recio__rm_env("AWS_DEFAULT_REGION");
+    recio__fmt(c->region, sizeof c->region, "%s", region ? region : "us-east-1");
+    if (ep) {
+        recio__fmt(c->endpoint, sizeof c->endpoint, "%s", ep);
+        while (c->endpoint[0] && c->endpoint[strlen(c->endpoint) - 1] == '/') c->endpoint[strlen(c->endpoint) - 1] = 0;
+    }
+}
+
+/* uri's scheme, bucket and key, and the settings that go with them. why gets the reason on failure. */
+static recio_err recio__rm_cfg_load(recio__rm_cfg *c, const char *uri, char *why) {
+    memset(c, 0, sizeof *c);
+    c->uri = uri;
+    recio__rm_name(c->name, sizeof c->name, uri);
+    if (recio__rm_ieq(uri, "s3://", 5)) {
+        const char *b = uri + 5, *slash = strchr(b, '/');
+        size_t n = slash ? (size_t)(slash - b) : strlen(b);
+        c->s3 = 1;
+        if (n == 0 || recio__rm_put(c->bucket, sizeof c->bucket, b, n))
+            return recio__fmt(why, RECIO_ERRMSG_SIZE, "not an S3 URI (s3://BUCKET/KEY)"), RECIO_ERR_ARG;
+        c->key = slash ? slash + 1 : b + n;
+        recio__rm_creds(c);
+    } else if (!recio__rm_ieq(uri, "http://", 7) && !recio__rm_ieq(uri, "https://", 8)) {
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "not a remote URI"), RECIO_ERR_ARG;
+    }
+    if (strlen(uri) >= RECIO__RM_URL / 2) return recio__fmt(why, RECIO_ERRMSG_SIZE, "URI too long"), RECIO_ERR_ARG;
+    return RECIO_OK;
+}
+
+/* The URL of key (NULL: the bucket itself) with an already canonical query (NULL: none): SigV4 signs
+   the query as sent, so its parameters must come sorted and RFC 3986 encoded. A custom endpoint
+   (AWS_ENDPOINT_URL) is addressed path-style; AWS by virtual host (path-style for dotted buckets,
+   which a virtual host's certificate does not cover). An http(s) URI is its own URL. */
+static int recio__rm_url(const recio__rm_cfg *c, char *out, const char *key, const char *query) {
+    char k[RECIO__RM_URL];
+    size_t n;
+    if (!c->s3) return recio__rm_put(out, RECIO__RM_URL, c->uri, strlen(c->uri));
+    if (recio__rm_enc(k, sizeof k, key ? key : "", 1)) return -1;
+    if (c->endpoint[0]) recio__fmt(out, RECIO__RM_URL, "%s/%s", c->endpoint, c->bucket);
+    else if (strchr(c->bucket, '.')) recio__fmt(out, RECIO__RM_URL, "https://s3.%s.amazonaws.com/%s", c->region, c->bucket);
+    else recio__fmt(out, RECIO__RM_URL, "https://%s.s3.%s.amazonaws.com", c->bucket, c->region);
+    n = strlen(out);
+    if (key || !c->endpoint[0]) recio__fmt(out + n, RECIO__RM_URL - n, "/%s", k); /* virtual host: "/" at least */
+    n = strlen(out);
+    if (query) recio__fmt(out + n, RECIO__RM_URL - n, "?%s", query);
+    return strlen(out) + 1 >= RECIO__RM_URL ? -1 : 0;
+}
+
+/* The answer's status line and the headers recio looks at; a new status line (a redirect's next
+   answer, or after "100 Continue") starts the answer over. */
+static size_t recio__rm_on_header(char *p, size_t size, size_t n, void *user) {
+    recio__rm_xfer *x = (recio__rm_xfer *)user;
+    size_t len = size * n, v;
+    char line[512];
+    if (recio__rm_put(line, sizeof line, p, len < sizeof line ? len : sizeof line - 1)) return len;
+    line[strcspn(line, "\r\n")] = 0;
+    if (!strncmp(line, "HTTP/", 5)) {
+        const char *sp = strchr(line, ' ');
+        x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+        x->etag[0] = 0, x->total = UINT64_MAX, x->first = UINT64_MAX, x->retry_after = -1, x->err_len = 0;
+        return len;
+    }
+    v = strcspn(line, ":");
+    if (!line[v]) return len;
+    line[v] = 0;
+    p = line + v + 1 + strspn(line + v + 1, " \t");
+    if (recio__rm_ieq(line, "etag", 5)) recio__fmt(x->etag, sizeof x->etag, "%s", p);
+    else if (recio__rm_ieq(line, "retry-after", 12) && *p >= '0' && *p <= '9') x->retry_after = strtol(p, NULL, 10);
+    else if (recio__rm_ieq(line, "content-range", 14) && recio__rm_ieq(p, "bytes ", 6) && strchr(p, '/')) {
+        x->first = (uint64_t)strtoull(p + 6, NULL, 10);
+        if (strchr(p, '/')[1] != '*') x->total = (uint64_t)strtoull(strchr(p, '/') + 1, NULL, 10);
+    }
+    return len;
+}
+
+/* The body: into buf (ranges: never past what was asked), or, for an error answer, its first bytes. */
+static size_t recio__rm_on_body(char *p, size_t size, size_t n, void *user) {
+    recio__rm_xfer *x = (recio__rm_xfer *)user;
+    size_t len = size * n;
+    if (x->status < 200 || x->status > 299) {
+        size_t k = len < sizeof x->err - 1 - x->err_len ? len : sizeof x->err - 1 - x->err_len;
+        memcpy(x->err + x->err_len, p, k);
+        x->err[x->err_len += k] = 0;
+        return len;
+    }
+    if (!x->grow && !x->len) return len; /* a HEAD's or a PUT's answer: nothing to keep */
+    if (x->len && (x->status != 206 || x->first != x->from)) return x->overflow = 3, 0; /* not the bytes asked */
+    if (x->len && x->adopt && !x->adopt[0]) recio__fmt(x->adopt, RECIO__RM_TAG, "%s", x->etag); /* the open's range */
+    if (x->len && x->want_total == UINT64_MAX && x->total != UINT64_MAX) x->want_total = x->total;
+    if (x->len && x->off + x->len > x->want_total && x->want_total >= x->off) x->len = x->want_total - x->off;
+    if (x->len && ((x->if_match && x->if_match[0] && strcmp(x->etag, x->if_match)) || (x->total != x->want_total)))
+        return x->overflow = 5, 0; /* another object: a server that ignored If-Match, or a new size */
+    if (x->got + len > x->cap) {
+        size_t cap = x->cap ? x->cap : 4096;
+        unsigned char *b;
+        if (!x->grow || x->got + len < x->got) return x->overflow = 1, 0;
+        while (cap < x->got + len) cap *= 2;
+        if (!(b = (unsigned char *)recio__realloc(&x->s->alloc, x->buf, x->got, cap))) return x->overflow = 2, 0;
+        x->buf = b, x->cap = cap;
+    }
+    memcpy(x->buf + x->got, p, len);
+    x->got += len;
+    return len;
+}
+
+static size_t recio__rm_on_send(char *p, size_t size, size_t n, void *user) {
+    recio__rm_xfer *x = (recio__rm_xfer *)user;
+    size_t k = size * n < x->body_len - x->body_pos ? size * n : x->body_len - x->body_pos;
+    memcpy(p, x->body + x->body_pos, k);
+    x->body_pos += k;
+    return k;
+}
+
+/* The headers every request carries: S3's payload hash (the body is not hashed: UNSIGNED-PAYLOAD,
+   which S3 accepts over TLS and from any client), the session token, If-Match; no Expect (a part
+   goes up without waiting a round trip for "100 Continue"). */
+static struct curl_slist *recio__rm_hdr(struct curl_slist *l, const char *h) {
+    struct curl_slist *t;
+    if (!l) return NULL;
+    if (!(t = curl_slist_append(l, h))) curl_slist_free_all(l); /* out of memory: the whole list goes */
+    return t;
+}
+
+static int recio__rm_headers(recio__rm_xfer *x) {
+    const recio__rm_cfg *c = &x->s->cfg;
+    char h[4200];
+    struct curl_slist *l = curl_slist_append(NULL, "Expect:");
+    if (c->s3) l = recio__rm_hdr(l, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+    if (c->s3 && c->id[0] && c->token[0]) {
+        recio__fmt(h, sizeof h, "x-amz-security-token: %s", c->token);
+        l = recio__rm_hdr(l, h);
+    }
+    if (x->if_match && x->if_match[0]) {
+        recio__fmt(h, sizeof h, "If-Match: %s", x->if_match);
+        l = recio__rm_hdr(l, h);
+    }
+    curl_slist_free_all(x->hdrs);
+    x->hdrs = l;
+    return l ? 0 : -1;
+}
+
+/* Every option of x's next try, from a clean handle (curl_easy_reset keeps its connections). HTTPS
+   is verified, always; only http and https are spoken; an S3 request with a key is signed. */
+static int recio__rm_prep(recio__rm_xfer *x) {
+    const recio__rm_cfg *c = &x->s->cfg;
+    CURL *h = x->h;
+    uint64_t from = x->from = x->off + x->got;
+    curl_easy_reset(h);
+    if (recio__rm_headers(x)) return -1;
+    curl_easy_setopt(h, CURLOPT_URL, x->url);
+    curl_easy_setopt(h, CURLOPT_PRIVATE, (void *)x);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->iferr);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);  /* a connection silent for 30 s is dead: try again */
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 30L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#endif
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, c->s3 ? 0L : 1L); /* web servers redirect; S3 says why */
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, x->hdrs);
+    curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 256L << 10); /* fewer, larger copies (default 16 KiB) */
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, recio__rm_on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, (void *)x);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, recio__rm_on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, (void *)x);
+    if (c->s3 && c->id[0]) {
+        char sig[128];
+        recio__fmt(sig, sizeof sig, "aws:amz:%s:s3", c->region);
+        curl_easy_setopt(h, CURLOPT_AWS_SIGV4, sig);
+        curl_easy_setopt(h, CURLOPT_USERNAME, c->id);
+        curl_easy_setopt(h, CURLOPT_PASSWORD, c->secret);
+    }
+    if (!strcmp(x->method, "HEAD")) {
+        curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    } else if (!strcmp(x->method, "PUT")) {
+        x->body_pos = 0;
+        curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt(h, CURLOPT_READFUNCTION, recio__rm_on_send);
+        curl_easy_setopt(h, CURLOPT_READDATA, (void *)x);
+        curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)x->body_len);
+    } else if (!strcmp(x->method, "POST")) {
+        curl_easy_setopt(h, CURLOPT_POST, 1L);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, x->body ? (const char *)x->body : "");
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->body_len);
+    } else if (!strcmp(x->method, "DELETE")) {
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "DELETE");
+    }
+    if (x->len) { /* a range; a retry asks only for what is still missing */
+        recio__fmt(x->range, sizeof x->range, "%U-%U", from, x->off + x->len - 1);
+        curl_easy_setopt(h, CURLOPT_RANGE, x->range);
+    }
+    return 0;
+}
+
+/* Start x's next try on the session's multi handle. */
+static int recio__rm_start(recio__rm_xfer *x) {
+    if (!x->h && !(x->h = curl_easy_init())) return -1;
+    if (!x->len) x->got = 0; /* a range keeps what came and asks for the rest */
+    x->status = 0, x->overflow = 0, x->err_len = 0, x->err[0] = 0, x->iferr[0] = 0, x->etag[0] = 0;
+    x->total = x->first = UINT64_MAX, x->retry_after = -1;
+    if (recio__rm_prep(x) || curl_multi_add_handle(x->s->m, x->h) != CURLM_OK) return -1;
+    x->state = RECIO__RM_RUN;
+    x->tries++;
+    return 0;
+}
+
+/* May this failure pass? Server trouble (5xx, 429 too many requests, 408), a connection that broke,
+   timed out or was refused, a body cut short. Never: an answer that says no (403, 404, 412...). */
+static int recio__rm_transient(const recio__rm_xfer *x) {
+    switch (x->rc) {
+    case CURLE_OK: break;
+    case CURLE_COULDNT_CONNECT: case CURLE_OPERATION_TIMEDOUT: case CURLE_RECV_ERROR: case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING: case CURLE_PARTIAL_FILE: case CURLE_HTTP2: case CURLE_HTTP2_STREAM:
+    case CURLE_SSL_CONNECT_ERROR: case CURLE_COULDNT_RESOLVE_HOST:
+        return 1;
+    default: return 0;
+    }
+    return x->status >= 500 || x->status == 429 || x->status == 408 ||
+           (x->status >= 200 && x->status <= 299 && x->len && x->got < x->len); /* a short body */
+}
+
+/* Exponential backoff from 100 ms, doubled per try up to 10 s, times a jitter in [0.5, 1) so that
+   many workers do not come back together; a Retry-After the server gave is waited out (at most 60 s). */
+static double recio__rm_backoff(recio__rm_xfer *x) {
+    double d = 100.0 * (double)(1u << (x->tries < 8 ? x->tries - 1 : 7));
+    if (d > 10000) d = 10000;
+    d *= 0.5 + 0.5 * recio_rng_uniform(&x->s->rng);
+    if (x->retry_after >= 0 && (double)x->retry_after * 1000 > d) d = (double)(x->retry_after < 60 ? x->retry_after : 60) * 1000;
+    return d;
+}
+
+/* A finished try: done, again later, or failed. */
+static void recio__rm_settle(recio__rm_xfer *x, CURLcode rc) {
+    curl_multi_remove_handle(x->s->m, x->h);
+    x->rc = x->overflow ? CURLE_OK : rc;
+    if (x->overflow) x->state = RECIO__RM_FAILED;
+    else if (rc == CURLE_OK && x->status >= 200 && x->status <= 299 && !(x->len && x->got < x->len)) x->state = RECIO__RM_DONE;
+    else if (recio__rm_transient(x) && x->tries < RECIO__RM_TRIES) x->state = RECIO__RM_WAIT, x->at = recio__rm_now() + recio__rm_backoff(x);
+    else x->state = RECIO__RM_FAILED;
+}
+
+/* Moves every transfer of the session on: waits up to wait_ms for the network (less when a retry
+   falls due earlier), settles what finished, starts the retries whose time came. xs: the session's
+   transfers that may wait for a retry (n of them). -1 when curl itself fails. */
+static int recio__rm_pump(recio__rm_sess *s, recio__rm_xfer *const *xs, int n, int wait_ms) {
+    CURLMsg *msg;
+    int running, left, i;
+    double now = recio__rm_now();
+    for (i = 0; i < n; i++)
+        if (xs[i] && xs[i]->state == RECIO__RM_WAIT) {
+            if (xs[i]->at <= now || xs[i]->at - now > 61000) { /* due (or the clock jumped back) */
+                if (recio__rm_start(xs[i])) return -1;
+            } else if (xs[i]->at - now < wait_ms) {
+                wait_ms = (int)(xs[i]->at - now) + 1;
+            }
+        }
+    if (curl_multi_perform(s->m, &running) != CURLM_OK) return -1;
+    if (wait_ms > 0 && curl_multi_poll(s->m, NULL, 0, wait_ms, NULL) != CURLM_OK) return -1;
+    if (wait_ms > 0 && curl_multi_perform(s->m, &running) != CURLM_OK) return -1;
+    while ((msg = curl_multi_info_read(s->m, &left)) != NULL) {
+        recio__rm_xfer *x = NULL;
+        if (msg->msg != CURLMSG_DONE) continue;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        if (x) recio__rm_settle(x, msg->data.result);
+    }
+    return 0;
+}
+
+/* Until x is done or failed (the session's other transfers go on meanwhile). */
+static int recio__rm_wait(recio__rm_sess *s, recio__rm_xfer *x, recio__rm_xfer *const *xs, int n) {
+    while (x->state == RECIO__RM_RUN || x->state == RECIO__RM_WAIT) {
+        recio__rm_xfer *one[1];
+        one[0] = x;
+        if (recio__rm_pump(s, xs ? xs : one, xs ? n : 1, 100)) return -1;
+    }
+    return x->state == RECIO__RM_DONE ? 0 : -1;
+}
+
+/* The text of element tag in an XML body (the first from *from on), entities decoded, into out;
+   *from moves past it. 0 when found. */
+static int recio__rm_xml(const char **from, const char *end, const char *tag, char *out, size_t cap) {
+    char open[64], close[64];
+    const char *a, *b, *p;
+    size_t at = 0;
+    recio__fmt(open, sizeof open, "<%s>", tag);
+    recio__fmt(close, sizeof close, "</%s>", tag);
+    for (a = *from; a + strlen(open) <= end && strncmp(a, open, strlen(open)); a++) {}
+    if (a + strlen(open) > end) return -1;
+    a += strlen(open);
+    for (b = a; b + strlen(close) <= end && strncmp(b, close, strlen(close)); b++) {}
+    if (b + strlen(close) > end) return -1;
+    for (p = a; p < b && at + 1 < cap; p++) {
+        static const char *const ent[] = {"&amp;", "&", "&lt;", "<", "&gt;", ">", "&quot;", "\"", "&apos;", "'"};
+        size_t k;
+        for (k = 0; k < 10; k += 2)
+            if ((size_t)(b - p) >= strlen(ent[k]) && !strncmp(p, ent[k], strlen(ent[k]))) break;
+        if (k < 10) out[at++] = ent[k + 1][0], p += strlen(ent[k]) - 1;
+        else if (*p == '&' && p[1] == '#' && strchr(p, ';') && strchr(p, ';') < b) {
+            long v = p[2] == 'x' ? strtol(p + 3, NULL, 16) : strtol(p + 2, NULL, 10);
+            out[at++] = (char)(v > 0 && v < 128 ? v : '?');
+            p = strchr(p, ';');
+        } else out[at++] = *p;
+    }
+    out[at] = 0;
+    *from = b + strlen(close);
+    return 0;
+}
+
+/* Why x failed, in s->why: "HTTP 503 after 5 tries: SlowDown (Please reduce your request rate.)",
+   "HTTP 404 (not found)", "connection reset after 5 tries: ...". S3's <Code> and <Message> are
+   taken from an error body, nothing else of it (its StringToSign and SignatureProvided stay out). */
+static void recio__rm_fail_words(recio__rm_sess *s, const recio__rm_xfer *x) {
+    char code[96] = "", text[256] = "", tries[48] = "";
+    const char *p = x->err, *q = x->err, *what;
+    if (x->tries > 1) recio__fmt(tries, sizeof tries, " after %d tries", x->tries);
+    if (x->overflow) {
+        if (x->overflow == 5) recio__fmt(s->why, sizeof s->why, "the object changed while it was read (ETag %s, then %s)",
+                                         x->if_match ? x->if_match : "", x->etag);
+        else recio__fmt(s->why, sizeof s->why, x->overflow == 2 ? "out of memory"
+                        : x->overflow == 3 ? "HTTP %d: not the byte range asked (the server must answer Range requests)"
+                        : "HTTP %d: the server sent more than was asked", (int)x->status);
+        return;
+    }
+    if (x->rc != CURLE_OK) {
+        recio__fmt(s->why, sizeof s->why, "%s%s: %s", curl_easy_strerror(x->rc), tries, x->iferr[0] ? x->iferr : "no answer");
+        return;
+    }
+    recio__rm_xml(&p, x->err + x->err_len, "Code", code, sizeof code);
+    recio__rm_xml(&q, x->err + x->err_len, "Message", text, sizeof text);
+    what = x->status == 404 ? "not found" : x->status == 403 ? "access denied" : x->status == 412 ? "the object changed" : "";
+    if (x->status == 412) recio__fmt(s->why, sizeof s->why, "HTTP 412: the object changed while it was read (If-Match failed)");
+    else if (x->status >= 200 && x->status <= 299) recio__fmt(s->why, sizeof s->why, "HTTP %d%s: the body ended after %U of %U bytes",
+                                                         (int)x->status, tries, (uint64_t)x->got, x->len);
+    else if (code[0]) recio__fmt(s->why, sizeof s->why, "HTTP %d%s: %s%s%s%s", (int)x->status, tries, code, text[0] ? " (" : "", text,
+                                 text[0] ? ")" : "");
+    else recio__fmt(s->why, sizeof s->why, "HTTP %d%s%s%s%s", (int)x->status, tries, what[0] ? " (" : "", what, what[0] ? ")" : "");
+}
+
+static recio_err recio__rm_code(const recio__rm_xfer *x) { return x->overflow == 2 ? RECIO_ERR_NOMEM : RECIO_ERR_IO; }
+
+/* One request, waited for, retried as any: method on url; body for PUT/POST; the answer's body into
+   x->buf (growing). Failure words in s->why. */
+static recio_err recio__rm_call(recio__rm_sess *s, recio__rm_xfer *x, const char *method, const unsigned char *body, size_t n) {
+    x->s = s, x->method = method, x->body = body, x->body_len = n, x->grow = 1, x->tries = 0, x->len = 0, x->off = 0;
+    if (recio__rm_start(x)) return recio__fmt(s->why, sizeof s->why, "cannot start a transfer (libcurl)"), RECIO_ERR_IO;
+    if (recio__rm_wait(s, x, NULL, 0) == 0) return RECIO_OK;
+    recio__rm_fail_words(s, x);
+    return recio__rm_code(x);
+}
+
+static void recio__rm_xfer_free(recio__rm_sess *s, recio__rm_xfer *x) {
+    if (x->h) {
+        if (x->state == RECIO__RM_RUN) curl_multi_remove_handle(s->m, x->h);
+        curl_easy_cleanup(x->h);
+    }
+    curl_slist_free_all(x->hdrs);
+    recio__free(&s->alloc, x->buf);
+    memset(x, 0, sizeof *x);
+}
+
+static recio_err recio__rm_sess_open(recio__rm_sess *s, const char *uri, const recio_allocator *a) {
+    recio_err e;
+    memset(s, 0, sizeof *s);
+    if (a) s->alloc = *a;
+    if ((e = recio__rm_cfg_load(&s->cfg, uri, s->why)) != RECIO_OK) return e;
+    if (!(s->m = curl_multi_init())) return recio__fmt(s->why, sizeof s->why, "cannot start libcurl"), RECIO_ERR_NOMEM;
+    recio_rng_seed(&s->rng, (uint64_t)(uintptr_t)s ^ (uint64_t)recio__rm_now());
+    return RECIO_OK;
+}
+
+static void recio__rm_sess_close(recio__rm_sess *s) {
+    if (s->m) curl_multi_cleanup(s->m);
+    s->m = NULL;
+}
+
+/* ---- reading: ranged GETs kept ahead of the reader ---- */
+
+typedef struct recio__rm_file {
+    recio__rm_sess s;
+    char etag[RECIO__RM_TAG];               /* the object's, from the HEAD of the open */
+    uint64_t size, pos, next;                /* next: where the next range ahead starts */
+    size_t ramp;                             /* that range's length */
+    recio__rm_xfer x[RECIO__RM_DEPTH];
+    recio__rm_xfer *xs[RECIO__RM_DEPTH];
+    char msg[RECIO_ERRMSG_SIZE];             /* "URI: offset N: why" after a failed read */
+} recio__rm_file;
+
+static void recio__rm_cancel(recio__rm_file *f, recio__rm_xfer *x) {
+    if (x->state == RECIO__RM_RUN) curl_multi_remove_handle(f->s.m, x->h);
+    x->state = RECIO__RM_IDLE;
+}
+
+/* Starts ranges ahead of the reader into every idle slot, each twice the last up to RECIO__RM_CHUNK. */
+static int recio__rm_ahead(recio__rm_file *f) {
+    int i;
+    for (i = 0; i < RECIO__RM_DEPTH && f->next < f->size; i++) {
+        recio__rm_xfer *x = &f->x[i];
+        uint64_t len = f->size - f->next < f->ramp ? f->size - f->next : f->ramp;
+        if (x->state != RECIO__RM_IDLE) continue;
+        if (x->cap < len) {
+            recio__free(&f->s.alloc, x->buf);
+            x->cap = 0;
+            if (!(x->buf = (unsigned char *)recio__malloc(&f->s.alloc, (size_t)len))) return -1;
+            x->cap = (size_t)len;
+        }
+        x->method = "GET", x->if_match = f->etag, x->grow = 0, x->tries = 0;
+        x->off = f->next, x->len = len, x->got = 0, x->want_total = f->size;
+        if (recio__rm_start(x)) return -1;
+        f->next += len;
+        f->ramp = f->ramp * 2 > RECIO__RM_CHUNK ? RECIO__RM_CHUNK : f->ramp * 2;
+    }
+    return 0;
+}
+
+/* The slot whose range holds pos, after dropping those wholly before it; NULL when none does. */
+static recio__rm_xfer *recio__rm_slot(recio__rm_file *f) {
+    recio__rm_xfer *hit = NULL;
+    int i;
+    for (i = 0; i < RECIO__RM_DEPTH; i++) {
+        recio__rm_xfer *x = &f->x[i];
+        if (x->state == RECIO__RM_IDLE) continue;
+        if (x->off + x->len <= f->pos) recio__rm_cancel(f, x);
+        else if (x->off <= f->pos) hit = x;
+    }
+    return hit;
+}
+
+static int64_t recio__rm_fail_read(recio__rm_file *f, uint64_t at) {
+    recio__errf(f->msg, f->s.cfg.name, at, "%s", f->s.why);
+    return -1;
+}
+
+/* Bytes as they arrive: a range need not be complete for the reader to go on with its start. */
+static int64_t recio__rm_read(void *user, void *buf, size_t n) {
+    recio__rm_file *f = (recio__rm_file *)user;
+    size_t done = 0;
+    if (f->msg[0]) return -1;
+    if (recio__rm_ahead(f) || recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 0)) /* the transfers move on at every call */
+        return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), recio__rm_fail_read(f, f->pos);
+    while (done < n && f->pos < f->size) {
+        recio__rm_xfer *x = recio__rm_slot(f);
+        size_t k;
+        if (!x) { /* a seek away from what was read ahead: start again from pos */
+            int i;
+            for (i = 0; i < RECIO__RM_DEPTH; i++) recio__rm_cancel(f, &f->x[i]);
+            f->next = f->pos, f->ramp = RECIO__RM_FIRST;
+            if (recio__rm_ahead(f) || !(x = recio__rm_slot(f)))
+                return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
+        }
+        if (done && f->pos >= x->off + x->got) break; /* what came so far: the caller works while the rest comes */
+        while (f->pos >= x->off + x->got && (x->state == RECIO__RM_RUN || x->state == RECIO__RM_WAIT))
+            if (recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 100))
+                return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), recio__rm_fail_read(f, f->pos);
+        if (f->pos >= x->off + x->got) { /* failed, with nothing more for pos */
+            recio__rm_fail_words(&f->s, x);
+            return recio__rm_fail_read(f, x->off + x->got);
+        }
+        k = (size_t)(x->off + x->got - f->pos) < n - done ? (size_t)(x->off + x->got - f->pos) : n - done;
+        memcpy((unsigned char *)buf + done, x->buf + (f->pos - x->off), k);
+        done += k, f->pos += k;
+        if (f->pos >= x->off + x->len) x->state = RECIO__RM_IDLE;
+        if (recio__rm_ahead(f)) return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
+    }
+    return (int64_t)done;
+}
+
+static int recio__rm_seek(void *user, uint64_t off) {
+    ((recio__rm_file *)user)->pos = off;
+    return 0;
+}
+
+static int64_t recio__rm_size(void *user) { return (int64_t)((recio__rm_file *)user)->size; }
+
+static int recio__rm_close(void *user) {
+    recio__rm_file *f = (recio__rm_file *)user;
+    recio_allocator a = f->s.alloc;
+    int i;
+    for (i = 0; i < RECIO__RM_DEPTH; i++) recio__rm_xfer_free(&f->s, &f->x[i]);
+    recio__rm_sess_close(&f->s);
+    recio__free(&a, f);
+    return 0;
+}
+
+/* Opens uri for reading: the first range's answer gives the size and the ETag (and an error's words,
+   which a HEAD's answer has no body for). */
+static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const recio_allocator *a, char *why) {
+    recio__rm_file *f = (recio__rm_file *)recio__malloc(a, sizeof *f);
+    recio__rm_xfer *x;
+    recio_err e;
+    int i;
+    *out = NULL;
+    if (!f) return recio__fmt(why, RECIO_ERRMSG_SIZE, "out of memory"), RECIO_ERR_NOMEM;
+    memset(f, 0, sizeof *f);
+    if ((e = recio__rm_sess_open(&f->s, uri, a)) != RECIO_OK) goto fail;
+    for (i = 0; i < RECIO__RM_DEPTH; i++) {
+        f->x[i].s = &f->s, f->xs[i] = &f->x[i];
+        if (recio__rm_url(&f->s.cfg, f->x[i].url, f->s.cfg.key, NULL)) {
+            recio__fmt(f->s.why, sizeof f->s.why, "URI too long");
+            e = RECIO_ERR_ARG;
+            goto fail;
+        }
+    }
+    x = &f->x[0]; /* the first range gives the size (Content-Range) and the ETag, with no HEAD first */
+    if (!(x->buf = (unsigned char *)recio__malloc(&f->s.alloc, RECIO__RM_FIRST))) {
+        recio__fmt(f->s.why, sizeof f->s.why, "out of memory");
+        e = RECIO_ERR_NOMEM;
+        goto fail;
+    }
+    x->cap = RECIO__RM_FIRST, x->method = "GET", x->if_match = x->adopt = f->etag, x->len = RECIO__RM_FIRST, x->want_total = UINT64_MAX;
+    if (recio__rm_start(x)) {
+        recio__fmt(f->s.why, sizeof f->s.why, "cannot start a transfer (libcurl)");
+        e = RECIO_ERR_IO;
+        goto fail;
+    }
+    if (recio__rm_wait(&f->s, x, NULL, 0) == 0) {
+        f->size = x->want_total;
+    } else if (x->rc == CURLE_OK && x->status == 416 && x->total != UINT64_MAX) { /* an empty object */
+        f->size = x->total, x->state = RECIO__RM_IDLE;
+    } else {
+        recio__rm_fail_words(&f->s, x);
+        e = recio__rm_code(x);
+        goto fail;
+    }
+    if (f->size == UINT64_MAX) {
+        recio__fmt(f->s.why, sizeof f->s.why, "HTTP %d: no Content-Range: the size is not known", (int)x->status);
+        e = RECIO_ERR_IO;
+        goto fail;
+    }
+    f->next = x->state == RECIO__RM_IDLE ? 0 : x->len; /* the ranges ahead start at the first read: */
+    f->ramp = RECIO__RM_FIRST * 2;                      /* an open for the size alone costs one range */
+    x->adopt = NULL;
+    *out = f;
+    return RECIO_OK;
+fail:
+    recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", f->s.why);
+    recio__rm_close(f);
+    return e;
+}
+
+/* ---- writing: a multipart upload whose parts go up while the next fills ---- */
+
+typedef struct recio__rm_writer {
+    recio__rm_sess s;
+    char upload[1024];                      /* the UploadId, "" until the first part */
+    recio__rm_xfer part[2];                 /* one fills while the other goes up */
+    recio__rm_xfer call;                    /* create, complete, abort, a single PUT */
+    int cur;                                /* the part that fills */
+    size_t fill;
+    unsigned nparts;
+    char (*etags)[RECIO__RM_TAG];           /* part n's ETag at n - 1 */
+    size_t etag_cap;
+    int failed, del;                        /* del: RECIO_FS_DELETE's pending (nothing written) */
+} recio__rm_writer;
+
+static int recio__rm_w_fail(recio__rm_writer *w) {
+    w->failed = 1;
+    return -1;
+}
+
+static const char *recio__rm_body_text(recio__rm_xfer *x, char *tmp, size_t cap, const char *tag) {
+    const char *p = (const char *)x->buf;
+    if (!x->buf || recio__rm_xml(&p, (const char *)x->buf + x->got, tag, tmp, cap)) return NULL;
+    return tmp;
+}
+
+/* A part that went up: its ETag kept for the completion. */
+static int recio__rm_w_settled(recio__rm_writer *w, recio__rm_xfer *x) {
+    if (x->state == RECIO__RM_IDLE) return 0;
+    if (recio__rm_wait(&w->s, x, NULL, 0)) return recio__rm_fail_words(&w->s, x), recio__rm_w_fail(w);
+    if (!x->etag[0]) return recio__fmt(w->s.why, sizeof w->s.why, "part %d: no ETag in the answer", x->part), recio__rm_w_fail(w);
+    recio__fmt(w->etags[x->part - 1], RECIO__RM_TAG, "%s", x->etag);
+    x->state = RECIO__RM_IDLE;
+    return 0;
+}
+
+/* Starts the filled part on its way (making the upload first) and gives the writer the other one,
+   once that one's upload is over. */
+static int recio__rm_w_send(recio__rm_writer *w) {
+    recio__rm_xfer *x = &w->part[w->cur];
+    char q[1200];
+    if (!w->upload[0]) {
+        char id[1024];
+        if (recio__rm_url(&w->s.cfg, w->call.url, w->s.cfg.key, "uploads=") ||
+            recio__rm_call(&w->s, &w->call, "POST", NULL, 0) != RECIO_OK)
+            return recio__rm_w_fail(w);
+        if (!recio__rm_body_text(&w->call, id, sizeof id, "UploadId"))
+            return recio__fmt(w->s.why, sizeof w->s.why, "no UploadId in the answer"), recio__rm_w_fail(w);
+        recio__rm_enc(w->upload, sizeof w->upload, id, 0);
+    }
+    if (w->nparts >= w->etag_cap) {
+        size_t cap = w->etag_cap ? w->etag_cap * 2 : 64;
+        char(*t)[RECIO__RM_TAG] = (char(*)[RECIO__RM_TAG])recio__realloc(&w->s.alloc, w->etags, w->etag_cap * RECIO__RM_TAG, cap * RECIO__RM_TAG);
+        if (!t) return recio__fmt(w->s.why, sizeof w->s.why, "out of memory"), recio__rm_w_fail(w);
+        w->etags = t, w->etag_cap = cap;
+    }
+    x->part = (int)++w->nparts;
+    recio__fmt(q, sizeof q, "partNumber=%u&uploadId=%s", w->nparts, w->upload);
+    if (recio__rm_url(&w->s.cfg, x->url, w->s.cfg.key, q)) return recio__fmt(w->s.why, sizeof w->s.why, "URI too long"), recio__rm_w_fail(w);
+    x->method = "PUT", x->body = x->buf, x->body_len = w->fill, x->len = 0, x->grow = 0, x->cap = RECIO__RM_PART, x->tries = 0;
+    if (recio__rm_start(x)) return recio__fmt(w->s.why, sizeof w->s.why, "cannot start a transfer"), recio__rm_w_fail(w);
+    w->cur ^= 1, w->fill = 0;
+    return recio__rm_w_settled(w, &w->part[w->cur]);
+}
+
+static int recio__rm_w_write(void *user, const void *buf, size_t n) {
+    recio__rm_writer *w = (recio__rm_writer *)user;
+    const unsigned char *p = (const unsigned char *)buf;
+    if (w->failed) return -1;
+    while (n) {
+        recio__rm_xfer *x = &w->part[w->cur];
+        size_t k = RECIO__RM_PART - w->fill < n ? RECIO__RM_PART - w->fill : n;
+        if (!x->buf && !(x->buf = (unsigned char *)recio__malloc(&w->s.alloc, RECIO__RM_PART)))
+            return recio__fmt(w->s.why, sizeof w->s.why, "out of memory"), recio__rm_w_fail(w);
+        memcpy(x->buf + w->fill, p, k);
+        w->fill += k, p += k, n -= k;
+        if (w->fill == RECIO__RM_PART && recio__rm_w_send(w)) return -1;
+    }
+    if (recio__rm_pump(&w->s, NULL, 0, 0)) return recio__rm_w_fail(w); /* the part going up moves on */
+    if (w->part[w->cur ^ 1].state == RECIO__RM_FAILED) return recio__rm_w_settled(w, &w->part[w->cur ^ 1]);
+    return 0;
+}
+
+static const char *recio__rm_w_error(void *user) { return ((recio__rm_writer *)user)->s.why; }
+static int recio__rm_w_sync(void *user) { return ((recio__rm_writer *)user)->failed ? -1 : 0; }
+static int recio__rm_w_close(void *user) { return ((recio__rm_writer *)user)->failed ? -1 : 0; }
+
+/* AbortMultipartUpload: the parts go, no object appears. Its own failure is noted after the first. */
+static void recio__rm_w_abort(recio__rm_writer *w) {
+    char q[1100], keep[RECIO_ERRMSG_SIZE];
+    if (!w->upload[0]) return;
+    recio__fmt(keep, sizeof keep, "%s", w->s.why);
+    recio__fmt(q, sizeof q, "uploadId=%s", w->upload);
+    if (recio__rm_url(&w->s.cfg, w->call.url, w->s.cfg.key, q) == 0 &&
+        recio__rm_call(&w->s, &w->call, "DELETE", NULL, 0) == RECIO_OK) {
+        recio__fmt(w->s.why, sizeof w->s.why, "%s", keep);
+    } else {
+        char why[RECIO_ERRMSG_SIZE];
+        recio__fmt(why, sizeof why, "%s", w->s.why);
+        recio__fmt(w->s.why, sizeof w->s.why, "%s%s(the upload could not be aborted: %s)", keep, keep[0] ? " " : "", why);
+    }
+    w->upload[0] = 0;
+}
+
+static void recio__rm_w_free(recio__rm_writer *w) {
+    recio_allocator a = w->s.alloc;
+    recio__rm_xfer_free(&w->s, &w->part[0]);
+    recio__rm_xfer_free(&w->s, &w->part[1]);
+    recio__rm_xfer_free(&w->s, &w->call);
+    recio__free(&a, w->etags);
+    recio__rm_sess_close(&w->s);
+    recio__free(&a, w);
+}
+
+/* CompleteMultipartUpload's body: every part's number and ETag, in order. */
+static int recio__rm_w_manifest(recio__rm_writer *w, recio_buffer *b) {
+    unsigned i;
+    char line[RECIO__RM_TAG + 96];
+    b->alloc = w->s.alloc;
+    if (recio__mem_write(b, "<CompleteMultipartUpload>", 25)) return -1;
+    for (i = 0; i < w->nparts; i++) {
+        recio__fmt(line, sizeof line, "<Part><PartNumber>%u</PartNumber><ETag>%s</ETag></Part>", i + 1, w->etags[i]);
+        if (recio__mem_write(b, line, strlen(line))) return -1;
+    }
+    return recio__mem_write(b, "</CompleteMultipartUpload>", 27); /* with its 0 */
+}
+
+/* The object appears: the last part and the completion, or one PUT for a small object. Any failure
+   aborts the upload. why gets the reason. */
+static recio_err recio__rm_w_commit(recio__rm_writer *w, char *why) {
+    recio_buffer b;
+    char code[96];
+    memset(&b, 0, sizeof b);
+    if (!w->failed && !w->upload[0]) { /* all of it fits one part: one PUT */
+        recio__rm_xfer *x = &w->part[w->cur];
+        if (recio__rm_url(&w->s.cfg, w->call.url, w->s.cfg.key, NULL) == 0 &&
+            recio__rm_call(&w->s, &w->call, "PUT", x->buf ? x->buf : (const unsigned char *)"", w->fill) == RECIO_OK)
+            return why[0] = 0, RECIO_OK;
+        w->failed = 1;
+    }
+    if (!w->failed && w->fill) recio__rm_w_send(w);
+    if (!w->failed) recio__rm_w_settled(w, &w->part[0]);
+    if (!w->failed) recio__rm_w_settled(w, &w->part[1]);
+    if (!w->failed && recio__rm_w_manifest(w, &b)) recio__fmt(w->s.why, sizeof w->s.why, "out of memory"), w->failed = 1;
+    if (!w->failed) {
+        char q[1100];
+        recio__fmt(q, sizeof q, "uploadId=%s", w->upload);
+        if (recio__rm_url(&w->s.cfg, w->call.url, w->s.cfg.key, q) ||
+            recio__rm_call(&w->s, &w->call, "POST", b.data, b.size - 1) != RECIO_OK)
+            w->failed = 1;
+        else if (recio__rm_body_text(&w->call, code, sizeof code, "Code")) /* S3 may say 200 and then fail */
+            recio__fmt(w->s.why, sizeof w->s.why, "CompleteMultipartUpload: %s", code), w->failed = 1;
+    }
+    recio_buffer_free(&b);
+    if (!w->failed) return why[0] = 0, RECIO_OK;
+    recio__rm_w_abort(w);
+    recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", w->s.why);
+    return RECIO_ERR_IO;
+}
+
+/* A writer to uri: S3 only (an http(s) URL is read-only). Nothing is sent before the first part. */
+static recio_err recio__rm_w_open(recio__rm_writer **out, const char *uri, const recio_allocator *a, recio_io *io, char *why) {
+    recio__rm_writer *w;
+    recio_err e;
+    *out = NULL;
+    if (!recio__rm_ieq(uri, "s3://", 5))
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "http(s) URLs are read-only: write to s3:// or a file"), RECIO_ERR_UNSUPPORTED;
+    if (!(w = (recio__rm_writer *)recio__malloc(a, sizeof *w))) return recio__fmt(why, RECIO_ERRMSG_SIZE, "out of memory"), RECIO_ERR_NOMEM;
+    memset(w, 0, sizeof *w);
+    if ((e = recio__rm_sess_open(&w->s, uri, a)) != RECIO_OK) {
+        recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", w->s.why);
+        recio__rm_w_free(w);
+        return e;
+    }
+    w->part[0].s = w->part[1].s = w->call.s = &w->s;
+    memset(io, 0, sizeof *io);
+    io->write = recio__rm_w_write, io->sync = recio__rm_w_sync, io->close = recio__rm_w_close, io->user = w;
+    io->error = recio__rm_w_error;
+    *out = w;
+    return RECIO_OK;
+}
+
+/* ---- listing, stat, remove ---- */
+
+/* ListObjectsV2 of prefix, every page (continuation tokens), with delimiter '/' when dirs: each
+   object (kind FILE, its size) and each common prefix (kind DIR) to entry, named without prefix
+   (and without a dir's final '/'), until entry returns nonzero. max: keys per page (0: S3's 1,000). */
+static recio_err recio__rm_ls(recio__rm_sess *s, const char *prefix, int dirs, unsigned max,
+                              int (*entry)(void *ctx, const char *name, int dir, uint64_t size), void *ctx) {
+    recio__rm_xfer x;
+    char q[2600], p[1100], token[1100] = "", t[1100], name[1100], size[32], more[16];
+    recio_err e = RECIO_OK;
+    memset(&x, 0, sizeof x);
+    x.s = s;
+    if (recio__rm_enc(p, sizeof p, prefix, 0)) return recio__fmt(s->why, sizeof s->why, "prefix too long"), RECIO_ERR_ARG;
+    do {
+        const char *at, *end;
+        int stop = 0;
+        size_t n;
+        recio__fmt(q, sizeof q, "%s%s%s%slist-type=2", token[0] ? "continuation-token=" : "", token, token[0] ? "&" : "",
+                   dirs ? "delimiter=%2F&" : ""); /* the parameters sorted: SigV4 signs them as sent */
+        n = strlen(q);
+        if (max) recio__fmt(q + n, sizeof q - n, "&max-keys=%u", max);
+        n = strlen(q);
+        recio__fmt(q + n, sizeof q - n, "&prefix=%s", p);
+        if (recio__rm_url(&s->cfg, x.url, NULL, q)) { e = RECIO_ERR_ARG; recio__fmt(s->why, sizeof s->why, "URI too long"); break; }
+        if ((e = recio__rm_call(s, &x, "GET", NULL, 0)) != RECIO_OK) break;
+        end = (const char *)x.buf + x.got;
+        for (at = (const char *)x.buf; !stop && recio__rm_xml(&at, end, "Key", name, sizeof name) == 0;) {
+            const char *sz = at;
+            recio__rm_xml(&sz, end, "Size", size, sizeof size);
+            stop = entry(ctx, name + strlen(prefix), 0, (uint64_t)strtoull(size, NULL, 10));
+        }
+        for (at = (const char *)x.buf; !stop && recio__rm_xml(&at, end, "Prefix", name, sizeof name) == 0;)
+            if (strlen(name) > strlen(prefix)) name[strlen(name) - 1] = 0, stop = entry(ctx, name + strlen(prefix), 1, 0);
+        at = (const char *)x.buf;
+        token[0] = 0;
+        if (!stop && recio__rm_xml(&at, end, "IsTruncated", more, sizeof more) == 0 && !strcmp(more, "true")) {
+            at = (const char *)x.buf;
+            if (recio__rm_xml(&at, end, "NextContinuationToken", t, sizeof t) || !t[0] || recio__rm_enc(token, sizeof token, t, 0)) {
+                recio__fmt(s->why, sizeof s->why, "a truncated listing without a continuation token");
+                e = RECIO_ERR_IO;
+            }
+        }
+    } while (e == RECIO_OK && token[0]);
+    recio__rm_xfer_free(s, &x);
+    return e;
+}
+
+static int recio__rm_any(void *ctx, const char *name, int dir, uint64_t size) {
+    (void)name, (void)dir, (void)size;
+    *(int *)ctx = 1;
+    return 1;
+}
+
+/* What is at uri: an object (kind 1, its size), a "directory" on S3 (kind 2: keys under uri/), or
+   nothing (kind 0, RECIO_OK). An error when the server cannot tell (403, 5xx, no connection). */
+static recio_err recio__rm_stat(const char *uri, const recio_allocator *a, int *kind, uint64_t *size, char *why) {
+    recio__rm_sess s;
+    recio__rm_xfer x;
+    recio_err e;
+    curl_off_t len = -1;
+    *kind = 0, *size = 0;
+    memset(&x, 0, sizeof x);
+    if ((e = recio__rm_sess_open(&s, uri, a)) != RECIO_OK) return recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", s.why), recio__rm_sess_close(&s), e;
+    if (s.cfg.s3 && (!s.cfg.key[0] || s.cfg.key[strlen(s.cfg.key) - 1] == '/')) {
+        e = RECIO_OK;
+    } else if (recio__rm_url(&s.cfg, x.url, s.cfg.key, NULL)) {
+        e = RECIO_ERR_ARG, recio__fmt(s.why, sizeof s.why, "URI too long");
+    } else if ((e = recio__rm_call(&s, &x, "HEAD", NULL, 0)) == RECIO_OK) {
+        curl_easy_getinfo(x.h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len);
+        *kind = 1, *size = len < 0 ? 0 : (uint64_t)len;
+    } else if (x.rc == CURLE_OK && x.status == 404) {
+        e = RECIO_OK;
+        if (!s.cfg.s3) *kind = 0;
+    }
+    if (e == RECIO_OK && s.cfg.s3 && *kind == 0) { /* a prefix with keys under it is a directory */
+        char dir[1100];
+        int found = 0;
+        recio__fmt(dir, sizeof dir, "%s%s", s.cfg.key, s.cfg.key[0] && s.cfg.key[strlen(s.cfg.key) - 1] != '/' ? "/" : "");
+        if (!s.cfg.key[0]) found = 1; /* the bucket: listed to see that it answers */
+        if ((e = recio__rm_ls(&s, dir, 1, 1, recio__rm_any, &found)) == RECIO_OK && found) *kind = 2;
+    }
+    if (e != RECIO_OK) recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", s.why);
+    recio__rm_xfer_free(&s, &x);
+    recio__rm_sess_close(&s);
+    return e;
+}
+
+/* Deletes the object at uri (S3; an http(s) URL is read-only). Deleting what is not there is no error. */
+static recio_err recio__rm_remove(const char *uri, const recio_allocator *a, char *why) {
+    recio__rm_sess s;
+    recio__rm_xfer x;
+    recio_err e;
+    if (!recio__rm_ieq(uri, "s3://", 5))
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "http(s) URLs are read-only: write to s3:// or a file"), RECIO_ERR_UNSUPPORTED;
+    memset(&x, 0, sizeof x);
+    if ((e = recio__rm_sess_open(&s, uri, a)) == RECIO_OK) {
+        if (recio__rm_url(&s.cfg, x.url, s.cfg.key, NULL)) e = RECIO_ERR_ARG, recio__fmt(s.why, sizeof s.why, "URI too long");
+        else if ((e = recio__rm_call(&s, &x, "DELETE", NULL, 0)) != RECIO_OK && x.rc == CURLE_OK && x.status == 404) e = RECIO_OK;
+    }
+    if (e != RECIO_OK) recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", s.why);
+    recio__rm_xfer_free(&s, &x);
+    recio__rm_sess_close(&s);
+    return e;
+}
+
+/* ---- the s3, http and https rows of the filesystem table ---- */
+
+static const char *recio__rmfs_error(void *user) { return ((recio__rm_file *)user)->s.why; }
+
+static recio_err recio__rmfs_open_read(void *user, const char *path, recio_io *io, char *why) {
+    recio__rm_file *f;
+    recio_err e = recio__rm_open(&f, path, NULL, why);
+    (void)user;
+    if (e != RECIO_OK) return e;
+    memset(io, 0, sizeof *io);
+    io->read = recio__rm_read, io->seek = recio__rm_seek, io->size = recio__rm_size, io->close = recio__rm_close;
+    io->error = recio__rmfs_error, io->user = f;
+    return RECIO_OK;
+}
+
+static recio_err recio__rmfs_stat(void *user, const char *path, recio_fs_stat *st, char *why) {
+    int kind;
+    recio_err e = recio__rm_stat(path, NULL, &kind, &st->size, why);
+    (void)user;
+    st->kind = kind == 1 ? RECIO_FS_FILE : kind == 2 ? RECIO_FS_DIR : RECIO_FS_NONE;
+    return e;
+}
+
+typedef struct recio__rmfs_ls {
+    int (*entry)(void *ctx, const char *name, recio_fs_kind kind);
+    void *ctx;
+} recio__rmfs_ls;
+
+static int recio__rmfs_entry(void *ctx, const char *name, int dir, uint64_t size) {
+    recio__rmfs_ls *l = (recio__rmfs_ls *)ctx;
+    (void)size;
+    return name[0] ? l->entry(l->ctx, name, dir ? RECIO_FS_DIR : RECIO_FS_FILE) : 0; /* "dir/" itself: not an entry */
+}
+
+/* A "directory" of S3 is a prefix: dir's keys up to the next '/' (ListObjectsV2, delimiter '/'). */
+static recio_err recio__rmfs_list(void *user, const char *dir, int (*entry)(void *ctx, const char *name, recio_fs_kind kind),
+                                  void *ctx, char *why) {
+    recio__rm_sess s;
+    recio__rmfs_ls l;
+    char prefix[1100];
+    recio_err e;
+    (void)user;
+    if (!recio__rm_ieq(dir, "s3://", 5))
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "an http(s) URL cannot be listed: name each file"), RECIO_ERR_UNSUPPORTED;
+    l.entry = entry, l.ctx = ctx;
+    if ((e = recio__rm_sess_open(&s, dir, NULL)) == RECIO_OK) {
+        size_t n = strlen(s.cfg.key);
+        recio__fmt(prefix, sizeof prefix, "%s%s", s.cfg.key, n && s.cfg.key[n - 1] != '/' ? "/" : "");
+        e = recio__rm_ls(&s, prefix, 1, 0, recio__rmfs_entry, &l);
+    }
+    if (e != RECIO_OK) recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", s.why);
+    recio__rm_sess_close(&s);
+    return e;
+}
+
+/* Every mode is atomic on S3 (an object appears whole or not at all); RECIO_FS_DELETE's pending is a
+   writer that sends nothing and deletes on commit. */
+static recio_err recio__rmfs_create(void *user, const char *path, recio_fs_mode mode, recio_fs_out *out, char *why) {
+    recio__rm_writer *w;
+    recio_err e;
+    (void)user;
+    memset(out, 0, sizeof *out);
+    if ((e = recio__rm_w_open(&w, path, NULL, &out->io, why)) != RECIO_OK) return e;
+    w->del = mode == RECIO_FS_DELETE;
+    out->pending = w;
+    return RECIO_OK;
+}
+
+static void recio__rmfs_discard(void *user, void *pending) {
+    recio__rm_writer *w = (recio__rm_writer *)pending;
+    (void)user;
+    if (!w) return;
+    recio__rm_w_abort(w);
+    recio__rm_w_free(w);
+}
+
+/* In order; the first failure discards the rest (S3 has no transaction over several objects: those
+   before it stay). */
+static recio_err recio__rmfs_commit(void *user, void *const *pending, int n, char *why) {
+    recio_err e = RECIO_OK;
+    int i, done = 0;
+    for (i = 0; i < n; i++) {
+        recio__rm_writer *w = (recio__rm_writer *)pending[i];
+        if (!w) continue;
+        if (e != RECIO_OK) recio__rmfs_discard(user, w);
+        else if (w->del) e = recio__rm_remove(w->s.cfg.uri, NULL, why), recio__rm_w_free(w);
+        else e = recio__rm_w_commit(w, why), recio__rm_w_free(w);
+        if (e == RECIO_OK) done++;
+        else if (done && !strstr(why, "already")) { /* say what stays */
+            size_t k = strlen(why);
+            recio__fmt(why + k, RECIO_ERRMSG_SIZE - k, " (%d output%s before it already written: S3 has no transaction over "
+                       "several objects)", done, done > 1 ? "s" : "");
+        }
+    }
+    return e;
+}
+
+static recio_err recio__rmfs_remove(void *user, const char *path, char *why) {
+    (void)user;
+    return recio__rm_remove(path, NULL, why);
+}
+
+#define RECIO__RMFS_ROW(scheme, next) \
+    {scheme, NULL, 0, recio__rmfs_open_read, recio__rmfs_stat, recio__rmfs_list, recio__rmfs_create, recio__rmfs_commit, \
+     recio__rmfs_discard, recio__rmfs_remove, NULL, NULL, next}
+#elif !defined(RECIO_NO_STDIO) /* no RECIO_CURL: the schemes are known, and say why they cannot be used */
+
+#define RECIO__RM_NONE "this build has no remote filesystems (built without RECIO_CURL)"
+static recio_err recio__rmfs_none(void *user, const char *path, recio_io *io, char *why) {
+    (void)user, (void)path, (void)io;
+    recio__fmt(why, RECIO_ERRMSG_SIZE, RECIO__RM_NONE);
+    return RECIO_ERR_UNSUPPORTED;
+}
+static recio_err recio__rmfs_none_stat(void *user, const char *path, recio_fs_stat *st, char *why) {
+    (void)user, (void)path, (void)st;
+    recio__fmt(why, RECIO_ERRMSG_SIZE, RECIO__RM_NONE);
+    return RECIO_ERR_UNSUPPORTED;
+}
+#define RECIO__RMFS_ROW(scheme, next) \
+    {scheme, NULL, 0, recio__rmfs_none, recio__rmfs_none_stat, NULL, NULL, NULL, NULL, NULL, NULL, NULL, next}
+#endif /* RECIO_CURL */
+
+#ifdef RECIO__RMFS_ROW /* the remote rows, chained after the local filesystem (RECIO__FS_REMOTE: the first) */
+static const recio_fs recio__fs_https = RECIO__RMFS_ROW("https", NULL);
+static const recio_fs recio__fs_http = RECIO__RMFS_ROW("http", &recio__fs_https);
+static const recio_fs recio__fs_s3 = RECIO__RMFS_ROW("s3", &recio__fs_http);
+#define RECIO__FS_REMOTE (&recio__fs_s3)
 #endif
 
 #ifndef RECIO__FS_REMOTE
@@ -2476,7 +3631,7 @@ static recio_err recio__rd_fail(recio_reader *r, recio_err e, uint64_t off, cons
 
 /* A failed system call: "what: <the system's words for errno>". */
 static recio_err recio__rd_fail_sys(recio_reader *r, recio_err e, uint64_t off, const char *what) {
-    recio__errf(r->errmsg, r->name, off, "%s: %s", what, recio__errno_str(errno));
+    recio__errf(r->errmsg, r->name, off, "%s: %s", what, recio__io_why(&r->io));
     r->sticky = e;
     return e;
 }
@@ -2834,8 +3989,8 @@ static recio_err recio__wr_fail(recio_writer *w, recio_err e, uint64_t off, cons
 }
 
 static recio_err recio__wr_io_fail(recio_writer *w, uint64_t off, const char *what) {
-    char tmp[200];
-    recio__fmt(tmp, sizeof tmp, "%s: %s", what, recio__errno_str(errno));
+    char tmp[RECIO_ERRMSG_SIZE];
+    recio__fmt(tmp, sizeof tmp, "%s: %s", what, recio__io_why(&w->io));
     return recio__wr_fail(w, RECIO_ERR_IO, off, tmp);
 }
 
@@ -2858,8 +4013,8 @@ static void recio__wr_thread(void *arg) {
         if (!w->pending) break;
         recio__mutex_unlock(&w->mu);
         if (w->io.write(w->io.user, w->spare, w->spare_len) != 0) {
-            char what[200];
-            recio__fmt(what, sizeof what, "write failed: %s", recio__errno_str(errno));
+            char what[RECIO_ERRMSG_SIZE];
+            recio__fmt(what, sizeof what, "write failed: %s", recio__io_why(&w->io));
             recio__mutex_lock(&w->mu);
             recio__errf(w->bg_msg, w->name, w->spare_off, "%s", what);
             w->bg_err = RECIO_ERR_IO;
@@ -4347,7 +5502,7 @@ static recio_err recio__probe_get(recio_split *s, unsigned f, uint64_t at, size_
         p->off = at;
         p->len = 0;
         while (p->len < RECIO__PROBE_BLOCK && (k = p->io.read(p->io.user, p->buf + p->len, RECIO__PROBE_BLOCK - p->len)) > 0) p->len += (size_t)k;
-        if (k < 0) return recio__sp_failat(s, RECIO_ERR_IO, f, at, "read failed");
+        if (k < 0) return recio__sp_failat(s, RECIO_ERR_IO, f, at, "read failed: %s", recio__io_why(&p->io));
     }
     *out = p->buf + (at - p->off);
     *got = p->off + p->len - at < n ? (size_t)(p->off + p->len - at) : n;

@@ -1408,10 +1408,29 @@ static void test_cli(void) {
 }
 #endif
 
+/* A build without RECIO_CURL knows the remote schemes and says why it cannot open them (with it,
+   tests/remote/test_remote.c reads them from real servers). */
+static void test_remote_schemes_without_curl(void) {
+#ifndef RECIO_CURL
+    static const char *uris[] = {"s3://bucket/key.rec", "http://127.0.0.1:9/a.rec", "https://127.0.0.1:9/a.rec"};
+    char msg[RECIO_ERRMSG_SIZE];
+    recio_reader_desc rd;
+    recio_reader *r;
+    int i;
+    for (i = 0; i < 3; i++) {
+        memset(&rd, 0, sizeof rd);
+        rd.errmsg = msg;
+        CHECK(recio_reader_open_desc(&r, uris[i], &rd) == RECIO_ERR_UNSUPPORTED);
+        CHECK(strstr(msg, uris[i]) == msg && strstr(msg, "this build has no remote filesystems (built without RECIO_CURL)"));
+    }
+#endif
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/recio-test-XXXXXX");
     if (!t_mkdtemp(tmpdir)) return perror("mkdtemp"), 1;
     RUN(test_sha256_known_answer);
+    RUN(test_remote_schemes_without_curl);
     RUN(test_golden_read_all_backends);
     RUN(test_golden_write_byte_identical);
     RUN(test_golden_image_records);

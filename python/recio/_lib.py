@@ -88,7 +88,7 @@ class IRecord(Structure):
 
 class IO(Structure):
     _fields_ = [("read", c_void_p), ("write", c_void_p), ("seek", c_void_p), ("size", c_void_p), ("sync", c_void_p),
-                ("close", c_void_p), ("user", c_void_p), ("writev", c_void_p)]
+                ("close", c_void_p), ("user", c_void_p), ("writev", c_void_p), ("error", c_void_p)]
 
 
 class ReaderDesc(Structure):

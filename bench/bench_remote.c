@@ -1,0 +1,162 @@
+/* bench_remote: reading a .rec from object storage and HTTP on loopback (page cache warm), through a
+   split with nsplit 1, every record's bytes touched. In interleaved rounds (each row timed once per
+   round, rows in turn, so drift of this shared machine falls on all of them alike):
+     local    the same file through the split from disk
+     nginx    http://127.0.0.1 (nginx)                          ratio to local        (issue: >= 0.8x)
+     s3rver   s3:// on s3rver, SigV4-signed                     ratio to curl whole   (issue: >= 0.9x)
+     curl     `curl -o /dev/null` of the same object from s3rver, whole, signed: the server's own speed
+     proxy+0   s3:// through the tests' fault proxy, no fault   (the proxy's own speed)
+     proxy+20  the same with 20 ms added before every request   ratio to proxy+0      (issue: >= 0.8x)
+     curl nginx  `curl -o /dev/null` of the file whole from nginx: what loopback HTTP gives here
+   Medians and the spread (min..max) of the rounds, in MB/s. The servers are started for the run by
+   tests/remote/servers.py on 127.0.0.1 (this program runs itself under it when started alone).
+   Usage: bench_remote [FILE.rec [ROUNDS]]   (default build/bench-data/imagenet1k.rec, 7 rounds) */
+#define _POSIX_C_SOURCE 200809L
+#include "recio.h"
+#include "bench.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ROWS 7
+static const char *NAMES[ROWS] = {"local", "nginx", "s3rver", "curl whole", "proxy+0", "proxy+20ms", "curl nginx"};
+static const char *S3, *HTTP, *PROXY, *WWW;
+static volatile uint64_t sink;
+
+/* Seconds to read every record of uri through a split (remote: through the filesystem rows). */
+static double split_read(const char *uri, int remote, uint64_t *bytes) {
+    recio_split_desc d;
+    recio_split *s = NULL;
+    recio_record rec;
+    double t0 = now();
+    uint64_t n = 0, h = 0;
+    recio_err e;
+    size_t i;
+    memset(&d, 0, sizeof d);
+    (void)remote; /* a remote URI goes through the built-in s3/http rows like any path */
+    if (recio_split_open_desc(&s, uri, 0, 1, &d) != RECIO_OK) {
+        fprintf(stderr, "bench_remote: %s\n", recio_split_errmsg(s));
+        exit(1);
+    }
+    while ((e = recio_split_next(s, &rec)) == RECIO_OK) {
+        const unsigned char *b = (const unsigned char *)rec.data;
+        for (i = 0; i < rec.size; i += 4096) h += b[i];
+        n += rec.size;
+    }
+    if (e != RECIO_END) {
+        fprintf(stderr, "bench_remote: %s\n", recio_split_errmsg(s));
+        exit(1);
+    }
+    recio_split_close(s);
+    sink += h;
+    *bytes = n;
+    return now() - t0;
+}
+
+static double curl_whole(const char *endpoint, const char *key) {
+    char cmd[2048];
+    double t0 = now();
+    if (!strcmp(endpoint, HTTP)) snprintf(cmd, sizeof cmd, "curl -sSf -o /dev/null '%s/%s'", HTTP, key);
+    else snprintf(cmd, sizeof cmd, "curl -sSf -o /dev/null --aws-sigv4 aws:amz:us-east-1:s3 --user '%s:%s' "
+                  "-H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' '%s/bench/%s'", getenv("AWS_ACCESS_KEY_ID"),
+                  getenv("AWS_SECRET_ACCESS_KEY"), endpoint, key);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "bench_remote: curl failed\n");
+        exit(1);
+    }
+    return now() - t0;
+}
+
+static void proxy_delay(int ms) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "curl -sSf -o /dev/null '%s/__proxy/set?delay_ms=%d'", PROXY, ms);
+    if (system(cmd) != 0) exit(1);
+}
+
+/* The file into nginx's root and into s3rver (bucket "bench", made here), through recio's own writer. */
+static void stage(const char *path, const char *base) {
+    size_t n, at;
+    unsigned char *b = bench_slurp(path, &n);
+    char dst[1024], why[RECIO_ERRMSG_SIZE], cmd[2048];
+    const recio_fs *fs;
+    recio_fs_out out;
+    FILE *f;
+    if (!b) fprintf(stderr, "bench_remote: cannot read %s (make bench-data)\n", path), exit(1);
+    snprintf(dst, sizeof dst, "%s/%s", WWW, base);
+    if (!(f = fopen(dst, "wb")) || fwrite(b, 1, n, f) != n || fclose(f)) exit(1);
+    snprintf(cmd, sizeof cmd, "curl -sSf -o /dev/null -X PUT --aws-sigv4 aws:amz:us-east-1:s3 --user '%s:%s' "
+             "-H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' '%s/bench'", getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY"), S3);
+    if (system(cmd) != 0) exit(1);
+    snprintf(dst, sizeof dst, "s3://bench/%s", base);
+    fs = recio_fs_find(NULL, dst);
+    if (!fs || fs->create(fs->user, dst, RECIO_FS_ATOMIC, &out, why) != RECIO_OK) fprintf(stderr, "%s\n", why), exit(1);
+    for (at = 0; at < n; at += 1 << 20)
+        if (out.io.write(out.io.user, b + at, n - at < (1u << 20) ? n - at : (1u << 20))) exit(1);
+    out.io.close(out.io.user);
+    if (fs->commit(fs->user, &out.pending, 1, why) != RECIO_OK) fprintf(stderr, "%s\n", why), exit(1);
+    free(b);
+}
+
+int main(int argc, char **argv) {
+    const char *path = argc > 1 ? argv[1] : "build/bench-data/imagenet1k.rec", *base;
+    int rounds = argc > 2 ? atoi(argv[2]) : 7, r, k;
+    double t[ROWS][64], mb[ROWS][64];
+    char uri[ROWS][1024];
+    uint64_t bytes = 0;
+    S3 = getenv("RECIO_TEST_S3"), HTTP = getenv("RECIO_TEST_HTTP"), PROXY = getenv("RECIO_TEST_PROXY_S3"), WWW = getenv("RECIO_TEST_WWW");
+    if (!S3 || !HTTP || !PROXY || !WWW) { /* alone: run again under the servers */
+        char *args[8];
+        int i = 0;
+        args[i++] = (char *)"/usr/bin/python3", args[i++] = (char *)"tests/remote/servers.py";
+        args[i++] = (char *)"build/bench-remote-servers", args[i++] = (char *)"--", args[i++] = argv[0];
+        if (argc > 1) args[i++] = argv[1];
+        if (argc > 2) args[i++] = argv[2];
+        args[i] = NULL;
+        execv(args[0], args);
+        perror("bench_remote: /usr/bin/python3 tests/remote/servers.py");
+        return 1;
+    }
+    if (rounds < 1 || rounds > 64) rounds = 7;
+    setenv("AWS_ACCESS_KEY_ID", "RECIOTESTKEY", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "recio-test-secret/+=", 1);
+    setenv("AWS_REGION", "us-east-1", 1);
+    base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    setenv("AWS_ENDPOINT_URL", S3, 1);
+    stage(path, base);
+    snprintf(uri[0], sizeof uri[0], "%s", path);
+    snprintf(uri[1], sizeof uri[1], "%s/%s", HTTP, base);
+    snprintf(uri[2], sizeof uri[2], "s3://bench/%s", base);
+    split_read(uri[0], 0, &bytes); /* warm: the page cache, the servers' caches */
+    split_read(uri[1], 1, &bytes);
+    split_read(uri[2], 1, &bytes);
+    for (r = 0; r < rounds; r++)
+        for (k = 0; k < ROWS; k++) {
+            uint64_t n = bytes;
+            setenv("AWS_ENDPOINT_URL", k == 4 || k == 5 ? PROXY : S3, 1);
+            if (k == 4 || k == 5) proxy_delay(k == 5 ? 20 : 0);
+            if (k == 3 || k == 6) t[k][r] = curl_whole(k == 3 ? S3 : HTTP, base);
+            else t[k][r] = split_read(k >= 4 ? uri[2] : uri[k], k != 0, &n);
+            mb[k][r] = (double)bytes / t[k][r] / 1e6;
+        }
+    proxy_delay(0);
+    printf("bench_remote: %s, %.1f MB, split nsplit 1, %d interleaved rounds, loopback, page cache warm\n", path, (double)bytes / 1e6,
+           rounds);
+    printf("%-12s %10s %22s %8s %s\n", "row", "MB/s", "min..max", "ratio", "to");
+    for (k = 0; k < ROWS; k++) {
+        double lo, hi, ratio[64], m;
+        int base_row = k == 1 ? 0 : k == 2 ? 3 : k == 5 ? 4 : -1;
+        if (k == 6) base_row = -1;
+        bench_range(mb[k], rounds, &lo, &hi);
+        for (r = 0; r < rounds; r++) ratio[r] = base_row < 0 ? 0 : t[base_row][r] / t[k][r];
+        m = bench_median(mb[k], rounds);
+        if (base_row < 0) printf("%-12s %10.1f %10.1f..%-10.1f\n", NAMES[k], m, lo, hi);
+        else printf("%-12s %10.1f %10.1f..%-10.1f %7.2fx %s\n", NAMES[k], m, lo, hi, bench_median(ratio, rounds), NAMES[base_row]);
+    }
+    {
+        double ratio[64];
+        for (r = 0; r < rounds; r++) ratio[r] = t[6][r] / t[1][r];
+        printf("nginx split / curl nginx whole: %.2fx (median of the rounds' ratios)\n", bench_median(ratio, rounds));
+    }
+    return (int)(sink & 0);
+}

@@ -1,0 +1,721 @@
+/* The s3:// and http(s):// filesystems against real servers on 127.0.0.1 (tests/remote/servers.py
+   starts s3rver with SigV4 checked, nginx and the fault proxies, and sets RECIO_TEST_*): reads and
+   splits give exactly the records of the same bytes read locally; S3 listings page past 1,000 keys;
+   multipart writes appear whole or not at all and leave no parts; the proxies' faults are retried or
+   reported, and nothing wrong is ever returned; credentials, anonymous access, and no secret in any
+   message. Run by tests/test_remote.sh (make test). */
+#define _POSIX_C_SOURCE 200809L
+#include "recio.h"
+#include "../test.h"
+#include <curl/curl.h>
+#include <sys/time.h>
+#include <dirent.h>
+
+#define SECRET "recio-test-secret/+="
+static const char *S3, *HTTP, *PROXY_S3, *PROXY_HTTP, *WWW, *S3DIR;
+static const char *COMPAT = "tests/data/compat";
+static char msgs[1 << 16]; /* every error message seen, to look for secrets in */
+
+static void note(const char *m) {
+    size_t n = strlen(msgs);
+    if (n + strlen(m) + 2 < sizeof msgs) sprintf(msgs + n, "%s\n", m);
+}
+
+static double now_s(void) {
+    struct timeval t;
+    gettimeofday(&t, NULL);
+    return (double)t.tv_sec + (double)t.tv_usec / 1e6;
+}
+
+/* The S3 settings of the tests' server (or of the proxy before it). */
+static void use_s3(const char *endpoint, const char *id, const char *secret, const char *token) {
+    setenv("AWS_ENDPOINT_URL", endpoint, 1);
+    setenv("AWS_REGION", "us-east-1", 1);
+    unsetenv("AWS_DEFAULT_REGION");
+    unsetenv("AWS_PROFILE");
+    setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/recio-test", 1);
+    if (id) setenv("AWS_ACCESS_KEY_ID", id, 1);
+    else unsetenv("AWS_ACCESS_KEY_ID");
+    if (secret) setenv("AWS_SECRET_ACCESS_KEY", secret, 1);
+    else unsetenv("AWS_SECRET_ACCESS_KEY");
+    if (token) setenv("AWS_SESSION_TOKEN", token, 1);
+    else unsetenv("AWS_SESSION_TOKEN");
+}
+static void use_default(void) { use_s3(S3, "RECIOTESTKEY", SECRET, NULL); }
+
+/* GET base + path with libcurl (the proxies' control); the body into out. */
+static size_t t_sink(char *p, size_t s, size_t n, void *u) {
+    char *o = (char *)u;
+    size_t have = strlen(o), k = s * n < 4000 - have ? s * n : 4000 - have;
+    memcpy(o + have, p, k);
+    o[have + k] = 0;
+    return s * n;
+}
+static int http_get(const char *base, const char *path, char *out) {
+    char url[1024];
+    CURL *h = curl_easy_init();
+    long code = 0;
+    out[0] = 0;
+    snprintf(url, sizeof url, "%s%s", base, path);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, t_sink);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
+    curl_easy_perform(h);
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(h);
+    return (int)code;
+}
+static void faults(const char *proxy, const char *q) {
+    char out[4096], path[600];
+    snprintf(path, sizeof path, "/__proxy/set?%s", q);
+    CHECK(http_get(proxy, path, out) == 200);
+}
+static long stat_of(const char *proxy, const char *field) {
+    char out[4096], key[64], *p;
+    http_get(proxy, "/__proxy/stats", out);
+    snprintf(key, sizeof key, "\"%s\": ", field);
+    p = strstr(out, key);
+    return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+/* ---- the filesystem rows, as every path-taking call reaches them ---- */
+
+static recio_err open_remote(const char *uri, recio_io *io, char *why) {
+    const recio_fs *fs = recio_fs_find(NULL, uri);
+    why[0] = 0;
+    memset(io, 0, sizeof *io);
+    if (!fs) return snprintf(why, RECIO_ERRMSG_SIZE, "no filesystem"), RECIO_ERR_UNSUPPORTED;
+    return fs->open_read(fs->user, uri, io, why);
+}
+/* FNV-1a of every record of a reader, with their offsets: the same for a local and a remote read. */
+typedef struct {
+    size_t n;
+    uint64_t h;
+    recio_err end;
+    char msg[RECIO_ERRMSG_SIZE];
+} digest;
+
+static digest digest_reader(recio_reader *r) {
+    digest d;
+    recio_record rec;
+    memset(&d, 0, sizeof d);
+    d.h = RECIO_FNV1A_INIT;
+    while ((d.end = recio_reader_next(r, &rec)) == RECIO_OK) {
+        d.h = recio_fnv1a64(d.h, rec.data, rec.size);
+        d.h = recio_fnv1a64(d.h, &rec.offset, sizeof rec.offset);
+        d.n++;
+    }
+    snprintf(d.msg, sizeof d.msg, "%s", recio_reader_errmsg(r));
+    note(d.msg);
+    return d;
+}
+static digest digest_local(const char *name) {
+    char path[512];
+    recio_reader *r;
+    digest d;
+    snprintf(path, sizeof path, "%s/%s", COMPAT, name);
+    memset(&d, 0, sizeof d);
+    if (recio_reader_open(&r, path) != RECIO_OK) return d.end = RECIO_ERR_IO, d;
+    d = digest_reader(r);
+    recio_reader_close(r);
+    return d;
+}
+static digest digest_remote(const char *uri) {
+    recio_reader_desc rd;
+    recio_reader *r;
+    digest d;
+    memset(&d, 0, sizeof d);
+    memset(&rd, 0, sizeof rd);
+    rd.errmsg = d.msg;
+    if ((d.end = recio_reader_open_desc(&r, uri, &rd)) != RECIO_OK) return note(d.msg), d;
+    d = digest_reader(r);
+    recio_reader_close(r);
+    return d;
+}
+
+static const char *FILES[] = {"a.rec", "b.rec", "c.rec", "images.rec"};
+
+static void test_read_both_servers(void) {
+    int i, k;
+    for (k = 0; k < 2; k++)
+        for (i = 0; i < 4; i++) {
+            char uri[512];
+            digest l = digest_local(FILES[i]), r;
+            if (k) snprintf(uri, sizeof uri, "s3://data/compat/%s", FILES[i]);
+            else snprintf(uri, sizeof uri, "%s/compat/%s", HTTP, FILES[i]);
+            r = digest_remote(uri);
+            CHECK(l.end == RECIO_END && l.n > 0);
+            CHECK(r.end == RECIO_END);
+            CHECK(r.n == l.n && r.h == l.h);
+            if (r.end != RECIO_END) fprintf(stderr, "  %s: %s\n", uri, r.msg);
+        }
+}
+
+/* The records of one part: (file, offset, payload) hashed in order. */
+static uint64_t split_digest(const char *uris, unsigned rank, unsigned nsplit, int remote, int indexed, size_t *n, recio_err *end) {
+    recio_split_desc d;
+    recio_split *s = NULL;
+    recio_record rec;
+    recio_split_where w;
+    uint64_t h = RECIO_FNV1A_INIT;
+    memset(&d, 0, sizeof d);
+    (void)remote; /* remote URIs go through the built-in s3/http rows like any path */
+    if (indexed) d.mode = RECIO_SPLIT_INDEX;
+    *n = 0;
+    if ((*end = recio_split_open_desc(&s, uris, rank, nsplit, &d)) != RECIO_OK) {
+        note(recio_split_errmsg(s));
+        fprintf(stderr, "  split %s: %s\n", uris, recio_split_errmsg(s));
+        recio_split_close(s);
+        return 0;
+    }
+    while ((*end = recio_split_next_where(s, &rec, &w)) == RECIO_OK) {
+        h = recio_fnv1a64(h, rec.data, rec.size);
+        h = recio_fnv1a64(h, &w.file, sizeof w.file);
+        h = recio_fnv1a64(h, &rec.offset, sizeof rec.offset);
+        (*n)++;
+    }
+    if (*end != RECIO_END) fprintf(stderr, "  split %s: %s\n", uris, recio_split_errmsg(s));
+    recio_split_close(s);
+    return h;
+}
+
+/* dmlc-core's parts of the golden files, from nginx and from s3rver, byte mode and index mode. */
+static void test_split_both_servers(void) {
+    static const unsigned NS[] = {1, 2, 3, 5, 8};
+    char local[512], http[1024], s3[512];
+    int i, k, indexed;
+    snprintf(local, sizeof local, "%s/a.rec;%s/b.rec;%s/c.rec", COMPAT, COMPAT, COMPAT);
+    snprintf(http, sizeof http, "%s/compat/a.rec;%s/compat/b.rec;%s/compat/c.rec", HTTP, HTTP, HTTP);
+    snprintf(s3, sizeof s3, "s3://data/compat/a.rec;s3://data/compat/b.rec;s3://data/compat/c.rec");
+    for (indexed = 0; indexed < 2; indexed++)
+        for (i = 0; i < 5; i++)
+            for (k = 0; k < (int)NS[i]; k++) {
+                size_t nl, nh, ns;
+                recio_err el, eh, es;
+                uint64_t hl = split_digest(local, (unsigned)k, NS[i], 0, indexed, &nl, &el);
+                uint64_t hh = split_digest(http, (unsigned)k, NS[i], 1, indexed, &nh, &eh);
+                uint64_t hs = split_digest(s3, (unsigned)k, NS[i], 1, indexed, &ns, &es);
+                CHECK(el == RECIO_END && eh == RECIO_END && es == RECIO_END);
+                CHECK(nh == nl && hh == hl);
+                CHECK(ns == nl && hs == hl);
+            }
+}
+
+/* uri (a copy of s3://scratch/w.rec) read through proxy, which fails every GET once the reader is
+   open: the error names the URI, an offset and the tries, and the records before it are w.rec's. */
+static uint64_t w_hash[4000];
+static size_t w_n;
+static void fail_mid_read(const char *uri, const char *proxy) {
+    recio_reader_desc rd;
+    recio_reader *r;
+    recio_record rec;
+    char why[RECIO_ERRMSG_SIZE];
+    size_t n = 0, good = 1;
+    recio_err e;
+    memset(&rd, 0, sizeof rd);
+    rd.name = uri;
+    CHECK(open_remote(uri, &rd.io, why) == RECIO_OK);
+    if (!rd.io.read) return;
+    CHECK(recio_reader_open_desc(&r, NULL, &rd) == RECIO_OK);
+    faults(proxy, "status=503&count=1000&methods=GET");
+    while ((e = recio_reader_next(r, &rec)) == RECIO_OK) {
+        if (n >= w_n || recio_fnv1a64(RECIO_FNV1A_INIT, rec.data, rec.size) != w_hash[n]) good = 0;
+        n++;
+    }
+    CHECK(e == RECIO_ERR_IO && good && n > 0 && n < w_n);
+    CHECK(strstr(recio_reader_errmsg(r), uri) == recio_reader_errmsg(r));
+    CHECK(strstr(recio_reader_errmsg(r), ": offset ") && strstr(recio_reader_errmsg(r), "HTTP 503 after 5 tries: SlowDown"));
+    fprintf(stderr, "  (as expected, after %d records) %s\n", (int)n, recio_reader_errmsg(r));
+    note(recio_reader_errmsg(r));
+    recio_reader_close(r);
+    faults(proxy, "");
+}
+
+/* Random seeks and reads against the local bytes (the read-ahead's ranges, dropped and started again). */
+static void compare_seeks(const char *uri, const unsigned char *want, size_t size, int rounds) {
+    recio_io io;
+    char why[RECIO_ERRMSG_SIZE];
+    unsigned char *got = (unsigned char *)malloc(size + 1);
+    int i;
+    CHECK(open_remote(uri, &io, why) == RECIO_OK);
+    if (!io.read) {
+        free(got);
+        return;
+    }
+    CHECK(io.size(io.user) == (int64_t)size);
+    for (i = 0; i < rounds; i++) {
+        size_t off = i == 0 ? 0 : (size_t)(t_rand() % size), len = (size_t)(t_rand() % (i % 3 == 0 ? size : 300000)) + 1, have = 0;
+        int64_t k = 1;
+        if (off + len > size) len = size - off;
+        CHECK(io.seek(io.user, off) == 0);
+        while (have < len && (k = io.read(io.user, got + have, len - have)) > 0) have += (size_t)k;
+        CHECK(k > 0 && have == len);
+        CHECK(memcmp(got, want + off, have) == 0);
+    }
+    CHECK(io.seek(io.user, size) == 0 && io.read(io.user, got, 1) == 0); /* the end */
+    io.close(io.user);
+    free(got);
+}
+
+/* ---- writing ---- */
+
+static const recio_fs *fs_of(const char *uri) { return recio_fs_find(NULL, uri); }
+
+/* n bytes through the fs's create (atomic) and commit: RECIO_OK or the commit's error. */
+static recio_err put_bytes(const char *uri, const unsigned char *b, size_t n, size_t step, char *why) {
+    const recio_fs *fs = fs_of(uri);
+    recio_fs_out out;
+    recio_err e;
+    size_t at;
+    why[0] = 0;
+    if ((e = fs->create(fs->user, uri, RECIO_FS_ATOMIC, &out, why)) != RECIO_OK) return e;
+    for (at = 0; at < n; at += step)
+        if (out.io.write(out.io.user, b + at, n - at < step ? n - at : step)) break;
+    out.io.close(out.io.user);
+    if (at < n) return fs->discard(fs->user, out.pending), RECIO_ERR_IO;
+    e = fs->commit(fs->user, &out.pending, 1, why);
+    if (e != RECIO_OK) note(why);
+    return e;
+}
+
+static recio_fs_kind kind_of(const char *uri, uint64_t *size) {
+    const recio_fs *fs = fs_of(uri);
+    recio_fs_stat st;
+    char why[RECIO_ERRMSG_SIZE] = "";
+    memset(&st, 0, sizeof st);
+    if (fs->info(fs->user, uri, &st, why) != RECIO_OK) return note(why), fprintf(stderr, "  stat %s: %s\n", uri, why), (recio_fs_kind)-1;
+    if (size) *size = st.size;
+    return st.kind;
+}
+
+/* Upload directories left in s3rver's store: parts of an upload never completed nor aborted. */
+static int orphan_uploads(void) {
+    char path[1024];
+    DIR *d;
+    struct dirent *e;
+    int n = 0;
+    snprintf(path, sizeof path, "%s/scratch/._S3rver_uploads", S3DIR);
+    if (!(d = opendir(path))) return 0;
+    while ((e = readdir(d)) != NULL) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static unsigned char *big;
+static size_t big_n = (21u << 20) + 12345; /* three parts: 8 + 8 + the rest */
+
+static void test_multipart_write_read(void) {
+    char why[RECIO_ERRMSG_SIZE];
+    uint64_t size = 0;
+    const recio_fs *fs = fs_of("s3://scratch/big.bin");
+    recio_fs_out out;
+    size_t at;
+    CHECK(kind_of("s3://scratch/big.bin", NULL) == RECIO_FS_NONE);
+    CHECK(fs->create(fs->user, "s3://scratch/big.bin", RECIO_FS_ATOMIC, &out, why) == RECIO_OK);
+    for (at = 0; at < big_n; at += 1000003) CHECK(out.io.write(out.io.user, big + at, big_n - at < 1000003 ? big_n - at : 1000003) == 0);
+    CHECK(out.io.close(out.io.user) == 0);
+    CHECK(kind_of("s3://scratch/big.bin", NULL) == RECIO_FS_NONE); /* parts are up, the object is not */
+    CHECK(fs->commit(fs->user, &out.pending, 1, why) == RECIO_OK);
+    CHECK(kind_of("s3://scratch/big.bin", &size) == RECIO_FS_FILE && size == big_n);
+    CHECK(orphan_uploads() == 0);
+    compare_seeks("s3://scratch/big.bin", big, big_n, 40);
+    /* a small object: one PUT */
+    CHECK(put_bytes("s3://scratch/small.bin", big, 1000, 1000, why) == RECIO_OK);
+    CHECK(kind_of("s3://scratch/small.bin", &size) == RECIO_FS_FILE && size == 1000);
+    compare_seeks("s3://scratch/small.bin", big, 1000, 10);
+}
+
+/* RecordIO written to S3 through recio_writer, read back through the reader: the same records. */
+static void test_writer_records(void) {
+    const recio_fs *fs = fs_of("s3://scratch/w.rec");
+    recio_writer_desc wd;
+    recio_reader_desc rd;
+    recio_writer *w;
+    recio_reader *r;
+    recio_record rec;
+    recio_fs_out out;
+    char why[RECIO_ERRMSG_SIZE];
+    size_t i, n = 0;
+    uint64_t hw = RECIO_FNV1A_INIT, hr = RECIO_FNV1A_INIT;
+    recio_writer *lw; /* the same records into nginx's root */
+    char local[512];
+    snprintf(local, sizeof local, "%s/w.rec", WWW);
+    CHECK(recio_writer_open(&lw, local) == RECIO_OK);
+    memset(&wd, 0, sizeof wd);
+    memset(&rd, 0, sizeof rd);
+    CHECK(fs->create(fs->user, "s3://scratch/w.rec", RECIO_FS_ATOMIC, &out, why) == RECIO_OK);
+    wd.io = out.io;
+    wd.name = "s3://scratch/w.rec";
+    CHECK(recio_writer_open_desc(&w, NULL, &wd) == RECIO_OK);
+    for (i = 0; i < 3000; i++) { /* about 18 MiB: parts go up while records are written */
+        size_t len = 1 + (size_t)(t_rand() % 12000), off = (size_t)(t_rand() % (big_n - len));
+        hw = recio_fnv1a64(hw, big + off, len);
+        w_hash[w_n++] = recio_fnv1a64(RECIO_FNV1A_INIT, big + off, len);
+        CHECK(recio_writer_write(w, big + off, len) == RECIO_OK);
+        CHECK(recio_writer_write(lw, big + off, len) == RECIO_OK);
+    }
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    CHECK(recio_writer_close(lw) == RECIO_OK);
+    CHECK(fs->commit(fs->user, &out.pending, 1, why) == RECIO_OK);
+    CHECK(open_remote("s3://scratch/w.rec", &rd.io, why) == RECIO_OK);
+    if (!rd.io.read) return;
+    CHECK(recio_reader_open_desc(&r, NULL, &rd) == RECIO_OK);
+    while (recio_reader_next(r, &rec) == RECIO_OK) hr = recio_fnv1a64(hr, rec.data, rec.size), n++;
+    CHECK(n == 3000 && hr == hw);
+    recio_reader_close(r);
+}
+
+/* The writer on an s3:// path, with its .idx: both appear on close; a failure leaves neither, and
+   no upload parts. */
+static recio_err write_path(const char *rec, const char *idx, size_t nrec, uint64_t *h, char *msg) {
+    recio_writer_desc wd;
+    recio_writer *w;
+    recio_err e;
+    size_t i;
+    memset(&wd, 0, sizeof wd);
+    wd.index_path = idx, wd.atomic = 1, wd.errmsg = msg;
+    *h = RECIO_FNV1A_INIT;
+    if ((e = recio_writer_open_desc(&w, rec, &wd)) != RECIO_OK) return e;
+    for (i = 0; i < nrec; i++) {
+        size_t len = 1 + (size_t)(t_rand() % 12000), off = (size_t)(t_rand() % (big_n - len));
+        *h = recio_fnv1a64(*h, big + off, len);
+        if (recio_writer_write(w, big + off, len) != RECIO_OK) break;
+    }
+    e = recio_writer_finish(w);
+    snprintf(msg, RECIO_ERRMSG_SIZE, "%s", recio_writer_errmsg(w));
+    recio_writer_close(w);
+    return e;
+}
+
+static void test_writer_path(void) {
+    char msg[RECIO_ERRMSG_SIZE];
+    uint64_t h, hr = RECIO_FNV1A_INIT;
+    recio_reader *r;
+    recio_record rec;
+    recio_index idx;
+    size_t n = 0;
+    CHECK(write_path("s3://scratch/wp.rec", "s3://scratch/wp.idx", 2500, &h, msg) == RECIO_OK);
+    CHECK(recio_reader_open(&r, "s3://scratch/wp.rec") == RECIO_OK);
+    while (recio_reader_next(r, &rec) == RECIO_OK) hr = recio_fnv1a64(hr, rec.data, rec.size), n++;
+    recio_reader_close(r);
+    CHECK(n == 2500 && hr == h);
+    memset(&idx, 0, sizeof idx);
+    CHECK(recio_index_load(&idx, "s3://scratch/wp.idx") == RECIO_OK && idx.count == 2500);
+    recio_index_free(&idx);
+    /* the second part refused: neither object appears */
+    use_s3(PROXY_S3, "RECIOTESTKEY", SECRET, NULL);
+    faults(PROXY_S3, "status=500&count=100&match=partNumber%3D2&methods=PUT");
+    CHECK(write_path("s3://scratch/wp2.rec", "s3://scratch/wp2.idx", 2500, &h, msg) == RECIO_ERR_IO);
+    CHECK(strstr(msg, "s3://scratch/wp2.rec") != NULL && strstr(msg, "HTTP 500 after 5 tries") != NULL);
+    fprintf(stderr, "  (as expected) %s\n", msg);
+    note(msg);
+    faults(PROXY_S3, "");
+    use_default();
+    CHECK(kind_of("s3://scratch/wp2.rec", NULL) == RECIO_FS_NONE && kind_of("s3://scratch/wp2.idx", NULL) == RECIO_FS_NONE);
+    CHECK(orphan_uploads() == 0);
+}
+
+/* A part that cannot go up: the upload is aborted, no object appears, no part is left. */
+static void test_write_failure_aborts(void) {
+    char why[RECIO_ERRMSG_SIZE];
+    use_s3(PROXY_S3, "RECIOTESTKEY", SECRET, NULL);
+    faults(PROXY_S3, "status=500&count=100&match=partNumber%3D2&methods=PUT");
+    CHECK(put_bytes("s3://scratch/fail.bin", big, big_n, 1 << 20, why) != RECIO_OK);
+    CHECK(strstr(why, "HTTP 500 after 5 tries") != NULL);
+    if (!strstr(why, "HTTP 500 after 5 tries")) fprintf(stderr, "  why: %s\n", why);
+    faults(PROXY_S3, "");
+    CHECK(kind_of("s3://scratch/fail.bin", NULL) == RECIO_FS_NONE);
+    CHECK(orphan_uploads() == 0);
+    CHECK(stat_of(PROXY_S3, "requests") >= 0);
+    /* the completion refused: aborted too */
+    faults(PROXY_S3, "status=503&count=100&match=uploadId%3D&methods=POST");
+    CHECK(put_bytes("s3://scratch/fail2.bin", big, big_n, 1 << 20, why) != RECIO_OK);
+    CHECK(strstr(why, "HTTP 503 after 5 tries") != NULL);
+    faults(PROXY_S3, "");
+    CHECK(kind_of("s3://scratch/fail2.bin", NULL) == RECIO_FS_NONE);
+    CHECK(orphan_uploads() == 0);
+    use_default();
+    /* discarded by the caller after parts went up */
+    {
+        const recio_fs *fs = fs_of("s3://scratch/discarded.bin");
+        recio_fs_out out;
+        CHECK(fs->create(fs->user, "s3://scratch/discarded.bin", RECIO_FS_ATOMIC, &out, why) == RECIO_OK);
+        CHECK(out.io.write(out.io.user, big, 17u << 20) == 0);
+        out.io.close(out.io.user);
+        fs->discard(fs->user, out.pending);
+        CHECK(kind_of("s3://scratch/discarded.bin", NULL) == RECIO_FS_NONE);
+        CHECK(orphan_uploads() == 0);
+    }
+}
+
+static void test_http_read_only(void) {
+    char uri[512], why[RECIO_ERRMSG_SIZE];
+    const recio_fs *fs;
+    recio_fs_out out;
+    snprintf(uri, sizeof uri, "%s/compat/new.rec", HTTP);
+    fs = fs_of(uri);
+    CHECK(fs && fs->create(fs->user, uri, RECIO_FS_ATOMIC, &out, why) == RECIO_ERR_UNSUPPORTED);
+    CHECK(strstr(why, "read-only") != NULL);
+}
+
+/* ---- listing ---- */
+
+typedef struct {
+    int n, dirs;
+    char names[2000][24];
+} listing;
+static int on_entry(void *ctx, const char *name, recio_fs_kind kind) {
+    listing *l = (listing *)ctx;
+    if (l->n < 2000) snprintf(l->names[l->n], sizeof l->names[0], "%s", name);
+    l->n++;
+    l->dirs += kind == RECIO_FS_DIR;
+    return 0;
+}
+
+static void test_list(void) {
+    static listing l;
+    char why[RECIO_ERRMSG_SIZE], key[64];
+    const recio_fs *fs = fs_of("s3://data/compat");
+    DIR *d = opendir(COMPAT);
+    struct dirent *e;
+    int local = 0, i, ok = 1;
+    while ((e = readdir(d)) != NULL) local += e->d_name[0] != '.';
+    closedir(d);
+    memset(&l, 0, sizeof l);
+    CHECK(fs->list(fs->user, "s3://data/compat", on_entry, &l, why) == RECIO_OK);
+    CHECK(l.n == local && l.dirs == 0);
+    memset(&l, 0, sizeof l);
+    CHECK(fs->list(fs->user, "s3://data", on_entry, &l, why) == RECIO_OK);
+    CHECK(l.n == 1 && l.dirs == 1 && !strcmp(l.names[0], "compat"));
+    CHECK(kind_of("s3://data/compat", NULL) == RECIO_FS_DIR);
+    CHECK(kind_of("s3://data/compat/nothing.rec", NULL) == RECIO_FS_NONE);
+    /* more than 1,000 keys: ListObjectsV2's pages */
+    for (i = 0; i < 1050; i++) {
+        snprintf(key, sizeof key, "s3://scratch/many/k%04d", i);
+        if (put_bytes(key, (const unsigned char *)"x", 1, 1, why) != RECIO_OK) ok = 0;
+    }
+    CHECK(ok);
+    use_s3(PROXY_S3, "RECIOTESTKEY", SECRET, NULL);
+    faults(PROXY_S3, "");
+    memset(&l, 0, sizeof l);
+    CHECK(fs->list(fs->user, "s3://scratch/many/", on_entry, &l, why) == RECIO_OK);
+    if (l.n != 1050) fprintf(stderr, "  list s3://scratch/many/: %d entries: %s\n", l.n, why);
+    CHECK(l.n == 1050);
+    CHECK(stat_of(PROXY_S3, "requests") == 2); /* two pages */
+    for (i = 0; i < 1050 && i < l.n; i++) {
+        snprintf(key, sizeof key, "k%04d", i);
+        if (strcmp(l.names[i], key)) ok = 0;
+    }
+    CHECK(ok);
+    use_default();
+}
+
+/* ---- the iterator: the photo set packed here, iterated from disk, nginx and s3rver ---- */
+
+static int run_out(const char *args, char *out, size_t cap) { /* the recio command's stdout */
+    char cmd[4096];
+    const char *exe = getenv("RECIO");
+    FILE *p;
+    size_t n;
+    snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null", exe && *exe ? exe : "build/recio", args);
+    if (!(p = popen(cmd, "r"))) return -1;
+    n = fread(out, 1, cap - 1, p);
+    out[n] = 0;
+    return pclose(p);
+}
+
+static void test_iter_photos(void) {
+    static char local[1 << 16], remote[1 << 16];
+    char dir[600], args[3000], why[RECIO_ERRMSG_SIZE], uri[700];
+    const char *iter = "--spec 'random_resized_crop(64) random_flip(0.5) normalize(imagenet) chw' --batch 4 --workers 2 "
+                       "--seed 3 --epochs 2 --shuffle";
+    unsigned char *b;
+    size_t n;
+    int k;
+    snprintf(dir, sizeof dir, "%s/..", S3DIR);
+    snprintf(args, sizeof args, "list --recursive %s/photos tests/data/photos", dir);
+    CHECK(run_out(args, local, sizeof local) == 0);
+    snprintf(args, sizeof args, "pack --quiet %s/photos tests/data/photos", dir);
+    CHECK(run_out(args, local, sizeof local) == 0);
+    snprintf(args, sizeof args, "%s/photos.rec", dir);
+    b = t_slurp(args, &n);
+    CHECK(b && n > 100000);
+    if (!b) return;
+    CHECK(put_bytes("s3://scratch/photos.rec", b, n, 1 << 20, why) == RECIO_OK);
+    snprintf(args, sizeof args, "%s/photos.idx", dir);
+    free(b);
+    b = t_slurp(args, &n);
+    CHECK(b && put_bytes("s3://scratch/photos.idx", b, n, n, why) == RECIO_OK);
+    free(b);
+    snprintf(args, sizeof args, "cp %s/photos.rec %s/photos.idx %s/", dir, dir, WWW);
+    CHECK(system(args) == 0);
+    snprintf(args, sizeof args, "iter %s/photos.rec %s", dir, iter);
+    CHECK(run_out(args, local, sizeof local) == 0 && strlen(local) > 100);
+    for (k = 0; k < 2; k++) {
+        if (k) snprintf(uri, sizeof uri, "s3://scratch/photos.rec");
+        else snprintf(uri, sizeof uri, "%s/photos.rec", HTTP);
+        snprintf(args, sizeof args, "iter %s %s", uri, iter);
+        CHECK(run_out(args, remote, sizeof remote) == 0);
+        CHECK(strcmp(local, remote) == 0); /* the same batches: ids and checksums */
+    }
+}
+
+/* ---- faults ---- */
+
+static void test_faults_read(void) {
+    static const char *cases[] = {"status=503&count=2&retry_after=1&methods=GET", "status=429&count=3&methods=GET",
+                                  "status=500&count=4", "cut=3&methods=GET", "reset=3", "delay_ms=20"};
+    char uri[512];
+    digest l = digest_local("b.rec"), r;
+    int k, i;
+    for (k = 0; k < 2; k++) {
+        const char *proxy = k ? PROXY_S3 : PROXY_HTTP;
+        if (k) snprintf(uri, sizeof uri, "s3://data/compat/b.rec");
+        else snprintf(uri, sizeof uri, "%s/compat/b.rec", PROXY_HTTP);
+        use_s3(PROXY_S3, "RECIOTESTKEY", SECRET, NULL);
+        for (i = 0; i < 6; i++) {
+            double t0 = now_s();
+            faults(proxy, cases[i]);
+            r = digest_remote(uri);
+            CHECK(r.end == RECIO_END && r.n == l.n && r.h == l.h);
+            if (r.end != RECIO_END) fprintf(stderr, "  %s with %s: %s\n", uri, cases[i], r.msg);
+            CHECK(stat_of(proxy, "faults") == (i == 0 ? 2 : i == 1 ? 3 : i == 2 ? 4 : i == 5 ? 0 : 3));
+            if (i == 0) CHECK(now_s() - t0 >= 0.95); /* Retry-After: 1 waited out */
+        }
+        /* always failing from the open on: its reason, with the tries */
+        faults(proxy, "status=503&count=1000&methods=GET");
+        r = digest_remote(uri);
+        CHECK(r.end == RECIO_ERR_IO && strstr(r.msg, "HTTP 503 after 5 tries: SlowDown") != NULL);
+        /* failing after the open (past what was read ahead): the reader names the URI and the offset,
+           and every record before is right */
+        faults(proxy, "");
+        if (k) snprintf(uri, sizeof uri, "s3://scratch/w.rec");
+        else snprintf(uri, sizeof uri, "%s/w.rec", PROXY_HTTP);
+        fail_mid_read(uri, proxy);
+        if (k) snprintf(uri, sizeof uri, "s3://data/compat/b.rec");
+        else snprintf(uri, sizeof uri, "%s/compat/b.rec", PROXY_HTTP);
+        /* the object replaced while read: an error, never a mix; with If-Match ignored too */
+        for (i = 0; i < 2; i++) {
+            faults(proxy, i ? "replace_after=1&ignore_if_match=1" : "replace_after=1");
+            r = digest_remote(uri);
+            CHECK(r.end == RECIO_ERR_IO && strstr(r.msg, "changed") != NULL);
+            CHECK(r.n < l.n);
+            fprintf(stderr, "  (as expected) %s\n", r.msg);
+        }
+        CHECK(stat_of(proxy, "if_match") > 0);
+        faults(proxy, "");
+    }
+    use_default();
+}
+
+/* What a record stream gives before an error is a prefix of the true one (records through the
+   reader are checked one by one against the local file's). */
+static void test_no_wrong_record(void) {
+    recio_reader *lr, *rr;
+    recio_reader_desc rd;
+    recio_record a, b;
+    char why[RECIO_ERRMSG_SIZE], path[512];
+    recio_err e;
+    int good = 1, n = 0;
+    snprintf(path, sizeof path, "%s/b.rec", COMPAT); /* two ranges: the second comes from the new object */
+    faults(PROXY_HTTP, "replace_after=1&ignore_if_match=1");
+    memset(&rd, 0, sizeof rd);
+    {
+        char uri[512];
+        snprintf(uri, sizeof uri, "%s/compat/b.rec", PROXY_HTTP);
+        rd.name = "b.rec";
+        CHECK(open_remote(uri, &rd.io, why) == RECIO_OK);
+    }
+    CHECK(recio_reader_open(&lr, path) == RECIO_OK);
+    CHECK(recio_reader_open_desc(&rr, NULL, &rd) == RECIO_OK);
+    while ((e = recio_reader_next(rr, &b)) == RECIO_OK) {
+        if (recio_reader_next(lr, &a) != RECIO_OK || a.size != b.size || a.offset != b.offset || memcmp(a.data, b.data, a.size)) good = 0;
+        n++;
+    }
+    CHECK(good && e == RECIO_ERR_IO);
+    note(recio_reader_errmsg(rr));
+    recio_reader_close(rr);
+    recio_reader_close(lr);
+    faults(PROXY_HTTP, "");
+}
+
+/* ---- credentials and messages ---- */
+
+static void expect_open_fails(const char *uri, const char *want1, const char *want2) {
+    recio_io io;
+    char why[RECIO_ERRMSG_SIZE];
+    CHECK(open_remote(uri, &io, why) == RECIO_ERR_IO);
+    note(why);
+    CHECK(strstr(why, want1) != NULL && (!want2 || strstr(why, want2) != NULL));
+    if (!strstr(why, want1) || (want2 && !strstr(why, want2))) fprintf(stderr, "  %s: %s\n", uri, why);
+}
+
+static void test_credentials(void) {
+    char path[512], uri[512];
+    FILE *f;
+    digest d;
+    expect_open_fails("s3://data/compat/missing.rec", "HTTP 404", NULL);
+    snprintf(uri, sizeof uri, "%s/compat/missing.rec", HTTP);
+    expect_open_fails(uri, "HTTP 404", NULL);
+    use_s3(S3, "RECIOTESTKEY", "wrong-secret", NULL);
+    expect_open_fails("s3://data/compat/a.rec", "HTTP 403", "SignatureDoesNotMatch");
+    use_s3(S3, "NOSUCHKEY", SECRET, NULL);
+    expect_open_fails("s3://data/compat/a.rec", "HTTP 403", "InvalidAccessKeyId");
+    /* a session token: signed and sent; without it, refused */
+    use_s3(S3, "RECIOTMPKEY", "recio-tmp-secret", "recio-session-token/+=");
+    d = digest_remote("s3://data/compat/a.rec");
+    CHECK(d.end == RECIO_END && d.n == digest_local("a.rec").n);
+    use_s3(S3, "RECIOTMPKEY", "recio-tmp-secret", NULL);
+    expect_open_fails("s3://data/compat/a.rec", "HTTP 400", "InvalidToken");
+    /* anonymous: the public bucket reads, the others refuse */
+    use_s3(S3, NULL, NULL, NULL);
+    d = digest_remote("s3://public/compat/a.rec");
+    CHECK(d.end == RECIO_END && d.h == digest_local("a.rec").h);
+    expect_open_fails("s3://data/compat/a.rec", "HTTP 403", "AccessDenied");
+    /* the shared credentials file's profile */
+    snprintf(path, sizeof path, "%s/../credentials", S3DIR);
+    f = fopen(path, "w");
+    fprintf(f, "[other]\naws_access_key_id = NOSUCHKEY\naws_secret_access_key = x\n\n[default]\naws_access_key_id = RECIOTESTKEY\n"
+               "aws_secret_access_key = %s\n", SECRET);
+    fclose(f);
+    setenv("AWS_SHARED_CREDENTIALS_FILE", path, 1);
+    d = digest_remote("s3://data/compat/a.rec");
+    CHECK(d.end == RECIO_END && d.h == digest_local("a.rec").h);
+    setenv("AWS_PROFILE", "other", 1);
+    expect_open_fails("s3://data/compat/a.rec", "HTTP 403", "InvalidAccessKeyId");
+    /* an http URL's user:password@ and ?query never reach a message */
+    snprintf(uri, sizeof uri, "http://someone:pa55word@%s/compat/missing.rec?X-Amz-Signature=deadbeef1234", HTTP + 7);
+    expect_open_fails(uri, "HTTP 404", NULL);
+    use_default();
+    CHECK(strstr(msgs, SECRET) == NULL && strstr(msgs, "pa55word") == NULL && strstr(msgs, "deadbeef1234") == NULL);
+    CHECK(strstr(msgs, "recio-tmp-secret") == NULL && strstr(msgs, "recio-session-token") == NULL);
+    CHECK(strstr(msgs, "Signature=") == NULL && strstr(msgs, "SignatureProvided") == NULL);
+}
+
+int main(void) {
+    size_t i;
+    S3 = getenv("RECIO_TEST_S3"), HTTP = getenv("RECIO_TEST_HTTP"), WWW = getenv("RECIO_TEST_WWW");
+    PROXY_S3 = getenv("RECIO_TEST_PROXY_S3"), PROXY_HTTP = getenv("RECIO_TEST_PROXY_HTTP"), S3DIR = getenv("RECIO_TEST_S3_DIR");
+    if (!S3 || !HTTP || !PROXY_S3 || !PROXY_HTTP || !WWW || !S3DIR) {
+        fprintf(stderr, "test_remote: run it through tests/test_remote.sh (it starts the servers)\n");
+        t_failed++;
+        return t_done("test_remote");
+    }
+    big = (unsigned char *)malloc(big_n);
+    for (i = 0; i < big_n; i++) big[i] = (unsigned char)(t_rand() >> 7);
+    use_default();
+    RUN(test_read_both_servers);
+    RUN(test_split_both_servers);
+    RUN(test_multipart_write_read);
+    RUN(test_writer_records);
+    RUN(test_write_failure_aborts);
+    RUN(test_writer_path);
+    RUN(test_http_read_only);
+    RUN(test_list);
+    RUN(test_iter_photos);
+    RUN(test_faults_read);
+    RUN(test_no_wrong_record);
+    RUN(test_credentials);
+    free(big);
+    return t_done("test_remote");
+}

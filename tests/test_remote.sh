@@ -1,0 +1,19 @@
+#!/bin/sh
+# The s3:// and http(s):// tests (tests/remote/test_remote.c) against s3rver and nginx on 127.0.0.1,
+# started and stopped by tests/remote/servers.py. Where they cannot run it says why on a summary line
+# that counts them as skipped (never as passed).
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+build=${RECIO_BUILD:-build}
+case $build in /*) ;; *) build=$root/$build ;; esac
+skip() { echo "skip: remote filesystems: $1"; echo "test_remote: 0 passed, 0 failed, 1 skipped"; exit 0; }
+[ -z "${RUN:-}" ] || skip "a cross build's test cannot reach this machine's servers"
+[ "${RECIO_HAS_CURL:-1}" = 1 ] || skip "this build has no libcurl (RECIO_CURL): install libcurl4-openssl-dev"
+[ -x "$build/tests/remote/test_remote" ] || skip "$build/tests/remote/test_remote is not built (make test builds it)"
+[ -x /usr/bin/python3 ] || skip "/usr/bin/python3 is missing"
+command -v node >/dev/null 2>&1 || skip "nodejs is missing (apt-get install nodejs, or make test as root)"
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || skip "nginx is missing (apt-get install nginx, or make test as root)"
+command -v curl >/dev/null 2>&1 || skip "curl is missing (apt-get install curl)"
+[ -f "$root/build/s3rver/node_modules/s3rver/package.json" ] || skip "s3rver is not installed in build/s3rver (make remote-deps)"
+PATH=$PATH:/usr/sbin
+cd "$root" && exec /usr/bin/python3 tests/remote/servers.py "$build/remote-servers" -- "$build/tests/remote/test_remote"
