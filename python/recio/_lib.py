@@ -119,7 +119,7 @@ class IndexEntry(Structure):
 
 class Index(Structure):
     _fields_ = [("entries", POINTER(IndexEntry)), ("count", c_size_t), ("alloc", Allocator),
-                ("errmsg", c_char * ERRMSG_SIZE)]
+                ("errmsg", c_char * ERRMSG_SIZE), ("fs", c_void_p)]
 
 
 class LstItem(Structure):
