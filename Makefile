@@ -186,7 +186,7 @@ $(NOIMG)/copy_records: examples/copy_records.c $(HDR)
 PY_SKIP = $(if $(RUN),a cross build's library is not for this CPU,$(if $(findstring -fsanitize=thread,$(EXTRA_CFLAGS)),ThreadSanitizer cannot be loaded into a running Python))
 PY_PRELOAD = $(if $(findstring address,$(EXTRA_CFLAGS)),$(shell $(CC) -print-file-name=libasan.so)) $(if $(findstring undefined,$(EXTRA_CFLAGS)),$(shell $(CC) -print-file-name=libubsan.so))
 test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records $(BUILD)/examples/board_infer $(FAULTSHIM) python-deps \
-      $(BUILD)/tests/remote/test_remote remote-deps
+      $(if $(CURL_CFLAGS),$(BUILD)/tests/remote/test_remote $(if $(RUN),,remote-deps))
 	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO_PY_SKIP="$(PY_SKIP)" \
 	  RECIO_PY_PRELOAD="$(strip $(PY_PRELOAD))" RECIO_BUILD="$(BUILD)" RECIO_TEST_JPEG="$(if $(JPEG_LIBS),turbo,stb)" RECIO_CFLAGS="$(EXTRA_CFLAGS)" RECIO_LDFLAGS="$(LDFLAGS)" \
 	  RECIO_HAS_CURL="$(if $(CURL_CFLAGS),1)" \
