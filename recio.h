@@ -4374,6 +4374,7 @@ static void recio__wr_commit(recio_writer *w) {
    the kept copy. POSIX and Windows only (a link or MoveFileEx without replacing is what makes a
    commit that never takes a name another program just made). */
 #ifndef RECIO_NO_STDIO
+#if defined(RECIO__POSIX) || defined(RECIO__WIN32)
 /* Its private helpers: names beside a path, the replace, the kept copy (the filesystem table's local
    column has its own: folding recio_outfile into recio_fs create/commit is the next step). */
 /* "PATH.WHAT.PID" (".2", ".3"... for the k-th try): a name beside PATH for this writer. */
@@ -4481,7 +4482,6 @@ static int recio__keep_aside(const recio_allocator *a, const void *self, const c
     return -1;
 }
 
-#if defined(RECIO__POSIX) || defined(RECIO__WIN32)
 struct recio_outfile {
     recio_allocator alloc;
     recio_io io;             /* on tmp, or on PATH itself when in_place; commit closes it */
