@@ -476,6 +476,8 @@ RECIODEF size_t recio_det_labels(float *dst, size_t cap, const float *extra, uin
    file's index (FILE.idx, or FILE.idx with .rec replaced; local offsets) or one index over the whole
    list (index_path; global offsets, as dmlc's "indexed_recordio"): the offsets are sorted, n records,
    rank r gets positions [r*ceil(n/nsplit), min((r+1)*ceil(n/nsplit), n)), as dmlc-core does.
+   A key range (key_end > 0) keeps only the index lines whose key is in [key_begin, key_end): the
+   other records are as if not listed (the chunk shuffle then needs the kept records consecutive).
    With a shuffle the positions are first permuted by an order that depends only on (seed, epoch):
       RECIO_SHUFFLE_FULL   Fisher-Yates over all n positions, driven by recio_rng seeded with
                            recio_seed_for(seed, epoch, 0): for i = n-1 down to 1, swap i with
@@ -541,6 +543,10 @@ typedef struct recio_split_desc {
     char *errmsg;                   /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed (the handle
                                        of a failed open is returned too, with the same words) */
     recio_allocator alloc;
+    uint64_t key_begin, key_end;    /* key_end > 0: only the index lines whose key is in [key_begin,
+                                       key_end) (implies INDEX; UINT64_MAX: no upper end). For a file
+                                       whose first or last records are not images (insightface's
+                                       record 0 gives the image keys [1, N+1) in its label) */
 } recio_split_desc;
 
 #define RECIO_SPLIT_UNKNOWN UINT64_MAX
@@ -1074,6 +1080,9 @@ typedef struct recio_iter_desc {
     char *errmsg;               /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed (as
                                    recio_iter_open_ex's buffer) */
     recio_allocator alloc;
+    uint64_t key_begin, key_end;/* key_end > 0: only the .idx keys in [key_begin, key_end) (implies
+                                   index), as recio_split_desc's; the item shape comes from the first
+                                   record in that range */
 } recio_iter_desc;
 
 /* One batch; the pointers stay valid until the next call on the iterator. */
@@ -3286,11 +3295,11 @@ typedef struct recio__probe {
 
 struct recio_split {
     recio_allocator alloc;
+    recio__sfile *files; /* before d: short offsets, smaller code on Thumb */
+    unsigned nfiles;
     recio_split_desc d;
     char *index_path;
     unsigned rank, nsplit;
-    recio__sfile *files;
-    unsigned nfiles;
     recio_buffer flist; /* files' storage (alloc: s->alloc, set at open) */
     uint64_t total;
     int indexed;
@@ -4073,6 +4082,7 @@ static recio_err recio__sp_ix_line(recio_split *s, recio__ixstream *st, const ch
     recio_err err;
     if (bad) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: %s", path, line, bad);
     if ((err = recio__sp_check_off(s, path, en.offset, limit)) != RECIO_OK) return err;
+    if (s->d.key_end && (en.key < s->d.key_begin || en.key >= s->d.key_end)) return RECIO_OK; /* outside the key range */
     g = base + en.offset;
     if (st->all) return recio__mem_write(&st->starts, &g, sizeof g) ? RECIO_ERR_NOMEM : (st->count++, RECIO_OK);
     if (st->count && g <= st->last) return RECIO_END;
@@ -4252,6 +4262,15 @@ static recio_err recio__sp_index_open(recio_split *s) {
     return RECIO_OK;
 }
 
+#ifndef RECIO_NO_IMAGE
+/* Global offset of the lowest record the index lists (within the key range); 0 in byte mode. Only
+   the iterator's shape probe asks (image builds). */
+static uint64_t recio__sp_first(const recio_split *s) {
+    if (!s->indexed || !s->n) return 0;
+    return s->offs ? s->offs[0] : s->cstart ? s->cstart[0] : 0;
+}
+#endif
+
 /* CHUNK: the epoch's chunk order and where each window starts in the sequence. */
 static void recio__sp_chunk_epoch(recio_split *s) {
     uint64_t w, p = 0, short_by = s->nchunks * s->K - s->n; /* the last chunk's missing records */
@@ -4355,7 +4374,7 @@ static recio_err recio__sp_setup(recio_split *s, const char *uris) {
     if ((unsigned)s->d.shuffle > 2 || (unsigned)s->d.equalize > 2 || (unsigned)s->d.mode > 1)
         return recio__sp_fail(s, RECIO_ERR_ARG, "unknown mode, shuffle or equalize value");
     if ((e = recio__sp_files(s, uris)) != RECIO_OK) return e;
-    s->indexed = s->d.mode == RECIO_SPLIT_INDEX || s->index_path || s->d.shuffle;
+    s->indexed = s->d.mode == RECIO_SPLIT_INDEX || s->index_path || s->d.shuffle || s->d.key_end;
     s->count = s->target = RECIO_SPLIT_UNKNOWN;
     if (s->indexed) e = recio__sp_index_open(s);
     else {
@@ -10039,6 +10058,7 @@ static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t ep
     memset(&sd, 0, sizeof sd);
     sd.mode = it->d.index ? RECIO_SPLIT_INDEX : RECIO_SPLIT_BYTES;
     sd.index_path = it->d.index_path;
+    sd.key_begin = it->d.key_begin, sd.key_end = it->d.key_end;
     sd.shuffle = (recio_split_shuffle)it->d.shuffle;
     sd.chunk_records = it->d.chunk_records, sd.window_chunks = it->d.window_chunks;
     sd.equalize = (recio_split_equalize)it->d.equalize;
@@ -10866,6 +10886,11 @@ static uint64_t recio__it_fingerprint(const recio_iter_desc *d) {
     v[7] = d->seed, v[8] = d->batch, v[9] = (uint64_t)d->last_batch, v[10] = d->label_width;
     h = recio_fnv1a64(h, d->uris, strlen(d->uris) + 1);
     if (d->spec) h = recio_fnv1a64(h, d->spec, strlen(d->spec));
+    if (d->key_end) { /* hashed only when set: older checkpoints stay valid */
+        uint64_t k[2];
+        k[0] = d->key_begin, k[1] = d->key_end;
+        h = recio__it_fp_u64s(h, k, 2);
+    }
     return recio__it_fingerprint2(recio__it_fp_u64s(h, v, 11), d);
 }
 
@@ -10912,23 +10937,34 @@ static recio_err recio__it_shape_of(recio_iter *it, const recio_record *rec, cha
     return e;
 }
 
+/* Key of the record the item shape comes from: the dataset's first (the first file starts with
+   one), or with a key range the first the range takes (record 0 may be a header, as insightface's). */
+static uint64_t recio__it_first_key(const recio_iter *it) {
+    const recio_split *s = it->src.split;
+    uint64_t g = recio__sp_first(s);
+    unsigned f;
+    if (!it->d.key_end) return 0;
+    f = recio__sp_file_at(s, g);
+    return RECIO__IT_KEY(f, g - s->files[f].base);
+}
+
 /* Parse the spec and run it on the dataset's first record (with skip_bad: the first that decodes,
-   among the first file's first 1000). */
+   among the first 1000 of its file). */
 static recio_err recio__it_spec(recio_iter *it) {
     recio_transform_desc td;
     recio_record rec;
     char what[RECIO__ERRMSG];
     recio_err e;
     unsigned tries;
+    uint64_t first = recio__it_first_key(it);
     if (!it->d.spec) return RECIO_OK;
     memset(&td, 0, sizeof td);
     td.alloc = it->d.alloc;
     if ((e = recio_transform_parse_ex(&it->tf, it->d.spec, &td, what, sizeof what)) != RECIO_OK)
         return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", what), e;
-    /* key 0: the dataset's first record, since the first file starts with one */
-    if ((e = recio__it_src_read_at(it, 0, &rec, it->errmsg)) != RECIO_OK) return e;
+    if ((e = recio__it_src_read_at(it, first, &rec, it->errmsg)) != RECIO_OK) return e;
     for (tries = 1; (e = recio__it_shape_of(it, &rec, what)) != RECIO_OK; tries++) {
-        recio__errf(it->errmsg, recio__it_file(it, 0), rec.offset, "first record: %s", what[0] ? what : recio_strerror(e));
+        recio__errf(it->errmsg, recio__it_file(it, first), rec.offset, "first record: %s", what[0] ? what : recio_strerror(e));
         if (!it->d.skip_bad || !recio__it_undecodable(e) || tries == 1000 || recio_reader_next(it->src.aux, &rec) != RECIO_OK)
             return e;
     }

@@ -46,7 +46,7 @@ class IterDesc(Structure):
                 ("path_imglist", c_char_p), ("batch", c_uint),
                 ("last_batch", c_int), ("workers", c_uint), ("prefetch", c_uint), ("checksums", c_int),
                 ("skip_bad", c_int), ("cache_bytes", c_size_t), ("open_file", c_void_p), ("open_user", c_void_p),
-                ("errmsg", c_void_p), ("alloc", Allocator)]
+                ("errmsg", c_void_p), ("alloc", Allocator), ("key_begin", c_uint64), ("key_end", c_uint64)]
 
 
 class CacheInfo(Structure):
@@ -103,7 +103,7 @@ class SplitDesc(Structure):
     _fields_ = [("mode", c_int), ("index_path", c_char_p), ("shuffle", c_int), ("seed", c_uint64), ("epoch", c_uint64),
                 ("chunk_records", c_uint32), ("window_chunks", c_uint32), ("equalize", c_int), ("ordinals", c_int),
                 ("use_mmap", c_int), ("buffer_size", c_size_t), ("open_file", c_void_p), ("open_user", c_void_p),
-                ("errmsg", c_void_p), ("alloc", Allocator)]
+                ("errmsg", c_void_p), ("alloc", Allocator), ("key_begin", c_uint64), ("key_end", c_uint64)]
 
 
 class SplitWhere(Structure):
