@@ -7650,13 +7650,39 @@ static recio_err recio__geo_pixels(recio__exec *x, const recio__node *n, const r
 
 static recio_err recio__tgt_step(recio__tgt *tg, const recio__geo *g);
 
-/* The exec of every geometric op: its steps, drawn once, applied to pixels, boxes and mask. */
+/* The op as written ("center_crop(224)", "random_resized_crop(224,0.08,1)"), for messages: whole
+   arguments as such, others to at most three decimals (the formatter has no floats). */
+static void recio__node_text(const recio__node *n, char *d, size_t cap) {
+    size_t at;
+    int i, k;
+    recio__fmt(d, cap, "%s(", n->op->name);
+    for (i = 0; i < n->nargs && i < 6; i++) {
+        double v = n->arg[i], a = v < 0 ? -v : v;
+        uint64_t m = (uint64_t)(a * 1000 + 0.5);
+        char fr[5];
+        fr[0] = '.', fr[1] = (char)('0' + m / 100 % 10), fr[2] = (char)('0' + m / 10 % 10), fr[3] = (char)('0' + m % 10), fr[4] = 0;
+        for (k = 3; k > 0 && fr[k] == '0'; k--) fr[k] = 0; /* 0.080 -> 0.08, 2.000 -> 2 */
+        at = strlen(d);
+        recio__fmt(d + at, cap - at, "%s%s%U%s", i ? "," : "", v < 0 ? "-" : "", m / 1000, k ? fr : "");
+    }
+    at = strlen(d);
+    recio__fmt(d + at, cap - at, ")");
+}
+
+/* The exec of every geometric op: its steps, drawn once, applied to pixels, boxes and mask. A step
+   that does not fit the image (a 224 crop of a 112-pixel image) says the op and both sizes. */
 static recio_err recio__x_geo(recio__exec *x, const recio__node *n) {
     recio__geo g[2];
     recio_image s = recio__exec_shape(x);
     int k = n->op->geom(x, n, s.width, s.height, g), i;
     recio_err e;
-    if (k < 0) return RECIO_ERR_ARG;
+    char op[64];
+    if (k < 0) {
+        recio__node_text(n, op, sizeof op);
+        recio__fmt(x->why, sizeof x->why, "%s cannot take the %dx%d image (WxH, %d channel%s) that reaches it", op, s.width,
+                   s.height, s.channels, s.channels == 1 ? "" : "s");
+        return RECIO_ERR_ARG;
+    }
     for (i = 0; i < k; i++) {
         if ((e = recio__geo_pixels(x, n, &g[i])) != RECIO_OK) return e;
         if (x->tg && (e = recio__tgt_step(x->tg, &g[i])) != RECIO_OK) return e;
@@ -10439,7 +10465,8 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     dst = recio_image_wrap(out, sh->width, sh->height, sh->channels, sh->dtype, sh->layout, 0);
     e = recio__it_run(it, ir, key, seed, &dst, ap, worker, what);
     if (e == RECIO_OK && it->cache.mode == RECIO_CACHE_ITEMS) recio__it_keep_item(it, key, out);
-    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
+    /* a shape that differs from the first record's (the executor's own words are kept) */
+    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && strcmp(what + 11, recio_strerror(e)) == 0 && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
         recio_image got; /* sizes as WxH, as everywhere */
         if (recio_transform_output_shape(it->tf, w, h, it->d.channels ? it->d.channels : c, &got) == RECIO_OK)
             recio__fmt(what, RECIO_ITER_ERRMSG, "the chain turns this %dx%d image into %dx%d, not the %dx%d (WxH) of the first record (end the spec with a fixed-size crop or resize)",
@@ -10922,13 +10949,15 @@ static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
 static recio_err recio__it_shape_of(recio_iter *it, const recio_record *rec, char *what) {
     recio_irecord ir;
     recio_image img, out;
+    recio__scratch sc;
     recio_err e;
+    memset(&sc, 0, sizeof sc);
     memset(&img, 0, sizeof img);
     memset(&out, 0, sizeof out);
     what[0] = 0;
     if ((e = recio_irecord_unpack(&ir, rec->data, rec->size)) == RECIO_OK &&
         (e = recio__decode(&img, ir.image, ir.image_size, it->d.channels, 0, what, RECIO__ERRMSG, &it->d.alloc)) == RECIO_OK &&
-        (e = recio_transform_apply(it->tf, &img, &out, 0)) == RECIO_OK) {
+        (e = recio__apply_in(it->tf, &img, &out, 0, &sc, what, RECIO__ERRMSG)) == RECIO_OK) { /* what: the op that refused */
         it->shape = recio_image_shape(out.width, out.height, out.channels, out.dtype, out.layout);
         it->d.item_bytes = recio_image_bytes(&it->shape);
     }

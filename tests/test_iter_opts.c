@@ -545,6 +545,41 @@ static void test_key_range(void) {
     recio_iter_close(it);
 }
 
+/* A crop larger than the image that reaches it (issue 25: "224 crop of a 112-px image" said only
+   "first record: invalid argument"): the op as written and both sizes, from the shape probe, from
+   a later record (not "the output is not the first record's shape"), and from apply_encoded. */
+static void test_crop_too_large(void) {
+    recio_iter_desc d;
+    recio_iter *it = NULL;
+    recio_transform *t = NULL;
+    recio_batch b;
+    recio_image out;
+    char msg[512];
+    unsigned char *img;
+    size_t n;
+    memset(&d, 0, sizeof d);
+    d.uris = PHOTOS, d.spec = "resize(112,112) center_crop(224) chw", d.batch = 2, d.workers = workers;
+    CHECK_EQ_INT(recio_iter_open_ex(&it, &d, msg, sizeof msg), RECIO_ERR_ARG);
+    CHECK(strstr(msg, "photos.rec: offset 0: first record: transform: center_crop(224) cannot take the 112x112 image (WxH, 3 channels) that reaches it") != NULL);
+    if (!strstr(msg, "center_crop(224) cannot take")) fprintf(stderr, "  %s\n", msg);
+    recio_iter_close(it);
+    d.spec = "center_crop(300,200) chw"; /* record 2 is 120x90 */
+    if (!(it = must_open(&d))) return;
+    CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
+    CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_ERR_ARG);
+    CHECK(strstr(recio_iter_errmsg(it), ": transform: center_crop(300,200) cannot take the 120x90 image (WxH, 3 channels) that reaches it") != NULL);
+    if (!strstr(recio_iter_errmsg(it), "cannot take")) fprintf(stderr, "  %s\n", recio_iter_errmsg(it));
+    recio_iter_close(it);
+    CHECK((img = t_slurp(IMG, &n)) != NULL);
+    CHECK_EQ_INT(recio_transform_parse(&t, "random_resized_crop(64,0.08,1) random_crop(100,50)"), RECIO_OK);
+    memset(&out, 0, sizeof out);
+    CHECK_EQ_INT(recio_transform_apply_encoded(t, img, n, &out, 1, NULL, msg, sizeof msg), RECIO_ERR_ARG);
+    CHECK(strcmp(msg, "transform: random_crop(100,50) cannot take the 64x64 image (WxH, 3 channels) that reaches it") == 0);
+    if (strcmp(msg, "transform: random_crop(100,50) cannot take the 64x64 image (WxH, 3 channels) that reaches it")) fprintf(stderr, "  %s\n", msg);
+    recio_transform_free(t);
+    free(img);
+}
+
 /* A checkpoint is refused by an iterator whose seed_aug, pad value or .lst differ, and accepted by
    an identical one, and by one whose .lst holds other labels under the same name. */
 static void test_checkpoint_fingerprint(void) {
@@ -683,6 +718,7 @@ int main(void) {
         RUN(test_mean_img);
         RUN(test_checkpoint_fingerprint);
         RUN(test_key_range);
+        RUN(test_crop_too_large);
     }
 #ifndef _WIN32
     RUN(test_cli);
