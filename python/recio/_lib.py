@@ -54,6 +54,10 @@ class CacheInfo(Structure):
                 ("misses", c_uint64), ("why", ctypes.c_char * ITER_ERRMSG)]
 
 
+class IterBad(Structure):
+    _fields_ = [("file", c_char_p), ("offset", c_uint64), ("what", ctypes.c_char * ITER_ERRMSG)]
+
+
 class Batch(Structure):
     _fields_ = [("data", c_void_p), ("labels", c_void_p), ("ids", c_void_p), ("keys", c_void_p), ("sums", c_void_p),
                 ("count", c_uint), ("pad", c_uint), ("batch", c_uint), ("item_bytes", c_size_t), ("item", Image),
@@ -109,6 +113,15 @@ class SplitDesc(Structure):
 class SplitWhere(Structure):
     _fields_ = [("file", c_uint), ("path", c_char_p), ("ordinal", c_uint64), ("key", c_uint64), ("index", c_uint64),
                 ("seq", c_uint64), ("repeat", c_int)]
+
+
+class IndexEntry(Structure):
+    _fields_ = [("key", c_uint64), ("offset", c_uint64)]
+
+
+class Index(Structure):
+    _fields_ = [("entries", POINTER(IndexEntry)), ("count", c_size_t), ("alloc", Allocator),
+                ("errmsg", c_char * ERRMSG_SIZE)]
 
 
 class LstItem(Structure):
@@ -169,6 +182,7 @@ def _declare(lib):
         "recio_iter_errmsg": (c_char_p, [P]),
         "recio_iter_close": (None, [P]),
         "recio_iter_cache_stats": (None, [P, POINTER(CacheInfo)]),
+        "recio_iter_skipped": (U64, [P, POINTER(POINTER(IterBad)), POINTER(c_uint)]),
         # transforms
         "recio_transform_parse_ex": (E, [POINTER(P), c_char_p, P, c_char_p, S]),
         "recio_transform_free": (None, [P]),
@@ -201,6 +215,8 @@ def _declare(lib):
         "recio_irecord_header_size": (S, [c_uint32]),
         "recio_irecord_pack_header": (S, [P, POINTER(c_float), c_uint32, U64, U64]),
         "recio_lst_load": (E, [POINTER(Lst), c_char_p]),
+        "recio_index_load": (E, [POINTER(Index), c_char_p]),
+        "recio_index_free": (None, [POINTER(Index)]),
         "recio_lst_free": (None, [POINTER(Lst)]),
         # split
         "recio_split_open_desc": (E, [POINTER(P), c_char_p, c_uint, c_uint, POINTER(SplitDesc)]),
