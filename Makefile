@@ -1,7 +1,7 @@
 # recio: `make` builds the library, the CLI and the examples under build/.
 #   make test       run the test suite (installs libstb-dev first when missing)
 #   make demo       the main job, end to end, on the sample data
-#   make sanitize   the tests under ASan + UBSan        make tsan   threaded tests under TSan
+#   make sanitize   the tests under ASan + UBSan (float casts too)  make tsan   threaded tests under TSan
 #   make bench      benchmarks (tables with ratios; docs/bench.md), on the set `make bench-data` makes
 #   make bench-cross ARCH=aarch64   kernel columns under qemu  make cross ARCH=aarch64|armhf|s390x|win64
 #   make CROSS=aarch64-linux-gnu-   library, CLI and examples for a board, in build/aarch64-linux-gnu
@@ -155,16 +155,19 @@ PY_PRELOAD = $(if $(findstring address,$(EXTRA_CFLAGS)),$(shell $(CC) -print-fil
 test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records $(BUILD)/examples/board_infer $(FAULTSHIM) python-deps
 	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO_PY_SKIP="$(PY_SKIP)" \
 	  RECIO_PY_PRELOAD="$(strip $(PY_PRELOAD))" RECIO_BUILD="$(BUILD)" RECIO_CFLAGS="$(EXTRA_CFLAGS)" RECIO_LDFLAGS="$(LDFLAGS)" \
-	  tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh \
-	  tests/test_python_handles.sh tests/test_install.sh
+	  tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh tests/test_install.sh \
+	  tests/test_pip_install.sh
 
-# python3-numpy for the Python binding's tests, installed when missing and allowed (root, apt).
+# The Python tests' packages (Debian's, for /usr/bin/python3), installed when one is missing and allowed
+# (root, apt): NumPy, Pillow, PyTorch, pytest, OpenCV (the reference for recio.mx's image decoding and
+# pack_img) and venv (tests/test_pip_install.sh), so that none of those tests skips on a fresh machine.
+PY_DEPS = python3-numpy python3-pil python3-torch python3-pytest python3-opencv python3-venv
 .PHONY: python-deps
 python-deps:
-	@[ -n "$(RUN)" ] || ! [ -x /usr/bin/python3 ] || /usr/bin/python3 -c 'import numpy' 2>/dev/null || \
+	@[ -n "$(RUN)" ] || ! [ -x /usr/bin/python3 ] || /usr/bin/python3 -c 'import numpy, PIL, torch, pytest, cv2, ensurepip' 2>/dev/null || \
 	  [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1 || \
-	  { echo "recio: installing python3-numpy (the Python binding's tests)"; \
-	    apt-get update -qq && apt-get install -y -qq python3-numpy >/dev/null || true; }
+	  { echo "recio: installing $(PY_DEPS) (the Python tests)"; \
+	    apt-get update -qq && apt-get install -y -qq $(PY_DEPS) >/dev/null || true; }
 
 # board_infer builds its own private implementation (RECIO_STATIC, no stdio, no heap).
 $(BUILD)/examples/board_infer$(EXE): examples/board_jpeg.h $(HDR)
@@ -174,7 +177,7 @@ demo: all
 
 sanitize:
 	$(MAKE) test BUILD=build/asan$(if $(filter stb,$(JPEG)),-stb) OPT="-O1 -g -fno-omit-frame-pointer" \
-	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" LDFLAGS="-fsanitize=address,undefined"
+	  EXTRA_CFLAGS="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all" LDFLAGS="-fsanitize=address,undefined,float-cast-overflow"
 
 tsan:
 	$(MAKE) test BUILD=build/tsan$(if $(filter stb,$(JPEG)),-stb) OPT="-O1 -g" EXTRA_CFLAGS="-fsanitize=thread" LDFLAGS="-fsanitize=thread"
@@ -389,8 +392,16 @@ bench-cross: deps bench-data cross-tools
 	@bench/qemu_count.sh "$(QEMU_$(ARCH)) -L /usr/$(TRIPLE)" build/bench/qemu_insns.so build/$(ARCH)/bench/bench_kernels \
 	  $(BENCH_DATA)/imagenet1k.lst 10 $(if $(filter s390x,$(ARCH)),scalar,neon)
 
-# Also: the man page recio.1, made from the commands' own --help (tools/mkman.sh), the docs, and a
-# CMake package (find_package(recio) gives recio::recio; CMakeLists.txt builds and installs its own).
+# Also: the man page recio.1, made from the commands' own --help (tools/mkman.sh), the docs, a CMake
+# package (find_package(recio) gives recio::recio; CMakeLists.txt builds and installs its own), and the
+# Python package in PYDIR: the site-packages folder under PREFIX on $(PYTHON)'s own path (Debian:
+# PREFIX=/usr/local -> /usr/local/lib/python3.X/dist-packages), else PREFIX's lib/python3.X/site-packages.
+# It finds PREFIX/lib/librecio.so three folders up. (`pip install .` is the other way: docs/python.md.)
+PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
+PYDIR  ?= $(shell $(PYTHON) -c 'import site, sys, sysconfig; p = sys.argv[1].rstrip("/"); \
+  d = [s for s in site.getsitepackages() if s.startswith(p + "/lib/")]; \
+  print(d[0] if d else sysconfig.get_path("purelib", "posix_prefix", vars={"base": p, "platbase": p}))' $(PREFIX) 2>/dev/null \
+  || echo $(PREFIX)/lib/python3/dist-packages)
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
 	  $(DESTDIR)$(PREFIX)/lib/cmake/recio $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/doc/recio
@@ -405,8 +416,10 @@ install: all
 	sed -e 's|@SOFILE@|$(SOFILE)|' -e 's|@SONAME@|$(SONAME)|' cmake/recioConfig.make.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/recio/recioConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|' -e 's|@MAJOR@|$(VERSION_MAJOR)|' cmake/recioConfigVersion.make.cmake.in \
 	  > $(DESTDIR)$(PREFIX)/lib/cmake/recio/recioConfigVersion.cmake
-	install -d $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/recio
-	install -m 644 python/recio/*.py $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/recio/
+	install -d $(DESTDIR)$(PYDIR)/recio/mx
+	install -m 644 python/recio/*.py python/recio/py.typed $(DESTDIR)$(PYDIR)/recio/
+	install -m 644 python/recio/mx/*.py $(DESTDIR)$(PYDIR)/recio/mx/
+	printf '"""The version of recio.h, written by make install."""\n__version__ = "%s"\n' $(VERSION) > $(DESTDIR)$(PYDIR)/recio/_version.py
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e "s|@JPEG_LIBS@|$(JPEG_LIBS)|" recio.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/recio.pc
 
 clean:

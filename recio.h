@@ -12,7 +12,8 @@
 
    TABLE OF CONTENTS (each is a section with a banner, declarations first, then the implementation)
       1. CORE         errors (one convention: RECIO_ERRMSG_SIZE, desc.errmsg), allocator, I/O hooks,
-                      little-endian helpers, seedable RNG
+                      output files that appear whole or not at all (recio_outfile), little-endian
+                      helpers, seedable RNG
       2. RECORDIO     reader (streaming, memory, mmap) and writer (.idx, atomic)
       3. INDEX        .idx and .lst files, MXNet image record header (IRHeader), detection labels,
                       segmentation records (the mask tail)
@@ -105,8 +106,9 @@
       RECIO_STB_TRUST_JPEG_SCANS  skip the walk of each baseline JPEG scan that proves it complete
                           before stb decodes it (about 30% of stb's decode time): stb then fills a
                           scan cut short and followed by a marker with zero bits, made-up pixels
-      RECIO_MAX_BATCH_BYTES  refuse an iterator whose batch tensor is larger (default 2^31: a
-                          batch of 2048 224x224x3 f32 items fits)
+      RECIO_MAX_BATCH_BYTES  refuse an iterator whose batch is larger: the tensor and every per-item
+                          array with it (labels, soft labels, masks, ids, keys, counts) (default
+                          2^31: a batch of 2048 224x224x3 f32 items fits)
       RECIO_NO_SIMD, RECIO_NO_AVX2  scalar kernel column only / no AVX2 column (results are identical
                           either way; the column is picked once per pass from what the CPU runs; tcc:
                           always scalar)
@@ -211,6 +213,42 @@ typedef struct recio_io {
 #ifndef RECIO_NO_STDIO
 /* Fill io with the stdio file backend for path; mode as fopen ("rb", "wb"). */
 RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode);
+
+/* OUTPUT FILES THAT APPEAR WHOLE OR NOT AT ALL (POSIX and Windows; elsewhere open says
+   RECIO_ERR_UNSUPPORTED). recio_outfile_open makes a new file under a temporary name beside PATH
+   (PATH.tmp.PID, created exclusively: two writers never share one) and fills *io with hooks on it:
+   write through io->write (or io->writev), never close it. recio_outfile_commit syncs it and puts it
+   at PATH; recio_outfile_close before a commit removes it, so PATH keeps what it held. An existing
+   PATH that is a FIFO or a device is written in place (renaming over it would destroy it); a folder
+   is refused. A symbolic link at PATH is replaced by the new file; its target is left alone. */
+typedef struct recio_outfile recio_outfile;
+typedef struct recio_outfile_desc {
+    int replace;               /* 1: commit replaces a file at PATH; 0: a file at PATH is refused
+                                  (RECIO_ERR_ARG), at open and at commit: one made meanwhile is never
+                                  lost (the commit links the new file in, which fails on a name taken) */
+    int undo;                  /* 1: commit keeps PATH's previous file aside until recio_outfile_close,
+                                  which can put it back: several files changed all or none */
+    int no_sync;               /* 1: no fsync before the commit (many small files: every program sees
+                                  the file whole, but a crash of the machine may leave it short) */
+    const char *const *inputs; /* optional: ninputs paths PATH must not be (recio_same_file): the
+                                  files a job reads are never written over (RECIO_ERR_ARG) */
+    size_t ninputs;
+    char *errmsg;              /* optional, RECIO_ERRMSG_SIZE bytes that outlive the handle: why open,
+                                  commit or close failed, or a note; "" after a call with nothing to say */
+    recio_allocator alloc;
+} recio_outfile_desc;
+/* io NULL: the new version of PATH is no file; the commit removes PATH (kept aside with undo). */
+RECIODEF recio_err recio_outfile_open(recio_outfile **f, recio_io *io, const char *path, const recio_outfile_desc *desc);
+/* Sync, close and rename (or link) the new file into place; on error the temporary file is gone and
+   PATH is as it was. A second commit returns RECIO_ERR_ARG. */
+RECIODEF recio_err recio_outfile_commit(recio_outfile *f);
+/* Free the handle. Before a commit: the new file is dropped. After one: undo = 1 (with desc.undo)
+   puts PATH's previous file back, or removes the new one when there was none; undo = 0 removes the
+   kept copy (when that fails: RECIO_OK, and a note naming the copy in desc.errmsg). */
+RECIODEF recio_err recio_outfile_close(recio_outfile *f, int undo);
+/* 1 when a and b name one file: the same device and inode (Windows: volume and file index), through
+   hard and symbolic links and any spelling; when neither exists, the same name in the same folder. */
+RECIODEF int recio_same_file(const char *a, const char *b);
 #endif
 
 /* A growing memory buffer, the target of recio_writer_open_mem. Free with recio_buffer_free. */
@@ -1011,12 +1049,13 @@ typedef struct recio_iter_desc {
     const char *spec;           /* e.g. "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw";
                                    the output of the first record fixes the item's shape and dtype, so
                                    end the chain with a fixed size (crop, resize) */
-    int channels;               /* decode to this many channels (default 3) */
+    int channels;               /* decode to 1, 3 or 4 channels (default 3; others refused at open) */
     recio_iter_record_fn transform; /* used when spec is NULL */
     void *user;                 /* passed to transform */
     size_t item_bytes;          /* bytes of one item in the batch tensor (required with transform) */
     /* Per-pixel mean image (MXNet's mean_img): a NumPy .npy file of float32, shaped as the item,
-       (C,H,W) or (H,W,C) (`recio mean` makes one). It is the chain's last step: the item becomes
+       (C,H,W) or (H,W,C) (`recio mean` makes one; any header NumPy writes: either byte order, C or
+       Fortran order). It is the chain's last step: the item becomes
        (item - mean) x mean_scale, so end the spec with the crop and `float` (and `chw`), not normalize:
        MXNet too subtracts it after the crop and before scaling. Needs a spec whose output is f32. */
     const char *mean_img;
@@ -1050,7 +1089,8 @@ typedef struct recio_iter_desc {
                                    [0, num_classes); soft_labels[i] = lam onehot(c_i) + (1 - lam) onehot(c_j) */
     const char *path_imglist;   /* a .lst whose labels replace the records' (MXNet's path_imglist),
                                    matched by image-header id = the .lst index; a record whose id has no
-                                   line is an error */
+                                   line is an error. im2rec's list, or a segmentation list with the mask
+                                   column (recio list --mask-root; the column is not used) */
     /* batches */
     unsigned batch;             /* items per batch (default 1) */
     recio_last_batch last_batch;
@@ -1134,11 +1174,14 @@ RECIODEF recio_err recio_iter_next(recio_iter *it, recio_batch *b);
 /* Start the next epoch (at any moment; batches not taken are dropped). */
 RECIODEF recio_err recio_iter_reset(recio_iter *it);
 /* Checkpoint: write the position (epoch, batches taken, roll-over records, a fingerprint of the
-   options) into buf. buf NULL: just *size. RECIO_ERR_ARG when cap < *size. */
+   options and side files, a check sum of it all) into buf. buf NULL: just *size. RECIO_ERR_ARG when
+   cap < *size. */
 RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, size_t *size);
 /* Continue from a checkpoint made by an iterator with the same options: the following batches are
    exactly those the saved iterator would have given next. Re-reads (without decoding) the records of
-   the current epoch before the saved position. */
+   the current epoch before the saved position. A blob from other options or files is RECIO_ERR_ARG,
+   a damaged one (any changed byte) RECIO_ERR_FORMAT, each with words in recio_iter_errmsg; the
+   iterator is then left as it was. */
 RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t size);
 RECIODEF const char *recio_iter_errmsg(const recio_iter *it); /* "" when no error */
 /* Records desc.skip_bad has left out so far, over every epoch (a bad record counts once per epoch
@@ -1290,7 +1333,7 @@ extern "C" {
 #define RECIO__NOINLINE
 #endif
 #ifndef RECIO_MAX_BATCH_BYTES
-#define RECIO_MAX_BATCH_BYTES ((uint64_t)1 << 31) /* an iterator's batch tensor (see CONFIGURATION) */
+#define RECIO_MAX_BATCH_BYTES ((uint64_t)1 << 31) /* an iterator's batch, all its arrays (see CONFIGURATION) */
 #endif
 
 RECIODEF const char *recio_strerror(recio_err e) {
@@ -2618,20 +2661,29 @@ static int recio__unique_name(const recio_allocator *a, const char *path, const 
     return errno = EEXIST, -1;
 }
 
-/* 1 when PATH exists and is not a plain file (a device, a FIFO): renaming a new file over it would
-   destroy it, so an atomic writer writes such a target in place, as a plain writer would. */
-static int recio__special_file(const char *path) {
+enum { RECIO__NOFILE, RECIO__REGULAR, RECIO__FOLDER, RECIO__SPECIAL };
+
+/* What is at path (following links): none, a regular file, a folder, or a FIFO, a device, ...
+   (ISO C cannot tell: none). */
+static int recio__what_is(const char *path) {
 #if defined(RECIO__POSIX)
     struct stat st;
-    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    if (stat(path, &st) != 0) return RECIO__NOFILE;
+    return S_ISREG(st.st_mode) ? RECIO__REGULAR : S_ISDIR(st.st_mode) ? RECIO__FOLDER : RECIO__SPECIAL;
 #elif defined(RECIO__WIN32)
     struct _stati64 st;
-    return _stati64(path, &st) == 0 && (st.st_mode & _S_IFMT) != _S_IFREG;
+    if (_stati64(path, &st) != 0) return RECIO__NOFILE;
+    if ((st.st_mode & _S_IFMT) == _S_IFDIR) return RECIO__FOLDER;
+    return (st.st_mode & _S_IFMT) == _S_IFREG ? RECIO__REGULAR : RECIO__SPECIAL;
 #else
     (void)path;
-    return 0;
+    return RECIO__NOFILE;
 #endif
 }
+
+/* 1 when PATH exists and is not a plain file (a device, a FIFO): renaming a new file over it would
+   destroy it, so an atomic writer writes such a target in place, as a plain writer would. */
+static int recio__special_file(const char *path) { return recio__what_is(path) > RECIO__REGULAR; }
 
 /* Open one output file (data or index), through a unique temporary name beside it when atomic. */
 static recio_err recio__wr_open_file(recio_writer *w, recio_io *io, const char *path, int atomic, char **keep, char **tmp) {
@@ -2736,7 +2788,7 @@ static int recio__replace_file(const char *tmp, const char *path) {
    back: a hard link under POSIX (PATH never disappears; *linked = 1), a rename elsewhere. Under POSIX
    the link itself takes the name (EEXIST: the next one), so a failure leaves no file behind. *bak
    stays NULL when PATH did not exist. Returns -1 when PATH exists but cannot be kept. */
-static int recio__wr_backup(recio_writer *w, const char *path, char **bak, int *linked) {
+static int recio__keep_aside(const recio_allocator *a, const void *self, const char *path, char **bak, int *linked) {
     FILE *probe = fopen(path, "rb");
     *bak = NULL, *linked = 0;
     if (!probe) return errno == ENOENT ? 0 : -1; /* absent: nothing to keep; unreadable: cannot tell */
@@ -2746,19 +2798,19 @@ static int recio__wr_backup(recio_writer *w, const char *path, char **bak, int *
         unsigned k;
         int err = EEXIST;
         for (k = 1; k < 1000 && err == EEXIST; k++) {
-            if (!(*bak = recio__side_name(&w->alloc, path, "old", w, k))) return errno = ENOMEM, -1;
+            if (!(*bak = recio__side_name(a, path, "old", self, k))) return errno = ENOMEM, -1;
             if (link(path, *bak) == 0) return *linked = 1, 0;
             err = errno;
-            recio__free(&w->alloc, *bak), *bak = NULL;
+            recio__free(a, *bak), *bak = NULL;
         }
         errno = err;
         if (err == EEXIST || err == ENOENT) return -1; /* else no hard links here: move it aside */
     }
 #endif
-    if (recio__unique_name(&w->alloc, path, "old", w, bak, NULL) != 0) return -1;
+    if (recio__unique_name(a, path, "old", self, bak, NULL) != 0) return -1;
     if (recio__replace_file(path, *bak) == 0) return 0;
     remove(*bak);
-    recio__free(&w->alloc, *bak), *bak = NULL;
+    recio__free(a, *bak), *bak = NULL;
     return -1;
 }
 
@@ -2769,7 +2821,7 @@ static int recio__wr_backup(recio_writer *w, const char *path, char **bak, int *
 static void recio__wr_commit(recio_writer *w) {
     char *bak = NULL;
     int moved = 0, linked = 0;
-    if (!w->sticky && w->tmp_path && w->idx_tmp_path && recio__wr_backup(w, w->path, &bak, &linked) != 0)
+    if (!w->sticky && w->tmp_path && w->idx_tmp_path && recio__keep_aside(&w->alloc, w, w->path, &bak, &linked) != 0)
         recio__wr_io_fail(w, w->offset, "cannot keep the old file while replacing it");
     if (!w->sticky && w->tmp_path) {
         if (recio__replace_file(w->tmp_path, w->path) == 0) moved = 1;
@@ -2787,6 +2839,241 @@ static void recio__wr_commit(recio_writer *w) {
                     bak, recio__errno_str(errno));
     recio__free(&w->alloc, bak);
 }
+
+/* ---- 1. CORE: output files that appear whole or not at all (recio_outfile, declared in CORE) ----
+   Here, after the writer, because they share its helpers: unique names beside a path, the replace,
+   the kept copy. POSIX and Windows only (a link or MoveFileEx without replacing is what makes a
+   commit that never takes a name another program just made). */
+#if defined(RECIO__POSIX) || defined(RECIO__WIN32)
+struct recio_outfile {
+    recio_allocator alloc;
+    recio_io io;             /* on tmp, or on PATH itself when in_place; commit closes it */
+    char *path, *tmp, *bak;  /* bak: PATH's previous file, kept for an undo (linked: PATH is it too) */
+    char *errmsg;            /* the caller's buffer, or NULL */
+    int replace, undo, no_sync, in_place, linked, committed, created, existed;
+};
+
+/* tmp becomes path unless path exists: 0, or -1 with errno (EEXIST: the name is taken). A link
+   takes the name atomically; where the file system has no hard links, a check and a rename. */
+static int recio__put_new(const char *tmp, const char *path) {
+#if defined(RECIO__POSIX)
+    if (link(tmp, path) == 0) return remove(tmp) == 0 ? 0 : 1; /* 1: in place, tmp still there */
+    if (errno != EPERM && errno != ENOSYS && errno != EOPNOTSUPP && errno != EMLINK) return -1;
+    if (recio__what_is(path) != RECIO__NOFILE) return errno = EEXIST, -1;
+    return rename(tmp, path);
+#else
+    DWORD err;
+    if (MoveFileExA(tmp, path, MOVEFILE_WRITE_THROUGH)) return 0;
+    err = GetLastError();
+    errno = err == ERROR_ALREADY_EXISTS || err == ERROR_FILE_EXISTS ? EEXIST : err == ERROR_ACCESS_DENIED ? EACCES : EIO;
+    return -1;
+#endif
+}
+
+#if defined(RECIO__POSIX)
+/* The device and inode of the folder holding path (its first n bytes: "" is "."). */
+static int recio__folder_id(const char *path, size_t n, struct stat *st) {
+    recio_allocator none;
+    char *d;
+    int rc;
+    if (n == 0) return stat(".", st);
+    memset(&none, 0, sizeof none);
+    if (!(d = (char *)recio__malloc(&none, n + 1))) return -1;
+    memcpy(d, path, n);
+    d[n] = 0;
+    rc = stat(d, st);
+    recio__free(&none, d);
+    return rc;
+}
+
+RECIODEF int recio_same_file(const char *a, const char *b) {
+    struct stat x, y;
+    const char *na, *nb;
+    int ha, hb;
+    if (!a || !b) return 0;
+    ha = stat(a, &x) == 0, hb = stat(b, &y) == 0;
+    if (ha || hb) return ha && hb && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+    na = strrchr(a, '/'), nb = strrchr(b, '/'); /* neither exists: one name in one folder */
+    na = na ? na + 1 : a, nb = nb ? nb + 1 : b;
+    if (strcmp(na, nb) != 0 || recio__folder_id(a, (size_t)(na - a), &x) != 0) return 0;
+    return recio__folder_id(b, (size_t)(nb - b), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+#else
+/* The volume and file index of path (a folder too); 0, or -1 when it cannot be opened. */
+static int recio__file_id(const char *path, BY_HANDLE_FILE_INFORMATION *id) {
+    HANDLE h = CreateFileA(path, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
+                           FILE_FLAG_BACKUP_SEMANTICS, NULL);
+    BOOL ok;
+    if (h == INVALID_HANDLE_VALUE) return -1;
+    ok = GetFileInformationByHandle(h, id);
+    CloseHandle(h);
+    return ok ? 0 : -1;
+}
+
+/* Neither exists: the full paths, compared as Windows compares names (any case, either slash). */
+static int recio__same_full_path(const char *a, const char *b) {
+    char fa[1024], fb[1024];
+    DWORD la = GetFullPathNameA(a, sizeof fa, fa, NULL), lb = GetFullPathNameA(b, sizeof fb, fb, NULL), i;
+    if (!la || !lb || la >= sizeof fa || lb >= sizeof fb) return strcmp(a, b) == 0;
+    for (i = 0; i <= la; i++) {
+        char p = fa[i] == '/' ? '\\' : fa[i], q = fb[i] == '/' ? '\\' : fb[i];
+        if (p >= 'A' && p <= 'Z') p = (char)(p - 'A' + 'a');
+        if (q >= 'A' && q <= 'Z') q = (char)(q - 'A' + 'a');
+        if (p != q) return 0;
+    }
+    return 1;
+}
+
+RECIODEF int recio_same_file(const char *a, const char *b) {
+    BY_HANDLE_FILE_INFORMATION x, y;
+    int ha, hb;
+    if (!a || !b) return 0;
+    ha = recio__file_id(a, &x) == 0, hb = recio__file_id(b, &y) == 0;
+    if (ha || hb)
+        return ha && hb && x.dwVolumeSerialNumber == y.dwVolumeSerialNumber && x.nFileIndexHigh == y.nFileIndexHigh &&
+               x.nFileIndexLow == y.nFileIndexLow;
+    return recio__same_full_path(a, b);
+}
+#endif
+
+/* "PATH: offset 0: what" into the caller's buffer, when there is one. */
+static void recio__of_say(char *msg, const char *path, const char *what, ...) {
+    va_list ap;
+    if (!msg) return;
+    va_start(ap, what);
+    recio__verrf(msg, path, 0, what, ap);
+    va_end(ap);
+}
+
+static void recio__of_free(recio_outfile *f) {
+    recio__free(&f->alloc, f->path);
+    recio__free(&f->alloc, f->tmp);
+    recio__free(&f->alloc, f->bak);
+    recio__free(&f->alloc, f);
+}
+
+/* Why PATH may not be written, into errmsg: an input, a folder, or (without replace) a file. */
+static recio_err recio__of_check(const char *path, const recio_outfile_desc *d, int what, char *msg) {
+    size_t i;
+    for (i = 0; i < d->ninputs; i++)
+        if (d->inputs[i] && recio_same_file(path, d->inputs[i]))
+            return recio__errf(msg, path, 0, "is the input %s (the same file): never written over", d->inputs[i]),
+                   RECIO_ERR_ARG;
+    if (what == RECIO__FOLDER) return recio__errf(msg, path, 0, "is a folder"), RECIO_ERR_ARG;
+    if (what == RECIO__REGULAR && !d->replace) return recio__errf(msg, path, 0, "exists: not replaced"), RECIO_ERR_ARG;
+    return RECIO_OK;
+}
+
+RECIODEF recio_err recio_outfile_open(recio_outfile **out, recio_io *io, const char *path, const recio_outfile_desc *desc) {
+    recio_outfile_desc d;
+    recio_outfile *f;
+    char msg[RECIO__ERRMSG];
+    int what;
+    recio_err e;
+    if (!out) return RECIO_ERR_ARG;
+    *out = NULL;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if (d.errmsg) d.errmsg[0] = 0;
+    if (!path || (d.ninputs && !d.inputs)) return RECIO_ERR_ARG;
+    what = recio__what_is(path);
+    if ((e = recio__of_check(path, &d, what, msg)) != RECIO_OK || (!io && what == RECIO__SPECIAL)) {
+        if (e == RECIO_OK) e = RECIO_ERR_ARG, recio__errf(msg, path, 0, "is not a regular file: not removed");
+        if (d.errmsg) recio__fmt(d.errmsg, RECIO__ERRMSG, "%s", msg);
+        return e;
+    }
+    if (!(f = (recio_outfile *)recio__malloc(&d.alloc, sizeof *f))) return RECIO_ERR_NOMEM;
+    memset(f, 0, sizeof *f);
+    f->alloc = d.alloc, f->errmsg = d.errmsg, f->replace = d.replace, f->undo = d.undo, f->no_sync = d.no_sync;
+    f->in_place = io && what == RECIO__SPECIAL, f->existed = what != RECIO__NOFILE;
+    if (!(f->path = recio__strdup(&f->alloc, path))) return recio__of_free(f), RECIO_ERR_NOMEM;
+    if (io && f->in_place && recio_io_open_file(&f->io, path, "wb") != RECIO_OK) e = RECIO_ERR_IO;
+    else if (io && !f->in_place && recio__unique_name(&f->alloc, path, "tmp", f, &f->tmp, &f->io) != 0)
+        e = errno == ENOMEM ? RECIO_ERR_NOMEM : RECIO_ERR_IO;
+    if (e != RECIO_OK) {
+        recio__of_say(d.errmsg, path, f->in_place ? "cannot open: %s" : "cannot create a temporary file beside it: %s",
+                                  recio__errno_str(errno));
+        return recio__of_free(f), e;
+    }
+    if (io) *io = f->io;
+    *out = f;
+    return RECIO_OK;
+}
+
+/* The new file at PATH, the previous one kept aside with undo; 0, or -1 with the error said and
+   PATH as it was. */
+static int recio__of_place(recio_outfile *f) {
+    int rc;
+    if (f->undo && f->replace && recio__keep_aside(&f->alloc, f, f->path, &f->bak, &f->linked) != 0)
+        return recio__of_say(f->errmsg, f->path, "cannot keep the previous file aside: %s", recio__errno_str(errno)), -1;
+    if (!f->tmp) { /* the new version is no file */
+        if (!f->existed || (f->bak && !f->linked)) return 0; /* nothing there, or moved aside: gone from PATH */
+        if (remove(f->path) == 0 || errno == ENOENT) return 0;
+        rc = -1;
+    } else if (f->replace) {
+        rc = recio__replace_file(f->tmp, f->path);
+    } else if ((rc = recio__put_new(f->tmp, f->path)) == 1) {
+        recio__of_say(f->errmsg, f->path, "note: written, but the temporary name %s could not be removed: remove it by hand",
+                      f->tmp);
+        rc = 0;
+    }
+    if (rc == 0) return f->created = !f->bak, 0;
+    recio__of_say(f->errmsg, f->path,
+                  errno == EEXIST ? "was made by someone else meanwhile: not replaced"
+                  : f->tmp        ? "cannot rename into place: %s"
+                                  : "cannot remove: %s",
+                  recio__errno_str(errno));
+    if (f->bak && f->linked) remove(f->bak);
+    else if (f->bak) recio__replace_file(f->bak, f->path);
+    recio__free(&f->alloc, f->bak), f->bak = NULL;
+    return -1;
+}
+
+RECIODEF recio_err recio_outfile_commit(recio_outfile *f) {
+    int bad = 0;
+    if (!f || f->committed) return RECIO_ERR_ARG;
+    f->committed = 1;
+    if (f->errmsg) f->errmsg[0] = 0;
+    if (f->tmp || f->in_place) {
+        const char *what = "sync failed: %s";
+        if (f->tmp && !f->no_sync && f->io.sync && f->io.sync(f->io.user) != 0) bad = 1;
+        if (f->io.close && f->io.close(f->io.user) != 0 && !bad) bad = 1, what = "close failed: %s";
+        if (bad) recio__of_say(f->errmsg, f->tmp ? f->tmp : f->path, what, recio__errno_str(errno));
+    }
+    if (!bad && !f->in_place && recio__of_place(f) != 0) bad = 1;
+    if (bad && f->tmp) remove(f->tmp);
+    return bad ? RECIO_ERR_IO : RECIO_OK;
+}
+
+RECIODEF recio_err recio_outfile_close(recio_outfile *f, int undo) {
+    recio_err e = RECIO_OK;
+    if (!f) return RECIO_ERR_ARG;
+    if (f->errmsg) f->errmsg[0] = 0;
+    if (!f->committed) { /* dropped: PATH keeps what it held */
+        if (f->io.close) f->io.close(f->io.user);
+        if (f->tmp) remove(f->tmp);
+    } else if (undo && f->bak) {
+        if (recio__replace_file(f->bak, f->path) != 0) e = RECIO_ERR_IO; /* should that fail, it stays as bak */
+    } else if (undo && f->created && f->tmp && remove(f->path) != 0) {
+        e = RECIO_ERR_IO;
+    } else if (!undo && f->bak && remove(f->bak) != 0) {
+        recio__of_say(f->errmsg, f->path, "note: replaced, but the old copy %s could not be removed (%s): remove it by hand",
+                      f->bak, recio__errno_str(errno));
+    }
+    if (e != RECIO_OK) recio__of_say(f->errmsg, f->path, "cannot put the previous file back: %s", recio__errno_str(errno));
+    recio__of_free(f);
+    return e;
+}
+#else
+RECIODEF recio_err recio_outfile_open(recio_outfile **f, recio_io *io, const char *path, const recio_outfile_desc *desc) {
+    (void)io, (void)path, (void)desc;
+    if (f) *f = NULL;
+    return RECIO_ERR_UNSUPPORTED;
+}
+RECIODEF recio_err recio_outfile_commit(recio_outfile *f) { return (void)f, RECIO_ERR_ARG; }
+RECIODEF recio_err recio_outfile_close(recio_outfile *f, int undo) { return (void)f, (void)undo, RECIO_ERR_ARG; }
+RECIODEF int recio_same_file(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+#endif
 #endif
 
 RECIODEF recio_err recio_writer_finish(recio_writer *w) {
@@ -6020,6 +6307,16 @@ static int recio__jpeg_same_with_filler(const unsigned char *b, size_t n, const 
 static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
                                    size_t errmsg_size, const recio_allocator *a);
 
+/* The channel counts a decode makes: 0 (as stored), 1, 3 or 4. */
+static int recio__channels_ok(int c) { return c == 0 || c == 1 || c == 3 || c == 4; }
+
+/* Why a decode's arguments are refused. */
+static void recio__decode_args_why(int huge, int channels, char *errmsg, size_t cap) {
+    if (huge) recio__fmt(errmsg, cap, "decode: image of more than 2^31 bytes");
+    else if (!recio__channels_ok(channels)) recio__fmt(errmsg, cap, "decode: channels %d: decode to 0 (as stored), 1, 3 or 4 channels", channels);
+    else recio__fmt(errmsg, cap, "decode: bad arguments (a NULL image, bytes or output)");
+}
+
 /* Decode with stb's allocations (and so the pixels, unless libjpeg-turbo decodes) through a. */
 static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, int channels, int min_short, char *errmsg,
                                size_t errmsg_size, const recio_allocator *a) {
@@ -6030,9 +6327,8 @@ static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, in
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: empty image (0 bytes)");
         return RECIO_ERR_DECODE;
     }
-    if (!out || !bytes || n > INT_MAX || (channels != 0 && channels != 1 && channels != 3 && channels != 4)) {
-        if (errmsg)
-            recio__fmt(errmsg, errmsg_size, n > INT_MAX ? "decode: image of more than 2^31 bytes" : "decode: bad arguments");
+    if (!out || !bytes || n > INT_MAX || !recio__channels_ok(channels)) {
+        if (errmsg) recio__decode_args_why(bytes && out && n > INT_MAX, channels, errmsg, errmsg_size);
         return RECIO_ERR_ARG;
     }
     memset(out, 0, sizeof *out);
@@ -7288,22 +7584,59 @@ static int recio__new_node(recio_transform *t, const recio__opdef *op) {
 
 static recio_err recio__parse_list(recio__parser *ps, int *first, char close, int commas);
 
+/* What each argument kind (RECIO__A_*, the op table's check column) accepts: [lo, hi], an end left
+   out when open, whole or odd numbers only, or -1 besides. The check and its refusal both read the
+   row, so the message always says the real bounds. */
+enum { RECIO__AK_LO_OPEN = 1, RECIO__AK_HI_OPEN = 2, RECIO__AK_WHOLE = 4, RECIO__AK_ODD = 8, RECIO__AK_MINUS1 = 16 };
+typedef struct recio__argkind {
+    const char *what;
+    float lo, hi;
+    unsigned char flags;
+} recio__argkind;
+static const recio__argkind recio__argkinds[] = {
+    {"a number", -1e30f, 1e30f, 0},                                        /* 0: none given, as NUM */
+    {"a number", -1e30f, 1e30f, 0},                                        /* RECIO__A_NUM */
+    {"a size (whole pixels)", 1, 65535, RECIO__AK_WHOLE},                  /* RECIO__A_SIZE */
+    {"a probability", 0, 1, 0},                                            /* RECIO__A_PROB */
+    {"a number", 0, 1e6f, RECIO__AK_HI_OPEN},                              /* RECIO__A_NONNEG */
+    {"a number", 0, 1e6f, RECIO__AK_LO_OPEN | RECIO__AK_HI_OPEN},          /* RECIO__A_POS */
+    {"a whole number", 0, 65535, RECIO__AK_WHOLE},                         /* RECIO__A_INT */
+    {"a whole number of bits", 0, 8, RECIO__AK_WHOLE},                     /* RECIO__A_BITS */
+    {"a fraction", 0, 1, RECIO__AK_LO_OPEN},                               /* RECIO__A_FRAC */
+    {"an overlap", 0, 1, RECIO__AK_MINUS1},                                /* RECIO__A_IOU */
+    {"an odd kernel size", 1, RECIO__BLUR_MAX, RECIO__AK_WHOLE | RECIO__AK_ODD}, /* RECIO__A_ODD */
+};
+
+static int recio__arg_fits(const recio__argkind *k, float v) {
+    if ((k->flags & RECIO__AK_MINUS1) && v == -1) return 1;
+    if (!((k->flags & RECIO__AK_LO_OPEN) ? v > k->lo : v >= k->lo) || !((k->flags & RECIO__AK_HI_OPEN) ? v < k->hi : v <= k->hi)) return 0;
+    if ((k->flags & RECIO__AK_WHOLE) && v != floorf(v)) return 0;
+    return !(k->flags & RECIO__AK_ODD) || ((int)v & 1);
+}
+
+/* A bound of the table in words: a whole number, or a power of ten as 1eN. */
+static void recio__bound_words(float v, char *out, size_t cap) {
+    double a = v < 0 ? -(double)v : (double)v;
+    int e = 0;
+    if (a < 1e7) {
+        recio__fmt(out, cap, "%d", (int)v);
+        return;
+    }
+    for (; a >= 9.5; a /= 10) e++;
+    recio__fmt(out, cap, v < 0 ? "-1e%d" : "1e%d", e);
+}
+
 static recio_err recio__check_arg(recio__parser *ps, const char *at, const recio__opdef *d, int i, float v) {
-    int k = i < 5 ? i : 5, c;
-    while (k > 0 && !d->check[k]) k--;
-    c = d->check[k];
-    if (c == RECIO__A_SIZE && (v < 1 || v != floorf(v) || v > 65535)) return recio__perr(ps, at, "%s: size must be a whole number of pixels from 1 to 65535", d->name);
-    if (c == RECIO__A_INT && (v < 0 || v != floorf(v) || v > 65535)) return recio__perr(ps, at, "%s: expected a whole number from 0 to 65535", d->name);
-    if (c == RECIO__A_PROB && !(v >= 0 && v <= 1)) return recio__perr(ps, at, "%s: probability must be in [0, 1]", d->name);
-    if (c == RECIO__A_NONNEG && !(v >= 0 && v < 1e6)) return recio__perr(ps, at, "%s: expected a number >= 0", d->name);
-    if (c == RECIO__A_POS && !(v > 0 && v < 1e6)) return recio__perr(ps, at, "%s: expected a number > 0", d->name);
-    if (c == RECIO__A_BITS && (v < 0 || v > 8 || v != floorf(v))) return recio__perr(ps, at, "%s: bits must be 0 to 8", d->name);
-    if (c == RECIO__A_FRAC && !(v > 0 && v <= 1)) return recio__perr(ps, at, "%s: expected a fraction in (0, 1]", d->name);
-    if (c == RECIO__A_IOU && !(v == -1 || (v >= 0 && v <= 1))) return recio__perr(ps, at, "%s: the overlap must be in [0, 1], or -1 for SSD's choices", d->name);
-    if (c == RECIO__A_ODD && (v < 1 || v > RECIO__BLUR_MAX || v != floorf(v) || !((int)v & 1)))
-        return recio__perr(ps, at, "%s: kernel size must be odd, from 1 to 255", d->name);
-    if (!(v == v) || v > 1e30f || v < -1e30f) return recio__perr(ps, at, "%s: number out of range", d->name);
-    return RECIO_OK;
+    const recio__argkind *k;
+    char lo[16], hi[16], msg[160];
+    int j = i < 5 ? i : 5;
+    while (j > 0 && !d->check[j]) j--;
+    k = &recio__argkinds[d->check[j]];
+    if (recio__arg_fits(k, v)) return RECIO_OK;
+    recio__bound_words(k->lo, lo, sizeof lo), recio__bound_words(k->hi, hi, sizeof hi);
+    recio__fmt(msg, sizeof msg, "%s: expected %s in %s%s, %s%s%s", d->name, k->what, (k->flags & RECIO__AK_LO_OPEN) ? "(" : "[", lo, hi,
+               (k->flags & RECIO__AK_HI_OPEN) ? ")" : "]", (k->flags & RECIO__AK_MINUS1) ? ", or -1 for SSD's choices" : "");
+    return recio__perr(ps, at, "%s", msg);
 }
 
 /* Numeric arguments "(a, b, ...)" after the op name: what most ops take. */
@@ -9531,8 +9864,8 @@ static recio_err recio__apply_encoded(const recio_transform *t, const void *byte
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: empty image (0 bytes)");
         return RECIO_ERR_DECODE;
     }
-    if (!t || !bytes || !out || (d->channels != 0 && d->channels != 1 && d->channels != 3 && d->channels != 4)) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad arguments");
+    if (!t || !bytes || !out || !recio__channels_ok(d->channels)) {
+        if (errmsg) recio__decode_args_why(0, d->channels, errmsg, errmsg_size);
         return RECIO_ERR_ARG;
     }
 #ifdef RECIO_TURBOJPEG
@@ -9936,7 +10269,11 @@ RECIODEF const char *recio_prefetch_errmsg(const recio_prefetch *p) { return p ?
 #define RECIO__IT_KEY(file, off) (((uint64_t)(file) << 48) | (off))
 #define RECIO__IT_OFFMASK ((((uint64_t)1) << 48) - 1)
 #define RECIO__IT_MAGIC 0x54494352u /* "RCIT" */
-#define RECIO__IT_VERSION 1u
+#define RECIO__IT_VERSION 2u /* 2: a check sum at the end; the fingerprint covers every batch option */
+/* A checkpoint: magic, version, fingerprint, epoch, batches taken, ended, n, n rolled-over keys, then
+   a FNV-1a 64 of every byte before it, so damage anywhere is refused (changing any one byte always
+   changes the hash) instead of restoring somewhere else. */
+#define RECIO__IT_BLOB(n) (48 + 8 * (size_t)(n))
 
 /* A .lst line by its index (= the image-header id), for path_imglist. */
 typedef struct recio__it_line {
@@ -10468,7 +10805,9 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     /* a shape that differs from the first record's (the executor's own words are kept) */
     if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && strcmp(what + 11, recio_strerror(e)) == 0 && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
         recio_image got; /* sizes as WxH, as everywhere */
-        if (recio_transform_output_shape(it->tf, w, h, it->d.channels ? it->d.channels : c, &got) == RECIO_OK)
+        if (ap && ap->mask && (ap->mask->width != w || ap->mask->height != h)) /* the record is bad, not the chain */
+            e = RECIO_ERR_FORMAT, recio__fmt(what, RECIO_ITER_ERRMSG, "mask: %dx%d, not the %dx%d (WxH) of its image", ap->mask->width, ap->mask->height, w, h);
+        else if (recio_transform_output_shape(it->tf, w, h, it->d.channels ? it->d.channels : c, &got) == RECIO_OK)
             recio__fmt(what, RECIO_ITER_ERRMSG, "the chain turns this %dx%d image into %dx%d, not the %dx%d (WxH) of the first record (end the spec with a fixed-size crop or resize)",
                        w, h, got.width, got.height, sh->width, sh->height);
         else
@@ -10860,7 +11199,36 @@ static recio_err recio__it_pf_begin(void *user, uint64_t epoch, char *errmsg) {
 
 /* ---- consumer side ---- */
 
-/* What a checkpoint must agree on to mean the same position. */
+/* The desc fields that change batches: the one list the checkpoint fingerprint hashes, each as
+   recio__it_desc left it (defaults filled in) and only when the options named by `when` make it
+   matter, so two descs that give the same batches give the same fingerprint. Left out, since they
+   never change a batch: use_mmap, workers, prefetch, checksums (adds batch.sums only), cache_bytes,
+   open_file, open_user, errmsg and alloc; and transform and user, since a callback cannot be
+   hashed (restore with the same one). A new desc field goes here or in that list:
+   tests/test_iter_checkpoint.c reads the struct from recio.h and changes every field in turn. */
+enum { RECIO__FP_INT, RECIO__FP_F32, RECIO__FP_STR, RECIO__FP_FILL /* mask_fill: the label it means */ };
+enum { RECIO__FPW_ALWAYS, RECIO__FPW_CHUNK, RECIO__FPW_MEAN, RECIO__FPW_MASKS, RECIO__FPW_MIX };
+typedef struct recio__it_fpfield {
+    size_t off, size;
+    unsigned char kind, when;
+} recio__it_fpfield;
+#define RECIO__FPF(f, k, w) {offsetof(recio_iter_desc, f), sizeof(((recio_iter_desc *)0)->f), RECIO__FP_##k, RECIO__FPW_##w}
+static const recio__it_fpfield recio__it_fpfields[] = {
+    RECIO__FPF(uris, STR, ALWAYS),          RECIO__FPF(rank, INT, ALWAYS),           RECIO__FPF(nsplit, INT, ALWAYS),
+    RECIO__FPF(index, INT, ALWAYS),         RECIO__FPF(index_path, STR, ALWAYS),     RECIO__FPF(shuffle, INT, ALWAYS),
+    RECIO__FPF(chunk_records, INT, CHUNK),  RECIO__FPF(window_chunks, INT, CHUNK),   RECIO__FPF(equalize, INT, ALWAYS),
+    RECIO__FPF(rotate_shards, INT, ALWAYS), RECIO__FPF(shuffle_buffer, INT, ALWAYS), RECIO__FPF(seed, INT, ALWAYS),
+    RECIO__FPF(seed_aug, INT, ALWAYS),      RECIO__FPF(spec, STR, ALWAYS),           RECIO__FPF(channels, INT, ALWAYS),
+    RECIO__FPF(item_bytes, INT, ALWAYS),    RECIO__FPF(mean_img, STR, ALWAYS),       RECIO__FPF(mean_scale, F32, MEAN),
+    RECIO__FPF(label_width, INT, ALWAYS),   RECIO__FPF(label_pad_set, INT, ALWAYS),  RECIO__FPF(label_pad_value, F32, ALWAYS),
+    RECIO__FPF(label_strict, INT, ALWAYS),  RECIO__FPF(label_detection, INT, ALWAYS), RECIO__FPF(masks, INT, ALWAYS),
+    RECIO__FPF(mask_fill, FILL, MASKS),     RECIO__FPF(mixup_alpha, F32, MIX),       RECIO__FPF(cutmix_alpha, F32, MIX),
+    RECIO__FPF(mix_prob, F32, MIX),         RECIO__FPF(num_classes, INT, MIX),       RECIO__FPF(path_imglist, STR, ALWAYS),
+    RECIO__FPF(batch, INT, ALWAYS),         RECIO__FPF(last_batch, INT, ALWAYS),     RECIO__FPF(skip_bad, INT, ALWAYS),
+    RECIO__FPF(key_begin, INT, ALWAYS),     RECIO__FPF(key_end, INT, ALWAYS),
+};
+#undef RECIO__FPF
+
 static uint64_t recio__it_fp_u64s(uint64_t h, const uint64_t *v, unsigned n) {
     unsigned i;
     for (i = 0; i < n; i++) {
@@ -10871,24 +11239,44 @@ static uint64_t recio__it_fp_u64s(uint64_t h, const uint64_t *v, unsigned n) {
     return h;
 }
 
-static uint64_t recio__it_fp_str(uint64_t h, const char *s) { return s ? recio_fnv1a64(h, s, strlen(s) + 1) : h; }
+static int recio__it_fp_matters(const recio_iter_desc *d, unsigned when) {
+    return when == RECIO__FPW_CHUNK ? d->shuffle == RECIO_SHUFFLE_CHUNK : when == RECIO__FPW_MEAN ? d->mean_img != NULL
+         : when == RECIO__FPW_MASKS ? d->masks != 0 : when == RECIO__FPW_MIX ? recio__it_mixing(d) : 1;
+}
 
-/* The options that came with the ImageRecordIter set (labels, seed_aug, chunks, .lst, mean, masks): hashed
-   only when one is set, so checkpoints made before them stay valid. */
-static uint64_t recio__it_fingerprint2(uint64_t h, const recio_iter_desc *d) {
-    uint64_t v[12];
-    float pad = d->label_pad_set ? d->label_pad_value : -1.0f, scale = d->mean_scale;
-    uint32_t pb, sb;
-    unsigned i, any = 0;
-    memcpy(&pb, &pad, 4), memcpy(&sb, &scale, 4);
-    v[0] = d->seed_aug, v[1] = pb ^ 0xbf800000u /* -1: 0 */, v[2] = (uint64_t)d->label_strict, v[3] = (uint64_t)d->label_detection;
-    v[4] = d->shuffle == RECIO_SHUFFLE_CHUNK ? d->chunk_records : 0, v[5] = d->shuffle == RECIO_SHUFFLE_CHUNK ? d->window_chunks : 0;
-    v[6] = d->mean_img ? sb : 0, v[7] = d->index_path != NULL, v[8] = d->path_imglist != NULL, v[9] = d->mean_img != NULL;
-    v[10] = (uint64_t)d->masks, v[11] = d->masks ? (uint64_t)recio__mask_fill_value(d->mask_fill) : 0;
-    for (i = 0; i < 12; i++) any |= v[i] != 0;
-    if (!any) return h;
-    h = recio__it_fp_u64s(h, v, 12);
-    return recio__it_fp_str(recio__it_fp_str(recio__it_fp_str(h, d->index_path), d->path_imglist), d->mean_img);
+/* One field of the list: an integer of any width, a float's bits (0 for -0), a string with a mark
+   that tells NULL from "", or mask_fill's label; 0 when it does not matter. */
+static uint64_t recio__it_fp_field(uint64_t h, const recio_iter_desc *d, const recio__it_fpfield *f) {
+    const unsigned char *p = (const unsigned char *)d + f->off;
+    uint64_t v = 0;
+    uint32_t u32;
+    uint16_t u16;
+    float x;
+    const char *s;
+    if (!recio__it_fp_matters(d, f->when)) return recio__it_fp_u64s(h, &v, 1);
+    switch (f->kind) {
+    case RECIO__FP_STR:
+        memcpy(&s, p, sizeof s);
+        v = s != NULL;
+        h = recio__it_fp_u64s(h, &v, 1);
+        return s ? recio_fnv1a64(h, s, strlen(s) + 1) : h;
+    case RECIO__FP_F32:
+        memcpy(&x, p, 4);
+        if (x != 0) memcpy(&u32, &x, 4), v = u32;
+        break;
+    case RECIO__FP_FILL: {
+        int fill;
+        memcpy(&fill, p, sizeof fill);
+        v = recio__mask_fill_value(fill);
+        break;
+    }
+    default:
+        if (f->size == 8) memcpy(&v, p, 8);
+        else if (f->size == 4) memcpy(&u32, p, 4), v = u32;
+        else if (f->size == 2) memcpy(&u16, p, 2), v = u16;
+        else v = *p;
+    }
+    return recio__it_fp_u64s(h, &v, 1);
 }
 
 /* What the side files hold (not only their names): the mean image's floats and the .lst's lines in
@@ -10906,19 +11294,13 @@ static uint64_t recio__it_fp_files(const recio_iter *it, uint64_t h) {
     return h;
 }
 
-static uint64_t recio__it_fingerprint(const recio_iter_desc *d) {
-    uint64_t v[11], h = RECIO_FNV1A_INIT;
-    v[0] = d->rank, v[1] = d->nsplit, v[2] = (uint64_t)d->index, v[3] = (uint64_t)d->shuffle;
-    v[4] = (uint64_t)d->equalize, v[5] = (uint64_t)d->rotate_shards, v[6] = d->shuffle_buffer;
-    v[7] = d->seed, v[8] = d->batch, v[9] = (uint64_t)d->last_batch, v[10] = d->label_width;
-    h = recio_fnv1a64(h, d->uris, strlen(d->uris) + 1);
-    if (d->spec) h = recio_fnv1a64(h, d->spec, strlen(d->spec));
-    if (d->key_end) { /* hashed only when set: older checkpoints stay valid */
-        uint64_t k[2];
-        k[0] = d->key_begin, k[1] = d->key_end;
-        h = recio__it_fp_u64s(h, k, 2);
-    }
-    return recio__it_fingerprint2(recio__it_fp_u64s(h, v, 11), d);
+/* What a checkpoint must agree on to mean the same position: the fields of the list, then the side
+   files' contents. */
+static uint64_t recio__it_fingerprint(const recio_iter *it) {
+    uint64_t h = RECIO_FNV1A_INIT;
+    size_t i;
+    for (i = 0; i < sizeof recio__it_fpfields / sizeof recio__it_fpfields[0]; i++) h = recio__it_fp_field(h, &it->d, &recio__it_fpfields[i]);
+    return recio__it_fp_files(it, h);
 }
 
 static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
@@ -10932,6 +11314,13 @@ static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
     if (d->index_path) d->index = 1;
     if (!d->mean_scale) d->mean_scale = 1.0f;
     if (!d->prefetch) d->prefetch = d->workers + 1;
+    /* the values the defaults stand for, so the checkpoint fingerprint sees them as the same options */
+    if (!d->seed_aug) d->seed_aug = d->seed;
+    if (!d->chunk_records) d->chunk_records = 256;
+    if (!d->window_chunks) d->window_chunks = 16;
+    if (!d->mix_prob) d->mix_prob = 1.0f;
+    if (d->spec && d->channels != 1 && d->channels != 3 && d->channels != 4)
+        return recio__fmt(msg, RECIO__ERRMSG, "bad options: channels %d (decode to 1, 3 or 4 channels)", d->channels), RECIO_ERR_ARG;
     if (d->shuffle < 0 || d->shuffle > RECIO_SHUFFLE_CHUNK || d->equalize < 0 || d->equalize > RECIO_EQUALIZE_DROP)
         return recio__fmt(msg, RECIO__ERRMSG, "bad options: shuffle %d, equalize %d (each 0, 1 or 2)", d->shuffle, d->equalize), RECIO_ERR_ARG;
     if (d->rank >= d->nsplit || (unsigned)d->last_batch > RECIO_LAST_ROLL_OVER || d->batch > (1u << 24) || d->label_width > (1u << 16))
@@ -11022,6 +11411,21 @@ static int recio__it_line_cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The .lst text as a list with a mask column (recio list --mask-root: "index label... image mask")
+   or without (im2rec's): the kind desc.masks suggests first, then the other; only the labels are
+   used, so either kind serves. When neither parses, the first kind's error. */
+static recio_err recio__it_lst_parse(recio_iter *it, const char *text, size_t n) {
+    char first[RECIO_ERRMSG_SIZE];
+    recio_err e;
+    it->lst.alloc = it->d.alloc;
+    it->lst.mask_column = it->d.masks != 0;
+    if ((e = recio_lst_parse(&it->lst, text, n, it->d.path_imglist)) != RECIO_ERR_FORMAT) return e;
+    recio__fmt(first, sizeof first, "%s", it->lst.errmsg);
+    it->lst.mask_column = !it->lst.mask_column;
+    if ((e = recio_lst_parse(&it->lst, text, n, it->d.path_imglist)) == RECIO_ERR_FORMAT) recio__fmt(it->lst.errmsg, sizeof it->lst.errmsg, "%s", first);
+    return e;
+}
+
 /* desc.path_imglist: parse it with the INDEX section's .lst parser, and sort its lines by index. */
 static recio_err recio__it_imglist(recio_iter *it) {
     char *text;
@@ -11029,8 +11433,7 @@ static recio_err recio__it_imglist(recio_iter *it) {
     recio_err e;
     if (!it->d.path_imglist) return RECIO_OK;
     if ((e = recio__it_slurp(it, it->d.path_imglist, &text, &n)) != RECIO_OK) return e;
-    it->lst.alloc = it->d.alloc;
-    e = recio_lst_parse(&it->lst, text, n, it->d.path_imglist);
+    e = recio__it_lst_parse(it, text, n);
     recio__free(&it->d.alloc, text);
     if (e != RECIO_OK) return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", it->lst.errmsg), e;
     if (!(it->lines = (recio__it_line *)recio__it_calloc(&it->d.alloc, it->lst.count + 1, sizeof *it->lines))) return RECIO_ERR_NOMEM;
@@ -11043,38 +11446,110 @@ static recio_err recio__it_imglist(recio_iter *it) {
 }
 
 #ifndef RECIO_NO_IMAGE /* a mean image needs a spec: records-only builds leave the .npy reader out */
-/* A .npy header: '<f4', C order, three dimensions into dim; *data_at: where the array starts. */
-static recio_err recio__npy_header(const char *t, size_t n, size_t dim[3], size_t *data_at, char *why) {
+/* A .npy array's layout: its shape, element order and byte order, and where its data starts. */
+typedef struct recio__npy {
+    size_t dim[3];
+    int ndim, fortran, big;
+    size_t data_at;
+} recio__npy;
+
+static const char *recio__py_ws(const char *p) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    return p;
+}
+
+/* A quoted Python string at p (either quote, no escapes) into out: past it, or NULL. */
+static const char *recio__py_str(const char *p, char *out, size_t cap) {
+    char q = *p;
+    size_t k = 0;
+    if (q != '\'' && q != '"') return NULL;
+    for (p++; *p && *p != q; p++) {
+        if (*p == '\\' || k + 1 >= cap) return NULL;
+        out[k++] = *p;
+    }
+    out[k] = 0;
+    return *p == q ? p + 1 : NULL;
+}
+
+/* True or False at p into *v: past it, or NULL. */
+static const char *recio__py_bool(const char *p, int *v) {
+    if (!strncmp(p, "True", 4)) return *v = 1, p + 4;
+    if (!strncmp(p, "False", 5)) return *v = 0, p + 5;
+    return NULL;
+}
+
+/* A tuple of whole numbers, "(3, 16, 16)", "(3,16,16,)", "(16L,)", "()": past it, or NULL; the
+   first three into np->dim, how many into np->ndim. */
+static const char *recio__py_shape(const char *p, recio__npy *np) {
+    np->ndim = 0;
+    if (*p != '(') return NULL;
+    for (p = recio__py_ws(p + 1); *p != ')'; p = recio__py_ws(p)) {
+        uint64_t v = 0;
+        if (*p < '0' || *p > '9') return NULL;
+        for (; *p >= '0' && *p <= '9'; p++)
+            if ((v = v * 10 + (uint64_t)(*p - '0')) > ((uint64_t)1 << 31)) return NULL; /* no item is that big */
+        if (*p == 'L') p++;                                                          /* Python 2's long */
+        if (np->ndim < 3) np->dim[np->ndim] = (size_t)v;
+        np->ndim++;
+        p = recio__py_ws(p);
+        if (*p == ',') p++;
+        else if (*p != ')') return NULL;
+    }
+    return p + 1;
+}
+
+/* The header's dict, as numpy.lib.format writes and reads it: a Python literal with exactly the
+   keys descr, fortran_order and shape, in any order, either quote, any spacing, a trailing comma.
+   0, or -1 when it is not such a dict. */
+static int recio__npy_dict(const char *p, recio__npy *np, char *descr, size_t cap) {
+    unsigned seen = 0, bit;
+    if (*(p = recio__py_ws(p)) != '{') return -1;
+    for (p = recio__py_ws(p + 1); *p != '}';) {
+        char key[16];
+        if (!(p = recio__py_str(p, key, sizeof key)) || *(p = recio__py_ws(p)) != ':') return -1;
+        p = recio__py_ws(p + 1);
+        if (!strcmp(key, "descr")) bit = 1, p = recio__py_str(p, descr, cap);
+        else if (!strcmp(key, "fortran_order")) bit = 2, p = recio__py_bool(p, &np->fortran);
+        else if (!strcmp(key, "shape")) bit = 4, p = recio__py_shape(p, np);
+        else return -1;
+        if (!p || (seen & bit)) return -1;
+        seen |= bit;
+        if (*(p = recio__py_ws(p)) == ',') p = recio__py_ws(p + 1);
+        else if (*p != '}') return -1;
+    }
+    return seen == 7 && !*recio__py_ws(p + 1) ? 0 : -1; /* numpy pads with spaces and a newline */
+}
+
+/* A .npy file's header (format 1, 2 or 3): float32 of either byte order, C or Fortran order, three
+   dimensions. */
+static recio_err recio__npy_header(const char *t, size_t n, recio__npy *np, char *why) {
     size_t hl, at;
-    const char *h, *sh, *p;
-    char hdr[512];
-    int k;
+    char hdr[4096], descr[16];
+    memset(np, 0, sizeof *np);
     if (n < 10 || memcmp(t, "\x93NUMPY", 6) != 0) return recio__fmt(why, RECIO__ERRMSG, "not a NumPy .npy file"), RECIO_ERR_FORMAT;
     hl = t[6] == 1 ? (size_t)((unsigned char)t[8] | (unsigned char)t[9] << 8) : n >= 12 ? (size_t)recio_load_u32le(t + 8) : n;
     at = t[6] == 1 ? 10 : 12;
     if (hl >= sizeof hdr || at + hl > n) return recio__fmt(why, RECIO__ERRMSG, ".npy header of %U bytes does not fit", (uint64_t)hl), RECIO_ERR_FORMAT;
     memcpy(hdr, t + at, hl);
     hdr[hl] = 0;
-    h = hdr;
-    if (!strstr(h, "'descr': '<f4'") || !strstr(h, "'fortran_order': False") || !(sh = strstr(h, "'shape': (")))
-        return recio__fmt(why, RECIO__ERRMSG, "the .npy must be float32 ('<f4') in C order: its header is %s", h), RECIO_ERR_FORMAT;
-    for (p = sh + 10, k = 0; k < 3; k++) {
-        char *end;
-        unsigned long v = strtoul(p, &end, 10);
-        if (end == p) break;
-        dim[k] = v;
-        for (p = end; *p == ',' || *p == ' ' || *p == 'L'; p++) {}
-    }
-    if (k != 3 || *p != ')') return recio__fmt(why, RECIO__ERRMSG, "the .npy shape must have three dimensions, (C,H,W) or (H,W,C): %s", h), RECIO_ERR_FORMAT;
-    *data_at = at + hl;
+    np->data_at = at + hl;
+    while (hl && (hdr[hl - 1] == ' ' || hdr[hl - 1] == '\n')) hdr[--hl] = 0; /* the padding, out of the messages */
+    if (memchr(hdr, 0, hl) || recio__npy_dict(hdr, np, descr, sizeof descr))
+        return recio__fmt(why, RECIO__ERRMSG, "the .npy header is not a dict of descr, fortran_order and shape: %s", hdr), RECIO_ERR_FORMAT;
+    if (strcmp(descr, "<f4") != 0 && strcmp(descr, ">f4") != 0)
+        return recio__fmt(why, RECIO__ERRMSG, "the .npy must be float32 ('<f4' or '>f4'), not '%s'", descr), RECIO_ERR_FORMAT;
+    np->big = descr[0] == '>';
+    if (np->ndim != 3) return recio__fmt(why, RECIO__ERRMSG, "the .npy shape must have three dimensions, (C,H,W) or (H,W,C): %s", hdr), RECIO_ERR_FORMAT;
     return RECIO_OK;
 }
 
 /* The mean image's floats into it->mean, in the item's layout: its own order when the .npy is shaped
-   like the item, transposed when it is shaped like the other layout. */
-static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const size_t dim[3], char *why) {
+   like the item, transposed when it is shaped like the other layout; a Fortran-order or big-endian
+   file read as such. */
+static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const recio__npy *np, char *why) {
     const recio_image *sh = &it->shape;
-    size_t C = (size_t)sh->channels, H = (size_t)sh->height, W = (size_t)sh->width, c, y, x, src;
+    const size_t *dim = np->dim;
+    size_t C = (size_t)sh->channels, H = (size_t)sh->height, W = (size_t)sh->width, c, y, x, i[3];
     int chw = sh->layout == RECIO_CHW, same, other;
     same = chw ? dim[0] == C && dim[1] == H && dim[2] == W : dim[0] == H && dim[1] == W && dim[2] == C;
     other = chw ? dim[0] == H && dim[1] == W && dim[2] == C : dim[0] == C && dim[1] == H && dim[2] == W;
@@ -11084,10 +11559,14 @@ static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const size_t
     for (c = 0; c < C; c++)
         for (y = 0; y < H; y++)
             for (x = 0; x < W; x++) {
-                size_t dst = chw ? (c * H + y) * W + x : (y * W + x) * C + c;
+                size_t dst = chw ? (c * H + y) * W + x : (y * W + x) * C + c, src;
+                const unsigned char *q;
                 uint32_t u;
-                src = same ? dst : chw ? (y * W + x) * C + c : (c * H + y) * W + x; /* the .npy's order */
-                u = recio_load_u32le(t + 4 * src);
+                if (chw == same) i[0] = c, i[1] = y, i[2] = x; /* the element's index in the .npy's shape */
+                else i[0] = y, i[1] = x, i[2] = c;
+                src = np->fortran ? i[0] + dim[0] * (i[1] + dim[1] * i[2]) : (i[0] * dim[1] + i[1]) * dim[2] + i[2];
+                q = (const unsigned char *)t + 4 * src;
+                u = np->big ? (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3] : recio_load_u32le(q);
                 memcpy(&it->mean[dst], &u, 4);
             }
     return RECIO_OK;
@@ -11096,17 +11575,19 @@ static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const size_t
 /* The .npy of desc.mean_img into it->mean. */
 static recio_err recio__it_mean_load(recio_iter *it) {
     char *t, why[RECIO__ERRMSG];
-    size_t n, dim[3], at;
+    size_t n, floats = it->d.item_bytes / 4, d01;
+    recio__npy np;
     recio_err e;
     if ((e = recio__it_slurp(it, it->d.mean_img, &t, &n)) != RECIO_OK) return e;
-    if ((e = recio__npy_header(t, n, dim, &at, why)) == RECIO_OK) {
-        if ((uint64_t)dim[0] * dim[1] * dim[2] * 4 != it->d.item_bytes || n - at < it->d.item_bytes)
-            recio__fmt(why, RECIO__ERRMSG, "shape (%U, %U, %U) with %U bytes of data, and an item has %U bytes", (uint64_t)dim[0], (uint64_t)dim[1],
-                       (uint64_t)dim[2], (uint64_t)(n - at), (uint64_t)it->d.item_bytes), e = RECIO_ERR_ARG;
+    if ((e = recio__npy_header(t, n, &np, why)) == RECIO_OK) {
+        d01 = np.dim[0] * np.dim[1]; /* each below 2^31: no wrap */
+        if (!d01 || floats % d01 || np.dim[2] != floats / d01 || n - np.data_at < it->d.item_bytes)
+            recio__fmt(why, RECIO__ERRMSG, "shape (%U, %U, %U) with %U bytes of data, and an item has %U bytes", (uint64_t)np.dim[0], (uint64_t)np.dim[1],
+                       (uint64_t)np.dim[2], (uint64_t)(n - np.data_at), (uint64_t)it->d.item_bytes), e = RECIO_ERR_ARG;
         else if (!(it->mean = (float *)recio__malloc(&it->d.alloc, it->d.item_bytes)))
             e = RECIO_ERR_NOMEM, recio__fmt(why, RECIO__ERRMSG, "out of memory");
         else
-            e = recio__it_mean_fill(it, t + at, dim, why);
+            e = recio__it_mean_fill(it, t + np.data_at, &np, why);
     }
     recio__free(&it->d.alloc, t);
     if (e != RECIO_OK) recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img: %s", it->d.mean_img, why);
@@ -11127,8 +11608,33 @@ static recio_err recio__it_mean(recio_iter *it) {
     return recio__it_mean_load(it);
 }
 
+/* Everything a batch needs per item (RECIO_MAX_BATCH_BYTES limits it all, not only the tensor): the
+   item, its soft labels, labels and mask, and the bookkeeping (id, key, checksum and two counts in
+   the slot; key, offset, length and skip_bad's mark beside it; the iterator's five carried keys).
+   Within the limit (and a quarter of size_t, for a 32-bit host) no offset of the layout can wrap. */
+static recio_err recio__it_budget(recio_iter *it) {
+    static const char *const knob[4] = {"the item", "num_classes", "label_width", "the item"};
+    const recio_iter_desc *d = &it->d;
+    uint64_t part[5], per = 0, lim = RECIO_MAX_BATCH_BYTES < SIZE_MAX / 4 ? RECIO_MAX_BATCH_BYTES : SIZE_MAX / 4, b = d->batch;
+    unsigned k, big = 0;
+    char parts[200];
+    part[0] = d->item_bytes, part[1] = recio__it_mixes(it) ? (uint64_t)d->num_classes * 4 : 0;
+    part[2] = (uint64_t)d->label_width * 4, part[3] = it->mask_bytes;
+    part[4] = 8 + 8 + 8 + 4 + 4 + (8 + 2 * sizeof(size_t)) + (d->skip_bad ? 9 : 0) + 5 * 8;
+    for (k = 0; k < 5; k++) {
+        per += part[k] > lim ? lim + 1 : part[k]; /* each at most lim + 1: the sum cannot wrap */
+        if (k < 4 && part[k] > part[big]) big = k;
+    }
+    if (per <= lim / b) return RECIO_OK;
+    recio__fmt(parts, sizeof parts, "%U of image, %U of soft labels, %U of labels, %U of mask, %U of ids, keys and counts",
+               part[0], part[1], part[2], part[3], part[4]);
+    recio__fmt(it->errmsg, RECIO__ERRMSG, "a batch of %U items of %U bytes each (%s) is more than %s (%U bytes): make the batch or %s smaller",
+               b, per, parts, lim == RECIO_MAX_BATCH_BYTES ? "RECIO_MAX_BATCH_BYTES" : "what this host's size_t holds", lim, knob[big]);
+    return RECIO_ERR_ARG;
+}
+
 /* Batch layout: items, then labels, ids, keys, item checksums, label counts and object counts
-   (8-aligned). */
+   (8-aligned), masks and soft labels; recio__it_budget has bounded the whole. */
 static recio_err recio__it_layout(recio_iter *it) {
     size_t b = it->d.batch, items, labs;
     recio_err e;
@@ -11139,9 +11645,12 @@ static recio_err recio__it_layout(recio_iter *it) {
                    (uint64_t)RECIO_MAX_BATCH_BYTES);
         return RECIO_ERR_ARG;
     }
+    /* masks and soft labels come with a spec only (a records-only build compiles them out) */
+    it->mask_bytes = RECIO__IT_TF(it) && it->d.masks ? (size_t)it->shape.width * it->shape.height : 0;
+    if (recio__it_mixing(&it->d) && (e = recio__it_mix_check(it)) != RECIO_OK) return e;
+    if ((e = recio__it_budget(it)) != RECIO_OK) return e;
     items = (it->d.item_bytes * b + 7) & ~(size_t)7;
     labs = (b * it->d.label_width * sizeof(float) + 7) & ~(size_t)7;
-    if (items > SIZE_MAX / 2 - labs - 32 * b) return RECIO_ERR_NOMEM;
     it->lab_off = items;
     it->ids_off = items + labs;
     it->keys_off = it->ids_off + 8 * b;
@@ -11149,12 +11658,7 @@ static recio_err recio__it_layout(recio_iter *it) {
     it->cnt_off = it->sums_off + 8 * b;
     it->obj_off = it->cnt_off + 4 * b;
     it->mask_off = (it->obj_off + 4 * b + 7) & ~(size_t)7;
-    /* masks and soft labels come with a spec only (a records-only build compiles them out) */
-    it->mask_bytes = RECIO__IT_TF(it) && it->d.masks ? (size_t)it->shape.width * it->shape.height : 0;
-    if (it->mask_bytes && it->mask_bytes * b > SIZE_MAX / 2 - it->mask_off) return RECIO_ERR_NOMEM;
     it->soft_off = (it->mask_off + it->mask_bytes * b + 7) & ~(size_t)7;
-    if (recio__it_mixing(&it->d) && (e = recio__it_mix_check(it)) != RECIO_OK) return e;
-    if (recio__it_mixes(it) && (size_t)it->d.num_classes * 4 * b > SIZE_MAX / 2 - it->soft_off) return RECIO_ERR_NOMEM;
     it->out_bytes = (it->soft_off + (recio__it_mixes(it) ? (size_t)it->d.num_classes * 4 * b : 0) + 7) & ~(size_t)7;
     return RECIO_OK;
 }
@@ -11264,7 +11768,7 @@ RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *d
     if ((e = recio__it_desc(&it->d, it->errmsg)) == RECIO_OK && (e = recio__it_src_init(it)) == RECIO_OK &&
         (e = recio__it_spec(it)) == RECIO_OK && (e = recio__it_cache_init(it)) == RECIO_OK && (e = recio__it_imglist(it)) == RECIO_OK && (e = recio__it_mean(it)) == RECIO_OK &&
         (e = recio__it_layout(it)) == RECIO_OK && (e = recio__it_alloc(it)) == RECIO_OK) {
-        it->fingerprint = recio__it_fp_files(it, recio__it_fingerprint(&it->d));
+        it->fingerprint = recio__it_fingerprint(it);
 #ifdef RECIO_THREADS
         e = recio__it_start(it);
 #endif
@@ -11407,7 +11911,7 @@ RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, 
     unsigned i, n;
     if (!it || !size) return RECIO_ERR_ARG;
     n = it->ended ? it->ncarry_next : it->ncarry_in;
-    *size = 40 + 8 * (size_t)n;
+    *size = RECIO__IT_BLOB(n);
     if (!buf) return RECIO_OK;
     if (cap < *size) return RECIO_ERR_ARG;
     recio_store_u32le(p, RECIO__IT_MAGIC);
@@ -11418,20 +11922,37 @@ RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, 
     recio_store_u32le(p + 32, (uint32_t)it->ended);
     recio_store_u32le(p + 36, n);
     for (i = 0; i < n; i++) recio_store_u64le(p + 40 + 8 * (size_t)i, carry[i]);
+    recio_store_u64le(p + *size - 8, recio_fnv1a64(RECIO_FNV1A_INIT, p, *size - 8));
+    return RECIO_OK;
+}
+
+/* Why a blob cannot be restored into it (words into it->errmsg), or RECIO_OK. */
+static recio_err recio__it_blob_check(recio_iter *it, const unsigned char *p, size_t size) {
+    uint32_t n, v;
+    if (size < 8 || recio_load_u32le(p) != RECIO__IT_MAGIC)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "not a recio iterator checkpoint (no RCIT magic)"), RECIO_ERR_FORMAT;
+    if ((v = recio_load_u32le(p + 4)) != RECIO__IT_VERSION)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint of version %u: this recio reads version %u (save it again with this recio)", v, RECIO__IT_VERSION), RECIO_ERR_FORMAT;
+    if (size < RECIO__IT_BLOB(0))
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is cut short: %U bytes, less than %U", (uint64_t)size, (uint64_t)RECIO__IT_BLOB(0)), RECIO_ERR_FORMAT;
+    if ((uint64_t)size != 48 + 8 * (uint64_t)(n = recio_load_u32le(p + 36)))
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged: %U bytes, and its header says %U (48 + 8 per rolled-over record)", (uint64_t)size, 48 + 8 * (uint64_t)n), RECIO_ERR_FORMAT;
+    if (recio_load_u64le(p + size - 8) != recio_fnv1a64(RECIO_FNV1A_INIT, p, size - 8))
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged: its check sum does not match its bytes"), RECIO_ERR_FORMAT;
+    if (n >= it->d.batch || recio_load_u32le(p + 32) > 1)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged: %u rolled-over records for a batch of %u", n, it->d.batch), RECIO_ERR_FORMAT;
+    if (recio_load_u64le(p + 8) != it->fingerprint)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint was made with other options or files"), RECIO_ERR_ARG;
     return RECIO_OK;
 }
 
 RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t size) {
     const unsigned char *p = (const unsigned char *)blob;
     unsigned i, n;
+    recio_err e;
     if (!it || !blob) return RECIO_ERR_ARG;
-    if (size < 40 || recio_load_u32le(p) != RECIO__IT_MAGIC || recio_load_u32le(p + 4) != RECIO__IT_VERSION)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "not a recio iterator checkpoint (version %u)", RECIO__IT_VERSION), RECIO_ERR_FORMAT;
+    if ((e = recio__it_blob_check(it, p, size)) != RECIO_OK) return e;
     n = recio_load_u32le(p + 36);
-    if (n >= it->d.batch || size != 40 + 8 * (size_t)n || recio_load_u32le(p + 32) > 1)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged"), RECIO_ERR_FORMAT;
-    if (recio_load_u64le(p + 8) != it->fingerprint)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint was made with other options or files"), RECIO_ERR_ARG;
     for (i = 0; i < n; i++) it->carry_next[i] = recio_load_u64le(p + 40 + 8 * (size_t)i);
     it->epoch = recio_load_u64le(p + 16);
     recio__it_restart(it, recio_load_u64le(p + 24), it->carry_next, recio_load_u32le(p + 32) ? 0 : n);

@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
     printf("|---|---|---|---|---|---|---|---|---|\n");
     row("eval: resize_short(256) center_crop(224) normalize(imagenet) chw", "resize_short(256) center_crop(224) normalize(imagenet) chw", 0);
     row("eval", "resize_short(256) center_crop(224) normalize(imagenet) chw", 2);
-    row("train: resize_short(256) \\| random_crop(224) random_flip(0.5) normalize(imagenet) chw",
+    row("train: resize_short(256) random_crop(224) random_flip(0.5) normalize(imagenet) chw (cut after resize_short(256))",
         "resize_short(256) random_crop(224) random_flip(0.5) normalize(imagenet) chw", 0);
     row("train", "resize_short(256) random_crop(224) random_flip(0.5) normalize(imagenet) chw", 2);
     return 0;

@@ -220,7 +220,7 @@ static void ic_restore_rejects(void) {
     iu_desc(&d, DS10, 4, RECIO_LAST_PAD, ic_workers);
     if (!(it = ic_open(&d))) return;
     CHECK_EQ_INT(recio_iter_save(it, blob, sizeof blob, &size), RECIO_OK);
-    CHECK_EQ_INT(size, 40);
+    CHECK_EQ_INT(size, 48);
     d.seed = 7; /* other options: another position */
     if (!(it2 = ic_open(&d))) return;
     CHECK_EQ_INT(recio_iter_restore(it2, blob, size), RECIO_ERR_ARG);

@@ -758,6 +758,57 @@ static void test_show_draws_boxes(void) {
     free_scene(&s);
 }
 
+/* Boxes past the image (issue 23, item 10): each outline is clipped to its image. One object of
+   +-1.7e7 took 2.75 s and drew nothing (all of it off the sheet), a box running off the right
+   and bottom drew into the border, and a NaN side or a class of 1e30 were undefined casts. On a
+   40x30 grey image in a 40-pixel tile (so the image sits at (2, 7)): the huge box (class 1, green)
+   is the image's border, the half-outside box (class 0, red) is clipped to its lower-right
+   quarter, the NaN box is not drawn, and no box colour lands outside the image. */
+static void test_show_clips_boxes(void) {
+    static const unsigned char grey[3] = {100, 100, 100};
+    static const float lab[] = {2, 5, 1, -1.7e7f, -1.7e7f, 1.7e7f, 1.7e7f, 0, 0.5f, 0.5f, 3.0f, 3.0f,
+                                2, NAN, 0.1f, 0.5f, 0.5f, 1e30f, 0.1f, 0.1f, 0.3f, 0.3f};
+    const char *recio = getenv("RECIO");
+    recio_image img, sheet;
+    recio_writer *w = NULL;
+    unsigned char *rec, *png;
+    int len = 0, x, y, stray = 0, border = 0, ok;
+    size_t n = recio_irecord_header_size((uint32_t)(sizeof lab / sizeof lab[0]));
+    char cmd[512];
+    if (!recio) {
+        CHECK(recio != NULL);
+        return;
+    }
+    CHECK(recio_image_alloc(&img, 40, 30, 3, RECIO_U8, RECIO_HWC, NULL) == RECIO_OK);
+    for (y = 0; y < 30; y++)
+        for (x = 0; x < 40; x++) memcpy((unsigned char *)img.data + y * img.stride + 3 * x, grey, 3);
+    png = png_bytes(&img, &len);
+    rec = (unsigned char *)malloc(n + (size_t)len);
+    CHECK(png && rec);
+    if (!png || !rec) return;
+    recio_irecord_pack_header(rec, lab, (uint32_t)(sizeof lab / sizeof lab[0]), 1, 0);
+    memcpy(rec + n, png, (size_t)len);
+    ok = recio_writer_open(&w, "build/tb_clip.rec") == RECIO_OK && recio_writer_write(w, rec, n + (size_t)len) == RECIO_OK;
+    CHECK(recio_writer_close(w) == RECIO_OK && ok);
+    free(rec), free(png), recio_image_free(&img);
+    snprintf(cmd, sizeof cmd, "%s show build/tb_clip.rec build/tb_clip.png --tile 40 >/dev/null", recio);
+    CHECK(sh(cmd) == 0);
+    sheet = decode_file("build/tb_clip.png");
+    CHECK(sheet.width == 44);
+    for (y = 0; sheet.data && y < sheet.height; y++)
+        for (x = 0; x < sheet.width; x++) {
+            int r = (int)recio_image_get(&sheet, x, y, 0), g = (int)recio_image_get(&sheet, x, y, 1), b = (int)recio_image_get(&sheet, x, y, 2);
+            int inside = x >= 2 && x < 42 && y >= 7 && y < 37, red = r == 255 && g == 64 && b == 64, green = r == 64 && g == 220 && b == 64;
+            int edge = inside && (x == 2 || x == 41 || y == 7 || y == 36), quarter = x >= 22 && y >= 22;
+            int is_box = !(r == g && g == b); /* grey background, black border, white-ish ink are not */
+            if (!inside && is_box) stray++;
+            if (edge && !(quarter && (x == 41 || y == 36) ? red : green)) border++;
+        }
+    if (stray || border) fprintf(stderr, "  %d box pixels outside the image, %d border pixels not the clipped boxes' colours\n", stray, border);
+    CHECK(sheet.data && stray == 0 && border == 0);
+    recio_image_free(&sheet);
+}
+
 int main(void) {
     RUN(test_boxes_and_mask_follow_pixels);
     RUN(test_bbox_crop_meets_constraint);
@@ -770,5 +821,6 @@ int main(void) {
     RUN(test_cli_boxes_and_mask);
     RUN(test_det_layout);
     RUN(test_show_draws_boxes);
+    RUN(test_show_clips_boxes);
     return t_done("boxes");
 }

@@ -33,11 +33,11 @@ static void test_parse_errors(void) {
     CHECK(parse_err("flip\n  gray hue", "spec:2:11: hue: expected '(' and arguments"));
     CHECK(parse_err("resize(10)", "spec:1:1: resize: too few arguments"));
     CHECK(parse_err("resize(10,20,30)", "spec:1:14: resize: too many arguments"));
-    CHECK(parse_err("resize(10,0)", "spec:1:11: resize: size must be a whole number of pixels from 1 to 65535"));
-    CHECK(parse_err("center_crop(2.5)", "spec:1:13: center_crop: size must be a whole number of pixels from 1 to 65535"));
-    CHECK(parse_err("random_flip(1.5)", "spec:1:13: random_flip: probability must be in [0, 1]"));
+    CHECK(parse_err("resize(10,0)", "spec:1:11: resize: expected a size (whole pixels) in [1, 65535]"));
+    CHECK(parse_err("center_crop(2.5)", "spec:1:13: center_crop: expected a size (whole pixels) in [1, 65535]"));
+    CHECK(parse_err("random_flip(1.5)", "spec:1:13: random_flip: expected a probability in [0, 1]"));
     CHECK(parse_err("normalize(imagenet", "spec:1:19: normalize: expected ')'"));
-    CHECK(parse_err("normalize(1,2,3,4,5,0)", "spec:1:21: normalize: expected a number > 0"));
+    CHECK(parse_err("normalize(1,2,3,4,5,0)", "spec:1:21: normalize: expected a number in (0, 1000000)"));
     CHECK(parse_err("crop(a)", "spec:1:6: crop: expected a number"));
     CHECK(parse_err("flip)", "spec:1:5: expected a space between ops, found ')'"));
     CHECK(parse_err("random_apply(0.5)", "spec:1:17: random_apply: expected ',' and ops"));
@@ -45,9 +45,19 @@ static void test_parse_errors(void) {
     CHECK(parse_err("random_choice()", "spec:1:1: random_choice: needs at least one op"));
     CHECK(parse_err("random_subpolicy(flip)", "spec:1:18: random_subpolicy: expected '(' starting a sub-policy"));
     CHECK(parse_err("random_choice(flip, bogus(1))", "spec:1:21: unknown op 'bogus'"));
-    CHECK(parse_err("posterize(9)", "spec:1:11: posterize: bits must be 0 to 8"));
-    CHECK(parse_err("pad(-1)", "spec:1:5: pad: expected a whole number from 0 to 65535"));
+    CHECK(parse_err("posterize(9)", "spec:1:11: posterize: expected a whole number of bits in [0, 8]"));
+    CHECK(parse_err("pad(-1)", "spec:1:5: pad: expected a whole number in [0, 65535]"));
     CHECK(parse_err("*", "spec:1:1: unexpected '*'"));
+    /* each kind's real bounds, from the op table's argument kinds (issue 23: these said "expected a
+       number > 0" and ">= 0" for values past the hidden 1e6) */
+    CHECK(parse_err("random_expand(1e6)", "spec:1:15: random_expand: expected a number in (0, 1000000)"));
+    CHECK(parse_err("sharpness(1e38)", "spec:1:11: sharpness: expected a number in [0, 1000000)"));
+    CHECK(parse_err("sharpness(-1)", "spec:1:11: sharpness: expected a number in [0, 1000000)"));
+    CHECK(parse_err("rotate(2e30)", "spec:1:8: rotate: expected a number in [-1e30, 1e30]"));
+    CHECK(parse_err("random_bbox_crop(1.5)", "spec:1:18: random_bbox_crop: expected an overlap in [0, 1], or -1 for SSD's choices"));
+    CHECK(parse_err("random_bbox_crop(-1,0)", "spec:1:21: random_bbox_crop: expected a fraction in (0, 1]"));
+    CHECK(parse_err("gaussian_blur(4)", "spec:1:15: gaussian_blur: expected an odd kernel size in [1, 255]"));
+    CHECK(parse_err("gaussian_blur(257)", "spec:1:15: gaussian_blur: expected an odd kernel size in [1, 255]"));
 }
 
 static void test_parse_every_op(void) {

@@ -100,6 +100,51 @@ static void test_batch_bytes(void) {
     CHECK_EQ_INT(recio("iter " T "/twelve.rec --spec 'resize(32,32)' --batch 1000 --workers 0 --quiet"), 0);
 }
 
+/* An allocator that refuses (and remembers) anything over 64 MB: the open must refuse a batch
+   whose side buffers pass RECIO_MAX_BATCH_BYTES before asking for them. */
+static size_t biggest_ask;
+static void *capped_alloc(size_t n, void *user) {
+    (void)user;
+    if (n > biggest_ask) biggest_ask = n;
+    return n > ((size_t)64 << 20) ? NULL : malloc(n);
+}
+static void capped_free(void *p, void *user) {
+    (void)user;
+    free(p);
+}
+
+static recio_err open_batch(unsigned batch, unsigned num_classes, unsigned label_width, const char *spec, char *msg) {
+    recio_iter_desc d;
+    recio_iter *it = NULL;
+    recio_err e;
+    memset(&d, 0, sizeof d);
+    d.uris = T "/twelve.rec", d.spec = spec, d.batch = batch, d.label_width = label_width;
+    d.mixup_alpha = num_classes ? 0.2f : 0, d.num_classes = num_classes;
+    d.alloc.alloc = capped_alloc, d.alloc.free = capped_free;
+    biggest_ask = 0;
+    e = recio_iter_open_ex(&it, &d, msg, 512);
+    recio_iter_close(it);
+    return e;
+}
+
+/* Soft labels, labels and the rest count against RECIO_MAX_BATCH_BYTES with the tensor: 20,000,000
+   classes at batch 64 asked for 4.9 GB of soft labels per slot for a 786 KB tensor. */
+static void test_batch_side_buffers(void) {
+    char msg[512];
+    CHECK_EQ_INT(open_batch(64, 20000000, 1, "resize(32,32) float", msg), RECIO_ERR_ARG);
+    CHECK(has(msg, "a batch of 64 items of "));
+    CHECK(has(msg, " bytes each (12288 of image, 80000000 of soft labels, 4 of labels, 0 of mask, "));
+    CHECK(has(msg, "is more than RECIO_MAX_BATCH_BYTES (2147483648 bytes): make the batch or num_classes smaller"));
+    CHECK(biggest_ask <= ((size_t)64 << 20));
+    /* 65536 labels an item at batch 16384: 4 GiB of labels for 3-byte items */
+    CHECK_EQ_INT(open_batch(16384, 0, 65536, "resize(1,1)", msg), RECIO_ERR_ARG);
+    CHECK(has(msg, "(3 of image, 0 of soft labels, 262144 of labels, 0 of mask, "));
+    CHECK(has(msg, "make the batch or label_width smaller"));
+    CHECK(biggest_ask <= ((size_t)64 << 20));
+    /* what fits opens */
+    CHECK_EQ_INT(open_batch(64, 1000, 1, "resize(32,32) float", msg), RECIO_OK);
+}
+
 static void test_messages(void) {
     static const char lfs[] = "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n";
     recio_image img = {0};
@@ -125,6 +170,7 @@ int main(void) {
     CHECK(system("rm -rf " T " && mkdir -p " T) == 0);
     RUN(test_op_outputs);
     RUN(test_batch_bytes);
+    RUN(test_batch_side_buffers);
     RUN(test_messages);
     return t_done("test_limits");
 }

@@ -272,11 +272,72 @@ static void test_planner_matches_plain_chain(void) {
 #endif
 }
 
+/* Every argument kind the op table uses has its row of bounds and words (the check and its message
+   both read it), and each refusal names the row's bounds. */
+static void test_argument_kinds(void) {
+    int i, j;
+    CHECK_EQ_INT(sizeof recio__argkinds / sizeof recio__argkinds[0], RECIO__A_ODD + 1);
+    for (i = 0; i < NOPS; i++)
+        for (j = 0; j < 6; j++) CHECK(recio__ops[i].check[j] <= RECIO__A_ODD);
+    for (i = 0; i <= RECIO__A_ODD; i++) {
+        const recio__argkind *k = &recio__argkinds[i];
+        CHECK(k->what != NULL && k->lo < k->hi);
+        CHECK(recio__arg_fits(k, k->lo) == !(k->flags & RECIO__AK_LO_OPEN));
+        CHECK(recio__arg_fits(k, k->hi) == !(k->flags & RECIO__AK_HI_OPEN) || (k->flags & RECIO__AK_ODD) != 0);
+        CHECK(!recio__arg_fits(k, k->hi * 2 + 1) && !recio__arg_fits(k, k->lo - 2 - fabsf(k->lo)));
+    }
+}
+
+/* The transform specs the docs show (code spans in lowercase, starting with an op name, without
+   "..." or "[" of a syntax line; a table's "\|" read as the "|" it renders) parse: docs/iter.md's
+   cache table showed `resize_short(256) | random_crop(224) ...`, which the parser refuses. */
+static void test_doc_specs_parse(void) {
+    static const char *const docs[] = {"docs/iter.md", "docs/bench.md", "docs/image.md", "README.md"};
+    size_t k;
+    int checked = 0;
+    for (k = 0; k < sizeof docs / sizeof docs[0]; k++) {
+        char *text = read_file(docs[k], NULL), *p, *q, span[512];
+        int line = 1;
+        CHECK(text != NULL);
+        for (p = text; p && *p; p = q + 1) {
+            size_t n = 0, len;
+            int i, op = 0, plain = 1;
+            if (*p == '\n') line++;
+            if (*p != '`' || !(q = strchr(p + 1, '`')) || q - p > (long)sizeof span) {
+                q = p;
+                continue;
+            }
+            for (p++; p < q; p++) {
+                if (*p == '\n') line++;
+                if (p[0] == '\\' && p[1] == '|') continue;
+                span[n++] = *p;
+            }
+            span[n] = 0;
+            for (i = 0; span[i]; i++) plain &= !(span[i] >= 'A' && span[i] <= 'Z') && span[i] != '[';
+            for (i = 0; i < NOPS && !op; i++)
+                len = strlen(recio__ops[i].name), op = !strncmp(span, recio__ops[i].name, len) && (span[len] == '(' || span[len] == ' ');
+            if (!op || !plain || strstr(span, "...")) continue;
+            {
+                recio_transform *t = NULL;
+                char msg[256];
+                if (recio_transform_parse_ex(&t, span, NULL, msg, sizeof msg) != RECIO_OK)
+                    fprintf(stderr, "  %s:%d: `%s`: %s\n", docs[k], line, span, msg), CHECK(0);
+                recio_transform_free(t);
+                checked++;
+            }
+        }
+        free(text);
+    }
+    CHECK(checked > 10);
+}
+
 int main(void) {
     RUN(test_every_op_described_and_documented);
     RUN(test_every_op_runs);
     RUN(test_random_chains);
     RUN(test_filters_scratch);
     RUN(test_planner_matches_plain_chain);
+    RUN(test_argument_kinds);
+    RUN(test_doc_specs_parse);
     return t_done("optable");
 }

@@ -576,19 +576,24 @@ static void long_list(const char *path) {
 }
 
 /* Killed in the middle: the temporary files go, the previous output stays. */
+/* Earlier outputs of a prefix, of the kinds pack replaces (a file of another kind stops it at once):
+   RecordIO's magic first, a list of skipped images. */
+#define OLD_REC "\x0a\x23\xd7\xce previous output"
+#define OLD_SKIPPED "7\tprevious list\n"
+
 static void test_pack_interrupted(void) {
     char cmd[1024];
     const char *exe = getenv("RECIO");
     long_list(T "/big.lst");
     sh("rm -f " T "/big.*.tmp*"); /* from an earlier failed run */
-    put_text(T "/big.rec", "previous output");
-    put_text(T "/big.skipped", "previous list");
+    put_text(T "/big.rec", OLD_REC);
+    put_text(T "/big.skipped", OLD_SKIPPED);
     snprintf(cmd, sizeof cmd, "%s pack --quiet --resize 300 " T "/big " PHOTOS " >/dev/null 2>&1 & p=$!; sleep 0.5; kill -TERM $p; wait $p",
              exe && *exe ? exe : "build/recio");
     CHECK(system(cmd) != 0); /* the shell reports the pack's death by SIGTERM */
     CHECK(sh("ls " T "/big.*.tmp* >/dev/null 2>&1") != 0);
-    CHECK(same_text(T "/big.rec", "previous output"));
-    CHECK(same_text(T "/big.skipped", "previous list")); /* it used to be emptied at the start */
+    CHECK(same_text(T "/big.rec", OLD_REC));
+    CHECK(same_text(T "/big.skipped", OLD_SKIPPED)); /* it used to be emptied at the start */
 }
 
 /* A second pack to a prefix that one is writing stops at once (it used to write the same PREFIX.rec.tmp:
@@ -599,8 +604,8 @@ static void test_pack_concurrent_same_prefix(void) {
     int i;
     long_list(T "/race.lst");
     sh("rm -f " T "/race.*.tmp* " T "/race.*.old*");
-    put_text(T "/race.rec", "previous output");
-    put_text(T "/race.skipped", "previous list");
+    put_text(T "/race.rec", OLD_REC);
+    put_text(T "/race.skipped", OLD_SKIPPED);
     snprintf(cmd, sizeof cmd, "%s pack --quiet --resize 300 " T "/race " PHOTOS " >/dev/null 2>&1 & p=$!; sleep 0.4; "
              "%s pack --quiet --pass-through " T "/race " PHOTOS " >" T "/race.out 2>&1; b=$?; kill -TERM $p; wait $p; exit $b",
              exe && *exe ? exe : "build/recio", exe && *exe ? exe : "build/recio");
@@ -608,8 +613,8 @@ static void test_pack_concurrent_same_prefix(void) {
     CHECK(WIFEXITED(i) && WEXITSTATUS(i) == 1);
     read_text(T "/race.out", err_text, sizeof err_text);
     CHECK(strstr(err_text, "race.lst: another recio pack is writing") != NULL);
-    CHECK(same_text(T "/race.rec", "previous output"));
-    CHECK(same_text(T "/race.skipped", "previous list"));
+    CHECK(same_text(T "/race.rec", OLD_REC));
+    CHECK(same_text(T "/race.skipped", OLD_SKIPPED));
     CHECK(sh("ls " T "/race.*.tmp* " T "/race.*.old* >/dev/null 2>&1") != 0);
     /* the lock goes with its process: the next pack runs */
     put_text(T "/race.lst", "0\t0\tretina-120x90.jpg\n1\t0\tnot-there.jpg\n");

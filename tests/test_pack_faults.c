@@ -1,15 +1,19 @@
-/* Fault injection for the commands that replace a dataset (`recio pack`, `recio index -o`): the
-   program runs with tests/faultshim.c preloaded, once for every file operation it makes, with that
-   one operation failing (EIO, ENOSPC for writes); once more with every read and write moving 3 bytes
-   at a time. After each run the prefix holds exactly the old outputs, or exactly the new ones: the
-   .rec, .idx and .skipped of one run together (`recio salvage` and `recio list` likewise), never a mix, never a temporary file left behind.
+/* Fault injection for the commands that write files (`recio pack`, `index -o`, `salvage`, `list`,
+   `mean`, `show`, `unpack`, `apply` with --boxes-out and --mask-out): the program runs with
+   tests/faultshim.c preloaded, once for every file operation it makes, with that one operation
+   failing (EIO, ENOSPC for writes); once more with every read and write moving 3 bytes at a time
+   (pack). After each run the folder holds exactly the old outputs, or exactly the new ones: the .rec,
+   .idx and .skipped of one pack together, apply's image, boxes and mask together, an unpack's list
+   and images together, never a mix, never a temporary file left behind.
    The one allowed difference: a failed read of an image makes pack skip that image, so a successful
    run may hold fewer records, each a sound run's record byte for byte, each missing one named in
-   .skipped. POSIX native builds only (the shim is an LD_PRELOAD library). */
+   .skipped. POSIX native builds only (the shim is an LD_PRELOAD library). (`recio iter` writes no
+   file.) */
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "test.h"
 #include "tmpdir.h"
+#include "image_write.h"
 #include <stdlib.h>
 #include <sys/wait.h>
 
@@ -20,32 +24,46 @@ typedef struct blob {
     size_t n;
 } blob;
 
-/* The outputs of one prefix: .rec, .idx, .skipped, .lst. */
-#define NOUT 4
+/* The outputs of one run: up to NOUT files of the folder (a prefix's .rec, .idx, .skipped, .lst; or a
+   command's own names). */
+#define NOUT 8
+typedef struct fileset {
+    char name[NOUT][64];
+    int n;
+} fileset;
 typedef struct outputs {
     blob f[NOUT];
 } outputs;
-static const char *const ext[NOUT] = {".rec", ".idx", ".skipped", ".lst"};
+static const char *const ext[4] = {".rec", ".idx", ".skipped", ".lst"};
 
 static void path_of(char *p, size_t cap, const char *name) { snprintf(p, cap, "%s/%s", dir, name); }
 
-static outputs grab(const char *prefix) {
+/* PREFIX.rec, .idx, .skipped and .lst. */
+static fileset prefix_set(const char *prefix) {
+    fileset fs;
+    int i;
+    for (i = 0; i < 4; i++) snprintf(fs.name[i], sizeof fs.name[i], "%s%s", prefix, ext[i]);
+    fs.n = 4;
+    return fs;
+}
+
+static outputs grab(const fileset *fs) {
     outputs o;
     char p[256];
     int i;
-    for (i = 0; i < NOUT; i++) {
-        snprintf(p, sizeof p, "%s/%s%s", dir, prefix, ext[i]);
-        o.f[i].n = 0;
+    memset(&o, 0, sizeof o);
+    for (i = 0; i < fs->n; i++) {
+        path_of(p, sizeof p, fs->name[i]);
         o.f[i].p = t_slurp(p, &o.f[i].n);
     }
     return o;
 }
-static void put_back(const char *prefix, const outputs *o) {
+static void put_back(const fileset *fs, const outputs *o) {
     char p[256];
     int i;
-    for (i = 0; i < NOUT; i++) {
+    for (i = 0; i < fs->n; i++) {
         FILE *f;
-        snprintf(p, sizeof p, "%s/%s%s", dir, prefix, ext[i]);
+        path_of(p, sizeof p, fs->name[i]);
         remove(p);
         if (!o->f[i].p) continue;
         f = fopen(p, "wb");
@@ -181,15 +199,15 @@ static void copy_photo(const char *from, const char *to) {
 }
 
 /* Drive `args` over every failure point with `old` in place; `sound` is what a clean run leaves. */
-static void drive(const char *prefix, const char *args, const outputs *old, const outputs *sound, long points,
+static void drive(const fileset *fs, const char *args, const outputs *old, const outputs *sound, long points,
                   const char *const *expected, int nexpected, int image_reads) {
     long n, calls, olds = 0, news = 0, fewer = 0, bad = 0;
     for (n = 1; n <= points + 2; n++) {
         outputs got;
         int rc;
-        put_back(prefix, old);
+        put_back(fs, old);
         rc = run(args, n, 0, &calls);
-        got = grab(prefix);
+        got = grab(fs);
         if (same_outputs(&got, old) && rc != 0) olds++;
         else if (same_outputs(&got, sound) && rc == 0) news++;
         else if (rc == 0 && image_reads && fewer_but_sound(&got, sound)) fewer++;
@@ -211,6 +229,7 @@ static void drive(const char *prefix, const char *args, const outputs *old, cons
 
 static void test_pack_every_failure(void) {
     static const char *const expected[] = {"imgs", "ds.lst", "ds.rec", "ds.idx", "ds.skipped", "fault.log"};
+    fileset ds = prefix_set("ds");
     outputs old, sound, got;
     long points = 0, calls;
     copy_photo("retina-120x90.jpg", "imgs/a.jpg");
@@ -223,17 +242,17 @@ static void test_pack_every_failure(void) {
     CHECK_EQ_INT(run("pack ds imgs", 0, 0, &calls), 0);
     /* the new one: four images, the bad one again, resized so the encoder runs too */
     put_text("ds.lst", "0\t1\ta.jpg\n1\t2\tb.png\n2\t0\tc.jpg\n3\t3\tbad.jpg\n4\t1\td.jpg\n");
-    old = grab("ds");
+    old = grab(&ds);
     CHECK(old.f[0].p && old.f[1].p && old.f[2].p);
     CHECK_EQ_INT(run("pack --resize 64 ds imgs", 0, 0, &points), 0);
-    sound = grab("ds");
+    sound = grab(&ds);
     CHECK(sound.f[0].p && !same_outputs(&old, &sound) && lines(&sound.f[2]) == 1);
     CHECK(points > 20);
-    drive("ds", "pack --resize 64 ds imgs", &old, &sound, points, expected, 6, 1);
+    drive(&ds, "pack --resize 64 ds imgs", &old, &sound, points, expected, 6, 1);
     /* reads and writes three bytes at a time: the same bytes */
-    put_back("ds", &old);
+    put_back(&ds, &old);
     CHECK_EQ_INT(run("pack --resize 64 ds imgs", 0, 1, &calls), 0);
-    got = grab("ds");
+    got = grab(&ds);
     CHECK(same_outputs(&got, &sound));
     drop(&got);
     drop(&old);
@@ -242,15 +261,16 @@ static void test_pack_every_failure(void) {
 
 static void test_index_every_failure(void) {
     static const char *const expected[] = {"imgs", "ds.lst", "ds.rec", "ds.idx", "ds.skipped", "fault.log"};
+    fileset ds = prefix_set("ds");
     outputs old, sound;
     long points = 0;
     /* after the pack test: ds.rec holds its new dataset; an index with other keys stands as the old */
     put_text("ds.idx", "7\t0\n");
-    old = grab("ds");
+    old = grab(&ds);
     CHECK_EQ_INT(run("index -o ds.idx ds.rec", 0, 0, &points), 0);
-    sound = grab("ds");
+    sound = grab(&ds);
     CHECK(!same_outputs(&old, &sound) && points > 5);
-    drive("ds", "index -o ds.idx ds.rec", &old, &sound, points, expected, 6, 0);
+    drive(&ds, "index -o ds.idx ds.rec", &old, &sound, points, expected, 6, 0);
     drop(&old);
     drop(&sound);
 }
@@ -259,24 +279,121 @@ static void test_index_every_failure(void) {
 static void test_salvage_and_list_every_failure(void) {
     static const char *const expected[] = {"imgs", "ds.lst", "ds.rec", "ds.idx", "ds.skipped", "sv.rec", "sv.idx", "L.lst",
                                            "fault.log"};
+    fileset sv = prefix_set("sv"), L = prefix_set("L");
     outputs old, sound;
     long points = 0;
     put_text("sv.rec", "");
     put_text("sv.idx", "0\t0\n");
-    old = grab("sv");
+    old = grab(&sv);
     CHECK_EQ_INT(run("salvage ds.rec sv.rec", 0, 0, &points), 0);
-    sound = grab("sv");
+    sound = grab(&sv);
     CHECK(!same_outputs(&old, &sound) && sound.f[0].p && sound.f[0].n > 1000 && points > 5);
-    drive("sv", "salvage ds.rec sv.rec", &old, &sound, points, expected, 9, 0);
+    drive(&sv, "salvage ds.rec sv.rec", &old, &sound, points, expected, 9, 0);
     drop(&old);
     drop(&sound);
     put_text("L.lst", "0\t0\told.jpg\n");
-    old = grab("L");
+    old = grab(&L);
     CHECK_EQ_INT(run("list L imgs", 0, 0, &points), 0);
-    sound = grab("L");
+    sound = grab(&L);
     CHECK(!same_outputs(&old, &sound) && points > 3);
-    drive("L", "list L imgs", &old, &sound, points, expected, 9, 0);
+    drive(&L, "list L imgs", &old, &sound, points, expected, 9, 0);
     drop(&old);
+    drop(&sound);
+}
+
+static fileset set_of(const char *const *names, int n) {
+    fileset fs;
+    int i;
+    for (i = 0; i < n; i++) snprintf(fs.name[i], sizeof fs.name[i], "%s", names[i]);
+    fs.n = n;
+    return fs;
+}
+
+/* One command over one set of outputs: old (made by make_old, "" for none: the outputs absent), then
+   every failure point of args. */
+static void drive_command(const fileset *fs, const char *make_old, const char *args, const char *const *expected, int nexpected) {
+    outputs none, old, sound;
+    long points = 0, calls;
+    memset(&none, 0, sizeof none);
+    put_back(fs, &none);
+    if (*make_old) CHECK_EQ_INT(run(make_old, 0, 0, &calls), 0);
+    old = grab(fs);
+    CHECK_EQ_INT(run(args, 0, 0, &points), 0);
+    sound = grab(fs);
+    CHECK(!same_outputs(&old, &sound) && points > 3);
+    drive(fs, args, &old, &sound, points, expected, nexpected, 0);
+    drop(&old);
+    drop(&sound);
+}
+
+/* mean -o over an older mean, show over an older sheet */
+static void test_mean_and_show_every_failure(void) {
+    static const char *const expected[] = {"imgs", "ds.lst", "ds.rec", "ds.idx", "ds.skipped", "sv.rec", "sv.idx", "L.lst",
+                                           "m.npy", "s.png", "fault.log"};
+    static const char *const npy[] = {"m.npy"}, *const png[] = {"s.png"};
+    fileset m = set_of(npy, 1), sheet = set_of(png, 1);
+    drive_command(&m, "mean ds.rec --spec 'resize(4,4) float chw' -o m.npy", "mean ds.rec --spec 'resize(8,6) float chw' -o m.npy", expected, 11);
+    drive_command(&sheet, "show ds.rec s.png --tile 8", "show ds.rec s.png --tile 16", expected, 11);
+}
+
+/* A grey 8-bit PNG of w x h, labels 0..3. */
+static void put_mask(const char *name, int w, int h) {
+    static unsigned char px[256 * 256];
+    t_mem_out mem;
+    char p[256];
+    FILE *f;
+    int x, y;
+    for (y = 0; y < h; y++)
+        for (x = 0; x < w; x++) px[y * w + x] = (unsigned char)((x * 4 / w + y * 2 / h) & 3);
+    mem.n = 0;
+    CHECK(stbi_write_png_to_func(t_to_mem, &mem, w, h, 1, px, w) && mem.n <= (int)sizeof mem.b);
+    path_of(p, sizeof p, name);
+    f = fopen(p, "wb");
+    CHECK(f != NULL);
+    if (f) fwrite(mem.b, 1, (size_t)mem.n, f), fclose(f);
+}
+
+/* apply's image, boxes and mask: all three new, or all three old */
+static void test_apply_every_failure(void) {
+    static const char *const expected[] = {"imgs", "ds.lst", "ds.rec", "ds.idx", "ds.skipped", "sv.rec", "sv.idx", "L.lst",
+                                           "m.npy", "s.png", "a.jpg", "b.txt", "m.png", "o.png", "bo.txt", "mo.png", "fault.log"};
+    static const char *const outs[] = {"o.png", "bo.txt", "mo.png"};
+    fileset fs = set_of(outs, 3);
+    copy_photo("retina-120x90.jpg", "a.jpg");
+    put_text("b.txt", "0 0.1 0.2 0.5 0.6\n1 0.6 0.1 0.9 0.4\n");
+    put_mask("m.png", 120, 90);
+    drive_command(&fs, "apply --spec 'resize(60,45)' --boxes b.txt --boxes-out bo.txt --mask m.png --mask-out mo.png a.jpg o.png",
+                  "apply --spec 'flip pad(4)' --boxes b.txt --boxes-out bo.txt --mask m.png --mask-out mo.png a.jpg o.png", expected, 17);
+}
+
+/* unpack into the folder: its list and every image it made, or none of them (a fresh folder), or
+   the earlier unpack's (the same bytes again) */
+static void test_unpack_every_failure(void) {
+    static const char *const expected[] = {"imgs", "ds.lst", "ds.rec", "ds.idx", "ds.skipped", "sv.rec", "sv.idx", "L.lst",
+                                           "m.npy", "s.png", "a.jpg", "b.txt", "m.png", "o.png", "bo.txt", "mo.png", "up.rec",
+                                           "up.lst", "0.jpg", "1.jpg", "2.jpg", "4.jpg", "fault.log"};
+    static const char *const outs[] = {"up.lst", "0.jpg", "1.jpg", "2.jpg", "4.jpg"};
+    fileset fs = set_of(outs, 5);
+    outputs none, sound;
+    long points = 0, calls;
+    char p[256];
+    size_t n = 0;
+    unsigned char *rec;
+    FILE *f;
+    path_of(p, sizeof p, "ds.rec"); /* ds.rec after the pack test: records 0, 1, 2 and 4 */
+    rec = t_slurp(p, &n);
+    path_of(p, sizeof p, "up.rec");
+    CHECK(rec && (f = fopen(p, "wb")) != NULL && fwrite(rec, 1, n, f) == n && fclose(f) == 0);
+    free(rec);
+    drive_command(&fs, "", "unpack up.rec .", expected, 23);
+    memset(&none, 0, sizeof none);
+    put_back(&fs, &none);
+    CHECK_EQ_INT(run("unpack up.rec .", 0, 0, &points), 0);
+    sound = grab(&fs);
+    CHECK(sound.f[0].p && sound.f[4].p);
+    drive(&fs, "unpack up.rec .", &sound, &sound, points, expected, 23, 0);
+    put_back(&fs, &none);
+    CHECK_EQ_INT(run("unpack up.rec .", 0, 0, &calls), 0);
     drop(&sound);
 }
 
@@ -285,7 +402,7 @@ int main(void) {
     char imgs[128];
     snprintf(shim, sizeof shim, "%s/%s/tests/faultshim.so", getenv("PWD") ? getenv("PWD") : ".", build ? build : "build");
     if ((runner && *runner) || !build || access(shim, R_OK) != 0) {
-        t_skip("the fault shim is an LD_PRELOAD library for native POSIX builds (run by make test)", 3);
+        t_skip("the fault shim is an LD_PRELOAD library for native POSIX builds (run by make test)", 6);
         return t_done("test_pack_faults");
     }
     snprintf(dir, sizeof dir, "/tmp/recio-pfault-XXXXXX");
@@ -295,6 +412,9 @@ int main(void) {
     RUN(test_pack_every_failure);
     RUN(test_index_every_failure);
     RUN(test_salvage_and_list_every_failure);
+    RUN(test_mean_and_show_every_failure);
+    RUN(test_apply_every_failure);
+    RUN(test_unpack_every_failure);
     path_of(imgs, sizeof imgs, "imgs");
     t_rmtree(imgs);
     t_rmtree(dir);

@@ -1,6 +1,7 @@
 """Tests of the Python binding (python/recio) against the recio command and the C library.
 
-Run by tests/test_python.sh from `make test` with Debian's /usr/bin/python3; the last line is
+Run under pytest by tests/test_python.sh from `make test` with Debian's /usr/bin/python3 (or on its own:
+/usr/bin/python3 tests/test_python.py [TEST...]); the last line is
 "test_python: N passed, N failed[, N skipped]" like the C tests. RECIO names the command
 (default build/recio), RECIO_LIBRARY the library the package loads.
 """
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
+import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -55,7 +57,16 @@ def make_dataset():
     shutil.copy(tmp("ds.rec"), tmp("ds3.rec"))
 
 
-def test(fn):
+def setup_module():
+    """pytest: the datasets every test reads."""
+    make_dataset()
+
+
+def teardown_module():
+    shutil.rmtree(TMP, ignore_errors=True)
+
+
+def _run(fn):
     global passed, failed
     try:
         fn()
@@ -67,7 +78,7 @@ def test(fn):
         print("FAIL %s:\n%s" % (fn.__name__, traceback.format_exc()), file=sys.stderr)
 
 
-class SkipTest(Exception):
+class SkipTest(unittest.SkipTest):  # pytest reports it as a skip too
     pass
 
 
@@ -638,7 +649,8 @@ def test_transform_boxes_and_mask():
     rec = recio.pack(recio.IRHeader(0, 2.0, 5, 0), png, mask=mpng)
     check(rec.endswith(struct.pack("<I", len(mpng)) + b"RMSK") and len(rec) == 24 + len(png) + len(mpng) + 8)
     h, im, mk = recio.unpack_mask(rec)
-    check(h.label == 2.0 and im == png and mk == mpng and recio.unpack(rec)[1] == png)
+    check(h.label == 2.0 and im == png and mk == mpng)
+    check(recio.unpack(rec)[1] == rec[24:], "unpack gives the bytes after the header whole, as MXNet's unpack")
     check(recio.unpack_mask(recio.pack(recio.IRHeader(0, 1.0, 1, 0), png))[2] is None)
     _, _, m = recio.Transform("flip")(im, mask=mk)
     check(np.array_equal(m, mask[:, ::-1]), "the record's mask decodes to the labels")
@@ -861,7 +873,7 @@ def test_struct_mirrors_match_the_header():
                "recio_io": _lib.IO, "recio_reader_desc": _lib.ReaderDesc, "recio_writer_desc": _lib.WriterDesc,
                "recio_split_desc": _lib.SplitDesc, "recio_split_where": _lib.SplitWhere, "recio_lst": _lib.Lst,
                "recio_lst_item": _lib.LstItem, "recio_allocator": _lib.Allocator, "recio_apply_desc": _lib.ApplyDesc,
-               "recio_iter_cache_info": _lib.CacheInfo}
+               "recio_iter_cache_info": _lib.CacheInfo, "recio_index": _lib.Index, "recio_index_entry": _lib.IndexEntry}
     lines = ['#include "recio.h"', "#include <stddef.h>", "#include <stdio.h>", "int main(void) {"]
     for c, py in mirrors.items():
         lines.append('printf("%s sizeof %%zu\\n", sizeof(%s));' % (c, c))
@@ -881,12 +893,12 @@ def test_struct_mirrors_match_the_header():
 
 def main():
     make_dataset()
-    tests = [v for k, v in sorted(globals().items()) if k.startswith("test_") and callable(v) and k != "test"]
+    tests = [v for k, v in sorted(globals().items()) if k.startswith("test_") and callable(v)]
     only = sys.argv[1:]
     for t in tests:
         if not only or t.__name__ in only:
-            test(t)
-    shutil.rmtree(TMP, ignore_errors=True)
+            _run(t)
+    teardown_module()
     tail = ", %d skipped" % skipped if skipped else ""
     print("test_python: %d passed, %d failed%s" % (passed, failed, tail))
     return 1 if failed else 0

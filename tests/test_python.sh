@@ -1,17 +1,32 @@
 #!/bin/sh
-# The Python binding's tests (tests/test_python.py, or the file RECIO_PY_TEST names: see
-# test_python_handles.sh) with Debian's /usr/bin/python3 and python3-numpy, run by tests/run.sh from
-# `make test`. Where they cannot run it says why on a summary line that counts them as skipped (never
-# as passed).
+# The Python tests under pytest (Debian's python3-pytest) with Debian's /usr/bin/python3, python3-numpy,
+# python3-pil and python3-torch (make's python-deps installs them): the binding (tests/test_python.py),
+# the handles under threads, fork, pickling and close (tests/test_python_handles.py), the map-style
+# dataset, key ranges, skip_bad and error messages (tests/test_python_map.py), the package
+# (tests/test_pypkg.py), recio.mx (tests/test_mx.py) and MXNet's own test_recordio.py
+# (tests/mxnet/). Run by tests/run.sh from `make test`; their temporary files go to a folder under
+# RECIO_BUILD (build/), removed after. Where they cannot run it says why on a summary line that counts
+# them as skipped (never as passed). The last line is "test_python: N passed, N failed[, N skipped]".
 PY=${RECIO_PYTHON:-/usr/bin/python3}
-here=$(dirname "$0")
-test=${RECIO_PY_TEST:-test_python.py}
-skip() { echo "skip: python binding: $1"; echo "${test%.py}: 0 passed, 0 failed, 1 skipped"; exit 0; }
+here=$(cd "$(dirname "$0")" && pwd)
+skip() { echo "skip: python binding: $1"; echo "test_python: 0 passed, 0 failed, 1 skipped"; exit 0; }
 [ -z "${RECIO_PY_SKIP:-}" ] || skip "$RECIO_PY_SKIP"
-[ -x "$PY" ] || skip "$PY is missing (apt-get install python3 python3-numpy)"
+[ -x "$PY" ] || skip "$PY is missing (apt-get install python3 python3-numpy python3-pytest)"
 "$PY" -c 'import numpy' 2>/dev/null || skip "python3-numpy is missing (run 'sudo apt-get install python3-numpy', or make test as root)"
+"$PY" -c 'import pytest' 2>/dev/null || skip "python3-pytest is missing (run 'sudo apt-get install python3-pytest', or make test as root)"
+tmp=$here/../${RECIO_BUILD:-build}/pytest-tmp.$$
+rm -rf "$tmp" && mkdir -p "$tmp"
+set -- "$here/test_python.py" "$here/test_python_handles.py" "$here/test_python_map.py" "$here/test_pypkg.py" "$here/test_mx.py" "$here/mxnet" "$@"
 if [ -n "${RECIO_PY_PRELOAD:-}" ]; then  # a sanitizer build: its runtime first, no leak report for Python
-  LD_PRELOAD="$RECIO_PY_PRELOAD${LD_PRELOAD:+ $LD_PRELOAD}" ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
-    exec "$PY" "$here/$test"
+  out=$(cd "$here/.." && TMPDIR=$tmp LD_PRELOAD="$RECIO_PY_PRELOAD${LD_PRELOAD:+ $LD_PRELOAD}" \
+    ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" "$PY" -m pytest -q -p no:cacheprovider "$@" 2>&1)
+else
+  out=$(cd "$here/.." && TMPDIR=$tmp "$PY" -m pytest -q -p no:cacheprovider "$@" 2>&1)
 fi
-exec "$PY" "$here/$test"
+rc=$?
+rm -rf "$tmp"
+printf '%s\n' "$out"
+line=$(printf '%s\n' "$out" | grep '^test_python: ' | tail -n 1)
+[ -n "$line" ] || line="test_python: 0 passed, 1 failed (pytest exit $rc, no summary)"
+echo "$line"
+exit $rc

@@ -299,6 +299,65 @@ static void test_unpack_and_repack(void) {
     free_records(b, nb);
 }
 
+/* A text file written from a string. */
+static void put_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) fputs(text, f), fclose(f);
+}
+
+/* The labels of the first batch (2 items) of seg.rec with path_imglist = lst, masks on or off. */
+static char iter_msg[RECIO_ERRMSG_SIZE];
+static recio_err iter_labels(const char *lst, int masks, float lab[2], int *has_masks) {
+    recio_iter_desc d;
+    recio_iter *it = NULL;
+    recio_batch b;
+    char uris[256];
+    recio_err e;
+    memset(&d, 0, sizeof d);
+    snprintf(uris, sizeof uris, "%s/seg.rec", dir);
+    d.uris = uris, d.spec = "resize(16,16)", d.batch = 2, d.path_imglist = lst, d.masks = masks;
+    lab[0] = lab[1] = -2, *has_masks = 0;
+    if ((e = recio_iter_open_ex(&it, &d, iter_msg, sizeof iter_msg)) != RECIO_OK) return e;
+    if ((e = recio_iter_next(it, &b)) == RECIO_OK) lab[0] = b.labels[0], lab[1] = b.labels[1], *has_masks = b.masks != NULL;
+    recio_iter_close(it);
+    return e;
+}
+
+/* path_imglist takes the segmentation list recio list --mask-root writes ("index label image mask";
+   it said "line 1: a label is not a number"), with masks on or off, and a plain list with masks on. */
+static void test_iter_reads_seg_list(void) {
+    char args[1024], out[4096], lst[256], plain[256];
+    float lab[2];
+    int m;
+    if (!t_recio_tool()) return;
+    snprintf(args, sizeof args, "pack --quiet --encoding .png --mask-root %s/masks %s/seg %s/images", dir, dir, dir);
+    CHECK(t_recio_capture(args, 60, out, sizeof out) == 0);
+    snprintf(args, sizeof args, "iter %s/seg.rec --spec 'resize(16,16)' --imglist %s/seg.lst --labels --batch 2", dir, dir);
+    CHECK(t_recio_capture(args, 60, out, sizeof out) == 0);
+    CHECK(strstr(out, "\t0;1\t1,1\n") != NULL); /* seg.lst's labels: 0 for id 0, 1 for id 2 */
+    if (!strstr(out, "\t0;1\t1,1\n")) fprintf(stderr, "  recio %s\n  gave: %s\n", args, out);
+    snprintf(lst, sizeof lst, "%s/seg-labels.lst", dir); /* other labels than the records': the list's are used */
+    put_text(lst, "0\t7\ta/one.png\ta/one.png\n2\t9\tb/two.png\tb/two.png\n");
+    for (m = 0; m < 2; m++) {
+        int has_masks;
+        CHECK_EQ_INT(iter_labels(lst, m, lab, &has_masks), RECIO_OK);
+        if (iter_msg[0]) fprintf(stderr, "  masks %d: %s\n", m, iter_msg);
+        CHECK(lab[0] == 7 && lab[1] == 9 && has_masks == m);
+    }
+    snprintf(plain, sizeof plain, "%s/plain-labels.lst", dir);
+    put_text(plain, "0\t5\ta/one.png\n2\t6\tb/two.png\n");
+    {
+        int has_masks;
+        CHECK_EQ_INT(iter_labels(plain, 1, lab, &has_masks), RECIO_OK);
+        CHECK(lab[0] == 5 && lab[1] == 6 && has_masks == 1);
+    }
+    /* a list neither kind reads: the error of the kind masks suggests */
+    put_text(lst, "0\tx\ta/one.png\n");
+    CHECK_EQ_INT(iter_labels(lst, 0, lab, &m), RECIO_ERR_FORMAT);
+    CHECK(strstr(iter_msg, "seg-labels.lst: line 1: a label is not a number") != NULL);
+}
+
 /* The sheet of the first record (tile = the image's size, so the tile is the image): inside each
    region, (pixel + VOC colour + 1) / 2 for labels 1..254, the pixel itself for 0 and 255; with
    --spec flip the overlay moves with the image. */
@@ -342,6 +401,7 @@ int main(void) {
     RUN(test_list_and_pack);
     RUN(test_old_reader_sees_the_image);
     RUN(test_unpack_and_repack);
+    RUN(test_iter_reads_seg_list);
     RUN(test_show_overlays_mask);
     return t_done("segment");
 }

@@ -436,7 +436,7 @@ static void expect_error(const char *uris, unsigned r, unsigned nsplit, const re
 }
 
 static void test_bad_input(void) {
-    char dir[] = "/tmp/recio_split_bad_XXXXXX", p[200], q[256], uris[600];
+    char dir[64] = "/tmp/recio_split_bad_XXXXXX", p[200], q[256], uris[600]; /* room for t_mkdtemp */
     unsigned char junk[64], rec[16];
     recio_split_desc d;
     recio_writer *w = NULL;

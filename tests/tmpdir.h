@@ -16,10 +16,11 @@
 #define t_mkdir(p) mkdir(p, 0755)
 #endif
 
-/* tmpl is "/tmp/NAME-XXXXXX" (the /tmp/ is dropped on Windows for the working directory). */
+/* tmpl is "/tmp/NAME-XXXXXX" in a buffer with a byte to spare: on Windows (wine runs the tests in the
+   repository) it becomes "build/NAME-XXXXXX", so what a test leaves stays under build/. */
 static inline char *t_mkdtemp(char *tmpl) {
 #ifdef _WIN32
-    if (strncmp(tmpl, "/tmp/", 5) == 0) memmove(tmpl, tmpl + 5, strlen(tmpl + 5) + 1);
+    if (strncmp(tmpl, "/tmp/", 5) == 0) memmove(tmpl + 6, tmpl + 5, strlen(tmpl + 5) + 1), memcpy(tmpl, "build/", 6);
     if (_mktemp_s(tmpl, strlen(tmpl) + 1) != 0 || _mkdir(tmpl) != 0) return NULL;
     return tmpl;
 #else

@@ -34,6 +34,66 @@ int cli_close_writer(recio_writer *w);
 /* Parse an unsigned integer option value; returns 0 on success. */
 int cli_parse_u64(const char *s, unsigned long long *out);
 
+/* ---- outputs (cli_out.c): the one policy of every command that writes a file ----
+   An output is never one of the command's inputs (--force or not); an existing file is replaced
+   only when it holds the kind the command writes there, or with --force; every output appears
+   whole or not at all (the bytes are kept until the commit, then renamed into place), and the
+   outputs of one job are committed all or none. */
+typedef enum cli_kind {
+    CLI_KIND_REC,      /* RecordIO: the magic first */
+    CLI_KIND_IDX,      /* an MXNet index: 'key<TAB>offset' lines */
+    CLI_KIND_LST,      /* an im2rec list: 'index<TAB>label...<TAB>path' lines */
+    CLI_KIND_SKIPPED,  /* pack's PREFIX.skipped: 'index<TAB>path<TAB>why' lines */
+    CLI_KIND_UNPACKED, /* unpack's list: every line names its own ID's files (ID.jpg, ID.mask.png) */
+    CLI_KIND_PNG,
+    CLI_KIND_JPEG,
+    CLI_KIND_NPY,
+    CLI_KIND_BOXES,    /* 'class xmin ymin xmax ymax' lines */
+    CLI_KIND_RAW,      /* a raw tensor: a file of no type recio knows, and not text */
+    CLI_KIND_NONE      /* no existing file is replaced without --force */
+} cli_kind;
+
+typedef struct cli_out {
+    const char *path;          /* as the user named it (in messages) */
+    char *target;              /* the file a symbolic link at path names, which is replaced (the link
+                                  stays: /dev/stdout redirected to a file is never itself replaced) */
+    const char *const *inputs; /* what the output must not be */
+    size_t ninputs;
+    int exists;                /* a file was there when claimed */
+    int replace;               /* an existing file may go (the claim said so) */
+    int absent;                /* the new version is no file (cli_out_hold/commit_all remove it) */
+    int no_sync;               /* no fsync before the rename (unpack's many images) */
+    unsigned char *buf;        /* the bytes, until the commit */
+    size_t n, cap;
+    int nomem;
+    recio_outfile *held;       /* committed, the previous file kept until settled */
+    char msg[RECIO_ERRMSG_SIZE];
+} cli_out;
+
+/* Check that the command may write path (not an input, not a folder; an existing file of its kind,
+   or force); 0 (then cli_out_free when done), or the exit status after saying why. Nothing is
+   written yet. */
+int cli_out_claim(cli_out *o, const char *path, cli_kind kind, const char *const *inputs, size_t ninputs, int force);
+/* A job's outputs (NULLs skipped) are distinct files; 0, or the usage status after saying which two. */
+int cli_out_distinct(const char *const *paths, size_t n);
+/* Where the output really goes: the file a symbolic link names, else the path (for a writer). */
+const char *cli_out_target(const cli_out *o);
+/* 1 when the file claimed existed and path is it (an input found during the job: pack's images). */
+int cli_out_is(const cli_out *o, const char *path);
+/* Add bytes (kept in memory until the commit); -1 when out of memory (the commit says so). */
+int cli_out_write(cli_out *o, const void *p, size_t n);
+int cli_out_printf(cli_out *o, const char *fmt, ...);
+/* Put the bytes written (or data) at the path; 0, or -1 with the error said and the path as it was. */
+int cli_out_commit(cli_out *o);
+int cli_out_commit_bytes(cli_out *o, const void *data, size_t n);
+/* Commit several outputs, all or none: when one fails, those before it get their old files back. */
+int cli_out_commit_all(cli_out *const *outs, size_t n);
+/* A commit that can be taken back (with a commit elsewhere, e.g. the writer's .rec and .idx):
+   cli_out_settle(o, 1) puts the previous file back, cli_out_settle(o, 0) keeps the new one. */
+int cli_out_hold(cli_out *o);
+void cli_out_settle(cli_out *o, int undo);
+/* Free the bytes and the names (a held commit not settled is taken back); after every claim. */
+void cli_out_free(cli_out *o);
 /* The salvage scan (cmd_salvage.c): every record that reads, and every damaged region between them
    ([from, to) with rec NULL), in file order; a callback returning non-zero stops it (-1). */
 typedef int (*salvage_fn)(void *user, const recio_record *rec, size_t from, size_t to);

@@ -8,7 +8,7 @@
 
 static const char apply_help[] =
     "usage: recio apply --spec SPEC [--seed S] [--boxes IN.txt --boxes-out OUT.txt]\n"
-    "                   [--mask MASK.png --mask-out OUT.png] IN OUT\n\n"
+    "                   [--mask MASK.png --mask-out OUT.png] [--force] IN OUT\n\n"
     "Decode IN (JPEG, PNG, BMP, ...; channels as stored), run the transform SPEC with seed S\n"
     "(default 0; the same seed gives the same result on every host) and write OUT:\n"
     "  OUT.png / OUT.jpg   for u8 results (JPEG quality 95)\n"
@@ -38,6 +38,11 @@ static const char apply_help[] =
     "  --mask MASK.png     a label per pixel: single-channel 8-bit PNG (grey, not palette), IN's size\n"
     "  --mask-out OUT.png  the mask moved by nearest-neighbour sampling; areas the geometry uncovers\n"
     "                      (pad, rotate's corners) get label 255 (\"ignore\")\n\n"
+    "Outputs: OUT, OUT.txt and the mask are written whole, all of them or none (temporary files\n"
+    "renamed). None may be an input or another output. An existing output is replaced when it holds\n"
+    "what is written there (a PNG for .png, a JPEG for .jpg, a boxes file, a raw tensor: a file of no\n"
+    "type recio knows and not text); anything else only with\n"
+    "  --force             replace existing outputs whatever they hold\n\n"
     "example: recio apply --spec 'resize_short(256) center_crop(224) normalize(imagenet) chw' cat.jpg cat.f32\n"
     "example: recio apply --spec 'random_resized_crop(300) random_flip(0.5)' --seed 7 \\\n"
     "           --boxes dog.txt --boxes-out dog-aug.txt --mask dog-mask.png --mask-out dog-aug-mask.png \\\n"
@@ -59,13 +64,18 @@ static int has_ext(const char *path, const char *ext) {
     return 1;
 }
 
+/* What an output named so holds: PNG, JPEG, or the raw tensor. */
+static cli_kind out_kind(const char *path) {
+    if (has_ext(path, ".png")) return CLI_KIND_PNG;
+    return has_ext(path, ".jpg") || has_ext(path, ".jpeg") ? CLI_KIND_JPEG : CLI_KIND_RAW;
+}
+
 /* Raw tensor bytes, little-endian whatever the host, rows packed. */
-static int write_raw(const recio_image *img, const char *path) {
-    FILE *f = fopen(path, "wb");
+static int write_raw(const recio_image *img, cli_out *out) {
     size_t es = recio_dtype_size(img->dtype), rows = (size_t)img->height * (img->layout == RECIO_CHW ? (size_t)img->channels : 1u);
     size_t rb = (size_t)img->width * (img->layout == RECIO_CHW ? 1u : (size_t)img->channels) * es, r, i;
     unsigned char *buf = (unsigned char *)malloc(rb ? rb : 1);
-    int ok = f && buf;
+    int ok = buf != NULL;
     for (r = 0; ok && r < rows; r++) {
         const unsigned char *s = (const unsigned char *)img->data + r * img->stride;
         for (i = 0; i < rb; i += es) {
@@ -81,22 +91,22 @@ static int write_raw(const recio_image *img, const char *path) {
                 buf[i] = s[i];
             }
         }
-        ok = fwrite(buf, 1, rb, f) == rb;
+        ok = cli_out_write(out, buf, rb) == 0;
     }
     free(buf);
-    if (f && fclose(f) != 0) ok = 0;
     return ok ? 0 : -1;
 }
 
-static int write_out(const recio_image *img, const char *path) {
-    int png = has_ext(path, ".png"), jpg = has_ext(path, ".jpg") || has_ext(path, ".jpeg");
+/* img into out's bytes (committed later, with the other outputs): a PNG, a JPEG, or raw. */
+static int write_out(const recio_image *img, cli_out *out) {
+    cli_kind kind = out_kind(out->path);
     recio_image hwc = {0};
     unsigned char *bytes = NULL;
     size_t n = 0;
     int ok;
-    if (!png && !jpg) return write_raw(img, path);
+    if (kind == CLI_KIND_RAW) return write_raw(img, out);
     if (img->dtype != RECIO_U8) {
-        cli_err("%s: a %s result cannot be a PNG/JPEG: name OUT .f32 (raw) or end SPEC with u8 ops", path, dtype_name(img->dtype));
+        cli_err("%s: a %s result cannot be a PNG/JPEG: name OUT .f32 (raw) or end SPEC with u8 ops", out->path, dtype_name(img->dtype));
         return -2;
     }
     if (img->layout == RECIO_CHW || img->stride != (size_t)img->width * (size_t)img->channels) {
@@ -107,14 +117,10 @@ static int write_out(const recio_image *img, const char *path) {
                 for (c = 0; c < img->channels; c++) recio_image_set(&hwc, x, y, c, recio_image_get(img, x, y, c));
         img = &hwc;
     }
-    ok = codec_encode(img, png, 95, 0, &bytes, &n) == 0;
+    ok = codec_encode(img, kind == CLI_KIND_PNG, 95, 0, &bytes, &n) == 0;
     if (hwc.data) recio_image_free(&hwc);
-    if (ok) {
-        FILE *f = fopen(path, "wb");
-        ok = f && fwrite(bytes, 1, n, f) == n;
-        if (f && fclose(f) != 0) ok = 0;
-        free(bytes);
-    }
+    ok = ok && cli_out_write(out, bytes, n) == 0;
+    free(bytes);
     return ok ? 0 : -1;
 }
 
@@ -176,6 +182,8 @@ typedef struct apply_args {
     const unsigned char *bytes; /* IN as read */
     size_t n;
     unsigned long long seed;
+    int force;
+    const char *inputs[3];    /* IN, IN.txt and MASK.png (NULL when not given): no output may be one */
 } apply_args;
 
 /* The options; -1 when they are sound, else the exit status (help printed, or usage error). */
@@ -189,6 +197,7 @@ static int apply_parse(int argc, char **argv, apply_args *a) {
         if (cli_is_help(argv[i])) return fputs(apply_help, stdout), 0;
         for (k = 0; k < 5 && !(strcmp(argv[i], pairs[k]) == 0 && i + 1 < argc); k++) {}
         if (k < 5) *slot[k] = argv[++i];
+        else if (strcmp(argv[i], "--force") == 0) a->force = 1;
         else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
             if (cli_parse_u64(argv[++i], &a->seed)) return cli_usage_error("apply", "--seed wants a whole number, not '%s'", argv[i]);
         } else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("apply", "unknown option '%s'", argv[i]);
@@ -251,14 +260,11 @@ static int read_boxes(const char *path, float **obj, int *count) {
     return 0;
 }
 
-static int write_boxes(const char *path, const float *obj, int count) {
-    FILE *f = fopen(path, "w");
-    int i, ok = f != NULL;
-    for (i = 0; ok && i < count; i++, obj += 5)
-        ok = fprintf(f, "%.9g %.9g %.9g %.9g %.9g\n", obj[0], obj[1], obj[2], obj[3], obj[4]) > 0;
-    if (f && fclose(f) != 0) ok = 0;
-    if (!ok) cli_err("%s: cannot write: %s", path, strerror(errno));
-    return ok ? 0 : -1;
+static int write_boxes(cli_out *out, const float *obj, int count) {
+    int i;
+    for (i = 0; i < count; i++, obj += 5)
+        cli_out_printf(out, "%.9g %.9g %.9g %.9g %.9g\n", obj[0], obj[1], obj[2], obj[3], obj[4]);
+    return 0;
 }
 
 /* The mask: one 8-bit channel as stored (a grey PNG), the image's size; labels are never converted. */
@@ -277,8 +283,9 @@ static int read_mask(const char *path, const recio_image *img, recio_image *m) {
     return rc;
 }
 
-/* The image through the chain with the boxes and mask asked for; 0, or -1 with the error printed. */
-static int apply_run(const apply_args *a, const recio_transform *t, const recio_image *src, recio_image *dst) {
+/* The image through the chain with the boxes and mask asked for, the boxes and the mask into their
+   outputs' bytes; 0, or -1 with the error printed. */
+static int apply_run(const apply_args *a, const recio_transform *t, const recio_image *src, recio_image *dst, cli_out *outs) {
     recio_apply_desc d;
     recio_image mask = {0}, mask_out = {0};
     float *obj = NULL;
@@ -302,17 +309,32 @@ static int apply_run(const apply_args *a, const recio_transform *t, const recio_
         which_op_failed(a->spec, src, a->seed, e, a->in, why[0] ? why + 11 : NULL);
         goto done;
     }
-    if (a->boxes_out && write_boxes(a->boxes_out, obj, kept) != 0) goto done;
-    if (a->mask_out && write_out(&mask_out, a->mask_out) != 0) {
-        cli_err("%s: cannot write: %s", a->mask_out, strerror(errno));
-        goto done;
-    }
-    rc = 0;
+    if (a->boxes_out && write_boxes(&outs[1], obj, kept) != 0) goto done;
+    if (a->mask_out && write_out(&mask_out, &outs[2]) == -1) cli_err("%s: cannot encode the mask (out of memory?)", a->mask_out);
+    else rc = 0;
 done:
     free(obj);
     recio_image_free(&mask);
     recio_image_free(&mask_out);
     return rc;
+}
+
+/* OUT, OUT.txt and the mask may be written (claimed before any work): three files, none of them
+   an input; 0 or the exit status. */
+static int claim_outputs(apply_args *a, cli_out *outs, size_t *n) {
+    const char *names[3];
+    cli_kind kinds[3];
+    int j, rc;
+    names[0] = a->out, names[1] = a->boxes_out, names[2] = a->mask_out;
+    a->inputs[0] = a->in, a->inputs[1] = a->boxes, a->inputs[2] = a->mask;
+    kinds[0] = out_kind(a->out), kinds[1] = CLI_KIND_BOXES, kinds[2] = a->mask_out ? out_kind(a->mask_out) : CLI_KIND_PNG;
+    if ((rc = cli_out_distinct(names, 3)) != 0) return rc;
+    for (j = 0, *n = 0; j < 3; j++) {
+        if (!names[j]) continue;
+        if ((rc = cli_out_claim(&outs[j], names[j], kinds[j], a->inputs, 3, a->force)) != 0) return rc;
+        (*n)++;
+    }
+    return 0;
 }
 
 CLI_COMMAND(cli_cmd_apply) {
@@ -321,7 +343,8 @@ CLI_COMMAND(cli_cmd_apply) {
     recio_transform *t = NULL;
     recio_image src = {0}, dst = {0};
     unsigned char *bytes = NULL;
-    size_t n = 0;
+    cli_out outs[3], *group[3];
+    size_t n = 0, nout = 0, j;
     int rc = CLI_EXIT_ERR, w;
     recio_err e;
     if ((w = apply_parse(argc, argv, &a)) >= 0) return w;
@@ -329,21 +352,30 @@ CLI_COMMAND(cli_cmd_apply) {
         int u = cli_usage_error("apply", "%s", err);
         return cli_spec_hint(err), u;
     }
+    memset(outs, 0, sizeof outs);
+    if ((w = claim_outputs(&a, outs, &nout)) != 0) {
+        rc = w;
+        goto done;
+    }
     if (read_all(a.in, &bytes, &n) != 0) goto done;
     if ((e = recio_image_decode_ex(&src, bytes, n, 0, err, sizeof err)) != RECIO_OK) {
         cli_err("%s: offset 0: %s", a.in, e == RECIO_ERR_DECODE ? err : recio_strerror(e));
         goto done;
     }
     a.bytes = bytes, a.n = n;
-    if (apply_run(&a, t, &src, &dst) != 0) goto done;
-    if ((w = write_out(&dst, a.out)) != 0) {
-        if (w == -1) cli_err("%s: cannot write: %s", a.out, strerror(errno));
+    if (apply_run(&a, t, &src, &dst, outs) != 0) goto done;
+    if ((w = write_out(&dst, &outs[0])) != 0) {
+        if (w == -1) cli_err("%s: cannot encode the image (out of memory?)", a.out);
         goto done;
     }
+    for (j = nout = 0; j < 3; j++)
+        if (outs[j].path) group[nout++] = &outs[j];
+    if (cli_out_commit_all(group, nout) != 0) goto done;
     if (dst.layout == RECIO_CHW) fprintf(stderr, "%s: %s CHW %dx%dx%d\n", a.out, dtype_name(dst.dtype), dst.channels, dst.height, dst.width);
     else fprintf(stderr, "%s: %s HWC %dx%dx%d\n", a.out, dtype_name(dst.dtype), dst.height, dst.width, dst.channels);
     rc = 0;
 done:
+    for (j = 0; j < 3; j++) cli_out_free(&outs[j]);
     recio_image_free(&src);
     recio_image_free(&dst);
     recio_transform_free(t);

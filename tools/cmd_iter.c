@@ -29,7 +29,7 @@ static const char iter_help[] =
     "  --shuffle            a new global order every epoch (uses each file's .idx)\n"
     "  --shuffle-buffer N   streaming shuffle through N records (no .idx needed)\n"
     "  --rotate             epoch e reads part (R + e) % N      --last-batch  default pad\n"
-    "  --channels C         decode to C channels (default 3)    --label-width labels per image (default 1)\n"
+    "  --channels C         decode to 1, 3 or 4 (default 3)     --label-width labels per image (default 1)\n"
     "  --checksum fast      a checksum that costs little next to decoding: FNV-1a 64 over each item's\n"
     "                       recio_checksum (64 lanes, a word at a time), computed by the workers while\n"
     "                       the item is in cache (recio_batch_checksum_fast). The byte-by-byte default\n"
@@ -126,6 +126,16 @@ static int num_opt(int argc, char **argv, int *i, unsigned long long lo, unsigne
     return 0;
 }
 
+/* --channels: what a decode makes, 1, 3 or 4 (2, grey and alpha, is not one). 0, or the usage exit status. */
+static int channels_opt(int argc, char **argv, int *i, int *c) {
+    unsigned long long v;
+    if (*i + 1 >= argc) return cli_usage_error("iter", "--channels needs a value");
+    if (cli_parse_u64(argv[++*i], &v) || (v != 1 && v != 3 && v != 4))
+        return cli_usage_error("iter", "bad value '%s' for --channels: 1, 3 or 4", argv[*i]);
+    *c = (int)v;
+    return 0;
+}
+
 static int last_batch_opt(const char *s, recio_last_batch *lb) {
     if (strcmp(s, "pad") == 0) *lb = RECIO_LAST_PAD;
     else if (strcmp(s, "discard") == 0) *lb = RECIO_LAST_DISCARD;
@@ -189,13 +199,13 @@ static int parse(int argc, char **argv, iter_opts *o) {
         NUM("--rank", 0, 1u << 20, o->d.rank)
         NUM("--shuffle-buffer", 0, 1u << 24, o->d.shuffle_buffer)
         NUM("--prefetch", 1, 4096, o->d.prefetch)
-        NUM("--channels", 1, 4, o->d.channels)
         NUM("--label-width", 1, 1u << 16, o->d.label_width)
         NUM("--seed-aug", 1, ~0ull, o->d.seed_aug)
         NUM("--shuffle-chunk", 1, 1u << 30, o->d.chunk_records)
         NUM("--shuffle-window", 1, 1u << 20, o->d.window_chunks)
         NUM("--cache-mb", 0, (unsigned long long)(SIZE_MAX >> 20), o->cache_mb)
 #undef NUM
+        else if (strcmp(a, "--channels") == 0) rc = channels_opt(argc, argv, &i, &o->d.channels);
         else if (strcmp(a, "--spec") == 0 && i + 1 < argc) o->d.spec = argv[++i];
         else if (strcmp(a, "--last-batch") == 0 && i + 1 < argc) {
             if (last_batch_opt(argv[++i], &o->d.last_batch)) rc = cli_usage_error("iter", "--last-batch is pad, discard or roll_over, not '%s'", argv[i]);

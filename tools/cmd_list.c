@@ -15,7 +15,7 @@
 typedef struct list_opts {
     const char *exts; /* comma-separated, lower case, with dots */
     char *exts_owned; /* exts when made from --exts */
-    int recursive, shuffle;
+    int recursive, shuffle, force;
     const char *mask_root; /* segmentation: each image's mask is MASK_ROOT/its path with .png */
     unsigned long long seed, chunks;
     double train, test;
@@ -52,56 +52,78 @@ static int find_masks(const char *mask_root, list_item *items, size_t *n) {
     return 0;
 }
 
-/* Through a temporary file of its own (two lists to one name never mix), fsynced, then renamed. */
-static int write_list(const char *path, const list_item *items, size_t n) {
-    char *tmp = NULL;
-    FILE *f = pack_create_tmp(path, &tmp);
+/* The lists of one run, committed together: all or none. */
+typedef struct list_outs {
+    cli_out *out; /* grown while the lists are made; committed after, so nothing points into it yet */
+    size_t n, cap;
+    int force;
+} list_outs;
+
+/* A list's lines, kept for commit_lists (each list gets a temporary file of its own, so two lists to
+   one name never mix, then is renamed); 0 or the exit status. */
+static int write_list(list_outs *lo, const char *path, const list_item *items, size_t n) {
+    cli_out *o;
     size_t i;
-    int bad = 0;
-    if (!f) return cli_err("%s: cannot create a temporary file beside it: %s", path, strerror(errno)), -1;
-    /* im2rec writes '%d\t' % index, '%f\t' % label, '%s\n' % path */
-    for (i = 0; i < n && !bad; i++) /* and the mask column for recio pack --mask-root */
-        bad = fprintf(f, "%llu\t%f\t%s%s%s\n", items[i].index, (double)items[i].label, items[i].path, items[i].mask ? "\t" : "",
-                      items[i].mask ? items[i].mask : "") < 0;
-    bad |= ferror(f) | (pack_sync_close(f) != 0);
-    if (bad || rename(tmp, path) != 0) {
-        cli_err("%s: write failed: %s", path, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return -1;
+    int rc;
+    if (lo->n == lo->cap) {
+        cli_out *m = (cli_out *)realloc(lo->out, (lo->cap = 2 * lo->cap + 4) * sizeof *m);
+        if (!m) return cli_err("out of memory"), CLI_EXIT_ERR;
+        lo->out = m;
     }
-    free(tmp);
-    fprintf(stderr, "%s: %llu images\n", path, (unsigned long long)n);
+    if ((rc = cli_out_claim(o = &lo->out[lo->n], path, CLI_KIND_LST, NULL, 0, lo->force)) != 0) return rc;
+    if (!(o->path = pack_cat(path, ""))) return cli_out_free(o), cli_err("out of memory"), CLI_EXIT_ERR;
+    lo->n++;
+    /* im2rec writes '%d\t' % index, '%f\t' % label, '%s\n' % path */
+    for (i = 0; i < n; i++) /* and the mask column for recio pack --mask-root */
+        cli_out_printf(o, "%llu\t%f\t%s%s%s\n", items[i].index, (double)items[i].label, items[i].path, items[i].mask ? "\t" : "",
+                       items[i].mask ? items[i].mask : "");
     return 0;
 }
 
-static int write_named(const char *prefix, const char *chunk, const char *part, const list_item *items, size_t n) {
+static int write_named(list_outs *lo, const char *prefix, const char *chunk, const char *part, const list_item *items, size_t n) {
     char name[4096];
     if ((size_t)snprintf(name, sizeof name, "%s%s%s.lst", prefix, chunk, part) >= sizeof name)
-        return cli_err("%s: name too long", prefix), -1;
-    return write_list(name, items, n);
+        return cli_err("%s: name too long", prefix), CLI_EXIT_ERR;
+    return write_list(lo, name, items, n);
 }
 
 /* im2rec's split: per chunk of ceil(N / chunks) images, the first test part, then train, then val
    (sizes from the chunk size, not the chunk's length, exactly as im2rec computes them). */
-static int write_chunks(const char *prefix, const list_opts *o, const list_item *items, size_t n) {
+static int write_chunks(list_outs *lo, const char *prefix, const list_opts *o, const list_item *items, size_t n) {
     size_t size = (n + o->chunks - 1) / o->chunks, c;
-    for (c = 0; c < o->chunks; c++) {
+    int rc = 0;
+    for (c = 0; c < o->chunks && !rc; c++) {
         size_t b = c * size < n ? c * size : n, e = b + size < n ? b + size : n, len = e - b;
         size_t sep = (size_t)((double)size * o->train), sep_test = (size_t)((double)size * o->test);
         char chunk[32] = "";
-        int rc = 0;
         if (o->chunks > 1) snprintf(chunk, sizeof chunk, "_%llu", (unsigned long long)c);
         if (sep_test > len) sep_test = len;
         if (sep_test + sep > len) sep = len - sep_test;
         if (o->train == 1.0) {
-            if (write_named(prefix, chunk, "", items + b, len)) return -1;
+            rc = write_named(lo, prefix, chunk, "", items + b, len);
             continue;
         }
-        if (o->test > 0) rc |= write_named(prefix, chunk, "_test", items + b, sep_test);
-        if (o->train + o->test < 1.0) rc |= write_named(prefix, chunk, "_val", items + b + sep_test + sep, len - sep_test - sep);
-        rc |= write_named(prefix, chunk, "_train", items + b + sep_test, sep);
-        if (rc) return -1;
+        if (o->test > 0) rc = write_named(lo, prefix, chunk, "_test", items + b, sep_test);
+        if (!rc && o->train + o->test < 1.0) rc = write_named(lo, prefix, chunk, "_val", items + b + sep_test + sep, len - sep_test - sep);
+        if (!rc) rc = write_named(lo, prefix, chunk, "_train", items + b + sep_test, sep);
+    }
+    return rc;
+}
+
+/* Every list in place, all or none; each said on stderr. */
+static int commit_lists(list_outs *lo) {
+    cli_out **group = (cli_out **)malloc((lo->n ? lo->n : 1) * sizeof *group);
+    size_t i;
+    int rc;
+    if (!group) return cli_err("out of memory"), -1;
+    for (i = 0; i < lo->n; i++) group[i] = &lo->out[i];
+    rc = cli_out_commit_all(group, lo->n);
+    free(group);
+    if (rc) return -1;
+    for (i = 0; i < lo->n; i++) {
+        size_t k, lines = 0;
+        for (k = 0; k < lo->out[i].n; k++) lines += lo->out[i].buf[k] == '\n';
+        fprintf(stderr, "%s: %llu images\n", lo->out[i].path, (unsigned long long)lines);
     }
     return 0;
 }
@@ -136,10 +158,13 @@ static const char list_help[] =
     "  --mask-root DIR      segmentation: each image's label mask is DIR/its path with .png\n"
     "                       (images/a/b.jpg -> DIR/a/b.png); lines become 'index<TAB>label<TAB>\n"
     "                       path<TAB>mask' for 'recio pack --mask-root DIR' (im2rec cannot read\n"
-    "                       them); an image without a mask is left out with a message\n\n"
+    "                       them); an image without a mask is left out with a message\n"
+    "  --force              replace an existing PREFIX*.lst that is not an im2rec list\n\n"
     "The index of an image is its position in the walk, before shuffling, so it names the image in\n"
     "every split. Progress and counts go to stderr. A file or folder whose name holds a tab or a line\n"
-    "break cannot be written in a .lst line: it is skipped with a message.\n\n"
+    "break cannot be written in a .lst line: it is skipped with a message. The lists are written whole,\n"
+    "all or none (temporary files renamed); an existing list is replaced, any other file only with\n"
+    "--force.\n\n"
     "example: recio list --recursive --train-ratio 0.9 data/train images/   # -> data/train_train.lst, _val.lst\n";
 
 static int parse_ratio(const char *s, double *out) {
@@ -173,6 +198,7 @@ static int parse_list_args(int argc, char **argv, list_opts *o, const char **pre
         if (strcmp(a, "--recursive") == 0) o->recursive = 1;
         else if (strcmp(a, "--shuffle") == 0) o->shuffle = 1;
         else if (strcmp(a, "--no-shuffle") == 0) o->shuffle = 0;
+        else if (strcmp(a, "--force") == 0) o->force = 1;
         else if (strcmp(a, "--exts") == 0 && v) {
             if (exts_arg(argc, argv, &i, o)) return cli_err("out of memory"), CLI_EXIT_ERR;
         }
@@ -198,6 +224,7 @@ static int parse_list_args(int argc, char **argv, list_opts *o, const char **pre
 
 CLI_COMMAND(cli_cmd_list) {
     list_opts o;
+    list_outs lo;
     const char *prefix = NULL, *root = NULL;
     list_item *items;
     size_t n, i;
@@ -216,7 +243,11 @@ CLI_COMMAND(cli_cmd_list) {
     if (!rc && o.mask_root && find_masks(o.mask_root, items, &n)) rc = CLI_EXIT_ERR;
     if (!rc && n == 0) cli_err("%s: no files ending in %s%s", root, o.exts, o.recursive ? "" : " (sub-folders need --recursive)");
     if (!rc && o.shuffle) shuffle(items, n, o.seed);
-    if (!rc && write_chunks(prefix, &o, items, n)) rc = CLI_EXIT_ERR;
+    memset(&lo, 0, sizeof lo);
+    lo.force = o.force;
+    if (!rc && (rc = write_chunks(&lo, prefix, &o, items, n)) == 0 && commit_lists(&lo)) rc = CLI_EXIT_ERR;
+    for (i = 0; i < lo.n; i++) free((char *)lo.out[i].path), cli_out_free(&lo.out[i]);
+    free(lo.out);
     for (i = 0; i < n; i++) free(items[i].path), free(items[i].mask);
     free(items);
     free(o.exts_owned);

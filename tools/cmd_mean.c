@@ -1,11 +1,12 @@
 /* recio mean: the per-pixel mean image of a dataset after a chain, as a NumPy .npy for
    `recio iter --mean-img` / recio_iter_desc.mean_img (MXNet's mean_img). */
 #include "cli.h"
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char mean_help[] =
-    "usage: recio mean URIS --spec SPEC -o OUT.npy [--channels C] [--workers N]\n\n"
+    "usage: recio mean URIS --spec SPEC -o OUT.npy [--channels C] [--workers N] [--force]\n\n"
     "Run SPEC on every record of URIS ('a.rec;b.rec') and write the mean of the items, element by\n"
     "element, as a NumPy .npy of float32 shaped as one item: (C,H,W) when the spec ends in chw, else\n"
     "(H,W,C). Sums are kept in double, so the order of the records does not matter. This is MXNet's\n"
@@ -16,8 +17,10 @@ static const char mean_help[] =
     "normalize. In Python: numpy.load(OUT.npy).\n\n"
     "  --spec SPEC     e.g. 'resize_short(256) center_crop(224) float chw'; u8 or float32 items\n"
     "  -o OUT.npy      where to write the mean\n"
-    "  --channels C    decode to C channels (default 3)\n"
-    "  --workers N     decode threads (default 0: this thread)\n\n"
+    "  --channels C    decode to C channels: 1, 3 or 4 (default 3)\n"
+    "  --workers N     decode threads (default 0: this thread)\n"
+    "  --force         replace an existing OUT.npy that is not a .npy (it is never one of URIS)\n"
+    "OUT.npy is written whole or not at all (a temporary file renamed); an existing .npy is replaced.\n\n"
     "example: recio mean train.rec --spec 'resize_short(256) center_crop(224) float chw' -o mean.npy\n"
     "         recio iter train.rec --spec 'random_resized_crop(224) random_flip(0.5) float chw' \\\n"
     "             --mean-img mean.npy --batch 32\n";
@@ -25,6 +28,10 @@ static const char mean_help[] =
 typedef struct mean_opts {
     recio_iter_desc d;
     const char *out;
+    int force;
+    char *files;         /* URIS cut at its ';' */
+    const char **inputs; /* its files, which OUT must not be */
+    size_t ninputs;
 } mean_opts;
 
 static int parse(int argc, char **argv, mean_opts *o) {
@@ -37,10 +44,10 @@ static int parse(int argc, char **argv, mean_opts *o) {
         if (cli_is_help(a)) return fputs(mean_help, stdout), -1;
         if (strcmp(a, "--spec") == 0 && has) o->d.spec = argv[++i];
         else if (strcmp(a, "-o") == 0 && has) o->out = argv[++i];
+        else if (strcmp(a, "--force") == 0) o->force = 1;
         else if ((strcmp(a, "--channels") == 0 || strcmp(a, "--workers") == 0) && has) {
-            unsigned hi = a[2] == 'c' ? 4 : 256;
-            if (cli_parse_u64(argv[++i], &v) || v > hi || (a[2] == 'c' && v < 1))
-                return cli_usage_error("mean", "bad value '%s' for %s: a whole number up to %u", argv[i], a, hi);
+            if (cli_parse_u64(argv[++i], &v) || (a[2] == 'c' ? v != 1 && v != 3 && v != 4 : v > 256))
+                return cli_usage_error("mean", a[2] == 'c' ? "bad value '%s' for %s: 1, 3 or 4" : "bad value '%s' for %s: a whole number up to 256", argv[i], a);
             if (a[2] == 'c') o->d.channels = (int)v;
             else o->d.workers = (unsigned)v;
         } else if (a[0] == '-' && a[1]) return cli_usage_error("mean", "unknown option '%s'", a);
@@ -73,30 +80,44 @@ static int add_batch(const recio_batch *b, double *sum, size_t n) {
     return 0;
 }
 
+/* The files of URIS ('a.rec;b.rec'), for the check that OUT is none of them; -1 out of memory. */
+static int uri_files(mean_opts *o) {
+    char *p;
+    size_t n = 1;
+    if (!(o->files = (char *)malloc(strlen(o->d.uris) + 1))) return -1;
+    strcpy(o->files, o->d.uris);
+    for (p = o->files; *p; p++) n += *p == ';';
+    if (!(o->inputs = (const char **)malloc(n * sizeof *o->inputs))) return -1;
+    for (p = o->files;; *p++ = 0) {
+        o->inputs[o->ninputs++] = p;
+        if (!(p = strchr(p, ';'))) break;
+    }
+    return 0;
+}
+
 /* NumPy format 1.0: magic, version, header length, a dict padded with spaces to 64 bytes, data. */
-static int write_npy(const char *path, const recio_image *item, const double *sum, size_t n, unsigned long long count) {
+static int write_npy(cli_out *out, const recio_image *item, const double *sum, size_t n, unsigned long long count) {
     char h[160];
-    int len, bad;
+    int len;
     size_t k;
-    FILE *f;
     if (item->layout == RECIO_CHW)
         len = snprintf(h, sizeof h, "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d, %d), }", item->channels, item->height, item->width);
     else
         len = snprintf(h, sizeof h, "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d, %d), }", item->height, item->width, item->channels);
     while ((10 + len + 1) % 64) h[len++] = ' ';
     h[len++] = '\n';
-    if (!(f = fopen(path, "wb"))) return -1;
-    bad = fwrite("\x93NUMPY\x01\x00", 1, 8, f) != 8 || fputc(len & 255, f) == EOF || fputc(len >> 8, f) == EOF ||
-          fwrite(h, 1, (size_t)len, f) != (size_t)len;
-    for (k = 0; k < n && !bad; k++) {
+    cli_out_write(out, "\x93NUMPY\x01\x00", 8);
+    cli_out_printf(out, "%c%c", len & 255, len >> 8);
+    cli_out_write(out, h, (size_t)len);
+    for (k = 0; k < n; k++) {
         unsigned char le[4];
         recio_store_f32le(le, (float)(sum[k] / (double)count));
-        bad = fwrite(le, 1, 4, f) != 4;
+        cli_out_write(out, le, 4);
     }
-    return fclose(f) != 0 || bad ? -1 : 0;
+    return cli_out_commit(out);
 }
 
-static int run(recio_iter *it, const mean_opts *o) {
+static int run(recio_iter *it, const mean_opts *o, cli_out *out) {
     recio_batch b;
     recio_image item;
     recio_err e;
@@ -120,7 +141,7 @@ static int run(recio_iter *it, const mean_opts *o) {
     }
     if (e != RECIO_END) rc = (cli_err("%s", recio_iter_errmsg(it)), CLI_EXIT_ERR);
     else if (!count) rc = (cli_err("%s: no records", o->d.uris), CLI_EXIT_ERR);
-    else if (write_npy(o->out, &item, sum, n, count)) rc = (cli_err("%s: cannot write", o->out), CLI_EXIT_ERR);
+    else if (write_npy(out, &item, sum, n, count)) rc = CLI_EXIT_ERR;
     else if (item.layout == RECIO_CHW)
         fprintf(stderr, "%llu images: mean of shape (C,H,W) = (%d, %d, %d) written to %s\n", count, item.channels, item.height, item.width, o->out);
     else
@@ -131,11 +152,17 @@ static int run(recio_iter *it, const mean_opts *o) {
 
 CLI_COMMAND(cli_cmd_mean) {
     mean_opts o;
+    cli_out out;
     recio_iter *it = NULL;
     int rc = parse(argc, argv, &o);
     if (rc) return rc < 0 ? 0 : rc;
-    if ((rc = cli_open_iter(&it, &o.d)) != 0) return rc;
-    rc = run(it, &o);
-    recio_iter_close(it);
+    if (uri_files(&o)) rc = (cli_err("out of memory"), CLI_EXIT_ERR);
+    else if ((rc = cli_out_claim(&out, o.out, CLI_KIND_NPY, o.inputs, o.ninputs, o.force)) == 0) { /* before the work */
+        if ((rc = cli_open_iter(&it, &o.d)) == 0) rc = run(it, &o, &out);
+        recio_iter_close(it);
+        cli_out_free(&out);
+    }
+    free(o.files);
+    free((void *)o.inputs);
     return rc;
 }

@@ -23,8 +23,10 @@
 /* ---- one image -> one record ------------------------------------------------------------------- */
 
 typedef struct pack_opts {
-    int resize, center_crop, quality, png, color, pass_through, pack_label, exif, strict, quiet;
+    int resize, center_crop, quality, png, color, pass_through, pack_label, exif, strict, quiet, force;
     const char *mask_root; /* segmentation: the list's last field is a mask under this folder */
+    const cli_out *outs;   /* the outputs that exist now (an image read must be none of them), nouts */
+    size_t nouts;
     recio_filter filter;
     unsigned long long threads;
 } pack_opts;
@@ -32,8 +34,19 @@ typedef struct pack_opts {
 typedef struct pack_result {
     unsigned char *rec; /* the record payload, NULL when skipped */
     size_t n;
-    char why[256];      /* reason when skipped */
+    int fatal;          /* an input is an output: the pack stops */
+    char why[256];      /* reason when skipped or stopped */
 } pack_result;
+
+/* An image read that is one of the existing outputs (PREFIX.rec listed, or linked): the pack would
+   write over its own input; -1 with the reason in r. */
+static int is_output(const char *path, const pack_opts *o, pack_result *r) {
+    size_t i;
+    for (i = 0; i < o->nouts; i++)
+        if (cli_out_is(&o->outs[i], path))
+            return snprintf(r->why, sizeof r->why, "is %s, an output of this pack (the same file): never packed over", o->outs[i].path), -1;
+    return 0;
+}
 
 static size_t put_header(unsigned char *dst, const recio_lst_item *it, const pack_opts *o) {
     return recio_irecord_pack_header(dst, it->labels, o->pack_label ? it->nlabels : 1, it->index, 0);
@@ -115,6 +128,11 @@ static void add_mask(const recio_lst_item *it, const pack_opts *o, const int dim
     char *path = pack_join(o->mask_root, it->mask ? it->mask : ""), why[200] = "";
     unsigned char *src = NULL, *png = NULL, *rec = NULL;
     size_t n = 0, pn = 0;
+    if (path && o->nouts && is_output(path, o, r)) { /* r->why says which */
+        free(r->rec), free(path);
+        r->rec = NULL, r->fatal = 1;
+        return;
+    }
     if (!path || pack_read_file(path, &src, &n)) snprintf(why, sizeof why, "cannot read: %s", strerror(errno));
     else if (!mask_png(src, n, dims, o, &png, &pn, why, sizeof why) && !(rec = (unsigned char *)realloc(r->rec, r->n + pn + RECIO_MASK_TAIL_SIZE)))
         snprintf(why, sizeof why, "out of memory");
@@ -141,6 +159,8 @@ static void pack_one(const char *root, const recio_lst_item *it, const pack_opts
     memset(r, 0, sizeof *r);
     if (!path || pack_read_file(path, &src, &n)) {
         snprintf(r->why, sizeof r->why, "cannot read: %s", strerror(errno));
+    } else if (o->nouts && is_output(path, o, r)) {
+        r->fatal = 1;
     } else if (o->pass_through) {
         size_t h = header_size(it, o);
         if (codec_probe(src, n, &why)) snprintf(r->why, sizeof r->why, "%s", why);
@@ -259,18 +279,19 @@ static void progress_show(progress *pg, size_t done, int final) {
 
 typedef struct pack_out {
     recio_writer *w;
-    FILE *skipped; /* the new PREFIX.skipped, written under skipped_tmp until the commit */
-    char *skipped_path, *skipped_tmp, *rec_path;
+    cli_out claim[3]; /* .rec, .idx (written by the writer) and .skipped (its lines kept until the commit) */
+    const char *lst_path; /* the input, which no output may be */
+    char *skipped_path, *rec_path;
     size_t packed, nskipped;
 } pack_out;
 
-static int note_skip(pack_out *out, const recio_lst_item *it, const char *root, const char *why, int tty) {
+static int note_skip(pack_out *out, const recio_lst_item *it, const char *root, const pack_result *r, int tty) {
     char *path = pack_join(root, it->path);
-    fprintf(stderr, "%srecio: %s: %s\n", tty ? "\r\033[K" : "", path ? path : it->path, why); /* over the bar */
+    fprintf(stderr, "%srecio: %s: %s\n", tty ? "\r\033[K" : "", path ? path : it->path, r->why); /* over the bar */
     free(path);
+    if (r->fatal) return -1;
     out->nskipped++;
-    if (fprintf(out->skipped, "%llu\t%s\t%s\n", (unsigned long long)it->index, it->path, why) < 0)
-        return cli_err("%s: write failed: %s", out->skipped_tmp, strerror(errno)), -1;
+    cli_out_printf(&out->claim[2], "%llu\t%s\t%s\n", (unsigned long long)it->index, it->path, r->why);
     return 0;
 }
 
@@ -296,7 +317,7 @@ static int run_pool(const recio_lst *lst, const char *root, const pack_opts *o, 
     for (i = 0; !rc && i < lst->count; i++) {
         pack_result r = pack_take(&p, i);
         recio_err e;
-        if (!r.rec) rc = note_skip(out, &lst->items[i], root, r.why, pg.tty && !o->quiet);
+        if (!r.rec) rc = note_skip(out, &lst->items[i], root, &r, pg.tty && !o->quiet);
         else if ((e = recio_writer_write_key(out->w, lst->items[i].index, r.rec, r.n)) != RECIO_OK)
             rc = -1, cli_err("%s", recio_writer_errmsg(out->w));
         else out->packed++;
@@ -355,8 +376,12 @@ static const char pack_help[] =
     "  --num-thread N       N workers decode/resize/encode (default 1); output is the same for any N\n"
     "  --strict             exit 1 when any image or list line was skipped\n"
     "  --quiet              no progress\n\n"
+    "  --force              replace existing outputs whatever they hold (see below)\n\n"
     "A missing or empty ROOT, or a run where no image could be packed, is an error (exit 1) that\n"
-    "leaves the previous PREFIX.rec and PREFIX.idx as they were.\n"
+    "leaves the previous PREFIX.rec and PREFIX.idx as they were. An existing PREFIX.rec, .idx and\n"
+    ".skipped are replaced when they hold what pack writes there (RecordIO, an index, a list of\n"
+    "skipped images): packing a prefix again rebuilds it. Any other file there stops the pack before\n"
+    "it starts unless --force; an output that is the list or one of the images never is written.\n"
     "Images that cannot be read or decoded (empty, truncated, not an image) are skipped with\n"
     "'recio: PATH: why' on stderr and listed in PREFIX.skipped ('index<TAB>path<TAB>why'; the file is\n"
     "written only when something was skipped). Progress goes to stderr: a bar on a terminal,\n"
@@ -399,6 +424,7 @@ static int parse_pack_args(int argc, char **argv, pack_opts *o, const char **pre
             else if (strcmp(a, "--mask-root") == 0 && v) o->mask_root = argv[++i];
             else if (strcmp(a, "--strict") == 0) o->strict = 1;
             else if (strcmp(a, "--quiet") == 0) o->quiet = 1;
+            else if (strcmp(a, "--force") == 0) o->force = 1;
             else if (a[0] == '-' && a[1]) return cli_usage_error("pack", "unknown option '%s'", a);
             else if (!*prefix) *prefix = a;
             else if (!*root) *root = a;
@@ -421,26 +447,26 @@ static char *out_name(const char *prefix, const char *ext) {
     return p;
 }
 
-/* Ctrl-C or a kill in the middle of a long pack: remove the temporary files (the writer's .rec and
-   .idx, and the .skipped) so nothing half-written is left behind; the previous outputs stay as they
-   were. A handler needs file-scope state: the names, set before the handler is installed. */
-static char *interrupt_tmp[3];
+/* Ctrl-C or a kill in the middle of a long pack: remove the writer's temporary .rec and .idx so
+   nothing half-written is left behind (the .skipped lines are in memory until the commit); the
+   previous outputs stay as they were. A handler needs file-scope state: the names, set before the
+   handler is installed. */
+static char *interrupt_tmp[2];
 static const int interrupt_sigs[] = {SIGINT, SIGTERM, SIGHUP};
 
 static void on_interrupt(int sig) {
     int i;
-    for (i = 0; i < 3; i++)
+    for (i = 0; i < 2; i++)
         if (interrupt_tmp[i]) unlink(interrupt_tmp[i]);
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
-static void cleanup_on_interrupt(recio_writer *w, const char *skipped_tmp) {
+static void cleanup_on_interrupt(recio_writer *w) {
     struct sigaction sa;
     size_t i;
     interrupt_tmp[0] = pack_cat(recio_writer_tmp_path(w, 0), "");
     interrupt_tmp[1] = pack_cat(recio_writer_tmp_path(w, 1), "");
-    interrupt_tmp[2] = pack_cat(skipped_tmp, "");
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_interrupt;
     sigemptyset(&sa.sa_mask);
@@ -454,33 +480,27 @@ static void block_interrupts(int block) {
     sigemptyset(&set);
     for (i = 0; i < sizeof interrupt_sigs / sizeof interrupt_sigs[0]; i++) sigaddset(&set, interrupt_sigs[i]);
     if (!block) /* committed or given up: a late signal has nothing left to clean */
-        for (i = 0; i < 3; i++) free(interrupt_tmp[i]), interrupt_tmp[i] = NULL;
+        for (i = 0; i < 2; i++) free(interrupt_tmp[i]), interrupt_tmp[i] = NULL;
     pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
 
 /* The three outputs change together or not at all. The new .skipped (or its absence: a stale list
-   would lie) goes in first with the old one kept aside; then the writer replaces .rec and .idx, both
+   would lie) goes in first, the old one kept aside; then the writer replaces .rec and .idx, both
    or neither; if that fails, the old .skipped comes back. */
 static int commit_outputs(pack_out *out) {
-    char *bak = NULL;
-    int bad = 0, linked = 0, replaced = 0;
+    int bad = 0;
     block_interrupts(1);
-    if (pack_keep_aside(out->skipped_path, &bak, &linked) != 0) {
-        bad = 1, cli_err("%s: cannot keep the old list aside while replacing it: %s", out->skipped_path, strerror(errno));
-    } else if (out->nskipped ? rename(out->skipped_tmp, out->skipped_path) != 0
-                             : remove(out->skipped_path) != 0 && errno != ENOENT) {
-        bad = 1, cli_err("%s: cannot replace: %s", out->skipped_path, strerror(errno));
-    } else if (replaced = 1, recio_writer_finish(out->w) != RECIO_OK) { /* keeps the handle, so the message can say what failed */
+    out->claim[2].absent = out->nskipped == 0;
+    if (cli_out_hold(&out->claim[2]) != 0) {
+        bad = 1, recio_writer_abort(out->w);
+    } else if (recio_writer_finish(out->w) != RECIO_OK) { /* keeps the handle, so the message can say what failed */
         bad = 1, cli_err("%s", recio_writer_errmsg(out->w));
-        if (!bak) remove(out->skipped_path);
+        cli_out_settle(&out->claim[2], 1);
+        recio_writer_abort(out->w);
+    } else {
+        cli_out_settle(&out->claim[2], 0);
+        cli_close_writer(out->w); /* finished: says a note, if any */
     }
-    if (bad) pack_put_back(out->skipped_path, bak, linked, replaced), recio_writer_abort(out->w);
-    else cli_close_writer(out->w); /* finished: says a note, if any */
-    if (bak && !bad && remove(bak) != 0)
-        cli_err("%s: note: replaced, but the old copy %s could not be removed (%s): remove it by hand", out->skipped_path,
-                bak, strerror(errno));
-    remove(out->skipped_tmp); /* still there unless it became PREFIX.skipped */
-    free(bak);
     block_interrupts(0);
     return bad ? -1 : 0;
 }
@@ -501,15 +521,26 @@ static int check_root(const char *root) {
     return 0;
 }
 
-/* The new outputs, under temporary names: the .skipped list here, .rec and .idx in the writer. */
+/* Whether pack may write PREFIX.rec, .idx and .skipped (cli_out_claim: never the list; an existing
+   file of the kind pack writes there, or --force); the ones that exist, for is_output. 0 or the
+   exit status. */
+static int claim_outputs(pack_out *out, const char *idx, pack_opts *o) {
+    static const cli_kind kinds[3] = {CLI_KIND_REC, CLI_KIND_IDX, CLI_KIND_SKIPPED};
+    const char *paths[3];
+    int i;
+    paths[0] = out->rec_path, paths[1] = idx, paths[2] = out->skipped_path;
+    int rc;
+    for (i = 0; i < 3; i++)
+        if ((rc = cli_out_claim(&out->claim[i], paths[i], kinds[i], &out->lst_path, 1, o->force)) != 0) return rc;
+    o->outs = out->claim, o->nouts = 3;
+    return 0;
+}
+
+/* The new .rec and .idx, under temporary names in the writer. */
 static int open_outputs(pack_out *out, const recio_writer_desc *d) {
     recio_err e;
-    if (!(out->skipped = pack_create_tmp(out->skipped_path, &out->skipped_tmp)))
-        return cli_err("%s: cannot create a temporary file beside it: %s", out->skipped_path, strerror(errno)), -1;
-    if ((e = recio_writer_open_desc(&out->w, out->rec_path, d)) == RECIO_OK) return 0;
+    if ((e = recio_writer_open_desc(&out->w, cli_out_target(&out->claim[0]), d)) == RECIO_OK) return 0;
     cli_err("%s: cannot create: %s", out->rec_path, e == RECIO_ERR_IO ? strerror(errno) : recio_strerror(e));
-    fclose(out->skipped);
-    remove(out->skipped_tmp);
     return -1;
 }
 
@@ -519,45 +550,47 @@ static int pack_and_commit(const recio_lst *lst, const char *root, const pack_op
     if (!rc && !out->packed) /* all skipped: a wrong ROOT or list, not a dataset to replace the old one */
         rc = -1, cli_err("%s: nothing packed (%zu skipped); the previous files are left as they were", out->rec_path,
                          out->nskipped);
-    if (!rc && pack_sync_close(out->skipped) != 0) rc = -1, cli_err("%s: write failed: %s", out->skipped_tmp, strerror(errno));
-    else if (rc) fclose(out->skipped);
-    out->skipped = NULL;
     if (!rc) return commit_outputs(out);
     block_interrupts(1);
     recio_writer_abort(out->w);
-    remove(out->skipped_tmp);
     block_interrupts(0);
     return -1;
 }
 
-static int pack_files(const recio_lst *lst, const char *prefix, const char *root, const pack_opts *o) {
+static int pack_files(const recio_lst *lst, const char *prefix, const char *root, const pack_opts *opts) {
     pack_out out;
+    pack_opts o = *opts;
     recio_writer_desc d;
     char *idx = out_name(prefix, ".idx");
     double t0 = pack_now(), dt;
-    int rc = CLI_EXIT_ERR;
+    int rc = CLI_EXIT_ERR, k;
     memset(&out, 0, sizeof out);
     memset(&d, 0, sizeof d);
     out.rec_path = out_name(prefix, ".rec");
     out.skipped_path = out_name(prefix, ".skipped");
+    out.lst_path = prefix;
     d.index_path = idx;
     d.atomic = 1;
     if (!idx || !out.rec_path || !out.skipped_path) cli_err("out of memory");
-    else if (!check_root(root) && !open_outputs(&out, &d)) {
-        cleanup_on_interrupt(out.w, out.skipped_tmp);
-        rc = pack_and_commit(lst, root, o, &out) ? CLI_EXIT_ERR : 0;
+    else if ((rc = claim_outputs(&out, idx, &o)) == 0) {
+        rc = CLI_EXIT_ERR;
+        d.index_path = cli_out_target(&out.claim[1]); /* a link's file, not the link */
+        if (!check_root(root) && !open_outputs(&out, &d)) {
+            cleanup_on_interrupt(out.w);
+            rc = pack_and_commit(lst, root, &o, &out) ? CLI_EXIT_ERR : 0;
+        }
     }
     dt = pack_now() - t0;
     if (!rc) {
         printf("%s: %zu packed, %zu skipped, %.2f s (%.1f img/s); index %s\n", out.rec_path, out.packed, out.nskipped, dt,
                dt > 0 ? (double)out.packed / dt : 0.0, idx);
         if (out.nskipped) printf("skipped files are listed in %s\n", out.skipped_path);
-        if (out.nskipped && o->strict) rc = CLI_EXIT_ERR;
+        if (out.nskipped && o.strict) rc = CLI_EXIT_ERR;
     }
+    for (k = 0; k < 3; k++) cli_out_free(&out.claim[k]);
     free(idx);
     free(out.rec_path);
     free(out.skipped_path);
-    free(out.skipped_tmp);
     return rc;
 }
 
@@ -714,7 +747,7 @@ CLI_COMMAND(cli_cmd_pack) {
     for (i = 0; i < n; i++) {
         if (n > 1) printf("%s:\n", lists[i]);
         fflush(stdout);
-        if (pack_list(lists[i], root, &o)) rc = CLI_EXIT_ERR;
+        if ((k = pack_list(lists[i], root, &o)) != 0 && !rc) rc = k;
         free(lists[i]);
     }
     free(lists);

@@ -196,14 +196,16 @@ CLI_COMMAND(cli_cmd_verify) {
 }
 
 static const char index_help[] =
-    "usage: recio index [-o OUT.idx] [--ordinal] FILE.rec\n\n"
+    "usage: recio index [-o OUT.idx] [--ordinal] [--force] FILE.rec\n\n"
     "Scan FILE.rec and write its MXNet index, one 'key<TAB>offset' line per record. The key is the\n"
     "image record header's id (what pack and im2rec write: the .lst index) when every record has an\n"
     "image header and no two share an id, so a rebuilt .idx has the keys of the lost one; else, or\n"
     "with --ordinal, the record's ordinal (0, 1, 2, ...), said on stderr. The default output\n"
     "replaces .rec by .idx (train.rec -> train.idx), as im2rec names it. The index is written to a\n"
     "temporary file beside OUT.idx, fsynced and renamed, so a failure never leaves half a file. OUT\n"
-    "is never the input; a FIFO or device is written in place.\n";
+    "is never the input; a FIFO or device is written in place. An existing index is rebuilt; any\n"
+    "other file is replaced only with\n"
+    "  --force   replace an existing OUT.idx that is not an index\n";
 
 static char *default_idx_path(const char *rec) {
     size_t n = strlen(rec);
@@ -215,19 +217,6 @@ static char *default_idx_path(const char *rec) {
     return p;
 }
 
-/* Where the index may go. Never over the input (`index -o same.rec same.rec` replaced the dataset
-   with its index); over a FIFO or a device it is written in place, since renaming a file over it
-   would destroy it. 0 ok (*in_place set), -1 refused with the reason said. */
-static int index_target(const char *in, const char *out, int *in_place) {
-    struct stat si, so;
-    *in_place = 0;
-    if (stat(out, &so) != 0) return 0;
-    if (stat(in, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
-        return cli_err("%s: is the input %s: the index would replace the records it indexes", out, in), -1;
-    *in_place = !S_ISREG(so.st_mode);
-    return 0;
-}
-
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
@@ -237,7 +226,7 @@ static int cmp_u64(const void *a, const void *b) {
    every record has an image header and no two share an id (what pack wrote: the .lst index), so a
    rebuilt .idx has the keys of the lost one; else (or with ordinal) the record's ordinal, and the
    reason goes to stderr. 0, or -1 with the error said. */
-static int write_index(recio_reader *r, FILE *f, const char *name, int ordinal, unsigned long long *n) {
+static int write_index(recio_reader *r, cli_out *out, int ordinal, unsigned long long *n) {
     recio_record rec;
     recio_irecord ir;
     recio_err e;
@@ -262,7 +251,7 @@ static int write_index(recio_reader *r, FILE *f, const char *name, int ordinal, 
         qsort(sorted, *n, sizeof *sorted, cmp_u64);
         for (i = 1; use_ids && i < *n; i++)
             if (sorted[i] == sorted[i - 1])
-                use_ids = 0, fprintf(stderr, "recio: %s: id %llu is on more than one record: keys are the ordinals\n", name,
+                use_ids = 0, fprintf(stderr, "recio: %s: id %llu is on more than one record: keys are the ordinals\n", out->path,
                                      (unsigned long long)sorted[i]);
         free(sorted);
     } else if (use_ids && *n > 1) {
@@ -270,46 +259,37 @@ static int write_index(recio_reader *r, FILE *f, const char *name, int ordinal, 
     }
     if (!ordinal && !use_ids && *n) fprintf(stderr, "recio: keys are the record ordinals (not every record has an image header with its own id)\n");
     for (i = 0; i < *n; i++)
-        if (fprintf(f, "%llu\t%llu\n", use_ids ? (unsigned long long)ids[i] : (unsigned long long)i, (unsigned long long)off[i]) < 0)
-            return free(ids), free(off), cli_err("%s: write failed: %s", name, strerror(errno)), -1;
+        cli_out_printf(out, "%llu\t%llu\n", use_ids ? (unsigned long long)ids[i] : (unsigned long long)i, (unsigned long long)off[i]);
     free(ids);
     free(off);
     return 0;
 }
 
-/* Scan r into OUT: through a temporary file beside it, fsynced and renamed, or in place (see above). */
-static int index_to(recio_reader *r, const char *out, int in_place, int ordinal, unsigned long long *n) {
-    char *tmp = NULL;
-    FILE *f = in_place ? fopen(out, "wb") : pack_create_tmp(out, &tmp);
-    int rc;
-    if (!f) return cli_err("%s: cannot create: %s", out, strerror(errno)), -1;
-    rc = write_index(r, f, tmp ? tmp : out, ordinal, n);
-    if (pack_sync_close(f) != 0 && !rc) rc = -1, cli_err("%s: write failed: %s", tmp ? tmp : out, strerror(errno));
-    if (!rc && tmp && rename(tmp, out) != 0) rc = -1, cli_err("%s: cannot rename into place: %s", out, strerror(errno));
-    if (rc && tmp) remove(tmp);
-    free(tmp);
-    return rc;
-}
-
 CLI_COMMAND(cli_cmd_index) {
-    int i, rc = CLI_EXIT_ERR, in_place, ordinal = 0;
+    int i, rc = CLI_EXIT_ERR, ordinal = 0, force = 0;
     const char *path = NULL, *out = NULL;
     char *defout = NULL;
     recio_reader *r;
     unsigned long long n = 0;
+    cli_out o;
     for (i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) return fputs(index_help, stdout), 0;
         if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
         else if (strcmp(argv[i], "--ordinal") == 0) ordinal = 1;
+        else if (strcmp(argv[i], "--force") == 0) force = 1;
         else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("index", "unknown option '%s'", argv[i]);
         else if (path) return cli_usage_error("index", "one file at a time");
         else path = argv[i];
     }
     if (!path) return cli_usage_error("index", "which file?");
     if (!out && !(out = defout = default_idx_path(path))) return cli_err("out of memory"), CLI_EXIT_ERR;
-    if (!index_target(path, out, &in_place) && !cli_open_reader(&r, path)) {
-        if (!index_to(r, out, in_place, ordinal, &n)) rc = 0, printf("%s: %llu records indexed\n", out, n);
-        recio_reader_close(r);
+    if ((rc = cli_out_claim(&o, out, CLI_KIND_IDX, &path, 1, force)) == 0) {
+        rc = CLI_EXIT_ERR;
+        if (!cli_open_reader(&r, path)) {
+            if (!write_index(r, &o, ordinal, &n) && !cli_out_commit(&o)) rc = 0, printf("%s: %llu records indexed\n", out, n);
+            recio_reader_close(r);
+        }
+        cli_out_free(&o);
     }
     free(defout);
     return rc;

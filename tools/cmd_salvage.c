@@ -125,7 +125,7 @@ static int note_damage(void *user, const recio_record *rec, size_t from, size_t 
 }
 
 static const char salvage_help[] =
-    "usage: recio salvage IN.rec OUT.rec\n\n"
+    "usage: recio salvage [--force] IN.rec OUT.rec\n\n"
     "Copy every record of a damaged IN.rec that still reads into OUT.rec, with a new OUT.idx.\n"
     "After damage (a cut, a bit flip, inserted or lost bytes, at any byte offset) the scan looks for\n"
     "the next record head at every byte, so records after the damage are found even when the damage\n"
@@ -135,43 +135,68 @@ static const char salvage_help[] =
     "'K records kept (B bytes), L bytes lost in R regions'. Records whose bytes were changed without\n"
     "breaking their framing cannot be told apart from sound ones (the format has no checksum): run\n"
     "'recio verify --decode OUT.rec' to find images that no longer decode.\n"
-    "OUT.rec and OUT.idx are written through temporary files and renamed at the end; OUT is never IN.\n";
+    "OUT.rec and OUT.idx are written through temporary files and renamed at the end, both or neither;\n"
+    "OUT is never IN. An existing RecordIO OUT.rec and index OUT.idx are replaced; other files only with\n"
+    "  --force   replace an existing OUT.rec or OUT.idx whatever it holds\n";
 
-CLI_COMMAND(cli_cmd_salvage) {
+/* OUT.idx beside OUT.rec (malloc'd), as im2rec names it. */
+static char *idx_name(const char *rec) {
+    size_t n = strlen(rec);
+    char *idx = (char *)malloc(n + 5);
+    if (!idx) return NULL;
+    strcpy(idx, rec);
+    if (n > 4 && strcmp(idx + n - 4, ".rec") == 0) idx[n - 4] = 0;
+    return strcat(idx, ".idx");
+}
+
+/* The scan into an atomic writer of OUT.rec (and OUT.idx); 0 or the exit status. */
+static int salvage_into(salvage_run *s, const char *out, const char *idx) {
     recio_writer_desc d;
-    salvage_run s;
     const unsigned char *buf;
     size_t n;
-    char *idx;
     int rc;
-    if (argc > 1 && cli_is_help(argv[1])) return fputs(salvage_help, stdout), 0;
-    if (argc != 3) return cli_usage_error("salvage", "expected IN.rec OUT.rec");
-    if (strcmp(argv[1], argv[2]) == 0) return cli_usage_error("salvage", "OUT.rec must not be IN.rec");
-    memset(&s, 0, sizeof s);
-    s.in = argv[1];
-    if (salvage_map(argv[1], &buf, &n)) return CLI_EXIT_ERR;
-    idx = (char *)malloc(strlen(argv[2]) + 5);
-    if (!idx) return salvage_unmap(buf, n), cli_err("out of memory"), CLI_EXIT_ERR;
-    strcpy(idx, argv[2]);
-    if (strlen(idx) > 4 && strcmp(idx + strlen(idx) - 4, ".rec") == 0) idx[strlen(idx) - 4] = 0;
-    strcat(idx, ".idx");
+    if (salvage_map(s->in, &buf, &n)) return CLI_EXIT_ERR;
     memset(&d, 0, sizeof d);
     d.index_path = idx;
     d.atomic = 1;
-    if (recio_writer_open_desc(&s.w, argv[2], &d) != RECIO_OK) {
-        cli_err("%s: cannot create: %s", argv[2], s.w ? recio_writer_errmsg(s.w) : strerror(errno));
-        if (s.w) recio_writer_abort(s.w);
-        return free(idx), salvage_unmap(buf, n), CLI_EXIT_ERR;
+    if (recio_writer_open_desc(&s->w, out, &d) != RECIO_OK) {
+        cli_err("%s: cannot create: %s", out, s->w ? recio_writer_errmsg(s->w) : strerror(errno));
+        if (s->w) recio_writer_abort(s->w);
+        return salvage_unmap(buf, n), CLI_EXIT_ERR;
     }
-    rc = salvage_scan(buf, n, keep_record, note_damage, &s);
+    rc = salvage_scan(buf, n, keep_record, note_damage, s);
     salvage_unmap(buf, n);
     if (rc) {
-        cli_err("%s: %s", argv[2], recio_writer_errmsg(s.w));
-        recio_writer_abort(s.w);
-        return free(idx), CLI_EXIT_ERR;
+        cli_err("%s: %s", out, recio_writer_errmsg(s->w));
+        recio_writer_abort(s->w);
+        return CLI_EXIT_ERR;
     }
-    if (cli_close_writer(s.w) != 0) return free(idx), CLI_EXIT_ERR;
-    printf("%llu records kept (%llu bytes), %llu bytes lost in %llu regions\n", s.kept, s.kept_bytes, s.lost, s.regions);
+    return cli_close_writer(s->w) != 0 ? CLI_EXIT_ERR : 0;
+}
+
+CLI_COMMAND(cli_cmd_salvage) {
+    salvage_run s;
+    const char *io[2] = {NULL, NULL}; /* IN, OUT */
+    char *idx;
+    cli_out check[2];
+    int rc, i, k = 0, force = 0;
+    for (i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) return fputs(salvage_help, stdout), 0;
+        if (strcmp(argv[i], "--force") == 0) force = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("salvage", "unknown option '%s'", argv[i]);
+        else if (k < 2) io[k++] = argv[i];
+        else return cli_usage_error("salvage", "expected IN.rec OUT.rec");
+    }
+    if (k != 2) return cli_usage_error("salvage", "expected IN.rec OUT.rec");
+    if (!(idx = idx_name(io[1]))) return cli_err("out of memory"), CLI_EXIT_ERR;
+    memset(&s, 0, sizeof s);
+    s.in = io[0];
+    memset(check, 0, sizeof check);
+    if ((rc = cli_out_claim(&check[0], io[1], CLI_KIND_REC, io, 1, force)) == 0 &&
+        (rc = cli_out_claim(&check[1], idx, CLI_KIND_IDX, io, 1, force)) == 0 &&
+        (rc = salvage_into(&s, cli_out_target(&check[0]), cli_out_target(&check[1]))) == 0)
+        printf("%llu records kept (%llu bytes), %llu bytes lost in %llu regions\n", s.kept, s.kept_bytes, s.lost, s.regions);
+    cli_out_free(&check[0]), cli_out_free(&check[1]);
     free(idx);
-    return 0;
+    return rc;
 }

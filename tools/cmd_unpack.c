@@ -4,10 +4,12 @@
 #include "pack.h"
 #include "pack_codec.h"
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 /* Reader over every image record of a file; reports its own errors. Returns 1 for a record, 0 at the
    end, -1 after an error was printed. */
@@ -54,78 +56,119 @@ static char *unpack_lst_name(const char *rec, const char *dir) {
 }
 
 static const char unpack_help[] =
-    "usage: recio unpack FILE.rec DIR\n\n"
+    "usage: recio unpack [--force] FILE.rec DIR\n\n"
     "Write each image record's image to DIR/ID.jpg (.png, or .bin when the bytes are neither), ID being\n"
     "the record header's id, and the labels to DIR/NAME.lst (NAME from FILE.rec) as\n"
     "'ID<TAB>label...<TAB>ID.jpg' lines, so 'recio pack --pass-through DIR/NAME DIR' packs them again.\n"
     "A segmentation record's label mask goes to DIR/ID.mask.png, named in a last column of its line\n"
     "('...<TAB>ID.jpg<TAB>ID.mask.png'): 'recio pack --pass-through --mask-root DIR DIR/NAME DIR'.\n"
-    "DIR is created when missing; ids are taken to be unique, as im2rec writes them.\n\n"
+    "DIR is created when missing; ids are taken to be unique, as im2rec writes them.\n"
+    "Nothing is written over: an existing DIR/NAME.lst that is not unpack's own list (a list of source\n"
+    "paths, say) stops the command before it writes anything, and an existing DIR/ID.jpg stops it\n"
+    "unless DIR holds unpack's own NAME.lst (an earlier unpack of NAME: written again). Each file is\n"
+    "written whole (a temporary file renamed), NAME.lst last; a run that fails removes the files it\n"
+    "made, so DIR holds no half of an unpack.\n\n"
+    "  --force    replace existing files in DIR whatever they hold (FILE.rec itself never)\n\n"
     "example: recio unpack val.rec val_images/ && ls val_images | head\n";
 
-/* A segmentation record's mask to DIR/ID.mask.png (its PNG bytes as stored), named in the list's
-   mask column. */
-static int unpack_mask(const char *dir, const recio_irecord *ir, FILE *lst) {
-    char name[64], *file;
-    int bad;
-    snprintf(name, sizeof name, "%llu.mask.png", (unsigned long long)ir->id);
-    if (!(file = pack_join(dir, name))) return cli_err("out of memory"), -1;
-    if ((bad = pack_write_file(file, ir->mask, ir->mask_size)) != 0) cli_err("%s: cannot write: %s", file, strerror(errno));
-    free(file);
-    if (!bad) fprintf(lst, "\t%s", name);
-    return bad ? -1 : 0;
+typedef struct unpack_run {
+    const char *in, *dir;
+    int force;       /* replace DIR's files: --force, or DIR holds an earlier unpack of this NAME */
+    cli_out lst;
+    char *made;      /* the names of the files this run made, NUL-separated, to remove on failure */
+    size_t made_n, made_cap;
+} unpack_run;
+
+/* Remember a file this run made (name NUL-ended, k bytes with the NUL); -1 when out of memory. */
+static int unpack_made(unpack_run *u, const char *name, size_t k) {
+    if (u->made_n + k > u->made_cap) {
+        char *m = (char *)realloc(u->made, 2 * u->made_cap + k + 4096);
+        if (!m) return cli_err("out of memory"), -1;
+        u->made = m, u->made_cap = 2 * u->made_cap + k + 4096;
+    }
+    memcpy(u->made + u->made_n, name, k);
+    u->made_n += k;
+    return 0;
 }
 
-static int unpack_all(recio_reader *r, const char *path, const char *dir, FILE *lst, unsigned long long *count) {
+/* One record's file DIR/NAME: written whole, and remembered when it is new. */
+/* One record's file DIR/NAME: written whole, and remembered when it is new. 0 or the exit status. */
+static int unpack_file(unpack_run *u, const char *name, const void *data, size_t n) {
+    char *file = pack_join(u->dir, name);
+    size_t k = strlen(name) + 1;
+    cli_out o;
+    int rc, fresh;
+    if (!file) return cli_err("out of memory"), CLI_EXIT_ERR;
+    if ((rc = cli_out_claim(&o, file, CLI_KIND_NONE, &u->in, 1, u->force)) != 0) return free(file), rc;
+    fresh = !o.replace;
+    if (fresh && unpack_made(u, name, k)) rc = CLI_EXIT_ERR;
+    o.no_sync = 1; /* a sync per image would double the time; the list, which names them, is synced */
+    if (!rc && cli_out_commit_bytes(&o, data, n) != 0) {
+        rc = CLI_EXIT_ERR;
+        if (fresh) u->made_n -= k; /* never made */
+    }
+    cli_out_free(&o);
+    free(file);
+    return rc;
+}
+
+/* A failed run: the files it made go (DIR's other files, and the ones it replaced, stay). */
+static void unpack_undo(unpack_run *u) {
+    size_t at;
+    for (at = 0; at < u->made_n; at += strlen(u->made + at) + 1) {
+        char *file = pack_join(u->dir, u->made + at);
+        if (file && remove(file) != 0) cli_err("%s: cannot remove what this run made: %s", file, strerror(errno));
+        free(file);
+    }
+}
+
+/* Every record's files, the list's lines kept; 0 or the exit status. */
+static int unpack_all(recio_reader *r, unpack_run *u, unsigned long long *count) {
     recio_irecord ir;
     uint64_t off;
-    int k;
-    while ((k = next_image(r, path, &ir, &off)) == 1) {
-        char name[64], labels[4096], *file;
-        int bad;
-        snprintf(name, sizeof name, "%llu%s", (unsigned long long)ir.id,
-                 image_ext((const unsigned char *)ir.image, ir.image_size));
-        if (!(file = pack_join(dir, name))) return cli_err("out of memory"), -1;
-        bad = pack_write_file(file, ir.image, ir.image_size);
-        if (bad) cli_err("%s: cannot write: %s", file, strerror(errno));
-        free(file);
-        if (bad) return -1;
+    int k, rc;
+    while ((k = next_image(r, u->in, &ir, &off)) == 1) {
+        char name[64], mask[64], labels[4096];
+        snprintf(name, sizeof name, "%llu%s", (unsigned long long)ir.id, image_ext((const unsigned char *)ir.image, ir.image_size));
+        snprintf(mask, sizeof mask, "%llu.mask.png", (unsigned long long)ir.id);
+        if ((rc = unpack_file(u, name, ir.image, ir.image_size)) != 0) return rc;
+        if (ir.mask && (rc = unpack_file(u, mask, ir.mask, ir.mask_size)) != 0) return rc; /* the PNG bytes as stored */
         format_labels(&ir, labels, sizeof labels, "\t");
-        fprintf(lst, "%llu\t%s\t%s", (unsigned long long)ir.id, labels, name);
-        if (ir.mask && unpack_mask(dir, &ir, lst)) return -1;
-        fputc('\n', lst);
+        cli_out_printf(&u->lst, "%llu\t%s\t%s%s%s\n", (unsigned long long)ir.id, labels, name, ir.mask ? "\t" : "", ir.mask ? mask : "");
         (*count)++;
     }
-    return k;
+    return k ? CLI_EXIT_ERR : 0;
 }
 
 CLI_COMMAND(cli_cmd_unpack) {
-    const char *path = NULL, *dir = NULL;
-    char *lst_path;
-    recio_reader *r;
-    FILE *lst;
+    unpack_run u;
+    char *lst_path = NULL;
+    recio_reader *r = NULL;
     unsigned long long count = 0;
-    int i, rc;
+    int i, rc = CLI_EXIT_ERR, made_dir;
+    memset(&u, 0, sizeof u);
     for (i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) return fputs(unpack_help, stdout), 0;
-        if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("unpack", "unknown option '%s'", argv[i]);
-        if (!path) path = argv[i];
-        else if (!dir) dir = argv[i];
+        if (strcmp(argv[i], "--force") == 0) u.force = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("unpack", "unknown option '%s'", argv[i]);
+        else if (!u.in) u.in = argv[i];
+        else if (!u.dir) u.dir = argv[i];
         else return cli_usage_error("unpack", "unexpected argument '%s'", argv[i]);
     }
-    if (!path || !dir) return cli_usage_error("unpack", "want FILE.rec and DIR");
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return cli_err("%s: cannot create: %s", dir, strerror(errno)), CLI_EXIT_ERR;
-    if (cli_open_reader(&r, path)) return CLI_EXIT_ERR;
-    lst_path = unpack_lst_name(path, dir);
-    if (!lst_path || !(lst = fopen(lst_path, "wb"))) {
-        cli_err("%s: cannot create: %s", lst_path ? lst_path : dir, strerror(errno));
-        free(lst_path);
-        recio_reader_close(r);
-        return CLI_EXIT_ERR;
+    if (!u.in || !u.dir) return cli_usage_error("unpack", "want FILE.rec and DIR");
+    if (!(lst_path = unpack_lst_name(u.in, u.dir))) return cli_err("out of memory"), CLI_EXIT_ERR;
+    made_dir = mkdir(u.dir, 0777) == 0;
+    if (!made_dir && errno != EEXIST) cli_err("%s: cannot create: %s", u.dir, strerror(errno));
+    else if ((rc = cli_out_claim(&u.lst, lst_path, CLI_KIND_UNPACKED, &u.in, 1, u.force)) == 0 &&
+             (rc = cli_open_reader(&r, u.in) ? CLI_EXIT_ERR : 0) == 0) {
+        u.force |= u.lst.replace; /* DIR/NAME.lst is an earlier unpack's (or --force): its files may go */
+        if ((rc = unpack_all(r, &u, &count)) == 0 && cli_out_commit(&u.lst)) rc = CLI_EXIT_ERR;
     }
-    rc = unpack_all(r, path, dir, lst, &count) ? CLI_EXIT_ERR : 0;
-    if (fclose(lst) != 0 && !rc) rc = CLI_EXIT_ERR, cli_err("%s: write failed", lst_path);
-    if (!rc) printf("%s: %llu images written to %s, labels in %s\n", path, count, dir, lst_path);
+    if (rc) unpack_undo(&u);
+    if (rc && made_dir) rmdir(u.dir);
+    if (!rc) printf("%s: %llu images written to %s, labels in %s\n", u.in, count, u.dir, lst_path);
+    cli_out_free(&u.lst);
+    free(u.made);
     free(lst_path);
     recio_reader_close(r);
     return rc;
@@ -360,21 +403,31 @@ static int record_tile(const recio_irecord *ir, const recio_transform *t, uint64
     return -1;
 }
 
-/* Each box as an outline in its class's colour, the class number inside its top-left corner. */
+/* v (an image coordinate, any float) as a pixel in [lo, hi]: casting a float outside int's range
+   (or NaN, which gives lo) is undefined, so clamp first. */
+static int clamp_px(float v, int lo, int hi) { return !(v > (float)lo) ? lo : v >= (float)hi ? hi : (int)v; }
+
+/* Each box as an outline in its class's colour, the class number inside its top-left corner. The
+   box is clipped to its image first, so an outline costs at most the image's perimeter (a box of
+   +-1.7e7 took seconds to draw off the sheet) and never strays into another tile. A box with a NaN
+   side, inverted, or wholly outside the image is not drawn. */
 static void draw_boxes(sheet *s, int k, const recio_image *img, const det_objects *d) {
     static const unsigned char pal[6][3] = {{255, 64, 64}, {64, 220, 64}, {80, 140, 255}, {255, 220, 0}, {255, 0, 255}, {0, 230, 230}};
-    int cw = s->tile + 2 * SHOW_PAD, ch = cw + band(s), i, j;
-    int x0 = (k % s->cols) * cw + SHOW_PAD + (s->tile - img->width) / 2, y0 = (k / s->cols) * ch + SHOW_PAD + (s->tile - img->height) / 2;
+    int cw = s->tile + 2 * SHOW_PAD, ch = cw + band(s), i, j, w = img->width, h = img->height;
+    int x0 = (k % s->cols) * cw + SHOW_PAD + (s->tile - w) / 2, y0 = (k / s->cols) * ch + SHOW_PAD + (s->tile - h) / 2;
     for (i = 0; i < d->count; i++) {
         const float *o = d->obj + 5 * (size_t)i;
-        const unsigned char *c = pal[(unsigned)o[0] % 6];
-        int a = x0 + (int)(o[1] * img->width), b = y0 + (int)(o[2] * img->height);
-        int e = x0 + (int)(o[3] * img->width + 0.5f) - 1, f = y0 + (int)(o[4] * img->height + 0.5f) - 1;
-        char num[16];
-        for (j = a; j <= e; j++) put_px(s, j, b, c), put_px(s, j, f, c);
-        for (j = b; j <= f; j++) put_px(s, a, j, c), put_px(s, e, j, c);
-        snprintf(num, sizeof num, "%d", (int)o[0]);
-        draw_text(s, a + 2, b + 2, e - a - 2, num);
+        float l = o[1] * (float)w, t = o[2] * (float)h, r = o[3] * (float)w + 0.5f, b = o[4] * (float)h + 0.5f;
+        const unsigned char *c = pal[isfinite(o[0]) ? (unsigned)fmodf(fabsf(o[0]), 6.0f) : 0];
+        int a, top, e, f;
+        char num[24];
+        if (!(l < r && t < b) || !(r > 1 && b > 1 && l < (float)w && t < (float)h)) continue;
+        a = x0 + clamp_px(l, 0, w - 1), top = y0 + clamp_px(t, 0, h - 1);
+        e = x0 + clamp_px(r, 1, w) - 1, f = y0 + clamp_px(b, 1, h) - 1;
+        for (j = a; j <= e; j++) put_px(s, j, top, c), put_px(s, j, f, c);
+        for (j = top; j <= f; j++) put_px(s, a, j, c), put_px(s, e, j, c);
+        snprintf(num, sizeof num, "%.9g", (double)o[0]);
+        draw_text(s, a + 2, top + 2, e - a - 2, num);
     }
 }
 
@@ -397,7 +450,7 @@ static void show_record(sheet *s, int k, const recio_irecord *ir, const char *pa
 }
 
 static const char show_help[] =
-    "usage: recio show FILE.rec OUT.png [--n N] [--tile PX] [--cols C] [--spec SPEC [--seed S]]\n\n"
+    "usage: recio show FILE.rec OUT.png [--n N] [--tile PX] [--cols C] [--spec SPEC [--seed S]] [--force]\n\n"
     "Draw the first N records (default 64) of FILE.rec as a contact sheet: each image fitted into a\n"
     "PX x PX tile (default 128; aspect kept), with 'id:label' under it, so you can look at what was\n"
     "packed. C columns (default: ceil(sqrt(count))); the PNG is C*(PX+4) wide and rows*(PX+6+9*L)\n"
@@ -414,13 +467,16 @@ static const char show_help[] =
     "  --spec SPEC   run each image through a transform chain first (the spec of 'recio apply' and the\n"
     "                iterator), with the seed the iterator gives that record in epoch 0: what the model\n"
     "                will see. Float results (normalize) are stretched from their min..max to be seen.\n"
-    "  --seed S      the iterator's seed (default 0); another seed shows other random choices\n\n"
+    "  --seed S      the iterator's seed (default 0); another seed shows other random choices\n"
+    "  --force       replace an existing OUT.png that is not a PNG (OUT.png is never FILE.rec)\n"
+    "OUT.png is written whole or not at all (a temporary file renamed); an existing PNG is replaced.\n\n"
     "example: recio show train.rec sheet.png --n 16 --tile 96\n"
     "         recio show train.rec aug.png --spec 'random_resized_crop(160) random_flip(0.5) color_jitter(0.4,0.4,0.4)'\n";
 
 typedef struct show_opts {
     const char *in, *out, *spec;
     unsigned long long n, tile, cols, seed;
+    int force;
 } show_opts;
 
 static int show_args(int argc, char **argv, show_opts *o) {
@@ -435,6 +491,7 @@ static int show_args(int argc, char **argv, show_opts *o) {
         } else if (strcmp(a, "--seed") == 0) {
             if (i + 1 >= argc || cli_parse_u64(argv[++i], &o->seed)) return cli_usage_error("show", "--seed wants a whole number");
         } else if (strcmp(a, "--spec") == 0 && i + 1 < argc) o->spec = argv[++i];
+        else if (strcmp(a, "--force") == 0) o->force = 1;
         else if (a[0] == '-' && a[1]) return cli_usage_error("show", "unknown option '%s'", a);
         else if (!o->in) o->in = a;
         else if (!o->out) o->out = a;
@@ -475,25 +532,46 @@ static int draw_sheet(const char *path, sheet *s, int count) {
     return k == count ? 0 : -1;
 }
 
-static int write_sheet(const sheet *s, const char *out, int count) {
+static int write_sheet(const sheet *s, cli_out *out, int count) {
     recio_image img = recio_image_wrap(s->px, s->w, s->h, 3, RECIO_U8, RECIO_HWC, 0);
     unsigned char *png;
     size_t n;
     int bad;
-    if (codec_encode(&img, 1, 0, 0, &png, &n)) return cli_err("%s: cannot encode PNG", out), -1;
-    bad = pack_write_file(out, png, n);
-    if (bad) cli_err("%s: cannot write: %s", out, strerror(errno));
-    else printf("%s: %d records, %dx%d\n", out, count, s->w, s->h);
+    if (codec_encode(&img, 1, 0, 0, &png, &n)) return cli_err("%s: cannot encode PNG", out->path), -1;
+    bad = cli_out_commit_bytes(out, png, n);
+    if (!bad) printf("%s: %d records, %dx%d\n", out->path, count, s->w, s->h);
     free(png);
     return bad;
 }
 
+/* The sheet of o's records into out; 0 or the exit status. */
+static int show_run(const show_opts *o, const recio_transform *t, cli_out *out) {
+    sheet s;
+    int count, rows, rc;
+    memset(&s, 0, sizeof s);
+    s.spec = t, s.seed = o->seed, s.tile = (int)o->tile;
+    if (count_records(o->in, o->n, &s, &count) || (count == 0 && (cli_err("%s: no records to show", o->in), 1))) return CLI_EXIT_ERR;
+    for (s.cols = 1; s.cols * s.cols < count; s.cols++) {}
+    if (o->cols) s.cols = (int)o->cols < count ? (int)o->cols : count;
+    rows = (count + s.cols - 1) / s.cols;
+    s.w = s.cols * (s.tile + 2 * SHOW_PAD);
+    s.h = rows * (s.tile + 2 * SHOW_PAD + band(&s));
+    if ((double)s.w * s.h > 1 << 28 || !(s.px = (unsigned char *)malloc((size_t)s.w * s.h * 3)))
+        return cli_err("%s: a %dx%d sheet is too large", o->out, s.w, s.h), CLI_EXIT_ERR;
+    memset(s.px, 32, (size_t)s.w * s.h * 3);
+    rc = draw_sheet(o->in, &s, count) || write_sheet(&s, out, count) ? CLI_EXIT_ERR : 0;
+    if (!rc && s.nbad) /* the sheet shows them; the status must too, for scripts that check a dataset */
+        rc = CLI_EXIT_ERR, cli_err("%s: %d of %d records shown do not decode (red crosses)", o->in, s.nbad, count);
+    free(s.px);
+    return rc;
+}
+
 CLI_COMMAND(cli_cmd_show) {
-    show_opts o = {NULL, NULL, NULL, 64, 128, 0, 0};
+    show_opts o = {NULL, NULL, NULL, 64, 128, 0, 0, 0};
     recio_transform *t = NULL;
     char msg[256];
-    sheet s;
-    int i, count, rows, rc;
+    cli_out out;
+    int i, rc;
     for (i = 1; i < argc; i++)
         if (cli_is_help(argv[i])) return fputs(show_help, stdout), 0;
     if ((rc = show_args(argc, argv, &o)) != 0) return rc;
@@ -501,24 +579,10 @@ CLI_COMMAND(cli_cmd_show) {
         rc = cli_usage_error("show", "%s", msg);
         return cli_spec_hint(msg), rc;
     }
-    memset(&s, 0, sizeof s);
-    s.spec = t, s.seed = o.seed, s.tile = (int)o.tile;
-    if (count_records(o.in, o.n, &s, &count) || (count == 0 && (cli_err("%s: no records to show", o.in), 1)))
-        return recio_transform_free(t), CLI_EXIT_ERR;
-    for (s.cols = 1; s.cols * s.cols < count; s.cols++) {}
-    if (o.cols) s.cols = (int)o.cols < count ? (int)o.cols : count;
-    rows = (count + s.cols - 1) / s.cols;
-    s.w = s.cols * (s.tile + 2 * SHOW_PAD);
-    s.h = rows * (s.tile + 2 * SHOW_PAD + band(&s));
-    if ((double)s.w * s.h > 1 << 28 || !(s.px = (unsigned char *)malloc((size_t)s.w * s.h * 3))) {
-        cli_err("%s: a %dx%d sheet is too large", o.out, s.w, s.h);
-        return recio_transform_free(t), CLI_EXIT_ERR;
+    if ((rc = cli_out_claim(&out, o.out, CLI_KIND_PNG, &o.in, 1, o.force)) == 0) { /* before the work */
+        rc = show_run(&o, t, &out);
+        cli_out_free(&out);
     }
-    memset(s.px, 32, (size_t)s.w * s.h * 3);
-    rc = draw_sheet(o.in, &s, count) || write_sheet(&s, o.out, count) ? CLI_EXIT_ERR : 0;
-    if (!rc && s.nbad) /* the sheet shows them; the status must too, for scripts that check a dataset */
-        rc = CLI_EXIT_ERR, cli_err("%s: %d of %d records shown do not decode (red crosses)", o.in, s.nbad, count);
-    free(s.px);
     recio_transform_free(t);
     return rc;
 }

@@ -13,6 +13,8 @@
 Pure Python over ctypes (librecio.so from RECIO_LIBRARY, the build tree, or make install's lib dir);
 NumPy is the only dependency. See docs/python.md.
 """
+from __future__ import annotations
+
 import atexit
 import ctypes
 import operator
@@ -26,16 +28,17 @@ from collections import namedtuple
 from ctypes import POINTER, byref, c_float, c_int, c_size_t, c_uint, c_uint32, c_uint64, c_void_p
 from typing import Any, Iterator, Optional, Union
 
-import numpy as np
-
 from . import _lib as L
 from ._mxnet import MXNET_DEFAULTS, UNSUPPORTED, key_range, translate
+
+np = L.numpy()  # records need no NumPy; arrays say what to install when it is missing
 
 __all__ = ["ImageRecordIter", "Batch", "Transform", "Reader", "Writer", "Split", "split", "pack", "unpack", "IRHeader",
            "Error", "ArgError", "FileError", "CorruptError", "DecodeError", "checksum", "library_path",
            "MXNET_DEFAULTS", "UNSUPPORTED", "translate"]
 
 library_path = L.path
+__version__ = L.__version__  # recio.h's RECIO_VERSION_MAJOR.MINOR.0
 
 
 # ---- errors ---------------------------------------------------------------------------------------
@@ -241,7 +244,7 @@ class _View:
         self.owner = owner
 
 
-_TYPESTR = {code: np.dtype(name).str for code, name in L.DTYPES.items()}
+_TYPESTR = dict(L.TYPESTR)
 
 
 def _view(ptr, shape, typestr, owner):
@@ -1166,10 +1169,17 @@ IRHeader.__doc__ = "MXNet's image record header (mx.recordio.IRHeader): label is
 
 
 def unpack(payload):
-    """An image record payload -> (IRHeader, encoded image bytes), as mx.recordio.unpack (a
-    segmentation record's mask tail is not part of the image: unpack_mask gives it)."""
-    header, image, _ = unpack_mask(payload)
-    return header, image
+    """An image record payload -> (IRHeader, the bytes after the header and labels), as
+    mx.recordio.unpack: whole, a segmentation record's mask tail included (unpack_mask splits it off)."""
+    b = bytes(payload)
+    p = ctypes.c_char_p(b)  # the address the C side parses, to find where its image starts
+    ir = L.IRecord()
+    e = L.lib.recio_irecord_unpack(byref(ir), p, len(b))
+    if e != L.OK:
+        raise _error(e, "record of %d bytes is too short for its image header" % len(b))
+    label = np.frombuffer(ctypes.string_at(ir.labels, 4 * ir.flag), dtype="<f4").astype(np.float32) if ir.flag > 0 \
+        else float(ir.label)
+    return IRHeader(ir.flag, label, ir.id, ir.id2), b[ir.image - ctypes.cast(p, c_void_p).value:]
 
 
 def unpack_mask(payload):

@@ -6,6 +6,8 @@ The structs mirror recio.h field for field; tests/test_python.py checks them aga
 import ctypes
 import ctypes.util
 import os
+import re
+import sys
 from ctypes import (POINTER, Structure, c_char, c_char_p, c_float, c_int, c_size_t, c_uint,
                     c_uint32, c_uint64, c_void_p)
 
@@ -135,34 +137,80 @@ class Lst(Structure):
                 ("mask_column", c_int)]
 
 
-def _candidates(pkg_dir, environ):
-    """Where librecio.so may be, in order: RECIO_LIBRARY, the build tree this package sits in (make),
-    the lib folder beside an installed copy, the loader's search path, make install's default prefix."""
+def library_names(platform=None):
+    """The file names librecio has on a platform (sys.platform by default): the names a build gives it
+    there, the unversioned one first."""
+    platform = platform or sys.platform
+    if platform == "darwin":
+        return ["librecio.dylib"]
+    if platform in ("win32", "cygwin", "msys"):
+        return ["recio.dll", "librecio.dll"]  # MSVC's name, then MinGW's
+    return ["librecio.so", "librecio.so.%d" % VERSION[0]]
+
+
+def _candidates(pkg_dir, environ, platform=None):
+    """Where librecio may be, in order: the copy built into this package (a wheel, `pip install .`),
+    RECIO_LIBRARY, the build tree this package sits in (make), the lib folder three levels above an
+    installed copy (make install: PREFIX/lib/python3.X/dist-packages/recio -> PREFIX/lib), the loader's
+    search path, /usr/local/lib and /usr/lib. A bundled library comes first because it was built from
+    the same recio.h as this package's struct mirrors; RECIO_LIBRARY is for a package without one."""
+    names = library_names(platform)
+    bundled = [os.path.join(pkg_dir, n) for n in names]
     env = environ.get("RECIO_LIBRARY")
     if env:
-        return [env]  # an explicit choice is never second-guessed
+        return bundled + [env]  # an explicit choice is never second-guessed (after a bundled copy)
     root = os.path.dirname(os.path.dirname(pkg_dir))  # python/recio -> the source tree
-    out = [os.path.join(root, "build", "librecio.so"),
-           os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(pkg_dir))), "librecio.so")]
+    prefix_lib = os.path.dirname(os.path.dirname(os.path.dirname(pkg_dir)))
+    out = bundled + [os.path.join(root, "build", n) for n in names] + [os.path.join(prefix_lib, n) for n in names]
     found = ctypes.util.find_library("recio")
     if found:
         out.append(found)
-    out += ["/usr/local/lib/librecio.so", "/usr/lib/librecio.so"]
-    return out
+    return out + [os.path.join(d, n) for d in ("/usr/local/lib", "/usr/lib") for n in names]
 
 
-def find_library(pkg_dir=None, environ=None):
-    """The path of the librecio.so this package loads (see _candidates), or raise OSError saying where it looked."""
+def find_library(pkg_dir=None, environ=None, platform=None):
+    """The path of the librecio this package loads (see _candidates), or raise OSError saying where it looked."""
     pkg_dir = pkg_dir or os.path.dirname(os.path.abspath(__file__))
     environ = os.environ if environ is None else environ
-    cands = _candidates(pkg_dir, environ)
-    if environ.get("RECIO_LIBRARY"):
-        return cands[0]  # as given: loading it says what is wrong with it
+    cands = _candidates(pkg_dir, environ, platform)
     for c in cands:
-        if os.path.isfile(c) or (os.sep not in c and c.startswith("lib")):  # find_library gives a bare soname
+        if os.path.isfile(c):
             return c
-    raise OSError("recio: librecio.so not found (looked in %s): run 'make' in the recio tree, 'make install', "
-                  "or set RECIO_LIBRARY=/path/to/librecio.so" % ", ".join(cands))
+    if environ.get("RECIO_LIBRARY"):
+        return cands[-1]  # as given: loading it says what is wrong with it
+    for c in cands:
+        if os.sep not in c and c.startswith("lib"):  # find_library gives a bare soname
+            return c
+    raise OSError("recio: %s not found (looked in %s): 'pip install .' in the recio tree builds it into the "
+                  "package; or run 'make' there, 'make install', or set RECIO_LIBRARY=/path/to/%s"
+                  % (library_names(platform)[0], ", ".join(cands), library_names(platform)[0]))
+
+
+def _version_of(pkg_dir):
+    """recio.h's version as MAJOR.MINOR.0 (the Makefile's): from _version.py, which `pip install`/`pip
+    wheel` and `make install` write from recio.h, else from the recio.h of the source tree the package
+    sits in (PYTHONPATH=python). recio.h's RECIO_VERSION_* macros are the one source of truth."""
+    try:
+        from ._version import __version__ as v
+        return v
+    except ImportError:
+        pass
+    got = {}
+    try:
+        with open(os.path.join(os.path.dirname(os.path.dirname(pkg_dir)), "recio.h")) as f:
+            for line in f:
+                m = re.match(r"#define RECIO_VERSION_(MAJOR|MINOR) (\d+)\s*$", line)
+                if m:
+                    got[m.group(1)] = m.group(2)
+                if len(got) == 2:
+                    return "%s.%s.0" % (got["MAJOR"], got["MINOR"])
+    except OSError:
+        pass
+    return "0+unknown"  # a copied package without _version.py and away from its tree
+
+
+__version__ = _version_of(os.path.dirname(os.path.abspath(__file__)))
+VERSION = tuple(int(x) if x.isdigit() else 0 for x in __version__.split("+")[0].split("."))
 
 
 def _declare(lib):
@@ -192,6 +240,7 @@ def _declare(lib):
         "recio_transform_apply_encoded_ex": (E, [P, P, S, POINTER(Image), U64, POINTER(EncodedDesc), POINTER(ApplyDesc),
                                                  c_char_p, S]),
         "recio_image_decode": (E, [POINTER(Image), P, S, I]),
+        "recio_image_decode_ex": (E, [POINTER(Image), P, S, I, c_char_p, S]),
         "recio_transform_output_shape": (E, [P, I, I, I, POINTER(Image)]),
         "recio_image_info": (E, [P, S, POINTER(I), POINTER(I), POINTER(I)]),
         "recio_image_free": (None, [POINTER(Image)]),
@@ -216,6 +265,7 @@ def _declare(lib):
         "recio_irecord_pack_header": (S, [P, POINTER(c_float), c_uint32, U64, U64]),
         "recio_lst_load": (E, [POINTER(Lst), c_char_p]),
         "recio_index_load": (E, [POINTER(Index), c_char_p]),
+        "recio_index_save_ex": (E, [POINTER(Index), c_char_p, c_char_p]),
         "recio_index_free": (None, [POINTER(Index)]),
         "recio_lst_free": (None, [POINTER(Lst)]),
         # split
@@ -250,6 +300,30 @@ def cstr(s):
     return os.fsencode(s) if not isinstance(s, bytes) else s
 
 
-# numpy dtype names of recio_dtype
+# numpy dtype names of recio_dtype, and their array-interface typestrs (native byte order, as C writes them)
 DTYPES = {U8: "uint8", F32: "float32", I8: "int8", F16: "float16"}
+_NATIVE = "<" if sys.byteorder == "little" else ">"
+TYPESTR = {U8: "|u1", F32: _NATIVE + "f4", I8: "|i1", F16: _NATIVE + "f2"}
+
+
+class _NoNumpy:
+    """Stands in for NumPy when it is not installed: `import recio` still works (records need no NumPy:
+    pip does not require it, so that an offline venv can install recio), and the first use of an array
+    says what to install."""
+
+    def __init__(self, err):
+        self._err = err
+
+    def __getattr__(self, name):
+        raise ImportError("recio: this needs NumPy, which is not installed: 'pip install numpy', or Debian's "
+                          "python3-numpy (a venv sees it when made with --system-site-packages)") from self._err
+
+
+def numpy():
+    """The numpy module, or a stand-in whose every attribute raises ImportError saying how to get it."""
+    try:
+        import numpy as np
+        return np
+    except ImportError as e:
+        return _NoNumpy(e)
 ELEM_SIZE = {U8: 1, F32: 4, I8: 1, F16: 2}

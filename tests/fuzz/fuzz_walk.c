@@ -7,8 +7,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include "../../tools/pack_files.c"
 #include "../../tools/walk.c"
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void cli_err(const char *fmt, ...) { (void)fmt; } /* the walk's messages are not under test here */
 
