@@ -11208,9 +11208,9 @@ static recio_err recio__it_pf_begin(void *user, uint64_t epoch, char *errmsg) {
    tests/test_iter_checkpoint.c reads the struct from recio.h and changes every field in turn. */
 enum { RECIO__FP_INT, RECIO__FP_F32, RECIO__FP_STR, RECIO__FP_FILL /* mask_fill: the label it means */ };
 enum { RECIO__FPW_ALWAYS, RECIO__FPW_CHUNK, RECIO__FPW_MEAN, RECIO__FPW_MASKS, RECIO__FPW_MIX };
-typedef struct recio__it_fpfield {
-    size_t off, size;
-    unsigned char kind, when;
+typedef struct recio__it_fpfield { /* 5 bytes an entry, not 12: the table is in every build (docs/footprint.md) */
+    unsigned short off;
+    unsigned char size, kind, when;
 } recio__it_fpfield;
 #define RECIO__FPF(f, k, w) {offsetof(recio_iter_desc, f), sizeof(((recio_iter_desc *)0)->f), RECIO__FP_##k, RECIO__FPW_##w}
 static const recio__it_fpfield recio__it_fpfields[] = {
