@@ -56,11 +56,12 @@ RECIO_OPTIONS = {"spec": None, "layout": "NCHW", "last_batch": None, "workers": 
 # value that is not one raises TypeError naming the parameter (MXNet passes every value as a string,
 # so numeric strings and "true"/"false" are read as MXNet reads them).
 _INTS = ("label_width", "batch_size", "part_index", "num_parts", "seed", "seed_aug", "shuffle_chunk_size",
-         "shuffle_chunk_seed", "preprocess_threads", "prefetch_buffer", "device_id", "resize", "max_crop_size",
-         "min_crop_size", "inter_method", "pad", "random_h", "random_s", "random_l", "label_pad_width", "workers",
+         "shuffle_chunk_seed", "preprocess_threads", "prefetch_buffer", "device_id", "resize", "inter_method",
+         "pad", "label_pad_width", "workers",
          "shuffle_buffer", "num_classes", "cache_bytes", "epoch", "mask_fill")
 _FLOATS = ("max_random_area", "min_random_area", "max_aspect_ratio", "min_aspect_ratio", "max_rotate_angle", "rotate",
            "max_shear_ratio", "max_random_scale", "min_random_scale", "max_img_size", "min_img_size", "fill_value",
+           "max_crop_size", "min_crop_size", "random_h", "random_s", "random_l",
            "brightness", "contrast", "saturation", "pca_noise", "mean_r", "mean_g", "mean_b", "mean_a", "std_r", "std_g",
            "std_b", "std_a", "scale", "max_random_contrast", "max_random_illumination", "label_pad_value", "mixup_alpha",
            "cutmix_alpha", "mix_prob")
