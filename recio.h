@@ -583,8 +583,8 @@ typedef struct recio_split_desc {
     recio_allocator alloc;
     uint64_t key_begin, key_end;    /* key_end > 0: only the index lines whose key is in [key_begin,
                                        key_end) (implies INDEX; UINT64_MAX: no upper end). For a file
-                                       whose first or last records are not images (insightface's
-                                       record 0 gives the image keys [1, N+1) in its label) */
+                                       whose first or last records are not images (insightface's:
+                                       images [1, label[0]) of record 0's label, then identities) */
 } recio_split_desc;
 
 #define RECIO_SPLIT_UNKNOWN UINT64_MAX

@@ -467,9 +467,9 @@ static void write_lst(const char *path, unsigned v) {
 }
 
 
-/* insightface's layout: record 0 a header whose labels (1, N+1) give the image keys, N images, then
-   identity records (labels: each identity's key range), all but the images with empty payloads.
-   key_begin/key_end = (1, N+1) read the images alone, each once, in order or shuffled: the item
+/* insightface's layout: record 0 a header whose labels (N+1, N+1+identities) say where the N images
+   (keys 1..N) end, the images, then identity records (labels: each identity's key range), all but the
+   images with empty payloads. key_begin/key_end = (1, N+1) read the images alone, each once, in order or shuffled: the item
    shape comes from key 1 (record 0 does not decode), and a checkpoint of a ranged iterator is
    refused by one without the range. */
 #define FACES DIR "/faces.rec"
@@ -484,7 +484,7 @@ static void make_faces(void) {
     memset(&wd, 0, sizeof wd);
     wd.index_path = FACES ".idx";
     if (recio_writer_open_desc(&w, FACES, &wd) != RECIO_OK) exit(1);
-    lab[0] = 1, lab[1] = NFACES + 1;
+    lab[0] = NFACES + 1, lab[1] = NFACES + 4;
     if (recio_writer_write(w, buf, recio_irecord_pack_header(buf, lab, 2, 0, 0)) != RECIO_OK) exit(1);
     for (i = 1; i <= NFACES; i++) {
         float l = (float)(i / 2); /* identities 0, 1, 1, 2, 2 */

@@ -65,18 +65,20 @@ def jpeg(i, side=SIDE):
 
 
 def faces(n=60, per=6):
-    """An insightface-like file (their rec_builder's layout): record 0 a header with labels (1, n + 1)
-    and an empty payload; records 1..n the images (image k: colour k, id k, label = identity
-    (k - 1) // per, stored identity by identity); then one record per identity with labels (its
-    first key, its last key + 1) and an empty payload. Keys are the record ordinals (the writer's)."""
+    """An insightface-like file (the layout of their MS1M / Glint360K train.rec, which their
+    MXFaceDataset reads as images range(1, int(label[0])) of record 0): record 0 a header with labels
+    (n + 1, n + 1 + identities) and an empty payload; records 1..n the images (image k: colour k, id
+    k, label = identity (k - 1) // per, stored identity by identity); then records n + 1... one per
+    identity, labels (its first image key, its last + 1), empty payloads. Keys are the ordinals."""
     if ("faces", n, per) in _SETS:
         return _SETS[("faces", n, per)]
     path = tmp("faces%d.rec" % n)
     with recio.Writer(path, index=True) as w:
-        w.write(recio.pack(recio.IRHeader(2, np.array([1, n + 1], np.float32), 0, 0), b""))
+        ids = -(-n // per)
+        w.write(recio.pack(recio.IRHeader(2, np.array([n + 1, n + 1 + ids], np.float32), 0, 0), b""))
         for k in range(1, n + 1):
             w.write(recio.pack(recio.IRHeader(0, float((k - 1) // per), k, 0), jpeg(k)))
-        for ident_ in range(-(-n // per)):
+        for ident_ in range(ids):
             lo, hi = 1 + ident_ * per, min(1 + (ident_ + 1) * per, n + 1)
             w.write(recio.pack(recio.IRHeader(2, np.array([lo, hi], np.float32), 0, 0), b""))
     _SETS[("faces", n, per)] = path
@@ -140,8 +142,8 @@ def test_map_dataset_key_range():
     from recio.torch import RecordMapDataset
     rec = faces()
     h = header0(rec)
-    assert list(h.label) == [1, 61]
-    for keys in (range(int(h.label[0]), int(h.label[1])), tuple(h.label)):
+    assert list(h.label) == [61, 71]
+    for keys in (range(1, int(h.label[0])), (1, int(h.label[0]))):
         ds = RecordMapDataset(rec, keys=keys, transform="chw", label_dtype=torch.long)
         assert len(ds) == 60
         assert list(ds.keys) == list(range(1, 61))
@@ -157,7 +159,10 @@ def test_map_dataset_key_range():
     # a key list, in its order; a float array (a header label as is) is refused, naming the fix
     ds = RecordMapDataset(rec, keys=[5, 3, 60], transform="chw")
     assert [pixels_id(ds[i][0]) for i in range(3)] == [5, 3, 60]
-    raises(TypeError, lambda: RecordMapDataset(rec, keys=h.label), "give tuple(label) or range(...)")
+    raises(TypeError, lambda: RecordMapDataset(rec, keys=h.label), "a float array")
+    ds = RecordMapDataset(rec, keys=tuple(h.label), label_width=2)  # the identity records: their labels
+    assert len(ds) == 10 and list(ds.keys) == list(range(61, 71))
+    raises(recio.DecodeError, lambda: ds[0], "key 61: empty image")
     raises(KeyError, lambda: RecordMapDataset(rec, keys=[3, 1000]), "key 1000 is not in the index")
     raises(ValueError, lambda: RecordMapDataset(rec, keys=(500, 600)), "no record of", "has such a key")
     # every key: record 0 is the header, with nothing to decode
@@ -229,7 +234,7 @@ def test_map_dataset_dataloader():
     import torch.utils.data
     from recio.torch import RecordMapDataset
     rec = faces(200, 10)
-    ds = RecordMapDataset(rec, keys=tuple(header0(rec).label), transform="resize(8,8) chw", label_dtype=torch.long)
+    ds = RecordMapDataset(rec, keys=(1, int(header0(rec).label[0])), transform="resize(8,8) chw", label_dtype=torch.long)
     for nw, ctx in ((0, None), (2, "fork"), (2, "spawn")):
         loader = torch.utils.data.DataLoader(ds, batch_size=16, shuffle=True, num_workers=nw,
                                              multiprocessing_context=ctx if nw else None, timeout=60 if nw else 0)
@@ -255,12 +260,12 @@ def test_map_dataset_dataloader():
 
 def test_iter_keys_and_skip_bad():
     """insightface files in ImageRecordIter: without either option record 0 stops the iterator;
-    keys=(1, N+1) reads the N images, each once, in order and shuffled, and len() counts them;
+    keys=(1, N+1) (from record 0's label: (N+1, ...)) reads the N images, each once, in order and shuffled, and len() counts them;
     skip_bad=True passes over the empty records, counted in Batch.skipped and skipped()."""
     rec = faces()
     kw = dict(path_imgrec=rec, data_shape=(3, 16, 16), batch_size=20, preprocess_threads=2)
     raises(recio.DecodeError, lambda: recio.ImageRecordIter(**kw), "faces60.rec: offset 0: first record: decode: empty image")
-    keys = tuple(header0(rec).label)
+    keys = (1, int(header0(rec).label[0]))
     for shuffle in (False, True):
         it = recio.ImageRecordIter(keys=keys, shuffle=shuffle, **kw)
         assert len(it) == 3

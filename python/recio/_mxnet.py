@@ -143,7 +143,7 @@ def _key(v, what):
 def key_range(keys, what="keys"):
     """(key_begin, key_end) for recio_split_desc/recio_iter_desc from keys: None (every record: (0, 0)),
     range(begin, end), or (begin, end) with end None for no upper end. The range is half-open, as
-    Python's: insightface's record 0 holds (1, N + 1) for the N images, given as is."""
+    Python's: insightface's images are (1, int(label[0])) of record 0's label."""
     if keys is None:
         return 0, 0
     if isinstance(keys, range):

@@ -189,7 +189,8 @@ class RecordMapDataset(torch.utils.data.Dataset):
     rec: the .rec file. idx: its .idx (default: the one beside it, as the C library names it: REC.idx,
     else REC with .rec replaced by .idx), loaded by the C library. keys: which records, in which
     order: None (every .idx line, in the file's order), (begin, end) or range(begin, end) (the keys
-    begin <= key < end, in key order: insightface's record 0 holds (1, N + 1), see docs/python.md),
+    begin <= key < end, in key order: insightface's images are keys (1, int(label[0])) of record 0's
+    label, see docs/python.md),
     or a list / integer array of keys (in that order; each must be in the .idx).
 
     transform: a recio transform spec (docs/image.md) or a recio.Transform; None decodes only
@@ -252,7 +253,7 @@ class RecordMapDataset(torch.utils.data.Dataset):
         want = np.asarray(keys)
         if want.ndim != 1 or want.dtype.kind not in "iu":
             raise TypeError("RecordMapDataset: keys: (begin, end), a range, or a list / 1-D integer array of keys, not %s "
-                            "(a float array such as a header's label: give tuple(label) or range(...))"
+                            "(a float array such as a header's label: give a tuple or a range of ints)"
                             % (type(keys).__name__ if want.dtype.kind not in "iuf" else "a %s array" % want.dtype))
         if (want < 0).any():
             raise ValueError("RecordMapDataset: keys: negative key %d" % int(want[want < 0][0]))
