@@ -256,6 +256,38 @@ def test_map_dataset_dataloader():
     assert sorted(got) == list(range(1, 201))
 
 
+def test_map_dataset_batches():
+    """ds[[i, j, ...]] stacks the items (each decoded into its row: the same tensors as ds[i]), on the
+    calling thread or threads=2; a DataLoader over a BatchSampler with fork and spawn workers gets every
+    image once; a chain whose output size varies cannot make a batch, and says so."""
+    need_torch()
+    import torch
+    import torch.utils.data as tud
+    from recio.torch import RecordMapDataset
+    rec = faces(200, 10)
+    spec = "random_resized_crop(16,0.5,1) random_flip(0.5) float chw"
+    for threads in (0, 2):
+        ds = RecordMapDataset(rec, keys=(1, 201), transform=spec, seed=3, threads=threads, label_dtype=torch.long)
+        x, y = ds[[4, 0, 199, 4]]
+        assert x.shape == (4, 3, 16, 16) and x.dtype == torch.float32 and y.tolist() == [0, 0, 19, 0]
+        for k, i in enumerate((4, 0, 199, 4)):
+            assert torch.equal(x[k], ds[i][0]), (threads, k)
+        assert torch.equal(ds[np.array([7, 8])][0], ds[torch.tensor([7, 8])][0])
+    raises(IndexError, lambda: ds[[0, 200]], "index 200 out of range")
+    raises(IndexError, lambda: ds[[]], "an empty list")
+    for ctx in ("fork", "spawn"):
+        loader = tud.DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context=ctx, timeout=60,
+                                sampler=tud.BatchSampler(tud.RandomSampler(ds), 32, drop_last=False))
+        seen = []
+        for data, label in loader:
+            ids = [pixels_id(data[k]) for k in range(data.shape[0])]
+            assert [(k - 1) // 10 for k in ids] == label.tolist()
+            seen += ids
+        assert sorted(seen) == list(range(1, 201)), ctx
+    ds = RecordMapDataset(photos(), transform="resize_short(20) chw")  # 120x90 -> 26x20, 500x333 -> 30x20
+    raises(ValueError, lambda: ds[[0, 1]], "a batch needs one shape", "offset ")
+
+
 # ---- ImageRecordIter: keys= and skip_bad= ----
 
 def test_iter_keys_and_skip_bad():

@@ -754,13 +754,17 @@ class Transform(_Handle):
             return None
         return ((s.channels, s.height, s.width) if s.layout == L.CHW else (s.height, s.width, s.channels)), L.DTYPES[s.dtype]
 
-    def _wrap_out(self, t: Any, w: int, h: int, c: int) -> tuple:
-        """A NumPy output and an Image wrapped over it when the shape is known before running."""
+    def _wrap_out(self, t: Any, w: int, h: int, c: int, into: Any = None) -> tuple:
+        """A NumPy output and an Image wrapped over it when the shape is known before running; into: a
+        C-contiguous array to write into instead, used when it has that shape and dtype."""
         shp = self._shape(t, w, h, c)
         if shp is None:
             return None, L.Image()
         shape, dt = shp
-        arr = np.empty(shape, dtype=dt)
+        if into is not None and tuple(into.shape) == shape and into.dtype == np.dtype(dt) and into.flags.c_contiguous:
+            arr = into
+        else:
+            arr = np.empty(shape, dtype=dt)
         s = L.Image()
         L.lib.recio_transform_output_shape(t, w, h, c, byref(s))
         s.data = arr.ctypes.data
@@ -792,14 +796,16 @@ class Transform(_Handle):
         buf = bytes(image) if not isinstance(image, (bytes, bytearray)) else image
         return self._apply_buf(t, buf, len(buf), seed, channels, fast)
 
-    def _apply_buf(self, t: Any, buf: Any, n: int, seed: int, channels: int, fast: bool) -> np.ndarray:
+    def _apply_buf(self, t: Any, buf: Any, n: int, seed: int, channels: int, fast: bool, into: Any = None) -> np.ndarray:
         """The chain on n encoded bytes at buf (bytes, or the address of memory the caller keeps
-        alive: a record's image inside its payload, with no copy); call between _enter and _leave."""
+        alive: a record's image inside its payload, with no copy); call between _enter and _leave.
+        into: an array the result is written into when it has the result's shape and dtype (the
+        returned array is then into itself; the caller compares)."""
         w, h, c = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
         arr, out = None, L.Image()
         if L.lib.recio_image_info(buf, n, byref(w), byref(h), byref(c)) == L.OK:
             ch = channels or (4 if c.value == 2 else c.value)
-            arr, out = self._wrap_out(t, w.value, h.value, ch)
+            arr, out = self._wrap_out(t, w.value, h.value, ch, into)
         d = L.EncodedDesc()
         d.channels, d.full_scale = channels, 0 if fast else 1
         msg = ctypes.create_string_buffer(512)
@@ -1361,6 +1367,13 @@ class Split(_Handle):
                 n += int(np.count_nonzero((g >= begin) & (g < end)))
             base += size
         return n
+
+
+def _random_read_buffer(path: Union[str, os.PathLike], records: int) -> int:
+    """A Reader buffer for reads by offset: about two records (a read after a seek fills the whole
+    buffer: the default 1 MiB cost 100 us and more a record), as the shuffled split sizes its own."""
+    mean = os.path.getsize(path) // max(records, 1)
+    return min(max(2 * mean, 4096), 1 << 20)
 
 
 def _load_index(path: Union[str, os.PathLike]) -> tuple:

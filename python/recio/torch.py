@@ -203,6 +203,12 @@ class RecordMapDataset(torch.utils.data.Dataset):
     label as a 0-d tensor of label_dtype (default float32; torch.long for class indices), or with
     label_width=N the first N of its labels padded with label_pad_value, shape (N,).
 
+    Batches: ds[[i, j, ...]] gives (images, labels) stacked, each image decoded straight into its row
+    of one tensor (in a DataLoader worker, in shared memory): DataLoader(ds, batch_size=None,
+    sampler=BatchSampler(RandomSampler(ds), 64, drop_last=True)) skips the per-item tensors and
+    default_collate's copy. threads=N decodes a batch's rows on N threads of the calling process (the
+    C decode runs without the GIL): with num_workers=0 no batch crosses processes at all.
+
     Processes: the file is opened by each process on its first read (forked and spawned DataLoader
     workers included: the dataset pickles by path, its index arrays with it); threads of one process
     read one at a time and decode at once. A record with an empty image (insightface's header and
@@ -211,7 +217,7 @@ class RecordMapDataset(torch.utils.data.Dataset):
     def __init__(self, rec: Union[str, os.PathLike], idx: Union[None, str, os.PathLike] = None,
                  transform: Union[None, str, "recio.Transform"] = None, keys: Any = None, seed: int = 0, epoch: int = 0,
                  channels: int = 3, fast: bool = True, label_width: int = 1, label_pad_value: float = -1.0,
-                 label_dtype: Any = torch.float32, mmap: bool = False) -> None:
+                 label_dtype: Any = torch.float32, mmap: bool = False, threads: int = 0) -> None:
         super().__init__()
         self.rec = os.fsdecode(recio._fspath(rec, "RecordMapDataset: rec"))
         if os.path.isdir(self.rec):
@@ -237,9 +243,9 @@ class RecordMapDataset(torch.utils.data.Dataset):
         if self.label_width < 1:
             raise ValueError("RecordMapDataset: label_width: at least 1, not %d" % self.label_width)
         self.label_pad_value, self.label_dtype = float(label_pad_value), label_dtype
-        # about two records a read (a random read fills the whole buffer), as the shuffled split does
-        mean = os.path.getsize(self.rec) // max(len(all_keys), 1)
-        self._reader = recio.Reader(self.rec, mmap=mmap, buffer_size=min(max(2 * mean, 4096), 1 << 20))
+        self._reader = recio.Reader(self.rec, mmap=mmap, buffer_size=recio._random_read_buffer(self.rec, len(all_keys)))
+        self.threads = recio._c_int(threads, "RecordMapDataset: threads", ctypes.c_int)
+        self._pool, self._pool_pid = None, None
 
     @staticmethod
     def _select(all_keys: np.ndarray, keys: Any) -> np.ndarray:
@@ -274,8 +280,17 @@ class RecordMapDataset(torch.utils.data.Dataset):
         """The number of records (keys) in the dataset."""
         return len(self.keys)
 
-    def __getitem__(self, i: int) -> tuple:
-        """(image tensor, label tensor) of record i (negative i counts from the end)."""
+    def __getitem__(self, i: Any) -> tuple:
+        """(image tensor, label tensor) of record i (negative i counts from the end); for a list (or
+        1-D array) of positions, (images, labels) of all of them stacked, made in place (what a
+        DataLoader with batch_size=None and a BatchSampler asks for: see the class docstring)."""
+        if isinstance(i, (list, tuple, np.ndarray, torch.Tensor)):
+            return self._batch(i)
+        i = self._position(i)
+        image, ir = self._item(i)
+        return torch.from_numpy(image), self._label(ir)
+
+    def _position(self, i: Any) -> int:
         try:
             i = operator.index(i)
         except TypeError:
@@ -285,6 +300,50 @@ class RecordMapDataset(torch.utils.data.Dataset):
             i += n
         if not 0 <= i < n:
             raise IndexError("RecordMapDataset: index %d out of range (%d records)" % (i, n))
+        return i
+
+    def _batch(self, positions: Any) -> tuple:
+        """Items at positions into one (B, ...) tensor: each decoded straight into its row (in a
+        DataLoader worker the tensor is in shared memory, so it travels without another copy)."""
+        pos = [self._position(p) for p in (positions.tolist() if hasattr(positions, "tolist") else positions)]
+        if not pos:
+            raise IndexError("RecordMapDataset: an empty list of positions")
+        first, ir = self._item(pos[0])
+        if torch.utils.data.get_worker_info() is not None:  # shared memory: the DataLoader sends it as it is
+            out = torch.empty((len(pos),) + first.shape, dtype=torch.from_numpy(first[:0]).dtype).share_memory_()
+        else:  # NumPy's allocation: malloc reuses the last batch's memory (torch.empty faults in fresh pages)
+            out = torch.from_numpy(np.empty((len(pos),) + first.shape, dtype=first.dtype))
+        rows = out.numpy()
+        rows[0] = first
+
+        def row(k: int) -> torch.Tensor:
+            r = rows[k]
+            got, ir = self._item(pos[k], into=r)
+            if got is not r:  # the chain's output did not have the first item's shape
+                raise ValueError("RecordMapDataset: %s: offset %d: item %d is %s, item %d %s: a batch needs one "
+                                 "shape (end the chain with a fixed-size crop or resize)"
+                                 % (self.rec, int(self.offsets[pos[k]]), pos[k], tuple(got.shape), pos[0],
+                                    tuple(first.shape)))
+            return self._label(ir)
+        rest = range(1, len(pos))
+        labels = [self._label(ir)] + (list(self._threads().map(row, rest)) if self.threads > 1 else [row(k) for k in rest])
+        return out, torch.stack(labels)
+
+    def _threads(self) -> Any:
+        """This process's thread pool for threads= (the C decode runs without the GIL)."""
+        if self._pool is None or self._pool_pid != os.getpid():
+            from concurrent.futures import ThreadPoolExecutor
+            self._pool, self._pool_pid = ThreadPoolExecutor(self.threads), os.getpid()
+        return self._pool
+
+    def __getstate__(self) -> dict:
+        """Everything but this process's thread pool (another process makes its own)."""
+        d = dict(self.__dict__)
+        d["_pool"], d["_pool_pid"] = None, None
+        return d
+
+    def _item(self, i: int, into: Any = None) -> tuple:
+        """(image array, its IRecord) of position i; into: the array to decode into when it fits."""
         off = int(self.offsets[i])
         payload = self._reader.read_at(off)
         ir = L.IRecord()
@@ -295,15 +354,14 @@ class RecordMapDataset(torch.utils.data.Dataset):
             raise recio.DecodeError("%s: offset %d: key %d: empty image (0 bytes): not an image record (insightface's "
                                     "record 0 and identity records: give keys=)" % (self.rec, off, int(self.keys[i])),
                                     L.ERR_DECODE)
-        image = self._decode(ir, off, L.lib.recio_seed_for(self.seed, self.epoch, i))
-        return torch.from_numpy(image), self._label(ir)
+        return self._decode(ir, off, L.lib.recio_seed_for(self.seed, self.epoch, i), into), ir
 
-    def _decode(self, ir: Any, off: int, seed: int) -> np.ndarray:
+    def _decode(self, ir: Any, off: int, seed: int, into: Any = None) -> np.ndarray:
         """The chain on the record's image, read where it lies in the payload (no copy)."""
         tf = self.transform
         t = tf._enter()
         try:
-            return tf._apply_buf(t, ir.image, ir.image_size, seed, self.channels, self.fast)
+            return tf._apply_buf(t, ir.image, ir.image_size, seed, self.channels, self.fast, into)
         except recio.Error as err:  # the chain's words, with the file and the record's offset
             raise type(err)("%s: offset %d: %s" % (self.rec, off, err.message), err.code) from None
         finally:
