@@ -131,7 +131,7 @@ mpi-example: $(BUILD)/librecio.a
 # folder holding nothing but recio.h, with a plain `cc` (no -lm).
 NOIMG       = $(BUILD)/noimage
 NOIMG_FLAGS = -I. -D_FILE_OFFSET_BITS=64 -DRECIO_THREADS -DRECIO_NO_IMAGE $(CFLAGS_R)
-NOIMG_TESTS = $(patsubst %,$(NOIMG)/tests/%,test_recordio test_split_compat test_split_props test_prefetch test_iter \
+NOIMG_TESTS = $(patsubst %,$(NOIMG)/tests/%,test_recordio test_fs test_split_compat test_split_props test_prefetch test_iter \
               test_iter_nothreads test_config)
 $(NOIMG)/recio.o: recio_impl.c $(HDR)
 	@mkdir -p $(@D)
@@ -273,7 +273,7 @@ fuzz: deps turbo-deps
 # command-line tool and the tests that drive it are POSIX-only), built with mingw-w64, linked
 # statically and run under wine in its own prefix, made without questions on first use.
 EXE ?=
-PORTABLE_TESTS = $(patsubst %,$(BUILD)/tests/%$(EXE),test_config test_image test_image_spec test_image_turbo test_iter \
+PORTABLE_TESTS = $(patsubst %,$(BUILD)/tests/%$(EXE),test_config test_fs test_image test_image_spec test_image_turbo test_iter \
                  test_iter_nothreads test_kernels test_prefetch test_recordio test_split_compat test_split_props \
                  test_strict_c99 test_freestanding test_cpp) $(patsubst %,$(BUILD)/tests/fuzz_%$(EXE),$(filter-out walk,$(FUZZERS))) \
                  $(BUILD)/examples/board_infer$(EXE)

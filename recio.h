@@ -12,12 +12,15 @@
 
    TABLE OF CONTENTS (each is a section with a banner, declarations first, then the implementation)
       1. CORE         errors (one convention: RECIO_ERRMSG_SIZE, desc.errmsg), allocator, I/O hooks,
-                      output files that appear whole or not at all (recio_outfile), little-endian
-                      helpers, seedable RNG
-      2. RECORDIO     reader (streaming, memory, mmap) and writer (.idx, atomic)
+                      the filesystem table (recio_fs: a path's scheme picks open, info, list,
+                      create/commit, remove, map; the local files' POSIX / Win32 / ISO C columns;
+                      your own schemes), output files that appear whole or not at all
+                      (recio_outfile), little-endian helpers, seedable RNG
+      2. RECORDIO     reader (streaming, memory, mapped) and writer (.idx, atomic), on any filesystem
       3. INDEX        .idx and .lst files, MXNet image record header (IRHeader), detection labels,
                       segmentation records (the mask tail)
-      4. SPLIT        rank/nsplit partition of many files, as dmlc-core's InputSplit
+      4. SPLIT        rank/nsplit partition of many files, as dmlc-core's InputSplit; wildcards and
+                      directories expanded over the filesystem's list
       5. IMAGE OPS    decode, resize, crop, flip, colour, normalize: one image per call; the
                       kernel table (scalar / SSE2 / AVX2 / NEON columns of the hot loops)
       6. RANDOM       the transform spec: the op table (one descriptor per op), its parser,
@@ -50,6 +53,12 @@
       parts that join past 2^29 - 1 bytes, or trailing garbage is RECIO_ERR_CORRUPT naming the
       header offset of the first bad record, after every sound record before it. (dmlc-core
       merges or drops records silently in some of these.)
+
+   FILESYSTEMS
+      Every path goes through one table, recio_fs, picked by the path's scheme: plain paths and
+      file:// are the local files (POSIX, Win32 or ISO C stdio; none under RECIO_NO_STDIO); a scheme
+      of your own ("mem://", a board's flash) is a few hooks in a desc's `fs` (docs/fs.md), and gets
+      everything the local files get: mapped reads, atomic writes, wildcards, directories, .idx files.
 
    SPLITTING
       recio_split_open(&s, "a.rec;b.rec", rank, nsplit) gives worker `rank` the same records that
@@ -85,8 +94,9 @@
 
    CONFIGURATION (define before the implementation)
       RECIO_STATIC        make every function static (private copy in one translation unit)
-      RECIO_NO_STDIO      no file backend: use memory readers and your own recio_io hooks; nothing
-                          of the OS is referenced then (no open, mmap, stat, glob...): bare metal
+      RECIO_NO_STDIO      no local filesystem: memory readers, your own recio_io hooks and your own
+                          recio_fs; nothing of the OS is referenced then (no open, mmap, stat,
+                          opendir...): bare metal
       RECIO_MALLOC(sz,u) RECIO_REALLOC(p,sz,u) RECIO_FREE(p,u)   allocator (u = user pointer)
       RECIO_ASSERT(x)     internal checks (default assert.h)
       RECIO_THREADS       build the prefetcher, the threaded iterator and the background writer
@@ -251,6 +261,96 @@ RECIODEF recio_err recio_outfile_close(recio_outfile *f, int undo);
 RECIODEF int recio_same_file(const char *a, const char *b);
 #endif
 
+/* FILESYSTEMS. Every call that takes a path (readers, writers, the split, the iterator, .idx / .lst /
+   mean_img loads, the CLI) goes through one table that maps the path's scheme to a recio_fs: "s3"
+   serves "s3://...", and a scheme of NULL or "" serves plain paths (and "file://..."). Built in: the
+   local files (POSIX, Win32, or ISO C stdio; none under RECIO_NO_STDIO) and, with RECIO_CURL, s3 and
+   http(s). Register your own by pointing a desc's `fs` at a recio_fs (chain more with `next`): it is
+   asked first, so it may also take over plain paths. There is no global registry.
+   Wildcards ("dir/part-*.rec": * ? [a-z] [!x], in any path component) and directories (their *.rec
+   files) are expanded by recio over `list`, the same way for every filesystem; the .idx beside a
+   .rec is found through `info` (recio_index_path). Hooks may run on the iterator's worker threads,
+   several at once.
+   Every hook returns a recio_err and, on failure, may write the reason in `why` (RECIO_ERRMSG_SIZE
+   bytes, "" on entry): only the reason, e.g. "No such file or directory"; recio puts "PATH: offset N:
+   what it was doing: " in front (recio_strerror(e) when why is left empty). */
+typedef enum recio_fs_kind {
+    RECIO_FS_NONE = 0,  /* nothing there */
+    RECIO_FS_FILE = 1,  /* bytes that can be read (size known) */
+    RECIO_FS_DIR = 2,   /* a directory, or a prefix that has entries (object stores) */
+    RECIO_FS_OTHER = 3  /* something else: a device, a FIFO (written in place, never replaced) */
+} recio_fs_kind;
+
+typedef struct recio_fs_stat {
+    recio_fs_kind kind;
+    uint64_t size; /* RECIO_FS_FILE: bytes */
+} recio_fs_stat;
+
+/* A whole file in memory, read-only (mmap): data stays valid until unmap. */
+typedef struct recio_fs_map {
+    const void *data; /* not NULL, also for 0 bytes */
+    uint64_t size;
+    void *token;      /* the fs's, for unmap */
+} recio_fs_map;
+
+/* How create writes PATH. */
+typedef enum recio_fs_mode {
+    RECIO_FS_IN_PLACE = 0, /* PATH itself, created or truncated; nothing to commit */
+    RECIO_FS_ATOMIC = 1,   /* the bytes appear at PATH only on commit (a temporary file renamed, a
+                              multipart upload completed); discard leaves PATH as it was. The fs may
+                              write in place what cannot be replaced (a FIFO, a device): pending NULL */
+    RECIO_FS_DELETE = 2    /* no bytes (io unused): PATH goes away on commit, with its group */
+} recio_fs_mode;
+
+/* What create gives: the sink and, for an atomic mode, what commit or discard takes. */
+typedef struct recio_fs_out {
+    recio_io io;       /* the sink: recio writes, syncs and closes it before commit or discard */
+    void *pending;     /* the fs's token for commit / discard; NULL: nothing to commit */
+    const char *tmp;   /* optional: the temporary file's name while pending, for a signal handler
+                          that removes it (recio_writer_tmp_path, recio pack); NULL when none */
+} recio_fs_out;
+
+typedef struct recio_fs {
+    const char *scheme; /* "s3" serves "s3://..."; NULL or "" serves plain paths and file:// */
+    void *user;         /* passed to every hook */
+    unsigned flags;     /* RECIO_FS_FOLD_CASE: wildcards match names ignoring ASCII case;
+                           RECIO_FS_BACKSLASH: '\\' separates path components too (Windows) */
+    /* Required. A stream on path: read, and seek and size where it can (the split needs sizes). */
+    recio_err (*open_read)(void *user, const char *path, recio_io *io, char *why);
+    /* Optional: what is at path (stat; named info because <sys/stat.h> may #define stat). Default:
+       open_read, then io.size (kind FILE when it opens, NONE when it does not). kind NONE with
+       RECIO_OK when nothing is there (why may say it in the fs's words); an error when it cannot
+       tell (permission, network). */
+    recio_err (*info)(void *user, const char *path, recio_fs_stat *st, char *why);
+    /* Optional (without it: no wildcards or directories). Each entry of directory dir (not "." or
+       ".."), by name, to entry until it returns nonzero; kind may be RECIO_FS_NONE when not known
+       cheaply. An error when dir cannot be listed. dir may end with a separator ("dir/", "C:\\",
+       "s3://bucket/prefix/"), and is "." for a pattern without a directory. */
+    recio_err (*list)(void *user, const char *dir, int (*entry)(void *ctx, const char *name, recio_fs_kind kind),
+                      void *ctx, char *why);
+    /* Optional, together (without them: read-only). create fills out as mode says. commit makes the
+       n pending outputs (NULLs skipped) appear, all or none as far as the fs can, in order (the
+       local files: each but the last is kept aside under a hard link and put back if a later one
+       fails), and consumes them whatever happens; RECIO_OK with why set: done, with a note for the
+       user. discard drops one pending output (after its io was closed): PATH stays as it was. */
+    recio_err (*create)(void *user, const char *path, recio_fs_mode mode, recio_fs_out *out, char *why);
+    recio_err (*commit)(void *user, void *const *pending, int n, char *why);
+    void (*discard)(void *user, void *pending);
+    recio_err (*remove)(void *user, const char *path, char *why); /* optional */
+    /* Optional: map the whole file (readers and splits with use_mmap; without it they stream). */
+    recio_err (*map)(void *user, const char *path, recio_fs_map *m, char *why);
+    void (*unmap)(void *user, recio_fs_map *m);
+    const struct recio_fs *next; /* the next filesystem to ask, or NULL */
+} recio_fs;
+#define RECIO_FS_FOLD_CASE 1u
+#define RECIO_FS_BACKSLASH 2u /* '\\' separates path components too (Windows) */
+
+/* The filesystem that serves path: the first of list (following next) whose scheme matches, else
+   the built-in one; NULL when none does (an unknown scheme; a plain path under RECIO_NO_STDIO). A
+   scheme is two or more of [A-Za-z0-9+.-] before "://" (so "C:\x" and "C://x" are plain paths),
+   matched ignoring case. */
+RECIODEF const recio_fs *recio_fs_find(const recio_fs *list, const char *path);
+
 /* A growing memory buffer, the target of recio_writer_open_mem. Free with recio_buffer_free. */
 typedef struct recio_buffer {
     unsigned char *data;
@@ -311,11 +411,13 @@ typedef struct recio_reader_desc {
                               a failed open leaves it to the caller, open */
     const char *name;      /* name in messages (default: path, or "<memory>" / "<io>") */
     size_t buffer_size;    /* streaming buffer (default 1 MiB); grows for larger records */
-    int use_mmap;          /* map the file and hand out pointers into it (POSIX and Windows); a file
+    int use_mmap;          /* map the file and hand out pointers into it, where its filesystem maps
+                              (local files on POSIX and Windows; else it is streamed); a local file
                               truncated while mapped kills the process (SIGBUS): map only files
                               nothing else changes while they are read */
     char *errmsg;          /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed */
     recio_allocator alloc;
+    const recio_fs *fs;    /* your filesystems, asked before the built-in ones (see FILESYSTEMS) */
 } recio_reader_desc;
 
 /* Open a reader. On error *r is NULL. A streaming reader reads through one reusable buffer;
@@ -348,6 +450,7 @@ typedef struct recio_writer_desc {
                                hooks then run on that thread); without RECIO_THREADS: ignored */
     char *errmsg;           /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed */
     recio_allocator alloc;
+    const recio_fs *fs;     /* your filesystems, asked before the built-in ones (see FILESYSTEMS) */
 } recio_writer_desc;
 
 RECIODEF recio_err recio_writer_open(recio_writer **w, const char *path);
@@ -396,16 +499,20 @@ typedef struct recio_index {
     size_t count;
     recio_allocator alloc;
     char errmsg[RECIO_ERRMSG_SIZE]; /* "FILE: line N: what" after a failed load or save */
+    const recio_fs *fs;             /* in, optional: your filesystems for load and save (FILESYSTEMS) */
 } recio_index;
 
 RECIODEF recio_err recio_index_parse(recio_index *idx, const char *text, size_t n, const char *name);
-#ifndef RECIO_NO_STDIO
 RECIODEF recio_err recio_index_load(recio_index *idx, const char *path);
 RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path);
 /* The same; on failure "PATH: offset N: what" into errmsg (RECIO_ERRMSG_SIZE bytes, may be NULL). */
 RECIODEF recio_err recio_index_save_ex(const recio_index *idx, const char *path, char *errmsg);
-#endif
 RECIODEF void recio_index_free(recio_index *idx);
+/* The .idx that goes with the data file rec, the one rule the split, `recio index` and Python follow:
+   REC.idx when it exists, else rec with a final ".rec" replaced by ".idx" (im2rec's name, and the one
+   to create), asked through fs (may be NULL: the built-in filesystems). out gets the name; cap must
+   be at least strlen(rec) + 5. *found (optional) is 1 when a file is there. */
+RECIODEF recio_err recio_index_path(char *out, size_t cap, const char *rec, const recio_fs *fs, int *found);
 
 /* .lst: "index\tlabel[\tlabel...]\tpath" per line (im2rec's list file). As im2rec reads it, the line
    and each tab-separated field are stripped of spaces (so "0 \t 1 \t a.jpg" and a trailing tab are
@@ -432,18 +539,17 @@ typedef struct recio_lst {
     void *user;                                       /* in: passed to on_bad_line */
     size_t skipped;                                   /* out: malformed lines left out */
     int mask_column;                                  /* in: lines end with image and mask paths */
+    const recio_fs *fs;                               /* in, optional: your filesystems for load */
 } recio_lst;
 
 RECIODEF recio_err recio_lst_parse(recio_lst *lst, const char *text, size_t n, const char *name);
-#ifndef RECIO_NO_STDIO
 RECIODEF recio_err recio_lst_load(recio_lst *lst, const char *path);
-#endif
 RECIODEF void recio_lst_free(recio_lst *lst);
 
 /* MXNet image record: IRHeader {u32 flag; f32 label; u64 id; u64 id2} (24 bytes), then when
    flag > 0 `flag` float32 labels (the header label is then ignored), then the encoded image.
    SEGMENTATION RECORDS carry the image's label mask after the image, as a tail:
-      encoded image | mask PNG (8-bit grey, one label per pixel) | u32 LE mask length | "RMSK"
+      encoded image | mask PNG (one label per pixel: recio_mask_decode) | u32 LE mask length | "RMSK"
    Why a tail: the header and labels keep their meaning (a record may be both a detection and a
    segmentation record), and every old reader still sees the image: MXNet's ImageRecordIter (OpenCV),
    DALI, PIL and recio before this decode from the image's first byte and stop at its end marker
@@ -508,11 +614,13 @@ RECIODEF size_t recio_det_labels(float *dst, size_t cap, const float *extra, uin
    step = ceil(total / nsplit) rounded up to a multiple of 4; part r covers [r*step, (r+1)*step)
    with both ends moved forward to the next record head (an aligned magic followed by cflag 0/1),
    and yields the records whose head lies in that range. Parts may cross files and may be empty.
-   Opening costs one stat per file and at most two short boundary scans: never a pass over the data.
+   Opening costs one stat (recio_fs.info) per file and at most two short boundary scans: never a
+   pass over the data.
 
    Index mode (mode = RECIO_SPLIT_INDEX, or index_path set) partitions by record count using each
-   file's index (FILE.idx, or FILE.idx with .rec replaced; local offsets) or one index over the whole
-   list (index_path; global offsets, as dmlc's "indexed_recordio"): the offsets are sorted, n records,
+   file's index (recio_index_path: FILE.idx, or FILE with .rec replaced by .idx; local offsets) or
+   one index over the whole list (index_path; global offsets, as dmlc's "indexed_recordio"): the
+   offsets are sorted, n records,
    rank r gets positions [r*ceil(n/nsplit), min((r+1)*ceil(n/nsplit), n)), as dmlc-core does.
    A key range (key_end > 0) keeps only the index lines whose key is in [key_begin, key_end): the
    other records are as if not listed (the chunk shuffle then needs the kept records consecutive).
@@ -571,13 +679,13 @@ typedef struct recio_split_desc {
     recio_split_equalize equalize;
     int ordinals;                   /* byte mode: also find the ordinal of the first record when a
                                        part starts inside a file (FILE.idx, else a header hop) */
-    int use_mmap;                   /* 1: map the files (POSIX, Windows; fastest for shuffled reads, but
-                                       a file truncated while mapped kills the process with SIGBUS);
+    int use_mmap;                   /* 1: map the files where their filesystem maps (local files on
+                                       POSIX and Windows; fastest for shuffled reads, but a file
+                                       truncated while mapped kills the process with SIGBUS);
                                        0 (default) or -1: read through a buffer (a clean error then) */
     size_t buffer_size;             /* reader buffer (default 1 MiB; shuffled: about 2 records) */
-    /* Optional opener for another file system; default: the stdio backend. */
-    recio_err (*open_file)(void *user, const char *path, recio_io *io);
-    void *open_user;
+    const recio_fs *fs;             /* your filesystems, asked before the built-in ones (FILESYSTEMS):
+                                       the files, their .idx, wildcards and directories go through it */
     char *errmsg;                   /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed (the handle
                                        of a failed open is returned too, with the same words) */
     recio_allocator alloc;
@@ -603,7 +711,8 @@ typedef struct recio_split_where {
 } recio_split_where;
 
 /* Open part `rank` of `nsplit` of the files in `uris` (';'-separated; wildcards and directories, whose
-   *.rec files are taken, expand in sorted order). See the error note above. */
+   *.rec files are taken, expand in sorted order, on any filesystem that lists: see FILESYSTEMS).
+   See the error note above. */
 RECIODEF recio_err recio_split_open(recio_split **s, const char *uris, unsigned rank, unsigned nsplit);
 RECIODEF recio_err recio_split_open_desc(recio_split **s, const char *uris, unsigned rank, unsigned nsplit,
                                          const recio_split_desc *desc);
@@ -721,6 +830,15 @@ RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes
                                              char *errmsg, size_t errmsg_size);
 /* Size and stored channel count without decoding pixels. */
 RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h, int *channels);
+/* LABEL MASKS (segmentation): the one rule wherever recio takes a mask in (recio_iter_desc.masks,
+   recio pack --mask-root, recio apply --mask, recio verify --decode, Python). A mask is an 8-bit
+   grey PNG, whose bytes are the labels, or a palette PNG (1, 2, 4 or 8 bits, PASCAL VOC's own
+   format), whose indices are the labels, never its colours. Any other kind is refused with
+   RECIO_ERR_DECODE and its kind named ("mask: a 16-bit grey PNG, not a label mask (...)"):
+   decoding it would change the labels (a 1-bit grey PNG's 1 becomes 255, a 16-bit grey's 3000
+   becomes 11, a JPEG blurs them). A damaged PNG is RECIO_ERR_DECODE as for recio_image_decode_ex ("mask: truncated PNG
+   ..."). out: u8, 1 channel, HWC, owned (recio_image_free); errmsg (errmsg_size bytes) may be NULL. */
+RECIODEF recio_err recio_mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t errmsg_size);
 
 /* GEOMETRY. Crops of HWC images are views sharing in's memory (nothing to free); crops of CHW
    images are owned copies (free them). */
@@ -886,7 +1004,9 @@ RECIODEF int recio_transform_decode_hint(const recio_transform *t);
    random_bbox_cover draw their crop from the boxes: without them the whole image is the box). A box
    becomes the axis-aligned bounding box of its moved corners (exact for crops, resizes, flips and pad), is
    clipped to the image after each op, and is dropped when its centre leaves the image (MXNet's
-   default emit mode); photometric ops leave boxes and mask alone. The mask (u8, 1 channel, HWC,
+   default emit mode); the input's boxes are clipped and dropped by the same rule first, so a chain
+   with no geometric op (identity, colour ops only) clips them too. Photometric ops leave boxes and
+   mask alone. The mask (u8, 1 channel, HWC,
    the input's size: one label per pixel) is moved by nearest-neighbour sampling (a resize takes the
    source pixel under each output pixel's centre) and the areas the geometry uncovers get mask_fill.
    Boxes and mask take their working memory from the transform's allocator (not from scratch).
@@ -909,9 +1029,19 @@ struct recio_apply_desc {
     size_t scratch_size;
 };
 /* Apply with boxes and/or a mask (desc may be NULL). RECIO_ERR_ARG for a bad desc (boxes without
-   boxes_out or count_out, stride < 5, a mask that is not u8 1-channel HWC of the input's size). */
+   boxes_out or count_out, stride < 5, a box that is not one (recio_boxes_check), a mask that is
+   not u8 1-channel HWC of the input's size). */
 RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
                                             const recio_apply_desc *desc);
+/* Boxes that are not boxes: the first of count objects of stride floats (0 = 5; as
+   recio_apply_desc.boxes) whose class or a coordinate is not a finite number (NaN; infinite, as a
+   value too large for a float becomes) or that is inverted (xmin > xmax or ymin > ymax). RECIO_OK
+   when there is none; else RECIO_ERR_ARG with *bad (may be NULL) its index and why (cap bytes, may
+   be NULL) what is wrong ("object 2: xmin is NaN"). The transform refuses such boxes (RECIO_ERR_ARG;
+   recio_transform_apply_encoded_ex says which), the iterator a record that holds one when its spec
+   moves them (desc.label_detection; skip_bad leaves it out and counts it), recio apply --boxes the
+   line: never moved as if boxes. */
+RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *why, size_t cap);
 /* The spec of the AutoAugment ImageNet policy in this grammar, for recio_transform_parse. */
 RECIODEF const char *recio_autoaugment_imagenet(void);
 /* AutoAugment's CIFAR-10 and SVHN policies (torchvision's AutoAugmentPolicy.CIFAR10 / SVHN). */
@@ -1074,8 +1204,9 @@ typedef struct recio_iter_desc {
                                    a spec the boxes move with the pixels (recio_transform_apply_ex's
                                    rules: clipped, dropped when the centre leaves the image) */
     int masks;                  /* 1: every record carries a label mask (a segmentation record, recio
-                                   pack --mask-root); the spec moves it with the pixels (nearest
-                                   neighbour, mask_fill where nothing maps) into batch.masks */
+                                   pack --mask-root), read by recio_mask_decode's rule; the spec moves
+                                   it with the pixels (nearest neighbour, mask_fill where nothing
+                                   maps) into batch.masks */
     int mask_fill;              /* with masks: as recio_apply_desc.mask_fill (0: 255, "ignore") */
     /* batch-level mixing, as timm's Mixup in batch mode: each batch is mixed with itself reversed
        (item i with item batch-1-i) by one lam ~ Beta(alpha, alpha), drawn from recio_seed_for(seed_aug
@@ -1112,11 +1243,9 @@ typedef struct recio_iter_desc {
                                    evicted, until the budget is spent; later epochs start from it and
                                    skip the decode. The batches are the same bytes with and without it.
                                    Some chains cannot be cut: recio_iter_cache_stats says so and why */
-    /* How each file is opened (a network filesystem's own client, fault injection): as
-       recio_split_desc.open_file, for the split, re-reading records, path_imglist and mean_img;
-       NULL = the file backend */
-    recio_err (*open_file)(void *user, const char *path, recio_io *io);
-    void *open_user;
+    /* Your filesystems (a network filesystem's own client, fault injection), asked before the
+       built-in ones (FILESYSTEMS): for the split, re-reading records, path_imglist and mean_img */
+    const recio_fs *fs;
     char *errmsg;               /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed (as
                                    recio_iter_open_ex's buffer) */
     recio_allocator alloc;
@@ -1231,6 +1360,7 @@ RECIODEF uint64_t recio_batch_checksum_fast(const recio_batch *b);
 #include <string.h>
 #include <stdarg.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <limits.h>
 #ifndef RECIO_NO_STDIO
@@ -1238,16 +1368,20 @@ RECIODEF uint64_t recio_batch_checksum_fast(const recio_batch *b);
 #endif
 
 /* ---- platform: which OS services the implementation may call ----
-   RECIO__POSIX  (Unix, macOS; not under RECIO_NO_STDIO) the file backend on file descriptors (open,
-                 read, write, lseek, fstat, fsync, writev), mmap readers, glob and directory uris.
-                 Every call it makes is declared by the system headers whatever the feature macros
-                 and the include order (glibc and musl hide fileno, fseeko and posix_madvise in a
-                 strict -std=c99 file whose first include is a system header: recio uses none of
-                 them, or asks for them by their macros), so the build never quietly loses them.
+   Each is a column of the local filesystem (CORE, "the local filesystem"); nothing else asks.
+   RECIO__POSIX  (Unix, macOS; not under RECIO_NO_STDIO) file descriptors (open, read, write, lseek,
+                 fstat, fsync, writev), stat, opendir, link and rename, mmap. Every call it makes is
+                 declared by the system headers whatever the feature macros and the include order
+                 (glibc and musl hide fileno, fseeko and posix_madvise in a strict -std=c99 file whose
+                 first include is a system header: recio uses none of them, or asks for them by
+                 their macros), so the build never quietly loses them.
    RECIO__WIN32  (Windows; not under RECIO_NO_STDIO) the CRT's stdio with 64-bit seeks, sizes from
-                 _fstati64, _commit, MoveFileEx for the atomic replace, FindFirstFile for uris.
-   otherwise     ISO C stdio (the size from fseek/ftell), or no file at all under RECIO_NO_STDIO:
-                 nothing but the C library's string and math functions is referenced then.
+                 _fstati64, _commit, MoveFileEx for the atomic replace, FindFirstFile for listings,
+                 file mappings.
+   RECIO__ISOFILE (any other hosted C library: newlib, a vendor's libc) ISO C stdio: the size from
+                 fseek/ftell, rename and remove; no listing, no mapping.
+   RECIO_NO_STDIO no local filesystem: nothing but the C library's string and math functions is
+                 referenced then; paths go to the filesystems a desc gives (recio_fs).
    RECIO_THREADS uses Win32 threads (SRW locks, condition variables: Vista and later) on Windows,
    pthreads on Unix and macOS; any other target stops here, before any use. */
 #if !defined(RECIO_NO_STDIO) && (defined(__unix__) || defined(__unix) || defined(__APPLE__)) && !defined(_WIN32)
@@ -1258,11 +1392,14 @@ RECIODEF uint64_t recio_batch_checksum_fast(const recio_batch *b);
 #include <sys/uio.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <dirent.h>
 #elif !defined(RECIO_NO_STDIO) && defined(_WIN32)
 #define RECIO__WIN32 1
 #include <sys/types.h>
 #include <sys/stat.h>
 #include <io.h>
+#elif !defined(RECIO_NO_STDIO)
+#define RECIO__ISOFILE 1
 #endif
 
 #ifdef RECIO_THREADS
@@ -1442,12 +1579,19 @@ static void recio__thread_join(recio__thread *t) { pthread_join(t->h, NULL); }
 #endif
 #endif /* RECIO_THREADS */
 
-static char *recio__strdup(const recio_allocator *a, const char *s) {
-    size_t n = strlen(s) + 1;
-    char *d = (char *)recio__malloc(a, n);
-    if (d) memcpy(d, s, n);
+/* s, t and u joined, allocated; NULL when out of memory. */
+static char *recio__cat(const recio_allocator *a, const char *s, const char *t, const char *u) {
+    size_t n = strlen(s), m = strlen(t), k = strlen(u);
+    char *d = (char *)recio__malloc(a, n + m + k + 1);
+    if (d) {
+        memcpy(d, s, n);
+        memcpy(d + n, t, m);
+        memcpy(d + n + m, u, k + 1);
+    }
     return d;
 }
+
+static char *recio__strdup(const recio_allocator *a, const char *s) { return recio__cat(a, s, "", ""); }
 
 /* Own tiny formatter, so messages need no stdio: %s %d %u %x and %U (uint64_t). */
 /* An argument of the formatter: a string for %s, a number for the others (%d's as int64_t). Taking
@@ -1557,30 +1701,18 @@ static void recio__errf(char *msg, const char *name, uint64_t offset, const char
     va_end(ap);
 }
 
-static const char *recio__errno_str(int e) {
 #ifndef RECIO_NO_STDIO
-    return e ? strerror(e) : "unknown system error";
+static const char *recio__errno_str(int e) { return e ? strerror(e) : "unknown system error"; }
 #else
-    (void)e;
-    return "system error";
+static const char *recio__errno_str(int e) { return (void)e, "system error"; }
 #endif
-}
-
-/* Why an open failed, for "FILE: offset 0: cannot open: WHY": errno's words for an I/O error that
-   set errno, else the code's (recio__open_read clears errno before a caller's hook). */
-static const char *recio__open_why(recio_err e) { return e == RECIO_ERR_IO && errno ? recio__errno_str(errno) : recio_strerror(e); }
-
-/* "FILE: offset 0: cannot open: WHY" into msg (RECIO_ERRMSG_SIZE bytes). */
-static void recio__open_fail(char *msg, const char *path, recio_err e) { recio__errf(msg, path, 0, "cannot open: %s", recio__open_why(e)); }
 
 /* A failed open's words into dst (RECIO_ERRMSG_SIZE bytes, may be NULL): the handle's own message
-   when it made one, else "NAME: offset 0: cannot open: <errno's words>" for I/O, or the code's. Call it
-   before cleaning up, while errno still says why. */
+   when it made one, else "NAME: offset 0: <the code's words>". */
 static void recio__open_msg(char *dst, const char *name, const char *have, recio_err e) {
     if (!dst) return;
     if (e == RECIO_OK) dst[0] = 0;
     else if (have && have[0]) recio__fmt(dst, RECIO_ERRMSG_SIZE, "%s", have);
-    else if (e == RECIO_ERR_IO) recio__open_fail(dst, name, e);
     else recio__errf(dst, name, 0, "%s", recio_strerror(e));
 }
 
@@ -1700,9 +1832,42 @@ static int recio__mem_write(void *user, const void *buf, size_t n) {
     return 0;
 }
 
+/* ---- filesystems: the scheme of a path ---- */
+
+static int recio__lower(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+/* 1 when p starts with "SCHEME://" (scheme lower case), ignoring case. */
+static int recio__scheme_is(const char *p, const char *scheme) {
+    size_t i;
+    for (i = 0; scheme[i]; i++)
+        if (recio__lower(p[i]) != scheme[i]) return 0;
+    return strncmp(p + i, "://", 3) == 0;
+}
+
 #ifndef RECIO_NO_STDIO
+/* "file://PATH" is PATH. */
+static const char *recio__lfs_path(const char *p) { return recio__scheme_is(p, "file") ? p + 7 : p; }
+
+/* errno's words as the reason of a failed hook. */
+static recio_err recio__lfs_why(char *why, recio_err e) {
+    recio__fmt(why, RECIO__ERRMSG, "%s", recio__errno_str(errno));
+    return e;
+}
+#endif
+
+#ifndef RECIO__FS_REMOTE
+#define RECIO__FS_REMOTE NULL /* no built-in remote scheme (RECIO_CURL's column sets its first entry) */
+#endif
+
+/* ---- the local filesystem: one column per platform, then what every column shares ----
+   Each column defines the same few functions, chosen whole by #if (as the kernel table's columns
+   are): the file stream's hooks and recio_io_open_file, recio__lfs_stat_raw, recio__lfs_excl (create
+   a name exclusively), recio__lfs_link, recio__lfs_replace, recio__lfs_tag (what keeps temporary
+   names of writers apart), and the table's list / map entries (NULL where the platform has none).
+   Under RECIO_NO_STDIO there is no column and no local filesystem at all. */
+
 #if defined(RECIO__POSIX)
-/* The POSIX file backend works on a descriptor (io->user holds it): recio buffers in large blocks
+/* POSIX: the file stream works on a descriptor (io->user holds it): recio buffers in large blocks
    itself, so stdio would only add a copy, and every call here is declared in any feature mode. */
 static int recio__fd(void *user) { return (int)(intptr_t)user; }
 
@@ -1797,9 +1962,72 @@ RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char
     recio__io_from_fd(io, fd);
     return RECIO_OK;
 }
-#else
-/* ISO C stdio: Windows' C runtime (with 64-bit offsets, sizes and commits) or any hosted C library
-   (newlib, a vendor's libc). */
+
+static int recio__lfs_stat_raw(const char *path, recio_fs_stat *st) {
+    struct stat s;
+    if (stat(path, &s) != 0) return -1;
+    st->kind = S_ISREG(s.st_mode) ? RECIO_FS_FILE : S_ISDIR(s.st_mode) ? RECIO_FS_DIR : RECIO_FS_OTHER;
+    st->size = S_ISREG(s.st_mode) ? (uint64_t)s.st_size : 0;
+    return 0;
+}
+
+/* Created empty and exclusively: two processes writing one PATH never share a temporary file. */
+static int recio__lfs_excl(const char *name, recio_io *io) {
+    int fd = open(name, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (fd < 0) return -1;
+    recio__io_from_fd(io, fd);
+    return 0;
+}
+
+static int recio__lfs_link(const char *from, const char *to) { return link(from, to); }
+static int recio__lfs_replace(const char *tmp, const char *path) { return rename(tmp, path); }
+static uint64_t recio__lfs_tag(const void *self) { return (void)self, (uint64_t)getpid(); }
+
+static recio_err recio__lfs_list(void *u, const char *dir, int (*entry)(void *, const char *, recio_fs_kind), void *ctx,
+                                 char *why) {
+    DIR *d = opendir(recio__lfs_path(dir));
+    struct dirent *de;
+    (void)u;
+    if (!d) return recio__lfs_why(why, RECIO_ERR_IO);
+    while ((de = readdir(d)) != NULL)
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && entry(ctx, de->d_name, RECIO_FS_NONE)) break;
+    closedir(d);
+    return RECIO_OK;
+}
+
+static recio_err recio__lfs_map(void *u, const char *path, recio_fs_map *m, char *why) {
+    struct stat st;
+    int fd = open(recio__lfs_path(path), O_RDONLY);
+    void *v = NULL;
+    (void)u;
+    memset(m, 0, sizeof *m);
+    m->data = "";
+    if (fd < 0) return recio__lfs_why(why, RECIO_ERR_IO);
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size > (uint64_t)SIZE_MAX ||
+        (st.st_size > 0 && (v = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED))
+        return recio__lfs_why(why, RECIO_ERR_IO), close(fd), RECIO_ERR_IO;
+    close(fd);
+    if (!v) return RECIO_OK;
+#ifdef POSIX_MADV_SEQUENTIAL /* hidden, with its macro, in a strict -std=c99 file: only a hint */
+    posix_madvise(v, (size_t)st.st_size, POSIX_MADV_SEQUENTIAL);
+#endif
+    m->data = v;
+    m->size = (uint64_t)st.st_size;
+    return RECIO_OK;
+}
+
+static void recio__lfs_unmap(void *u, recio_fs_map *m) {
+    (void)u;
+    if (m->size) munmap((void *)(uintptr_t)m->data, (size_t)m->size);
+}
+#define RECIO__LFS_FLAGS 0u
+#define RECIO__LFS_LIST recio__lfs_list
+#define RECIO__LFS_MAP recio__lfs_map, recio__lfs_unmap
+#endif /* RECIO__POSIX */
+
+#if defined(RECIO__WIN32) || defined(RECIO__ISOFILE)
+/* Windows' C runtime (with 64-bit offsets, sizes and commits) and any other hosted C library
+   (newlib, a vendor's libc): the stream is a FILE. */
 static int64_t recio__file_read(void *user, void *buf, size_t n) {
     FILE *f = (FILE *)user;
     size_t k = fread(buf, 1, n, f);
@@ -1811,46 +2039,18 @@ static int recio__file_write(void *user, const void *buf, size_t n) {
     return fwrite(buf, 1, n, (FILE *)user) == n ? 0 : -1;
 }
 
-static int recio__file_seek(void *user, uint64_t off) {
-#if defined(RECIO__WIN32)
-    if (off > (uint64_t)INT64_MAX) return -1;
-    return _fseeki64((FILE *)user, (__int64)off, SEEK_SET);
-#else
-    if (off > (uint64_t)LONG_MAX) return -1;
-    return fseek((FILE *)user, (long)off, SEEK_SET);
-#endif
-}
-
-static int64_t recio__file_size(void *user) {
-#if defined(RECIO__WIN32)
-    struct _stati64 st;
-    if (_fstati64(_fileno((FILE *)user), &st) != 0 || (st.st_mode & _S_IFMT) != _S_IFREG) return -1;
-    return (int64_t)st.st_size;
-#else /* the end position, the place put back: ISO C has no stat */
-    FILE *f = (FILE *)user;
-    long at = ftell(f), end;
-    if (at < 0 || fseek(f, 0, SEEK_END) != 0) return -1;
-    end = ftell(f);
-    if (fseek(f, at, SEEK_SET) != 0) return -1;
-    return end < 0 ? -1 : (int64_t)end;
-#endif
-}
-
-static int recio__file_sync(void *user) {
-    if (fflush((FILE *)user) != 0) return -1;
-#if defined(RECIO__WIN32)
-    if (_commit(_fileno((FILE *)user)) != 0 && errno != EBADF) return -1; /* EBADF: a console or pipe */
-#endif
-    return 0;
-}
-
 static int recio__file_close(void *user) { return fclose((FILE *)user) == 0 ? 0 : -1; }
 
-/* The stdio hooks over an open FILE. */
-static void recio__io_from_file(recio_io *io, FILE *f) {
+static int recio__file_seek(void *user, uint64_t off);
+static int64_t recio__file_size(void *user);
+static int recio__file_sync(void *user);
+
+RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode) {
+    FILE *f;
     memset(io, 0, sizeof *io);
-    /* recio buffers itself in large blocks; a second stdio buffer would only add a copy. */
-    setvbuf(f, NULL, _IONBF, 0);
+    if (!path || !mode) return RECIO_ERR_ARG;
+    if (!(f = fopen(path, mode))) return RECIO_ERR_IO;
+    setvbuf(f, NULL, _IONBF, 0); /* recio buffers itself in large blocks: a second buffer would only copy */
     io->read = recio__file_read;
     io->write = recio__file_write;
     io->seek = recio__file_seek;
@@ -1858,19 +2058,384 @@ static void recio__io_from_file(recio_io *io, FILE *f) {
     io->sync = recio__file_sync;
     io->close = recio__file_close;
     io->user = f;
-}
-
-RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode) {
-    FILE *f;
-    memset(io, 0, sizeof *io);
-    if (!path || !mode) return RECIO_ERR_ARG;
-    f = fopen(path, mode);
-    if (!f) return RECIO_ERR_IO;
-    recio__io_from_file(io, f);
     return RECIO_OK;
 }
+
+/* No exclusive create in C99's fopen: the handle's address (recio__lfs_tag) keeps names apart. */
+static int recio__lfs_excl(const char *name, recio_io *io) { return recio_io_open_file(io, name, "wb") == RECIO_OK ? 0 : -1; }
+static uint64_t recio__lfs_tag(const void *self) { return (uint64_t)(uintptr_t)self; }
+static int recio__lfs_link(const char *from, const char *to) { return (void)from, (void)to, errno = ENOSYS, -1; }
 #endif
+
+#if defined(RECIO__WIN32)
+static int recio__file_seek(void *user, uint64_t off) {
+    if (off > (uint64_t)INT64_MAX) return -1;
+    return _fseeki64((FILE *)user, (__int64)off, SEEK_SET);
+}
+
+static int64_t recio__file_size(void *user) {
+    struct _stati64 st;
+    if (_fstati64(_fileno((FILE *)user), &st) != 0 || (st.st_mode & _S_IFMT) != _S_IFREG) return -1;
+    return (int64_t)st.st_size;
+}
+
+static int recio__file_sync(void *user) {
+    if (fflush((FILE *)user) != 0) return -1;
+    if (_commit(_fileno((FILE *)user)) != 0 && errno != EBADF) return -1; /* EBADF: a console or pipe */
+    return 0;
+}
+
+static int recio__lfs_stat_raw(const char *path, recio_fs_stat *st) {
+    struct _stati64 s;
+    if (_stati64(path, &s) != 0) return -1;
+    st->kind = (s.st_mode & _S_IFMT) == _S_IFREG ? RECIO_FS_FILE : (s.st_mode & _S_IFMT) == _S_IFDIR ? RECIO_FS_DIR : RECIO_FS_OTHER;
+    st->size = st->kind == RECIO_FS_FILE ? (uint64_t)s.st_size : 0;
+    return 0;
+}
+
+/* Put tmp in place of path, replacing it when it exists (ISO C's rename refuses to here). */
+static int recio__lfs_replace(const char *tmp, const char *path) {
+    DWORD err;
+    if (MoveFileExA(tmp, path, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) return 0;
+    err = GetLastError();
+    errno = err == ERROR_ACCESS_DENIED || err == ERROR_SHARING_VIOLATION ? EACCES
+            : err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND ? ENOENT : EIO;
+    return -1;
+}
+
+static recio_err recio__lfs_list(void *u, const char *dir, int (*entry)(void *, const char *, recio_fs_kind), void *ctx,
+                                 char *why) {
+    WIN32_FIND_DATAA fd;
+    HANDLE h;
+    char *pat;
+    size_t n;
+    (void)u;
+    dir = recio__lfs_path(dir);
+    n = strlen(dir);
+    if (!(pat = (char *)recio__malloc(NULL, n + 3))) return RECIO_ERR_NOMEM;
+    memcpy(pat, dir, n);
+    memcpy(pat + n, n && (dir[n - 1] == '/' || dir[n - 1] == '\\') ? "*" : "\\*", 3);
+    h = FindFirstFileA(pat, &fd);
+    recio__free(NULL, pat);
+    if (h == INVALID_HANDLE_VALUE) { /* "not found" is an empty directory (a drive's root has no ".") */
+        if (GetLastError() == ERROR_FILE_NOT_FOUND) return RECIO_OK;
+        errno = ENOENT;
+        return recio__lfs_why(why, RECIO_ERR_IO);
+    }
+    do
+        if (strcmp(fd.cFileName, ".") && strcmp(fd.cFileName, "..") &&
+            entry(ctx, fd.cFileName, fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY ? RECIO_FS_DIR : RECIO_FS_FILE))
+            break;
+    while (FindNextFileA(h, &fd));
+    FindClose(h);
+    return RECIO_OK;
+}
+
+static recio_err recio__lfs_map(void *u, const char *path, recio_fs_map *m, char *why) {
+    HANDLE f = CreateFileA(recio__lfs_path(path), GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                           OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL | FILE_FLAG_SEQUENTIAL_SCAN, NULL), mh;
+    LARGE_INTEGER size;
+    void *v = NULL;
+    (void)u;
+    memset(m, 0, sizeof *m);
+    m->data = "";
+    if (f == INVALID_HANDLE_VALUE) return errno = ENOENT, recio__lfs_why(why, RECIO_ERR_IO);
+    if (!GetFileSizeEx(f, &size) || size.QuadPart < 0 || (uint64_t)size.QuadPart > (uint64_t)SIZE_MAX) size.QuadPart = -1;
+    if (size.QuadPart > 0) {
+        mh = CreateFileMappingA(f, NULL, PAGE_READONLY, 0, 0, NULL);
+        v = mh ? MapViewOfFile(mh, FILE_MAP_READ, 0, 0, 0) : NULL;
+        if (mh) CloseHandle(mh); /* the view keeps the mapping */
+    }
+    CloseHandle(f);
+    if (size.QuadPart < 0 || (size.QuadPart > 0 && !v)) return errno = EIO, recio__lfs_why(why, RECIO_ERR_IO);
+    if (v) m->data = v, m->size = (uint64_t)size.QuadPart;
+    return RECIO_OK;
+}
+
+static void recio__lfs_unmap(void *u, recio_fs_map *m) {
+    (void)u;
+    if (m->size) UnmapViewOfFile(m->data);
+}
+#define RECIO__LFS_FLAGS (RECIO_FS_FOLD_CASE | RECIO_FS_BACKSLASH)
+#define RECIO__LFS_LIST recio__lfs_list
+#define RECIO__LFS_MAP recio__lfs_map, recio__lfs_unmap
+#endif /* RECIO__WIN32 */
+
+#if defined(RECIO__ISOFILE)
+static int recio__file_seek(void *user, uint64_t off) {
+    if (off > (uint64_t)LONG_MAX) return -1;
+    return fseek((FILE *)user, (long)off, SEEK_SET);
+}
+
+/* The end position, the place put back: ISO C has no stat. */
+static int64_t recio__file_size(void *user) {
+    FILE *f = (FILE *)user;
+    long at = ftell(f), end;
+    if (at < 0 || fseek(f, 0, SEEK_END) != 0) return -1;
+    end = ftell(f);
+    if (fseek(f, at, SEEK_SET) != 0) return -1;
+    return end < 0 ? -1 : (int64_t)end;
+}
+
+static int recio__file_sync(void *user) { return fflush((FILE *)user) != 0 ? -1 : 0; }
+
+/* A file that opens for reading is a file; its size from its end. */
+static int recio__lfs_stat_raw(const char *path, recio_fs_stat *st) {
+    recio_io io;
+    int64_t n;
+    if (recio_io_open_file(&io, path, "rb") != RECIO_OK) return -1;
+    n = recio__file_size(io.user);
+    recio__file_close(io.user);
+    st->kind = RECIO_FS_FILE;
+    st->size = n < 0 ? 0 : (uint64_t)n;
+    return 0;
+}
+
+static int recio__lfs_replace(const char *tmp, const char *path) { return rename(tmp, path); }
+#define RECIO__LFS_FLAGS 0u
+#define RECIO__LFS_LIST NULL /* ISO C cannot list a directory: no wildcards, no directories */
+#define RECIO__LFS_MAP NULL, NULL
+#endif /* RECIO__ISOFILE */
+
+#ifndef RECIO_NO_STDIO
+static recio_err recio__lfs_open_read(void *u, const char *path, recio_io *io, char *why) {
+    (void)u;
+    return recio_io_open_file(io, recio__lfs_path(path), "rb") == RECIO_OK ? RECIO_OK : recio__lfs_why(why, RECIO_ERR_IO);
+}
+
+static recio_err recio__lfs_stat(void *u, const char *path, recio_fs_stat *st, char *why) {
+    (void)u;
+    memset(st, 0, sizeof *st);
+    if (recio__lfs_stat_raw(recio__lfs_path(path), st) == 0) return RECIO_OK;
+    return recio__lfs_why(why, errno == ENOENT || errno == ENOTDIR ? RECIO_OK : RECIO_ERR_IO); /* else: cannot tell */
+}
+
+/* An output on its way: the names it needs, in the same allocation. tmp is NULL for a deletion. */
+typedef struct recio__lfs_pending {
+    char *path, *tmp, *bak;
+    int kept; /* 0: nothing kept aside, 1: the old PATH under a hard link bak, 2: moved to bak */
+    int done; /* put in place by this commit */
+} recio__lfs_pending;
+
+/* Names beside PATH for this writer, "PATH.WHAT.TAG" (".2", ".3"... for the k-th try), into d until
+   op takes one: 0, or -1 with errno set (EEXIST: every one was taken). */
+static int recio__lfs_name(char *d, const char *path, const char *what, const void *self,
+                           int (*op)(const char *path, const char *name, recio_io *io), recio_io *io) {
+    size_t n = strlen(path);
+    unsigned k;
+    memcpy(d, path, n);
+    for (k = 1; k < 1000; k++) {
+        recio__fmt(d + n, 48, k == 1 ? ".%s.%U" : ".%s.%U.%u", what, recio__lfs_tag(self), k);
+        if (op(path, d, io) == 0) return 0;
+        if (errno != EEXIST) return -1;
+    }
+    return errno = EEXIST, -1;
+}
+
+/* The name created empty (io open for writing on it), or a hard link to path: each takes the name
+   only when it is free, so no two writers share one and a failure leaves nothing behind. */
+static int recio__lfs_op_excl(const char *path, const char *name, recio_io *io) {
+    return (void)path, recio__lfs_excl(name, io);
+}
+static int recio__lfs_op_link(const char *path, const char *name, recio_io *io) {
+    return (void)io, recio__lfs_link(path, name);
+}
+
+static recio_err recio__lfs_create(void *u, const char *path, recio_fs_mode mode, recio_fs_out *out, char *why) {
+    recio_fs_stat st;
+    recio__lfs_pending *p;
+    size_t n;
+    (void)u;
+    path = recio__lfs_path(path);
+    memset(out, 0, sizeof *out);
+    /* a device or a FIFO would be destroyed by renaming a file over it, and a directory refuses
+       (the open then says so): those are written in place */
+    if (mode == RECIO_FS_ATOMIC && recio__lfs_stat_raw(path, &st) == 0 && st.kind != RECIO_FS_FILE) mode = RECIO_FS_IN_PLACE;
+    if (mode == RECIO_FS_IN_PLACE)
+        return recio_io_open_file(&out->io, path, "wb") == RECIO_OK ? RECIO_OK : recio__lfs_why(why, RECIO_ERR_IO);
+    n = strlen(path);
+    if (!(p = (recio__lfs_pending *)recio__malloc(NULL, sizeof *p + 3 * n + 100))) return RECIO_ERR_NOMEM;
+    memset(p, 0, sizeof *p);
+    p->path = (char *)(p + 1);
+    p->bak = p->path + n + 1;
+    memcpy(p->path, path, n + 1);
+    if (mode == RECIO_FS_ATOMIC) {
+        p->tmp = p->bak + n + 50;
+        if (recio__lfs_name(p->tmp, path, "tmp", p, recio__lfs_op_excl, &out->io) != 0) {
+            recio__fmt(why, RECIO__ERRMSG, "%s (a temporary file beside it)", recio__errno_str(errno));
+            return recio__free(NULL, p), RECIO_ERR_IO;
+        }
+        out->tmp = p->tmp;
+    }
+    out->pending = p;
+    return RECIO_OK;
+}
+
+/* Keep the current PATH under a free name beside it, so a commit that fails half-way can put it
+   back: a hard link where the file system has them (PATH never disappears; 1), else a rename (2);
+   0: there is no PATH. -1 (errno set): PATH exists and cannot be kept. */
+static int recio__lfs_keep(recio__lfs_pending *p) {
+    recio_fs_stat st;
+    recio_io io;
+    int err;
+    if (recio__lfs_stat_raw(p->path, &st) != 0) return errno == ENOENT ? 0 : -1;
+    if (recio__lfs_name(p->bak, p->path, "old", p, recio__lfs_op_link, &io) == 0) return 1;
+    if (errno == EEXIST || errno == ENOENT) return -1; /* else no hard links here: move it aside */
+    if (recio__lfs_name(p->bak, p->path, "old", p, recio__lfs_op_excl, &io) != 0) return -1;
+    io.close(io.user);
+    if (recio__lfs_replace(p->path, p->bak) == 0) return 2;
+    err = errno;
+    remove(p->bak);
+    return errno = err, -1;
+}
+
+/* After the commit: on failure the old PATH back (or the new one gone, if there was none), the
+   temporary file removed; on success the kept copy removed, or a note saying it is left. */
+static void recio__lfs_settle(recio__lfs_pending *p, int bad, char *why) {
+    if (bad && p->kept == 1 && !p->done) remove(p->bak); /* PATH never changed: drop the extra name */
+    else if (bad && p->kept) recio__lfs_replace(p->bak, p->path); /* the old file back (should that fail, it stays as bak) */
+    else if (bad && p->done && p->tmp) remove(p->path); /* there was none: neither file is replaced */
+    if (p->tmp && !p->done) remove(p->tmp);
+    if (!bad && p->kept && remove(p->bak) != 0)
+        recio__fmt(why, RECIO__ERRMSG, "note: replaced, but the old copy %s could not be removed (%s): remove it by hand", p->bak,
+                   recio__errno_str(errno));
+}
+
+/* In order, all or none: each but the last keeps its old PATH aside before it is replaced, and a
+   failure puts back what was done. */
+static recio_err recio__lfs_commit(void *u, void *const *pending, int n, char *why) {
+    recio__lfs_pending *p;
+    const char *f = NULL;
+    int i, last = n - 1;
+    (void)u;
+    while (last >= 0 && !pending[last]) last--;
+    for (i = 0; i <= last && !f; i++) {
+        if (!(p = (recio__lfs_pending *)pending[i])) continue;
+        if (i < last && (p->kept = recio__lfs_keep(p)) < 0)
+            p->kept = 0, f = "cannot keep the old %s aside while replacing it: %s";
+        else if (!(p->done = p->tmp ? recio__lfs_replace(p->tmp, p->path) == 0
+                                    : remove(p->path) == 0 || errno == ENOENT))
+            f = p->tmp ? "cannot rename the temporary file into place as %s: %s" : "cannot remove %s: %s";
+        if (f) recio__fmt(why, RECIO__ERRMSG, f, p->path, recio__errno_str(errno));
+    }
+    for (i = 0; i < n; i++)
+        if ((p = (recio__lfs_pending *)pending[i]) != NULL) recio__lfs_settle(p, f != NULL, why), recio__free(NULL, p);
+    return f ? RECIO_ERR_IO : RECIO_OK;
+}
+
+static void recio__lfs_discard(void *u, void *pending) {
+    recio__lfs_pending *p = (recio__lfs_pending *)pending;
+    (void)u;
+    if (p && p->tmp) remove(p->tmp);
+    recio__free(NULL, p);
+}
+
+static recio_err recio__lfs_remove(void *u, const char *path, char *why) {
+    (void)u;
+    return remove(recio__lfs_path(path)) == 0 ? RECIO_OK : recio__lfs_why(why, RECIO_ERR_IO);
+}
+
+/* The local filesystem: plain paths and file://, this platform's column. */
+static const recio_fs recio__fs_local = {NULL, NULL, RECIO__LFS_FLAGS, recio__lfs_open_read, recio__lfs_stat, RECIO__LFS_LIST,
+                                         recio__lfs_create, recio__lfs_commit, recio__lfs_discard, recio__lfs_remove,
+                                         RECIO__LFS_MAP, RECIO__FS_REMOTE};
+#define RECIO__FS_BUILTIN (&recio__fs_local)
 #endif /* RECIO_NO_STDIO */
+
+/* The built-in filesystems, asked after the user's: one chain (next), the local files first, then
+   any built-in scheme (a remote column defines RECIO__FS_REMOTE as the first of its chain, before
+   this point). */
+#ifndef RECIO__FS_BUILTIN
+#define RECIO__FS_BUILTIN RECIO__FS_REMOTE
+#endif
+
+/* ---- filesystems: a path's scheme picks its recio_fs (see FILESYSTEMS) ---- */
+
+/* Length of path's scheme before "://", 0 for a plain path (and file://, which is one). */
+static size_t recio__scheme_len(const char *p) {
+    size_t n = 0;
+    int c;
+    while ((c = recio__lower(p[n])) != 0 && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'))
+        n++;
+    return n > 1 && strncmp(p + n, "://", 3) == 0 && !recio__scheme_is(p, "file") ? n : 0;
+}
+
+/* The first filesystem of the chain f whose scheme is path's first n bytes (n = 0: plain paths). */
+static const recio_fs *recio__fs_scan(const recio_fs *f, const char *path, size_t n) {
+    for (; f; f = f->next) {
+        const char *s = f->scheme ? f->scheme : "";
+        size_t i = 0;
+        while (i < n && recio__lower(s[i]) == recio__lower(path[i])) i++;
+        if (i == n && !s[n]) return f;
+    }
+    return NULL;
+}
+
+RECIODEF const recio_fs *recio_fs_find(const recio_fs *list, const char *path) {
+    size_t n;
+    const recio_fs *f;
+    if (!path) return NULL;
+    n = recio__scheme_len(path);
+    return (f = recio__fs_scan(list, path, n)) != NULL ? f : recio__fs_scan(RECIO__FS_BUILTIN, path, n);
+}
+
+/* The filesystem of path, or NULL with why said; why (RECIO_ERRMSG_SIZE bytes) starts empty. */
+static const recio_fs *recio__fs_for(const recio_fs *list, const char *path, char *why) {
+    const recio_fs *fs = recio_fs_find(list, path);
+    why[0] = 0;
+    if (!fs) recio__fmt(why, RECIO__ERRMSG, "%s", "no filesystem serves this path (see recio_fs)");
+    return fs;
+}
+
+/* "PATH: offset 0: DOING: WHY" into msg (the code's words when why is empty); returns e. */
+static recio_err recio__fs_fail(char *msg, const char *path, const char *doing, recio_err e, const char *why) {
+    recio__errf(msg, path, 0, "%s: %s", doing, why[0] ? why : recio_strerror(e));
+    return e;
+}
+
+/* A stream on path through its filesystem (list first). A hook's io that cannot read is refused,
+   and closed so it is not leaked. */
+static recio_err recio__fs_open(const recio_fs *list, const char *path, recio_io *io, char *why) {
+    const recio_fs *fs = recio__fs_for(list, path, why);
+    recio_err e;
+    memset(io, 0, sizeof *io);
+    if (!fs) return RECIO_ERR_UNSUPPORTED;
+    if ((e = fs->open_read(fs->user, path, io, why)) != RECIO_OK || io->read) return e;
+    if (io->close) io->close(io->user);
+    return RECIO_ERR_ARG;
+}
+
+/* What is at path: its filesystem's info, else an open and the stream's size (kind NONE when it
+   does not open, an error when its size is unknown). */
+static recio_err recio__fs_stat(const recio_fs *list, const char *path, recio_fs_stat *st, char *why) {
+    const recio_fs *fs = recio__fs_for(list, path, why);
+    recio_io io;
+    int64_t n = -1;
+    memset(st, 0, sizeof *st);
+    if (fs && fs->info) return fs->info(fs->user, path, st, why);
+    if (!fs || recio__fs_open(fs, path, &io, why) != RECIO_OK) return fs ? RECIO_OK : RECIO_ERR_UNSUPPORTED; /* NONE */
+    if (io.size) n = io.size(io.user);
+    if (io.close) io.close(io.user);
+    st->kind = RECIO_FS_FILE;
+    st->size = (uint64_t)n;
+    return n < 0 ? RECIO_ERR_IO : RECIO_OK; /* a stream without a size: the split cannot use it */
+}
+
+RECIODEF recio_err recio_index_path(char *out, size_t cap, const char *rec, const recio_fs *fs, int *found) {
+    char why[RECIO__ERRMSG];
+    recio_fs_stat st;
+    size_t n;
+    int k, there = 0;
+    if (!out || !rec || cap < (n = strlen(rec)) + 5) return RECIO_ERR_ARG;
+    for (k = 0; k < 2 && !there; k++) { /* REC.idx, then REC with .rec replaced */
+        memcpy(out, rec, n + 1);
+        if (k && n > 4 && strcmp(rec + n - 4, ".rec") == 0) out[n - 4] = 0;
+        memcpy(out + strlen(out), ".idx", 5);
+        there = recio__fs_stat(fs, out, &st, why) == RECIO_OK && st.kind == RECIO_FS_FILE;
+    }
+    if (found) *found = there;
+    return RECIO_OK;
+}
 
 /* ---- 2. RECORDIO: implementation --------------------------------------------------------------- */
 
@@ -1884,8 +2449,6 @@ struct recio_reader {
        with end = mem_size and eof set from the start */
     const unsigned char *mem;
     uint64_t mem_size;
-    void *map_base;
-    size_t map_len;
     /* streaming mode: buf[0] is at file offset base; bytes [lo, end) hold the file, pos is next.
        Its refill and size re-check are set by the streaming open and reached only through these
        pointers, so a program that reads only memory links none of that code. */
@@ -1902,6 +2465,8 @@ struct recio_reader {
     recio_err sticky;
     const char *name; /* after the struct in the same allocation, or a literal (open_mem) */
     char errmsg[RECIO__ERRMSG];
+    recio_fs_map map; /* a mapped file, and the filesystem that unmaps it (last: the fields above */
+    const recio_fs *map_fs; /* are the parser's, kept at small offsets for its code) */
 };
 
 static uint64_t recio__rd_off(const recio_reader *r) { return r->base + r->pos; }
@@ -2146,59 +2711,19 @@ RECIODEF recio_err recio_reader_open_mem(recio_reader **r, const void *buf, size
     return RECIO_OK;
 }
 
-#if defined(RECIO__POSIX)
-static recio_err recio__rd_map(recio_reader *r, const char *path) {
-    struct stat st;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return RECIO_ERR_IO;
-    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
-        close(fd);
-        return RECIO_ERR_IO;
+/* path through its filesystem: mapped when asked for and the filesystem can, else a stream. */
+static recio_err recio__rd_open_path(recio_reader *r, const char *path, const recio_reader_desc *d) {
+    char why[RECIO__ERRMSG];
+    const recio_fs *fs = recio__fs_for(d->fs, path, why);
+    recio_err e = RECIO_ERR_UNSUPPORTED;
+    if (fs && d->use_mmap && fs->map) {
+        if ((e = fs->map(fs->user, path, &r->map, why)) == RECIO_OK) r->map_fs = fs;
+        if (e == RECIO_OK) recio__rd_setmem(r, r->map.data, (size_t)r->map.size);
+    } else if (fs) {
+        r->has_io = (e = recio__fs_open(fs, path, &r->io, why)) == RECIO_OK;
     }
-    recio__rd_setmem(r, "", (size_t)st.st_size);
-    if (st.st_size > 0) {
-        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            close(fd);
-            return RECIO_ERR_IO;
-        }
-#ifdef POSIX_MADV_SEQUENTIAL /* hidden, with its macro, in a strict -std=c99 file: only a hint */
-        posix_madvise(m, (size_t)st.st_size, POSIX_MADV_SEQUENTIAL);
-#endif
-        r->map_base = m;
-        r->map_len = (size_t)st.st_size;
-        recio__rd_setmem(r, m, (size_t)st.st_size);
-    }
-    close(fd);
-    return RECIO_OK;
+    return e ? recio__fs_fail(r->errmsg, r->name, "cannot open", e, why) : RECIO_OK;
 }
-#elif defined(RECIO__WIN32)
-static recio_err recio__rd_map(recio_reader *r, const char *path) {
-    HANDLE f = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
-                           OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL | FILE_FLAG_SEQUENTIAL_SCAN, NULL);
-    LARGE_INTEGER size;
-    if (f == INVALID_HANDLE_VALUE) return errno = ENOENT, RECIO_ERR_IO;
-    if (!GetFileSizeEx(f, &size) || size.QuadPart < 0 || (uint64_t)size.QuadPart > (uint64_t)SIZE_MAX) {
-        CloseHandle(f);
-        return RECIO_ERR_IO;
-    }
-    recio__rd_setmem(r, "", (size_t)size.QuadPart);
-    if (size.QuadPart > 0) {
-        HANDLE m = CreateFileMappingA(f, NULL, PAGE_READONLY, 0, 0, NULL);
-        void *v = m ? MapViewOfFile(m, FILE_MAP_READ, 0, 0, 0) : NULL;
-        if (m) CloseHandle(m); /* the view keeps the mapping */
-        if (!v) {
-            CloseHandle(f);
-            return RECIO_ERR_IO;
-        }
-        r->map_base = v;
-        r->map_len = (size_t)size.QuadPart;
-        recio__rd_setmem(r, v, (size_t)size.QuadPart);
-    }
-    CloseHandle(f);
-    return RECIO_OK;
-}
-#endif
 
 RECIODEF recio_err recio_reader_open_desc(recio_reader **out, const char *path, const recio_reader_desc *desc) {
     recio_reader_desc d;
@@ -2212,19 +2737,8 @@ RECIODEF recio_err recio_reader_open_desc(recio_reader **out, const char *path, 
     if (!d.name) d.name = path ? path : "<io>";
     if (!d.buffer_size) d.buffer_size = RECIO__DEFAULT_BUFFER;
     if ((e = recio__rd_alloc(&r, d.name, &d.alloc)) != RECIO_OK) return recio__open_msg(d.errmsg, d.name, NULL, e), e;
-    if (path && d.use_mmap) {
-#if defined(RECIO__POSIX) || defined(RECIO__WIN32)
-        e = recio__rd_map(r, path);
-#else
-        e = RECIO_ERR_UNSUPPORTED;
-#endif
-    } else if (path) {
-#ifndef RECIO_NO_STDIO
-        e = recio_io_open_file(&r->io, path, "rb");
-        r->has_io = e == RECIO_OK;
-#else
-        e = RECIO_ERR_UNSUPPORTED;
-#endif
+    if (path) {
+        e = recio__rd_open_path(r, path, &d);
     } else {
         r->io = d.io;
         r->has_io = 1;
@@ -2284,11 +2798,7 @@ RECIODEF const char *recio_reader_errmsg(const recio_reader *r) { return r ? r->
 RECIODEF void recio_reader_close(recio_reader *r) {
     if (!r) return;
     if (r->has_io && r->io.close) r->io.close(r->io.user);
-#if defined(RECIO__POSIX)
-    if (r->map_base) munmap(r->map_base, r->map_len);
-#elif defined(RECIO__WIN32)
-    if (r->map_base) UnmapViewOfFile(r->map_base);
-#endif
+    if (r->map_fs && r->map_fs->unmap) r->map_fs->unmap(r->map_fs->user, &r->map);
     recio__free(&r->alloc, r->raw);
     recio__free(&r->alloc, r->join);
     recio__free(&r->alloc, r);
@@ -2304,7 +2814,9 @@ struct recio_writer {
     int has_idx;
     unsigned char idx_buf[4096];
     size_t idx_len;
-    char *path, *tmp_path, *idx_path, *idx_tmp_path;
+    const recio_fs *fs[2];      /* filesystems of the data file and of the .idx (NULL: desc.io, none) */
+    void *pend[2];              /* their outputs waiting for the commit (atomic), else NULL */
+    const char *tmp[2];         /* their temporary names while pending, for recio_writer_tmp_path */
     int finished;
     recio_err sticky;
     char *name;
@@ -2602,24 +3114,122 @@ static void recio__wr_free(recio_writer *w) {
 #endif
     recio__free(&w->alloc, w->buf);
     recio__free(&w->alloc, w->name);
-    recio__free(&w->alloc, w->path);
-    recio__free(&w->alloc, w->tmp_path);
-    recio__free(&w->alloc, w->idx_path);
-    recio__free(&w->alloc, w->idx_tmp_path);
     recio__free(&w->alloc, w);
 }
 
-#ifndef RECIO_NO_STDIO
-static char *recio__cat(const recio_allocator *a, const char *s, const char *t) {
-    size_t n = strlen(s), m = strlen(t);
-    char *d = (char *)recio__malloc(a, n + m + 1);
-    if (d) {
-        memcpy(d, s, n);
-        memcpy(d + n, t, m + 1);
-    }
-    return d;
+/* One output (which: 0 the data, 1 the .idx) created through its filesystem, atomic or in place. */
+static recio_err recio__wr_create(recio_writer *w, const recio_writer_desc *d, const char *path, int which, recio_io *io) {
+    char why[RECIO__ERRMSG];
+    const recio_fs *fs = recio__fs_for(d->fs, path, why);
+    recio_fs_out out;
+    recio_err e = RECIO_ERR_UNSUPPORTED;
+    if (fs && !fs->create) recio__fmt(why, RECIO__ERRMSG, "%s", "the filesystem is read-only");
+    else if (fs) e = fs->create(fs->user, path, d->atomic ? RECIO_FS_ATOMIC : RECIO_FS_IN_PLACE, &out, why);
+    if (e) return recio__fs_fail(w->errmsg, path, "cannot create", e, why);
+    *io = out.io;
+    w->fs[which] = fs, w->pend[which] = out.pending, w->tmp[which] = out.tmp;
+    return RECIO_OK;
 }
 
+/* The data file (when path is given) and the .idx through their filesystems. */
+static recio_err recio__wr_files(recio_writer *w, const char *path, const recio_writer_desc *d) {
+    recio_err e = path ? recio__wr_create(w, d, path, 0, &w->io) : RECIO_OK;
+    if (e == RECIO_OK && d->index_path)
+        w->has_idx = (e = recio__wr_create(w, d, d->index_path, 1, &w->idx_io)) == RECIO_OK;
+    if (e == RECIO_OK && w->pend[0] && w->pend[1] && w->fs[0] != w->fs[1]) /* one commit makes both */
+        e = recio__wr_fail(w, RECIO_ERR_ARG, 0, "an atomic .rec and its .idx on two filesystems");
+    return e;
+}
+
+/* A writer on desc; its files come from `files` (NULL for recio_writer_open_mem, which then links
+   no filesystem code: docs/footprint.md). */
+static recio_err recio__wr_open(recio_writer **out, const char *path, const recio_writer_desc *desc,
+                                recio_err (*files)(recio_writer *, const char *, const recio_writer_desc *)) {
+    recio_writer_desc d;
+    recio_writer *w = NULL;
+    recio_err e;
+    if (!out) return RECIO_ERR_ARG;
+    *out = NULL;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if (!path && !d.io.write) return RECIO_ERR_ARG;
+    if (!d.name) d.name = path ? path : "<io>";
+    e = recio__wr_alloc(&w, &d);
+    if (e == RECIO_OK && !path) w->io = d.io;
+    if (e == RECIO_OK && files) e = files(w, path, &d);
+#ifdef RECIO_THREADS
+    if (e == RECIO_OK && d.background) e = recio__wr_start(w);
+#endif
+    recio__open_msg(d.errmsg, d.name, w ? w->errmsg : NULL, e);
+    if (e != RECIO_OK && w && !path) memset(&w->io, 0, sizeof w->io); /* desc.io stays the caller's */
+    if (e != RECIO_OK) return recio_writer_abort(w), e; /* closes what opened, removes what it created */
+    *out = w;
+    return RECIO_OK;
+}
+
+RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, const recio_writer_desc *desc) {
+    return recio__wr_open(out, path, desc, recio__wr_files);
+}
+
+RECIODEF recio_err recio_writer_open(recio_writer **w, const char *path) {
+    return recio_writer_open_desc(w, path, NULL);
+}
+
+RECIODEF recio_err recio_writer_open_mem(recio_writer **w, recio_buffer *out) {
+    recio_writer_desc d;
+    if (!out) return RECIO_ERR_ARG;
+    memset(&d, 0, sizeof d);
+    d.io.write = recio__mem_write;
+    d.io.user = out;
+    d.name = "<memory>";
+    d.alloc = out->alloc;
+    return recio__wr_open(w, NULL, &d, NULL);
+}
+
+RECIODEF uint64_t recio_writer_tell(const recio_writer *w) { return w ? w->offset : 0; }
+RECIODEF const char *recio_writer_errmsg(const recio_writer *w) { return w ? w->errmsg : ""; }
+RECIODEF const char *recio_writer_tmp_path(const recio_writer *w, int which) {
+    return !w || w->finished ? NULL : w->tmp[which != 0];
+}
+
+/* Flush, sync and close one sink; the first failure is recorded, later steps still run. */
+static void recio__wr_finish(recio_writer *w, recio_io *io, int sync) {
+    if (sync && !w->sticky && io->sync && io->sync(io->user) != 0) recio__wr_io_fail(w, w->offset, "sync failed");
+    if (io->close && io->close(io->user) != 0 && !w->sticky) recio__wr_io_fail(w, w->offset, "close failed");
+}
+
+/* Drops the pending outputs: what was at their paths stays. */
+static void recio__wr_discard(recio_writer *w) {
+    int i;
+    for (i = 0; i < 2; i++)
+        if (w->pend[i]) w->fs[i]->discard(w->fs[i]->user, w->pend[i]), w->pend[i] = NULL;
+}
+
+/* The data file and the .idx replace what was there, both or neither (one commit of their
+   filesystem); after an earlier error they are discarded. A note from a good commit (a kept copy
+   that could not be removed) goes to the message; the commit still succeeds. */
+static void recio__wr_commit(recio_writer *w) {
+    const recio_fs *fs = w->pend[0] ? w->fs[0] : w->fs[1];
+    char why[RECIO__ERRMSG];
+    recio_err e;
+    if (w->sticky || !fs) {
+        recio__wr_discard(w);
+        return;
+    }
+    why[0] = 0;
+    e = fs->commit(fs->user, w->pend, 2, why);
+    w->pend[0] = w->pend[1] = NULL; /* the commit consumes them, whatever happens */
+    if (e) recio__wr_fail(w, e, w->offset, why[0] ? why : recio_strerror(e));
+    else if (why[0]) recio__errf(w->errmsg, w->name, w->offset, "%s", why);
+}
+
+/* ---- 1. CORE: output files that appear whole or not at all (recio_outfile, declared in CORE) ----
+   Here, after the writer, because they share its helpers: unique names beside a path, the replace,
+   the kept copy. POSIX and Windows only (a link or MoveFileEx without replacing is what makes a
+   commit that never takes a name another program just made). */
+#ifndef RECIO_NO_STDIO
+/* Its private helpers: names beside a path, the replace, the kept copy (the filesystem table's local
+   column has its own: folding recio_outfile into recio_fs create/commit is the next step). */
 /* "PATH.WHAT.PID" (".2", ".3"... for the k-th try): a name beside PATH for this writer. */
 static char *recio__side_name(const recio_allocator *a, const char *path, const char *what, const void *self, unsigned k) {
     char tag[64];
@@ -2629,7 +3239,7 @@ static char *recio__side_name(const recio_allocator *a, const char *path, const 
 #else
     recio__fmt(tag, sizeof tag, k == 1 ? ".%s.%U" : ".%s.%U.%u", what, (uint64_t)(uintptr_t)self, k);
 #endif
-    return recio__cat(a, path, tag);
+    return recio__cat(a, path, tag, "");
 }
 
 /* A name beside PATH that no other writer uses: "PATH.WHAT.PID" (".2", ".3"... when taken), created
@@ -2681,95 +3291,6 @@ static int recio__what_is(const char *path) {
 #endif
 }
 
-/* 1 when PATH exists and is not a plain file (a device, a FIFO): renaming a new file over it would
-   destroy it, so an atomic writer writes such a target in place, as a plain writer would. */
-static int recio__special_file(const char *path) { return recio__what_is(path) > RECIO__REGULAR; }
-
-/* Open one output file (data or index), through a unique temporary name beside it when atomic. */
-static recio_err recio__wr_open_file(recio_writer *w, recio_io *io, const char *path, int atomic, char **keep, char **tmp) {
-    *keep = recio__strdup(&w->alloc, path);
-    if (!*keep) return RECIO_ERR_NOMEM;
-    if (atomic && !recio__special_file(path)) {
-        if (recio__unique_name(&w->alloc, path, "tmp", w, tmp, io) != 0) {
-            recio__errf(w->errmsg, path, 0, "cannot create a temporary file beside it: %s", recio__errno_str(errno));
-            return errno == ENOMEM ? RECIO_ERR_NOMEM : RECIO_ERR_IO;
-        }
-        return RECIO_OK;
-    }
-    if (recio_io_open_file(io, path, "wb") != RECIO_OK) {
-        recio__errf(w->errmsg, path, 0, "cannot create: %s", recio__errno_str(errno));
-        return RECIO_ERR_IO;
-    }
-    return RECIO_OK;
-}
-#endif
-
-RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, const recio_writer_desc *desc) {
-    recio_writer_desc d;
-    recio_writer *w = NULL;
-    recio_err e;
-    if (!out) return RECIO_ERR_ARG;
-    *out = NULL;
-    memset(&d, 0, sizeof d);
-    if (desc) d = *desc;
-    if (!path && !d.io.write) return RECIO_ERR_ARG;
-    if (!d.name) d.name = path ? path : "<io>";
-    e = recio__wr_alloc(&w, &d);
-    if (e == RECIO_OK && path) {
-#ifndef RECIO_NO_STDIO
-        e = recio__wr_open_file(w, &w->io, path, d.atomic, &w->path, &w->tmp_path);
-#else
-        e = RECIO_ERR_UNSUPPORTED;
-#endif
-    } else if (e == RECIO_OK) {
-        w->io = d.io;
-    }
-#ifdef RECIO_THREADS
-    if (e == RECIO_OK && d.background) e = recio__wr_start(w);
-#endif
-    if (e == RECIO_OK && d.index_path) {
-#ifndef RECIO_NO_STDIO
-        e = recio__wr_open_file(w, &w->idx_io, d.index_path, d.atomic, &w->idx_path, &w->idx_tmp_path);
-        w->has_idx = e == RECIO_OK;
-#else
-        e = RECIO_ERR_UNSUPPORTED;
-#endif
-    }
-    recio__open_msg(d.errmsg, d.name, w ? w->errmsg : NULL, e);
-    if (e != RECIO_OK && w && !path) memset(&w->io, 0, sizeof w->io); /* desc.io stays the caller's */
-    if (e != RECIO_OK) return recio_writer_abort(w), e; /* closes what opened, removes what it created */
-    *out = w;
-    return RECIO_OK;
-}
-
-RECIODEF recio_err recio_writer_open(recio_writer **w, const char *path) {
-    return recio_writer_open_desc(w, path, NULL);
-}
-
-RECIODEF recio_err recio_writer_open_mem(recio_writer **w, recio_buffer *out) {
-    recio_writer_desc d;
-    if (!out) return RECIO_ERR_ARG;
-    memset(&d, 0, sizeof d);
-    d.io.write = recio__mem_write;
-    d.io.user = out;
-    d.name = "<memory>";
-    d.alloc = out->alloc;
-    return recio_writer_open_desc(w, NULL, &d);
-}
-
-RECIODEF uint64_t recio_writer_tell(const recio_writer *w) { return w ? w->offset : 0; }
-RECIODEF const char *recio_writer_errmsg(const recio_writer *w) { return w ? w->errmsg : ""; }
-RECIODEF const char *recio_writer_tmp_path(const recio_writer *w, int which) {
-    return !w || w->finished ? NULL : which ? w->idx_tmp_path : w->tmp_path;
-}
-
-/* Flush, sync and close one sink; the first failure is recorded, later steps still run. */
-static void recio__wr_finish(recio_writer *w, recio_io *io, int sync) {
-    if (sync && !w->sticky && io->sync && io->sync(io->user) != 0) recio__wr_io_fail(w, w->offset, "sync failed");
-    if (io->close && io->close(io->user) != 0 && !w->sticky) recio__wr_io_fail(w, w->offset, "close failed");
-}
-
-#ifndef RECIO_NO_STDIO
 /* Put tmp in place of path, replacing it when it exists (ISO C's rename may refuse to: Windows). */
 static int recio__replace_file(const char *tmp, const char *path) {
 #if defined(RECIO__WIN32)
@@ -2814,36 +3335,6 @@ static int recio__keep_aside(const recio_allocator *a, const void *self, const c
     return -1;
 }
 
-/* Rename the data file and then the index into place, both or neither: when the index cannot be
-   renamed, the old data file comes back (or the new one goes, if there was none). A kept copy that
-   cannot be removed after a good commit loses nothing; the writer says so in its message (the
-   commit still succeeds). */
-static void recio__wr_commit(recio_writer *w) {
-    char *bak = NULL;
-    int moved = 0, linked = 0;
-    if (!w->sticky && w->tmp_path && w->idx_tmp_path && recio__keep_aside(&w->alloc, w, w->path, &bak, &linked) != 0)
-        recio__wr_io_fail(w, w->offset, "cannot keep the old file while replacing it");
-    if (!w->sticky && w->tmp_path) {
-        if (recio__replace_file(w->tmp_path, w->path) == 0) moved = 1;
-        else recio__wr_io_fail(w, w->offset, "cannot rename temporary file into place");
-    }
-    if (!w->sticky && w->idx_tmp_path && recio__replace_file(w->idx_tmp_path, w->idx_path) != 0)
-        recio__wr_io_fail(w, w->offset, "cannot rename the temporary index into place");
-    if (w->sticky && bak && !moved && linked) remove(bak); /* PATH never changed: drop the extra name */
-    else if (w->sticky && bak) recio__replace_file(bak, w->path); /* the old file back (should that fail, it stays as bak) */
-    else if (w->sticky && moved) remove(w->path); /* there was none: neither file is replaced */
-    if (w->tmp_path && !moved) remove(w->tmp_path);
-    if (w->idx_tmp_path && w->sticky) remove(w->idx_tmp_path);
-    if (bak && !w->sticky && remove(bak) != 0)
-        recio__errf(w->errmsg, w->name, w->offset, "note: replaced, but the old copy %s could not be removed (%s): remove it by hand",
-                    bak, recio__errno_str(errno));
-    recio__free(&w->alloc, bak);
-}
-
-/* ---- 1. CORE: output files that appear whole or not at all (recio_outfile, declared in CORE) ----
-   Here, after the writer, because they share its helpers: unique names beside a path, the replace,
-   the kept copy. POSIX and Windows only (a link or MoveFileEx without replacing is what makes a
-   commit that never takes a name another program just made). */
 #if defined(RECIO__POSIX) || defined(RECIO__WIN32)
 struct recio_outfile {
     recio_allocator alloc;
@@ -3086,11 +3577,9 @@ RECIODEF recio_err recio_writer_finish(recio_writer *w) {
 #endif
     if (w->has_idx && !w->sticky && w->idx_len && w->idx_io.write(w->idx_io.user, w->idx_buf, w->idx_len) != 0)
         recio__wr_io_fail(w, w->offset, "index write failed");
-    recio__wr_finish(w, &w->io, w->tmp_path != NULL);
-    if (w->has_idx) recio__wr_finish(w, &w->idx_io, w->idx_tmp_path != NULL);
-#ifndef RECIO_NO_STDIO
+    recio__wr_finish(w, &w->io, w->pend[0] != NULL);
+    if (w->has_idx) recio__wr_finish(w, &w->idx_io, w->pend[1] != NULL);
     recio__wr_commit(w);
-#endif
     return w->sticky;
 }
 
@@ -3102,10 +3591,7 @@ RECIODEF void recio_writer_abort(recio_writer *w) {
 #endif
         if (w->io.close) w->io.close(w->io.user);
         if (w->has_idx && w->idx_io.close) w->idx_io.close(w->idx_io.user);
-#ifndef RECIO_NO_STDIO
-        if (w->tmp_path) remove(w->tmp_path);
-        if (w->idx_tmp_path) remove(w->idx_tmp_path);
-#endif
+        recio__wr_discard(w);
     }
     recio__wr_free(w);
 }
@@ -3175,6 +3661,7 @@ static const char *recio__idx_line(const char *b, const char *e, recio_index_ent
 }
 
 RECIODEF recio_err recio_index_parse(recio_index *idx, const char *text, size_t n, const char *name) {
+    const recio_fs *fs;
     recio__lines L;
     const char *b, *e, *bad = NULL;
     recio_buffer v;
@@ -3183,8 +3670,10 @@ RECIODEF recio_err recio_index_parse(recio_index *idx, const char *text, size_t 
     if (!idx || (!text && n)) return RECIO_ERR_ARG;
     memset(&v, 0, sizeof v);
     v.alloc = idx->alloc;
+    fs = idx->fs;
     memset(idx, 0, sizeof *idx);
-    idx->alloc = v.alloc;
+    idx->alloc = v.alloc; /* the inputs stay */
+    idx->fs = fs;
     L.p = text ? text : "";
     L.end = L.p + n;
     L.name = name;
@@ -3205,8 +3694,7 @@ RECIODEF void recio_index_free(recio_index *idx) {
     idx->count = 0;
 }
 
-/* The rest of an opened file into memory (closes io): .idx, .lst, and the iterator's side files
-   through desc.open_file. */
+/* The rest of an opened file into memory (closes io): .idx, .lst, and the iterator's side files. */
 static recio_err recio__slurp_io(const recio_allocator *a, recio_io *io, const char *path, char **out, size_t *n, char *msg) {
     recio_buffer b;
     char chunk[65536];
@@ -3231,44 +3719,24 @@ static recio_err recio__slurp_io(const recio_allocator *a, recio_io *io, const c
     return RECIO_OK;
 }
 
-/* A file to read, through the caller's open_file hook when there is one (the split's files and
-   indexes, the iterator's side files). */
-static recio_err recio__open_read(recio_err (*open_file)(void *, const char *, recio_io *), void *user, const char *path, recio_io *io) {
-    memset(io, 0, sizeof *io);
-    if (open_file) {
-        recio_err e;
-        errno = 0; /* a hook that fails without setting errno is told by its code's words, not a stale errno */
-        e = open_file(user, path, io);
-        if (e != RECIO_OK || io->read) return e;
-        if (io->close) io->close(io->user); /* a hook's io that cannot read: refused, and not leaked */
-        return RECIO_ERR_ARG;
-    }
-#ifndef RECIO_NO_STDIO
-    return recio_io_open_file(io, path, "rb");
-#else
-    return RECIO_ERR_UNSUPPORTED;
-#endif
-}
-
-/* A reader on path, through the caller's open_file hook when there is one (the split's files, the
-   iterator's re-reads); a failed open closes the hook's io, which the reader leaves to its caller. */
-static recio_err recio__open_reader(recio_err (*open_file)(void *, const char *, recio_io *), void *user, const char *path,
-                                    recio_reader_desc *rd, recio_reader **r) {
-    recio_err e;
+/* A reader on path through the filesystems of list (the split's files, the iterator's re-reads);
+   a failed open says why in msg (RECIO_ERRMSG_SIZE bytes), as "PATH: offset 0: cannot open: WHY". */
+static recio_err recio__open_reader(const recio_fs *list, const char *path, recio_reader_desc *rd, recio_reader **r, char *msg) {
     rd->name = path;
-    if (!open_file) return recio_reader_open_desc(r, path, rd);
-    if ((e = recio__open_read(open_file, user, path, &rd->io)) != RECIO_OK) return e;
-    if ((e = recio_reader_open_desc(r, NULL, rd)) != RECIO_OK && rd->io.close) rd->io.close(rd->io.user);
-    return e;
+    rd->fs = list;
+    rd->errmsg = msg;
+    return recio_reader_open_desc(r, path, rd);
 }
 
-#ifndef RECIO_NO_STDIO
-/* Whole small text file into memory (for .idx and .lst). */
-static recio_err recio__slurp(const recio_allocator *a, const char *path, char **out, size_t *n, char *msg) {
+/* A whole small file into memory through its filesystem (.idx, .lst, the iterator's side files). */
+static recio_err recio__slurp(const recio_fs *list, const recio_allocator *a, const char *path, char **out, size_t *n,
+                              char *msg) {
+    char why[RECIO__ERRMSG];
     recio_io io;
+    recio_err e;
     *out = NULL;
     *n = 0;
-    if (recio_io_open_file(&io, path, "rb") != RECIO_OK) return recio__open_fail(msg, path, RECIO_ERR_IO), RECIO_ERR_IO;
+    if ((e = recio__fs_open(list, path, &io, why)) != RECIO_OK) return recio__fs_fail(msg, path, "cannot open", e, why);
     return recio__slurp_io(a, &io, path, out, n, msg);
 }
 
@@ -3279,9 +3747,22 @@ RECIODEF recio_err recio_index_load(recio_index *idx, const char *path) {
     if (!idx || !path) return RECIO_ERR_ARG;
     idx->entries = NULL;
     idx->count = 0;
-    if ((e = recio__slurp(&idx->alloc, path, &text, &n, idx->errmsg)) != RECIO_OK) return e;
+    if ((e = recio__slurp(idx->fs, &idx->alloc, path, &text, &n, idx->errmsg)) != RECIO_OK) return e;
     e = recio_index_parse(idx, text, n, path);
     recio__free(&idx->alloc, text);
+    return e;
+}
+
+/* path created (in place) through its filesystem; "PATH: offset 0: cannot open: WHY" when it cannot be. */
+static recio_err recio__create_plain(const recio_fs *list, const char *path, recio_io *io, char *msg) {
+    char why[RECIO__ERRMSG];
+    const recio_fs *fs = recio__fs_for(list, path, why);
+    recio_fs_out out;
+    recio_err e = RECIO_ERR_UNSUPPORTED;
+    memset(&out, 0, sizeof out);
+    if (fs && fs->create) e = fs->create(fs->user, path, RECIO_FS_IN_PLACE, &out, why);
+    *io = out.io;
+    if (e && msg) recio__fs_fail(msg, path, "cannot open", e, why);
     return e;
 }
 
@@ -3294,7 +3775,7 @@ RECIODEF recio_err recio_index_save_ex(const recio_index *idx, const char *path,
     int bad = 0;
     if (errmsg) errmsg[0] = 0;
     if (!idx || !path) return RECIO_ERR_ARG;
-    if ((e = recio_io_open_file(&io, path, "wb")) != RECIO_OK) return recio__open_msg(errmsg, path, NULL, e), e;
+    if ((e = recio__create_plain(idx->fs, path, &io, errmsg)) != RECIO_OK) return e;
     for (i = 0; i <= idx->count && !bad; i++) {
         if (len && (i == idx->count || len > sizeof buf - 48)) {
             if ((bad = io.write(io.user, buf, len) != 0) && errmsg)
@@ -3305,7 +3786,7 @@ RECIODEF recio_err recio_index_save_ex(const recio_index *idx, const char *path,
         recio__fmt(buf + len, 48, "%U\t%U\n", idx->entries[i].key, idx->entries[i].offset);
         len += strlen(buf + len);
     }
-    if (io.close(io.user) != 0 && !bad) {
+    if (io.close && io.close(io.user) != 0 && !bad) {
         bad = 1;
         if (errmsg) recio__errf(errmsg, path, at, "close failed: %s", recio__errno_str(errno));
     }
@@ -3313,7 +3794,6 @@ RECIODEF recio_err recio_index_save_ex(const recio_index *idx, const char *path,
 }
 
 RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path) { return recio_index_save_ex(idx, path, NULL); }
-#endif
 
 /* Parse a float at *s: delegates to strtod on a bounded copy (the line is not NUL-terminated). */
 static int recio__parse_float(const char **s, const char *e, float *out) {
@@ -3391,6 +3871,7 @@ static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, c
 }
 
 RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, const char *name) {
+    const recio_fs *fs;
     recio__lines L;
     const char *b, *e;
     recio_buffer items, store;
@@ -3401,9 +3882,9 @@ RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, con
     void *user;
     int masks;
     if (!l || (!text && n)) return RECIO_ERR_ARG;
-    a = l->alloc, on_bad = l->on_bad_line, user = l->user, masks = l->mask_column;
+    a = l->alloc, on_bad = l->on_bad_line, user = l->user, masks = l->mask_column, fs = l->fs;
     memset(l, 0, sizeof *l);
-    l->alloc = a, l->on_bad_line = on_bad, l->user = user, l->mask_column = masks;
+    l->alloc = a, l->on_bad_line = on_bad, l->user = user, l->mask_column = masks, l->fs = fs;
     memset(&items, 0, sizeof items);
     items.alloc = a;
     store = items;
@@ -3435,18 +3916,16 @@ RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, con
     return err;
 }
 
-#ifndef RECIO_NO_STDIO
 RECIODEF recio_err recio_lst_load(recio_lst *l, const char *path) {
     char *text;
     size_t n;
     recio_err e;
     if (!l || !path) return RECIO_ERR_ARG;
-    if ((e = recio__slurp(&l->alloc, path, &text, &n, l->errmsg)) != RECIO_OK) return e;
+    if ((e = recio__slurp(l->fs, &l->alloc, path, &text, &n, l->errmsg)) != RECIO_OK) return e;
     e = recio_lst_parse(l, text, n, path);
     recio__free(&l->alloc, text);
     return e;
 }
-#endif
 
 RECIODEF void recio_lst_free(recio_lst *l) {
     if (!l) return;
@@ -3635,13 +4114,12 @@ static recio_err recio__sp_failat(recio_split *s, recio_err e, unsigned file, ui
     return e;
 }
 
+/* A stream on path through the split's filesystems; a failure says "PATH: offset 0: cannot open: WHY". */
 static recio_err recio__sp_open_io(recio_split *s, const char *path, recio_io *io) {
-    return recio__open_read(s->d.open_file, s->d.open_user, path, io);
-}
-
-static recio_err recio__sp_open_fail(recio_split *s, const char *path, recio_err e) {
-    recio__open_fail(s->errmsg, path, e);
-    return s->sticky = e;
+    char why[RECIO__ERRMSG];
+    recio_err e = recio__fs_open(s->d.fs, path, io, why);
+    if (e) s->sticky = recio__fs_fail(s->errmsg, path, "cannot open", e, why);
+    return e;
 }
 
 /* Largest i with files[i].base <= x: the file holding global offset x. */
@@ -3686,276 +4164,137 @@ static recio_err recio__sp_push(recio_split *s, const char *path, size_t n) {
     return RECIO_OK;
 }
 
-#if defined(RECIO__POSIX) || defined(RECIO__WIN32)
-#if defined(RECIO__POSIX)
-#include <glob.h>
-#include <dirent.h>
-#endif
+/* glob(3)'s matching of name s against one component p: * ? [a-z] [!x] (a leading ']' is itself,
+   a '[' without its ']' too), ASCII case folded when fold is set. */
+static int recio__wildc(int c, int fold) { return fold ? recio__lower(c) : c; }
 
-/* What a path is: 0 nothing there (or unreadable), 1 a regular file (*size set), 2 a directory,
-   3 something else. */
-static int recio__path_kind(const char *path, uint64_t *size) {
-#if defined(RECIO__POSIX)
-    struct stat st;
-    if (stat(path, &st) != 0) return 0;
-    if (S_ISREG(st.st_mode)) *size = (uint64_t)st.st_size;
-    return S_ISREG(st.st_mode) ? 1 : S_ISDIR(st.st_mode) ? 2 : 3;
-#elif defined(RECIO__WIN32)
-    struct _stati64 st;
-    if (_stati64(path, &st) != 0) return 0;
-    if ((st.st_mode & _S_IFMT) == _S_IFREG) *size = (uint64_t)st.st_size;
-    return (st.st_mode & _S_IFMT) == _S_IFREG ? 1 : (st.st_mode & _S_IFMT) == _S_IFDIR ? 2 : 3;
-#endif
-}
-
-static int recio__sp_cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static recio_err recio__sp_push_sorted(recio_split *s, char **names, size_t n, const char *dir) {
-    size_t i, dl = dir ? strlen(dir) : 0;
-    recio_err e = RECIO_OK;
-    qsort(names, n, sizeof *names, recio__sp_cmp_str);
-    for (i = 0; i < n && !e; i++) {
-        char *full;
-        size_t nl = strlen(names[i]);
-        if (!dir) {
-            e = recio__sp_push(s, names[i], nl);
-            continue;
-        }
-        full = (char *)recio__malloc(&s->alloc, dl + nl + 2);
-        if (!full) return RECIO_ERR_NOMEM;
-        memcpy(full, dir, dl);
-        full[dl] = '/';
-        memcpy(full + dl + 1, names[i], nl + 1);
-        e = recio__sp_push(s, full, dl + nl + 1);
-        recio__free(&s->alloc, full);
-    }
-    return e;
-}
-
-/* Each name in directory dir but "." and ".." goes to fn (which returns nonzero to stop);
-   -1 when the directory cannot be read. */
-static int recio__list_dir(const recio_allocator *a, const char *dir, int (*fn)(void *ctx, const char *name), void *ctx) {
-#if defined(RECIO__POSIX)
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    (void)a;
-    if (!d) return -1;
-    while ((de = readdir(d)) != NULL)
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && fn(ctx, de->d_name)) break;
-    closedir(d);
-    return 0;
-#else
-    WIN32_FIND_DATAA fd;
-    HANDLE h;
-    size_t n = strlen(dir);
-    char *pat = (char *)recio__malloc(a, n + 3);
-    if (!pat) return -1;
-    memcpy(pat, dir, n);
-    memcpy(pat + n, n && (dir[n - 1] == '/' || dir[n - 1] == '\\') ? "*" : "\\*", 3);
-    h = FindFirstFileA(pat, &fd);
-    recio__free(a, pat);
-    if (h == INVALID_HANDLE_VALUE) { /* "not found" is an empty directory (a drive's root has no ".") */
-        if (GetLastError() == ERROR_FILE_NOT_FOUND) return 0;
-        errno = ENOENT;
-        return -1;
-    }
-    do
-        if (strcmp(fd.cFileName, ".") && strcmp(fd.cFileName, "..") && fn(ctx, fd.cFileName)) break;
-    while (FindNextFileA(h, &fd));
-    FindClose(h);
-    return 0;
-#endif
-}
-
-/* Names kept by a directory listing: those with the suffix (a directory's *.rec files), or those
-   the pattern matches (wildcards on Windows), each with prefix put in front. */
-typedef struct recio__names {
-    recio_split *s;
-    recio_buffer list; /* char * each */
-    const char *suffix, *pattern, *prefix;
-    recio_err e;
-} recio__names;
-
-#if defined(RECIO__WIN32)
-/* glob(3)'s matching of one name: * ? [a-z] [!x], ASCII case folded as Windows' file names are;
-   a leading '.' only by a pattern that starts with '.'. (FindFirstFile's own matching also takes
-   8.3 short names, so "*.rec" would find "x.recx": recio matches the long names itself.) */
-static int recio__fold(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
-
-static const char *recio__wild_class(const char *p, int c, int *hit) {
-    const unsigned char *q = (const unsigned char *)p + 1;
-    int in = 0, neg = *q == '!' || *q == '^';
-    if (neg) q++;
-    if (*q == ']') in |= c == ']', q++; /* a leading ']' is itself */
-    for (; *q && *q != ']'; q++) {
-        if (q[1] == '-' && q[2] && q[2] != ']') {
-            in |= c >= recio__fold(q[0]) && c <= recio__fold(q[2]);
-            q += 2;
-        } else {
-            in |= c == recio__fold(*q);
-        }
-    }
-    if (*q != ']') return NULL; /* no closing bracket: '[' is itself */
-    *hit = in != neg;
-    return (const char *)q + 1;
-}
-
-static int recio__wildmatch(const char *p, const char *s) {
-    const char *star_p = NULL, *star_s = NULL;
-    if (*s == '.' && *p != '.') return 0;
-    while (*s) {
-        const char *next = NULL;
-        int hit = 0, c = recio__fold((unsigned char)*s);
+static int recio__wildmatch(const char *p, const char *s, int fold) {
+    for (;; p++, s++) {
+        int c = recio__wildc((unsigned char)*s, fold), hit = 0, neg = p[1] == '!' || p[1] == '^';
+        const char *q = p + 1 + neg;
         if (*p == '*') {
-            star_p = ++p;
-            star_s = s;
-            continue;
+            do
+                if (recio__wildmatch(p + 1, s, fold)) return 1;
+            while (*s++);
+            return 0;
         }
-        if (*p == '?') hit = 1, next = p + 1;
-        else if (*p == '[' && (next = recio__wild_class(p, c, &hit)) != NULL) (void)0;
-        else if (*p) hit = recio__fold((unsigned char)*p) == c, next = p + 1;
-        if (hit) {
-            p = next;
-            s++;
-        } else if (star_p) {
-            p = star_p;
-            s = ++star_s;
-        } else {
+        if (!*s || !*p) return !*s && !*p;
+        for (; *p == '[' && *q && (*q != ']' || q == p + 1 + neg); q++) {
+            int lo = recio__wildc((unsigned char)*q, fold), hi = lo;
+            if (q[1] == '-' && q[2] && q[2] != ']') hi = recio__wildc((unsigned char)q[2], fold), q += 2;
+            hit |= c >= lo && c <= hi;
+        }
+        if (*p == '[' && *q) {
+            if (hit == neg) return 0;
+            p = q;
+        } else if (*p != '?' && recio__wildc((unsigned char)*p, fold) != c) {
             return 0;
         }
     }
-    while (*p == '*') p++;
-    return !*p;
 }
-#endif
 
-static int recio__names_add(void *ctx, const char *name) {
+/* A directory listing's keeper: each name that matches pattern (one path component) becomes
+   prefix + name + rest, a file of the list when rest is empty, else a pattern expanded in turn. */
+typedef struct recio__names {
+    recio_split *s;
+    const char *prefix, *pattern, *rest;
+    int fold;
+    recio_err e;
+} recio__names;
+
+static recio_err recio__sp_expand(recio_split *s, const char *pat, int top);
+
+static int recio__names_add(void *ctx, const char *name, recio_fs_kind kind) {
     recio__names *k = (recio__names *)ctx;
-    size_t l = strlen(name), pl = k->prefix ? strlen(k->prefix) : 0;
-    char *copy;
-    if (k->suffix) {
-        size_t sl = strlen(k->suffix);
-        if (name[0] == '.' || l <= sl || strcmp(name + l - sl, k->suffix) != 0) return 0;
-    }
-#if defined(RECIO__WIN32)
-    if (k->pattern && !recio__wildmatch(k->pattern, name)) return 0;
-#endif
-    copy = (char *)recio__malloc(&k->s->alloc, pl + l + 1);
-    if (copy) {
-        if (pl) memcpy(copy, k->prefix, pl);
-        memcpy(copy + pl, name, l + 1);
-    }
-    if (!copy || recio__mem_write(&k->list, &copy, sizeof copy)) {
-        recio__free(&k->s->alloc, copy);
-        k->e = RECIO_ERR_NOMEM;
-        return 1;
-    }
-    return 0;
+    char *full;
+    (void)kind;
+    if ((name[0] == '.' && k->pattern[0] != '.') || !recio__wildmatch(k->pattern, name, k->fold)) return 0;
+    full = recio__cat(&k->s->alloc, k->prefix, name, k->rest);
+    k->e = !full       ? RECIO_ERR_NOMEM
+           : *k->rest ? recio__sp_expand(k->s, full, 0)
+                      : recio__sp_push(k->s, full, strlen(full));
+    recio__free(&k->s->alloc, full);
+    return k->e != RECIO_OK;
 }
 
-/* List dir through k, then push what was kept in sorted order (joined to dir when given). */
-static recio_err recio__sp_push_listed(recio_split *s, recio__names *k, const char *list_dir, const char *join,
-                                       const char *what) {
-    size_t n, i;
-    recio_err e;
-    k->s = s;
-    k->list.alloc = s->alloc;
-    if (recio__list_dir(&s->alloc, list_dir, recio__names_add, k) != 0)
-        return recio__sp_fail(s, RECIO_ERR_IO, "%s: cannot open directory: %s", list_dir, recio__errno_str(errno));
-    n = k->list.size / sizeof(char *);
-    e = k->e;
-    if (!e && n == 0) e = recio__sp_fail(s, RECIO_ERR_IO, "%s: %s", what, k->suffix ? "no .rec file in this directory" : "no file matches");
-    if (!e) e = recio__sp_push_sorted(s, (char **)(void *)k->list.data, n, join);
-    for (i = 0; i < n; i++) recio__free(&s->alloc, ((char **)(void *)k->list.data)[i]);
-    recio_buffer_free(&k->list);
-    return e;
-}
+static int recio__is_sep(char c, const recio_fs *fs) { return c == '/' || (c == '\\' && fs && (fs->flags & RECIO_FS_BACKSLASH)); }
 
-static recio_err recio__sp_glob(recio_split *s, const char *pat) {
-#if defined(RECIO__POSIX)
-    glob_t g;
-    recio_err e;
-    int rc = glob(pat, 0, NULL, &g);
-    if (rc == GLOB_NOMATCH) return recio__sp_fail(s, RECIO_ERR_IO, "%s: no file matches", pat);
-    if (rc != 0) return recio__sp_fail(s, RECIO_ERR_IO, "%s: cannot expand the pattern", pat);
-    e = recio__sp_push_sorted(s, g.gl_pathv, g.gl_pathc, NULL);
-    globfree(&g);
-    return e;
-#else /* wildcards in the file name: the directory is listed and its names matched */
+/* The files pat matches go to the list: its first component with a wildcard is matched against
+   the listing of the directory before it (kept with its separator: "dir/", "C:\\",
+   "s3://bucket/prefix/"; "." when there is none), and what follows is matched the same way below
+   each match; a path without wildcards is taken when something is there. Only the top level's
+   listing may fail (glob(3) skips unreadable directories below). */
+static recio_err recio__sp_expand(recio_split *s, const char *pat, int top) {
+    char why[RECIO__ERRMSG], *dir;
+    const recio_fs *fs = recio__fs_for(s->d.fs, pat, why);
+    size_t w = strcspn(pat, "*?["), a = w, b = w, d;
     recio__names k;
-    const char *base = pat, *q;
-    char *dir;
-    recio_err e;
-    for (q = pat; *q; q++)
-        if (*q == '/' || *q == '\\' || (*q == ':' && q == pat + 1)) base = q + 1;
-    for (q = pat; q < base; q++)
-        if (*q == '*' || *q == '?' || *q == '[')
-            return recio__sp_fail(s, RECIO_ERR_ARG, "%s: wildcards only in the file name on Windows", pat);
-    dir = (char *)recio__malloc(&s->alloc, (size_t)(base - pat) + 2);
-    if (!dir) return RECIO_ERR_NOMEM;
-    memcpy(dir, pat, (size_t)(base - pat));
-    memcpy(dir + (base - pat), base == pat ? "." : "", base == pat ? 2 : 1);
-    memset(&k, 0, sizeof k);
-    k.pattern = base;
-    k.prefix = dir[0] == '.' && !dir[1] ? NULL : dir;
-    e = recio__sp_push_listed(s, &k, dir, NULL, pat);
+    recio_fs_stat st;
+    recio_err e = RECIO_ERR_UNSUPPORTED;
+    if (!pat[w]) return recio__fs_stat(s->d.fs, pat, &st, why) || !st.kind ? RECIO_OK : recio__sp_push(s, pat, w);
+    while (a && !recio__is_sep(pat[a - 1], fs)) a--;
+    while (pat[b] && !recio__is_sep(pat[b], fs)) b++;
+    if (!(dir = (char *)recio__malloc(&s->alloc, b + 3))) return RECIO_ERR_NOMEM;
+    d = a ? a : 1;
+    memcpy(dir, a ? pat : ".", d);
+    dir[d] = 0;
+    memcpy(dir + d + 1, pat + a, b - a);
+    dir[d + 1 + b - a] = 0;
+    k.s = s, k.prefix = dir + (a == 0), k.pattern = dir + d + 1, k.rest = pat + b, k.e = RECIO_OK;
+    k.fold = fs && (fs->flags & RECIO_FS_FOLD_CASE);
+    if (fs && !fs->list) recio__fmt(why, RECIO__ERRMSG, "%s", "the filesystem cannot list directories");
+    else if (fs) e = fs->list(fs->user, dir, recio__names_add, &k, why);
+    if (e && top) e = recio__sp_fail(s, e, "%s: cannot open directory: %s", dir, why[0] ? why : recio_strerror(e));
     recio__free(&s->alloc, dir);
+    return k.e ? k.e : top ? e : RECIO_OK;
+}
+
+static int recio__sp_cmp_file(const void *a, const void *b) {
+    return strcmp(((const recio__sfile *)a)->path, ((const recio__sfile *)b)->path);
+}
+
+/* The files pattern pat matches, sorted (as glob(3) sorts them); dir: the directory whose *.rec
+   files pat names. */
+static recio_err recio__sp_glob(recio_split *s, const char *pat, const char *dir) {
+    unsigned first = s->nfiles;
+    recio_err e = recio__sp_expand(s, pat, 1);
+    if (!e && s->nfiles == first)
+        e = recio__sp_fail(s, RECIO_ERR_IO, dir ? "%s: no .rec file in this directory" : "%s: no file matches",
+                           dir ? dir : pat);
+    if (!e) qsort(s->files + first, s->nfiles - first, sizeof *s->files, recio__sp_cmp_file);
     return e;
-#endif
 }
 
-/* A directory stands for its *.rec files (not its .idx or .lst companions). */
-static recio_err recio__sp_dir(recio_split *s, const char *dir) {
-    recio__names k;
-    memset(&k, 0, sizeof k);
-    k.suffix = ".rec";
-    return recio__sp_push_listed(s, &k, dir, dir, dir);
-}
-#endif
-
+/* One item of the list: a pattern, a directory (its *.rec files, not its .idx or .lst companions,
+   as DIR/NAME), or a file (its size kept: one stat per file is the whole open cost). What cannot
+   be told now is told when the sizes are taken. */
 static recio_err recio__sp_item(recio_split *s, const char *item, size_t n) {
-#if defined(RECIO__POSIX) || defined(RECIO__WIN32)
-    char *z;
-    uint64_t size = 0;
-    recio_err e;
-    int kind = 0;
-    if (s->d.open_file) return recio__sp_push(s, item, n);
-    z = (char *)recio__malloc(&s->alloc, n + 1);
+    char why[RECIO__ERRMSG], *z = (char *)recio__malloc(&s->alloc, n + 1), *pat;
+    recio_fs_stat st;
+    recio_err e, known = RECIO_ERR_ARG;
     if (!z) return RECIO_ERR_NOMEM;
     memcpy(z, item, n);
     z[n] = 0;
-    if (strpbrk(z, "*?[")) e = recio__sp_glob(s, z);
-    else if ((kind = recio__path_kind(z, &size)) == 2) e = recio__sp_dir(s, z);
-    else if ((e = recio__sp_push(s, item, n)) == RECIO_OK && kind == 1) {
-        s->files[s->nfiles - 1].size = size; /* one stat per file is the whole open cost */
+    if (strpbrk(z, "*?[")) e = recio__sp_glob(s, z, NULL);
+    else if ((known = recio__fs_stat(s->d.fs, z, &st, why)) == RECIO_OK && st.kind == RECIO_FS_DIR)
+        e = (pat = recio__cat(&s->alloc, z, "/*.rec", "")) != NULL ? recio__sp_glob(s, pat, z) : RECIO_ERR_NOMEM,
+        recio__free(&s->alloc, pat);
+    else if ((e = recio__sp_push(s, item, n)) == RECIO_OK && known == RECIO_OK && st.kind == RECIO_FS_FILE) {
+        s->files[s->nfiles - 1].size = st.size;
         s->files[s->nfiles - 1].sized = 1;
     }
     recio__free(&s->alloc, z);
     return e;
-#else
-    return recio__sp_push(s, item, n);
-#endif
 }
 
 static recio_err recio__sp_size(recio_split *s, const char *path, uint64_t *size) {
-    recio_io io;
-    int64_t n;
-    recio_err e;
-#if defined(RECIO__POSIX) || defined(RECIO__WIN32)
-    if (!s->d.open_file) {
-        int kind = recio__path_kind(path, size);
-        if (kind == 0) return recio__sp_open_fail(s, path, RECIO_ERR_IO);
-        if (kind != 1) return recio__sp_fail(s, RECIO_ERR_IO, "%s: not a regular file", path);
-        return RECIO_OK;
-    }
-#endif
-    if ((e = recio__sp_open_io(s, path, &io)) != RECIO_OK) return recio__sp_open_fail(s, path, e);
-    n = io.size ? io.size(io.user) : -1;
-    if (io.close) io.close(io.user);
-    if (n < 0) return recio__sp_fail(s, RECIO_ERR_IO, "%s: size unknown (the split needs file sizes)", path);
-    *size = (uint64_t)n;
+    char why[RECIO__ERRMSG];
+    recio_fs_stat st;
+    recio_err e = recio__fs_stat(s->d.fs, path, &st, why);
+    if (e == RECIO_OK && st.kind == RECIO_FS_NONE) e = RECIO_ERR_IO;
+    if (e) return s->sticky = recio__fs_fail(s->errmsg, path, st.kind == RECIO_FS_FILE ? "no size" : "cannot open", e, why);
+    if (st.kind != RECIO_FS_FILE) return recio__sp_fail(s, RECIO_ERR_IO, "%s: not a regular file", path);
+    *size = st.size;
     return RECIO_OK;
 }
 
@@ -4005,7 +4344,7 @@ static recio_err recio__probe_get(recio_split *s, unsigned f, uint64_t at, size_
     recio_err e;
     if (!p->open || p->file != f) {
         recio__probe_close(p);
-        if ((e = recio__sp_open_io(s, recio__sp_name(s, f), &p->io)) != RECIO_OK) return recio__sp_open_fail(s, recio__sp_name(s, f), e);
+        if ((e = recio__sp_open_io(s, recio__sp_name(s, f), &p->io)) != RECIO_OK) return e;
         p->open = 1;
         p->file = f;
     }
@@ -4083,29 +4422,16 @@ static recio_err recio__sp_check_off(recio_split *s, const char *path, uint64_t 
 
 static recio_err recio__sp_load_index(recio_split *s, const char *path, uint64_t limit, uint64_t **out, size_t *n);
 
-/* FILE.idx beside the file, or with .rec replaced by .idx (im2rec's name), into f->idx; 1 when found. */
+/* The .idx that goes with file f (recio_index_path's rule) into f->idx; 1 when there is one. */
 static int recio__sp_index_name(recio_split *s, recio__sfile *f, recio_err *e) {
-    size_t n = strlen(f->path), k;
-    char *name;
+    size_t cap = strlen(f->path) + 5;
+    int found = 0;
     *e = RECIO_OK;
     if (f->idx) return 1;
-    if (!(name = (char *)recio__malloc(&s->alloc, n + 5))) return *e = RECIO_ERR_NOMEM, 0;
-    for (k = 0; k < 2; k++) {
-        recio_io io;
-        memcpy(name, f->path, n + 1);
-        if (k == 1) {
-            if (n < 5 || strcmp(f->path + n - 4, ".rec") != 0) break;
-            name[n - 4] = 0;
-        }
-        strcat(name, ".idx");
-        if (recio__sp_open_io(s, name, &io) == RECIO_OK) {
-            if (io.close) io.close(io.user);
-            f->idx = name;
-            return 1;
-        }
-    }
-    recio__free(&s->alloc, name);
-    return 0;
+    if (!(f->idx = (char *)recio__malloc(&s->alloc, cap))) return *e = RECIO_ERR_NOMEM, 0;
+    recio_index_path(f->idx, cap, f->path, s->d.fs, &found);
+    if (!found) recio__free(&s->alloc, f->idx), f->idx = NULL;
+    return found;
 }
 
 static int recio__sp_find_index(recio_split *s, recio__sfile *f, recio_err *e) {
@@ -4205,15 +4531,7 @@ static recio_err recio__sp_byte_counts(recio_split *s) {
    process-wide signal handler: the default reads through a buffer (one read of about two records
    per shuffled record, some 2 us, nothing next to decoding the image) and reports such a file as
    an error. */
-static int recio__sp_mmap(const recio_split *s) {
-#if defined(RECIO__POSIX) || defined(RECIO__WIN32)
-    if (s->d.open_file || s->d.use_mmap < 0) return 0;
-    return s->d.use_mmap > 0;
-#else
-    (void)s;
-    return 0;
-#endif
-}
+static int recio__sp_mmap(const recio_split *s) { return s->d.use_mmap > 0; }
 
 static recio_err recio__sp_reader(recio_split *s, unsigned f, recio_reader **out) {
     recio__sreader *slot = &s->rd[0];
@@ -4237,7 +4555,7 @@ static recio_err recio__sp_reader(recio_split *s, unsigned f, recio_reader **out
     rd.alloc = s->alloc;
     rd.buffer_size = s->d.buffer_size ? s->d.buffer_size : s->rbuf;
     rd.use_mmap = recio__sp_mmap(s);
-    if ((e = recio__open_reader(s->d.open_file, s->d.open_user, path, &rd, &slot->r)) != RECIO_OK) return recio__sp_open_fail(s, path, e);
+    if ((e = recio__open_reader(s->d.fs, path, &rd, &slot->r, s->errmsg)) != RECIO_OK) return s->sticky = e;
     slot->file = f;
     slot->used = ++s->tick;
     return *out = slot->r, RECIO_OK;
@@ -4390,7 +4708,7 @@ static recio_err recio__sp_ix_stream(recio_split *s, recio__ixstream *st, const 
     int64_t k = 1;
     recio_err e = RECIO_OK;
     if (!buf) return RECIO_ERR_NOMEM;
-    if ((e = recio__sp_open_io(s, path, &io)) != RECIO_OK) return recio__free(&s->alloc, buf), recio__sp_open_fail(s, path, e);
+    if ((e = recio__sp_open_io(s, path, &io)) != RECIO_OK) return recio__free(&s->alloc, buf), e;
     L.line = 0;
     while (!e && k > 0) {
         const char *b, *t;
@@ -6440,6 +6758,86 @@ RECIODEF recio_err recio_image_decode_ex(recio_image *out, const void *bytes, si
 
 RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_t n, int channels) {
     return recio_image_decode_scaled(out, bytes, n, channels, 0, NULL, 0);
+}
+
+/* ---- label masks (recio_mask_decode) ---- */
+
+/* CRC-32 of a PNG chunk (ISO 3309), bit by bit: only a palette mask's rewritten IHDR needs one. */
+static uint32_t recio__crc32(const unsigned char *p, size_t n) {
+    uint32_t c = 0xffffffffu;
+    size_t i;
+    int k;
+    for (i = 0; i < n; i++)
+        for (c ^= p[i], k = 0; k < 8; k++) c = c >> 1 ^ (0xedb88320u & ((uint32_t)0 - (c & 1)));
+    return c ^ 0xffffffffu;
+}
+
+/* A palette PNG as the grey PNG of its indices, for stb (which would give the palette's colours):
+   colour type 0 in the IHDR (its CRC made again), PLTE and tRNS left out (stb refuses a palette's
+   tRNS in a grey image), nothing after IEND. recio__png_check has seen every chunk inside n. */
+static unsigned char *recio__png_indices(const unsigned char *b, size_t n, size_t *m, const recio_allocator *a) {
+    unsigned char *c = (unsigned char *)recio__malloc(a, n);
+    size_t i = 8;
+    uint32_t crc;
+    if (!c) return NULL;
+    memcpy(c, b, 8), *m = 8;
+    while (i + 12 <= n) {
+        size_t len = recio__be32(b + i) + (size_t)12;
+        if (memcmp(b + i + 4, "PLTE", 4) != 0 && memcmp(b + i + 4, "tRNS", 4) != 0) memcpy(c + *m, b + i, len), *m += len;
+        if (memcmp(b + i + 4, "IEND", 4) == 0) break;
+        i += len;
+    }
+    c[25] = 0; /* the IHDR is the first chunk: bytes 8..32 */
+    crc = recio__crc32(c + 12, 17);
+    c[29] = (unsigned char)(crc >> 24), c[30] = (unsigned char)(crc >> 16), c[31] = (unsigned char)(crc >> 8), c[32] = (unsigned char)crc;
+    return c;
+}
+
+/* A decoder's "decode: why" as the mask's "mask: why". */
+static void recio__mask_words(char *errmsg) {
+    if (errmsg && !strncmp(errmsg, "decode: ", 8)) memmove(errmsg + 6, errmsg + 8, strlen(errmsg + 8) + 1), memcpy(errmsg, "mask: ", 6);
+}
+
+/* The refusal of a mask of another kind, named from its header. Its words are its own literals (no
+   "JPEG" or "%s" that the decoder also uses): a shared literal would keep these in every program
+   that decodes images, masks or not (docs/footprint.md). */
+static recio_err recio__mask_refuse(const unsigned char *b, size_t n, char *errmsg, size_t cap) {
+    static const char *const types[7] = {"grey PNG", "", "RGB PNG", "palette PNG", "grey+alpha PNG", "", "RGBA PNG"};
+    int fmt = recio__format(b, n);
+    char kind[48];
+    if (fmt == RECIO__FMT_PNG && n >= 33 && b[25] < 7) recio__fmt(kind, sizeof kind, b[24] == 8 ? "an %u-bit %s" : "a %u-bit %s", (unsigned)b[24], types[b[25]]);
+    else recio__fmt(kind, sizeof kind, !n ? "an empty file" : fmt == RECIO__FMT_JPEG ? "a JPEG" : fmt == RECIO__FMT_BMP ? "a BMP" : "a file of no image format recio reads");
+    if (errmsg)
+        recio__fmt(errmsg, cap, "mask: %s, not a label mask (an 8-bit grey PNG, or a palette PNG whose indices are the labels: "
+                   "another kind's values are not its labels)", kind);
+    return RECIO_ERR_DECODE;
+}
+
+static recio_err recio__mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t cap, const recio_allocator *a) {
+    static const unsigned char scale[9] = {0, 255, 0x55, 0, 0x11, 0, 0, 0, 1}; /* stb's widening of grey < 8 bits */
+    const unsigned char *b = (const unsigned char *)bytes;
+    unsigned char *copy = NULL;
+    size_t m = 0, i;
+    int empty, pal;
+    recio_err e;
+    if (errmsg && cap) errmsg[0] = 0;
+    if (!out || (!bytes && n)) return RECIO_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    if (recio__format(b, n) != RECIO__FMT_PNG) return recio__mask_refuse(b, n, errmsg, cap);
+    if (!recio__png_check(b, n, &empty, errmsg, cap)) return recio__mask_words(errmsg), RECIO_ERR_DECODE;
+    pal = b[25] == 3 && (b[24] == 1 || b[24] == 2 || b[24] == 4 || b[24] == 8);
+    if (!pal && !(b[25] == 0 && b[24] == 8)) return recio__mask_refuse(b, n, errmsg, cap);
+    if (pal && !(copy = recio__png_indices(b, n, &m, a))) return RECIO_ERR_NOMEM;
+    e = recio__decode(out, copy ? copy : b, copy ? m : n, 1, 0, errmsg, cap, a);
+    recio__free(a, copy);
+    if (e != RECIO_OK) return recio__mask_words(errmsg), e;
+    if (pal && b[24] < 8) /* indices of 1, 2 or 4 bits came out widened as grey: narrow them back */
+        for (i = 0; i < recio_image_bytes(out); i++) ((unsigned char *)out->data)[i] /= scale[b[24]];
+    return RECIO_OK;
+}
+
+RECIODEF recio_err recio_mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t errmsg_size) {
+    return recio__mask_decode(out, bytes, n, errmsg, errmsg_size, NULL);
 }
 
 /* ---- geometry ---- */
@@ -9481,6 +9879,34 @@ RECIODEF size_t recio_trivialaugment_spec(char *buf, size_t cap) {
 
 /* ---- boxes and a mask riding along (recio_transform_apply_ex) ---- */
 
+/* What is wrong with a float that must be a finite number; NULL when nothing. */
+static const char *recio__not_finite(float v) {
+    return v != v ? "is NaN" : v > FLT_MAX || v < -FLT_MAX ? "is infinite" : NULL;
+}
+
+RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *why, size_t cap) {
+    static const char *const names[5] = {"class", "xmin", "ymin", "xmax", "ymax"};
+    int i, k;
+    if (bad) *bad = -1;
+    if (why && cap) why[0] = 0;
+    if (!stride) stride = 5;
+    if (count < 0 || stride < 5 || (count && !boxes)) return RECIO_ERR_ARG;
+    for (i = 0; i < count; i++) {
+        const float *o = boxes + (size_t)i * (size_t)stride;
+        const char *what = NULL;
+        for (k = 0; k < 5 && !(what = recio__not_finite(o[k])); k++) {}
+        if (what) {
+            if (why) recio__fmt(why, cap, "object %d: %s %s", i, names[k], what);
+        } else if (o[1] > o[3] || o[2] > o[4]) {
+            if (why) recio__fmt(why, cap, "object %d: %s (an inverted box)", i, o[1] > o[3] ? "xmin > xmax" : "ymin > ymax");
+        } else {
+            continue;
+        }
+        if (bad) *bad = i;
+        return RECIO_ERR_ARG;
+    }
+    return RECIO_OK;
+}
 
 /* A moved box's bounding box [lo, hi]: dropped when its centre is not inside the w x h image,
    else clipped to it. */
@@ -9570,12 +9996,14 @@ static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, int w
     tg->fill = recio__mask_fill_value(d->mask_fill);
     if (m) tg->mask = *m, tg->mask.owned = NULL;
     if (!d->count) return RECIO_OK;
+    if (recio_boxes_check(d->boxes, d->count, stride, NULL, NULL, 0) != RECIO_OK) return RECIO_ERR_ARG;
     if ((size_t)d->count > SIZE_MAX / (5 * sizeof(double))) return RECIO_ERR_NOMEM;
     if (!(tg->b = (double *)recio__malloc(tg->alloc, (size_t)d->count * 5 * sizeof(double)))) return RECIO_ERR_NOMEM;
-    for (i = 0; i < d->count; i++) { /* normalised to pixels */
+    for (i = 0; i < d->count; i++) { /* normalised to pixels, then kept as after any op: the same whatever the chain */
         const float *o = d->boxes + (size_t)i * (size_t)stride;
-        double *b = tg->b + 5 * (size_t)i;
-        b[0] = (double)o[1] * w, b[1] = (double)o[2] * h, b[2] = (double)o[3] * w, b[3] = (double)o[4] * h, b[4] = 1;
+        double *b = tg->b + 5 * (size_t)i, lo[2], hi[2];
+        lo[0] = (double)o[1] * w, lo[1] = (double)o[2] * h, hi[0] = (double)o[3] * w, hi[1] = (double)o[4] * h, b[4] = 1;
+        recio__box_keep(b, lo, hi, w, h);
     }
     tg->n = d->count;
     return RECIO_OK;
@@ -9885,10 +10313,15 @@ RECIODEF recio_err recio_transform_apply_encoded_ex(const recio_transform *t, co
                                                     char *errmsg, size_t errmsg_size) {
     recio_encoded_desc d;
     recio__scratch sc;
+    char why[96];
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     memset(&sc, 0, sizeof sc);
     sc.p = d.scratch, sc.n = d.scratch_size;
+    if (apply && apply->count > 0 && apply->boxes && recio_boxes_check(apply->boxes, apply->count, apply->stride, NULL, why, sizeof why)) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "transform: boxes: %s", why);
+        return RECIO_ERR_ARG;
+    }
     return recio__apply_encoded(t, bytes, n, out, seed, &d, apply, &sc, errmsg, errmsg_size);
 }
 
@@ -10121,12 +10554,14 @@ RECIODEF void recio_prefetch_destroy(recio_prefetch *p) {
     recio__free(&p->d.alloc, p);
 }
 
+/* The slots are zeroed before anything else can fail: destroy frees each slot's data. */
 static recio_err recio__pf_alloc(recio_prefetch *p) {
     unsigned i;
     p->slots = (recio__pf_slot *)recio__malloc(&p->d.alloc, sizeof *p->slots * p->d.depth);
-    p->threads = (recio__pf_thread *)recio__malloc(&p->d.alloc, sizeof *p->threads * p->d.threads);
-    if (!p->slots || !p->threads) return RECIO_ERR_NOMEM;
+    if (!p->slots) return RECIO_ERR_NOMEM;
     memset(p->slots, 0, sizeof *p->slots * p->d.depth);
+    p->threads = (recio__pf_thread *)recio__malloc(&p->d.alloc, sizeof *p->threads * p->d.threads);
+    if (!p->threads) return RECIO_ERR_NOMEM;
     for (i = 0; i < p->d.depth; i++) {
         recio__pf_slot *s = &p->slots[i];
         s->alloc = &p->d.alloc;
@@ -10429,7 +10864,7 @@ static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t ep
     sd.seed = it->d.seed;
     sd.epoch = epoch;
     sd.alloc = it->d.alloc;
-    sd.open_file = it->d.open_file, sd.open_user = it->d.open_user;
+    sd.fs = it->d.fs;
     sd.errmsg = msg; /* the split's words, or "URIS: offset 0: why" when it made none */
     recio_split_close(it->src.split);
     it->src.split = NULL;
@@ -10496,12 +10931,10 @@ static recio_err recio__it_src_next(recio_iter *it, recio_record *rec, uint64_t 
 
 static recio_err recio__it_open_aux(recio_iter *it, const char *path, char *msg) {
     recio_reader_desc rd;
-    recio_err e;
     memset(&rd, 0, sizeof rd);
     rd.alloc = it->d.alloc;
     rd.buffer_size = 1u << 16; /* one record at a time */
-    if ((e = recio__open_reader(it->d.open_file, it->d.open_user, path, &rd, &it->src.aux)) != RECIO_OK) recio__open_fail(msg, path, e);
-    return e;
+    return recio__open_reader(it->d.fs, path, &rd, &it->src.aux, msg);
 }
 
 /* The record with this key, read again (padding, roll-over, restore). */
@@ -10817,6 +11250,29 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     return e;
 }
 
+/* desc.label_detection with a spec: the objects the chain moves must be boxes (recio_boxes_check).
+   One with a NaN or an inverted box is not an object to move or count: the record is refused,
+   naming the object (skip_bad leaves it out and counts it). */
+static recio_err recio__it_boxes(const float *row, unsigned objects, char *what) {
+    char why[96];
+    if (!objects || recio_boxes_check(row + (size_t)row[0], (int)objects, (int)row[1], NULL, why, sizeof why) == RECIO_OK) return RECIO_OK;
+    return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: %s", why), RECIO_ERR_FORMAT;
+}
+
+/* Why a record has no mask (recio_irecord_unpack finds PNG masks only): none at all; a tail ("RMSK"
+   at the end) over an image of another kind, refused by name (a JPEG); or a damaged tail. */
+static void recio__it_no_mask(const recio_irecord *ir, char *what) {
+    const unsigned char *end = (const unsigned char *)ir->image + ir->image_size;
+    size_t n = ir->image_size >= RECIO_MASK_TAIL_SIZE && !memcmp(end - 4, "RMSK", 4) ? recio_load_u32le(end - 8) : 0;
+    if (!n)
+        recio__fmt(what, RECIO_ITER_ERRMSG, "no label mask in this record (desc.masks; recio pack --mask-root writes them)");
+    else if (n <= ir->image_size - RECIO_MASK_TAIL_SIZE && recio__format(end - 8 - n, n) != RECIO__FMT_NONE)
+        recio__mask_refuse(end - 8 - n, n, what, RECIO_ITER_ERRMSG);
+    else
+        recio__fmt(what, RECIO_ITER_ERRMSG, "mask: the record ends in a mask tail (\"RMSK\") that holds no mask: its length (%U) or the mask's signature is damaged",
+                   (uint64_t)n);
+}
+
 /* With label_detection and/or masks: item i's boxes (its label row, in place) and its mask (into the
    batch's mask tensor) go through the chain with the pixels. */
 static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, unsigned char *out,
@@ -10834,13 +11290,11 @@ static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, 
         unsigned a = (unsigned)row[0], b = (unsigned)row[1], fit = (it->d.label_width - a) / b;
         ap.boxes = ap.boxes_out = row + a, ap.count = (int)(*objects < fit ? *objects : fit), ap.stride = (int)b;
         ap.count_out = &kept;
+        if ((e = recio__it_boxes(row, (unsigned)ap.count, what)) != RECIO_OK) return e;
     }
     if (it->d.masks) {
-        if (!ir->mask) return recio__fmt(what, RECIO_ITER_ERRMSG, "no label mask in this record (desc.masks; recio pack --mask-root writes them)"), RECIO_ERR_FORMAT;
-        if ((e = recio__decode(&mask, ir->mask, ir->mask_size, 1, 0, what, RECIO_ITER_ERRMSG, &it->d.alloc)) != RECIO_OK) {
-            if (!strncmp(what, "decode: ", 8)) memmove(what + 5, what + 8, strlen(what + 8) + 1), memcpy(what, "mask:", 5);
-            return e;
-        }
+        if (!ir->mask) return recio__it_no_mask(ir, what), RECIO_ERR_FORMAT;
+        if ((e = recio__mask_decode(&mask, ir->mask, ir->mask_size, what, RECIO_ITER_ERRMSG, &it->d.alloc)) != RECIO_OK) return e;
         mask_out = recio_image_wrap(out + it->mask_off + (size_t)i * it->mask_bytes, it->shape.width, it->shape.height, 1, RECIO_U8, RECIO_HWC, 0);
         ap.mask = &mask, ap.mask_out = &mask_out, ap.mask_fill = it->d.mask_fill;
     }
@@ -11203,7 +11657,7 @@ static recio_err recio__it_pf_begin(void *user, uint64_t epoch, char *errmsg) {
    recio__it_desc left it (defaults filled in) and only when the options named by `when` make it
    matter, so two descs that give the same batches give the same fingerprint. Left out, since they
    never change a batch: use_mmap, workers, prefetch, checksums (adds batch.sums only), cache_bytes,
-   open_file, open_user, errmsg and alloc; and transform and user, since a callback cannot be
+   fs, errmsg and alloc; and transform and user, since a callback cannot be
    hashed (restore with the same one). A new desc field goes here or in that list:
    tests/test_iter_checkpoint.c reads the struct from recio.h and changes every field in turn. */
 enum { RECIO__FP_INT, RECIO__FP_F32, RECIO__FP_STR, RECIO__FP_FILL /* mask_fill: the label it means */ };
@@ -11398,12 +11852,9 @@ static recio_err recio__it_spec(recio_iter *it) {
 #define recio_transform_free(t) ((void)(t))
 #endif
 
-/* A side file (path_imglist, mean_img) into memory, through desc.open_file when given. */
+/* A side file (path_imglist, mean_img) into memory, through desc.fs. */
 static recio_err recio__it_slurp(recio_iter *it, const char *path, char **text, size_t *n) {
-    recio_io io;
-    recio_err e = recio__open_read(it->d.open_file, it->d.open_user, path, &io);
-    if (e != RECIO_OK) return recio__open_fail(it->errmsg, path, e), e;
-    return recio__slurp_io(&it->d.alloc, &io, path, text, n, it->errmsg);
+    return recio__slurp(it->d.fs, &it->d.alloc, path, text, n, it->errmsg);
 }
 
 static int recio__it_line_cmp(const void *a, const void *b) {
@@ -11753,18 +12204,9 @@ RECIODEF recio_err recio_iter_open(recio_iter **out, const recio_iter_desc *desc
     return recio_iter_open_ex(out, desc, desc ? desc->errmsg : NULL, desc && desc->errmsg ? RECIO_ERRMSG_SIZE : 0);
 }
 
-RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *desc, char *errmsg, size_t errmsg_size) {
-    recio_iter *it;
+/* An open's steps in order, the first error stopping them (its words in it->errmsg, or none). */
+static recio_err recio__it_open_steps(recio_iter *it) {
     recio_err e;
-    if (errmsg && errmsg_size) errmsg[0] = 0;
-    if (!out) return RECIO_ERR_ARG;
-    *out = NULL;
-    if (!desc) return RECIO_ERR_ARG;
-    it = (recio_iter *)recio__it_calloc(&desc->alloc, 1, sizeof *it);
-    if (!it) return RECIO_ERR_NOMEM;
-    it->d = *desc;
-    it->kn = recio__kern_pick();
-    it->need_begin = 1;
     if ((e = recio__it_desc(&it->d, it->errmsg)) == RECIO_OK && (e = recio__it_src_init(it)) == RECIO_OK &&
         (e = recio__it_spec(it)) == RECIO_OK && (e = recio__it_cache_init(it)) == RECIO_OK && (e = recio__it_imglist(it)) == RECIO_OK && (e = recio__it_mean(it)) == RECIO_OK &&
         (e = recio__it_layout(it)) == RECIO_OK && (e = recio__it_alloc(it)) == RECIO_OK) {
@@ -11773,8 +12215,24 @@ RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *d
         e = recio__it_start(it);
 #endif
     }
-    if (e != RECIO_OK) {
-        if (errmsg && errmsg_size) recio__fmt(errmsg, errmsg_size, "%s", it->errmsg[0] ? it->errmsg : recio_strerror(e));
+    return e;
+}
+
+RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *desc, char *errmsg, size_t errmsg_size) {
+    recio_iter *it;
+    recio_err e = RECIO_ERR_NOMEM;
+    if (errmsg && errmsg_size) errmsg[0] = 0;
+    if (!out) return RECIO_ERR_ARG;
+    *out = NULL;
+    if (!desc) return RECIO_ERR_ARG;
+    if ((it = (recio_iter *)recio__it_calloc(&desc->alloc, 1, sizeof *it)) != NULL) {
+        it->d = *desc;
+        it->kn = recio__kern_pick();
+        it->need_begin = 1;
+        e = recio__it_open_steps(it);
+    }
+    if (e != RECIO_OK) { /* a handle that cannot be allocated says so too */
+        if (errmsg && errmsg_size) recio__fmt(errmsg, errmsg_size, "%s", it && it->errmsg[0] ? it->errmsg : recio_strerror(e));
         recio_iter_close(it);
         return e;
     }

@@ -64,6 +64,39 @@ static inline const char *t_recio_tool(void) {
     return r;
 }
 
+/* The allocation-failure sweep's allocator: a recio_allocator (alloc = t_fail_alloc, free =
+   t_fail_free, user = a t_failalloc) that refuses its fail_at-th call (counted from 1; 0: none) and
+   keeps count of the blocks live, so a sweep over fail_at = 1, 2, ... reaches every allocation of
+   an open, and live == 0 after it shows that nothing leaked. Blocks come filled with 0xa5, so a
+   pointer read from memory never set is garbage (a crash) rather than a lucky NULL. The counts are atomic (GCC's builtins)
+   where the compiler has them: the prefetcher's threads allocate too. */
+typedef struct t_failalloc {
+    long calls, fail_at, live, failed;
+} t_failalloc;
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__TINYC__)
+#define T_ADD(p, k) __atomic_add_fetch((p), (k), __ATOMIC_SEQ_CST)
+#else
+#define T_ADD(p, k) (*(p) += (k)) /* single-threaded use only */
+#endif
+static inline void *t_fail_alloc(size_t n, void *user) {
+    t_failalloc *f = (t_failalloc *)user;
+    void *p;
+    if (T_ADD(&f->calls, 1) == f->fail_at) {
+        T_ADD(&f->failed, 1);
+        return NULL;
+    }
+    if ((p = malloc(n)) != NULL) T_ADD(&f->live, 1), memset(p, 0xa5, n); /* what is read unset shows */
+    return p;
+}
+static inline void t_fail_free(void *p, void *user) {
+    if (p) T_ADD(&((t_failalloc *)user)->live, -1);
+    free(p);
+}
+/* f reset to fail its fail_at-th call. */
+static inline void t_fail_arm(t_failalloc *f, long fail_at) {
+    memset(f, 0, sizeof *f);
+    f->fail_at = fail_at;
+}
 
 static inline int t_done(const char *suite) {
     if (t_skipped) printf("%s: %d passed, %d failed, %d skipped\n", suite, t_passed, t_failed, t_skipped);

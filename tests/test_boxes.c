@@ -485,6 +485,91 @@ static void test_drop_and_clip(void) {
     recio_image_free(&in);
 }
 
+/* A box that is not one (a NaN or infinite value, xmin > xmax, ymin > ymax) is refused with the
+   object named, never moved as a box: a NaN xmin used to come out of flip as 0.5 (and of rotate
+   with an area), an inverted box out of random_resized_crop as the whole image. */
+static void test_invalid_boxes_refused(void) {
+    static const char *const specs[] = {"flip", "rotate(30)", "random_resized_crop(64)", "identity", "brightness(1.2)"};
+    float nan_ = strtof("nan", NULL), inf_ = strtof("inf", NULL), out[12], ok[6] = {0, 0.1f, 0.2f, 0.1f, 0.6f, 0};
+    float bad[6][5] = {{0, 0, 0.2f, 0.5f, 0.6f}, {0, 0.9f, 0.8f, 0.1f, 0.2f}, {0, 0.1f, 0.8f, 0.5f, 0.2f},
+                       {0, 0.1f, 0.2f, 0.5f, 0}, {0, 0.1f, 0.2f, 0.5f, 0.6f}, {0, 0.1f, 0.2f, 0.5f, 0.6f}};
+    static const char *const why[6] = {"object 0: xmin is NaN", "object 0: xmin > xmax (an inverted box)",
+                                       "object 0: ymin > ymax (an inverted box)", "object 0: ymax is infinite",
+                                       "object 0: class is NaN", "object 0: class is infinite"};
+    scene sc = make_scene(80, 60, 1);
+    char msg[160];
+    int i, k, at, kept;
+    bad[0][1] = nan_, bad[3][4] = inf_, bad[4][0] = nan_, bad[5][0] = -inf_;
+    for (i = 0; i < 6; i++) {
+        float two[10];
+        memcpy(two, ok, 5 * sizeof(float)), memcpy(two + 5, bad[i], 5 * sizeof(float));
+        CHECK(recio_boxes_check(bad[i], 1, 5, &at, msg, sizeof msg) == RECIO_ERR_ARG && at == 0 && strcmp(msg, why[i]) == 0);
+        CHECK(recio_boxes_check(two, 2, 5, &at, msg, sizeof msg) == RECIO_ERR_ARG && at == 1 && strncmp(msg, "object 1: ", 10) == 0);
+        for (k = 0; k < 5; k++) {
+            recio_transform *t = NULL;
+            recio_image o = {0};
+            recio_apply_desc d;
+            memset(&d, 0, sizeof d);
+            d.boxes = bad[i], d.count = 1, d.boxes_out = out, d.count_out = &kept;
+            CHECK(recio_transform_parse(&t, specs[k]) == RECIO_OK);
+            CHECK_EQ_INT(recio_transform_apply_ex(t, &sc.img, &o, 3, &d), RECIO_ERR_ARG);
+            CHECK(o.data == NULL);
+            recio_transform_free(t);
+        }
+    }
+    /* a zero-area box is a box; the floats after the fifth are the object's own, never checked */
+    ok[5] = nan_;
+    CHECK(recio_boxes_check(ok, 1, 6, &at, msg, sizeof msg) == RECIO_OK && at == -1 && msg[0] == 0);
+    CHECK(recio_boxes_check(ok, 1, 4, &at, NULL, 0) == RECIO_ERR_ARG);
+    CHECK(recio_boxes_check(NULL, 0, 0, NULL, NULL, 0) == RECIO_OK);
+    { /* the encoded path says which */
+        t_mem_out png;
+        recio_transform *t = NULL;
+        recio_image o = {0};
+        recio_apply_desc d;
+        memset(&png, 0, sizeof png);
+        CHECK(stbi_write_png_to_func(t_to_mem, &png, sc.img.width, sc.img.height, 3, sc.img.data, (int)sc.img.stride) != 0);
+        memset(&d, 0, sizeof d);
+        d.boxes = bad[0], d.count = 1, d.boxes_out = out, d.count_out = &kept;
+        CHECK(recio_transform_parse(&t, "flip") == RECIO_OK);
+        CHECK(recio_transform_apply_encoded_ex(t, png.b, (size_t)png.n, &o, 0, NULL, &d, msg, sizeof msg) == RECIO_ERR_ARG);
+        CHECK(strcmp(msg, "transform: boxes: object 0: xmin is NaN") == 0);
+        recio_transform_free(t);
+    }
+    free_scene(&sc);
+}
+
+/* Boxes are clipped to the image and dropped when their centre is outside whatever the chain: with
+   no geometric op (identity, colour ops only) as after flip flip (the same image). -5 -5 10 10 used
+   to survive identity while flip dropped it. Expected boxes worked out by hand. */
+static void test_clip_without_geometry(void) {
+    static const char *const specs[] = {"identity", "brightness(1.2) contrast(0.9)", "flip flip", "crop(0,0,80,60)"};
+    /* class, xmin, ymin, xmax, ymax: out of the image (centre 2.5, 2.5); partly out on the left; its
+       centre just right of the image; inside */
+    static const float in[4][5] = {{0, -5, -5, 10, 10}, {1, -0.4f, 0.2f, 0.5f, 0.6f}, {2, 0.8f, 0.1f, 1.3f, 0.3f}, {3, 0.25f, 0.5f, 0.75f, 1}};
+    static const float want[2][5] = {{1, 0, 0.2f, 0.5f, 0.6f}, {3, 0.25f, 0.5f, 0.75f, 1}};
+    scene sc = make_scene(80, 60, 1);
+    int k, i, j;
+    for (k = 0; k < 4; k++) {
+        recio_transform *t = NULL;
+        recio_image o = {0};
+        recio_apply_desc d;
+        float out[4 * 5];
+        int kept = -1;
+        memset(&d, 0, sizeof d);
+        d.boxes = &in[0][0], d.count = 4, d.boxes_out = out, d.count_out = &kept;
+        CHECK(recio_transform_parse(&t, specs[k]) == RECIO_OK);
+        CHECK(recio_transform_apply_ex(t, &sc.img, &o, 0, &d) == RECIO_OK);
+        CHECK_EQ_INT(kept, 2);
+        for (i = 0; i < 2 && kept == 2; i++)
+            for (j = 0; j < 5; j++)
+                if (fabsf(out[5 * i + j] - want[i][j]) > 1e-6f) printf("  %s: box %d value %d: %g, want %g\n", specs[k], i, j, out[5 * i + j], want[i][j]), CHECK(0);
+        recio_image_free(&o);
+        recio_transform_free(t);
+    }
+    free_scene(&sc);
+}
+
 /* mask_fill: the default 255, a given label, and label 0; a bad desc is refused. */
 static void test_mask_fill_and_args(void) {
     recio_transform *t = NULL;
@@ -636,6 +721,16 @@ static void cli_run_and_compare(const char *recio, const char *spec, uint64_t se
     free_result(&r);
 }
 
+/* recio apply --spec SPEC with `text` as the boxes file: exit 1, `words` on stderr, no OUT written. */
+static void cli_bad_box(const char *recio, const char *spec, const char *text, const char *words) {
+    char cmd[1024];
+    write_text("build/tb_bad.txt", text);
+    remove("build/tb_bad_out.txt");
+    snprintf(cmd, sizeof cmd, "%s apply --spec '%s' --boxes build/tb_bad.txt --boxes-out build/tb_bad_out.txt build/tb_in.png build/tb_out.png "
+             "2>build/tb_err.txt; test $? = 1 && grep -qF '%s' build/tb_err.txt && test ! -e build/tb_bad_out.txt", recio, spec, words);
+    if (sh(cmd) != 0) printf("  %s: %s", spec, text), CHECK(0);
+}
+
 static void test_cli_boxes_and_mask(void) {
     const char *recio = t_recio_tool();
     char cmd[1024], text[400];
@@ -660,6 +755,18 @@ static void test_cli_boxes_and_mask(void) {
     CHECK(sh(cmd) == 0);
     snprintf(cmd, sizeof cmd, "%s apply --spec flip --mask build/tb_in.png --mask-out build/tb_m.png build/tb_in.png build/tb_out.png 2>/dev/null", recio);
     CHECK(sh(cmd) == 1); /* a three-channel mask */
+    /* lines that are not boxes: refused, the line named (a NaN xmin came out of flip as 0.5, the
+       inverted box out of random_resized_crop as 0 0 1 1, class 1e40 as inf) */
+    cli_bad_box(recio, "flip", "0 nan 0.2 0.5 0.6\n", "tb_bad.txt: line 1: xmin is NaN");
+    cli_bad_box(recio, "rotate(30)", "0 0.1 0.1 0.5 0.5\n1 0.2 0.2 0.3 inf\n", "tb_bad.txt: line 2: ymax is infinite");
+    cli_bad_box(recio, "random_resized_crop(64)", "0 0.9 0.8 0.1 0.2\n", "tb_bad.txt: line 1: xmin > xmax");
+    cli_bad_box(recio, "flip", "1e40 0.1 0.2 0.5 0.6\n", "tb_bad.txt: line 1: class 1e+40 does not fit in a float");
+    cli_bad_box(recio, "flip", "0 0.1 -1e39 0.5 0.6\n", "tb_bad.txt: line 1: ymin -1e+39 does not fit in a float");
+    /* clipped and dropped with no geometric op as with one */
+    write_text("build/tb_bad.txt", "0 -5 -5 10 10\n1 -0.4 0.25 0.5 0.75\n");
+    snprintf(cmd, sizeof cmd, "%s apply --spec identity --boxes build/tb_bad.txt --boxes-out build/tb_out.txt build/tb_in.png build/tb_out.png "
+             "&& test \"$(cat build/tb_out.txt)\" = '1 0 0.25 0.5 0.75'", recio);
+    CHECK(sh(cmd) == 0);
     snprintf(cmd, sizeof cmd, "%s apply --help | grep -q -- '--boxes-out OUT.txt'", recio);
     CHECK(sh(cmd) == 0);
     free_scene(&s);
@@ -816,6 +923,8 @@ int main(void) {
     RUN(test_bbox_crop_fallback);
     RUN(test_mask_labels_never_blended);
     RUN(test_drop_and_clip);
+    RUN(test_invalid_boxes_refused);
+    RUN(test_clip_without_geometry);
     RUN(test_mask_fill_and_args);
     RUN(test_encoded_path);
     RUN(test_cli_boxes_and_mask);

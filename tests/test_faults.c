@@ -181,7 +181,8 @@ static void test_writer_every_failure(void) {
     recio_buffer_free(&b);
 }
 
-/* The split opens its files through desc.open_file: two files of the sound data, each a fault_io. */
+/* The split opens its files through desc.fs (a filesystem for plain paths): two files of the sound
+   data, each a fault_io. */
 typedef struct split_files {
     recio_buffer b;
     fault_io f[2];
@@ -189,8 +190,9 @@ typedef struct split_files {
     int shorts; /* the files answer reads a few bytes at a time: many more calls to fail */
 } split_files;
 
-static recio_err open_faulty(void *user, const char *path, recio_io *io) {
+static recio_err open_faulty(void *user, const char *path, recio_io *io, char *why) {
     split_files *s = (split_files *)user;
+    (void)why;
     fault_io *f = &s->f[strcmp(path, "b.rec") == 0];
     memset(f, 0, sizeof *f);
     f->data = s->b.data, f->size = s->b.size;
@@ -200,13 +202,23 @@ static recio_err open_faulty(void *user, const char *path, recio_io *io) {
     return RECIO_OK;
 }
 
+/* A filesystem for plain paths whose only hook is open_faulty. */
+static recio_fs faulty_fs(split_files *s) {
+    recio_fs fs;
+    memset(&fs, 0, sizeof fs);
+    fs.open_read = open_faulty;
+    fs.user = s;
+    return fs;
+}
+
 static recio_err split_all(split_files *s, unsigned rank, unsigned nsplit, uint64_t *sums, int *n, int *failed) {
     recio_split_desc d;
     recio_split *sp = NULL;
     recio_record rec;
     recio_err e;
+    recio_fs fs = faulty_fs(s);
     memset(&d, 0, sizeof d);
-    d.open_file = open_faulty, d.open_user = s;
+    d.fs = &fs;
     d.buffer_size = 256;
     *n = 0;
     s->calls = 0;
@@ -243,7 +255,7 @@ static void test_split_every_failure(void) {
     recio_buffer_free(&s.b);
 }
 
-/* The iterator opens its files through desc.open_file: one file of 30 image records, each a fault_io
+/* The iterator opens its files through desc.fs: one file of 30 image records, each a fault_io
    over the same memory, the call count running on across the opens of one run. */
 static recio_err cb_item(void *user, const recio_irecord *rec, uint64_t seed, void *out, size_t item_bytes, unsigned worker,
                          char *errmsg) {
@@ -258,11 +270,12 @@ static int iter_all(split_files *s, unsigned workers, uint64_t *sums, int *faile
     recio_iter *it = NULL;
     recio_batch b;
     recio_err e;
+    recio_fs fs = faulty_fs(s);
     int n = 0;
     memset(&d, 0, sizeof d);
     d.uris = "a.rec";
     d.transform = cb_item, d.item_bytes = 16, d.batch = 4, d.workers = workers, d.seed = 3;
-    d.open_file = open_faulty, d.open_user = s;
+    d.fs = &fs;
     s->calls = 0;
     memset(s->f, 0, sizeof s->f);
     e = recio_iter_open(&it, &d);

@@ -1,6 +1,6 @@
 /* What a program without files does with recio (make freestanding links it for a Cortex-M4 against
    the RECIO_NO_STDIO library; make test runs it here): records written to and read from memory, an
-   index parsed from text, a two-file dataset split across ranks through an opener over memory, and
+   index parsed from text, a two-file dataset split across ranks through a filesystem over memory, and
    image ops on pixels in a buffer. Only recio's memory paths and the C library are used. */
 #include "recio.h"
 #include <stdio.h>
@@ -12,7 +12,7 @@ static void check(int ok, const char *what) {
     else failed++, printf("FAIL %s\n", what);
 }
 
-/* Two "files" in memory, opened by name through the split's opener. */
+/* Two "files" in memory, opened by name through the split's filesystem (plain paths, open_read only). */
 typedef struct mem_file {
     const char *name;
     recio_buffer data;
@@ -35,9 +35,9 @@ static int mf_seek(void *u, uint64_t off) {
     return 0;
 }
 static int64_t mf_size(void *u) { return (int64_t)((mem_file *)u)->data.size; }
-static recio_err mf_open(void *user, const char *path, recio_io *io) {
+static recio_err mf_open(void *user, const char *path, recio_io *io, char *why) {
     int i;
-    (void)user;
+    (void)user, (void)why;
     for (i = 0; i < 2; i++)
         if (strcmp(path, files[i].name) == 0) {
             memset(io, 0, sizeof *io);
@@ -57,6 +57,7 @@ static void records_index_split(void) {
     recio_record rec;
     recio_index idx;
     recio_split_desc sd;
+    recio_fs fs;
     unsigned char payload[300];
     int f, i, n, rank, total = 0;
     memset(payload, 0x5a, sizeof payload);
@@ -76,7 +77,9 @@ static void records_index_split(void) {
     check(recio_index_parse(&idx, "0\t0\n1\t24\n", 9, "flash:a.idx") == RECIO_OK && idx.count == 2, "index_parse");
     recio_index_free(&idx);
     memset(&sd, 0, sizeof sd);
-    sd.open_file = mf_open;
+    memset(&fs, 0, sizeof fs);
+    fs.open_read = mf_open;
+    sd.fs = &fs;
     for (rank = 0; rank < 3; rank++) {
         recio_split *s;
         check(recio_split_open_desc(&s, "flash:a.rec;flash:b.rec", (unsigned)rank, 3, &sd) == RECIO_OK, "split_open");

@@ -44,15 +44,15 @@ static void test_close_any_moment(void) {
     }
 }
 
-/* recio_io.close is optional in a caller's open_file hooks: the iterator reads its side file
-   (path_imglist) and the split its .idx through hooks that leave it NULL (they used to call it). */
-static recio_io closeless[8];
+/* recio_io.close is optional in a filesystem's streams: the iterator reads its side file
+   (path_imglist) and the split its .idx through an open_read that leaves it NULL (they used to call it). */
+static recio_io closeless[16];
 static unsigned ncloseless;
-static recio_err open_closeless(void *user, const char *path, recio_io *io) {
+static recio_err open_closeless(void *user, const char *path, recio_io *io, char *why) {
     size_t n = strlen(path);
     recio_err e = recio_io_open_file(io, path, "rb");
-    (void)user;
-    if (e == RECIO_OK && n > 4 && (!strcmp(path + n - 4, ".lst") || !strcmp(path + n - 4, ".idx")) && ncloseless < 8)
+    (void)user, (void)why;
+    if (e == RECIO_OK && n > 4 && (!strcmp(path + n - 4, ".lst") || !strcmp(path + n - 4, ".idx")) && ncloseless < 16)
         closeless[ncloseless++] = *io, io->close = NULL; /* the test closes it */
     return e;
 }
@@ -63,6 +63,7 @@ static void test_hooks_without_close(void) {
     recio_batch b;
     char msg[RECIO_ERRMSG_SIZE];
     unsigned i;
+    recio_fs fs;
     FILE *f;
     iu_make("build/test_iter/closeless.rec", 4);
     f = fopen("build/test_iter/closeless.lst", "w");
@@ -72,7 +73,9 @@ static void test_hooks_without_close(void) {
     d.label_width = 1;
     d.index = 1;
     d.path_imglist = "build/test_iter/closeless.lst";
-    d.open_file = open_closeless;
+    memset(&fs, 0, sizeof fs);
+    fs.open_read = open_closeless;
+    d.fs = &fs;
     d.errmsg = msg;
     ncloseless = 0;
     CHECK(recio_iter_open(&it, &d) == RECIO_OK);
@@ -83,7 +86,7 @@ static void test_hooks_without_close(void) {
     for (i = 0; i < ncloseless; i++) closeless[i].close(closeless[i].user);
 }
 
-/* Every io an open_file hook hands out is closed exactly once, also when the k-th one cannot read
+/* Every io a filesystem's open_read hands out is closed exactly once, also when the k-th one cannot read
    (read == NULL: refused) and the open or a later re-read fails because of it. The hook counts its
    opens and the closes of what it opened. */
 static unsigned hk_opens, hk_closes, hk_bad_at;
@@ -95,10 +98,10 @@ static int hk_close(void *user) {
 static int64_t hk_read(void *user, void *buf, size_t n) { return hk_inner[(size_t)user].read(hk_inner[(size_t)user].user, buf, n); }
 static int hk_seek(void *user, uint64_t off) { return hk_inner[(size_t)user].seek(hk_inner[(size_t)user].user, off); }
 static int64_t hk_size(void *user) { return hk_inner[(size_t)user].size(hk_inner[(size_t)user].user); }
-static recio_err open_counted(void *user, const char *path, recio_io *io) {
+static recio_err open_counted(void *user, const char *path, recio_io *io, char *why) {
     size_t k = hk_opens;
     recio_err e;
-    (void)user;
+    (void)user, (void)why;
     if (k >= 64 || (e = recio_io_open_file(&hk_inner[k], path, "rb")) != RECIO_OK) return RECIO_ERR_IO;
     hk_opens++;
     memset(io, 0, sizeof *io);
@@ -118,9 +121,12 @@ static void test_hook_io_closed_once(void) {
         recio_iter *it = NULL;
         recio_batch b;
         char msg[RECIO_ERRMSG_SIZE];
+        recio_fs fs;
         unsigned epoch;
         iu_desc(&d, "build/test_iter/hooked.rec", 2, RECIO_LAST_ROLL_OVER, bad % 2);
-        d.open_file = open_counted;
+        memset(&fs, 0, sizeof fs);
+        fs.open_read = open_counted;
+        d.fs = &fs;
         d.errmsg = msg;
         hk_opens = hk_closes = 0, hk_bad_at = bad;
         if (recio_iter_open(&it, &d) == RECIO_OK)
@@ -166,6 +172,62 @@ static void test_skip_bad_moves_every_array(void) {
     recio_iter_close(it);
 }
 
+/* Every allocation of an open with workers refused in turn (2 workers, a prefetch ring of 4,
+   shuffled through a buffer, the .idx read): each is a clean RECIO_ERR_NOMEM with its words, the
+   handle NULL and nothing left allocated (the prefetcher's refused thread array once had it free
+   pointers never set). The first open that gets through may still meet the refusal on a worker:
+   then an error, never a wrong batch. A later open with nothing refused gives the batches of an
+   open with the default allocator. */
+static void sweep_desc(recio_iter_desc *d, t_failalloc *fa, char *msg) {
+    iu_desc(d, "build/test_iter/sixty.rec", 7, RECIO_LAST_PAD, 2);
+    d->prefetch = 4;
+    d->shuffle_buffer = 5;
+    d->index = 1;
+    d->errmsg = msg;
+    if (fa) d->alloc.alloc = t_fail_alloc, d->alloc.free = t_fail_free, d->alloc.user = fa;
+}
+
+static void test_open_allocation_failures(void) {
+    recio_iter_desc d;
+    recio_iter *it;
+    iu_batch ref[32], got[32];
+    char msg[RECIO_ERRMSG_SIZE];
+    t_failalloc fa;
+    size_t nref, n;
+    recio_err e;
+    long k;
+    sweep_desc(&d, NULL, msg);
+    if (!(it = ic_open(&d))) return;
+    nref = iu_run(it, ref, 32, 2, NULL);
+    recio_iter_close(it);
+    CHECK(nref >= 18);
+    sweep_desc(&d, &fa, msg);
+    for (k = 1; k < 400; k++) {
+        it = (recio_iter *)&d;
+        t_fail_arm(&fa, k);
+        if ((e = recio_iter_open(&it, &d)) == RECIO_OK) {
+            n = iu_run(it, got, 32, 2, &e);
+            CHECK(e == RECIO_ERR_NOMEM || (e == RECIO_END && n == nref && iu_same(ref, got, n)));
+            recio_iter_close(it);
+            CHECK_EQ_INT(fa.live, 0);
+            break;
+        }
+        CHECK_EQ_INT(e, RECIO_ERR_NOMEM);
+        CHECK(it == NULL);
+        CHECK(strstr(msg, "out of memory") != NULL);
+
+        CHECK_EQ_INT(fa.failed, 1);
+        CHECK_EQ_INT(fa.live, 0);
+    }
+    CHECK(k > 10 && k < 400);
+    t_fail_arm(&fa, 0);
+    if (!(it = ic_open(&d))) return;
+    n = iu_run(it, got, 32, 2, &e);
+    CHECK(e == RECIO_END && n == nref && iu_same(ref, got, n));
+    recio_iter_close(it);
+    CHECK_EQ_INT(fa.live, 0);
+}
+
 #ifdef RECIO_NO_IMAGE
 /* Records only: what needs the image section (a spec, and mean_img and mixing, which need one) is
    refused at open with words that say so; the callback path with the same dataset opens. */
@@ -205,6 +267,7 @@ int main(void) {
     RUN(test_hooks_without_close);
     RUN(test_hook_io_closed_once);
     RUN(test_skip_bad_moves_every_array);
+    RUN(test_open_allocation_failures);
 #ifdef RECIO_NO_IMAGE
     RUN(test_noimage_refuses_image_options_at_open);
 #endif

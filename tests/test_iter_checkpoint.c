@@ -97,10 +97,12 @@ static void make_files(void) {
 
 /* ---- hooks a desc may carry ---- */
 
-static recio_err plain_open(void *user, const char *path, recio_io *io) {
-    (void)user;
+static recio_err plain_open(void *user, const char *path, recio_io *io, char *why) {
+    (void)user, (void)why;
     return recio_io_open_file(io, path, "rb");
 }
+/* A filesystem of its own for plain paths that opens the same files: the batches do not change. */
+static const recio_fs plain_fs = {NULL, NULL, 0, plain_open, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 static void *counting_alloc(size_t n, void *user) {
     ++*(unsigned long *)user;
     return malloc(n);
@@ -133,7 +135,7 @@ static const field_case fields[] = {
     {"masks", REFUSED}, {"mask_fill", REFUSED}, {"mixup_alpha", REFUSED}, {"cutmix_alpha", REFUSED},
     {"mix_prob", REFUSED}, {"num_classes", REFUSED}, {"path_imglist", REFUSED}, {"batch", REFUSED},
     {"last_batch", REFUSED}, {"workers", SAME}, {"prefetch", SAME}, {"checksums", SAME}, {"skip_bad", REFUSED},
-    {"cache_bytes", SAME}, {"open_file", SAME}, {"open_user", SAME}, {"errmsg", SAME}, {"alloc", SAME},
+    {"cache_bytes", SAME}, {"fs", SAME}, {"errmsg", SAME}, {"alloc", SAME},
     {"key_begin", REFUSED}, {"key_end", REFUSED},
 };
 #define NFIELDS ((int)(sizeof fields / sizeof fields[0]))
@@ -210,8 +212,7 @@ static int vary(const char *name, recio_iter_desc *d, int change) {
     else if (IS("checksums")) d->checksums = 1;
     else if (IS("skip_bad")) d->skip_bad = 1;
     else if (IS("cache_bytes")) d->cache_bytes = 1 << 20;
-    else if (IS("open_file")) d->open_file = plain_open;
-    else if (IS("open_user")) d->open_user = &allocs;
+    else if (IS("fs")) d->fs = &plain_fs;
     else if (IS("errmsg")) d->errmsg = errbuf;
     else if (IS("alloc")) d->alloc.alloc = counting_alloc, d->alloc.free = counting_free, d->alloc.user = &allocs;
     else return 0;

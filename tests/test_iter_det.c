@@ -253,6 +253,62 @@ static void test_real_layout_file(void) {
     recio_iter_close(it);
 }
 
+/* Records whose objects are not boxes (record 1: a NaN xmin, record 3: xmin > xmax) are refused,
+   the record's offset and the object named; with skip_bad they are left out and counted, and the
+   other records keep their objects (a NaN xmin used to count, and move, as one object). */
+static void test_invalid_boxes(void) {
+    static unsigned char rgb[W * H * 3], mask[W * H];
+    static t_mem_out im;
+    float labels[4 + 10] = {4, 5, W, H, 1, 0.25f, 0.25f, 0.5f, 0.75f, 2, 0.5f, 0.5f, 0.75f, 1};
+    uint64_t off[5];
+    recio_writer *w;
+    recio_iter *it = NULL;
+    recio_batch b;
+    recio_err e = RECIO_OK;
+    const recio_iter_bad *bad = NULL;
+    unsigned nbad = 0, i, skip;
+    char words[64];
+    scene(rgb, mask);
+    im.n = 0;
+    CHECK(stbi_write_png_to_func(t_to_mem, &im, W, H, 3, rgb, W * 3) != 0);
+    CHECK(recio_writer_open(&w, rec_path) == RECIO_OK);
+    for (i = 0; i < 5; i++) {
+        unsigned char *r = (unsigned char *)malloc(64 + sizeof labels + (size_t)im.n);
+        size_t n;
+        labels[10] = i == 1 ? strtof("nan", NULL) : 0.5f;         /* object 1's xmin */
+        labels[7] = i == 3 ? 0.1f : 0.5f, labels[5] = 0.25f;      /* object 0's xmax < xmin 0.25 */
+        n = recio_irecord_pack_header(r, labels, 14, i, 0);
+        memcpy(r + n, im.b, (size_t)im.n), n += (size_t)im.n;
+        off[i] = recio_writer_tell(w);
+        CHECK(recio_writer_write(w, r, n) == RECIO_OK);
+        free(r);
+    }
+    CHECK(recio_writer_close(w) == RECIO_OK);
+    for (skip = 0; skip < 2; skip++) {
+        recio_iter_desc d = desc_for("flip", skip * 2);
+        d.masks = 0, d.batch = 5, d.skip_bad = (int)skip;
+        CHECK(recio_iter_open(&it, &d) == RECIO_OK);
+        if (!it) return;
+        e = recio_iter_next(it, &b);
+        if (!skip) {
+            snprintf(words, sizeof words, "offset %llu: ", (unsigned long long)off[1]);
+            CHECK(e == RECIO_ERR_FORMAT && strstr(recio_iter_errmsg(it), words) != NULL &&
+                  strstr(recio_iter_errmsg(it), "detection labels: object 1: xmin is NaN") != NULL);
+        } else {
+            CHECK(e == RECIO_OK && b.count == 3 && b.skipped == 2);
+            for (i = 0; e == RECIO_OK && i < 3; i++) {
+                const float *row = b.labels + (size_t)i * LW;
+                CHECK(b.ids[i] == (i == 0 ? 0u : i == 1 ? 2u : 4u) && b.objects[i] == 2);
+                CHECK(near(row[5], 0.5f) && near(row[7], 0.75f) && near(row[10], 0.25f) && near(row[12], 0.5f)); /* flipped */
+            }
+            CHECK(recio_iter_skipped(it, &bad, &nbad) == 2 && nbad == 2);
+            CHECK(nbad == 2 && bad[0].offset == off[1] && strcmp(bad[0].what, "detection labels: object 1: xmin is NaN") == 0);
+            CHECK(nbad == 2 && bad[1].offset == off[3] && strcmp(bad[1].what, "detection labels: object 0: xmin > xmax (an inverted box)") == 0);
+        }
+        recio_iter_close(it);
+    }
+}
+
 static void test_missing_mask(void) {
     recio_iter_desc d;
     recio_iter *it = NULL;
@@ -281,6 +337,7 @@ int main(void) {
     RUN(test_random_matches_eager);
     RUN(test_real_layout_file);
     RUN(test_missing_mask);
+    RUN(test_invalid_boxes);
     remove(rec_path);
     t_rmtree(dir);
     return t_done("iter_det");

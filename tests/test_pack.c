@@ -826,6 +826,22 @@ static void test_index_keys_from_ids(void) {
     CHECK(strncmp(err_text, "0\t0\n1\t", 6) == 0);
 }
 
+/* Without -o, `recio index` writes the .idx the split reads (recio_index_path): KEYS.rec.idx when
+   there is one (a stale one is what needs rebuilding), else im2rec's KEYS.idx. */
+static void test_index_default_output(void) {
+    FILE *f = fopen(T "/keys.rec.idx", "wb");
+    if (f) fputs("7\t0\n", f), fclose(f);
+    remove(T "/keys.idx");
+    CHECK_EQ_INT(recio("index --ordinal " T "/keys.rec"), 0);
+    read_text(T "/keys.rec.idx", err_text, sizeof err_text);
+    CHECK(strncmp(err_text, "0\t0\n1\t", 6) == 0);
+    CHECK(access(T "/keys.idx", F_OK) != 0);
+    remove(T "/keys.rec.idx");
+    CHECK_EQ_INT(recio("index --ordinal " T "/keys.rec"), 0);
+    read_text(T "/keys.idx", err_text, sizeof err_text);
+    CHECK(strncmp(err_text, "0\t0\n1\t", 6) == 0);
+}
+
 /* The bar fits the terminal: no redraw wider than the window (here 50 columns). */
 static void test_progress_width(void) {
     char cmd[1024], *p, *line;
@@ -893,6 +909,7 @@ int main(void) {
     RUN(test_pack_png_level);
     RUN(test_list_exts_words);
     RUN(test_index_keys_from_ids);
+    RUN(test_index_default_output);
     RUN(test_progress_width);
     RUN(test_help_and_spec_errors);
     return t_done("pack");

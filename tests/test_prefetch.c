@@ -273,6 +273,39 @@ static void test_no_allocation_in_steady_state(void) {
     pthread_mutex_destroy(&pr.mu);
 }
 
+/* Every allocation of create refused in turn (depth 4, 2 threads, slot_size 64): a clean
+   RECIO_ERR_NOMEM with nothing left allocated (a refused thread array once had destroy free the
+   slots' buffers before they were set); the first create that gets through gives every item. */
+static void test_create_allocation_failures(void) {
+    prod pr;
+    recio_prefetch_desc d;
+    t_failalloc fa;
+    long k;
+    prod_init(&pr, 50, 0, 7);
+    make_desc(&d, &pr, 2, 4, p_work);
+    d.slot_size = 64;
+    d.alloc.alloc = t_fail_alloc, d.alloc.free = t_fail_free, d.alloc.user = &fa;
+    for (k = 1; k < 64; k++) {
+        recio_prefetch *p = (recio_prefetch *)&d;
+        recio_err e;
+        t_fail_arm(&fa, k);
+        if ((e = recio_prefetch_create(&p, &d)) == RECIO_OK) {
+            CHECK_EQ_INT(consume(p, 0, UINT64_MAX, 1, &e), 50);
+            CHECK_EQ_INT(e, RECIO_END);
+            recio_prefetch_destroy(p);
+            CHECK_EQ_INT(fa.failed, 0); /* the call that would fail never came */
+            CHECK_EQ_INT(fa.live, 0);
+            break;
+        }
+        CHECK_EQ_INT(e, RECIO_ERR_NOMEM);
+        CHECK(p == NULL);
+        CHECK_EQ_INT(fa.failed, 1);
+        CHECK_EQ_INT(fa.live, 0);
+    }
+    CHECK(k > 3 && k < 64); /* the handle, the slots, the threads, the slots' buffers */
+    pthread_mutex_destroy(&pr.mu);
+}
+
 static void test_bad_arguments(void) {
     recio_prefetch_desc d;
     recio_prefetch *p = (recio_prefetch *)&d;
@@ -399,6 +432,7 @@ int main(void) {
     RUN(test_holding_every_slot_is_an_error);
     RUN(test_random_reset_and_destroy);
     RUN(test_no_allocation_in_steady_state);
+    RUN(test_create_allocation_failures);
     RUN(test_bad_arguments);
     RUN(test_work_runs_in_parallel);
     RUN(test_records_from_a_reader);

@@ -629,7 +629,7 @@ def test_transform_boxes_and_mask():
         raise SkipTest("PIL is not installed: the command's files are not compared")
     Image.fromarray(img).save(tmp("bm.png"))
     Image.fromarray(mask).save(tmp("bm_mask.png"))
-    raises(recio.ArgError, lambda: recio.Transform("flip")(img, mask=open(tmp("bm.png"), "rb").read()), "grey")
+    raises(recio.DecodeError, lambda: recio.Transform("flip")(img, mask=open(tmp("bm.png"), "rb").read()), "an 8-bit RGB PNG, not a label mask")
     with open(tmp("bm.txt"), "w") as f:
         for o in boxes:
             f.write("%g %.9g %.9g %.9g %.9g\n" % tuple(o[:5]))
@@ -654,6 +654,90 @@ def test_transform_boxes_and_mask():
     check(recio.unpack_mask(recio.pack(recio.IRHeader(0, 1.0, 1, 0), png))[2] is None)
     _, _, m = recio.Transform("flip")(im, mask=mk)
     check(np.array_equal(m, mask[:, ::-1]), "the record's mask decodes to the labels")
+
+
+def _png(labels, colour_type, depth, palette=None):
+    """A PNG of a (H, W) array of sample values, written here from the PNG specification (filter 0
+    rows, samples packed from the top bit, zlib via Python's zlib, CRC-32 via binascii)."""
+    import binascii
+    import zlib
+    h, w = labels.shape
+    rows = b""
+    for row in labels:
+        if depth == 16:
+            rows += b"\0" + b"".join(struct.pack(">H", int(v)) for v in row)
+        else:
+            bits = "".join(format(int(v), "0%db" % depth) for v in row)
+            bits += "0" * (-len(bits) % 8)
+            rows += b"\0" + bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits), 8))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", binascii.crc32(kind + data) & 0xffffffff)
+    out = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, colour_type, 0, 0, 0))
+    if palette is not None:
+        out += chunk(b"PLTE", bytes(palette))
+    return out + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def test_mask_kinds():
+    """One mask rule for recio.pack(mask=), Transform(mask=) and the iterator (recio_mask_decode): a
+    VOC palette PNG's index 1 stays label 1 (it became 38, the grey of its colour), an 8-bit grey
+    PNG's bytes are the labels; a 1-bit grey PNG (1 became 255), a 16-bit grey one (3000 became 11),
+    a grey JPEG and an RGB PNG are refused, naming the kind."""
+    labels = np.zeros((12, 16), np.uint8)
+    labels[:, 8:] = 1
+    labels[6:, :4] = 15
+    voc = []
+    for i in range(256):  # VOC's colour map: index i's bits spread over r, g, b from the top
+        c = [0, 0, 0]
+        for j in range(8):
+            for k in range(3):
+                c[k] |= ((i >> (3 * j + k)) & 1) << (7 - j)
+        voc += c
+    img = np.full((12, 16, 3), 90, np.uint8)
+    good = {"palette": _png(labels, 3, 8, voc), "grey": _png(labels, 0, 8)}
+    ones = (labels == 1).astype(np.uint8)
+    bad = {"a 1-bit grey PNG": _png(ones, 0, 1), "a 16-bit grey PNG": _png(ones.astype(np.uint16) * 3000, 0, 16),
+           "an 8-bit RGB PNG": _png(np.repeat(ones, 3, axis=1), 2, 8)}
+    try:
+        import io
+        from PIL import Image
+        jpg = io.BytesIO()
+        Image.fromarray(ones * 3).save(jpg, "JPEG")
+        bad["a JPEG"] = jpg.getvalue()
+    except ImportError:
+        pass
+    hdr = recio.IRHeader(0, 1.0, 7, 0)
+    for name, m in good.items():
+        _, _, mk = recio.Transform("flip")(img, mask=m)
+        check(mk.shape == (12, 16) and np.array_equal(mk, labels[:, ::-1]), "%s: Transform's labels %s" % (name, mk))
+        rec = recio.pack(hdr, _png(img[:, :, 0], 0, 8), mask=m)
+        check(recio.unpack_mask(rec)[2] == m, "%s: pack keeps the mask's bytes" % name)
+        with recio.Writer(tmp("mk.rec")) as w:
+            w.write(rec)
+        it = recio.ImageRecordIter(path_imgrec=tmp("mk.rec"), spec="flip", batch_size=1, masks=True)
+        b = next(iter(it))
+        check(np.array_equal(b.mask[0], labels[:, ::-1]), "%s: the iterator's labels %s" % (name, b.mask[0]))
+        it.close()
+    for name, m in bad.items():
+        raises(recio.DecodeError, lambda: recio.pack(hdr, _png(img[:, :, 0], 0, 8), mask=m), "mask: " + name + ", not a label mask")
+        raises(recio.DecodeError, lambda: recio.Transform("flip")(img, mask=m), "mask: " + name + ", not a label mask")
+
+
+def test_transform_refuses_bad_boxes():
+    """Boxes that are not boxes (NaN, infinite, as 1e40 becomes in float32, or inverted) raise
+    ArgError naming the object, on arrays and encoded images; none is moved as if a box."""
+    img = np.zeros((20, 30, 3), np.uint8)
+    for row, words in (([0, np.nan, 0.2, 0.5, 0.6], "object 0: xmin is NaN"), ([0, 0.9, 0.8, 0.1, 0.2], "object 0: xmin > xmax"),
+                       ([1e40, 0.1, 0.2, 0.5, 0.6], "object 0: class is infinite")):
+        boxes = np.array([[0, 0.1, 0.1, 0.2, 0.2], row], np.float64)
+        boxes[0, 0] = 3
+        with np.errstate(over="ignore"):
+            for spec in ("flip", "identity", "random_resized_crop(16)"):
+                raises(recio.ArgError, lambda: recio.Transform(spec)(img, boxes=boxes),
+                       "Transform: boxes: " + words.replace("object 0", "object 1"))
+    _, b, _ = recio.Transform("identity")(img, boxes=np.array([[0, -5, -5, 10, 10], [1, -0.4, 0.25, 0.5, 0.75]], np.float32))
+    check(b.shape == (1, 5) and np.allclose(b[0], [1, 0, 0.25, 0.5, 0.75]), "identity clips and drops: %s" % b)
 
 
 def test_iter_moves_boxes_and_masks():
@@ -859,6 +943,20 @@ def test_torch_parts():
     outs = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
     check([o[0] for o in outs] == [[0, 2], [1, 2]], "parts from torch.distributed: %s" % [o[0] for o in outs])
     check(sorted(outs[0][1] + outs[1][1]) == all_ids, "two ranks of a process group read every record once")
+
+
+def test_index_of_is_the_libraries():
+    """recio.mx looks for the .idx the split reads (recio_index_path, asked through ctypes): X.rec.idx
+    when it exists, else im2rec's X.idx; and 'shuffle' without either names the one to make."""
+    from recio._mxnet import _index_of
+    rec = tmp("ix.rec")
+    shutil.copy(tmp("ds.rec"), rec)
+    check(_index_of(rec) == tmp("ix.idx"), "no index: im2rec's name")
+    open(rec + ".idx", "w").close()
+    check(_index_of(rec) == rec + ".idx", "REC.idx first")
+    check(_index_of(os.fsencode(rec)) == os.fsencode(rec + ".idx"), "bytes paths")
+    os.remove(rec + ".idx")
+    check(_index_of(tmp("noext")) == tmp("noext.idx"), "a name without .rec")
 
 
 def test_struct_mirrors_match_the_header():

@@ -1105,11 +1105,9 @@ static void test_open_errors(void) {
 /* desc.io belongs to the reader once an open succeeds (recio_reader_close closes it), and stays the
    caller's, open, when the open fails: here the allocator refuses the stream buffer (the second
    allocation), the path where the reader used to close it as well (the split then closed it again). */
-static unsigned ow_closes, ow_allocs, ow_fail_at;
+static unsigned ow_closes;
 static int ow_close(void *user) { (void)user; ow_closes++; return 0; }
 static int64_t ow_read(void *user, void *buf, size_t n) { (void)user, (void)buf, (void)n; return 0; }
-static void *ow_alloc(size_t n, void *user) { (void)user; return ++ow_allocs == ow_fail_at ? NULL : malloc(n); }
-static void ow_free(void *p, void *user) { (void)user; free(p); }
 
 static void test_reader_io_ownership(void) {
     unsigned fail;
@@ -1117,11 +1115,13 @@ static void test_reader_io_ownership(void) {
         recio_reader_desc d;
         recio_reader *r = NULL;
         recio_err e;
+        t_failalloc fa;
         memset(&d, 0, sizeof d);
         d.io.read = ow_read;
         d.io.close = ow_close;
-        d.alloc.alloc = ow_alloc, d.alloc.free = ow_free;
-        ow_closes = ow_allocs = 0, ow_fail_at = fail;
+        d.alloc.alloc = t_fail_alloc, d.alloc.free = t_fail_free, d.alloc.user = &fa;
+        ow_closes = 0;
+        t_fail_arm(&fa, fail);
         e = recio_reader_open_desc(&r, NULL, &d);
         if (fail <= 2) { /* the handle, then the buffer */
             CHECK(e == RECIO_ERR_NOMEM && r == NULL);
@@ -1131,6 +1131,7 @@ static void test_reader_io_ownership(void) {
             recio_reader_close(r);
             CHECK_EQ_INT(ow_closes, 1);
         }
+        CHECK_EQ_INT(fa.live, 0);
     }
 }
 

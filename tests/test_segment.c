@@ -243,7 +243,7 @@ static void test_list_and_pack(void) {
     }
     snprintf(args, sizeof args, "pack --quiet --mask-root %s/masks %s/bad %s/images", dir, dir, dir);
     CHECK(t_recio_capture(args, 60, out, sizeof out) == 0);
-    CHECK(strstr(out, "rgb.png: not an 8-bit grey PNG") != NULL);
+    CHECK(strstr(out, "rgb.png: an 8-bit RGB PNG, not a label mask") != NULL);
 }
 
 /* PIL reads the record's image bytes, tail and all, as the scene: old readers keep working. */

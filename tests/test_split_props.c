@@ -529,7 +529,8 @@ static void test_wildcards_and_directories(void) {
     free_dataset(&ds);
 }
 
-/* A custom opener (here: files held in memory) replaces the stdio backend entirely. */
+/* A filesystem of its own for plain paths (here: files held in memory, its only hook open_read)
+   replaces the local files entirely. */
 typedef struct memfile {
     const unsigned char *data;
     size_t size, pos;
@@ -553,9 +554,9 @@ static int mf_close(void *u) {
     free(u);
     return 0;
 }
-static recio_err mf_open(void *user, const char *path, recio_io *io) {
+static recio_err mf_open(void *user, const char *path, recio_io *io, char *why) {
     memfile *m;
-    (void)user;
+    (void)user, (void)why;
     if (strcmp(path, "mem:0") && strcmp(path, "mem:1")) return RECIO_ERR_IO;
     m = (memfile *)calloc(1, sizeof *m);
     m->data = mem_files[path[4] - '0'].data;
@@ -573,7 +574,10 @@ static void test_custom_opener(void) {
     recio_split *s = NULL;
     recio_record rec;
     recio_split_where w;
+    recio_fs fs;
     int f, i, n = 0;
+    memset(&fs, 0, sizeof fs);
+    fs.open_read = mf_open;
     for (f = 0; f < 2; f++) {
         recio_writer *wr = NULL;
         memset(&mem_files[f], 0, sizeof mem_files[f]);
@@ -586,7 +590,7 @@ static void test_custom_opener(void) {
         CHECK_EQ_INT(recio_writer_close(wr), RECIO_OK);
     }
     memset(&d, 0, sizeof d);
-    d.open_file = mf_open;
+    d.fs = &fs;
     d.ordinals = 1;
     /* 2 files of 10 records of 20 bytes: 400 bytes, step 200: rank 1 = records 10..19 */
     CHECK_EQ_INT(recio_split_open_desc(&s, "mem:0;mem:1", 1, 2, &d), RECIO_OK);
@@ -598,7 +602,7 @@ static void test_custom_opener(void) {
     }
     CHECK_EQ_INT(n, 10);
     recio_split_close(s);
-    /* a hook that fails without setting errno: its code's words, not a stale errno's */
+    /* a hook that fails without saying why: its code's words, not a stale errno's */
     errno = EAGAIN;
     CHECK_EQ_INT(recio_split_open_desc(&s, "mem:0;mem:7", 0, 1, &d), RECIO_ERR_IO);
     CHECK(strcmp(recio_split_errmsg(s), "mem:7: offset 0: cannot open: I/O error") == 0);

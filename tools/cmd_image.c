@@ -1,6 +1,7 @@
 /* recio apply: one image through a transform spec, the eager image ops from the command line. */
 #include "cli.h"
 #include <errno.h>
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,11 +32,14 @@ static const char apply_help[] =
     "at least T (no arguments: SSD's choices), so it reads the boxes; without --boxes the whole image\n"
     "is its one box and T asks for at least T of the area.\n"
     "  --boxes IN.txt      one box per line, 'class xmin ymin xmax ymax', whitespace-separated,\n"
-    "                      normalised to IN (0..1, x right, y down)\n"
+    "                      normalised to IN (0..1, x right, y down); a line that is not a box (NaN,\n"
+    "                      infinite or too large for a float, xmin > xmax, ymin > ymax) is an error\n"
     "  --boxes-out OUT.txt the boxes after the chain, normalised to OUT: each the bounding box of\n"
     "                      its moved corners, clipped to OUT; a box whose centre leaves OUT is\n"
-    "                      dropped (MXNet's default)\n"
-    "  --mask MASK.png     a label per pixel: single-channel 8-bit PNG (grey, not palette), IN's size\n"
+    "                      dropped (MXNet's default), and so is one whose centre is outside IN,\n"
+    "                      whatever the chain (identity too)\n"
+    "  --mask MASK.png     a label per pixel, IN's size: an 8-bit grey PNG, or a palette PNG whose\n"
+    "                      indices are the labels (VOC's masks); other kinds are refused\n"
     "  --mask-out OUT.png  the mask moved by nearest-neighbour sampling; areas the geometry uncovers\n"
     "                      (pad, rotate's corners) get label 255 (\"ignore\")\n\n"
     "Outputs: OUT, OUT.txt and the mask are written whole, all of them or none (temporary files\n"
@@ -230,6 +234,24 @@ static int read_all(const char *path, unsigned char **bytes, size_t *n) {
     return 0;
 }
 
+/* Line ln's five numbers as floats; 0, or -1 with the error printed: a number a float cannot hold
+   (1e40 would become inf), or a box that is not one (recio_boxes_check: NaN, infinite, inverted). */
+static int box_line(const char *path, int ln, const char *const names[5], const double d[5], float v[5]) {
+    char why[96];
+    const char *c;
+    int k;
+    for (k = 0; k < 5; k++) {
+        if (d[k] == d[k] && (d[k] > FLT_MAX || d[k] < -FLT_MAX) && d[k] - d[k] == 0)
+            return cli_err("%s: line %d: %s %g does not fit in a float", path, ln, names[k], d[k]), -1;
+        v[k] = (float)d[k];
+    }
+    if (recio_boxes_check(v, 1, 5, NULL, why, sizeof why) == RECIO_OK) return 0;
+    c = strchr(why, ':'); /* "object 0: what" */
+    cli_err("%s: line %d: %s (a box is 'class xmin ymin xmax ymax': finite numbers, xmin <= xmax, ymin <= ymax)", path, ln,
+            c ? c + 2 : why);
+    return -1;
+}
+
 /* Boxes file: `class xmin ymin xmax ymax` per line (blank lines skipped) into 5 floats per box. */
 static int read_boxes(const char *path, float **obj, int *count) {
     FILE *f = fopen(path, "r");
@@ -237,18 +259,21 @@ static int read_boxes(const char *path, float **obj, int *count) {
     int ln = 0, cap = 0;
     *obj = NULL, *count = 0;
     if (!f) return cli_err("%s: cannot open: %s", path, strerror(errno)), -1;
+    static const char *const names[5] = {"class", "xmin", "ymin", "xmax", "ymax"};
     while (fgets(line, sizeof line, f)) {
         char *p = line, *end;
+        double d[5];
         float v[5];
         int k;
         ln++;
         for (k = 0; k < 5; k++, p = end) {
-            v[k] = (float)strtod(p, &end);
+            d[k] = strtod(p, &end);
             if (end == p) break;
         }
         while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
         if (k == 0 && !*p) continue;
         if (k < 5 || *p) return fclose(f), cli_err("%s: line %d: expected 'class xmin ymin xmax ymax'", path, ln), -1;
+        if (box_line(path, ln, names, d, v)) return fclose(f), -1;
         if (*count == cap) {
             float *nb = (float *)realloc(*obj, (size_t)(cap = cap ? 2 * cap : 16) * 5 * sizeof(float));
             if (!nb) return fclose(f), cli_err("%s: out of memory", path), -1;
@@ -267,17 +292,17 @@ static int write_boxes(cli_out *out, const float *obj, int count) {
     return 0;
 }
 
-/* The mask: one 8-bit channel as stored (a grey PNG), the image's size; labels are never converted. */
+/* The mask by the library's one rule (recio_mask_decode: the labels of an 8-bit grey or a palette
+   PNG, any other kind refused by name), the image's size. */
 static int read_mask(const char *path, const recio_image *img, recio_image *m) {
     unsigned char *bytes;
     size_t n;
-    int w = 0, h = 0, c = 0, rc = -1;
-    char err[160];
+    int rc = -1;
+    char err[256];
     if (read_all(path, &bytes, &n) != 0) return -1;
-    if (recio_image_info(bytes, n, &w, &h, &c) != RECIO_OK) cli_err("%s: offset 0: not an image recio can read", path);
-    else if (c != 1) cli_err("%s: a mask must be a single-channel (grey) 8-bit image; this one has %d channels (palette PNGs have 3)", path, c);
-    else if (w != img->width || h != img->height) cli_err("%s: mask is %dx%d, the image %dx%d", path, w, h, img->width, img->height);
-    else if (recio_image_decode_ex(m, bytes, n, 1, err, sizeof err) != RECIO_OK) cli_err("%s: offset 0: %s", path, err);
+    if (recio_mask_decode(m, bytes, n, err, sizeof err) != RECIO_OK) cli_err("%s: offset 0: %s", path, err);
+    else if (m->width != img->width || m->height != img->height)
+        cli_err("%s: mask is %dx%d, the image %dx%d", path, m->width, m->height, img->width, img->height), recio_image_free(m);
     else rc = 0;
     free(bytes);
     return rc;

@@ -22,8 +22,8 @@ typedef struct list_opts {
 } list_opts;
 
 /* With --mask-root: each image's mask is the same path under the mask folder with the extension
-   .png (images/a/b.jpg -> masks/a/b.png, the layout of ADE20K, Cityscapes-style and VOC-style sets
-   once their masks are grey PNGs); an image without one is left out, and said so. Indices stay the
+   .png (images/a/b.jpg -> masks/a/b.png, the layout of ADE20K, Cityscapes-style and VOC-style sets:
+   grey or palette PNGs); an image without one is left out, and said so. Indices stay the
    walk's, so they still name the same images as a list made without masks. */
 static int find_masks(const char *mask_root, list_item *items, size_t *n) {
     size_t i, k = 0;

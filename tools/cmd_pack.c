@@ -75,13 +75,6 @@ static int transcode(const unsigned char *src, size_t n, const recio_lst_item *i
     return 0;
 }
 
-/* An 8-bit grey PNG, from its IHDR (bit depth 8, colour type 0): the only mask whose bytes are the
-   labels. stb would turn a palette PNG (VOC's masks) into colours and a 16-bit one into other numbers. */
-static int grey8_png(const unsigned char *b, size_t n) {
-    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-    return n > 33 && memcmp(b, sig, 8) == 0 && memcmp(b + 12, "IHDR", 4) == 0 && b[24] == 8 && b[25] == 0;
-}
-
 /* A mask resized by nearest neighbour with the rule recio_transform_apply_ex uses: output pixel x
    takes source pixel floor((x + 0.5) * sw / w), computed in integers. Labels are never blended. */
 static int mask_nearest(recio_image *m, int w, int h) {
@@ -99,13 +92,16 @@ static int mask_nearest(recio_image *m, int w, int h) {
 }
 
 /* The mask's PNG for an image stored dims[0] x dims[1] and packed dims[2] x dims[3]: the file's own
-   bytes when the size is kept, else cropped and resized as the image was and encoded again (PNG is
-   lossless either way). */
+   bytes when the size is kept (an 8-bit grey or a palette PNG: recio_mask_decode's rule, which the
+   iterator reads them by), else its labels cropped and resized as the image was and encoded again
+   as a grey PNG (lossless either way). */
 static int mask_png(unsigned char *src, size_t n, const int dims[4], const pack_opts *o, unsigned char **png, size_t *pn, char *why, size_t cap) {
     recio_image m;
     int bad;
-    if (!grey8_png(src, n)) return snprintf(why, cap, "not an 8-bit grey PNG (palette, colour or 16-bit masks would change the labels)"), -1;
-    if (recio_image_decode(&m, src, n, 1) != RECIO_OK) return snprintf(why, cap, "cannot decode"), -1;
+    if (recio_mask_decode(&m, src, n, why, cap) != RECIO_OK) { /* "mask: why": the caller names the mask */
+        if (!strncmp(why, "mask: ", 6)) memmove(why, why + 6, strlen(why + 6) + 1);
+        return -1;
+    }
     if (m.width != dims[0] || m.height != dims[1]) {
         snprintf(why, cap, "%dx%d, the image is %dx%d", m.width, m.height, dims[0], dims[1]);
         return recio_image_free(&m), -1;
@@ -367,7 +363,9 @@ static const char pack_help[] =
     "  --no-exif            do not rotate photos per their EXIF orientation\n"
     "  --mask-root DIR      segmentation: each list line ends with two paths, 'image<TAB>mask' (as\n"
     "                       'recio list --mask-root' writes), the mask under DIR: an 8-bit grey PNG\n"
-    "                       of the image's size, one label per pixel. It goes into the record after\n"
+    "                       or a palette PNG whose indices are the labels (VOC's masks; never their\n"
+    "                       colours) of the image's size; other kinds (1- or 16-bit grey, RGB, JPEG)\n"
+    "                       skip the record, named. It goes into the record after\n"
     "                       the image (the tail that 'recio unpack' and 'recio show' read; readers\n"
     "                       of plain records still see the image). It is kept byte for byte, or with\n"
     "                       --resize/--center-crop cut and resized as the image by nearest neighbour\n"

@@ -78,8 +78,10 @@ static const char verify_help[] =
     "headers and padding) and exits 0 when all are sound; otherwise prints 'recio: FILE: offset N:\n"
     "what' for the first record that cannot be read and exits 1.\n\n"
     "  --decode   also read each record's image header and decode its image in full, as the\n"
-    "             iterator will: every record that fails is named ('recio: FILE: offset N: decode:\n"
-    "             why'), the check goes on to the next, and the exit status is 1\n"
+    "             iterator will, and a segmentation record's mask (an 8-bit grey or a palette\n"
+    "             PNG of the image's size): every record that fails is named ('recio: FILE:\n"
+    "             offset N: decode: why' or '... mask: why'), the check goes on to the next, and\n"
+    "             the exit status is 1\n"
     "  --skip-empty  with --decode: a record whose image is empty (0 bytes after the image header:\n"
     "             insightface's record 0 and identity records) is counted as 'without an image',\n"
     "             not as one that does not decode\n"
@@ -119,8 +121,33 @@ static int verify_all(const char *path) {
     return t.regions ? -1 : 0;
 }
 
-/* The image record of rec decodes in full (0); its image is empty and skip_empty (1); else
-   "recio: FILE: offset N: why" and -1, or -2 when the image is empty. */
+/* A segmentation record's mask by the iterator's rule (recio_mask_decode: an 8-bit grey or a
+   palette PNG) and of its image's w x h. A record that ends in "RMSK" but where recio_irecord_unpack
+   finds no PNG mask is named too, since training with masks would fail on it: a JPEG or BMP there
+   by its kind, else as a damaged tail. 0 when sound, else -1 with why. */
+static int mask_check(const recio_irecord *ir, int w, int h, char *why, size_t cap) {
+    const unsigned char *end = (const unsigned char *)ir->image + ir->image_size, *t;
+    recio_image m;
+    size_t n;
+    int bad;
+    if (!ir->mask) {
+        if (ir->image_size < RECIO_MASK_TAIL_SIZE || memcmp(end - 4, "RMSK", 4) != 0) return 0;
+        n = recio_load_u32le(end - 8);
+        t = n >= 3 && n <= ir->image_size - RECIO_MASK_TAIL_SIZE ? end - 8 - n : NULL;
+        if (t && ((t[0] == 0xff && t[1] == 0xd8) || (t[0] == 'B' && t[1] == 'M'))) /* refused by kind: never a mask */
+            return recio_mask_decode(&m, t, n, why, cap) == RECIO_OK ? (recio_image_free(&m), 0) : -1;
+        snprintf(why, cap, "mask: the record ends in a mask tail (\"RMSK\") that holds no mask: its length (%llu) or the mask's signature is damaged",
+                 (unsigned long long)n);
+        return -1;
+    }
+    if (recio_mask_decode(&m, ir->mask, ir->mask_size, why, cap) != RECIO_OK) return -1;
+    if ((bad = m.width != w || m.height != h) != 0) snprintf(why, cap, "mask: %dx%d, the image is %dx%d", m.width, m.height, w, h);
+    recio_image_free(&m);
+    return bad ? -1 : 0;
+}
+
+/* The image record of rec decodes in full, its mask too (0); its image is empty and skip_empty (1);
+   else "recio: FILE: offset N: why" and -1, or -2 when the image is empty. */
 static int decode_check(const char *path, const recio_record *rec, int skip_empty) {
     recio_irecord ir;
     recio_image img;
@@ -134,6 +161,7 @@ static int decode_check(const char *path, const recio_record *rec, int skip_empt
     if (ir.image_size == 0 && skip_empty) return 1;
     memset(&img, 0, sizeof img);
     e = recio_image_decode_ex(&img, ir.image, ir.image_size, 0, why, sizeof why);
+    if (e == RECIO_OK && mask_check(&ir, img.width, img.height, why, sizeof why) != 0) e = RECIO_ERR_DECODE;
     recio_image_free(&img);
     if (e == RECIO_OK) return 0;
     cli_err("%s: offset %llu: %s", path, (unsigned long long)rec->offset, why[0] ? why : recio_strerror(e));
@@ -200,20 +228,19 @@ static const char index_help[] =
     "Scan FILE.rec and write its MXNet index, one 'key<TAB>offset' line per record. The key is the\n"
     "image record header's id (what pack and im2rec write: the .lst index) when every record has an\n"
     "image header and no two share an id, so a rebuilt .idx has the keys of the lost one; else, or\n"
-    "with --ordinal, the record's ordinal (0, 1, 2, ...), said on stderr. The default output\n"
-    "replaces .rec by .idx (train.rec -> train.idx), as im2rec names it. The index is written to a\n"
+    "with --ordinal, the record's ordinal (0, 1, 2, ...), said on stderr. The default output is\n"
+    "the index the split reads: FILE.rec.idx when there is one, else .rec replaced by .idx\n"
+    "(train.rec -> train.idx), as im2rec names it. The index is written to a\n"
     "temporary file beside OUT.idx, fsynced and renamed, so a failure never leaves half a file. OUT\n"
     "is never the input; a FIFO or device is written in place. An existing index is rebuilt; any\n"
     "other file is replaced only with\n"
     "  --force   replace an existing OUT.idx that is not an index\n";
 
+/* The library's rule (recio_index_path): the .idx the split would read for rec, or the one to make. */
 static char *default_idx_path(const char *rec) {
-    size_t n = strlen(rec);
-    char *p = (char *)malloc(n + 5);
-    if (!p) return NULL;
-    memcpy(p, rec, n + 1);
-    if (n > 4 && strcmp(rec + n - 4, ".rec") == 0) p[n - 4] = 0;
-    strcat(p, ".idx");
+    size_t cap = strlen(rec) + 5;
+    char *p = (char *)malloc(cap);
+    if (p && recio_index_path(p, cap, rec, NULL, NULL) != RECIO_OK) free(p), p = NULL;
     return p;
 }
 

@@ -378,14 +378,16 @@ static int record_tile(const recio_irecord *ir, const recio_transform *t, uint64
     memset(&ad, 0, sizeof ad);
     ad.boxes = ad.boxes_out = d->obj, ad.count = d->count, ad.count_out = &d->count;
     if (codec_decode(ir->image, ir->image_size, 3, 0, &dec, why, cap)) return -1;
-    if (ir->mask && (recio_image_decode(&mask, ir->mask, ir->mask_size, 1) != RECIO_OK || mask.width != dec.width || mask.height != dec.height)) {
-        snprintf(why, cap, "the mask does not decode to the image's size");
+    if (ir->mask && (recio_mask_decode(&mask, ir->mask, ir->mask_size, why, cap) != RECIO_OK || mask.width != dec.width || mask.height != dec.height)) {
+        if (mask.data) snprintf(why, cap, "mask: %dx%d, the image is %dx%d", mask.width, mask.height, dec.width, dec.height);
         recio_image_free(&dec), recio_image_free(&mask);
         return -1;
     }
     if (ir->mask) ad.mask = &mask, ad.mask_out = &mtr;
     if (t && (e = recio_transform_apply_ex(t, &dec, &tr, recio_seed_for(seed, 0, ir->id), &ad)) != RECIO_OK) {
-        snprintf(why, cap, "transform: %s", recio_strerror(e));
+        char bw[96] = "";
+        if (recio_boxes_check(ad.boxes, ad.count, 0, NULL, bw, sizeof bw) != RECIO_OK) snprintf(why, cap, "boxes: %s", bw);
+        else snprintf(why, cap, "transform: %s", recio_strerror(e));
         recio_image_free(&dec), recio_image_free(&mask);
         return -1;
     }

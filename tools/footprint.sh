@@ -19,11 +19,11 @@ reader='recio_reader *r; static const unsigned char f[8] = {0x0a,0x23,0xd7,0xce,
   while (recio_reader_next(r, &rec) == RECIO_OK) n += rec.size; recio_reader_close(r);'
 writer='recio_buffer b; recio_writer *w; memset(&b, 0, sizeof b); if (recio_writer_open_mem(&w, &b)) return 1;
   recio_writer_write(w, argv[0], strlen(argv[0])); recio_writer_close(w); recio_buffer_free(&b);'
-split='recio_index idx; recio_split *s; recio_split_desc sd; memset(&idx, 0, sizeof idx); memset(&sd, 0, sizeof sd);
-  recio_index_parse(&idx, "0\t0\n", 4, "x.idx"); recio_index_free(&idx); sd.open_file = op;
+split='recio_index idx; recio_split *s; recio_split_desc sd; recio_fs fs; memset(&idx, 0, sizeof idx); memset(&sd, 0, sizeof sd);
+  recio_index_parse(&idx, "0\t0\n", 4, "x.idx"); recio_index_free(&idx); memset(&fs, 0, sizeof fs); fs.open_read = op; sd.fs = &fs;
   if (recio_split_open_desc(&s, "a.rec;b.rec", 0, 2, &sd) == RECIO_OK) { while (recio_split_next(s, &rec) == RECIO_OK) n++; }
   recio_split_close(s);'
-splitfn='static recio_err op(void *u, const char *p, recio_io *io) { (void)u, (void)p, (void)io; return RECIO_ERR_IO; }'
+splitfn='static recio_err op(void *u, const char *p, recio_io *io, char *why) { (void)u, (void)p, (void)io, (void)why; return RECIO_ERR_IO; }'
 image='{ recio_image img, a, c, f, o; static const float m[4] = {0.5f,0.5f,0.5f,0}, sd4[4] = {0.2f,0.2f,0.2f,1};
   memset(&a, 0, sizeof a); memset(&f, 0, sizeof f); memset(&o, 0, sizeof o);
   if (recio_image_decode(&img, argv[0], strlen(argv[0]), 3) == RECIO_OK) {
@@ -48,7 +48,7 @@ prog board "-DRECIO_NO_STDIO -DRECIO_NO_IMAGE" "(void)argv;"
 prog all "" "(void)argv;"
 
 rows=("record reader (memory: recio_reader_open_mem, next, close)|reader" "+ writer (memory)|writer" \
-      "+ .idx parsing and the split (through open_file hooks)|split" \
+      "+ .idx parsing and the split (through a recio_fs of your own)|split" \
       "+ image ops: decode (stb, JPEG and PNG only), resize_short, center_crop, normalize, to_chw|image" \
       "everything but images (RECIO_NO_IMAGE: files, split, iterator; whole object)|noimg" \
       "everything but images and files (RECIO_NO_IMAGE RECIO_NO_STDIO: memory and your I/O hooks, as a board builds it; whole object)|board" \

@@ -704,8 +704,10 @@ class Transform(_Handle):
     label mask with the image, as recio_transform_apply_ex does (docs/image.md, "Boxes and masks"),
     and returns a tuple (image, boxes, mask), None for what was not given. B: (N, 5 or more) floats,
     class, xmin, ymin, xmax, ymax normalised to the input (0..1), extra columns carried along; the
-    result holds the kept objects, in order, normalised to the output. M: a uint8 (H, W) array of
-    the input's size, or the bytes of an 8-bit grey PNG; the result is uint8 (H', W'), moved by
+    result holds the kept objects, in order, normalised to the output; a box that is not one (NaN or
+    infinite values, xmin > xmax or ymin > ymax) raises ArgError naming it. M: a uint8 (H, W) array
+    of the input's size, or the bytes of an 8-bit grey PNG or of a palette PNG whose indices are the
+    labels (other kinds raise DecodeError, as recio_mask_decode); the result is uint8 (H', W'), moved by
     nearest neighbour, mask_fill (default 255) where the geometry uncovers. The image is the one
     t(image, seed) gives, except after random_bbox_crop/_cover, whose draw reads the boxes.
 
@@ -833,19 +835,7 @@ class Transform(_Handle):
     def _mask_image(mask):
         """The mask as a u8 one-channel Image over a NumPy array (returned too, to keep it alive)."""
         if isinstance(mask, (bytes, bytearray, memoryview)):
-            buf = bytes(mask)
-            w, h, c = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
-            if L.lib.recio_image_info(buf, len(buf), byref(w), byref(h), byref(c)) != L.OK or c.value != 1:
-                raise ArgError("Transform: mask bytes must be an 8-bit grey PNG (one label per pixel)", L.ERR_ARG)
-            dec = L.Image()
-            e = L.lib.recio_image_decode(byref(dec), buf, len(buf), 1)
-            if e != L.OK:
-                raise _error(e, b"mask: " + L.strerror(e).encode())
-            try:
-                raw = ctypes.string_at(dec.data, dec.stride * dec.height)
-                mask = np.frombuffer(raw, dtype=np.uint8).reshape(dec.height, dec.stride)[:, :dec.width]
-            finally:
-                L.lib.recio_image_free(byref(dec))
+            mask = _mask_labels(bytes(mask))
         m = np.ascontiguousarray(mask)
         if m.ndim == 3 and m.shape[2] == 1:
             m = m[:, :, 0].copy()
@@ -866,6 +856,10 @@ class Transform(_Handle):
             if bx.ndim != 2 or bx.shape[1] < 5:
                 raise ArgError("Transform: boxes are (N, 5 or more): class, xmin, ymin, xmax, ymax, ...; not %s"
                                % (bx.shape,), L.ERR_ARG)
+            why = ctypes.create_string_buffer(128)
+            e = L.lib.recio_boxes_check(bx.ctypes.data_as(POINTER(c_float)), bx.shape[0], bx.shape[1], None, why, len(why))
+            if e != L.OK:
+                raise _error(e, b"Transform: boxes: " + why.value)
             bout = np.zeros((max(bx.shape[0], 1), bx.shape[1]), dtype=np.float32)
             d.boxes, d.count, d.stride = bx.ctypes.data_as(POINTER(c_float)), bx.shape[0], bx.shape[1]
             d.boxes_out, d.count_out = bout.ctypes.data_as(POINTER(c_float)), ctypes.pointer(kept)
@@ -1205,16 +1199,30 @@ def unpack_mask(payload):
     return IRHeader(ir.flag, label, ir.id, ir.id2), image, mask
 
 
+def _mask_labels(buf):
+    """A mask's PNG bytes -> its labels, uint8 (H, W), by recio_mask_decode's rule: an 8-bit grey PNG,
+    or a palette PNG whose indices are the labels; any other kind raises DecodeError naming it."""
+    dec, msg = L.Image(), ctypes.create_string_buffer(512)
+    e = L.lib.recio_mask_decode(byref(dec), buf, len(buf), msg, len(msg))
+    if e != L.OK:
+        raise _error(e, msg.value)
+    try:
+        raw = ctypes.string_at(dec.data, dec.stride * dec.height)
+        return np.frombuffer(raw, dtype=np.uint8).reshape(dec.height, dec.stride)[:, :dec.width].copy()
+    finally:
+        L.lib.recio_image_free(byref(dec))
+
+
 def pack(header, image, mask=None):
     """IRHeader + encoded image bytes -> a record payload, as mx.recordio.pack: a scalar label goes in
     the header (flag 0), an array of labels after it (flag = their count; the header label is 0).
-    mask: the bytes of an 8-bit grey PNG label mask, stored after the image with its 8-byte tail (a
-    segmentation record, as recio pack --mask-root writes)."""
+    mask: the bytes of a label mask PNG, stored after the image with its 8-byte tail (a segmentation
+    record, as recio pack --mask-root writes): an 8-bit grey PNG, or a palette PNG whose indices are
+    the labels (VOC's masks); any other kind raises DecodeError naming it (recio_mask_decode)."""
     tail = b""
     if mask is not None:
         mask = bytes(mask)
-        if not mask.startswith(b"\x89PNG\r\n\x1a\n"):
-            raise ArgError("pack: a mask is the bytes of a PNG", L.ERR_ARG)
+        _mask_labels(mask)
         tail = mask + struct.pack("<I", len(mask)) + b"RMSK"
     if np.ndim(header.label) == 0:
         hdr = struct.pack("<IfQQ", 0, float(header.label), int(header.id), int(header.id2))

@@ -47,7 +47,7 @@ class IterDesc(Structure):
                 ("mixup_alpha", c_float), ("cutmix_alpha", c_float), ("mix_prob", c_float), ("num_classes", c_uint),
                 ("path_imglist", c_char_p), ("batch", c_uint),
                 ("last_batch", c_int), ("workers", c_uint), ("prefetch", c_uint), ("checksums", c_int),
-                ("skip_bad", c_int), ("cache_bytes", c_size_t), ("open_file", c_void_p), ("open_user", c_void_p),
+                ("skip_bad", c_int), ("cache_bytes", c_size_t), ("fs", c_void_p),
                 ("errmsg", c_void_p), ("alloc", Allocator), ("key_begin", c_uint64), ("key_end", c_uint64)]
 
 
@@ -97,18 +97,18 @@ class IO(Structure):
 
 class ReaderDesc(Structure):
     _fields_ = [("io", IO), ("name", c_char_p), ("buffer_size", c_size_t), ("use_mmap", c_int), ("errmsg", c_void_p),
-                ("alloc", Allocator)]
+                ("alloc", Allocator), ("fs", c_void_p)]
 
 
 class WriterDesc(Structure):
     _fields_ = [("io", IO), ("name", c_char_p), ("index_path", c_char_p), ("atomic", c_int), ("buffer_size", c_size_t),
-                ("background", c_int), ("errmsg", c_void_p), ("alloc", Allocator)]
+                ("background", c_int), ("errmsg", c_void_p), ("alloc", Allocator), ("fs", c_void_p)]
 
 
 class SplitDesc(Structure):
     _fields_ = [("mode", c_int), ("index_path", c_char_p), ("shuffle", c_int), ("seed", c_uint64), ("epoch", c_uint64),
                 ("chunk_records", c_uint32), ("window_chunks", c_uint32), ("equalize", c_int), ("ordinals", c_int),
-                ("use_mmap", c_int), ("buffer_size", c_size_t), ("open_file", c_void_p), ("open_user", c_void_p),
+                ("use_mmap", c_int), ("buffer_size", c_size_t), ("fs", c_void_p),
                 ("errmsg", c_void_p), ("alloc", Allocator), ("key_begin", c_uint64), ("key_end", c_uint64)]
 
 
@@ -123,7 +123,7 @@ class IndexEntry(Structure):
 
 class Index(Structure):
     _fields_ = [("entries", POINTER(IndexEntry)), ("count", c_size_t), ("alloc", Allocator),
-                ("errmsg", c_char * ERRMSG_SIZE)]
+                ("errmsg", c_char * ERRMSG_SIZE), ("fs", c_void_p)]
 
 
 class LstItem(Structure):
@@ -134,7 +134,7 @@ class LstItem(Structure):
 class Lst(Structure):
     _fields_ = [("items", POINTER(LstItem)), ("count", c_size_t), ("storage", c_void_p), ("alloc", Allocator),
                 ("errmsg", c_char * ERRMSG_SIZE), ("on_bad_line", c_void_p), ("user", c_void_p), ("skipped", c_size_t),
-                ("mask_column", c_int)]
+                ("mask_column", c_int), ("fs", c_void_p)]
 
 
 def library_names(platform=None):
@@ -241,6 +241,8 @@ def _declare(lib):
                                                  c_char_p, S]),
         "recio_image_decode": (E, [POINTER(Image), P, S, I]),
         "recio_image_decode_ex": (E, [POINTER(Image), P, S, I, c_char_p, S]),
+        "recio_mask_decode": (E, [POINTER(Image), P, S, c_char_p, S]),
+        "recio_boxes_check": (E, [POINTER(c_float), I, I, POINTER(I), c_char_p, S]),
         "recio_transform_output_shape": (E, [P, I, I, I, POINTER(Image)]),
         "recio_image_info": (E, [P, S, POINTER(I), POINTER(I), POINTER(I)]),
         "recio_image_free": (None, [POINTER(Image)]),
@@ -267,6 +269,7 @@ def _declare(lib):
         "recio_index_load": (E, [POINTER(Index), c_char_p]),
         "recio_index_save_ex": (E, [POINTER(Index), c_char_p, c_char_p]),
         "recio_index_free": (None, [POINTER(Index)]),
+        "recio_index_path": (E, [ctypes.c_char_p, S, c_char_p, P, POINTER(I)]),
         "recio_lst_free": (None, [POINTER(Lst)]),
         # split
         "recio_split_open_desc": (E, [POINTER(P), c_char_p, c_uint, c_uint, POINTER(SplitDesc)]),

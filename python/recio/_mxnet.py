@@ -4,6 +4,7 @@ Every parameter of MXNet 1.x's ImageRecordIter is listed in OPTIONS with what re
 docs/python.md has the same table in words. A parameter recio cannot honour raises ValueError naming
 it: none is accepted and dropped.
 """
+import ctypes
 import operator
 import os
 
@@ -173,10 +174,14 @@ def _bad(name, why):
 
 
 def _index_of(rec):
-    """The .idx the C library uses for rec: REC.idx when it exists, else REC with .rec replaced by .idx."""
-    a = rec + ".idx"
-    b = rec[:-4] + ".idx" if rec.endswith(".rec") else a
-    return a if os.path.exists(a) or not os.path.exists(b) else b
+    """The .idx the C library uses for rec (recio_index_path, the one rule): REC.idx when it exists,
+    else REC with .rec replaced by .idx."""
+    from . import _lib as L
+    raw = L.cstr(rec)
+    out = ctypes.create_string_buffer(len(raw) + 5)
+    if L.lib.recio_index_path(out, len(out), raw, None, None) != 0:
+        raise ValueError("%r: no .idx name for it" % (rec,))
+    return os.fsdecode(out.value) if isinstance(rec, str) else out.value
 
 
 def translate(**kw):

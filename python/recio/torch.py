@@ -222,7 +222,7 @@ class RecordMapDataset(torch.utils.data.Dataset):
         self.rec = os.fsdecode(recio._fspath(rec, "RecordMapDataset: rec"))
         if os.path.isdir(self.rec):
             raise ValueError("RecordMapDataset: rec: %s is a directory; give one .rec file" % self.rec)
-        # TODO(fold): the C library's recio_index_path (branch fstable) replaces this Python copy of its rule
+        # the .idx beside the .rec by the C library's rule (recio_index_path, through _index_of)
         self.idx = os.fsdecode(recio._fspath(idx, "RecordMapDataset: idx")) if idx is not None else _index_of(self.rec)
         if not os.path.exists(self.idx):
             raise ValueError("RecordMapDataset: %s has no index %s: make it with 'recio index %s', or give idx="
