@@ -287,8 +287,8 @@ class RecordMapDataset(torch.utils.data.Dataset):
         if isinstance(i, (list, tuple, np.ndarray, torch.Tensor)):
             return self._batch(i)
         i = self._position(i)
-        image, ir = self._item(i)
-        return torch.from_numpy(image), self._label(ir)
+        image, label = self._item(i)
+        return torch.from_numpy(image), label
 
     def _position(self, i: Any) -> int:
         try:
@@ -308,7 +308,7 @@ class RecordMapDataset(torch.utils.data.Dataset):
         pos = [self._position(p) for p in (positions.tolist() if hasattr(positions, "tolist") else positions)]
         if not pos:
             raise IndexError("RecordMapDataset: an empty list of positions")
-        first, ir = self._item(pos[0])
+        first, label = self._item(pos[0])
         if torch.utils.data.get_worker_info() is not None:  # shared memory: the DataLoader sends it as it is
             out = torch.empty((len(pos),) + first.shape, dtype=torch.from_numpy(first[:0]).dtype).share_memory_()
         else:  # NumPy's allocation: malloc reuses the last batch's memory (torch.empty faults in fresh pages)
@@ -318,15 +318,15 @@ class RecordMapDataset(torch.utils.data.Dataset):
 
         def row(k: int) -> torch.Tensor:
             r = rows[k]
-            got, ir = self._item(pos[k], into=r)
+            got, lab = self._item(pos[k], into=r)
             if got is not r:  # the chain's output did not have the first item's shape
                 raise ValueError("RecordMapDataset: %s: offset %d: item %d is %s, item %d %s: a batch needs one "
                                  "shape (end the chain with a fixed-size crop or resize)"
                                  % (self.rec, int(self.offsets[pos[k]]), pos[k], tuple(got.shape), pos[0],
                                     tuple(first.shape)))
-            return self._label(ir)
+            return lab
         rest = range(1, len(pos))
-        labels = [self._label(ir)] + (list(self._threads().map(row, rest)) if self.threads > 1 else [row(k) for k in rest])
+        labels = [label] + (list(self._threads().map(row, rest)) if self.threads > 1 else [row(k) for k in rest])
         return out, torch.stack(labels)
 
     def _threads(self) -> Any:
@@ -343,7 +343,8 @@ class RecordMapDataset(torch.utils.data.Dataset):
         return d
 
     def _item(self, i: int, into: Any = None) -> tuple:
-        """(image array, its IRecord) of position i; into: the array to decode into when it fits."""
+        """(image array, label tensor) of position i; into: the array to decode into when it fits. The
+        IRecord points into the payload: everything is read from it before the payload goes."""
         off = int(self.offsets[i])
         payload = self._reader.read_at(off)
         ir = L.IRecord()
@@ -354,7 +355,7 @@ class RecordMapDataset(torch.utils.data.Dataset):
             raise recio.DecodeError("%s: offset %d: key %d: empty image (0 bytes): not an image record (insightface's "
                                     "record 0 and identity records: give keys=)" % (self.rec, off, int(self.keys[i])),
                                     L.ERR_DECODE)
-        return self._decode(ir, off, L.lib.recio_seed_for(self.seed, self.epoch, i), into), ir
+        return self._decode(ir, off, L.lib.recio_seed_for(self.seed, self.epoch, i), into), self._label(ir)
 
     def _decode(self, ir: Any, off: int, seed: int, into: Any = None) -> np.ndarray:
         """The chain on the record's image, read where it lies in the payload (no copy)."""
