@@ -220,7 +220,8 @@ tsan:
 bench: all bench-data $(BENCHES) $(BENCHES_CV) python-deps python-bench-deps remote-deps
 	@for b in $(BENCHES) $(BENCHES_CV); do echo "== $$b"; $$b || exit 1; done
 	@echo "== bench/bench_python.py"; if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then \
-	  RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO="$(abspath $(TOOLS))" /usr/bin/python3 bench/bench_python.py; \
+	  RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO="$(abspath $(TOOLS))" /usr/bin/python3 bench/bench_python.py && \
+	  echo "== bench/bench_python_mx.py" && RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" /usr/bin/python3 bench/bench_python_mx.py; \
 	  else echo "skip: the Python benchmark needs /usr/bin/python3 with python3-numpy"; fi
 
 # The Python benchmark compares with torchvision's DataLoader: python3-torchvision, a benchmark-only

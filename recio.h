@@ -630,6 +630,8 @@ RECIODEF size_t recio_det_labels(float *dst, size_t cap, const float *extra, uin
    one index over the whole list (index_path; global offsets, as dmlc's "indexed_recordio"): the
    offsets are sorted, n records,
    rank r gets positions [r*ceil(n/nsplit), min((r+1)*ceil(n/nsplit), n)), as dmlc-core does.
+   A key range (key_end > 0) keeps only the index lines whose key is in [key_begin, key_end): the
+   other records are as if not listed (the chunk shuffle then needs the kept records consecutive).
    With a shuffle the positions are first permuted by an order that depends only on (seed, epoch):
       RECIO_SHUFFLE_FULL   Fisher-Yates over all n positions, driven by recio_rng seeded with
                            recio_seed_for(seed, epoch, 0): for i = n-1 down to 1, swap i with
@@ -695,6 +697,10 @@ typedef struct recio_split_desc {
     char *errmsg;                   /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed (the handle
                                        of a failed open is returned too, with the same words) */
     recio_allocator alloc;
+    uint64_t key_begin, key_end;    /* key_end > 0: only the index lines whose key is in [key_begin,
+                                       key_end) (implies INDEX; UINT64_MAX: no upper end). For a file
+                                       whose first or last records are not images (insightface's:
+                                       images [1, label[0]) of record 0's label, then identities) */
 } recio_split_desc;
 
 #define RECIO_SPLIT_UNKNOWN UINT64_MAX
@@ -1251,6 +1257,9 @@ typedef struct recio_iter_desc {
     char *errmsg;               /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed (as
                                    recio_iter_open_ex's buffer) */
     recio_allocator alloc;
+    uint64_t key_begin, key_end;/* key_end > 0: only the .idx keys in [key_begin, key_end) (implies
+                                   index), as recio_split_desc's; the item shape comes from the first
+                                   record in that range */
 } recio_iter_desc;
 
 /* One batch; the pointers stay valid until the next call on the iterator. */
@@ -5207,11 +5216,11 @@ typedef struct recio__probe {
 
 struct recio_split {
     recio_allocator alloc;
+    recio__sfile *files; /* before d: short offsets, smaller code on Thumb */
+    unsigned nfiles;
     recio_split_desc d;
     char *index_path;
     unsigned rank, nsplit;
-    recio__sfile *files;
-    unsigned nfiles;
     recio_buffer flist; /* files' storage (alloc: s->alloc, set at open) */
     uint64_t total;
     int indexed;
@@ -5833,6 +5842,7 @@ static recio_err recio__sp_ix_line(recio_split *s, recio__ixstream *st, const ch
     recio_err err;
     if (bad) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: %s", path, line, bad);
     if ((err = recio__sp_check_off(s, path, en.offset, limit)) != RECIO_OK) return err;
+    if (s->d.key_end && (en.key < s->d.key_begin || en.key >= s->d.key_end)) return RECIO_OK; /* outside the key range */
     g = base + en.offset;
     if (st->all) return recio__mem_write(&st->starts, &g, sizeof g) ? RECIO_ERR_NOMEM : (st->count++, RECIO_OK);
     if (st->count && g <= st->last) return RECIO_END;
@@ -6012,6 +6022,15 @@ static recio_err recio__sp_index_open(recio_split *s) {
     return RECIO_OK;
 }
 
+#ifndef RECIO_NO_IMAGE
+/* Global offset of the lowest record the index lists (within the key range); 0 in byte mode. Only
+   the iterator's shape probe asks (image builds). */
+static uint64_t recio__sp_first(const recio_split *s) {
+    if (!s->indexed || !s->n) return 0;
+    return s->offs ? s->offs[0] : s->cstart ? s->cstart[0] : 0;
+}
+#endif
+
 /* CHUNK: the epoch's chunk order and where each window starts in the sequence. */
 static void recio__sp_chunk_epoch(recio_split *s) {
     uint64_t w, p = 0, short_by = s->nchunks * s->K - s->n; /* the last chunk's missing records */
@@ -6115,7 +6134,7 @@ static recio_err recio__sp_setup(recio_split *s, const char *uris) {
     if ((unsigned)s->d.shuffle > 2 || (unsigned)s->d.equalize > 2 || (unsigned)s->d.mode > 1)
         return recio__sp_fail(s, RECIO_ERR_ARG, "unknown mode, shuffle or equalize value");
     if ((e = recio__sp_files(s, uris)) != RECIO_OK) return e;
-    s->indexed = s->d.mode == RECIO_SPLIT_INDEX || s->index_path || s->d.shuffle;
+    s->indexed = s->d.mode == RECIO_SPLIT_INDEX || s->index_path || s->d.shuffle || s->d.key_end;
     s->count = s->target = RECIO_SPLIT_UNKNOWN;
     if (s->indexed) e = recio__sp_index_open(s);
     else {
@@ -9540,13 +9559,39 @@ static recio_err recio__geo_pixels(recio__exec *x, const recio__node *n, const r
 
 static recio_err recio__tgt_step(recio__tgt *tg, const recio__geo *g);
 
-/* The exec of every geometric op: its steps, drawn once, applied to pixels, boxes and mask. */
+/* The op as written ("center_crop(224)", "random_resized_crop(224,0.08,1)"), for messages: whole
+   arguments as such, others to at most three decimals (the formatter has no floats). */
+static void recio__node_text(const recio__node *n, char *d, size_t cap) {
+    size_t at;
+    int i, k;
+    recio__fmt(d, cap, "%s(", n->op->name);
+    for (i = 0; i < n->nargs && i < 6; i++) {
+        double v = n->arg[i], a = v < 0 ? -v : v;
+        uint64_t m = (uint64_t)(a * 1000 + 0.5);
+        char fr[5];
+        fr[0] = '.', fr[1] = (char)('0' + m / 100 % 10), fr[2] = (char)('0' + m / 10 % 10), fr[3] = (char)('0' + m % 10), fr[4] = 0;
+        for (k = 3; k > 0 && fr[k] == '0'; k--) fr[k] = 0; /* 0.080 -> 0.08, 2.000 -> 2 */
+        at = strlen(d);
+        recio__fmt(d + at, cap - at, "%s%s%U%s", i ? "," : "", v < 0 ? "-" : "", m / 1000, k ? fr : "");
+    }
+    at = strlen(d);
+    recio__fmt(d + at, cap - at, ")");
+}
+
+/* The exec of every geometric op: its steps, drawn once, applied to pixels, boxes and mask. A step
+   that does not fit the image (a 224 crop of a 112-pixel image) says the op and both sizes. */
 static recio_err recio__x_geo(recio__exec *x, const recio__node *n) {
     recio__geo g[2];
     recio_image s = recio__exec_shape(x);
     int k = n->op->geom(x, n, s.width, s.height, g), i;
     recio_err e;
-    if (k < 0) return RECIO_ERR_ARG;
+    char op[64];
+    if (k < 0) {
+        recio__node_text(n, op, sizeof op);
+        recio__fmt(x->why, sizeof x->why, "%s cannot take the %dx%d image (WxH, %d channel%s) that reaches it", op, s.width,
+                   s.height, s.channels, s.channels == 1 ? "" : "s");
+        return RECIO_ERR_ARG;
+    }
     for (i = 0; i < k; i++) {
         if ((e = recio__geo_pixels(x, n, &g[i])) != RECIO_OK) return e;
         if (x->tg && (e = recio__tgt_step(x->tg, &g[i])) != RECIO_OK) return e;
@@ -11992,6 +12037,7 @@ static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t ep
     memset(&sd, 0, sizeof sd);
     sd.mode = it->d.index ? RECIO_SPLIT_INDEX : RECIO_SPLIT_BYTES;
     sd.index_path = it->d.index_path;
+    sd.key_begin = it->d.key_begin, sd.key_end = it->d.key_end;
     sd.shuffle = (recio_split_shuffle)it->d.shuffle;
     sd.chunk_records = it->d.chunk_records, sd.window_chunks = it->d.window_chunks;
     sd.equalize = (recio_split_equalize)it->d.equalize;
@@ -12370,7 +12416,8 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     dst = recio_image_wrap(out, sh->width, sh->height, sh->channels, sh->dtype, sh->layout, 0);
     e = recio__it_run(it, ir, key, seed, &dst, ap, worker, what);
     if (e == RECIO_OK && it->cache.mode == RECIO_CACHE_ITEMS) recio__it_keep_item(it, key, out);
-    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
+    /* a shape that differs from the first record's (the executor's own words are kept) */
+    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && strcmp(what + 11, recio_strerror(e)) == 0 && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
         recio_image got; /* sizes as WxH, as everywhere */
         if (ap && ap->mask && (ap->mask->width != w || ap->mask->height != h)) /* the record is bad, not the chain */
             e = RECIO_ERR_FORMAT, recio__fmt(what, RECIO_ITER_ERRMSG, "mask: %dx%d, not the %dx%d (WxH) of its image", ap->mask->width, ap->mask->height, w, h);
@@ -12796,9 +12843,9 @@ static recio_err recio__it_pf_begin(void *user, uint64_t epoch, char *errmsg) {
    tests/test_iter_checkpoint.c reads the struct from recio.h and changes every field in turn. */
 enum { RECIO__FP_INT, RECIO__FP_F32, RECIO__FP_STR, RECIO__FP_FILL /* mask_fill: the label it means */ };
 enum { RECIO__FPW_ALWAYS, RECIO__FPW_CHUNK, RECIO__FPW_MEAN, RECIO__FPW_MASKS, RECIO__FPW_MIX };
-typedef struct recio__it_fpfield {
-    size_t off, size;
-    unsigned char kind, when;
+typedef struct recio__it_fpfield { /* 5 bytes an entry, not 12: the table is in every build (docs/footprint.md) */
+    unsigned short off;
+    unsigned char size, kind, when;
 } recio__it_fpfield;
 #define RECIO__FPF(f, k, w) {offsetof(recio_iter_desc, f), sizeof(((recio_iter_desc *)0)->f), RECIO__FP_##k, RECIO__FPW_##w}
 static const recio__it_fpfield recio__it_fpfields[] = {
@@ -12813,6 +12860,7 @@ static const recio__it_fpfield recio__it_fpfields[] = {
     RECIO__FPF(mask_fill, FILL, MASKS),     RECIO__FPF(mixup_alpha, F32, MIX),       RECIO__FPF(cutmix_alpha, F32, MIX),
     RECIO__FPF(mix_prob, F32, MIX),         RECIO__FPF(num_classes, INT, MIX),       RECIO__FPF(path_imglist, STR, ALWAYS),
     RECIO__FPF(batch, INT, ALWAYS),         RECIO__FPF(last_batch, INT, ALWAYS),     RECIO__FPF(skip_bad, INT, ALWAYS),
+    RECIO__FPF(key_begin, INT, ALWAYS),     RECIO__FPF(key_end, INT, ALWAYS),
 };
 #undef RECIO__FPF
 
@@ -12925,13 +12973,15 @@ static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
 static recio_err recio__it_shape_of(recio_iter *it, const recio_record *rec, char *what) {
     recio_irecord ir;
     recio_image img, out;
+    recio__scratch sc;
     recio_err e;
+    memset(&sc, 0, sizeof sc);
     memset(&img, 0, sizeof img);
     memset(&out, 0, sizeof out);
     what[0] = 0;
     if ((e = recio_irecord_unpack(&ir, rec->data, rec->size)) == RECIO_OK &&
         (e = recio__decode(&img, ir.image, ir.image_size, it->d.channels, 0, what, RECIO__ERRMSG, &it->d.alloc)) == RECIO_OK &&
-        (e = recio_transform_apply(it->tf, &img, &out, 0)) == RECIO_OK) {
+        (e = recio__apply_in(it->tf, &img, &out, 0, &sc, what, RECIO__ERRMSG)) == RECIO_OK) { /* what: the op that refused */
         it->shape = recio_image_shape(out.width, out.height, out.channels, out.dtype, out.layout);
         it->d.item_bytes = recio_image_bytes(&it->shape);
     }
@@ -12940,23 +12990,34 @@ static recio_err recio__it_shape_of(recio_iter *it, const recio_record *rec, cha
     return e;
 }
 
+/* Key of the record the item shape comes from: the dataset's first (the first file starts with
+   one), or with a key range the first the range takes (record 0 may be a header, as insightface's). */
+static uint64_t recio__it_first_key(const recio_iter *it) {
+    const recio_split *s = it->src.split;
+    uint64_t g = recio__sp_first(s);
+    unsigned f;
+    if (!it->d.key_end) return 0;
+    f = recio__sp_file_at(s, g);
+    return RECIO__IT_KEY(f, g - s->files[f].base);
+}
+
 /* Parse the spec and run it on the dataset's first record (with skip_bad: the first that decodes,
-   among the first file's first 1000). */
+   among the first 1000 of its file). */
 static recio_err recio__it_spec(recio_iter *it) {
     recio_transform_desc td;
     recio_record rec;
     char what[RECIO__ERRMSG];
     recio_err e;
     unsigned tries;
+    uint64_t first = recio__it_first_key(it);
     if (!it->d.spec) return RECIO_OK;
     memset(&td, 0, sizeof td);
     td.alloc = it->d.alloc;
     if ((e = recio_transform_parse_ex(&it->tf, it->d.spec, &td, what, sizeof what)) != RECIO_OK)
         return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", what), e;
-    /* key 0: the dataset's first record, since the first file starts with one */
-    if ((e = recio__it_src_read_at(it, 0, &rec, it->errmsg)) != RECIO_OK) return e;
+    if ((e = recio__it_src_read_at(it, first, &rec, it->errmsg)) != RECIO_OK) return e;
     for (tries = 1; (e = recio__it_shape_of(it, &rec, what)) != RECIO_OK; tries++) {
-        recio__errf(it->errmsg, recio__it_file(it, 0), rec.offset, "first record: %s", what[0] ? what : recio_strerror(e));
+        recio__errf(it->errmsg, recio__it_file(it, first), rec.offset, "first record: %s", what[0] ? what : recio_strerror(e));
         if (!it->d.skip_bad || !recio__it_undecodable(e) || tries == 1000 || recio_reader_next(it->src.aux, &rec) != RECIO_OK)
             return e;
     }

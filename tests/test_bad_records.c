@@ -80,6 +80,30 @@ static void test_verify_decode(void) {
     CHECK(has(T "/good.rec: 5 records, ") && has("every image decodes, ok"));
 }
 
+/* --skip-empty: insightface's layout (record 0 and identity records with nothing after the image
+   header) verifies with them counted as 'without an image'; without it they are named as before
+   and the summary says how many are empty and what passes over them. A bad image still fails. */
+static void test_verify_skip_empty(void) {
+    recio_writer *w = NULL;
+    size_t n = 0;
+    unsigned char *img = t_slurp(PHOTOS "retina-120x90.jpg", &n);
+    int ok = img && recio_writer_open(&w, T "/faces.rec") == RECIO_OK;
+    ok = ok && put_record(w, 0, img, 0) == 0 && put_record(w, 1, img, n) == 0 && put_record(w, 2, img, n) == 0 &&
+         put_record(w, 0, img, 0) == 0 && put_record(w, 0, img, 0) == 0;
+    CHECK(w && recio_writer_close(w) == RECIO_OK && ok);
+    free(img);
+    CHECK_EQ_INT(recio("verify --decode " T "/faces.rec"), 1);
+    CHECK(has("faces.rec: offset 0: decode: empty image (0 bytes)"));
+    CHECK(has("3 that do not decode (3 of them empty: --skip-empty passes over records without an image)"));
+    CHECK_EQ_INT(recio("verify --decode --skip-empty " T "/faces.rec"), 0);
+    CHECK(has(T "/faces.rec: 5 records, ") && has(", 3 without an image (skipped), every image decodes, ok"));
+    CHECK(!has("offset 0:"));
+    CHECK_EQ_INT(recio("verify --decode --skip-empty " T "/bad.rec"), 1); /* no empty image there: as before */
+    CHECK(has(", 2 that do not decode\n"));
+    CHECK_EQ_INT(recio("verify --skip-empty " T "/faces.rec"), 2);
+    CHECK(has("--skip-empty acts with --decode"));
+}
+
 static void test_show_fails_on_bad_record(void) {
     char want[256];
     CHECK_EQ_INT(recio("show " T "/bad.rec " T "/sheet.png --tile 32"), 1);
@@ -235,6 +259,7 @@ int main(void) {
         return 1;
     }
     RUN(test_verify_decode);
+    RUN(test_verify_skip_empty);
     RUN(test_show_fails_on_bad_record);
     RUN(test_iter_strict_names_the_record);
     RUN(test_iter_skip_bad);

@@ -136,6 +136,7 @@ static const field_case fields[] = {
     {"mix_prob", REFUSED}, {"num_classes", REFUSED}, {"path_imglist", REFUSED}, {"batch", REFUSED},
     {"last_batch", REFUSED}, {"workers", SAME}, {"prefetch", SAME}, {"checksums", SAME}, {"skip_bad", REFUSED},
     {"cache_bytes", SAME}, {"fs", SAME}, {"errmsg", SAME}, {"alloc", SAME},
+    {"key_begin", REFUSED}, {"key_end", REFUSED},
 };
 #define NFIELDS ((int)(sizeof fields / sizeof fields[0]))
 
@@ -167,6 +168,7 @@ static int vary(const char *name, recio_iter_desc *d, int change) {
     if (IS("mask_fill")) d->masks = 1;
     if (IS("mixup_alpha") || IS("cutmix_alpha") || IS("mix_prob") || IS("num_classes")) d->mixup_alpha = 0.2f, d->num_classes = 3;
     if (IS("prefetch")) d->workers = 1;
+    if (IS("key_begin")) d->key_end = NREC; /* a range of every key, then without key 0 */
     if (!change) return 1;
     if (IS("uris")) d->uris = DIR "/other.rec";
     else if (IS("rank")) d->rank = 1;
@@ -196,6 +198,8 @@ static int vary(const char *name, recio_iter_desc *d, int change) {
     else if (IS("label_detection")) d->label_detection = 1;
     else if (IS("masks")) d->masks = 1;
     else if (IS("mask_fill")) d->mask_fill = 7;
+    else if (IS("key_begin")) d->key_begin = 1;
+    else if (IS("key_end")) d->key_end = NREC - 2;
     else if (IS("mixup_alpha")) d->mixup_alpha = 0.4f;
     else if (IS("cutmix_alpha")) d->cutmix_alpha = 1.0f;
     else if (IS("mix_prob")) d->mix_prob = 0.5f;

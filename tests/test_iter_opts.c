@@ -466,6 +466,120 @@ static void write_lst(const char *path, unsigned v) {
     if (f) fclose(f);
 }
 
+
+/* insightface's layout: record 0 a header whose labels (N+1, N+1+identities) say where the N images
+   (keys 1..N) end, the images, then identity records (labels: each identity's key range), all but the
+   images with empty payloads. key_begin/key_end = (1, N+1) read the images alone, each once, in order or shuffled: the item
+   shape comes from key 1 (record 0 does not decode), and a checkpoint of a ranged iterator is
+   refused by one without the range. */
+#define FACES DIR "/faces.rec"
+#define NFACES 5
+static void make_faces(void) {
+    recio_writer *w = NULL;
+    recio_writer_desc wd;
+    unsigned char *buf, *img = t_slurp(IMG, &img_size);
+    unsigned i;
+    float lab[2];
+    if (!img || !(buf = (unsigned char *)malloc(RECIO_IRHEADER_SIZE + 8 + img_size))) exit(1);
+    memset(&wd, 0, sizeof wd);
+    wd.index_path = FACES ".idx";
+    if (recio_writer_open_desc(&w, FACES, &wd) != RECIO_OK) exit(1);
+    lab[0] = NFACES + 1, lab[1] = NFACES + 4;
+    if (recio_writer_write(w, buf, recio_irecord_pack_header(buf, lab, 2, 0, 0)) != RECIO_OK) exit(1);
+    for (i = 1; i <= NFACES; i++) {
+        float l = (float)(i / 2); /* identities 0, 1, 1, 2, 2 */
+        size_t h = recio_irecord_pack_header(buf, &l, 1, 300 + i, 0);
+        memcpy(buf + h, img, img_size);
+        if (recio_writer_write(w, buf, h + img_size) != RECIO_OK) exit(1);
+    }
+    for (i = 0; i < 3; i++) { /* identity i: keys [2i, 2i + 2) clipped to the images */
+        lab[0] = (float)(i ? 2 * i : 1), lab[1] = (float)(2 * i + 2 < NFACES + 1 ? 2 * i + 2 : NFACES + 1);
+        if (recio_writer_write(w, buf, recio_irecord_pack_header(buf, lab, 2, 0, 0)) != RECIO_OK) exit(1);
+    }
+    if (recio_writer_close(w) != RECIO_OK) exit(1);
+    free(buf), free(img);
+}
+
+static void test_key_range(void) {
+    recio_iter_desc d;
+    recio_iter *it;
+    recio_batch b;
+    char msg[512];
+    unsigned i, shuffle;
+    unsigned char blob[4096];
+    size_t size;
+    for (shuffle = 0; shuffle < 2; shuffle++) {
+        uint64_t seen = 0;
+        memset(&d, 0, sizeof d);
+        d.uris = FACES, d.spec = "resize(12,9) chw", d.batch = NFACES, d.workers = workers, d.shuffle = (int)shuffle, d.seed = 3;
+        d.key_begin = 1, d.key_end = NFACES + 1;
+        if (!(it = must_open(&d))) return;
+        CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
+        CHECK_EQ_INT(b.count, NFACES);
+        CHECK_EQ_INT(b.pad, 0);
+        CHECK_EQ_INT(b.item.width, 12);
+        for (i = 0; i < NFACES; i++) {
+            CHECK(b.ids[i] > 300 && b.ids[i] <= 300 + NFACES);
+            if (!shuffle) CHECK_EQ_INT(b.ids[i], 301 + i);
+            CHECK(b.labels[i] == (float)((b.ids[i] - 300) / 2));
+            seen |= 1u << (b.ids[i] - 300);
+        }
+        CHECK_EQ_INT(seen, 0x3e);
+        CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_END);
+        CHECK_EQ_INT(recio_iter_save(it, blob, sizeof blob, &size), RECIO_OK);
+        recio_iter_close(it);
+        d.key_end = 0; /* no range (key_begin alone is nothing) */
+        d.skip_bad = 1; /* opens (record 0 is passed over), but it is another dataset */
+        if (!(it = must_open(&d))) return;
+        CHECK_EQ_INT(recio_iter_restore(it, blob, size), RECIO_ERR_ARG);
+        recio_iter_close(it);
+    }
+    /* without the range record 0 is the first record: it does not decode */
+    d.skip_bad = 0;
+    CHECK_EQ_INT(recio_iter_open_ex(&it, &d, msg, sizeof msg), RECIO_ERR_DECODE);
+    CHECK(strstr(msg, "faces.rec: offset 0: first record") != NULL);
+    recio_iter_close(it);
+    d.key_begin = NFACES + 10, d.key_end = NFACES + 20; /* a range with no key */
+    CHECK_EQ_INT(recio_iter_open_ex(&it, &d, msg, sizeof msg), RECIO_ERR_FORMAT);
+    CHECK(strstr(msg, "faces.rec: the index lists no record") != NULL);
+    recio_iter_close(it);
+}
+
+/* A crop larger than the image that reaches it (issue 25: "224 crop of a 112-px image" said only
+   "first record: invalid argument"): the op as written and both sizes, from the shape probe, from
+   a later record (not "the output is not the first record's shape"), and from apply_encoded. */
+static void test_crop_too_large(void) {
+    recio_iter_desc d;
+    recio_iter *it = NULL;
+    recio_transform *t = NULL;
+    recio_batch b;
+    recio_image out;
+    char msg[512];
+    unsigned char *img;
+    size_t n;
+    memset(&d, 0, sizeof d);
+    d.uris = PHOTOS, d.spec = "resize(112,112) center_crop(224) chw", d.batch = 2, d.workers = workers;
+    CHECK_EQ_INT(recio_iter_open_ex(&it, &d, msg, sizeof msg), RECIO_ERR_ARG);
+    CHECK(strstr(msg, "photos.rec: offset 0: first record: transform: center_crop(224) cannot take the 112x112 image (WxH, 3 channels) that reaches it") != NULL);
+    if (!strstr(msg, "center_crop(224) cannot take")) fprintf(stderr, "  %s\n", msg);
+    recio_iter_close(it);
+    d.spec = "center_crop(300,200) chw"; /* record 2 is 120x90 */
+    if (!(it = must_open(&d))) return;
+    CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
+    CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_ERR_ARG);
+    CHECK(strstr(recio_iter_errmsg(it), ": transform: center_crop(300,200) cannot take the 120x90 image (WxH, 3 channels) that reaches it") != NULL);
+    if (!strstr(recio_iter_errmsg(it), "cannot take")) fprintf(stderr, "  %s\n", recio_iter_errmsg(it));
+    recio_iter_close(it);
+    CHECK((img = t_slurp(IMG, &n)) != NULL);
+    CHECK_EQ_INT(recio_transform_parse(&t, "random_resized_crop(64,0.08,1) random_crop(100,50)"), RECIO_OK);
+    memset(&out, 0, sizeof out);
+    CHECK_EQ_INT(recio_transform_apply_encoded(t, img, n, &out, 1, NULL, msg, sizeof msg), RECIO_ERR_ARG);
+    CHECK(strcmp(msg, "transform: random_crop(100,50) cannot take the 64x64 image (WxH, 3 channels) that reaches it") == 0);
+    if (strcmp(msg, "transform: random_crop(100,50) cannot take the 64x64 image (WxH, 3 channels) that reaches it")) fprintf(stderr, "  %s\n", msg);
+    recio_transform_free(t);
+    free(img);
+}
+
 /* A checkpoint is refused by an iterator whose seed_aug, pad value or .lst differ, and accepted by
    an identical one, and by one whose .lst holds other labels under the same name. */
 static void test_checkpoint_fingerprint(void) {
@@ -591,6 +705,7 @@ int main(void) {
     make_labels();
     make_det();
     pack_photos();
+    make_faces();
     for (w = 0; w < 2; w++) {
         workers = 2 * w;
         RUN(test_label_pad);
@@ -603,6 +718,8 @@ int main(void) {
         RUN(test_imglist);
         RUN(test_mean_img);
         RUN(test_checkpoint_fingerprint);
+        RUN(test_key_range);
+        RUN(test_crop_too_large);
     }
 #ifndef _WIN32
     RUN(test_cli);

@@ -722,6 +722,64 @@ static void test_chunk_index_sources(void) {
     free_dataset(&ds);
 }
 
+/* A key range keeps the index lines whose key is in [key_begin, key_end): each file's own .idx
+   (keys are the ordinals there) or one global index (keys are the record ids), with every shuffle
+   and several parts; key_end UINT64_MAX has no upper end, key_end 0 is no range. The records the parts yield together are exactly
+   those of the range, each once; a range that takes nothing is refused, naming it. The chunk
+   shuffle hops from record to record inside a chunk, so it is tried where the range takes
+   consecutive records (the global index, keys in file order): per-file ranges leave gaps. */
+static void check_key_range(const dataset *ds, const char *gidx, uint64_t kb, uint64_t ke) {
+    static const recio_split_shuffle sh[] = {RECIO_SHUFFLE_NONE, RECIO_SHUFFLE_FULL, RECIO_SHUFFLE_CHUNK};
+    uint32_t *ids = (uint32_t *)malloc((ds->n + 1) * sizeof *ids);
+    unsigned char *seen = (unsigned char *)calloc(ds->n + 1, 1);
+    unsigned k, nsplit, r;
+    for (k = 0; k < (gidx ? 3u : 2u); k++)
+        for (nsplit = 1; nsplit <= 3; nsplit += 2) {
+            recio_split_desc d;
+            uint64_t i, want = 0, got = 0;
+            memset(&d, 0, sizeof d);
+            memset(seen, 0, ds->n + 1);
+            d.key_begin = kb, d.key_end = ke, d.index_path = gidx, d.shuffle = sh[k], d.seed = 5, d.chunk_records = 3;
+            for (r = 0; r < nsplit; r++) {
+                long j, n = read_part(ds->uris, r, nsplit, &d, ids, (long)ds->n, NULL);
+                CHECK(n >= 0);
+                for (j = 0; j < n; j++) {
+                    CHECK(ids[j] < ds->n && !seen[ids[j]]);
+                    if (ids[j] < ds->n) seen[ids[j]] = 1;
+                }
+                got += n > 0 ? (uint64_t)n : 0;
+            }
+            for (i = 0; i < ds->n; i++) {
+                uint64_t key = gidx ? i : ds->ord[i];
+                int in = !ke || (key >= kb && key < ke);
+                want += (uint64_t)in;
+                CHECK_EQ_INT(seen[i], in);
+            }
+            CHECK_EQ_INT(got, want);
+        }
+    free(ids);
+    free(seen);
+}
+
+static void test_key_range(void) {
+    dataset ds;
+    char gidx[128];
+    recio_split_desc d;
+    make_dataset_min(&ds, 3, 1, 60);
+    check_key_range(&ds, NULL, 1, 5);
+    check_key_range(&ds, NULL, 3, UINT64_MAX);
+    check_key_range(&ds, NULL, 3, 0);
+    snprintf(gidx, sizeof gidx, "%s/all.idx", ds.dir);
+    write_global_idx(&ds, gidx, "\t", 1); /* unsorted: loaded whole */
+    check_key_range(&ds, gidx, 7, ds.n - 9);
+    write_global_idx(&ds, gidx, "\t", 0); /* sorted: the chunk shuffle streams it */
+    check_key_range(&ds, gidx, 1, ds.n - 1);
+    memset(&d, 0, sizeof d);
+    d.key_begin = ds.n + 5, d.key_end = ds.n + 10, d.index_path = gidx;
+    expect_error(ds.uris, 0, 1, &d, "all.idx: the index lists no record", NULL);
+    free_dataset(&ds);
+}
+
 int main(void) {
     RUN(test_byte_parts_random_datasets);
     RUN(test_index_parts_random_datasets);
@@ -734,5 +792,6 @@ int main(void) {
     RUN(test_byte_reset_rereads);
     RUN(test_chunk_index_sources);
     RUN(test_chunk_shuffle_is_documented);
+    RUN(test_key_range);
     return t_done("split_props");
 }

@@ -149,7 +149,12 @@ static void which_op_failed(const char *spec, const recio_image *src, uint64_t s
     const char *s[64], *en[64];
     int n = spec_ops(spec, s, en, 64), k;
     recio_image prev = *src, cur;
-    char *pre = (char *)malloc(strlen(spec) + 1);
+    char *pre;
+    if (why && strstr(why, " cannot take the ")) { /* the library said the op and the sizes itself */
+        cli_err("%s: offset 0: %s", in, why);
+        return;
+    }
+    pre = (char *)malloc(strlen(spec) + 1);
     for (k = 1; pre && k <= n; k++) {
         recio_transform *t = NULL;
         recio_err ek;

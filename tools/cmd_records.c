@@ -72,7 +72,7 @@ CLI_COMMAND(cli_cmd_dump) {
 }
 
 static const char verify_help[] =
-    "usage: recio verify [--decode] [--all] FILE.rec...\n\n"
+    "usage: recio verify [--decode [--skip-empty]] [--all] FILE.rec...\n\n"
     "Read every record of each file strictly: magic, lengths, part sequence, padding to the end.\n"
     "Prints 'FILE: N records, B payload bytes, ok' per sound file (B: the records' data, without\n"
     "headers and padding) and exits 0 when all are sound; otherwise prints 'recio: FILE: offset N:\n"
@@ -82,6 +82,9 @@ static const char verify_help[] =
     "             PNG of the image's size): every record that fails is named ('recio: FILE:\n"
     "             offset N: decode: why' or '... mask: why'), the check goes on to the next, and\n"
     "             the exit status is 1\n"
+    "  --skip-empty  with --decode: a record whose image is empty (0 bytes after the image header:\n"
+    "             insightface's record 0 and identity records) is counted as 'without an image',\n"
+    "             not as one that does not decode\n"
     "  --all      do not stop at the first damage: name every damaged region ('recio: FILE: offset\n"
     "             N: B bytes no record can be read from ...'), found as 'recio salvage' finds them\n";
 
@@ -143,8 +146,9 @@ static int mask_check(const recio_irecord *ir, int w, int h, char *why, size_t c
     return bad ? -1 : 0;
 }
 
-/* The image record of rec decodes in full (its mask too); else "recio: FILE: offset N: why" and -1. */
-static int decode_check(const char *path, const recio_record *rec) {
+/* The image record of rec decodes in full, its mask too (0); its image is empty and skip_empty (1);
+   else "recio: FILE: offset N: why" and -1, or -2 when the image is empty. */
+static int decode_check(const char *path, const recio_record *rec, int skip_empty) {
     recio_irecord ir;
     recio_image img;
     char why[256] = "";
@@ -154,52 +158,66 @@ static int decode_check(const char *path, const recio_record *rec) {
                 (unsigned long long)rec->offset, (unsigned long long)rec->size);
         return -1;
     }
+    if (ir.image_size == 0 && skip_empty) return 1;
     memset(&img, 0, sizeof img);
     e = recio_image_decode_ex(&img, ir.image, ir.image_size, 0, why, sizeof why);
     if (e == RECIO_OK && mask_check(&ir, img.width, img.height, why, sizeof why) != 0) e = RECIO_ERR_DECODE;
     recio_image_free(&img);
     if (e == RECIO_OK) return 0;
     cli_err("%s: offset %llu: %s", path, (unsigned long long)rec->offset, why[0] ? why : recio_strerror(e));
-    return -1;
+    return ir.image_size ? -1 : -2;
+}
+
+/* The summary line of a file that reads: the counts of --decode's verdicts (c[0] do not decode, c[1]
+   of them empty, c[2] without an image under --skip-empty). */
+static void verify_summary(const char *path, uint64_t n, uint64_t bytes, int decode, const uint64_t *c) {
+    char skipped[64] = "", hint[128] = "";
+    if (c[2]) snprintf(skipped, sizeof skipped, "%llu without an image (skipped), ", (unsigned long long)c[2]);
+    if (c[1]) /* what insightface's files hold on purpose */
+        snprintf(hint, sizeof hint, " (%llu of them empty: --skip-empty passes over records without an image)", (unsigned long long)c[1]);
+    if (c[0])
+        printf("%s: %llu records, %llu payload bytes, %s%llu that do not decode%s\n", path, (unsigned long long)n,
+               (unsigned long long)bytes, skipped, (unsigned long long)c[0], hint);
+    else
+        printf("%s: %llu records, %llu payload bytes, %s%s\n", path, (unsigned long long)n, (unsigned long long)bytes, skipped,
+               decode ? "every image decodes, ok" : "ok");
 }
 
 /* One file: 0 when every record reads (and decodes, with decode), else -1 after saying why. */
-static int verify_file(const char *path, int decode) {
+static int verify_file(const char *path, int decode, int skip_empty) {
     recio_reader *r;
     recio_record rec;
     recio_err e;
-    uint64_t n = 0, bytes = 0, bad = 0;
-    int rc;
+    uint64_t n = 0, bytes = 0, c[3] = {0, 0, 0};
+    int rc, v;
     if (cli_open_reader(&r, path)) return -1;
     while ((e = recio_reader_next(r, &rec)) == RECIO_OK) {
         n++;
         bytes += rec.size;
-        if (decode && decode_check(path, &rec)) bad++;
+        v = decode ? decode_check(path, &rec, skip_empty) : 0;
+        c[0] += v < 0, c[1] += v == -2, c[2] += v == 1;
     }
     rc = reader_result(r, e);
     recio_reader_close(r);
-    if (!rc && bad)
-        printf("%s: %llu records, %llu payload bytes, %llu that do not decode\n", path, (unsigned long long)n,
-               (unsigned long long)bytes, (unsigned long long)bad);
-    else if (!rc)
-        printf("%s: %llu records, %llu payload bytes, %s\n", path, (unsigned long long)n, (unsigned long long)bytes,
-               decode ? "every image decodes, ok" : "ok");
+    if (!rc) verify_summary(path, n, bytes, decode, c);
     fflush(stdout);
-    return rc || bad ? -1 : 0;
+    return rc || c[0] ? -1 : 0;
 }
 
 CLI_COMMAND(cli_cmd_verify) {
-    int i, nfiles = 0, bad = 0, decode = 0, all = 0;
+    int i, nfiles = 0, bad = 0, decode = 0, all = 0, skip_empty = 0;
     for (i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) return fputs(verify_help, stdout), 0;
         if (strcmp(argv[i], "--decode") == 0) decode = 1;
         else if (strcmp(argv[i], "--all") == 0) all = 1;
+        else if (strcmp(argv[i], "--skip-empty") == 0) skip_empty = 1;
         else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("verify", "unknown option '%s'", argv[i]);
     }
+    if (skip_empty && !decode) return cli_usage_error("verify", "--skip-empty acts with --decode");
     for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--decode") == 0 || strcmp(argv[i], "--all") == 0) continue;
+        if (strcmp(argv[i], "--decode") == 0 || strcmp(argv[i], "--all") == 0 || strcmp(argv[i], "--skip-empty") == 0) continue;
         nfiles++;
-        if (all && !decode ? verify_all(argv[i]) : verify_file(argv[i], decode)) bad = 1;
+        if (all && !decode ? verify_all(argv[i]) : verify_file(argv[i], decode, skip_empty)) bad = 1;
     }
     if (!nfiles) return cli_usage_error("verify", "which files?");
     return bad ? CLI_EXIT_ERR : 0;

@@ -29,7 +29,7 @@ from ctypes import POINTER, byref, c_float, c_int, c_size_t, c_uint, c_uint32, c
 from typing import Any, Iterator, Optional, Union
 
 from . import _lib as L
-from ._mxnet import MXNET_DEFAULTS, UNSUPPORTED, translate
+from ._mxnet import MXNET_DEFAULTS, UNSUPPORTED, key_range, translate
 
 np = L.numpy()  # records need no NumPy; arrays say what to install when it is missing
 
@@ -100,6 +100,14 @@ def _c_int(value: Any, name: str, ctype: Any) -> int:
     if not lo <= v <= hi:
         raise ArgError("%s: %d is out of range (%d to %d)" % (name, v, lo, hi), L.ERR_ARG)
     return v
+
+
+def _fspath(value: Any, name: str) -> Any:
+    """os.fspath(value), or a TypeError naming the parameter."""
+    try:
+        return os.fspath(value)
+    except TypeError:
+        raise TypeError("%s: a path (str, bytes or os.PathLike), not %r" % (name, value)) from None
 
 
 # Every live handle, so that a forked child can give each a fresh lock (a lock another thread of the
@@ -267,14 +275,17 @@ class Batch:
     those it kept: the boxes in label move with the pixels), else None; mask: with masks=True,
     (batch, H, W) uint8 label masks moved with the pixels, else None; soft_label, lam, mix: with
     mixup_alpha/cutmix_alpha, (batch, num_classes) mixed one-hot labels, this batch's lam and how it
-    was mixed (0 not, 1 MixUp, 2 CutMix), else None, 1.0, 0.
+    was mixed (0 not, 1 MixUp, 2 CutMix), else None, 1.0, 0; skipped: with skip_bad, the records of
+    this batch left out because their image does not decode (the places they leave are padding).
     Unless the iterator was made with copy=True the arrays are views of recio's buffer, valid until
     the iterator's next batch (take .copy() of what you keep)."""
     __slots__ = ("data", "label", "pad", "index", "keys", "count", "epoch", "number", "_sums", "label_counts", "objects",
-                 "mask", "soft_label", "lam", "mix")
+                 "mask", "soft_label", "lam", "mix", "skipped")
 
     def __init__(self, data, label, pad, index, keys, count, epoch, number, sums, label_counts=None, objects=None,
-                 mask=None, soft_label=None, lam=1.0, mix=0):
+                 mask=None, soft_label=None, lam=1.0, mix=0, skipped=0):
+        """The fields above (ImageRecordIter makes batches; see the class docstring)."""
+        self.skipped = skipped
         self.data, self.label, self.pad, self.index, self.keys = data, label, pad, index, keys
         self.count, self.epoch, self.number, self._sums = count, epoch, number, sums
         self.label_counts, self.objects, self.mask = label_counts, objects, mask
@@ -310,7 +321,12 @@ class ImageRecordIter(_Handle):
     label_pad_width=N / label_pad_value=V (detection labels; Batch.objects counts each record's objects),
     masks=True (segmentation records: Batch.mask, moved with the pixels; mask_fill=255 for uncovered areas),
     mixup_alpha=A / cutmix_alpha=A / mix_prob=P / num_classes=N (timm's batch MixUp/CutMix: Batch.soft_label),
-    and cache_bytes=N (keep decoded images in N bytes of memory for the next epochs; cache_stats()).
+    cache_bytes=N (keep decoded images in N bytes of memory for the next epochs; cache_stats()),
+    skip_bad=True (leave out records whose image does not decode, as `recio iter --skip-bad`: their
+    places become padding, Batch.skipped and skipped() count them), keys=(begin, end) or
+    range(begin, end) (only the records whose .idx key is in [begin, end): insightface's files give
+    keys=header.label of record 0) and directories=True (a directory in path_imgrec means every .rec
+    in it; by default a directory is refused, as MXNet reads one file).
 
     Iterate for one epoch of batches; iterating again starts the next epoch (so does reset(), as in
     MXNet). A record that cannot be read raises recio.Error with "FILE: offset N: what", and ends the
@@ -373,6 +389,7 @@ class ImageRecordIter(_Handle):
         if opt["cache_bytes"] < 0:
             raise ValueError("ImageRecordIter: cache_bytes must be 0 (off) or a budget in bytes, not %d" % opt["cache_bytes"])
         d.cache_bytes = _c_int(opt["cache_bytes"], n + "cache_bytes", c_size_t)
+        d.key_begin, d.key_end, d.skip_bad = opt["key_begin"], opt["key_end"], int(opt["skip_bad"])
         return d
 
     def _open(self) -> Any:
@@ -488,7 +505,8 @@ class ImageRecordIter(_Handle):
             objects = objects.copy() if objects is not None else None
             mask = mask.copy() if mask is not None else None
             soft = soft.copy() if soft is not None else None
-        batch = Batch(data, label, b.pad, ids, keys, b.count, b.epoch, b.index, sums, counts, objects, mask, soft, b.lam, b.mix)
+        batch = Batch(data, label, b.pad, ids, keys, b.count, b.epoch, b.index, sums, counts, objects, mask, soft, b.lam, b.mix,
+                      b.skipped)
         self._batch = batch
         return batch
 
@@ -593,6 +611,18 @@ class ImageRecordIter(_Handle):
                 raise _error(e, L.lib.recio_iter_errmsg(it))
             self._fresh, self._ended, self._batch, self._epoch = fresh, ended, None, epoch
 
+    def skipped(self) -> tuple:
+        """With skip_bad=True: (count, first) where count is how many records were left out so far
+        over every epoch (once per epoch each is read in) and first the first few distinct ones as
+        "FILE: offset N: why" strings."""
+        with self._mu:
+            it = self._live()
+            first, n = POINTER(L.IterBad)(), c_uint()
+            count = L.lib.recio_iter_skipped(it, byref(first), byref(n))
+            bad = ["%s: offset %d: %s" % (os.fsdecode(first[i].file), first[i].offset, first[i].what.decode(errors="replace"))
+                   for i in range(n.value)]
+        return int(count), bad
+
     def cache_stats(self) -> dict:
         """The decoded-image cache (cache_bytes=): a dict of mode ('off', 'items' or 'prefix'),
         prefix_ops, records, bytes, hits, misses and why (when off although cache_bytes was given)."""
@@ -620,8 +650,10 @@ def _probe_shape(opt):
     """Item shape of a spec: the C iterator fixes it from the dataset's first record at open; a pull
     mode twin of batch 1 gives it without touching the real iterator."""
     d = L.IterDesc()
-    uris, spec = L.cstr(opt["uris"]), L.cstr(opt["spec"])
+    uris, spec, idx = L.cstr(opt["uris"]), L.cstr(opt["spec"]), L.cstr(opt["index_path"])
     d.uris, d.spec, d.channels, d.batch, d.label_width = uris, spec, opt["channels"], 1, 1
+    d.index, d.index_path, d.key_begin, d.key_end = int(opt["index"]), idx, opt["key_begin"], opt["key_end"]
+    d.skip_bad = int(opt["skip_bad"])  # the first record that decodes, as the iterator takes it
     it, b = c_void_p(), L.Batch()
     msg = ctypes.create_string_buffer(1024)
     e = L.lib.recio_iter_open_ex(byref(it), byref(d), msg, len(msg))
@@ -642,6 +674,7 @@ def _count_records(opt):
     sd = L.SplitDesc()
     sd.mode = L.SPLIT_INDEX if opt["index"] else L.SPLIT_BYTES
     sd.equalize = opt["equalize"]
+    sd.key_begin, sd.key_end = opt["key_begin"], opt["key_end"]
     idx = L.cstr(opt["index_path"]) if opt["index_path"] else None
     sd.index_path = idx
     s = Split(opt["uris"], opt["rank"], opt["nsplit"], _desc=sd)
@@ -683,6 +716,9 @@ class Transform(_Handle):
     _shared = True
 
     def __init__(self, spec: str) -> None:
+        if not isinstance(spec, str):
+            raise TypeError("Transform: spec: a transform spec string such as 'resize_short(256) center_crop(224)', "
+                            "not %r" % (spec,))
         self._init_handle()
         self.spec = spec
         with self._mu:
@@ -720,24 +756,34 @@ class Transform(_Handle):
             return None
         return ((s.channels, s.height, s.width) if s.layout == L.CHW else (s.height, s.width, s.channels)), L.DTYPES[s.dtype]
 
-    def _wrap_out(self, t: Any, w: int, h: int, c: int) -> tuple:
-        """A NumPy output and an Image wrapped over it when the shape is known before running."""
+    def _wrap_out(self, t: Any, w: int, h: int, c: int, into: Any = None) -> tuple:
+        """A NumPy output and an Image wrapped over it when the shape is known before running; into: a
+        C-contiguous array to write into instead, used when it has that shape and dtype."""
         shp = self._shape(t, w, h, c)
         if shp is None:
             return None, L.Image()
         shape, dt = shp
-        arr = np.empty(shape, dtype=dt)
+        if into is not None and tuple(into.shape) == shape and into.dtype == np.dtype(dt) and into.flags.c_contiguous:
+            arr = into
+        else:
+            arr = np.empty(shape, dtype=dt)
         s = L.Image()
         L.lib.recio_transform_output_shape(t, w, h, c, byref(s))
         s.data = arr.ctypes.data
         return arr, s
 
-    def __call__(self, image: Union[bytes, bytearray, memoryview, np.ndarray], seed: int = 0, channels: int = 0,
-                 fast: bool = False, boxes: Any = None, mask: Any = None, mask_fill: int = 255) -> Any:
-        """The chain run on image (encoded bytes, or a uint8 (H, W) / (H, W, C) array) with this seed: a
-        new array; with boxes= or mask=, the tuple (image, boxes, mask) (see the class docstring)."""
+    def __call__(self, image: Union[bytes, bytearray, memoryview, np.ndarray, str, os.PathLike], seed: int = 0,
+                 channels: int = 0, fast: bool = False, boxes: Any = None, mask: Any = None, mask_fill: int = 255) -> Any:
+        """The chain run on image (encoded bytes, the path of an image file, or a uint8 (H, W) / (H, W, C)
+        array) with this seed: a new array; with boxes= or mask=, the tuple (image, boxes, mask) (see
+        the class docstring)."""
         seed = _c_int(seed, "Transform: seed", c_uint64)
         channels = _c_int(channels, "Transform: channels", c_int)
+        if isinstance(image, (str, os.PathLike)):
+            with open(image, "rb") as f:  # a path: its bytes (a str is never image data)
+                image = f.read()
+        elif not isinstance(image, (bytes, bytearray, memoryview, np.ndarray)):
+            raise TypeError("Transform: image: encoded bytes, a path, or a uint8 array, not %s" % type(image).__name__)
         t = self._enter()
         try:
             if boxes is not None or mask is not None:
@@ -750,15 +796,22 @@ class Transform(_Handle):
 
     def _apply_encoded(self, t: Any, image: Any, seed: int, channels: int, fast: bool) -> np.ndarray:
         buf = bytes(image) if not isinstance(image, (bytes, bytearray)) else image
+        return self._apply_buf(t, buf, len(buf), seed, channels, fast)
+
+    def _apply_buf(self, t: Any, buf: Any, n: int, seed: int, channels: int, fast: bool, into: Any = None) -> np.ndarray:
+        """The chain on n encoded bytes at buf (bytes, or the address of memory the caller keeps
+        alive: a record's image inside its payload, with no copy); call between _enter and _leave.
+        into: an array the result is written into when it has the result's shape and dtype (the
+        returned array is then into itself; the caller compares)."""
         w, h, c = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
         arr, out = None, L.Image()
-        if L.lib.recio_image_info(buf, len(buf), byref(w), byref(h), byref(c)) == L.OK:
+        if L.lib.recio_image_info(buf, n, byref(w), byref(h), byref(c)) == L.OK:
             ch = channels or (4 if c.value == 2 else c.value)
-            arr, out = self._wrap_out(t, w.value, h.value, ch)
+            arr, out = self._wrap_out(t, w.value, h.value, ch, into)
         d = L.EncodedDesc()
         d.channels, d.full_scale = channels, 0 if fast else 1
         msg = ctypes.create_string_buffer(512)
-        e = L.lib.recio_transform_apply_encoded(t, buf, len(buf), byref(out), seed, byref(d), msg, len(msg))
+        e = L.lib.recio_transform_apply_encoded(t, buf, n, byref(out), seed, byref(d), msg, len(msg))
         return self._finish(e, msg.value, arr, out)
 
     @staticmethod
@@ -872,22 +925,26 @@ class Transform(_Handle):
 
 class Reader(_Handle):
     """Records of one RecordIO file, in order: iterate for the payloads (bytes); .offset is the byte
-    offset of the last record's header. mmap=True maps the file.
+    offset of the last record's header. mmap=True maps the file; buffer_size=N reads through a buffer
+    of N bytes (default 1 MiB: for read_at on records of a few KB a buffer of about two records saves
+    reading a whole MiB each time).
 
     The reader keeps its own position: a forked child (a DataLoader worker) or an unpickled copy
     opens the file again on first use and continues where this reader was, so seek+read in several
     processes never share a file offset. Calls from several threads run one at a time."""
 
-    def __init__(self, path: Union[str, bytes, os.PathLike], mmap: bool = False) -> None:
+    def __init__(self, path: Union[str, bytes, os.PathLike], mmap: bool = False, buffer_size: int = 0) -> None:
+        path = _fspath(path, "Reader: path")
+        self._buffer = _c_int(buffer_size, "Reader: buffer_size", c_size_t)
         self._init_handle()
-        self.path, self._mmap, self._pos, self.offset = os.fspath(path), bool(mmap), 0, None
+        self.path, self._mmap, self._pos, self.offset = path, bool(mmap), 0, None
         self._rec = L.Record()
         with self._mu:
             self._live()
 
     def _open(self) -> Any:
         d = L.ReaderDesc()
-        d.use_mmap = 1 if self._mmap else 0
+        d.use_mmap, d.buffer_size = 1 if self._mmap else 0, self.__dict__.get("_buffer", 0)
         msg = ctypes.create_string_buffer(L.ERRMSG_SIZE)
         d.errmsg = ctypes.cast(msg, c_void_p)
         r = c_void_p()
@@ -906,7 +963,8 @@ class Reader(_Handle):
         L.lib.recio_reader_close(h)
 
     def _state(self) -> dict:
-        return {"path": self.path, "_mmap": self._mmap, "_pos": self._pos, "offset": self.offset, "_rec": None}
+        return {"path": self.path, "_mmap": self._mmap, "_pos": self._pos, "offset": self.offset, "_rec": None,
+                "_buffer": self.__dict__.get("_buffer", 0)}
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
@@ -919,6 +977,23 @@ class Reader(_Handle):
             e = L.lib.recio_reader_next(r, byref(self._rec))
             if e == L.END:
                 return None
+            if e != L.OK:
+                raise _error(e, L.lib.recio_reader_errmsg(r))
+            self._pos = L.lib.recio_reader_tell(r)
+            self.offset = self._rec.offset
+            return ctypes.string_at(self._rec.data, self._rec.size) if self._rec.size else b""
+
+    def read_at(self, offset: int) -> bytes:
+        """The payload of the record whose header is at offset (from a .idx), in one call: seek and
+        read cannot be split by another thread's seek. Reading goes on after that record."""
+        offset = _c_int(offset, "Reader.read_at: offset", c_uint64)
+        with self._mu:
+            r = self._live()
+            e = L.lib.recio_reader_seek(r, offset)
+            if e == L.OK:
+                e = L.lib.recio_reader_next(r, byref(self._rec))
+            if e == L.END:
+                raise CorruptError("%s: offset %d: no record here (past the end of the file)" % (self.path, offset), L.ERR_CORRUPT)
             if e != L.OK:
                 raise _error(e, L.lib.recio_reader_errmsg(r))
             self._pos = L.lib.recio_reader_tell(r)
@@ -965,11 +1040,14 @@ class Writer(_Handle):
 
     def __init__(self, path: Union[str, bytes, os.PathLike], index: Union[None, bool, str, os.PathLike] = None,
                  atomic: bool = False) -> None:
+        path = _fspath(path, "Writer: path")
+        if index is not None and index is not True and index is not False:
+            index = _fspath(index, "Writer: index")
         self._init_handle()
-        self.path = os.fspath(path)
+        self.path = path
         if index is True:
             index = self.path[:-4] + ".idx" if self.path.endswith(".rec") else self.path + ".idx"
-        self._index = L.cstr(os.fspath(index)) if index else None
+        self._index = L.cstr(index) if index else None
         self._atomic, self._opened = bool(atomic), False
         with self._mu:
             self._live()
@@ -1060,6 +1138,26 @@ class Writer(_Handle):
         return "recio.Writer(%r)" % self.path
 
 
+def _parameter_list() -> str:
+    """ImageRecordIter's keyword arguments with their defaults, for its docstring (help() lists them:
+    the constructor takes **kwargs to report unknown names as MXNet does)."""
+    from ._mxnet import RECIO_OPTIONS
+    def names(d):
+        out, line = [], "   "
+        for k, v in d.items():
+            item = " %s=%r," % (k, v)
+            if len(line) + len(item) > 100:
+                out.append(line)
+                line = "   "
+            line += item
+        return "\n".join(out + [line.rstrip(",")])
+    return ("\n\n    MXNet's parameters (defaults as MXNet's; UNSUPPORTED lists those recio refuses when changed):\n"
+            + names(MXNET_DEFAULTS) + "\n\n    recio's own:\n" + names(RECIO_OPTIONS))
+
+
+ImageRecordIter.__doc__ += _parameter_list()
+
+
 @atexit.register
 def _finish_writers() -> None:
     for w in list(_WRITERS):
@@ -1141,23 +1239,26 @@ Where.__doc__ = ("Where a split's record came from: its file, ordinal in that fi
 
 # The recio_split_desc fields a Split keeps to open itself again (the rest stay zero: defaults).
 _SPLIT_FIELDS = ("mode", "index_path", "shuffle", "seed", "epoch", "chunk_records", "window_chunks", "equalize",
-                 "ordinals", "use_mmap", "buffer_size")
+                 "ordinals", "use_mmap", "buffer_size", "key_begin", "key_end")
 
 
 class Split(_Handle):
     """Part `rank` of `nsplit` of the RecordIO files in uris ('a.rec;b.rec', a list, wildcards,
     directories), cut exactly as dmlc-core's InputSplit does (index=True: by record count from each
-    .idx; shuffle=True: a seeded order per epoch). Iterate for payloads; items() gives (Where, bytes).
+    .idx; shuffle=True: a seeded order per epoch; keys=(begin, end) or range(begin, end): only the
+    records whose .idx key is in [begin, end), index mode). Iterate for payloads; items() gives
+    (Where, bytes).
 
     Calls from several threads run one at a time. A forked child or an unpickled copy opens the part
     again on first use, at the start of the epoch this split was in."""
 
     def __init__(self, uris: Union[str, os.PathLike, list, tuple], rank: int = 0, nsplit: int = 1, index: bool = False,
-                 shuffle: bool = False, seed: int = 0, epoch: int = 0, _desc: Any = None) -> None:
-        self._init_handle()
+                 shuffle: bool = False, seed: int = 0, epoch: int = 0, keys: Any = None, _desc: Any = None) -> None:
         if isinstance(uris, (list, tuple)):
-            uris = ";".join(os.fspath(u) for u in uris)
-        self.uris = os.fspath(uris)
+            uris = ";".join(_fspath(u, "Split: uris") for u in uris)
+        uris = _fspath(uris, "Split: uris")
+        self._init_handle()
+        self.uris = uris
         self._rank = _c_int(rank, "Split: rank", c_uint)
         self._nsplit = _c_int(nsplit, "Split: nsplit", c_uint)
         if _desc is None:
@@ -1166,6 +1267,7 @@ class Split(_Handle):
             _desc.shuffle = L.SHUFFLE_FULL if shuffle else L.SHUFFLE_NONE
             _desc.seed, _desc.ordinals = _c_int(seed, "Split: seed", c_uint64), 1
             _desc.epoch = _c_int(epoch, "Split: epoch", c_uint64)
+            _desc.key_begin, _desc.key_end = key_range(keys, "Split: keys")
         self._fields = {f: getattr(_desc, f) for f in _SPLIT_FIELDS}
         self._epoch = self._fields.pop("epoch")
         self._rec, self._where = L.Record(), L.SplitWhere()
@@ -1273,6 +1375,29 @@ class Split(_Handle):
                 n += int(np.count_nonzero((g >= begin) & (g < end)))
             base += size
         return n
+
+
+def _random_read_buffer(path: Union[str, os.PathLike], records: int) -> int:
+    """A Reader buffer for reads by offset: about two records (a read after a seek fills the whole
+    buffer: the default 1 MiB cost 100 us and more a record), as the shuffled split sizes its own."""
+    mean = os.path.getsize(path) // max(records, 1)
+    return min(max(2 * mean, 4096), 1 << 20)
+
+
+def _load_index(path: Union[str, os.PathLike]) -> tuple:
+    """A .idx loaded by the C library (recio_index_load: its parser, its "FILE: line N: what"
+    messages) as two uint64 arrays (keys, offsets), in the file's order."""
+    ix = L.Index()
+    e = L.lib.recio_index_load(byref(ix), L.cstr(_fspath(path, "index path")))
+    try:
+        if e != L.OK:
+            raise _error(e, ix.errmsg or ("%s: cannot load the index" % os.fsdecode(path)).encode())
+        if not ix.count:
+            return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
+        pairs = np.ctypeslib.as_array(ctypes.cast(ix.entries, POINTER(c_uint64)), shape=(ix.count, 2)).copy()
+    finally:
+        L.lib.recio_index_free(byref(ix))
+    return pairs[:, 0].copy(), pairs[:, 1].copy()
 
 
 def split(uris: Union[str, os.PathLike, list, tuple], rank: int = 0, nsplit: int = 1, **kw: Any) -> Split:

@@ -48,12 +48,16 @@ class IterDesc(Structure):
                 ("path_imglist", c_char_p), ("batch", c_uint),
                 ("last_batch", c_int), ("workers", c_uint), ("prefetch", c_uint), ("checksums", c_int),
                 ("skip_bad", c_int), ("cache_bytes", c_size_t), ("fs", c_void_p),
-                ("errmsg", c_void_p), ("alloc", Allocator)]
+                ("errmsg", c_void_p), ("alloc", Allocator), ("key_begin", c_uint64), ("key_end", c_uint64)]
 
 
 class CacheInfo(Structure):
     _fields_ = [("mode", c_int), ("prefix_ops", c_uint), ("records", c_uint64), ("bytes", c_uint64), ("hits", c_uint64),
                 ("misses", c_uint64), ("why", ctypes.c_char * ITER_ERRMSG)]
+
+
+class IterBad(Structure):
+    _fields_ = [("file", c_char_p), ("offset", c_uint64), ("what", ctypes.c_char * ITER_ERRMSG)]
 
 
 class Batch(Structure):
@@ -105,7 +109,7 @@ class SplitDesc(Structure):
     _fields_ = [("mode", c_int), ("index_path", c_char_p), ("shuffle", c_int), ("seed", c_uint64), ("epoch", c_uint64),
                 ("chunk_records", c_uint32), ("window_chunks", c_uint32), ("equalize", c_int), ("ordinals", c_int),
                 ("use_mmap", c_int), ("buffer_size", c_size_t), ("fs", c_void_p),
-                ("errmsg", c_void_p), ("alloc", Allocator)]
+                ("errmsg", c_void_p), ("alloc", Allocator), ("key_begin", c_uint64), ("key_end", c_uint64)]
 
 
 class SplitWhere(Structure):
@@ -226,6 +230,7 @@ def _declare(lib):
         "recio_iter_errmsg": (c_char_p, [P]),
         "recio_iter_close": (None, [P]),
         "recio_iter_cache_stats": (None, [P, POINTER(CacheInfo)]),
+        "recio_iter_skipped": (U64, [P, POINTER(POINTER(IterBad)), POINTER(c_uint)]),
         # transforms
         "recio_transform_parse_ex": (E, [POINTER(P), c_char_p, P, c_char_p, S]),
         "recio_transform_free": (None, [P]),

@@ -5,6 +5,7 @@ docs/python.md has the same table in words. A parameter recio cannot honour rais
 it: none is accepted and dropped.
 """
 import ctypes
+import operator
 import os
 
 # name -> MXNet default. "supported" / "rejected" is decided in translate(); docs/python.md tells why.
@@ -50,11 +51,117 @@ RECIO_OPTIONS = {"spec": None, "layout": "NCHW", "last_batch": None, "workers": 
                  "equalise": False, "equalize": None, "rotate_shards": False, "copy": False, "checksums": False,
                  "epoch": 0, "use_mmap": False, "label_pad_width": 0, "label_pad_value": -1.0, "label_strict": False,
                  "masks": False, "mask_fill": 255, "mixup_alpha": 0.0, "cutmix_alpha": 0.0, "mix_prob": 1.0,
-                 "num_classes": 0, "cache_bytes": 0}
+                 "num_classes": 0, "cache_bytes": 0, "skip_bad": False, "keys": None, "directories": False}
+
+# The type of each numeric or yes/no parameter: translate() turns what is given into it first, and a
+# value that is not one raises TypeError naming the parameter (MXNet passes every value as a string,
+# so numeric strings and "true"/"false" are read as MXNet reads them).
+_INTS = ("label_width", "batch_size", "part_index", "num_parts", "seed", "seed_aug", "shuffle_chunk_size",
+         "shuffle_chunk_seed", "preprocess_threads", "prefetch_buffer", "device_id", "resize", "inter_method",
+         "pad", "label_pad_width", "workers",
+         "shuffle_buffer", "num_classes", "cache_bytes", "epoch", "mask_fill")
+_FLOATS = ("max_random_area", "min_random_area", "max_aspect_ratio", "min_aspect_ratio", "max_rotate_angle", "rotate",
+           "max_shear_ratio", "max_random_scale", "min_random_scale", "max_img_size", "min_img_size", "fill_value",
+           "max_crop_size", "min_crop_size", "random_h", "random_s", "random_l",
+           "brightness", "contrast", "saturation", "pca_noise", "mean_r", "mean_g", "mean_b", "mean_a", "std_r", "std_g",
+           "std_b", "std_a", "scale", "max_random_contrast", "max_random_illumination", "label_pad_value", "mixup_alpha",
+           "cutmix_alpha", "mix_prob")
+_BOOLS = ("round_batch", "shuffle", "verbose", "rand_crop", "random_resized_crop", "mirror", "rand_mirror", "equalise",
+          "rotate_shards", "copy", "checksums", "use_mmap", "label_strict", "masks", "skip_bad", "directories")
+_NONE_OK = ("seed_aug", "min_aspect_ratio", "workers")
+
+
+def _typed(name, v):
+    """v as the type of parameter `name` (see _INTS, _FLOATS, _BOOLS), or TypeError naming it."""
+    if v is None and name in _NONE_OK:
+        return None
+    if name in _BOOLS:
+        t = v.strip().lower() if isinstance(v, str) else v
+        if isinstance(t, str) or not hasattr(t, "__index__"):
+            ok = {"true": True, "1": True, "false": False, "0": False}
+            if isinstance(t, str) and t in ok:
+                return ok[t]
+            if type(t).__name__ != "bool_":  # NumPy's bool has no __index__
+                raise TypeError("ImageRecordIter: %s: True or False, not %r" % (name, v))
+        if t in (0, 1):
+            return bool(t)
+        raise TypeError("ImageRecordIter: %s: True or False, not %r" % (name, v))
+    want = "an integer" if name in _INTS else "a number"
+    if name in _INTS:
+        try:
+            return operator.index(v)  # exact, whatever its size (a uint64 seed)
+        except TypeError:
+            pass
+        if isinstance(v, str):
+            try:
+                return int(v.strip())
+            except ValueError:
+                pass
+    try:
+        f = float(v.strip() if isinstance(v, str) else v)
+    except (TypeError, ValueError):
+        raise TypeError("ImageRecordIter: %s: %s, not %r" % (name, want, v)) from None
+    if name in _FLOATS:
+        return f
+    if f != f or f in (float("inf"), float("-inf")) or f != int(f):
+        raise TypeError("ImageRecordIter: %s: %s, not %r" % (name, want, v))
+    return int(f)
+
 
 EQUALIZE = {False: 0, True: 1, None: 0, "pad": 1, "drop": 2}
 
 LAST_BATCH = {"pad": 0, "discard": 1, "roll_over": 2}
+
+
+def _path(name, v):
+    """A path parameter as a str (a list or tuple of them joined by ';' for path_imgrec)."""
+    if name == "path_imgrec" and isinstance(v, (list, tuple)):
+        return ";".join(_path(name, x) for x in v)
+    try:
+        return os.fsdecode(os.fspath(v))
+    except TypeError:
+        raise TypeError("ImageRecordIter: %s: a path (str or os.PathLike), not %r" % (name, v)) from None
+
+
+KEY_MAX = (1 << 64) - 1  # recio_split_desc.key_end for "no upper end"
+
+
+def _key(v, what):
+    """One key of a range: an integer, or an integral float (insightface's header label is float32)."""
+    try:
+        return operator.index(v)
+    except TypeError:
+        pass
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise TypeError("%s: a key is an integer, not %r" % (what, v)) from None
+    if f != f or f in (float("inf"), float("-inf")) or f != int(f):
+        raise TypeError("%s: a key is an integer, not %r" % (what, v))
+    return int(f)
+
+
+def key_range(keys, what="keys"):
+    """(key_begin, key_end) for recio_split_desc/recio_iter_desc from keys: None (every record: (0, 0)),
+    range(begin, end), or (begin, end) with end None for no upper end. The range is half-open, as
+    Python's: insightface's images are (1, int(label[0])) of record 0's label."""
+    if keys is None:
+        return 0, 0
+    if isinstance(keys, range):
+        if keys.step != 1:
+            raise ValueError("%s: a range of consecutive keys (step 1), not %r" % (what, keys))
+        b, e = keys.start, keys.stop
+    else:
+        try:
+            b, e = list(keys)
+        except (TypeError, ValueError):
+            raise TypeError("%s: (begin, end) or range(begin, end): the keys begin <= key < end, not %r"
+                            % (what, keys)) from None
+        b, e = _key(b, what), KEY_MAX if e is None else _key(e, what)
+    if not 0 <= b < e <= KEY_MAX:
+        raise ValueError("%s: begin < end, both in [0, 2**64), not [%d, %d): keys are the .idx's (begin <= key < end)"
+                         % (what, b, e))
+    return b, e
 
 
 def _num(x):
@@ -83,6 +190,7 @@ def translate(**kw):
     for k in kw:
         if k not in MXNET_DEFAULTS and k not in RECIO_OPTIONS:
             raise TypeError("ImageRecordIter() got an unexpected keyword argument '%s'" % k)
+    kw = {k: _typed(k, v) if k in _INTS or k in _FLOATS or k in _BOOLS else v for k, v in kw.items()}
     given = set(kw)
     o = dict(MXNET_DEFAULTS)
     o.update(RECIO_OPTIONS)
@@ -96,12 +204,13 @@ def translate(**kw):
             raise _bad(name, why)
 
     # ---- data set ----
-    rec = o["path_imgrec"]
-    if isinstance(rec, (list, tuple)):
-        rec = ";".join(os.fspath(r) for r in rec)
-    rec = os.fspath(rec) if rec else ""
+    rec = _path("path_imgrec", o["path_imgrec"]) if o["path_imgrec"] else ""
     if not rec:
         raise _bad("path_imgrec", "required (the .rec file, or 'a.rec;b.rec')")
+    for f in rec.split(";"):
+        if os.path.isdir(f) and not o["directories"]:  # a shared folder may hold another program's .rec
+            raise _bad("path_imgrec", "%s is a directory: MXNet reads one file; name the .rec file(s) ('a.rec;b.rec'), "
+                       "or give directories=True to read every .rec in it" % f)
     if o["aug_seq"] != "aug_default":
         raise _bad("aug_seq", "only MXNet's default augmenter ('aug_default') is mapped; use spec= for other chains")
     if o["batch_size"] is None:
@@ -111,7 +220,10 @@ def translate(**kw):
         raise _bad("batch_size", "must be at least 1")
     shape = o["data_shape"]
     if shape is not None:
-        shape = tuple(int(x) for x in shape)
+        try:
+            shape = tuple(_typed("data_shape", x) for x in shape)
+        except TypeError:
+            raise TypeError("ImageRecordIter: data_shape: (channels, height, width) integers, not %r" % (shape,)) from None
         if len(shape) != 3 or min(shape) < 1:
             raise _bad("data_shape", "(channels, height, width), each at least 1, not %r" % (o["data_shape"],))
         if shape[0] not in (1, 3):
@@ -123,7 +235,7 @@ def translate(**kw):
     nparts, part = int(o["num_parts"]), int(o["part_index"])
     if nparts < 1 or not 0 <= part < nparts:
         raise _bad("part_index", "must be in [0, num_parts): %d of %d" % (part, nparts))
-    idx = os.fspath(o["path_imgidx"]) if o["path_imgidx"] else None
+    idx = _path("path_imgidx", o["path_imgidx"]) if o["path_imgidx"] else None
     files = rec.split(";")
     if idx and not os.path.exists(idx):
         raise _bad("path_imgidx", "%s does not exist (make it with 'recio index')" % idx)
@@ -135,6 +247,12 @@ def translate(**kw):
             if not os.path.exists(_index_of(f)):
                 raise _bad("shuffle", "a global shuffle needs %s (make it with 'recio index %s'), or use "
                            "shuffle_buffer=N for a streaming shuffle" % (_index_of(f), f))
+    key_begin, key_end = key_range(o["keys"], "ImageRecordIter: keys")
+    if key_end and not idx:
+        for f in files:
+            if not os.path.exists(_index_of(f)):
+                raise _bad("keys", "a key range is read from the index: %s is missing (make it with 'recio index %s')"
+                           % (_index_of(f), f))
     seed = int(o["seed"])
     seed_aug = 0
     if o["seed_aug"] is not None and int(o["seed_aug"]) != seed:
@@ -206,19 +324,20 @@ def translate(**kw):
     prefetch = int(o["prefetch_buffer"])
     if prefetch < 1:
         raise _bad("prefetch_buffer", "must be at least 1")
-    mean_img = os.fspath(o["mean_img"]) if o["mean_img"] else None
+    mean_img = _path("mean_img", o["mean_img"]) if o["mean_img"] else None
     if mean_img and not os.path.exists(mean_img):
         raise _bad("mean_img", "%s does not exist: make it with 'recio mean %s --spec SPEC -o %s' (MXNet makes it "
                    "on the first run; recio asks)" % (mean_img, rec, mean_img))
     return dict(uris=rec, spec=spec, shape=shape, own_spec=o["spec"] is not None, channels=shape[0] if shape else 3, batch=batch,
-                label_width=pad_width or int(o["label_width"]), rank=part, nsplit=nparts, index=shuffle or bool(idx),
+                label_width=pad_width or int(o["label_width"]), rank=part, nsplit=nparts,
+                index=shuffle or bool(idx) or bool(key_end),
                 shuffle=(2 if chunk else 1) if shuffle else 0, index_path=idx, chunk_records=chunk_records,
                 seed=seed, seed_aug=seed_aug, mean_img=mean_img, mean_scale=float(o["scale"]) if mean_img else 0.0,
                 label_detection=pad_width > 0, label_pad_value=float(o["label_pad_value"]),
                 label_strict=bool(o["label_strict"]), use_mmap=bool(o["use_mmap"]), equalize=EQUALIZE[eq],
                 shuffle_buffer=int(o["shuffle_buffer"]), equalise=bool(EQUALIZE[eq]),
-                rotate_shards=bool(o["rotate_shards"]), last_batch=LAST_BATCH[last], workers=int(workers),
-                prefetch=prefetch, path_imglist=os.fspath(o["path_imglist"]) if o["path_imglist"] else None,
+                rotate_shards=bool(o["rotate_shards"]), key_begin=key_begin, key_end=key_end, skip_bad=bool(o["skip_bad"]), last_batch=LAST_BATCH[last], workers=int(workers),
+                prefetch=prefetch, path_imglist=_path("path_imglist", o["path_imglist"]) if o["path_imglist"] else None,
                 verbose="verbose" in given and bool(o["verbose"]), data_name=o["data_name"],
                 label_name=o["label_name"], copy=bool(o["copy"]), checksums=bool(o["checksums"]),
                 epoch=int(o["epoch"]), masks=bool(o["masks"]), mask_fill=_mask_fill(o["mask_fill"]),

@@ -1,4 +1,5 @@
-"""PyTorch: recio batches as tensors, split across DataLoader workers and torch.distributed ranks.
+"""PyTorch: recio batches as tensors, split across DataLoader workers and torch.distributed ranks
+(RecordDataset, iterable), or single records by position (RecordMapDataset, map-style).
 
     from recio.torch import RecordDataset
     ds = RecordDataset(path_imgrec="train.rec", data_shape=(3, 224, 224), batch_size=64,
@@ -14,15 +15,30 @@ process. In the main process (num_workers=0) the tensors are torch.from_numpy vi
 buffer (no copy; valid until the next batch). In worker processes each batch is copied once, into
 shared memory that the DataLoader hands to the main process without another copy. torch is imported
 when this module is.
+
+    from recio.torch import RecordMapDataset
+    ds = RecordMapDataset("train.rec", transform="random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw")
+    loader = torch.utils.data.DataLoader(ds, batch_size=64, shuffle=True, num_workers=2)
+
+RecordMapDataset reads record i (the i-th key of the .idx, or of keys=) by its offset and decodes and
+transforms it in C: DataLoader's shuffle, samplers and DistributedSampler see an ordinary Dataset.
 """
+import ctypes
+import operator
+import os
 import sys
-from typing import Any, Iterator, Optional
+from ctypes import byref
+from typing import Any, Iterator, Optional, Union
 
 import numpy as np
 import torch
 import torch.utils.data
 
 import recio
+from recio import _lib as L
+from recio._mxnet import _index_of, key_range
+
+PARTS = ("contiguous", "interleave")
 
 
 def _dist(rank: Optional[int], world_size: Optional[int]) -> tuple:
@@ -50,14 +66,31 @@ class RecordDataset(torch.utils.data.IterableDataset):
     anywhere else (default 0: the rank's part read by the main process).
 
     Processes: DataLoader workers (fork or spawn) open their own iterators; an iterator the main
-    process already used is never touched in a forked worker (see recio.ImageRecordIter)."""
+    process already used is never touched in a forked worker (see recio.ImageRecordIter).
+
+    parts= says what each (rank, worker) part holds:
+    - "contiguous" (the default; MXNet's part_index/num_parts): dmlc-core's cut of the records in
+      file order, so with shuffle=False each part is a run of consecutive records, and a batch sees
+      only the identities (classes) stored there: an insightface file stores each identity's images
+      together. shuffle=True cuts the epoch's permutation of every record instead (each part then a
+      random sample of the whole file); shuffle_buffer=N only shuffles within the contiguous part.
+    - "interleave": every epoch one seeded permutation of every record, the same in every process,
+      dealt out to the parts (what DistributedSampler(shuffle=True) does), so every batch draws from
+      all identities. It needs the .idx and is shuffle=True with the checks that keep it so:
+      shuffle=False, shuffle_buffer (a shuffle within the contiguous part) and shuffle_chunk_size
+      (runs of consecutive records) are refused."""
 
     def __init__(self, rank: Optional[int] = None, world_size: Optional[int] = None,
-                 num_workers: Optional[int] = None, **kwargs: Any) -> None:
+                 num_workers: Optional[int] = None, parts: str = "contiguous", **kwargs: Any) -> None:
         super().__init__()
         for k in ("part_index", "num_parts", "copy"):
             if k in kwargs:
                 raise ValueError("RecordDataset: %s is worked out per rank and worker; leave it out" % k)
+        if parts not in PARTS:
+            raise ValueError("RecordDataset: parts: 'contiguous' or 'interleave', not %r" % (parts,))
+        if parts == "interleave":
+            _interleave(kwargs)
+        self.parts = parts
         self.kwargs = kwargs
         self.rank, self.world_size, self.num_workers = rank, world_size, num_workers
         self._want = kwargs.pop("epoch", None)
@@ -132,5 +165,232 @@ class RecordDataset(torch.utils.data.IterableDataset):
         return s
 
 
+def _interleave(kwargs: dict) -> None:
+    """parts='interleave': a shuffle of every record per epoch (index mode), nothing that undoes it."""
+    if "shuffle" in kwargs and not recio._mxnet._typed("shuffle", kwargs["shuffle"]):
+        raise ValueError("RecordDataset: parts='interleave' deals out a shuffled order of every record; "
+                         "shuffle=False contradicts it (use parts='contiguous')")
+    for k in ("shuffle_buffer", "shuffle_chunk_size"):
+        if kwargs.get(k):
+            raise ValueError("RecordDataset: parts='interleave' shuffles every record together; %s shuffles runs "
+                             "of consecutive records (leave it out)" % k)
+    kwargs["shuffle"] = True
+
+
 def _torch_dtype(np_dtype: Any) -> Any:
     return torch.from_numpy(np.empty(0, dtype=np_dtype)).dtype
+
+
+class RecordMapDataset(torch.utils.data.Dataset):
+    """A map-style Dataset over one .rec file: ds[i] is (image, label) of the i-th record, read by its
+    offset from the .idx and decoded and transformed in C, so DataLoader(shuffle=True), samplers and
+    DistributedSampler work as on any Dataset.
+
+    rec: the .rec file. idx: its .idx (default: the one beside it, as the C library names it: REC.idx,
+    else REC with .rec replaced by .idx), loaded by the C library. keys: which records, in which
+    order: None (every .idx line, in the file's order), (begin, end) or range(begin, end) (the keys
+    begin <= key < end, in key order: insightface's images are keys (1, int(label[0])) of record 0's
+    label, see docs/python.md),
+    or a list / integer array of keys (in that order; each must be in the .idx).
+
+    transform: a recio transform spec (docs/image.md) or a recio.Transform; None decodes only
+    ((H, W, C) uint8). Item i of epoch e runs with seed recio_seed_for(seed, e, i) (set_epoch(e), or
+    epoch=), so an item is the same whatever worker reads it. channels: decode to 1, 3 (default) or
+    4 channels (0: as stored). fast=True (default) lets libjpeg-turbo decode at a reduced DCT scale
+    where the chain shrinks the image, as ImageRecordIter does; fast=False decodes in full first.
+
+    image: a torch tensor of the chain's output (no copy of it is made). label: the record header's
+    label as a 0-d tensor of label_dtype (default float32; torch.long for class indices), or with
+    label_width=N the first N of its labels padded with label_pad_value, shape (N,).
+
+    Batches: ds[[i, j, ...]] gives (images, labels) stacked, each image decoded straight into its row
+    of one tensor (in a DataLoader worker, in shared memory): DataLoader(ds, batch_size=None,
+    sampler=BatchSampler(RandomSampler(ds), 64, drop_last=True)) skips the per-item tensors and
+    default_collate's copy. threads=N decodes a batch's rows on N threads of the calling process (the
+    C decode runs without the GIL): with num_workers=0 no batch crosses processes at all.
+
+    Processes: the file is opened by each process on its first read (forked and spawned DataLoader
+    workers included: the dataset pickles by path, its index arrays with it); threads of one process
+    read one at a time and decode at once. A record with an empty image (insightface's header and
+    identity records, out of a key range) raises recio.DecodeError naming its offset and key."""
+
+    def __init__(self, rec: Union[str, os.PathLike], idx: Union[None, str, os.PathLike] = None,
+                 transform: Union[None, str, "recio.Transform"] = None, keys: Any = None, seed: int = 0, epoch: int = 0,
+                 channels: int = 3, fast: bool = True, label_width: int = 1, label_pad_value: float = -1.0,
+                 label_dtype: Any = torch.float32, mmap: bool = False, threads: int = 0) -> None:
+        super().__init__()
+        self.rec = os.fsdecode(recio._fspath(rec, "RecordMapDataset: rec"))
+        if os.path.isdir(self.rec):
+            raise ValueError("RecordMapDataset: rec: %s is a directory; give one .rec file" % self.rec)
+        # the .idx beside the .rec by the C library's rule (recio_index_path, through _index_of)
+        self.idx = os.fsdecode(recio._fspath(idx, "RecordMapDataset: idx")) if idx is not None else _index_of(self.rec)
+        if not os.path.exists(self.idx):
+            raise ValueError("RecordMapDataset: %s has no index %s: make it with 'recio index %s', or give idx="
+                             % (self.rec, self.idx, self.rec))
+        all_keys, all_offsets = recio._load_index(self.idx)
+        order = self._select(all_keys, keys)
+        self.keys, self.offsets = all_keys[order], all_offsets[order]
+        if not len(self.keys):
+            raise ValueError("RecordMapDataset: keys=%r: no record of %s has such a key" % (keys, self.idx))
+        self.transform = _transform(transform)
+        self.seed = recio._c_int(seed, "RecordMapDataset: seed", ctypes.c_uint64)
+        self.epoch = recio._c_int(epoch, "RecordMapDataset: epoch", ctypes.c_uint64)
+        self.channels = recio._c_int(channels, "RecordMapDataset: channels", ctypes.c_int)
+        if self.channels not in (0, 1, 3, 4):
+            raise ValueError("RecordMapDataset: channels: 1, 3, 4 or 0 (as stored), not %d" % self.channels)
+        self.fast = bool(fast)
+        self.label_width = recio._c_int(label_width, "RecordMapDataset: label_width", ctypes.c_int)
+        if self.label_width < 1:
+            raise ValueError("RecordMapDataset: label_width: at least 1, not %d" % self.label_width)
+        self.label_pad_value, self.label_dtype = float(label_pad_value), label_dtype
+        self._reader = recio.Reader(self.rec, mmap=mmap, buffer_size=recio._random_read_buffer(self.rec, len(all_keys)))
+        self.threads = recio._c_int(threads, "RecordMapDataset: threads", ctypes.c_int)
+        self._pool, self._pool_pid = None, None
+
+    @staticmethod
+    def _select(all_keys: np.ndarray, keys: Any) -> np.ndarray:
+        """Positions in the .idx of the records keys= names, in the dataset's order."""
+        if keys is None:
+            return np.arange(len(all_keys))
+        if isinstance(keys, (range, tuple)):
+            b, e = key_range(keys, "RecordMapDataset: keys")
+            at = np.nonzero((all_keys >= np.uint64(b)) & (all_keys < np.uint64(e)))[0]
+            return at[np.argsort(all_keys[at], kind="stable")]
+        want = np.asarray(keys)
+        if want.ndim != 1 or want.dtype.kind not in "iu":
+            raise TypeError("RecordMapDataset: keys: (begin, end), a range, or a list / 1-D integer array of keys, not %s "
+                            "(a float array such as a header's label: give a tuple or a range of ints)"
+                            % (type(keys).__name__ if want.dtype.kind not in "iuf" else "a %s array" % want.dtype))
+        if (want < 0).any():
+            raise ValueError("RecordMapDataset: keys: negative key %d" % int(want[want < 0][0]))
+        want = want.astype(np.uint64)
+        by_key = np.argsort(all_keys, kind="stable")
+        at = np.searchsorted(all_keys[by_key], want)
+        found = (at < len(all_keys)) & (all_keys[by_key][np.minimum(at, len(all_keys) - 1)] == want)
+        if not found.all():
+            raise KeyError("RecordMapDataset: key %d is not in the index" % int(want[~found][0]))
+        return by_key[at]
+
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch whose seeds the next items use (in DataLoader workers from the next epoch's start,
+        as they get the dataset anew then; with persistent_workers=True they keep the old one)."""
+        self.epoch = recio._c_int(epoch, "RecordMapDataset.set_epoch: epoch", ctypes.c_uint64)
+
+    def __len__(self) -> int:
+        """The number of records (keys) in the dataset."""
+        return len(self.keys)
+
+    def __getitem__(self, i: Any) -> tuple:
+        """(image tensor, label tensor) of record i (negative i counts from the end); for a list (or
+        1-D array) of positions, (images, labels) of all of them stacked, made in place (what a
+        DataLoader with batch_size=None and a BatchSampler asks for: see the class docstring)."""
+        if isinstance(i, (list, tuple, np.ndarray, torch.Tensor)):
+            return self._batch(i)
+        i = self._position(i)
+        image, label = self._item(i)
+        return torch.from_numpy(image), label
+
+    def _position(self, i: Any) -> int:
+        try:
+            i = operator.index(i)
+        except TypeError:
+            raise TypeError("RecordMapDataset: an index is an integer, not %r" % (i,)) from None
+        n = len(self.keys)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("RecordMapDataset: index %d out of range (%d records)" % (i, n))
+        return i
+
+    def _batch(self, positions: Any) -> tuple:
+        """Items at positions into one (B, ...) tensor: each decoded straight into its row (in a
+        DataLoader worker the tensor is in shared memory, so it travels without another copy)."""
+        pos = [self._position(p) for p in (positions.tolist() if hasattr(positions, "tolist") else positions)]
+        if not pos:
+            raise IndexError("RecordMapDataset: an empty list of positions")
+        first, label = self._item(pos[0])
+        if torch.utils.data.get_worker_info() is not None:  # shared memory: the DataLoader sends it as it is
+            out = torch.empty((len(pos),) + first.shape, dtype=torch.from_numpy(first[:0]).dtype).share_memory_()
+        else:  # NumPy's allocation: malloc reuses the last batch's memory (torch.empty faults in fresh pages)
+            out = torch.from_numpy(np.empty((len(pos),) + first.shape, dtype=first.dtype))
+        rows = out.numpy()
+        rows[0] = first
+
+        def row(k: int) -> torch.Tensor:
+            r = rows[k]
+            got, lab = self._item(pos[k], into=r)
+            if got is not r:  # the chain's output did not have the first item's shape
+                raise ValueError("RecordMapDataset: %s: offset %d: item %d is %s, item %d %s: a batch needs one "
+                                 "shape (end the chain with a fixed-size crop or resize)"
+                                 % (self.rec, int(self.offsets[pos[k]]), pos[k], tuple(got.shape), pos[0],
+                                    tuple(first.shape)))
+            return lab
+        rest = range(1, len(pos))
+        labels = [label] + (list(self._threads().map(row, rest)) if self.threads > 1 else [row(k) for k in rest])
+        return out, torch.stack(labels)
+
+    def _threads(self) -> Any:
+        """This process's thread pool for threads= (the C decode runs without the GIL)."""
+        if self._pool is None or self._pool_pid != os.getpid():
+            from concurrent.futures import ThreadPoolExecutor
+            self._pool, self._pool_pid = ThreadPoolExecutor(self.threads), os.getpid()
+        return self._pool
+
+    def __getstate__(self) -> dict:
+        """Everything but this process's thread pool (another process makes its own)."""
+        d = dict(self.__dict__)
+        d["_pool"], d["_pool_pid"] = None, None
+        return d
+
+    def _item(self, i: int, into: Any = None) -> tuple:
+        """(image array, label tensor) of position i; into: the array to decode into when it fits. The
+        IRecord points into the payload: everything is read from it before the payload goes."""
+        off = int(self.offsets[i])
+        payload = self._reader.read_at(off)
+        ir = L.IRecord()
+        if L.lib.recio_irecord_unpack(byref(ir), payload, len(payload)) != L.OK:
+            raise recio.CorruptError("%s: offset %d: record of %d bytes is too short for its image header"
+                                     % (self.rec, off, len(payload)), L.ERR_CORRUPT)
+        if not ir.image_size:
+            raise recio.DecodeError("%s: offset %d: key %d: empty image (0 bytes): not an image record (insightface's "
+                                    "record 0 and identity records: give keys=)" % (self.rec, off, int(self.keys[i])),
+                                    L.ERR_DECODE)
+        return self._decode(ir, off, L.lib.recio_seed_for(self.seed, self.epoch, i), into), self._label(ir)
+
+    def _decode(self, ir: Any, off: int, seed: int, into: Any = None) -> np.ndarray:
+        """The chain on the record's image, read where it lies in the payload (no copy)."""
+        tf = self.transform
+        t = tf._enter()
+        try:
+            return tf._apply_buf(t, ir.image, ir.image_size, seed, self.channels, self.fast, into)
+        except recio.Error as err:  # the chain's words, with the file and the record's offset
+            raise type(err)("%s: offset %d: %s" % (self.rec, off, err.message), err.code) from None
+        finally:
+            tf._leave()
+
+    def _label(self, ir: Any) -> torch.Tensor:
+        if ir.flag > 0:
+            labels = np.frombuffer(ctypes.string_at(ir.labels, 4 * ir.flag), dtype="<f4")
+        else:
+            labels = np.array([ir.label], dtype=np.float32)
+        if self.label_width == 1:
+            return torch.tensor(float(labels[0]), dtype=self.label_dtype)
+        out = np.full(self.label_width, self.label_pad_value, dtype=np.float32)
+        k = min(len(labels), self.label_width)
+        out[:k] = labels[:k]
+        return torch.tensor(out, dtype=self.label_dtype)
+
+    def __repr__(self) -> str:
+        return "recio.torch.RecordMapDataset(%r, %d records, transform=%r)" % (self.rec, len(self), self.transform.spec)
+
+
+def _transform(transform: Any) -> "recio.Transform":
+    """A recio.Transform from a spec, a Transform, or None (decode only)."""
+    if transform is None:
+        return recio.Transform("")
+    if isinstance(transform, str):
+        return recio.Transform(transform)
+    if isinstance(transform, recio.Transform):
+        return transform
+    raise TypeError("RecordMapDataset: transform: a recio transform spec or a recio.Transform (run in C), not %s; "
+                    "apply Python transforms to the tensors the dataset returns" % type(transform).__name__)

@@ -65,6 +65,7 @@ class NDArray:
         return np.array(a, copy=True) if copy else a
 
     def __len__(self) -> int:
+        """The size of the first axis (NumPy's len)."""
         return len(self._a)
 
     def __getitem__(self, key: Any) -> "NDArray":
