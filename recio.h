@@ -177,7 +177,9 @@ typedef enum recio_err {
     RECIO_ERR_FORMAT = -6,       /* malformed .idx / .lst text or image record header */
     RECIO_ERR_DECODE = -7,       /* an image that cannot be decoded */
     RECIO_ERR_SPEC = -8,         /* transform spec syntax or argument */
-    RECIO_ERR_UNSUPPORTED = -9   /* not available in this build or on this platform */
+    RECIO_ERR_UNSUPPORTED = -9,  /* not available in this build or on this platform */
+    RECIO_ERR_LIMIT = -10,       /* over a limit: RECIO_MAX_PIXELS, RECIO_MAX_BATCH_BYTES, a count */
+    RECIO_ERR_SMALL = -11        /* a caller's buffer (scratch, output) is too small */
 } recio_err;
 
 /* Words for an error code; never NULL. */
@@ -1494,6 +1496,8 @@ RECIODEF const char *recio_strerror(recio_err e) {
     case RECIO_ERR_DECODE: return "image cannot be decoded";
     case RECIO_ERR_SPEC: return "bad transform spec";
     case RECIO_ERR_UNSUPPORTED: return "not supported in this build";
+    case RECIO_ERR_LIMIT: return "over a limit";
+    case RECIO_ERR_SMALL: return "buffer too small";
     }
     return "unknown error";
 }

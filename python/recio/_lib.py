@@ -13,7 +13,8 @@ from ctypes import (POINTER, Structure, c_char, c_char_p, c_float, c_int, c_size
 
 # recio_err
 OK, END = 0, 1
-ERR_ARG, ERR_NOMEM, ERR_IO, ERR_CORRUPT, ERR_TOO_BIG, ERR_FORMAT, ERR_DECODE, ERR_SPEC, ERR_UNSUPPORTED = range(-1, -10, -1)
+(ERR_ARG, ERR_NOMEM, ERR_IO, ERR_CORRUPT, ERR_TOO_BIG, ERR_FORMAT, ERR_DECODE, ERR_SPEC, ERR_UNSUPPORTED, ERR_LIMIT,
+ ERR_SMALL) = range(-1, -12, -1)
 
 # recio_dtype, recio_layout, recio_last_batch, split modes
 U8, F32, I8, F16 = 0, 1, 2, 3
