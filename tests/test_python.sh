@@ -16,7 +16,9 @@ skip() { echo "skip: python binding: $1"; echo "test_python: 0 passed, 0 failed,
 "$PY" -c 'import pytest' 2>/dev/null || skip "python3-pytest is missing (run 'sudo apt-get install python3-pytest', or make test as root)"
 tmp=$here/../${RECIO_BUILD:-build}/pytest-tmp.$$
 rm -rf "$tmp" && mkdir -p "$tmp"
-set -- "$here/test_python.py" "$here/test_python_handles.py" "$here/test_python_map.py" "$here/test_pypkg.py" "$here/test_mx.py" "$here/mxnet" "$@"
+# RECIO_PY_TESTS narrows the run to some of the files (make test JPEG=stb: the ones that decode)
+files=${RECIO_PY_TESTS:-test_python.py test_python_handles.py test_python_map.py test_pypkg.py test_mx.py mxnet}
+for f in $files; do set -- "$@" "$here/$f"; done
 if [ -n "${RECIO_PY_PRELOAD:-}" ]; then  # a sanitizer build: its runtime first, no leak report for Python
   out=$(cd "$here/.." && TMPDIR=$tmp LD_PRELOAD="$RECIO_PY_PRELOAD${LD_PRELOAD:+ $LD_PRELOAD}" \
     ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" "$PY" -m pytest -q -p no:cacheprovider "$@" 2>&1)
