@@ -373,7 +373,56 @@ def bench_map_vs_imagefolder(name, rec, faces, repeat, rounds):
                      statistics.median(b[1] for b in tv), statistics.median(cpu), cpu[0], cpu[-1]))
         print("| %s: DataLoader(num_workers=2) passing empty batches of that size (the ceiling of any "
               "worker-process Dataset here): float32 %.0f, uint8 %.0f | | | | |" % (name, ceiling, ceiling8))
+        if not faces:
+            map_breakdown(ours, ours8, theirs, tf, mean, std)
         sys.stdout.flush()
+
+
+def map_breakdown(ours, ours8, theirs, tf, mean, std, n=192):
+    """Where an image goes on each side (CPU µs an image in one process, best of 3 over n images):
+    torchvision's steps, recio's batch, and the new shared memory a worker's batch needs."""
+    import torch
+    from PIL import Image
+    rrc, flip, tt, nm = tf.transforms
+    paths = [theirs.samples[i][0] for i in range(n)]
+    imgs = [Image.open(p).convert("RGB") for p in paths]
+    crops = [rrc(im) for im in imgs]
+    tens = [tt(c) for c in crops]
+    items = [theirs[i][0] for i in range(32)]
+    x8 = ours8[list(range(32))][0]
+
+    def best(fn):
+        ts = []
+        for _ in range(3):
+            t0 = time.process_time()
+            fn()
+            ts.append(time.process_time() - t0)
+        return min(ts) / n * 1e6
+
+    def collate_shared():  # default_collate in a worker: the batch in new shared memory
+        for _ in range(n // 32):
+            out = items[0].new(items[0].storage()._new_shared(32 * items[0].numel())).resize_(32, *items[0].shape)
+            torch.stack(items, 0, out=out)
+
+    def shared(dtype):
+        return lambda: [torch.empty((32,) + tuple(x8.shape[1:]), dtype=dtype).share_memory_() for _ in range(n // 32)]
+    rows = [("torchvision: Image.open + convert('RGB') (decode)", lambda: [Image.open(p).convert("RGB") for p in paths]),
+            ("torchvision: RandomResizedCrop", lambda: [rrc(im) for im in imgs]),
+            ("torchvision: RandomHorizontalFlip", lambda: [flip(c) for c in crops]),
+            ("torchvision: ToTensor", lambda: [tt(c) for c in crops]),
+            ("torchvision: Normalize", lambda: [nm(t) for t in tens]),
+            ("torchvision: ImageFolder.__getitem__", lambda: [theirs[i] for i in range(n)]),
+            ("torchvision: default_collate into new shared memory", collate_shared),
+            ("recio: ds[i], float32", lambda: [ours[i] for i in range(n)]),
+            ("recio: ds[[32 positions]], float32", lambda: [ours[list(range(b, b + 32))] for b in range(0, n, 32)]),
+            ("recio: ds[[32 positions]], uint8 (no normalize)", lambda: [ours8[list(range(b, b + 32))] for b in range(0, n, 32)]),
+            ("a new shared-memory float32 batch", shared(torch.float32)),
+            ("a new shared-memory uint8 batch", shared(torch.uint8)),
+            ("main process: uint8 batch -> x.float().sub_(mean).div_(std)",
+             lambda: [x8.float().sub_(mean).div_(std) for _ in range(n // 32)])]
+    print("\n[%s] where an image goes (CPU µs an image, one process, best of 3 over %d):" % (load(), n))
+    for label, fn in rows:
+        print("    %-62s %7.0f" % (label, best(fn)))
 
 
 # ---- (c) import time -----------------------------------------------------------------------------
