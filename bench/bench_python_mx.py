@@ -8,6 +8,7 @@
 (b) recio.torch.RecordMapDataset with the train chain in DataLoader(num_workers=2) against torchvision's
     ImageFolder + transforms (PIL decoding) on the same JPEGs written out as class folders.
 (c) the cold import of recio (a new interpreter each time; torch is not imported).
+BENCH_PARTS=b runs (b) alone (BENCH_RUNS=6: its 3 rounds); BENCH_SETS=imagenet (or faces) one set.
 
 Data: 112x112 face-like JPEGs (BENCH_FACES, default 2,000: squares cut at random from the photos in
 /work/shared/photos, else tests/data/photos, resized to 112x112, Pillow quality 95) packed in
@@ -36,6 +37,7 @@ import numpy as np  # noqa: E402
 import recio  # noqa: E402
 
 RUNS = int(os.environ.get("BENCH_RUNS", "7"))
+PARTS = os.environ.get("BENCH_PARTS", "abc")  # which of (a), (b), (c) to run
 NFACES = int(os.environ.get("BENCH_FACES", "2000"))
 DATA = os.path.join(ROOT, "build", "bench-data")
 FACES = os.path.join(DATA, "faces112.rec")
@@ -262,10 +264,10 @@ def bench_loader_scaling(name, rec):
 
 # ---- (b) RecordMapDataset vs ImageFolder ---------------------------------------------------------------
 
-def transfer_ceiling(shape, workers=2, batches=60):
+def transfer_ceiling(shape, workers=2, batches=60, dtype=None):
     """Images per second DataLoader(num_workers=2) passes when its workers only allocate the batch
-    (float32 tensors of `shape` in shared memory, as default_collate makes them): what any Dataset
-    returning such batches from worker processes can reach here."""
+    (tensors of `shape` and dtype (float32) in shared memory, as default_collate makes them): what any
+    Dataset returning such batches from worker processes can reach here."""
     import torch
     import torch.utils.data
 
@@ -274,7 +276,7 @@ def transfer_ceiling(shape, workers=2, batches=60):
             return batches
 
         def __getitem__(self, i):
-            return torch.empty(shape).share_memory_()
+            return torch.empty(shape, dtype=dtype or torch.float32).share_memory_()
     dl = torch.utils.data.DataLoader(Empty(), batch_size=None, num_workers=workers, persistent_workers=True)
     for _ in dl:
         pass
@@ -283,10 +285,21 @@ def transfer_ceiling(shape, workers=2, batches=60):
     return n / (time.perf_counter() - t0)
 
 
+def cpu_seconds():
+    """CPU seconds (user + system) of this process and of its reaped children: DataLoader workers that
+    are not persistent are joined, so reaped, at the end of each epoch."""
+    import resource
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
 def bench_map_vs_imagefolder(name, rec, faces, repeat, rounds):
-    """RecordMapDataset three ways (per item with default_collate; whole batches from a BatchSampler;
-    whole batches on 2 threads of the main process) against ImageFolder + transforms in
-    DataLoader(num_workers=2), batch 32, `repeat` passes over the set per timed epoch, interleaved."""
+    """RecordMapDataset four ways (per item with default_collate; whole batches from a BatchSampler;
+    whole uint8 batches from a chain without normalize, normalised in the main process (the same
+    tensors, checked); whole batches on 2 threads of the main process) against ImageFolder +
+    transforms in DataLoader(num_workers=2), batch 32, `repeat` passes over the set per timed epoch,
+    interleaved. Two figures per run: images per wall second, and images per CPU second of every
+    process (main and workers: what a loaded machine changes least)."""
     import torch
     import torch.utils.data as tud
     from torchvision import datasets, transforms as T
@@ -295,8 +308,16 @@ def bench_map_vs_imagefolder(name, rec, faces, repeat, rounds):
     h = recio.unpack(recio.Reader(rec).read())[0]
     keys = (1, int(h.label[0])) if h.flag > 0 else None
     spec = FACE_SPEC if faces else SPEC
+    # the same chain without normalize: uint8 items, a quarter of the bytes to cross processes
+    spec8 = spec.replace(spec[spec.index("normalize"):spec.index(" chw")] + " ", "")
+    mean, std = ((127.5,) * 3, (127.5,) * 3) if faces else ((123.68, 116.28, 103.53), (58.395, 57.12, 57.375))
+    mean = torch.tensor(mean, dtype=torch.float32).view(1, 3, 1, 1)
+    std = torch.tensor(std, dtype=torch.float32).view(1, 3, 1, 1)
     ours = RecordMapDataset(rec, keys=keys, transform=spec, label_dtype=torch.long)
+    ours8 = RecordMapDataset(rec, keys=keys, transform=spec8, label_dtype=torch.long)
     threaded = RecordMapDataset(rec, keys=keys, transform=spec, label_dtype=torch.long, threads=2)
+    first = list(range(64))
+    assert torch.equal(ours[first][0], ours8[first][0].float().sub_(mean).div_(std))  # the same tensors
     with tempfile.TemporaryDirectory(prefix="recio-bench-folder-") as d:
         write_jpegs(rec, ours.keys.tolist(), d)
         if faces:  # arcface_torch's: RandomHorizontalFlip, ToTensor, Normalize(0.5, 0.5)
@@ -316,33 +337,92 @@ def bench_map_vs_imagefolder(name, rec, faces, repeat, rounds):
             batches = tud.BatchSampler(o, 32, drop_last=True)
             return {"per item": tud.DataLoader(ours, batch_size=32, sampler=o, num_workers=2, drop_last=True),
                     "batches": tud.DataLoader(ours, batch_size=None, sampler=batches, num_workers=2),
+                    "uint8": tud.DataLoader(ours8, batch_size=None, sampler=batches, num_workers=2),
                     "threads": tud.DataLoader(threaded, batch_size=None, sampler=batches, num_workers=0),
                     "torchvision": tud.DataLoader(theirs, batch_size=32, sampler=o, num_workers=2, drop_last=True)}
 
-        def run(dl):
-            t0 = time.perf_counter()
-            n = sum(x.shape[0] for x, _ in dl)
-            return n / (time.perf_counter() - t0)
-        for dl in loaders(0).values():  # warm the page cache
-            run(dl)
-        got = {k: [] for k in ("per item", "batches", "threads", "torchvision")}
+        def run(k, dl):
+            t0, c0, n = time.perf_counter(), cpu_seconds(), 0
+            for x, _ in dl:
+                if k == "uint8":  # the train loop's first step: the float32 normalised batch
+                    x = x.float().sub_(mean).div_(std)
+                n += x.shape[0]
+            return n / (time.perf_counter() - t0), n / (cpu_seconds() - c0)
+        for k, dl in loaders(0).items():  # warm the page cache
+            run(k, dl)
+        got = {k: [] for k in ("per item", "batches", "uint8", "threads", "torchvision")}
         for r in range(rounds):
             ls = list(loaders(r + 1).items())
             for k, dl in (ls if r % 2 == 0 else ls[::-1]):
-                got[k].append(run(dl))
+                got[k].append(run(k, dl))
         ceiling = transfer_ceiling((32, 3, 112, 112) if faces else (32, 3, 224, 224))
+        ceiling8 = transfer_ceiling((32, 3, 112, 112) if faces else (32, 3, 224, 224), dtype=torch.uint8)
         what = "flip + normalize" if faces else "train chain"
         rows = (("per item (batch_size=32, shuffle), 2 workers", "per item"),
                 ("whole batches (BatchSampler), 2 workers", "batches"),
+                ("whole uint8 batches (chain without normalize), normalised in the main process, 2 workers", "uint8"),
                 ("whole batches, threads=2, in the main process (num_workers=0)", "threads"))
+        tv = got["torchvision"]
         for label, k in rows:
-            ratios = sorted(a / b for a, b in zip(got[k], got["torchvision"]))
+            ratios = sorted(a[0] / b[0] for a, b in zip(got[k], tv))
+            cpu = sorted(a[1] / b[1] for a, b in zip(got[k], tv))
             print("| %s, %s: RecordMapDataset %s vs ImageFolder + transforms, 2 workers | %.0f | %.0f | **%.2f** "
-                  "(%.2f-%.2f) |" % (name, what, label, statistics.median(got[k]), statistics.median(got["torchvision"]),
-                                     statistics.median(ratios), ratios[0], ratios[-1]))
-        print("| %s: DataLoader(num_workers=2) passing empty float32 batches of that size (the ceiling of any "
-              "worker-process Dataset here) | %.0f | | |" % (name, ceiling))
+                  "(%.2f-%.2f) | %.0f vs %.0f: %.2f (%.2f-%.2f) |"
+                  % (name, what, label, statistics.median(a[0] for a in got[k]), statistics.median(b[0] for b in tv),
+                     statistics.median(ratios), ratios[0], ratios[-1], statistics.median(a[1] for a in got[k]),
+                     statistics.median(b[1] for b in tv), statistics.median(cpu), cpu[0], cpu[-1]))
+        print("| %s: DataLoader(num_workers=2) passing empty batches of that size (the ceiling of any "
+              "worker-process Dataset here): float32 %.0f, uint8 %.0f | | | | |" % (name, ceiling, ceiling8))
+        if not faces:
+            map_breakdown(ours, ours8, theirs, tf, mean, std)
         sys.stdout.flush()
+
+
+def map_breakdown(ours, ours8, theirs, tf, mean, std, n=192):
+    """Where an image goes on each side (CPU µs an image in one process, best of 3 over n images):
+    torchvision's steps, recio's batch, and the new shared memory a worker's batch needs."""
+    import torch
+    from PIL import Image
+    rrc, flip, tt, nm = tf.transforms
+    paths = [theirs.samples[i][0] for i in range(n)]
+    imgs = [Image.open(p).convert("RGB") for p in paths]
+    crops = [rrc(im) for im in imgs]
+    tens = [tt(c) for c in crops]
+    items = [theirs[i][0] for i in range(32)]
+    x8 = ours8[list(range(32))][0]
+
+    def best(fn):
+        ts = []
+        for _ in range(3):
+            t0 = time.process_time()
+            fn()
+            ts.append(time.process_time() - t0)
+        return min(ts) / n * 1e6
+
+    def collate_shared():  # default_collate in a worker: the batch in new shared memory
+        for _ in range(n // 32):
+            out = items[0].new(items[0].storage()._new_shared(32 * items[0].numel())).resize_(32, *items[0].shape)
+            torch.stack(items, 0, out=out)
+
+    def shared(dtype):
+        return lambda: [torch.empty((32,) + tuple(x8.shape[1:]), dtype=dtype).share_memory_() for _ in range(n // 32)]
+    rows = [("torchvision: Image.open + convert('RGB') (decode)", lambda: [Image.open(p).convert("RGB") for p in paths]),
+            ("torchvision: RandomResizedCrop", lambda: [rrc(im) for im in imgs]),
+            ("torchvision: RandomHorizontalFlip", lambda: [flip(c) for c in crops]),
+            ("torchvision: ToTensor", lambda: [tt(c) for c in crops]),
+            ("torchvision: Normalize", lambda: [nm(t) for t in tens]),
+            ("torchvision: ImageFolder.__getitem__", lambda: [theirs[i] for i in range(n)]),
+            ("torchvision: default_collate into new shared memory", collate_shared),
+            ("recio: ds[i], float32", lambda: [ours[i] for i in range(n)]),
+            ("recio: ds[[32 positions]], float32", lambda: [ours[list(range(b, b + 32))] for b in range(0, n, 32)]),
+            ("recio: ds[[32 positions]], uint8 (no normalize)", lambda: [ours8[list(range(b, b + 32))] for b in range(0, n, 32)]),
+            ("a new shared-memory float32 batch", shared(torch.float32)),
+            ("a new shared-memory uint8 batch", shared(torch.uint8)),
+            ("main process: uint8 batch -> x.float().sub_(mean).div_(std)",
+             lambda: [x8.float().sub_(mean).div_(std) for _ in range(n // 32)])]
+    print("\n[%s] where an image goes (CPU µs an image, one process, best of 3 over %d):" % (load(), n))
+    for label, fn in rows:
+        print("    %-62s %7.0f" % (label, best(fn)))
 
 
 # ---- (c) import time -----------------------------------------------------------------------------
@@ -396,10 +476,27 @@ def main():
           % (machine(), __import__("PIL").__version__, features.check_feature("libjpeg_turbo"), features.version("jpg"),
              recio.library_path, RUNS))
     sets = [("112x112 faces (%d)" % NFACES, FACES)]
-    if os.path.exists(IMAGENET):
+    if os.environ.get("BENCH_SETS") == "imagenet":
+        sets = []
+    if os.environ.get("BENCH_SETS") == "faces":
+        pass
+    elif os.path.exists(IMAGENET):
         sets.append(("ImageNet-like (1,000 photos, shorter side 256)", IMAGENET))
     else:
         print("skip: %s is missing (make bench-data)" % IMAGENET)
+    if "a" in PARTS:
+        part_a(sets)
+    if "b" in PARTS:
+        part_b(sets)
+    if "c" in PARTS:
+        print("\n(c) cold import [%s]\n" % load())
+        print("| what | median (range) |\n|---|---:|")
+        bench_import()
+    print("\n[%s]" % load())
+    return 0
+
+
+def part_a(sets):
     print("\n(a) __getitem__, images/s [%s]\n" % load())
     print("| dataset | recio | against | ratio (range) |\n|---|---:|---:|---:|")
     for name, rec in sets:
@@ -410,15 +507,14 @@ def main():
     for name, rec in sets:
         print("  %s:" % name)
         breakdown(rec)
+
+
+def part_b(sets):
     print("\n(b) DataLoader(num_workers=2), images/s [%s]\n" % load())
-    print("| dataset | recio | against | ratio (range) |\n|---|---:|---:|---:|")
+    print("| dataset | recio | against | ratio (range) | images per CPU second: recio vs against, ratio (range) |\n"
+          "|---|---:|---:|---:|---:|")
     for name, rec in sets[::-1]:
         bench_map_vs_imagefolder(name, rec, rec == FACES, repeat=3, rounds=max(3, RUNS // 2))
-    print("\n(c) cold import [%s]\n" % load())
-    print("| what | median (range) |\n|---|---:|")
-    bench_import()
-    print("\n[%s]" % load())
-    return 0
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 # python3-pil and python3-torch (make's python-deps installs them): the binding (tests/test_python.py),
 # the handles under threads, fork, pickling and close (tests/test_python_handles.py), the map-style
 # dataset, key ranges, skip_bad and error messages (tests/test_python_map.py), the package
-# (tests/test_pypkg.py), recio.mx (tests/test_mx.py) and MXNet's own test_recordio.py
+# (tests/test_pypkg.py), docstrings and type hints of every public name (tests/test_python_api.py), recio.mx (tests/test_mx.py) and MXNet's own test_recordio.py
 # (tests/mxnet/). Run by tests/run.sh from `make test`; their temporary files go to a folder under
 # RECIO_BUILD (build/), removed after. Where they cannot run it says why on a summary line that counts
 # them as skipped (never as passed). The last line is "test_python: N passed, N failed[, N skipped]".
@@ -17,7 +17,7 @@ skip() { echo "skip: python binding: $1"; echo "test_python: 0 passed, 0 failed,
 tmp=$here/../${RECIO_BUILD:-build}/pytest-tmp.$$
 rm -rf "$tmp" && mkdir -p "$tmp"
 # RECIO_PY_TESTS narrows the run to some of the files (make test JPEG=stb: the ones that decode)
-files=${RECIO_PY_TESTS:-test_python.py test_python_handles.py test_python_map.py test_pypkg.py test_mx.py mxnet}
+files=${RECIO_PY_TESTS:-test_python.py test_python_handles.py test_python_map.py test_pypkg.py test_python_api.py test_mx.py mxnet}
 for f in $files; do set -- "$@" "$here/$f"; done
 if [ -n "${RECIO_PY_PRELOAD:-}" ]; then  # a sanitizer build: its runtime first, no leak report for Python
   out=$(cd "$here/.." && TMPDIR=$tmp LD_PRELOAD="$RECIO_PY_PRELOAD${LD_PRELOAD:+ $LD_PRELOAD}" \

@@ -288,6 +288,26 @@ def test_map_dataset_batches():
     raises(ValueError, lambda: ds[[0, 1]], "a batch needs one shape", "offset ")
 
 
+
+def test_map_dataset_uint8_batches_normalised_after():
+    """docs/python.md's worker recipe: a chain ending before normalize gives uint8 batches, and
+    x.float().sub_(mean).div_(std) on them is the float32 batch of the chain with normalize(mean, std),
+    bit for bit (normalize(imagenet)'s numbers as written in the docs)."""
+    need_torch()
+    import torch
+    from recio.torch import RecordMapDataset
+    rec = faces(40, 10)
+    for norm, mean, std in (("normalize(imagenet)", (123.68, 116.28, 103.53), (58.395, 57.12, 57.375)),
+                            ("normalize(127.5,127.5,127.5,127.5,127.5,127.5)", (127.5,) * 3, (127.5,) * 3)):
+        f32 = RecordMapDataset(rec, keys=(1, 41), transform="random_resized_crop(24) random_flip(0.5) %s chw" % norm)
+        u8 = RecordMapDataset(rec, keys=(1, 41), transform="random_resized_crop(24) random_flip(0.5) chw")
+        pos = list(range(40))
+        x8, x = u8[pos][0], f32[pos][0]
+        assert x8.dtype == torch.uint8 and x.dtype == torch.float32
+        mean_t = torch.tensor(mean, dtype=torch.float32).view(1, 3, 1, 1)
+        std_t = torch.tensor(std, dtype=torch.float32).view(1, 3, 1, 1)
+        assert torch.equal(x8.float().sub_(mean_t).div_(std_t), x), norm
+
 # ---- ImageRecordIter: keys= and skip_bad= ----
 
 def test_iter_keys_and_skip_bad():

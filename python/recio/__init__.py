@@ -47,7 +47,7 @@ class Error(Exception):
     """A recio error. str(e) is the library's message ("train.rec: offset 96: bad magic ..."); e.code is
     the recio_err value."""
 
-    def __init__(self, message, code=None):
+    def __init__(self, message: str, code: Optional[int] = None) -> None:
         super().__init__(message)
         self.message, self.code = message, code
 
@@ -252,7 +252,7 @@ def _view(ptr, shape, typestr, owner):
     return np.asarray(_View(ptr, shape, typestr, owner))
 
 
-def checksum(array):
+def checksum(array: Any) -> int:
     """recio_checksum of an array's bytes (little-endian elements of its dtype's size: 1, 2 or 4)."""
     a = np.ascontiguousarray(array)
     return int(L.lib.recio_checksum(a.ctypes.data, a.nbytes, a.dtype.itemsize))
@@ -282,8 +282,9 @@ class Batch:
     __slots__ = ("data", "label", "pad", "index", "keys", "count", "epoch", "number", "_sums", "label_counts", "objects",
                  "mask", "soft_label", "lam", "mix", "skipped")
 
-    def __init__(self, data, label, pad, index, keys, count, epoch, number, sums, label_counts=None, objects=None,
-                 mask=None, soft_label=None, lam=1.0, mix=0, skipped=0):
+    def __init__(self, data: Any, label: Any, pad: int, index: Any, keys: Any, count: int, epoch: int, number: int,
+                 sums: Any, label_counts: Any = None, objects: Any = None, mask: Any = None, soft_label: Any = None,
+                 lam: float = 1.0, mix: int = 0, skipped: int = 0) -> None:
         """The fields above (ImageRecordIter makes batches; see the class docstring)."""
         self.skipped = skipped
         self.data, self.label, self.pad, self.index, self.keys = data, label, pad, index, keys
@@ -291,7 +292,7 @@ class Batch:
         self.label_counts, self.objects, self.mask = label_counts, objects, mask
         self.soft_label, self.lam, self.mix = soft_label, lam, mix
 
-    def checksum(self, fast=False):
+    def checksum(self, fast: bool = False) -> int:
         """What `recio iter` prints for this batch: FNV-1a 64 of the bytes of its count + pad items
         (elements little-endian), recio_batch_checksum; with fast, what `recio iter --checksum fast`
         prints: FNV-1a 64 over recio_checksum of each item (recio_batch_checksum_fast)."""
@@ -1168,7 +1169,7 @@ IRHeader = namedtuple("IRHeader", ["flag", "label", "id", "id2"])
 IRHeader.__doc__ = "MXNet's image record header (mx.recordio.IRHeader): label is a float, or an array when flag > 0."
 
 
-def unpack(payload):
+def unpack(payload: Any) -> "tuple[IRHeader, bytes]":
     """An image record payload -> (IRHeader, the bytes after the header and labels), as
     mx.recordio.unpack: whole, a segmentation record's mask tail included (unpack_mask splits it off)."""
     b = bytes(payload)
@@ -1182,7 +1183,7 @@ def unpack(payload):
     return IRHeader(ir.flag, label, ir.id, ir.id2), b[ir.image - ctypes.cast(p, c_void_p).value:]
 
 
-def unpack_mask(payload):
+def unpack_mask(payload: Any) -> "tuple[IRHeader, bytes, Optional[bytes]]":
     """An image record payload -> (IRHeader, encoded image bytes, the label mask's PNG bytes or None):
     a segmentation record carries its mask after the image (recio.h section 3; recio pack --mask-root)."""
     b = bytes(payload)
@@ -1213,7 +1214,7 @@ def _mask_labels(buf):
         L.lib.recio_image_free(byref(dec))
 
 
-def pack(header, image, mask=None):
+def pack(header: Any, image: Any, mask: Optional[bytes] = None) -> bytes:
     """IRHeader + encoded image bytes -> a record payload, as mx.recordio.pack: a scalar label goes in
     the header (flag 0), an array of labels after it (flag = their count; the header label is 0).
     mask: the bytes of a label mask PNG, stored after the image with its 8-byte tail (a segmentation

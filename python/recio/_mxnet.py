@@ -7,6 +7,7 @@ it: none is accepted and dropped.
 import ctypes
 import operator
 import os
+from typing import Any
 
 # name -> MXNet default. "supported" / "rejected" is decided in translate(); docs/python.md tells why.
 MXNET_DEFAULTS = {
@@ -141,7 +142,7 @@ def _key(v, what):
     return int(f)
 
 
-def key_range(keys, what="keys"):
+def key_range(keys: Any, what: str = "keys") -> tuple:
     """(key_begin, key_end) for recio_split_desc/recio_iter_desc from keys: None (every record: (0, 0)),
     range(begin, end), or (begin, end) with end None for no upper end. The range is half-open, as
     Python's: insightface's images are (1, int(label[0])) of record 0's label."""
@@ -184,7 +185,7 @@ def _index_of(rec):
     return os.fsdecode(out.value) if isinstance(rec, str) else out.value
 
 
-def translate(**kw):
+def translate(**kw: Any) -> dict:
     """MXNet keyword arguments -> dict(spec=..., options for the C iterator, ...). Raises ValueError for a
     parameter recio cannot honour and TypeError for a name neither MXNet's ImageRecordIter nor recio has."""
     for k in kw:
