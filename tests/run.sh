@@ -2,6 +2,7 @@
 # Runs every test binary given (through $RUN, e.g. qemu), sums their "N passed, N failed" lines.
 set -u
 passed=0 failed=0 skipped=0 times=""
+[ -z "${RUN:-}" ] || export RECIO_TEST_EMULATED=1  # binaries run under qemu or wine: see the tests
 for t in "$@"; do
   t0=$(date +%s)
   case $t in  # scripts run on the host; binaries through $RUN

@@ -3,6 +3,7 @@
 #define RECIO_TEST_H
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,9 +27,12 @@ static inline void t_check_eq_int(const char *file, int line, const char *what, 
 }
 
 static inline void t_run(const char *name, void (*fn)(void)) {
+    clock_t t0 = clock();
     t_case = name;
     t_case_bad = 0;
     fn();
+    if (getenv("RECIO_TEST_TIMES")) /* where a slow run (qemu, sanitizers) spends its CPU */
+        fprintf(stderr, "  %.2f s  %s\n", (double)(clock() - t0) / CLOCKS_PER_SEC, name);
     if (t_case_bad) t_failed++;
     else t_passed++;
 }
