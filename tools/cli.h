@@ -89,9 +89,10 @@ int cli_out_commit_bytes(cli_out *o, const void *data, size_t n);
 /* Commit several outputs, all or none: when one fails, those before it get their old files back. */
 int cli_out_commit_all(cli_out *const *outs, size_t n);
 /* A commit that can be taken back (with a commit elsewhere, e.g. the writer's .rec and .idx):
-   cli_out_settle(o, 1) puts the previous file back, cli_out_settle(o, 0) keeps the new one. */
+   cli_out_settle(o, 1) puts the previous file back, cli_out_settle(o, 0) keeps the new one (on S3,
+   which keeps no copy aside, the output is only made then: -1 when that fails, said). */
 int cli_out_hold(cli_out *o);
-void cli_out_settle(cli_out *o, int undo);
+int cli_out_settle(cli_out *o, int undo);
 /* Free the bytes and the names (a held commit not settled is taken back); after every claim. */
 void cli_out_free(cli_out *o);
 /* The salvage scan (cmd_salvage.c): every record that reads, and every damaged region between them

@@ -496,7 +496,7 @@ static int commit_outputs(pack_out *out) {
         cli_out_settle(&out->claim[2], 1);
         recio_writer_abort(out->w);
     } else {
-        cli_out_settle(&out->claim[2], 0);
+        bad = cli_out_settle(&out->claim[2], 0) != 0; /* S3: the .skipped is only made now */
         cli_close_writer(out->w); /* finished: says a note, if any */
     }
     block_interrupts(0);
