@@ -1939,6 +1939,7 @@ typedef struct recio__rm_xfer {
     unsigned char *buf;                       /* the answer's body: cap bytes, or growing when grow */
     size_t cap, got;
     int grow, state, tries, part, overflow;
+    int if_none_match;                        /* PUT / POST: "If-None-Match: *" (RECIO_FS_NEW) */
     double at;                                /* WAIT: when to try again (ms, monotonic) */
     CURLcode rc;
     long status, retry_after;
@@ -2200,6 +2201,7 @@ static int recio__rm_headers(recio__rm_xfer *x) {
         recio__fmt(h, sizeof h, "If-Match: %s", x->if_match);
         l = recio__rm_hdr(l, h);
     }
+    if (x->if_none_match) l = recio__rm_hdr(l, "If-None-Match: *"); /* S3 refuses (412) when the key exists */
     curl_slist_free_all(x->hdrs);
     x->hdrs = l;
     return l ? 0 : -1;
@@ -2621,6 +2623,7 @@ typedef struct recio__rm_writer {
     char (*etags)[RECIO__RM_TAG];           /* part n's ETag at n - 1 */
     size_t etag_cap;
     int failed, del;                        /* del: RECIO_FS_DELETE's pending (nothing written) */
+    int fresh;                              /* RECIO_FS_NEW: never replaces an object */
 } recio__rm_writer;
 
 static int recio__rm_w_fail(recio__rm_writer *w) {
@@ -2743,6 +2746,7 @@ static recio_err recio__rm_w_commit(recio__rm_writer *w, char *why) {
     memset(&b, 0, sizeof b);
     if (!w->failed && !w->upload[0]) { /* all of it fits one part: one PUT */
         recio__rm_xfer *x = &w->part[w->cur];
+        w->call.if_none_match = w->fresh;
         if (recio__rm_url(&w->s.cfg, w->call.url, w->s.cfg.key, NULL) == 0 &&
             recio__rm_call(&w->s, &w->call, "PUT", x->buf ? x->buf : (const unsigned char *)"", w->fill) == RECIO_OK)
             return why[0] = 0, RECIO_OK;
@@ -2755,6 +2759,7 @@ static recio_err recio__rm_w_commit(recio__rm_writer *w, char *why) {
     if (!w->failed) {
         char q[1100];
         recio__fmt(q, sizeof q, "uploadId=%s", w->upload);
+        w->call.if_none_match = w->fresh;
         if (recio__rm_url(&w->s.cfg, w->call.url, w->s.cfg.key, q) ||
             recio__rm_call(&w->s, &w->call, "POST", b.data, b.size - 1) != RECIO_OK)
             w->failed = 1;
@@ -2958,7 +2963,7 @@ static recio_err recio__rmfs_create(void *user, const char *path, recio_fs_mode 
     (void)user;
     memset(out, 0, sizeof *out);
     if ((e = recio__rm_w_open(&w, path, NULL, &out->io, why)) != RECIO_OK) return e;
-    w->del = mode == RECIO_FS_DELETE;
+    w->del = mode == RECIO_FS_DELETE, w->fresh = mode == RECIO_FS_NEW;
     out->pending = w;
     return RECIO_OK;
 }
@@ -2971,6 +2976,16 @@ static void recio__rmfs_discard(void *user, void *pending) {
     recio__rm_w_free(w);
 }
 
+/* RECIO_FS_NEW: an object made at the key since fails the commit. A HEAD first, since not every S3
+   honours If-None-Match on writes (AWS does; the commit's request sends it too). */
+static recio_err recio__rmfs_taken(recio__rm_writer *w, char *why) {
+    uint64_t size;
+    int kind;
+    recio_err e = recio__rm_stat(w->s.cfg.uri, NULL, &kind, &size, why);
+    if (e == RECIO_OK && kind == 1) return recio__fmt(why, RECIO_ERRMSG_SIZE, "was made by someone else meanwhile: not replaced"), RECIO_ERR_IO;
+    return e;
+}
+
 /* In order; the first failure discards the rest (S3 has no transaction over several objects: those
    before it stay). */
 static recio_err recio__rmfs_commit(void *user, void *const *pending, int n, char *why) {
@@ -2980,6 +2995,7 @@ static recio_err recio__rmfs_commit(void *user, void *const *pending, int n, cha
         recio__rm_writer *w = (recio__rm_writer *)pending[i];
         if (!w) continue;
         if (e != RECIO_OK) recio__rmfs_discard(user, w);
+        else if (w->fresh && (e = recio__rmfs_taken(w, why)) != RECIO_OK) recio__rmfs_discard(user, w);
         else if (w->del) e = recio__rm_remove(w->s.cfg.uri, NULL, why), recio__rm_w_free(w);
         else e = recio__rm_w_commit(w, why), recio__rm_w_free(w);
         if (e == RECIO_OK) done++;

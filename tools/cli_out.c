@@ -184,11 +184,17 @@ const char *cli_out_target(const cli_out *o) { return o->target ? o->target : o-
 /* What is at path, through its filesystem; 0, or the exit status after saying why. */
 static int what_is(const char *path, const recio_fs **fs, recio_fs_stat *st) {
     char why[RECIO_ERRMSG_SIZE] = "";
+    recio_fs_out probe;
     memset(st, 0, sizeof *st);
     if (!(*fs = recio_fs_find(NULL, path))) return cli_err("%s: no filesystem serves this path", path), CLI_EXIT_USAGE;
     if (!(*fs)->create) return cli_err("%s: cannot write here: the filesystem is read-only", path), CLI_EXIT_USAGE;
     if ((*fs)->info && (*fs)->info((*fs)->user, path, st, why) != RECIO_OK)
         return cli_err("%s: cannot tell what is there: %s", path, why[0] ? why : "failed"), CLI_EXIT_ERR;
+    if (!(*fs)->scheme || !(*fs)->scheme[0]) return 0;
+    if ((*fs)->create((*fs)->user, path, RECIO_FS_ATOMIC, &probe, why) != RECIO_OK) /* before the work: http(s) */
+        return cli_err("%s: cannot write here: %s", path, why[0] ? why : "refused"), CLI_EXIT_USAGE;
+    if (probe.io.close) probe.io.close(probe.io.user); /* a remote create sends nothing before the first part */
+    if (probe.pending) (*fs)->discard((*fs)->user, probe.pending);
     return 0;
 }
 
@@ -333,4 +339,16 @@ void cli_out_free(cli_out *o) {
     free(o->buf);
     free(o->target);
     o->buf = NULL, o->target = NULL, o->n = o->cap = 0;
+}
+
+int cli_is_local(const char *path) {
+    const recio_fs *fs = recio_fs_find(NULL, path);
+    return fs && (!fs->scheme || !fs->scheme[0]);
+}
+
+int cli_remove(const char *path) {
+    char why[RECIO_ERRMSG_SIZE] = "";
+    const recio_fs *fs = recio_fs_find(NULL, path);
+    if (fs && fs->remove && (fs->remove(fs->user, path, why) == RECIO_OK || (cli_is_local(path) && errno == ENOENT))) return 0;
+    return cli_err("%s: cannot remove what this run made: %s", path, why[0] ? why : "the filesystem cannot remove"), -1;
 }

@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 #include <sys/time.h>
 #include <dirent.h>
+#include <sys/wait.h>
 
 #define SECRET "recio-test-secret/+="
 static const char *S3, *HTTP, *PROXY_S3, *PROXY_HTTP, *WWW, *S3DIR;
@@ -560,6 +561,123 @@ static void test_iter_photos(void) {
     }
 }
 
+/* ---- every command that writes, with its outputs on s3:// (and salvage, index, mean, show, unpack
+   reading a remote input): the same bytes as the same command writing local files ---- */
+
+/* "recio ARGS" with stderr into err (cap bytes); the exit status. */
+static int run_err(const char *args, char *err, size_t cap) {
+    char cmd[4096];
+    const char *exe = getenv("RECIO");
+    FILE *p;
+    size_t n;
+    int st;
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1 >/dev/null", exe && *exe ? exe : "build/recio", args);
+    if (!(p = popen(cmd, "r"))) return -1;
+    n = fread(err, 1, cap - 1, p);
+    err[n] = 0;
+    st = pclose(p);
+    note(err);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* An object's bytes through the s3 row (NULL when it cannot be read). */
+static unsigned char *get_bytes(const char *uri, size_t *n) {
+    char why[RECIO_ERRMSG_SIZE];
+    recio_io io;
+    unsigned char *b = NULL;
+    size_t cap = 0;
+    int64_t got = 1;
+    *n = 0;
+    if (open_remote(uri, &io, why) != RECIO_OK) return NULL;
+    while (got > 0) {
+        if (*n == cap) b = (unsigned char *)realloc(b, cap = cap ? 2 * cap : 1 << 16);
+        if ((got = io.read(io.user, b + *n, cap - *n)) > 0) *n += (size_t)got;
+    }
+    io.close(io.user);
+    if (got < 0) free(b), b = NULL;
+    return b;
+}
+
+/* s3://scratch/cli/NAME holds the bytes of the local LOCAL/NAME, both made by the command. */
+static int same_as_local(const char *local, const char *name, int quiet) {
+    char path[700], uri[300];
+    size_t a = 0, b = 0;
+    unsigned char *x, *y;
+    int same;
+    snprintf(path, sizeof path, "%s/%s", local, name);
+    snprintf(uri, sizeof uri, "s3://scratch/cli/%s", name);
+    x = t_slurp(path, &a);
+    y = get_bytes(uri, &b);
+    same = x && y && a == b && a > 0 && memcmp(x, y, a) == 0;
+    if (!same && !quiet) fprintf(stderr, "  %s: %zu bytes locally, %s%zu bytes on s3\n", name, a, y ? "" : "unreadable, ", b);
+    free(x), free(y);
+    return same;
+}
+
+static void test_cli_outputs(void) {
+    static const char *const cmds[] = {
+        "list %s/p tests/data/photos",
+        "pack --quiet %s/p tests/data/photos",
+        "index -o %s/p2.idx %s/p.rec",
+        "salvage %s/p.rec %s/sv.rec",
+        "mean %s/p.rec --spec 'resize(8,6) float chw' -o %s/m.npy",
+        "show %s/p.rec %s/s.png --tile 16",
+        "unpack %s/p.rec %s/up",
+        "apply --spec 'flip pad(4)' tests/data/photos/retina-120x90.jpg %s/o.png",
+    };
+    static const char *const made[] = {"p.lst", "p.rec", "p.idx", "p2.idx", "sv.rec", "sv.idx", "m.npy", "s.png",
+                                       "up/p.lst", "up/0.jpg", "up/11.jpg", "o.png"};
+    char local[600], args[4000], err[4096];
+    size_t i;
+    int orphans = orphan_uploads();
+    snprintf(local, sizeof local, "%s/../cli", S3DIR);
+    snprintf(args, sizeof args, "rm -rf %s && mkdir -p %s", local, local);
+    CHECK(system(args) == 0);
+    for (i = 0; i < sizeof cmds / sizeof *cmds; i++) { /* the same command, local then on s3 (inputs there too) */
+        int rc;
+        snprintf(args, sizeof args, cmds[i], local, local);
+        CHECK_EQ_INT(run_err(args, err, sizeof err), 0);
+        snprintf(args, sizeof args, cmds[i], "s3://scratch/cli", "s3://scratch/cli");
+        if ((rc = run_err(args, err, sizeof err)) != 0) fprintf(stderr, "  recio %s: exit %d: %s", args, rc, err);
+        CHECK_EQ_INT(rc, 0);
+    }
+    for (i = 0; i < sizeof made / sizeof *made; i++) CHECK(same_as_local(local, made[i], 0));
+    /* a remote input salvaged into a local file: the local salvage's bytes */
+    snprintf(args, sizeof args, "salvage s3://scratch/cli/p.rec %s/sv2.rec", local);
+    CHECK_EQ_INT(run_err(args, err, sizeof err), 0);
+    snprintf(args, sizeof args, "cmp -s %s/sv.rec %s/sv2.rec", local, local);
+    CHECK(system(args) == 0);
+    /* run again: every output of its own kind is replaced, as for local files */
+    CHECK_EQ_INT(run_err("index -o s3://scratch/cli/p2.idx s3://scratch/cli/p.rec", err, sizeof err), 0);
+    CHECK_EQ_INT(run_err("pack --quiet s3://scratch/cli/p tests/data/photos", err, sizeof err), 0);
+    CHECK(same_as_local(local, "p.rec", 0) && same_as_local(local, "p.idx", 0));
+    /* the policy, through the s3 row: an input is never an output; another kind is not replaced
+       without --force (read through the fs to tell), and is with it */
+    CHECK_EQ_INT(run_err("show s3://scratch/cli/p.rec s3://scratch/cli/p.rec", err, sizeof err), 2);
+    CHECK(strstr(err, "s3://scratch/cli/p.rec: is the input s3://scratch/cli/p.rec (the same file)") != NULL);
+    CHECK_EQ_INT(run_err("show s3://scratch/cli/p.rec s3://scratch/cli/m.npy --tile 16", err, sizeof err), 2);
+    CHECK(strstr(err, "s3://scratch/cli/m.npy: exists and is not a PNG image") != NULL && strstr(err, "--force") != NULL);
+    CHECK(same_as_local(local, "m.npy", 0));
+    CHECK_EQ_INT(run_err("show s3://scratch/cli/p.rec s3://scratch/cli/m.npy --tile 16 --force", err, sizeof err), 0);
+    CHECK(!same_as_local(local, "m.npy", 1));
+    /* an upload that fails: the command says so (exit 1), the old object stays, no parts are left */
+    use_s3(PROXY_S3, "RECIOTESTKEY", SECRET, NULL);
+    faults(PROXY_S3, "status=500&count=1000&methods=PUT,POST");
+    CHECK_EQ_INT(run_err("index -o s3://scratch/cli/p2.idx s3://scratch/cli/p.rec", err, sizeof err), 1);
+    CHECK(strstr(err, "s3://scratch/cli/p2.idx") != NULL && strstr(err, "HTTP 500") != NULL);
+    CHECK_EQ_INT(run_err("pack --quiet s3://scratch/cli/p tests/data/photos", err, sizeof err), 1);
+    faults(PROXY_S3, "");
+    use_default();
+    CHECK(same_as_local(local, "p2.idx", 0) && same_as_local(local, "p.rec", 0) && same_as_local(local, "p.idx", 0));
+    CHECK(orphan_uploads() == orphans);
+    /* an http(s) URL is read-only: said before any work */
+    snprintf(args, sizeof args, "mean %s/photos.rec --spec 'resize(8,6) float chw' -o %s/m.npy", HTTP, HTTP);
+    CHECK_EQ_INT(run_err(args, err, sizeof err), 2);
+    CHECK(strstr(err, "read-only") != NULL);
+    snprintf(args, sizeof args, "rm -rf %s", local);
+    CHECK(system(args) == 0);
+}
+
 /* ---- faults ---- */
 
 static void test_faults_read(void) {
@@ -713,6 +831,7 @@ int main(void) {
     RUN(test_http_read_only);
     RUN(test_list);
     RUN(test_iter_photos);
+    RUN(test_cli_outputs);
     RUN(test_faults_read);
     RUN(test_no_wrong_record);
     RUN(test_credentials);
