@@ -370,6 +370,11 @@ typedef struct recio_fs {
    scheme is two or more of [A-Za-z0-9+.-] before "://" (so "C:\x" and "C://x" are plain paths),
    matched ignoring case. */
 RECIODEF const recio_fs *recio_fs_find(const recio_fs *list, const char *path);
+/* Every http:// or https:// URL in text loses its user:password@ and its ?query and #fragment (where
+   a presigned URL keeps its signature), in place. recio's own messages are all passed through it;
+   the CLI passes its own too. A query ends at white space (a ':' just before it stays: the
+   ": offset N" after a name). */
+RECIODEF void recio_redact(char *text);
 
 /* A growing memory buffer, the target of recio_writer_open_mem. Free with recio_buffer_free. */
 typedef struct recio_buffer {
@@ -1714,6 +1719,7 @@ static void recio__verrf(char *msg, const char *name, uint64_t offset, const cha
     args[0].s = name ? name : "?";
     args[1].u = offset;
     recio__fmt_args(msg, RECIO__ERRMSG, RECIO__AT_OFFSET, f, args, 2 + recio__va_args(f, ap, args + 2));
+    recio_redact(msg); /* no URL's password or signature in any message */
 }
 
 static void recio__errf(char *msg, const char *name, uint64_t offset, const char *f, ...) {
@@ -1870,6 +1876,32 @@ static int recio__scheme_is(const char *p, const char *scheme) {
     for (i = 0; scheme[i]; i++)
         if (recio__lower(p[i]) != scheme[i]) return 0;
     return strncmp(p + i, "://", 3) == 0;
+}
+
+static void recio__cut(char *from, const char *to) { memmove(from, to, strlen(to) + 1); }
+
+/* One URL at p (just past "://" is host): its user:password@ and ?query#fragment cut; where it ends. */
+static char *recio__redact_one(char *host) {
+    char *end = host + strcspn(host, "/?# \t\n"), *at = NULL, *q, *stop;
+    for (q = host; q < end; q++)
+        if (*q == '@') at = q;
+    if (at) recio__cut(host, at + 1), end -= at + 1 - host;
+    q = end + strcspn(end, "?# \t\n");
+    if (*q != '?' && *q != '#') return q;
+    stop = q + strcspn(q, " \t\n");
+    if (stop > q + 1 && stop[-1] == ':') stop--;
+    recio__cut(q, stop);
+    return q;
+}
+
+RECIODEF void recio_redact(char *text) {
+    char *p = text;
+    if (!p) return;
+    while (*p) {
+        if (recio__scheme_is(p, "http")) p = recio__redact_one(p + 7);
+        else if (recio__scheme_is(p, "https")) p = recio__redact_one(p + 8);
+        else p++;
+    }
 }
 
 #ifndef RECIO_NO_STDIO
@@ -5401,7 +5433,8 @@ static recio_err recio__sp_item(recio_split *s, const char *item, size_t n) {
     if (!z) return RECIO_ERR_NOMEM;
     memcpy(z, item, n);
     z[n] = 0;
-    if (strpbrk(z, "*?[")) e = recio__sp_glob(s, z, NULL);
+    if (strpbrk(z, "*?[") && !recio__scheme_is(z, "http") && !recio__scheme_is(z, "https")) /* a URL's '?' starts its query */
+        e = recio__sp_glob(s, z, NULL);
     else if ((known = recio__fs_stat(s->d.fs, z, &st, why)) == RECIO_OK && st.kind == RECIO_FS_DIR)
         e = (pat = recio__cat(&s->alloc, z, "/*.rec", "")) != NULL ? recio__sp_glob(s, pat, z) : RECIO_ERR_NOMEM,
         recio__free(&s->alloc, pat);

@@ -810,6 +810,77 @@ static void test_credentials(void) {
     CHECK(strstr(msgs, "Signature=") == NULL && strstr(msgs, "SignatureProvided") == NULL);
 }
 
+/* A URL's user:password@ and its query (a presigned URL's signature) never reach a message: the
+   reader's at open and mid-read, and the CLI's over the split, the iterator and every command that
+   reads; only the host and path are named. */
+#define SECRETS "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDSECRETCRED%%2F20261127&X-Amz-Signature=deadbeef1234"
+static int leaks(const char *m) {
+    return strstr(m, "pa55word") || strstr(m, "deadbeef1234") || strstr(m, "AKIDSECRETCRED") || strstr(m, "X-Amz-") ||
+           strstr(m, "someone:");
+}
+
+static void test_no_secret_in_messages(void) {
+    static const char *const cmds[] = {"verify '%s'", "dump '%s'", "split --nsplit 1 --rank 0 '%s'", "split --nsplit 2 --rank 1 '%s;%s'",
+                                       "iter '%s' --spec 'resize(8,8) chw' --batch 2", "show '%s' /dev/null",
+                                       "index -o /dev/null '%s'", "salvage '%s' /nonexistent/x.rec",
+                                       "mean '%s' --spec 'resize(8,6) float chw' -o /dev/null", "unpack '%s' /tmp"};
+    char missing[1024], there[1024], args[4096], err[4096], msg[RECIO_ERRMSG_SIZE];
+    recio_reader_desc rd;
+    recio_reader *r = NULL;
+    recio_record rec;
+    size_t i;
+    int rc;
+    { /* the rule itself: each URL in a text, any case; s3:// and plain paths as they are */
+        static const char *const cases[][2] = {
+            {"HTTPS://u:p@h:8443/a/b.rec?X-Amz-Signature=1#f: offset 3: x", "HTTPS://h:8443/a/b.rec: offset 3: x"},
+            {"is the input http://h/x.rec?sig=2 (the same file)", "is the input http://h/x.rec (the same file)"},
+            {"a http://u@h/y and https://h/z?q: then", "a http://h/y and https://h/z: then"},
+            {"s3://b/k?x: offset 0: /tmp/a?b", "s3://b/k?x: offset 0: /tmp/a?b"},
+            {"http://h", "http://h"}};
+        char t[200];
+        for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+            snprintf(t, sizeof t, "%s", cases[i][0]);
+            recio_redact(t);
+            if (strcmp(t, cases[i][1])) fprintf(stderr, "  recio_redact: '%s' gave '%s'\n", cases[i][0], t);
+            CHECK(strcmp(t, cases[i][1]) == 0);
+        }
+    }
+    snprintf(missing, sizeof missing, "http://someone:pa55word@%s/compat/missing.rec?" SECRETS, HTTP + 7);
+    snprintf(there, sizeof there, "http://someone:pa55word@%s/compat/b.rec?" SECRETS, PROXY_HTTP + 7);
+    memset(&rd, 0, sizeof rd);
+    rd.errmsg = msg;
+    CHECK(recio_reader_open_desc(&r, missing, &rd) == RECIO_ERR_IO && !r);
+    CHECK(strstr(msg, "/compat/missing.rec: offset 0: ") && strstr(msg, "HTTP 404"));
+    if (leaks(msg)) fprintf(stderr, "  leaked: %s\n", msg);
+    CHECK(!leaks(msg));
+    /* mid-read: the proxy answers 503 from the second range on */
+    CHECK(recio_reader_open_desc(&r, there, &rd) == RECIO_OK);
+    if (r) {
+        recio_err e;
+        faults(PROXY_HTTP, "status=503&count=1000&methods=GET");
+        while ((e = recio_reader_next(r, &rec)) == RECIO_OK) {}
+        CHECK(e == RECIO_ERR_IO && strstr(recio_reader_errmsg(r), "/compat/b.rec: offset ") != NULL);
+        if (leaks(recio_reader_errmsg(r))) fprintf(stderr, "  leaked: %s\n", recio_reader_errmsg(r));
+        CHECK(!leaks(recio_reader_errmsg(r)));
+        recio_reader_close(r);
+        faults(PROXY_HTTP, "");
+    }
+    for (i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        snprintf(args, sizeof args, cmds[i], missing, missing);
+        rc = run_err(args, err, sizeof err);
+        if (rc != 1 || !strstr(err, "/compat/missing.rec")) fprintf(stderr, "  recio %.40s...: exit %d: %s", cmds[i], rc, err);
+        CHECK(rc == 1 && strstr(err, "/compat/missing.rec") != NULL);
+        if (leaks(err)) fprintf(stderr, "  recio %.40s...: leaked: %s", cmds[i], err);
+        CHECK(!leaks(err));
+    }
+    faults(PROXY_HTTP, "status=503&count=1000&methods=GET");
+    snprintf(args, sizeof args, "verify '%s'", there);
+    CHECK(run_err(args, err, sizeof err) == 1 && strstr(err, "HTTP 503") != NULL);
+    if (leaks(err)) fprintf(stderr, "  recio verify: leaked: %s", err);
+    CHECK(!leaks(err));
+    faults(PROXY_HTTP, "");
+}
+
 int main(void) {
     size_t i;
     S3 = getenv("RECIO_TEST_S3"), HTTP = getenv("RECIO_TEST_HTTP"), WWW = getenv("RECIO_TEST_WWW");
@@ -835,6 +906,7 @@ int main(void) {
     RUN(test_faults_read);
     RUN(test_no_wrong_record);
     RUN(test_credentials);
+    RUN(test_no_secret_in_messages);
     free(big);
     return t_done("test_remote");
 }
