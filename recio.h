@@ -1951,6 +1951,7 @@ typedef struct recio__rm_cfg {
     char id[256], secret[256], token[4096];   /* S3 credentials; id "" = anonymous */
     char region[64], endpoint[1024], bucket[256];
     char name[1024];                          /* the URI as messages show it */
+    char ca[1024];                            /* a CA bundle to trust instead of the system's, or "" */
     const char *uri, *key;                    /* key: into uri, after "s3://BUCKET/" */
 } recio__rm_cfg;
 
@@ -2107,6 +2108,17 @@ static void recio__rm_creds(recio__rm_cfg *c) {
 }
 
 /* uri's scheme, bucket and key, and the settings that go with them. why gets the reason on failure. */
+/* The CA bundle HTTPS trusts (a private endpoint's own CA, a test's self-signed certificate), from
+   the variables users already set for it: AWS_CA_BUNDLE (the AWS CLI and SDKs), CURL_CA_BUNDLE
+   (the curl tool; libcurl itself reads none), SSL_CERT_FILE (OpenSSL's). Certificates are still
+   verified, always; without any, the system's store (libcurl's default). */
+static void recio__rm_ca(recio__rm_cfg *c) {
+    const char *ca = recio__rm_env("AWS_CA_BUNDLE");
+    if (!ca) ca = recio__rm_env("CURL_CA_BUNDLE");
+    if (!ca) ca = recio__rm_env("SSL_CERT_FILE");
+    if (ca) recio__rm_put(c->ca, sizeof c->ca, ca, strlen(ca));
+}
+
 static recio_err recio__rm_cfg_load(recio__rm_cfg *c, const char *uri, char *why) {
     memset(c, 0, sizeof *c);
     c->uri = uri;
@@ -2123,6 +2135,7 @@ static recio_err recio__rm_cfg_load(recio__rm_cfg *c, const char *uri, char *why
         return recio__fmt(why, RECIO_ERRMSG_SIZE, "not a remote URI"), RECIO_ERR_ARG;
     }
     if (strlen(uri) >= RECIO__RM_URL / 2) return recio__fmt(why, RECIO_ERRMSG_SIZE, "URI too long"), RECIO_ERR_ARG;
+    recio__rm_ca(c);
     return RECIO_OK;
 }
 
@@ -2256,6 +2269,7 @@ static int recio__rm_prep(recio__rm_xfer *x) {
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 30L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (c->ca[0]) curl_easy_setopt(h, CURLOPT_CAINFO, c->ca);
 #if LIBCURL_VERSION_NUM >= 0x075500
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
