@@ -2107,7 +2107,6 @@ static void recio__rm_creds(recio__rm_cfg *c) {
     }
 }
 
-/* uri's scheme, bucket and key, and the settings that go with them. why gets the reason on failure. */
 /* The CA bundle HTTPS trusts (a private endpoint's own CA, a test's self-signed certificate), from
    the variables users already set for it: AWS_CA_BUNDLE (the AWS CLI and SDKs), CURL_CA_BUNDLE
    (the curl tool; libcurl itself reads none), SSL_CERT_FILE (OpenSSL's). Certificates are still
@@ -2119,6 +2118,7 @@ static void recio__rm_ca(recio__rm_cfg *c) {
     if (ca) recio__rm_put(c->ca, sizeof c->ca, ca, strlen(ca));
 }
 
+/* uri's scheme, bucket and key, and the settings that go with them. why gets the reason on failure. */
 static recio_err recio__rm_cfg_load(recio__rm_cfg *c, const char *uri, char *why) {
     memset(c, 0, sizeof *c);
     c->uri = uri;
