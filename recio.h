@@ -1973,6 +1973,10 @@ typedef struct recio__rm_xfer {
     size_t cap, got;
     int grow, state, tries, part, overflow;
     int if_none_match;                        /* PUT / POST: "If-None-Match: *" (RECIO_FS_NEW) */
+    unsigned char *dst;                       /* GET: the reader's buffer while it waits for the bytes at
+                                                 off + got: they go there, not through buf (one copy) */
+    size_t dst_cap, dst_got;
+    uint64_t skip;                            /* buf holds [off + skip, off + got): the rest went to dst */
     double at;                                /* WAIT: when to try again (ms, monotonic) */
     CURLcode rc;
     long status, retry_after;
@@ -2209,6 +2213,15 @@ static size_t recio__rm_on_body(char *p, size_t size, size_t n, void *user) {
         while (cap < x->got + len) cap *= 2;
         if (!(b = (unsigned char *)recio__realloc(&x->s->alloc, x->buf, x->got, cap))) return x->overflow = 2, 0;
         x->buf = b, x->cap = cap;
+    }
+    if (x->dst && x->dst_got < x->dst_cap) { /* the reader waits for these bytes: straight to it */
+        size_t k = len < x->dst_cap - x->dst_got ? len : x->dst_cap - x->dst_got;
+        memcpy(x->dst + x->dst_got, p, k);
+        x->dst_got += k, x->got += k, x->skip = x->got, p += k, len -= k;
+        if (!len) return k;
+        memcpy(x->buf + x->got, p, len);
+        x->got += len;
+        return k + len;
     }
     memcpy(x->buf + x->got, p, len);
     x->got += len;
@@ -2523,7 +2536,7 @@ static int recio__rm_ahead(recio__rm_file *f) {
             x->cap = (size_t)len;
         }
         x->method = "GET", x->if_match = f->etag, x->grow = 0, x->tries = 0;
-        x->off = f->next, x->len = len, x->got = 0, x->want_total = f->size;
+        x->off = f->next, x->len = len, x->got = 0, x->skip = 0, x->want_total = f->size;
         if (recio__rm_start(x)) return -1;
         f->next += len;
         f->ramp = f->ramp * 2 > RECIO__RM_CHUNK ? RECIO__RM_CHUNK : f->ramp * 2;
@@ -2539,7 +2552,7 @@ static recio__rm_xfer *recio__rm_slot(recio__rm_file *f) {
         recio__rm_xfer *x = &f->x[i];
         if (x->state == RECIO__RM_IDLE) continue;
         if (x->off + x->len <= f->pos) recio__rm_cancel(f, x);
-        else if (x->off <= f->pos) hit = x;
+        else if (x->off + x->skip <= f->pos) hit = x; /* below skip: delivered, not kept (a seek back) */
     }
     return hit;
 }
@@ -2567,6 +2580,21 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
                 return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
         }
         if (done && f->pos >= x->off + x->got) break; /* what came so far: the caller works while the rest comes */
+        if (f->pos == x->off + x->got) { /* waiting: the bytes go straight into the caller's buffer */
+            x->dst = (unsigned char *)buf + done, x->dst_cap = n - done, x->dst_got = 0;
+            while (!x->dst_got && (x->state == RECIO__RM_RUN || x->state == RECIO__RM_WAIT))
+                if (recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 100)) {
+                    x->dst = NULL;
+                    return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), recio__rm_fail_read(f, f->pos);
+                }
+            x->dst = NULL;
+            if (x->dst_got) {
+                done += x->dst_got, f->pos += x->dst_got;
+                if (f->pos >= x->off + x->len) x->state = RECIO__RM_IDLE;
+                if (recio__rm_ahead(f)) return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
+                continue;
+            }
+        }
         while (f->pos >= x->off + x->got && (x->state == RECIO__RM_RUN || x->state == RECIO__RM_WAIT))
             if (recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 100))
                 return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), recio__rm_fail_read(f, f->pos);
