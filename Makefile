@@ -116,13 +116,14 @@ curl-deps:
 	@[ "$(CURL)" != yes ] || $(CURL_PROBE) || \
 	  echo "recio: libcurl (>= 7.75) cannot be linked with $(CC): no s3:// or http(s):// paths in this build (install libcurl4-openssl-dev)"
 
-# The remote tests' servers (tests/remote): Debian's nginx, nodejs, npm and curl, and s3rver from npm
+# The remote tests' servers (tests/remote): Debian's nginx, nodejs, npm, curl and openssl (the HTTPS
+# test's self-signed certificate, made under build/ at each run), and s3rver from npm
 # installed into build/s3rver; installed when missing and allowed. tests/test_remote.sh skips, saying
 # why, where they cannot be had.
 S3RVER_VERSION = 3.7.1
 S3RVER = build/s3rver/node_modules/s3rver/package.json
 remote-deps:
-	@missing=""; for c in nginx:nginx node:nodejs npm:npm curl:curl; do command -v $${c%%:*} >/dev/null 2>&1 || \
+	@missing=""; for c in nginx:nginx node:nodejs npm:npm curl:curl openssl:openssl; do command -v $${c%%:*} >/dev/null 2>&1 || \
 	  [ -x /usr/sbin/$${c%%:*} ] || missing="$$missing $${c##*:}"; done; \
 	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "recio: installing$$missing (the remote tests' servers)"; \

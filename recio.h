@@ -234,13 +234,15 @@ typedef struct recio_io {
 /* Fill io with the stdio file backend for path; mode as fopen ("rb", "wb"). */
 RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode);
 
-/* OUTPUT FILES THAT APPEAR WHOLE OR NOT AT ALL (POSIX and Windows; elsewhere open says
-   RECIO_ERR_UNSUPPORTED). recio_outfile_open makes a new file under a temporary name beside PATH
-   (PATH.tmp.PID, created exclusively: two writers never share one) and fills *io with hooks on it:
-   write through io->write (or io->writev), never close it. recio_outfile_commit syncs it and puts it
-   at PATH; recio_outfile_close before a commit removes it, so PATH keeps what it held. An existing
-   PATH that is a FIFO or a device is written in place (renaming over it would destroy it); a folder
-   is refused. A symbolic link at PATH is replaced by the new file; its target is left alone. */
+/* OUTPUT FILES THAT APPEAR WHOLE OR NOT AT ALL, on any filesystem that can write (FILESYSTEMS:
+   PATH's scheme picks it; s3:// too). recio_outfile_open creates PATH's new version through its
+   filesystem's create (local files: a temporary name beside PATH, PATH.tmp.PID, created exclusively,
+   so two writers never share one; S3: an upload) and fills *io with hooks on it: write through
+   io->write (or io->writev), never close it. recio_outfile_commit syncs it and makes it appear at
+   PATH (the filesystem's commit); recio_outfile_close before a commit discards it, so PATH keeps what
+   it held. An existing PATH that is a FIFO or a device is written in place (renaming over it would
+   destroy it); a folder is refused. A symbolic link at PATH is replaced by the new file; its target
+   is left alone. */
 typedef struct recio_outfile recio_outfile;
 typedef struct recio_outfile_desc {
     int replace;               /* 1: commit replaces a file at PATH; 0: a file at PATH is refused
@@ -256,18 +258,23 @@ typedef struct recio_outfile_desc {
     char *errmsg;              /* optional, RECIO_ERRMSG_SIZE bytes that outlive the handle: why open,
                                   commit or close failed, or a note; "" after a call with nothing to say */
     recio_allocator alloc;
+    const struct recio_fs *fs; /* your filesystems, asked before the built-in ones (FILESYSTEMS) */
 } recio_outfile_desc;
 /* io NULL: the new version of PATH is no file; the commit removes PATH (kept aside with undo). */
 RECIODEF recio_err recio_outfile_open(recio_outfile **f, recio_io *io, const char *path, const recio_outfile_desc *desc);
 /* Sync, close and rename (or link) the new file into place; on error the temporary file is gone and
-   PATH is as it was. A second commit returns RECIO_ERR_ARG. */
+   PATH is as it was. A second commit returns RECIO_ERR_ARG. With undo on a filesystem other than the
+   local files (which keep the previous file aside under a hard link), nothing can be kept aside: the
+   commit syncs and closes, and the output appears at recio_outfile_close(f, 0), whose error says
+   when it could not (S3 has no transaction over several objects: those before it stay). */
 RECIODEF recio_err recio_outfile_commit(recio_outfile *f);
 /* Free the handle. Before a commit: the new file is dropped. After one: undo = 1 (with desc.undo)
    puts PATH's previous file back, or removes the new one when there was none; undo = 0 removes the
    kept copy (when that fails: RECIO_OK, and a note naming the copy in desc.errmsg). */
 RECIODEF recio_err recio_outfile_close(recio_outfile *f, int undo);
 /* 1 when a and b name one file: the same device and inode (Windows: volume and file index), through
-   hard and symbolic links and any spelling; when neither exists, the same name in the same folder. */
+   hard and symbolic links and any spelling; when neither exists, the same name in the same folder.
+   A path with a scheme (s3://, http://...) is the same as another only when spelt the same. */
 RECIODEF int recio_same_file(const char *a, const char *b);
 #endif
 
@@ -309,7 +316,10 @@ typedef enum recio_fs_mode {
     RECIO_FS_ATOMIC = 1,   /* the bytes appear at PATH only on commit (a temporary file renamed, a
                               multipart upload completed); discard leaves PATH as it was. The fs may
                               write in place what cannot be replaced (a FIFO, a device): pending NULL */
-    RECIO_FS_DELETE = 2    /* no bytes (io unused): PATH goes away on commit, with its group */
+    RECIO_FS_DELETE = 2,   /* no bytes (io unused): PATH goes away on commit, with its group */
+    RECIO_FS_NEW = 3       /* as ATOMIC, but the commit never replaces a file: one made at PATH since
+                              fails it (the local files link the temporary file in, which fails on a
+                              name taken; S3 checks first, and sends If-None-Match: *) */
 } recio_fs_mode;
 
 /* What create gives: the sink and, for an atomic mode, what commit or discard takes. */
@@ -360,6 +370,11 @@ typedef struct recio_fs {
    scheme is two or more of [A-Za-z0-9+.-] before "://" (so "C:\x" and "C://x" are plain paths),
    matched ignoring case. */
 RECIODEF const recio_fs *recio_fs_find(const recio_fs *list, const char *path);
+/* Every http:// or https:// URL in text loses its user:password@ and its ?query and #fragment (where
+   a presigned URL keeps its signature), in place. recio's own messages are all passed through it;
+   the CLI passes its own too. A query ends at white space (a ':' just before it stays: the
+   ": offset N" after a name). */
+RECIODEF void recio_redact(char *text);
 
 /* A growing memory buffer, the target of recio_writer_open_mem. Free with recio_buffer_free. */
 typedef struct recio_buffer {
@@ -1704,6 +1719,7 @@ static void recio__verrf(char *msg, const char *name, uint64_t offset, const cha
     args[0].s = name ? name : "?";
     args[1].u = offset;
     recio__fmt_args(msg, RECIO__ERRMSG, RECIO__AT_OFFSET, f, args, 2 + recio__va_args(f, ap, args + 2));
+    recio_redact(msg); /* no URL's password or signature in any message */
 }
 
 static void recio__errf(char *msg, const char *name, uint64_t offset, const char *f, ...) {
@@ -1862,6 +1878,32 @@ static int recio__scheme_is(const char *p, const char *scheme) {
     return strncmp(p + i, "://", 3) == 0;
 }
 
+static void recio__cut(char *from, const char *to) { memmove(from, to, strlen(to) + 1); }
+
+/* One URL at p (just past "://" is host): its user:password@ and ?query#fragment cut; where it ends. */
+static char *recio__redact_one(char *host) {
+    char *end = host + strcspn(host, "/?# \t\n"), *at = NULL, *q, *stop;
+    for (q = host; q < end; q++)
+        if (*q == '@') at = q;
+    if (at) recio__cut(host, at + 1), end -= at + 1 - host;
+    q = end + strcspn(end, "?# \t\n");
+    if (*q != '?' && *q != '#') return q;
+    stop = q + strcspn(q, " \t\n");
+    if (stop > q + 1 && stop[-1] == ':') stop--;
+    recio__cut(q, stop);
+    return q;
+}
+
+RECIODEF void recio_redact(char *text) {
+    char *p = text;
+    if (!p) return;
+    while (*p) {
+        if (recio__scheme_is(p, "http")) p = recio__redact_one(p + 7);
+        else if (recio__scheme_is(p, "https")) p = recio__redact_one(p + 8);
+        else p++;
+    }
+}
+
 #ifndef RECIO_NO_STDIO
 /* "file://PATH" is PATH. */
 static const char *recio__lfs_path(const char *p) { return recio__scheme_is(p, "file") ? p + 7 : p; }
@@ -1909,6 +1951,7 @@ typedef struct recio__rm_cfg {
     char id[256], secret[256], token[4096];   /* S3 credentials; id "" = anonymous */
     char region[64], endpoint[1024], bucket[256];
     char name[1024];                          /* the URI as messages show it */
+    char ca[1024];                            /* a CA bundle to trust instead of the system's, or "" */
     const char *uri, *key;                    /* key: into uri, after "s3://BUCKET/" */
 } recio__rm_cfg;
 
@@ -1929,6 +1972,11 @@ typedef struct recio__rm_xfer {
     unsigned char *buf;                       /* the answer's body: cap bytes, or growing when grow */
     size_t cap, got;
     int grow, state, tries, part, overflow;
+    int if_none_match;                        /* PUT / POST: "If-None-Match: *" (RECIO_FS_NEW) */
+    unsigned char *dst;                       /* GET: the reader's buffer while it waits for the bytes at
+                                                 off + got: they go there, not through buf (one copy) */
+    size_t dst_cap, dst_got;
+    uint64_t skip;                            /* buf holds [off + skip, off + got): the rest went to dst */
     double at;                                /* WAIT: when to try again (ms, monotonic) */
     CURLcode rc;
     long status, retry_after;
@@ -2063,6 +2111,17 @@ static void recio__rm_creds(recio__rm_cfg *c) {
     }
 }
 
+/* The CA bundle HTTPS trusts (a private endpoint's own CA, a test's self-signed certificate), from
+   the variables users already set for it: AWS_CA_BUNDLE (the AWS CLI and SDKs), CURL_CA_BUNDLE
+   (the curl tool; libcurl itself reads none), SSL_CERT_FILE (OpenSSL's). Certificates are still
+   verified, always; without any, the system's store (libcurl's default). */
+static void recio__rm_ca(recio__rm_cfg *c) {
+    const char *ca = recio__rm_env("AWS_CA_BUNDLE");
+    if (!ca) ca = recio__rm_env("CURL_CA_BUNDLE");
+    if (!ca) ca = recio__rm_env("SSL_CERT_FILE");
+    if (ca) recio__rm_put(c->ca, sizeof c->ca, ca, strlen(ca));
+}
+
 /* uri's scheme, bucket and key, and the settings that go with them. why gets the reason on failure. */
 static recio_err recio__rm_cfg_load(recio__rm_cfg *c, const char *uri, char *why) {
     memset(c, 0, sizeof *c);
@@ -2080,6 +2139,7 @@ static recio_err recio__rm_cfg_load(recio__rm_cfg *c, const char *uri, char *why
         return recio__fmt(why, RECIO_ERRMSG_SIZE, "not a remote URI"), RECIO_ERR_ARG;
     }
     if (strlen(uri) >= RECIO__RM_URL / 2) return recio__fmt(why, RECIO_ERRMSG_SIZE, "URI too long"), RECIO_ERR_ARG;
+    recio__rm_ca(c);
     return RECIO_OK;
 }
 
@@ -2154,6 +2214,15 @@ static size_t recio__rm_on_body(char *p, size_t size, size_t n, void *user) {
         if (!(b = (unsigned char *)recio__realloc(&x->s->alloc, x->buf, x->got, cap))) return x->overflow = 2, 0;
         x->buf = b, x->cap = cap;
     }
+    if (x->dst && x->dst_got < x->dst_cap) { /* the reader waits for these bytes: straight to it */
+        size_t k = len < x->dst_cap - x->dst_got ? len : x->dst_cap - x->dst_got;
+        memcpy(x->dst + x->dst_got, p, k);
+        x->dst_got += k, x->got += k, x->skip = x->got, p += k, len -= k;
+        if (!len) return k;
+        memcpy(x->buf + x->got, p, len);
+        x->got += len;
+        return k + len;
+    }
     memcpy(x->buf + x->got, p, len);
     x->got += len;
     return len;
@@ -2190,6 +2259,7 @@ static int recio__rm_headers(recio__rm_xfer *x) {
         recio__fmt(h, sizeof h, "If-Match: %s", x->if_match);
         l = recio__rm_hdr(l, h);
     }
+    if (x->if_none_match) l = recio__rm_hdr(l, "If-None-Match: *"); /* S3 refuses (412) when the key exists */
     curl_slist_free_all(x->hdrs);
     x->hdrs = l;
     return l ? 0 : -1;
@@ -2212,6 +2282,7 @@ static int recio__rm_prep(recio__rm_xfer *x) {
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 30L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (c->ca[0]) curl_easy_setopt(h, CURLOPT_CAINFO, c->ca);
 #if LIBCURL_VERSION_NUM >= 0x075500
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -2465,7 +2536,7 @@ static int recio__rm_ahead(recio__rm_file *f) {
             x->cap = (size_t)len;
         }
         x->method = "GET", x->if_match = f->etag, x->grow = 0, x->tries = 0;
-        x->off = f->next, x->len = len, x->got = 0, x->want_total = f->size;
+        x->off = f->next, x->len = len, x->got = 0, x->skip = 0, x->want_total = f->size;
         if (recio__rm_start(x)) return -1;
         f->next += len;
         f->ramp = f->ramp * 2 > RECIO__RM_CHUNK ? RECIO__RM_CHUNK : f->ramp * 2;
@@ -2481,7 +2552,7 @@ static recio__rm_xfer *recio__rm_slot(recio__rm_file *f) {
         recio__rm_xfer *x = &f->x[i];
         if (x->state == RECIO__RM_IDLE) continue;
         if (x->off + x->len <= f->pos) recio__rm_cancel(f, x);
-        else if (x->off <= f->pos) hit = x;
+        else if (x->off + x->skip <= f->pos) hit = x; /* below skip: delivered, not kept (a seek back) */
     }
     return hit;
 }
@@ -2509,6 +2580,21 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
                 return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
         }
         if (done && f->pos >= x->off + x->got) break; /* what came so far: the caller works while the rest comes */
+        if (f->pos == x->off + x->got) { /* waiting: the bytes go straight into the caller's buffer */
+            x->dst = (unsigned char *)buf + done, x->dst_cap = n - done, x->dst_got = 0;
+            while (!x->dst_got && (x->state == RECIO__RM_RUN || x->state == RECIO__RM_WAIT))
+                if (recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 100)) {
+                    x->dst = NULL;
+                    return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), recio__rm_fail_read(f, f->pos);
+                }
+            x->dst = NULL;
+            if (x->dst_got) {
+                done += x->dst_got, f->pos += x->dst_got;
+                if (f->pos >= x->off + x->len) x->state = RECIO__RM_IDLE;
+                if (recio__rm_ahead(f)) return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
+                continue;
+            }
+        }
         while (f->pos >= x->off + x->got && (x->state == RECIO__RM_RUN || x->state == RECIO__RM_WAIT))
             if (recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 100))
                 return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), recio__rm_fail_read(f, f->pos);
@@ -2611,6 +2697,7 @@ typedef struct recio__rm_writer {
     char (*etags)[RECIO__RM_TAG];           /* part n's ETag at n - 1 */
     size_t etag_cap;
     int failed, del;                        /* del: RECIO_FS_DELETE's pending (nothing written) */
+    int fresh;                              /* RECIO_FS_NEW: never replaces an object */
 } recio__rm_writer;
 
 static int recio__rm_w_fail(recio__rm_writer *w) {
@@ -2733,6 +2820,7 @@ static recio_err recio__rm_w_commit(recio__rm_writer *w, char *why) {
     memset(&b, 0, sizeof b);
     if (!w->failed && !w->upload[0]) { /* all of it fits one part: one PUT */
         recio__rm_xfer *x = &w->part[w->cur];
+        w->call.if_none_match = w->fresh;
         if (recio__rm_url(&w->s.cfg, w->call.url, w->s.cfg.key, NULL) == 0 &&
             recio__rm_call(&w->s, &w->call, "PUT", x->buf ? x->buf : (const unsigned char *)"", w->fill) == RECIO_OK)
             return why[0] = 0, RECIO_OK;
@@ -2745,6 +2833,7 @@ static recio_err recio__rm_w_commit(recio__rm_writer *w, char *why) {
     if (!w->failed) {
         char q[1100];
         recio__fmt(q, sizeof q, "uploadId=%s", w->upload);
+        w->call.if_none_match = w->fresh;
         if (recio__rm_url(&w->s.cfg, w->call.url, w->s.cfg.key, q) ||
             recio__rm_call(&w->s, &w->call, "POST", b.data, b.size - 1) != RECIO_OK)
             w->failed = 1;
@@ -2948,7 +3037,7 @@ static recio_err recio__rmfs_create(void *user, const char *path, recio_fs_mode 
     (void)user;
     memset(out, 0, sizeof *out);
     if ((e = recio__rm_w_open(&w, path, NULL, &out->io, why)) != RECIO_OK) return e;
-    w->del = mode == RECIO_FS_DELETE;
+    w->del = mode == RECIO_FS_DELETE, w->fresh = mode == RECIO_FS_NEW;
     out->pending = w;
     return RECIO_OK;
 }
@@ -2961,6 +3050,16 @@ static void recio__rmfs_discard(void *user, void *pending) {
     recio__rm_w_free(w);
 }
 
+/* RECIO_FS_NEW: an object made at the key since fails the commit. A HEAD first, since not every S3
+   honours If-None-Match on writes (AWS does; the commit's request sends it too). */
+static recio_err recio__rmfs_taken(recio__rm_writer *w, char *why) {
+    uint64_t size;
+    int kind;
+    recio_err e = recio__rm_stat(w->s.cfg.uri, NULL, &kind, &size, why);
+    if (e == RECIO_OK && kind == 1) return recio__fmt(why, RECIO_ERRMSG_SIZE, "was made by someone else meanwhile: not replaced"), RECIO_ERR_IO;
+    return e;
+}
+
 /* In order; the first failure discards the rest (S3 has no transaction over several objects: those
    before it stay). */
 static recio_err recio__rmfs_commit(void *user, void *const *pending, int n, char *why) {
@@ -2970,6 +3069,7 @@ static recio_err recio__rmfs_commit(void *user, void *const *pending, int n, cha
         recio__rm_writer *w = (recio__rm_writer *)pending[i];
         if (!w) continue;
         if (e != RECIO_OK) recio__rmfs_discard(user, w);
+        else if (w->fresh && (e = recio__rmfs_taken(w, why)) != RECIO_OK) recio__rmfs_discard(user, w);
         else if (w->del) e = recio__rm_remove(w->s.cfg.uri, NULL, why), recio__rm_w_free(w);
         else e = recio__rm_w_commit(w, why), recio__rm_w_free(w);
         if (e == RECIO_OK) done++;
@@ -3140,6 +3240,12 @@ static int recio__lfs_excl(const char *name, recio_io *io) {
 
 static int recio__lfs_link(const char *from, const char *to) { return link(from, to); }
 static int recio__lfs_replace(const char *tmp, const char *path) { return rename(tmp, path); }
+/* tmp also at path unless path is taken (a link fails on a name taken): 0; -1 with errno; 1 when
+   this file system has no hard links (then a check and a rename). */
+static int recio__lfs_take(const char *tmp, const char *path) {
+    if (link(tmp, path) == 0) return 0;
+    return errno == EPERM || errno == ENOSYS || errno == EOPNOTSUPP || errno == EMLINK ? 1 : -1;
+}
 static uint64_t recio__lfs_tag(const void *self) { return (void)self, (uint64_t)getpid(); }
 
 static recio_err recio__lfs_list(void *u, const char *dir, int (*entry)(void *, const char *, recio_fs_kind), void *ctx,
@@ -3262,6 +3368,15 @@ static int recio__lfs_replace(const char *tmp, const char *path) {
     return -1;
 }
 
+/* tmp moved to path unless path is taken (a move without REPLACE_EXISTING fails on it): 0, or -1. */
+static int recio__lfs_take(const char *tmp, const char *path) {
+    DWORD err;
+    if (MoveFileExA(tmp, path, MOVEFILE_WRITE_THROUGH)) return 0;
+    err = GetLastError();
+    errno = err == ERROR_ALREADY_EXISTS || err == ERROR_FILE_EXISTS ? EEXIST : err == ERROR_ACCESS_DENIED ? EACCES : EIO;
+    return -1;
+}
+
 static recio_err recio__lfs_list(void *u, const char *dir, int (*entry)(void *, const char *, recio_fs_kind), void *ctx,
                                  char *why) {
     WIN32_FIND_DATAA fd;
@@ -3351,6 +3466,7 @@ static int recio__lfs_stat_raw(const char *path, recio_fs_stat *st) {
 }
 
 static int recio__lfs_replace(const char *tmp, const char *path) { return rename(tmp, path); }
+static int recio__lfs_take(const char *tmp, const char *path) { return (void)tmp, (void)path, 1; } /* no links */
 #define RECIO__LFS_FLAGS 0u
 #define RECIO__LFS_LIST NULL /* ISO C cannot list a directory: no wildcards, no directories */
 #define RECIO__LFS_MAP NULL, NULL
@@ -3372,8 +3488,9 @@ static recio_err recio__lfs_stat(void *u, const char *path, recio_fs_stat *st, c
 /* An output on its way: the names it needs, in the same allocation. tmp is NULL for a deletion. */
 typedef struct recio__lfs_pending {
     char *path, *tmp, *bak;
-    int kept; /* 0: nothing kept aside, 1: the old PATH under a hard link bak, 2: moved to bak */
-    int done; /* put in place by this commit */
+    int kept;  /* 0: nothing kept aside, 1: the old PATH under a hard link bak, 2: moved to bak */
+    int done;  /* put in place by this commit */
+    int fresh; /* RECIO_FS_NEW: never replaces a file */
 } recio__lfs_pending;
 
 /* Names beside PATH for this writer, "PATH.WHAT.TAG" (".2", ".3"... for the k-th try), into d until
@@ -3409,7 +3526,10 @@ static recio_err recio__lfs_create(void *u, const char *path, recio_fs_mode mode
     memset(out, 0, sizeof *out);
     /* a device or a FIFO would be destroyed by renaming a file over it, and a directory refuses
        (the open then says so): those are written in place */
-    if (mode == RECIO_FS_ATOMIC && recio__lfs_stat_raw(path, &st) == 0 && st.kind != RECIO_FS_FILE) mode = RECIO_FS_IN_PLACE;
+    if ((mode == RECIO_FS_ATOMIC || mode == RECIO_FS_NEW) && recio__lfs_stat_raw(path, &st) == 0) {
+        if (st.kind != RECIO_FS_FILE) mode = RECIO_FS_IN_PLACE;
+        else if (mode == RECIO_FS_NEW) return recio__fmt(why, RECIO__ERRMSG, "exists: not replaced"), RECIO_ERR_ARG;
+    }
     if (mode == RECIO_FS_IN_PLACE)
         return recio_io_open_file(&out->io, path, "wb") == RECIO_OK ? RECIO_OK : recio__lfs_why(why, RECIO_ERR_IO);
     n = strlen(path);
@@ -3418,7 +3538,8 @@ static recio_err recio__lfs_create(void *u, const char *path, recio_fs_mode mode
     p->path = (char *)(p + 1);
     p->bak = p->path + n + 1;
     memcpy(p->path, path, n + 1);
-    if (mode == RECIO_FS_ATOMIC) {
+    p->fresh = mode == RECIO_FS_NEW;
+    if (mode == RECIO_FS_ATOMIC || mode == RECIO_FS_NEW) {
         p->tmp = p->bak + n + 50;
         if (recio__lfs_name(p->tmp, path, "tmp", p, recio__lfs_op_excl, &out->io) != 0) {
             recio__fmt(why, RECIO__ERRMSG, "%s (a temporary file beside it)", recio__errno_str(errno));
@@ -3449,37 +3570,73 @@ static int recio__lfs_keep(recio__lfs_pending *p) {
 }
 
 /* After the commit: on failure the old PATH back (or the new one gone, if there was none), the
-   temporary file removed; on success the kept copy removed, or a note saying it is left. */
-static void recio__lfs_settle(recio__lfs_pending *p, int bad, char *why) {
+   temporary file removed; on success the kept copy removed, or a note saying it is left. -1 (errno
+   set) when the old PATH or the new one's absence could not be restored (it stays as bak). */
+static int recio__lfs_settle(recio__lfs_pending *p, int bad, char *why) {
+    int rc = 0;
     if (bad && p->kept == 1 && !p->done) remove(p->bak); /* PATH never changed: drop the extra name */
-    else if (bad && p->kept) recio__lfs_replace(p->bak, p->path); /* the old file back (should that fail, it stays as bak) */
-    else if (bad && p->done && p->tmp) remove(p->path); /* there was none: neither file is replaced */
+    else if (bad && p->kept) rc = recio__lfs_replace(p->bak, p->path); /* the old file back */
+    else if (bad && p->done && p->tmp) rc = remove(p->path); /* there was none: neither file is replaced */
     if (p->tmp && !p->done) remove(p->tmp);
     if (!bad && p->kept && remove(p->bak) != 0)
         recio__fmt(why, RECIO__ERRMSG, "note: replaced, but the old copy %s could not be removed (%s): remove it by hand", p->bak,
                    recio__errno_str(errno));
+    return rc == 0 ? 0 : -1;
 }
 
-/* In order, all or none: each but the last keeps its old PATH aside before it is replaced, and a
-   failure puts back what was done. */
-static recio_err recio__lfs_commit(void *u, void *const *pending, int n, char *why) {
+/* A fresh output's temporary file becomes PATH unless a file is there by now: a link (Windows: a move
+   that does not replace) takes the name atomically; with neither, a check and a rename. 0, or -1
+   with errno (EEXIST: the name is taken). A temporary name that cannot be removed is a note. */
+static int recio__lfs_put_new(recio__lfs_pending *p, char *why) {
+    recio_fs_stat st;
+    int rc = recio__lfs_take(p->tmp, p->path);
+    if (rc == 0 && remove(p->tmp) != 0 && errno != ENOENT)
+        recio__fmt(why, RECIO__ERRMSG, "note: written, but the temporary name %s could not be removed: remove it by hand", p->tmp);
+    if (rc <= 0) return rc;
+    if (recio__lfs_stat_raw(p->path, &st) == 0) return errno = EEXIST, -1;
+    return recio__lfs_replace(p->tmp, p->path);
+}
+
+/* One output in place: a fresh one linked in, else renamed over PATH (or PATH removed); 0, or -1
+   with why said. */
+static int recio__lfs_put(recio__lfs_pending *p, char *why) {
+    const char *f;
+    if (p->fresh) p->done = recio__lfs_put_new(p, why) == 0;
+    else p->done = p->tmp ? recio__lfs_replace(p->tmp, p->path) == 0 : remove(p->path) == 0 || errno == ENOENT;
+    if (p->done) return 0;
+    f = p->fresh && errno == EEXIST ? "%s was made by someone else meanwhile: not replaced"
+        : p->tmp                    ? "cannot rename the temporary file into place as %s: %s"
+                                    : "cannot remove %s: %s";
+    recio__fmt(why, RECIO__ERRMSG, f, p->path, recio__errno_str(errno));
+    return -1;
+}
+
+/* In order, all or none: each but the last (every one with keep_all: a commit that may be taken
+   back later) keeps its old PATH aside before it is replaced. 0, or -1 with why said; the caller
+   settles them. */
+static int recio__lfs_place(void *const *pending, int n, int keep_all, char *why) {
     recio__lfs_pending *p;
-    const char *f = NULL;
     int i, last = n - 1;
-    (void)u;
     while (last >= 0 && !pending[last]) last--;
-    for (i = 0; i <= last && !f; i++) {
+    for (i = 0; i <= last; i++) {
         if (!(p = (recio__lfs_pending *)pending[i])) continue;
-        if (i < last && (p->kept = recio__lfs_keep(p)) < 0)
-            p->kept = 0, f = "cannot keep the old %s aside while replacing it: %s";
-        else if (!(p->done = p->tmp ? recio__lfs_replace(p->tmp, p->path) == 0
-                                    : remove(p->path) == 0 || errno == ENOENT))
-            f = p->tmp ? "cannot rename the temporary file into place as %s: %s" : "cannot remove %s: %s";
-        if (f) recio__fmt(why, RECIO__ERRMSG, f, p->path, recio__errno_str(errno));
+        if ((i < last || keep_all) && !p->fresh && (p->kept = recio__lfs_keep(p)) < 0) {
+            p->kept = 0;
+            recio__fmt(why, RECIO__ERRMSG, "cannot keep the old %s aside while replacing it: %s", p->path, recio__errno_str(errno));
+            return -1;
+        }
+        if (recio__lfs_put(p, why) != 0) return -1;
     }
+    return 0;
+}
+
+/* In order, all or none: a failure puts back what was done. */
+static recio_err recio__lfs_commit(void *u, void *const *pending, int n, char *why) {
+    int i, bad = recio__lfs_place(pending, n, 0, why) != 0;
+    (void)u;
     for (i = 0; i < n; i++)
-        if ((p = (recio__lfs_pending *)pending[i]) != NULL) recio__lfs_settle(p, f != NULL, why), recio__free(NULL, p);
-    return f ? RECIO_ERR_IO : RECIO_OK;
+        if (pending[i]) recio__lfs_settle((recio__lfs_pending *)pending[i], bad, why), recio__free(NULL, pending[i]);
+    return bad ? RECIO_ERR_IO : RECIO_OK;
 }
 
 static void recio__lfs_discard(void *u, void *pending) {
@@ -4383,143 +4540,13 @@ static void recio__wr_commit(recio_writer *w) {
 }
 
 /* ---- 1. CORE: output files that appear whole or not at all (recio_outfile, declared in CORE) ----
-   Here, after the writer, because they share its helpers: unique names beside a path, the replace,
-   the kept copy. POSIX and Windows only (a link or MoveFileEx without replacing is what makes a
-   commit that never takes a name another program just made). */
+   Here, after the writer, as it is the writer's create and commit on one file: PATH's filesystem
+   (FILESYSTEMS) makes the new version (RECIO_FS_ATOMIC, RECIO_FS_NEW without replace so a name taken
+   meanwhile is never lost, RECIO_FS_DELETE for "no file"), and its commit puts it in place. A commit
+   to be taken back later (undo) keeps the old file aside in the local column (recio__lfs_place with
+   keep_all, recio__lfs_settle at close); elsewhere it waits for the close. */
 #ifndef RECIO_NO_STDIO
 #if defined(RECIO__POSIX) || defined(RECIO__WIN32)
-/* Its private helpers: names beside a path, the replace, the kept copy (the filesystem table's local
-   column has its own: folding recio_outfile into recio_fs create/commit is the next step). */
-/* "PATH.WHAT.PID" (".2", ".3"... for the k-th try): a name beside PATH for this writer. */
-static char *recio__side_name(const recio_allocator *a, const char *path, const char *what, const void *self, unsigned k) {
-    char tag[64];
-#if defined(RECIO__POSIX)
-    (void)self;
-    recio__fmt(tag, sizeof tag, k == 1 ? ".%s.%u" : ".%s.%u.%u", what, (unsigned)getpid(), k);
-#else
-    recio__fmt(tag, sizeof tag, k == 1 ? ".%s.%U" : ".%s.%U.%u", what, (uint64_t)(uintptr_t)self, k);
-#endif
-    return recio__cat(a, path, tag, "");
-}
-
-/* A name beside PATH that no other writer uses: "PATH.WHAT.PID" (".2", ".3"... when taken), created
-   empty and exclusively under POSIX so two processes writing one PATH never share a temporary file.
-   Elsewhere the handle's address keeps writers of one process apart. Returns 0 with *out (and io
-   open for writing on it, when io is given), or -1 with errno set. */
-static int recio__unique_name(const recio_allocator *a, const char *path, const char *what, const void *self, char **out,
-                              recio_io *io) {
-    unsigned k;
-    for (k = 1; k < 1000; k++) {
-#if defined(RECIO__POSIX)
-        int fd;
-#endif
-        if (!(*out = recio__side_name(a, path, what, self, k))) return errno = ENOMEM, -1;
-#if defined(RECIO__POSIX)
-        if ((fd = open(*out, O_WRONLY | O_CREAT | O_EXCL, 0666)) >= 0) {
-            if (!io) return close(fd), 0;
-            recio__io_from_fd(io, fd);
-            return 0;
-        }
-        if (errno != EEXIST) return recio__free(a, *out), *out = NULL, -1;
-#else
-        if (!io || recio_io_open_file(io, *out, "wb") == RECIO_OK) return 0;
-        return recio__free(a, *out), *out = NULL, -1;
-#endif
-        recio__free(a, *out);
-    }
-    *out = NULL;
-    return errno = EEXIST, -1;
-}
-
-enum { RECIO__NOFILE, RECIO__REGULAR, RECIO__FOLDER, RECIO__SPECIAL };
-
-/* What is at path (following links): none, a regular file, a folder, or a FIFO, a device, ...
-   (ISO C cannot tell: none). */
-static int recio__what_is(const char *path) {
-#if defined(RECIO__POSIX)
-    struct stat st;
-    if (stat(path, &st) != 0) return RECIO__NOFILE;
-    return S_ISREG(st.st_mode) ? RECIO__REGULAR : S_ISDIR(st.st_mode) ? RECIO__FOLDER : RECIO__SPECIAL;
-#elif defined(RECIO__WIN32)
-    struct _stati64 st;
-    if (_stati64(path, &st) != 0) return RECIO__NOFILE;
-    if ((st.st_mode & _S_IFMT) == _S_IFDIR) return RECIO__FOLDER;
-    return (st.st_mode & _S_IFMT) == _S_IFREG ? RECIO__REGULAR : RECIO__SPECIAL;
-#else
-    (void)path;
-    return RECIO__NOFILE;
-#endif
-}
-
-/* Put tmp in place of path, replacing it when it exists (ISO C's rename may refuse to: Windows). */
-static int recio__replace_file(const char *tmp, const char *path) {
-#if defined(RECIO__WIN32)
-    DWORD err;
-    if (MoveFileExA(tmp, path, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) return 0;
-    err = GetLastError();
-    errno = err == ERROR_ACCESS_DENIED || err == ERROR_SHARING_VIOLATION ? EACCES
-            : err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND ? ENOENT : EIO;
-    return -1;
-#else
-    return rename(tmp, path);
-#endif
-}
-
-/* Keep the current PATH under a free name beside it (*bak), so a commit that fails half-way can put it
-   back: a hard link under POSIX (PATH never disappears; *linked = 1), a rename elsewhere. Under POSIX
-   the link itself takes the name (EEXIST: the next one), so a failure leaves no file behind. *bak
-   stays NULL when PATH did not exist. Returns -1 when PATH exists but cannot be kept. */
-static int recio__keep_aside(const recio_allocator *a, const void *self, const char *path, char **bak, int *linked) {
-    FILE *probe = fopen(path, "rb");
-    *bak = NULL, *linked = 0;
-    if (!probe) return errno == ENOENT ? 0 : -1; /* absent: nothing to keep; unreadable: cannot tell */
-    fclose(probe);
-#if defined(RECIO__POSIX)
-    {
-        unsigned k;
-        int err = EEXIST;
-        for (k = 1; k < 1000 && err == EEXIST; k++) {
-            if (!(*bak = recio__side_name(a, path, "old", self, k))) return errno = ENOMEM, -1;
-            if (link(path, *bak) == 0) return *linked = 1, 0;
-            err = errno;
-            recio__free(a, *bak), *bak = NULL;
-        }
-        errno = err;
-        if (err == EEXIST || err == ENOENT) return -1; /* else no hard links here: move it aside */
-    }
-#endif
-    if (recio__unique_name(a, path, "old", self, bak, NULL) != 0) return -1;
-    if (recio__replace_file(path, *bak) == 0) return 0;
-    remove(*bak);
-    recio__free(a, *bak), *bak = NULL;
-    return -1;
-}
-
-struct recio_outfile {
-    recio_allocator alloc;
-    recio_io io;             /* on tmp, or on PATH itself when in_place; commit closes it */
-    char *path, *tmp, *bak;  /* bak: PATH's previous file, kept for an undo (linked: PATH is it too) */
-    char *errmsg;            /* the caller's buffer, or NULL */
-    int replace, undo, no_sync, in_place, linked, committed, created, existed;
-};
-
-/* tmp becomes path unless path exists: 0, or -1 with errno (EEXIST: the name is taken). A link
-   takes the name atomically; where the file system has no hard links, a check and a rename. */
-static int recio__put_new(const char *tmp, const char *path) {
-#if defined(RECIO__POSIX)
-    if (link(tmp, path) == 0) return remove(tmp) == 0 ? 0 : 1; /* 1: in place, tmp still there */
-    if (errno != EPERM && errno != ENOSYS && errno != EOPNOTSUPP && errno != EMLINK) return -1;
-    if (recio__what_is(path) != RECIO__NOFILE) return errno = EEXIST, -1;
-    return rename(tmp, path);
-#else
-    DWORD err;
-    if (MoveFileExA(tmp, path, MOVEFILE_WRITE_THROUGH)) return 0;
-    err = GetLastError();
-    errno = err == ERROR_ALREADY_EXISTS || err == ERROR_FILE_EXISTS ? EEXIST : err == ERROR_ACCESS_DENIED ? EACCES : EIO;
-    return -1;
-#endif
-}
-
 #if defined(RECIO__POSIX)
 /* The device and inode of the folder holding path (its first n bytes: "" is "."). */
 static int recio__folder_id(const char *path, size_t n, struct stat *st) {
@@ -4536,11 +4563,10 @@ static int recio__folder_id(const char *path, size_t n, struct stat *st) {
     return rc;
 }
 
-RECIODEF int recio_same_file(const char *a, const char *b) {
+static int recio__same_local(const char *a, const char *b) {
     struct stat x, y;
     const char *na, *nb;
     int ha, hb;
-    if (!a || !b) return 0;
     ha = stat(a, &x) == 0, hb = stat(b, &y) == 0;
     if (ha || hb) return ha && hb && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
     na = strrchr(a, '/'), nb = strrchr(b, '/'); /* neither exists: one name in one folder */
@@ -4574,10 +4600,9 @@ static int recio__same_full_path(const char *a, const char *b) {
     return 1;
 }
 
-RECIODEF int recio_same_file(const char *a, const char *b) {
+static int recio__same_local(const char *a, const char *b) {
     BY_HANDLE_FILE_INFORMATION x, y;
     int ha, hb;
-    if (!a || !b) return 0;
     ha = recio__file_id(a, &x) == 0, hb = recio__file_id(b, &y) == 0;
     if (ha || hb)
         return ha && hb && x.dwVolumeSerialNumber == y.dwVolumeSerialNumber && x.nFileIndexHigh == y.nFileIndexHigh &&
@@ -4585,6 +4610,27 @@ RECIODEF int recio_same_file(const char *a, const char *b) {
     return recio__same_full_path(a, b);
 }
 #endif
+
+#else
+static int recio__same_local(const char *a, const char *b) { return strcmp(a, b) == 0; }
+#endif
+
+RECIODEF int recio_same_file(const char *a, const char *b) {
+    if (!a || !b) return 0;
+    if (recio__scheme_len(a) || recio__scheme_len(b)) return strcmp(a, b) == 0; /* a URI: its spelling */
+    return recio__same_local(recio__lfs_path(a), recio__lfs_path(b));
+}
+
+struct recio_outfile {
+    recio_allocator alloc;
+    const recio_fs *fs;
+    recio_io io;          /* the new version's sink (zeroed once closed) */
+    void *pending;        /* the fs's token until settled; NULL: written in place, or settled */
+    char *path, *errmsg;  /* errmsg: the caller's buffer, or NULL */
+    int undo, no_sync, committed;
+    int held;             /* committed with the old file kept aside (local column): settled at close */
+    int deferred;         /* committed with undo where nothing can be kept aside: made at close(f, 0) */
+};
 
 /* "PATH: offset 0: what" into the caller's buffer, when there is one. */
 static void recio__of_say(char *msg, const char *path, const char *what, ...) {
@@ -4595,30 +4641,32 @@ static void recio__of_say(char *msg, const char *path, const char *what, ...) {
     va_end(ap);
 }
 
-static void recio__of_free(recio_outfile *f) {
-    recio__free(&f->alloc, f->path);
-    recio__free(&f->alloc, f->tmp);
-    recio__free(&f->alloc, f->bak);
-    recio__free(&f->alloc, f);
-}
-
-/* Why PATH may not be written, into errmsg: an input, a folder, or (without replace) a file. */
-static recio_err recio__of_check(const char *path, const recio_outfile_desc *d, int what, char *msg) {
+/* Why PATH may not be written, into msg: an input, a folder, (without replace) a file, (io NULL)
+   something that is not a file; or what its filesystem could not tell. */
+static recio_err recio__of_check(const recio_fs *fs, const char *path, const recio_outfile_desc *d, int del, char *msg) {
+    char why[RECIO__ERRMSG];
+    recio_fs_stat st;
+    recio_err e;
     size_t i;
     for (i = 0; i < d->ninputs; i++)
         if (d->inputs[i] && recio_same_file(path, d->inputs[i]))
             return recio__errf(msg, path, 0, "is the input %s (the same file): never written over", d->inputs[i]),
                    RECIO_ERR_ARG;
-    if (what == RECIO__FOLDER) return recio__errf(msg, path, 0, "is a folder"), RECIO_ERR_ARG;
-    if (what == RECIO__REGULAR && !d->replace) return recio__errf(msg, path, 0, "exists: not replaced"), RECIO_ERR_ARG;
+    if (!fs->create) return recio__errf(msg, path, 0, "cannot create: the filesystem is read-only"), RECIO_ERR_UNSUPPORTED;
+    why[0] = 0;
+    if ((e = recio__fs_stat(fs, path, &st, why)) != RECIO_OK) return recio__fs_fail(msg, path, "cannot tell what is there", e, why);
+    if (st.kind == RECIO_FS_DIR) return recio__errf(msg, path, 0, "is a folder"), RECIO_ERR_ARG;
+    if (st.kind == RECIO_FS_FILE && !d->replace) return recio__errf(msg, path, 0, "exists: not replaced"), RECIO_ERR_ARG;
+    if (st.kind == RECIO_FS_OTHER && del) return recio__errf(msg, path, 0, "is not a regular file: not removed"), RECIO_ERR_ARG;
     return RECIO_OK;
 }
 
 RECIODEF recio_err recio_outfile_open(recio_outfile **out, recio_io *io, const char *path, const recio_outfile_desc *desc) {
     recio_outfile_desc d;
     recio_outfile *f;
-    char msg[RECIO__ERRMSG];
-    int what;
+    recio_fs_out o;
+    char msg[RECIO__ERRMSG], why[RECIO__ERRMSG];
+    const recio_fs *fs;
     recio_err e;
     if (!out) return RECIO_ERR_ARG;
     *out = NULL;
@@ -4626,104 +4674,97 @@ RECIODEF recio_err recio_outfile_open(recio_outfile **out, recio_io *io, const c
     if (desc) d = *desc;
     if (d.errmsg) d.errmsg[0] = 0;
     if (!path || (d.ninputs && !d.inputs)) return RECIO_ERR_ARG;
-    what = recio__what_is(path);
-    if ((e = recio__of_check(path, &d, what, msg)) != RECIO_OK || (!io && what == RECIO__SPECIAL)) {
-        if (e == RECIO_OK) e = RECIO_ERR_ARG, recio__errf(msg, path, 0, "is not a regular file: not removed");
-        if (d.errmsg) recio__fmt(d.errmsg, RECIO__ERRMSG, "%s", msg);
-        return e;
+    if (!(fs = recio__fs_for(d.fs, path, why))) e = recio__fs_fail(msg, path, "cannot create", RECIO_ERR_UNSUPPORTED, why);
+    else e = recio__of_check(fs, path, &d, !io, msg);
+    if (e == RECIO_OK) {
+        e = fs->create(fs->user, path, !io ? RECIO_FS_DELETE : d.replace ? RECIO_FS_ATOMIC : RECIO_FS_NEW, &o, why);
+        if (e != RECIO_OK) recio__fs_fail(msg, path, "cannot create", e, why);
     }
-    if (!(f = (recio_outfile *)recio__malloc(&d.alloc, sizeof *f))) return RECIO_ERR_NOMEM;
+    if (e == RECIO_OK && !(f = (recio_outfile *)recio__malloc(&d.alloc, sizeof *f))) {
+        if (io) o.io.close(o.io.user);
+        if (o.pending) fs->discard(fs->user, o.pending);
+        e = RECIO_ERR_NOMEM, recio__errf(msg, path, 0, "out of memory");
+    }
+    if (e != RECIO_OK) return d.errmsg ? (void)recio__fmt(d.errmsg, RECIO__ERRMSG, "%s", msg) : (void)0, e;
     memset(f, 0, sizeof *f);
-    f->alloc = d.alloc, f->errmsg = d.errmsg, f->replace = d.replace, f->undo = d.undo, f->no_sync = d.no_sync;
-    f->in_place = io && what == RECIO__SPECIAL, f->existed = what != RECIO__NOFILE;
-    if (!(f->path = recio__strdup(&f->alloc, path))) return recio__of_free(f), RECIO_ERR_NOMEM;
-    if (io && f->in_place && recio_io_open_file(&f->io, path, "wb") != RECIO_OK) e = RECIO_ERR_IO;
-    else if (io && !f->in_place && recio__unique_name(&f->alloc, path, "tmp", f, &f->tmp, &f->io) != 0)
-        e = errno == ENOMEM ? RECIO_ERR_NOMEM : RECIO_ERR_IO;
-    if (e != RECIO_OK) {
-        recio__of_say(d.errmsg, path, f->in_place ? "cannot open: %s" : "cannot create a temporary file beside it: %s",
-                                  recio__errno_str(errno));
-        return recio__of_free(f), e;
-    }
-    if (io) *io = f->io;
+    f->alloc = d.alloc, f->fs = fs, f->errmsg = d.errmsg, f->undo = d.undo, f->no_sync = d.no_sync, f->pending = o.pending;
+    if (io) f->io = *io = o.io;
+    if (!(f->path = recio__strdup(&f->alloc, path))) return recio_outfile_close(f, 0), RECIO_ERR_NOMEM;
     *out = f;
     return RECIO_OK;
 }
 
-/* The new file at PATH, the previous one kept aside with undo; 0, or -1 with the error said and
-   PATH as it was. */
-static int recio__of_place(recio_outfile *f) {
-    int rc;
-    if (f->undo && f->replace && recio__keep_aside(&f->alloc, f, f->path, &f->bak, &f->linked) != 0)
-        return recio__of_say(f->errmsg, f->path, "cannot keep the previous file aside: %s", recio__errno_str(errno)), -1;
-    if (!f->tmp) { /* the new version is no file */
-        if (!f->existed || (f->bak && !f->linked)) return 0; /* nothing there, or moved aside: gone from PATH */
-        if (remove(f->path) == 0 || errno == ENOENT) return 0;
-        rc = -1;
-    } else if (f->replace) {
-        rc = recio__replace_file(f->tmp, f->path);
-    } else if ((rc = recio__put_new(f->tmp, f->path)) == 1) {
-        recio__of_say(f->errmsg, f->path, "note: written, but the temporary name %s could not be removed: remove it by hand",
-                      f->tmp);
-        rc = 0;
+/* Sync (unless no_sync, or written in place) and close the sink; 0, or -1 with errno. */
+static int recio__of_finish(recio_outfile *f) {
+    recio_io io = f->io;
+    int bad = 0;
+    memset(&f->io, 0, sizeof f->io);
+    if (f->pending && !f->no_sync && io.sync && io.sync(io.user) != 0) bad = 1;
+    if (io.close && io.close(io.user) != 0) bad = bad ? 1 : 2;
+    if (bad)
+        recio__of_say(f->errmsg, f->path, bad == 1 ? "sync failed: %s" : "close failed: %s",
+                      io.error && io.error(io.user) ? io.error(io.user) : recio__errno_str(errno));
+    return bad ? -1 : 0;
+}
+
+/* The pending output in place now (consumed), or kept for close: held aside in the local column,
+   deferred elsewhere. */
+static recio_err recio__of_place(recio_outfile *f) {
+    char why[RECIO__ERRMSG];
+    void *p = f->pending;
+    recio_err e = RECIO_OK;
+    why[0] = 0;
+    if (f->undo && f->fs == &recio__fs_local) {
+        if (recio__lfs_place(&p, 1, 1, why) == 0) return f->held = 1, why[0] ? recio__of_say(f->errmsg, f->path, "%s", why) : (void)0, RECIO_OK;
+        recio__lfs_settle((recio__lfs_pending *)p, 1, why), recio__free(NULL, p);
+        e = RECIO_ERR_IO;
+    } else if (f->undo) {
+        return f->deferred = 1, RECIO_OK;
+    } else {
+        e = f->fs->commit(f->fs->user, &p, 1, why);
     }
-    if (rc == 0) return f->created = !f->bak, 0;
-    recio__of_say(f->errmsg, f->path,
-                  errno == EEXIST ? "was made by someone else meanwhile: not replaced"
-                  : f->tmp        ? "cannot rename into place: %s"
-                                  : "cannot remove: %s",
-                  recio__errno_str(errno));
-    if (f->bak && f->linked) remove(f->bak);
-    else if (f->bak) recio__replace_file(f->bak, f->path);
-    recio__free(&f->alloc, f->bak), f->bak = NULL;
-    return -1;
+    f->pending = NULL;
+    if (e != RECIO_OK) recio__of_say(f->errmsg, f->path, "cannot commit: %s", why[0] ? why : recio_strerror(e));
+    else if (why[0]) recio__of_say(f->errmsg, f->path, "%s", why); /* a note: in place, but a name is left */
+    return e;
 }
 
 RECIODEF recio_err recio_outfile_commit(recio_outfile *f) {
-    int bad = 0;
     if (!f || f->committed) return RECIO_ERR_ARG;
     f->committed = 1;
     if (f->errmsg) f->errmsg[0] = 0;
-    if (f->tmp || f->in_place) {
-        const char *what = "sync failed: %s";
-        if (f->tmp && !f->no_sync && f->io.sync && f->io.sync(f->io.user) != 0) bad = 1;
-        if (f->io.close && f->io.close(f->io.user) != 0 && !bad) bad = 1, what = "close failed: %s";
-        if (bad) recio__of_say(f->errmsg, f->tmp ? f->tmp : f->path, what, recio__errno_str(errno));
+    if (recio__of_finish(f) != 0) {
+        if (f->pending) f->fs->discard(f->fs->user, f->pending), f->pending = NULL;
+        return RECIO_ERR_IO;
     }
-    if (!bad && !f->in_place && recio__of_place(f) != 0) bad = 1;
-    if (bad && f->tmp) remove(f->tmp);
-    return bad ? RECIO_ERR_IO : RECIO_OK;
+    return f->pending ? recio__of_place(f) : RECIO_OK;
 }
 
 RECIODEF recio_err recio_outfile_close(recio_outfile *f, int undo) {
+    char why[RECIO__ERRMSG];
     recio_err e = RECIO_OK;
     if (!f) return RECIO_ERR_ARG;
     if (f->errmsg) f->errmsg[0] = 0;
-    if (!f->committed) { /* dropped: PATH keeps what it held */
-        if (f->io.close) f->io.close(f->io.user);
-        if (f->tmp) remove(f->tmp);
-    } else if (undo && f->bak) {
-        if (recio__replace_file(f->bak, f->path) != 0) e = RECIO_ERR_IO; /* should that fail, it stays as bak */
-    } else if (undo && f->created && f->tmp && remove(f->path) != 0) {
-        e = RECIO_ERR_IO;
-    } else if (!undo && f->bak && remove(f->bak) != 0) {
-        recio__of_say(f->errmsg, f->path, "note: replaced, but the old copy %s could not be removed (%s): remove it by hand",
-                      f->bak, recio__errno_str(errno));
+    why[0] = 0;
+    if (!f->committed && f->io.close) f->io.close(f->io.user); /* dropped: PATH keeps what it held */
+    if (f->pending && f->held) {
+        if (recio__lfs_settle((recio__lfs_pending *)f->pending, undo, why) != 0) {
+            e = RECIO_ERR_IO;
+            recio__of_say(f->errmsg, f->path, "cannot put the previous file back: %s", recio__errno_str(errno));
+        }
+        recio__free(NULL, f->pending);
+    } else if (f->pending && f->deferred && !undo) {
+        void *p = f->pending;
+        if ((e = f->fs->commit(f->fs->user, &p, 1, why)) != RECIO_OK)
+            recio__of_say(f->errmsg, f->path, "cannot commit: %s", why[0] ? why : recio_strerror(e));
+    } else if (f->pending) {
+        f->fs->discard(f->fs->user, f->pending);
     }
-    if (e != RECIO_OK) recio__of_say(f->errmsg, f->path, "cannot put the previous file back: %s", recio__errno_str(errno));
-    recio__of_free(f);
+    if (e == RECIO_OK && why[0]) recio__of_say(f->errmsg, f->path, "%s", why);
+    recio__free(&f->alloc, f->path);
+    recio__free(&f->alloc, f);
     return e;
 }
-#else
-RECIODEF recio_err recio_outfile_open(recio_outfile **f, recio_io *io, const char *path, const recio_outfile_desc *desc) {
-    (void)io, (void)path, (void)desc;
-    if (f) *f = NULL;
-    return RECIO_ERR_UNSUPPORTED;
-}
-RECIODEF recio_err recio_outfile_commit(recio_outfile *f) { return (void)f, RECIO_ERR_ARG; }
-RECIODEF recio_err recio_outfile_close(recio_outfile *f, int undo) { return (void)f, (void)undo, RECIO_ERR_ARG; }
-RECIODEF int recio_same_file(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
-#endif
 #endif
 
 RECIODEF recio_err recio_writer_finish(recio_writer *w) {
@@ -5434,7 +5475,8 @@ static recio_err recio__sp_item(recio_split *s, const char *item, size_t n) {
     if (!z) return RECIO_ERR_NOMEM;
     memcpy(z, item, n);
     z[n] = 0;
-    if (strpbrk(z, "*?[")) e = recio__sp_glob(s, z, NULL);
+    if (strpbrk(z, "*?[") && !recio__scheme_is(z, "http") && !recio__scheme_is(z, "https")) /* a URL's '?' starts its query */
+        e = recio__sp_glob(s, z, NULL);
     else if ((known = recio__fs_stat(s->d.fs, z, &st, why)) == RECIO_OK && st.kind == RECIO_FS_DIR)
         e = (pat = recio__cat(&s->alloc, z, "/*.rec", "")) != NULL ? recio__sp_glob(s, pat, z) : RECIO_ERR_NOMEM,
         recio__free(&s->alloc, pat);

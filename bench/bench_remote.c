@@ -7,7 +7,12 @@
      curl     `curl -o /dev/null` of the same object from s3rver, whole, signed: the server's own speed
      proxy+0   s3:// through the tests' fault proxy, no fault   (the proxy's own speed)
      proxy+20  the same with 20 ms added before every request   ratio to proxy+0      (issue: >= 0.8x)
-     curl nginx  `curl -o /dev/null` of the file whole from nginx: what loopback HTTP gives here
+     curl nginx  `curl -o /dev/null` of the file whole from nginx (the tool: its exec and start-up
+                 are in the time, ~10-50 ms under load: this row understates loopback HTTP)
+     libcurl nginx  the file whole from nginx by libcurl in this process, one connection kept
+                 across rounds, bytes dropped: what loopback HTTP gives here (the ceiling for nginx)
+     nginx https  the nginx row over TLS (servers.py's self-signed certificate, trusted through
+                 AWS_CA_BUNDLE)                                  ratio to nginx
    Medians and the spread (min..max) of the rounds, in MB/s. The servers are started for the run by
    tests/remote/servers.py on 127.0.0.1 (this program runs itself under it when started alone).
    Usage: bench_remote [FILE.rec [ROUNDS]]   (default build/bench-data/imagenet1k.rec, 7 rounds) */
@@ -18,10 +23,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <curl/curl.h>
 
-#define ROWS 7
-static const char *NAMES[ROWS] = {"local", "nginx", "s3rver", "curl whole", "proxy+0", "proxy+20ms", "curl nginx"};
-static const char *S3, *HTTP, *PROXY, *WWW;
+#define ROWS 9
+static const char *NAMES[ROWS] = {"local", "nginx", "s3rver", "curl whole", "proxy+0", "proxy+20ms", "curl nginx", "libcurl nginx",
+                                  "nginx https"};
+static const char *S3, *HTTP, *PROXY, *WWW, *HTTPS;
+static CURL *keep; /* libcurl nginx: one handle, so its connection is kept between rounds */
 static volatile uint64_t sink;
 
 /* Seconds to read every record of uri through a split (remote: through the filesystem rows). */
@@ -68,6 +76,22 @@ static double curl_whole(const char *endpoint, const char *key) {
     return now() - t0;
 }
 
+static size_t drop(char *p, size_t size, size_t n, void *user) {
+    (void)p, (void)user;
+    return size * n;
+}
+
+/* Seconds for libcurl to fetch url whole in this process (no exec), bytes dropped. */
+static double libcurl_whole(const char *url) {
+    double t0 = now();
+    if (!keep) keep = curl_easy_init();
+    curl_easy_setopt(keep, CURLOPT_URL, url);
+    curl_easy_setopt(keep, CURLOPT_WRITEFUNCTION, drop);
+    curl_easy_setopt(keep, CURLOPT_BUFFERSIZE, 256L << 10);
+    if (curl_easy_perform(keep) != CURLE_OK) fprintf(stderr, "bench_remote: libcurl failed\n"), exit(1);
+    return now() - t0;
+}
+
 static void proxy_delay(int ms) {
     char cmd[512];
     snprintf(cmd, sizeof cmd, "curl -sSf -o /dev/null '%s/__proxy/set?delay_ms=%d'", PROXY, ms);
@@ -105,6 +129,7 @@ int main(int argc, char **argv) {
     char uri[ROWS][1024];
     uint64_t bytes = 0;
     S3 = getenv("RECIO_TEST_S3"), HTTP = getenv("RECIO_TEST_HTTP"), PROXY = getenv("RECIO_TEST_PROXY_S3"), WWW = getenv("RECIO_TEST_WWW");
+    HTTPS = getenv("RECIO_TEST_HTTPS");
     if (!S3 || !HTTP || !PROXY || !WWW) { /* alone: run again under the servers */
         char *args[8];
         int i = 0;
@@ -127,6 +152,10 @@ int main(int argc, char **argv) {
     snprintf(uri[0], sizeof uri[0], "%s", path);
     snprintf(uri[1], sizeof uri[1], "%s/%s", HTTP, base);
     snprintf(uri[2], sizeof uri[2], "s3://bench/%s", base);
+    snprintf(uri[7], sizeof uri[7], "%s/%s", HTTP, base);
+    snprintf(uri[8], sizeof uri[8], "%s/%s", HTTPS ? HTTPS : HTTP, base);
+    unsetenv("CURL_CA_BUNDLE"), unsetenv("SSL_CERT_FILE"); /* the first set of AWS_CA_BUNDLE, CURL_CA_BUNDLE... counts */
+    if (HTTPS && getenv("RECIO_TEST_CA")) setenv("AWS_CA_BUNDLE", getenv("RECIO_TEST_CA"), 1);
     split_read(uri[0], 0, &bytes); /* warm: the page cache, the servers' caches */
     split_read(uri[1], 1, &bytes);
     split_read(uri[2], 1, &bytes);
@@ -136,7 +165,8 @@ int main(int argc, char **argv) {
             setenv("AWS_ENDPOINT_URL", k == 4 || k == 5 ? PROXY : S3, 1);
             if (k == 4 || k == 5) proxy_delay(k == 5 ? 20 : 0);
             if (k == 3 || k == 6) t[k][r] = curl_whole(k == 3 ? S3 : HTTP, base);
-            else t[k][r] = split_read(k >= 4 ? uri[2] : uri[k], k != 0, &n);
+            else if (k == 7) t[k][r] = libcurl_whole(uri[7]);
+            else t[k][r] = split_read(k == 4 || k == 5 ? uri[2] : uri[k], k != 0, &n);
             mb[k][r] = (double)bytes / t[k][r] / 1e6;
         }
     proxy_delay(0);
@@ -145,8 +175,7 @@ int main(int argc, char **argv) {
     printf("%-12s %10s %22s %8s %s\n", "row", "MB/s", "min..max", "ratio", "to");
     for (k = 0; k < ROWS; k++) {
         double lo, hi, ratio[64], m;
-        int base_row = k == 1 ? 0 : k == 2 ? 3 : k == 5 ? 4 : -1;
-        if (k == 6) base_row = -1;
+        int base_row = k == 1 ? 0 : k == 2 ? 3 : k == 5 ? 4 : k == 8 ? 1 : -1;
         bench_range(mb[k], rounds, &lo, &hi);
         for (r = 0; r < rounds; r++) ratio[r] = base_row < 0 ? 0 : t[base_row][r] / t[k][r];
         m = bench_median(mb[k], rounds);
@@ -154,9 +183,13 @@ int main(int argc, char **argv) {
         else printf("%-12s %10.1f %10.1f..%-10.1f %7.2fx %s\n", NAMES[k], m, lo, hi, bench_median(ratio, rounds), NAMES[base_row]);
     }
     {
-        double ratio[64];
+        double ratio[64], lo, hi;
         for (r = 0; r < rounds; r++) ratio[r] = t[6][r] / t[1][r];
         printf("nginx split / curl nginx whole: %.2fx (median of the rounds' ratios)\n", bench_median(ratio, rounds));
+        for (r = 0; r < rounds; r++) ratio[r] = t[7][r] / t[1][r];
+        printf("nginx split / libcurl nginx whole: %.2fx (median of the rounds' ratios; min..max ", bench_median(ratio, rounds));
+        bench_range(ratio, rounds, &lo, &hi);
+        printf("%.2f..%.2f)\n", lo, hi);
     }
     return (int)(sink & 0);
 }

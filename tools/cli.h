@@ -89,17 +89,31 @@ int cli_out_commit_bytes(cli_out *o, const void *data, size_t n);
 /* Commit several outputs, all or none: when one fails, those before it get their old files back. */
 int cli_out_commit_all(cli_out *const *outs, size_t n);
 /* A commit that can be taken back (with a commit elsewhere, e.g. the writer's .rec and .idx):
-   cli_out_settle(o, 1) puts the previous file back, cli_out_settle(o, 0) keeps the new one. */
+   cli_out_settle(o, 1) puts the previous file back, cli_out_settle(o, 0) keeps the new one (on S3,
+   which keeps no copy aside, the output is only made then: -1 when that fails, said). */
 int cli_out_hold(cli_out *o);
-void cli_out_settle(cli_out *o, int undo);
+int cli_out_settle(cli_out *o, int undo);
+/* 1 when path is a local file (no scheme, or file://), 0 for s3://, http(s)://... */
+int cli_is_local(const char *path);
+/* Remove path through its filesystem; 0, or -1 after saying why (nothing there is no error). */
+int cli_remove(const char *path);
 /* Free the bytes and the names (a held commit not settled is taken back); after every claim. */
 void cli_out_free(cli_out *o);
 /* The salvage scan (cmd_salvage.c): every record that reads, and every damaged region between them
    ([from, to) with rec NULL), in file order; a callback returning non-zero stops it (-1). */
 typedef int (*salvage_fn)(void *user, const recio_record *rec, size_t from, size_t to);
 int salvage_scan(const unsigned char *buf, size_t n, salvage_fn on_record, salvage_fn on_damage, void *user);
-int salvage_map(const char *path, const unsigned char **buf, size_t *n);
-void salvage_unmap(const unsigned char *buf, size_t n);
+/* A whole file's bytes through its filesystem: mapped where it maps (local files), else read into
+   memory (s3://, http(s)://). 0, or -1 after saying why. */
+typedef struct cli_bytes {
+    const unsigned char *p;
+    size_t n;
+    const recio_fs *fs;  /* the fs that mapped it, or NULL */
+    recio_fs_map map;
+    unsigned char *own;  /* read into memory: freed by salvage_unmap */
+} cli_bytes;
+int salvage_map(const char *path, cli_bytes *b);
+void salvage_unmap(cli_bytes *b);
 
 #define CLI_COMMAND(fn) int fn(int argc, char **argv)
 CLI_COMMAND(cli_cmd_dump);

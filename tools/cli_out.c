@@ -5,8 +5,9 @@
      RecordIO file for a .rec, an index for an .idx, a PNG for a sheet, ...), or with --force; any
      other file is refused with a message that names it and --force;
    - every output appears whole or not at all: the bytes are kept in memory until the commit, then
-     written under a temporary name beside the target and renamed (recio_outfile); outputs that go
-     together are committed all or none.
+     written through recio_outfile, on the filesystem of the output's path (a local file: under a
+     temporary name beside the target, renamed; s3://: an upload completed); outputs that go
+     together are committed all or none (on S3, as far as it can: see docs/remote.md).
    docs/pack.md ("Outputs") says the same for users. */
 #define _XOPEN_SOURCE 700 /* realpath (XSI in glibc), lstat */
 #include "cli.h"
@@ -138,26 +139,29 @@ static int of_kind(const unsigned char *b, size_t n, cli_kind k) {
     return 0;
 }
 
-/* Whether the file at path (a regular file) is of kind k; -1 when it cannot be read (errno set). */
-static int file_of_kind(const char *path, cli_kind k) {
+/* Whether the file at path (a regular file, on any filesystem) is of kind k; -1 when it cannot be
+   read (*why set). */
+static int file_of_kind(const recio_fs *fs, const char *path, cli_kind k, char *why) {
     unsigned char *b = NULL;
     size_t n = 0, cap = k == CLI_KIND_UNPACKED ? (size_t)-1 : HEAD, have = 0;
-    FILE *f;
+    recio_io io;
+    int64_t got = 1;
     int is = -1;
     if (k == CLI_KIND_NONE) return 0;
-    if (!(f = fopen(path, "rb"))) return -1;
-    while (n < cap && !feof(f) && !ferror(f)) { /* a read may stop short of the end: go on to EOF */
+    why[0] = 0;
+    if (fs->open_read(fs->user, path, &io, why) != RECIO_OK) return -1;
+    while (n < cap && got > 0) { /* a read may stop short of the end: go on to EOF */
         if (n == have) {
             unsigned char *nb = (unsigned char *)realloc(b, have = have ? 2 * have : 4096);
             if (!nb) break;
             b = nb;
         }
-        n += fread(b + n, 1, (have < cap ? have : cap) - n, f);
+        if ((got = io.read(io.user, b + n, (have < cap ? have : cap) - n)) > 0) n += (size_t)got;
     }
-    if (feof(f) || n >= cap) is = of_kind(b, n < cap ? n : cap, k);
-    else if (!ferror(f)) errno = ENOMEM;
-    else if (!errno) errno = EIO;
-    fclose(f);
+    if (got == 0 || n >= cap) is = of_kind(b, n < cap ? n : cap, k);
+    else if (got > 0) snprintf(why, RECIO_ERRMSG_SIZE, "out of memory");
+    else snprintf(why, RECIO_ERRMSG_SIZE, "%s", io.error && io.error(io.user) ? io.error(io.user) : strerror(errno ? errno : EIO));
+    if (io.close) io.close(io.user);
     free(b);
     return is;
 }
@@ -177,26 +181,47 @@ static int follow(cli_out *o) {
 
 const char *cli_out_target(const cli_out *o) { return o->target ? o->target : o->path; }
 
+/* What is at path, through its filesystem; 0, or the exit status after saying why. */
+static int what_is(const char *path, const recio_fs **fs, recio_fs_stat *st) {
+    char why[RECIO_ERRMSG_SIZE] = "";
+    recio_fs_out probe;
+    memset(st, 0, sizeof *st);
+    if (!(*fs = recio_fs_find(NULL, path))) return cli_err("%s: no filesystem serves this path", path), CLI_EXIT_USAGE;
+    if (!(*fs)->create) return cli_err("%s: cannot write here: the filesystem is read-only", path), CLI_EXIT_USAGE;
+    if ((*fs)->info && (*fs)->info((*fs)->user, path, st, why) != RECIO_OK)
+        return cli_err("%s: cannot tell what is there: %s", path, why[0] ? why : "failed"), CLI_EXIT_ERR;
+    if (!(*fs)->scheme || !(*fs)->scheme[0]) return 0;
+    if ((*fs)->create((*fs)->user, path, RECIO_FS_ATOMIC, &probe, why) != RECIO_OK) /* before the work: http(s) */
+        return cli_err("%s: cannot write here: %s", path, why[0] ? why : "refused"), CLI_EXIT_USAGE;
+    if (probe.io.close) probe.io.close(probe.io.user); /* a remote create sends nothing before the first part */
+    if (probe.pending) (*fs)->discard((*fs)->user, probe.pending);
+    return 0;
+}
+
 static int claim(cli_out *o, const char *path, cli_kind kind, const char *const *inputs, size_t ninputs, int force) {
-    struct stat st;
+    char why[RECIO_ERRMSG_SIZE];
+    const recio_fs *fs;
+    recio_fs_stat st;
     size_t i;
-    int is;
+    int is, rc;
     memset(o, 0, sizeof *o);
     o->path = path, o->inputs = inputs, o->ninputs = ninputs;
     for (i = 0; i < ninputs; i++)
         if (inputs[i] && recio_same_file(path, inputs[i]))
             return cli_err("%s: is the input %s (the same file): never written over; name another output", path, inputs[i]),
                    CLI_EXIT_USAGE;
-    if (stat(path, &st) != 0) return 0; /* nothing there (yet): the commit takes the name only if it is still free */
+    if ((rc = what_is(path, &fs, &st)) != 0) return rc;
+    if (st.kind == RECIO_FS_NONE) return 0; /* nothing there (yet): the commit takes the name only if it is still free */
     o->exists = 1;
-    if (S_ISREG(st.st_mode) && follow(o) != 0) return cli_err("%s: out of memory", path), CLI_EXIT_ERR;
-    if (S_ISDIR(st.st_mode)) return cli_err("%s: is a folder, not a file to write", path), CLI_EXIT_USAGE;
-    if (!S_ISREG(st.st_mode)) return 0; /* a FIFO or a device: written in place, nothing replaced */
+    if (st.kind == RECIO_FS_FILE && (!fs->scheme || !fs->scheme[0]) && follow(o) != 0)
+        return cli_err("%s: out of memory", path), CLI_EXIT_ERR;
+    if (st.kind == RECIO_FS_DIR) return cli_err("%s: is a folder, not a file to write", path), CLI_EXIT_USAGE;
+    if (st.kind != RECIO_FS_FILE) return 0; /* a FIFO or a device: written in place, nothing replaced */
     if (force) return o->replace = 1, 0;
-    if ((is = file_of_kind(path, kind)) == 1) return o->replace = 1, 0;
+    if ((is = file_of_kind(fs, path, kind, why)) == 1) return o->replace = 1, 0;
     if (is < 0)
         return cli_err("%s: exists, and cannot be read to tell what it holds (%s): not replaced (pass --force to replace it)", path,
-                       strerror(errno)),
+                       why),
                CLI_EXIT_ERR;
     if (kind == CLI_KIND_NONE) return cli_err("%s: exists: not replaced (pass --force to replace it)", path), CLI_EXIT_USAGE;
     cli_err("%s: exists and is not %s: not replaced (pass --force to replace it)", path, kind_words[kind]);
@@ -267,7 +292,7 @@ static int put(cli_out *o, const void *data, size_t n, int hold, int absent) {
     d.inputs = o->inputs, d.ninputs = o->ninputs, d.errmsg = msg;
     if (recio_outfile_open(&f, absent ? NULL : &io, cli_out_target(o), &d) != RECIO_OK) return cli_err("%s", msg), -1;
     if (!absent && n && io.write(io.user, data, n) != 0) {
-        cli_err("%s: write failed: %s", cli_out_target(o), strerror(errno));
+        cli_err("%s: write failed: %s", cli_out_target(o), io.error && io.error(io.user) ? io.error(io.user) : strerror(errno));
         recio_outfile_close(f, 0);
         return -1;
     }
@@ -282,11 +307,14 @@ static int put(cli_out *o, const void *data, size_t n, int hold, int absent) {
     return 0;
 }
 
-/* A held commit finished: undo puts the previous file back, else the kept copy goes. */
-static void settle(cli_out *o, int undo) {
-    if (!o->held) return;
-    if (recio_outfile_close(o->held, undo) != RECIO_OK || o->msg[0]) cli_err("%s", o->msg);
+/* A held commit finished: undo puts the previous file back, else the kept copy goes (or, on a
+   filesystem that keeps no copy, S3, the output appears only now). -1 when that failed (said). */
+static int settle(cli_out *o, int undo) {
+    int bad;
+    if (!o->held) return 0;
+    if ((bad = recio_outfile_close(o->held, undo) != RECIO_OK) || o->msg[0]) cli_err("%s", o->msg);
     o->held = NULL;
+    return bad ? -1 : 0;
 }
 
 int cli_out_commit(cli_out *o) { return put(o, o->buf, o->n, 0, 0); }
@@ -295,19 +323,32 @@ int cli_out_commit_bytes(cli_out *o, const void *data, size_t n) { return put(o,
 
 int cli_out_commit_all(cli_out *const *outs, size_t n) {
     size_t i, k;
+    int bad = 0;
     for (i = 0; i < n; i++)
         if (put(outs[i], outs[i]->buf, outs[i]->n, 1, outs[i]->absent) != 0) break;
-    for (k = i; k-- > 0;) settle(outs[k], i < n);
-    return i < n ? -1 : 0;
+    for (k = 0; k < i; k++) bad |= settle(outs[k], i < n || bad) != 0; /* in order: a deferred one that fails stops the rest */
+    return i < n || bad ? -1 : 0;
 }
 
 int cli_out_hold(cli_out *o) { return put(o, o->buf, o->n, 1, o->absent); }
 
-void cli_out_settle(cli_out *o, int undo) { settle(o, undo); }
+int cli_out_settle(cli_out *o, int undo) { return settle(o, undo); }
 
 void cli_out_free(cli_out *o) {
-    settle(o, 1);
+    (void)settle(o, 1);
     free(o->buf);
     free(o->target);
     o->buf = NULL, o->target = NULL, o->n = o->cap = 0;
+}
+
+int cli_is_local(const char *path) {
+    const recio_fs *fs = recio_fs_find(NULL, path);
+    return fs && (!fs->scheme || !fs->scheme[0]);
+}
+
+int cli_remove(const char *path) {
+    char why[RECIO_ERRMSG_SIZE] = "";
+    const recio_fs *fs = recio_fs_find(NULL, path);
+    if (fs && fs->remove && (fs->remove(fs->user, path, why) == RECIO_OK || (cli_is_local(path) && errno == ENOENT))) return 0;
+    return cli_err("%s: cannot remove what this run made: %s", path, why[0] ? why : "the filesystem cannot remove"), -1;
 }

@@ -463,8 +463,8 @@ static void on_interrupt(int sig) {
 static void cleanup_on_interrupt(recio_writer *w) {
     struct sigaction sa;
     size_t i;
-    interrupt_tmp[0] = pack_cat(recio_writer_tmp_path(w, 0), "");
-    interrupt_tmp[1] = pack_cat(recio_writer_tmp_path(w, 1), "");
+    for (i = 0; i < 2; i++) /* none on S3: an interrupted upload is never completed (see docs/remote.md) */
+        interrupt_tmp[i] = recio_writer_tmp_path(w, (int)i) ? pack_cat(recio_writer_tmp_path(w, (int)i), "") : NULL;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_interrupt;
     sigemptyset(&sa.sa_mask);
@@ -496,7 +496,7 @@ static int commit_outputs(pack_out *out) {
         cli_out_settle(&out->claim[2], 1);
         recio_writer_abort(out->w);
     } else {
-        cli_out_settle(&out->claim[2], 0);
+        bad = cli_out_settle(&out->claim[2], 0) != 0; /* S3: the .skipped is only made now */
         cli_close_writer(out->w); /* finished: says a note, if any */
     }
     block_interrupts(0);

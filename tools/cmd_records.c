@@ -108,14 +108,13 @@ static int name_damage(void *user, const recio_record *rec, size_t from, size_t 
     return 0;
 }
 static int verify_all(const char *path) {
-    const unsigned char *buf;
-    size_t n;
+    cli_bytes in;
     verify_tally t;
     memset(&t, 0, sizeof t);
     t.path = path;
-    if (salvage_map(path, &buf, &n)) return -1;
-    salvage_scan(buf, n, count_record, name_damage, &t);
-    salvage_unmap(buf, n);
+    if (salvage_map(path, &in)) return -1;
+    salvage_scan(in.p, in.n, count_record, name_damage, &t);
+    salvage_unmap(&in);
     printf("%s: %llu records, %llu bytes, %s\n", path, t.records, t.bytes, t.regions ? "damaged" : "ok");
     fflush(stdout);
     return t.regions ? -1 : 0;

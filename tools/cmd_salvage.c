@@ -77,27 +77,46 @@ int salvage_scan(const unsigned char *buf, size_t n, salvage_fn on_record, salva
     return 0;
 }
 
-/* The whole file, mapped read-only (or empty). */
-int salvage_map(const char *path, const unsigned char **buf, size_t *n) {
-    struct stat st;
-    int fd = open(path, O_RDONLY);
-    void *p;
-    *buf = NULL, *n = 0;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        cli_err("%s: cannot read: %s", path, strerror(errno));
-        if (fd >= 0) close(fd);
-        return -1;
+/* The whole file through its filesystem, read-only: mapped where the filesystem maps (or empty),
+   else read whole (a remote object). */
+static int read_whole(const recio_fs *fs, const char *path, cli_bytes *b, char *why) {
+    recio_io io;
+    size_t cap = 0;
+    int64_t got = 1;
+    if (fs->open_read(fs->user, path, &io, why) != RECIO_OK) return -1;
+    while (got > 0) {
+        if (b->n == cap) {
+            unsigned char *nb = (unsigned char *)realloc(b->own, cap = cap ? 2 * cap : 1 << 20);
+            if (!nb) break;
+            b->own = nb;
+        }
+        if ((got = io.read(io.user, b->own + b->n, cap - b->n)) > 0) b->n += (size_t)got;
     }
-    if (st.st_size == 0) return close(fd), 0;
-    p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) return cli_err("%s: cannot map: %s", path, strerror(errno)), -1;
-    *buf = (const unsigned char *)p, *n = (size_t)st.st_size;
-    return 0;
+    if (got < 0) snprintf(why, RECIO_ERRMSG_SIZE, "%s", io.error && io.error(io.user) ? io.error(io.user) : strerror(errno ? errno : EIO));
+    else if (got > 0) snprintf(why, RECIO_ERRMSG_SIZE, "out of memory");
+    if (io.close) io.close(io.user);
+    b->p = b->own;
+    return got == 0 ? 0 : -1;
 }
 
-void salvage_unmap(const unsigned char *buf, size_t n) {
-    if (buf) munmap((void *)(uintptr_t)buf, n);
+int salvage_map(const char *path, cli_bytes *b) {
+    char why[RECIO_ERRMSG_SIZE] = "";
+    const recio_fs *fs = recio_fs_find(NULL, path);
+    memset(b, 0, sizeof *b);
+    if (!fs) return cli_err("%s: cannot read: no filesystem serves this path", path), -1;
+    if (fs->map && fs->map(fs->user, path, &b->map, why) == RECIO_OK) {
+        b->fs = fs, b->p = (const unsigned char *)b->map.data, b->n = (size_t)b->map.size;
+        return 0;
+    }
+    if (!fs->map && read_whole(fs, path, b, why) == 0) return 0;
+    salvage_unmap(b);
+    return cli_err("%s: cannot read: %s", path, why[0] ? why : strerror(errno)), -1;
+}
+
+void salvage_unmap(cli_bytes *b) {
+    if (b->fs) b->fs->unmap(b->fs->user, &b->map);
+    free(b->own);
+    memset(b, 0, sizeof *b);
 }
 
 typedef struct salvage_run {
@@ -152,20 +171,19 @@ static char *idx_name(const char *rec) {
 /* The scan into an atomic writer of OUT.rec (and OUT.idx); 0 or the exit status. */
 static int salvage_into(salvage_run *s, const char *out, const char *idx) {
     recio_writer_desc d;
-    const unsigned char *buf;
-    size_t n;
+    cli_bytes in;
     int rc;
-    if (salvage_map(s->in, &buf, &n)) return CLI_EXIT_ERR;
+    if (salvage_map(s->in, &in)) return CLI_EXIT_ERR;
     memset(&d, 0, sizeof d);
     d.index_path = idx;
     d.atomic = 1;
     if (recio_writer_open_desc(&s->w, out, &d) != RECIO_OK) {
         cli_err("%s: cannot create: %s", out, s->w ? recio_writer_errmsg(s->w) : strerror(errno));
         if (s->w) recio_writer_abort(s->w);
-        return salvage_unmap(buf, n), CLI_EXIT_ERR;
+        return salvage_unmap(&in), CLI_EXIT_ERR;
     }
-    rc = salvage_scan(buf, n, keep_record, note_damage, s);
-    salvage_unmap(buf, n);
+    rc = salvage_scan(in.p, in.n, keep_record, note_damage, s);
+    salvage_unmap(&in);
     if (rc) {
         cli_err("%s: %s", out, recio_writer_errmsg(s->w));
         recio_writer_abort(s->w);

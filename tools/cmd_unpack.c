@@ -117,7 +117,7 @@ static void unpack_undo(unpack_run *u) {
     size_t at;
     for (at = 0; at < u->made_n; at += strlen(u->made + at) + 1) {
         char *file = pack_join(u->dir, u->made + at);
-        if (file && remove(file) != 0) cli_err("%s: cannot remove what this run made: %s", file, strerror(errno));
+        if (file) cli_remove(file); /* through its filesystem: s3:// too */
         free(file);
     }
 }
@@ -157,8 +157,8 @@ CLI_COMMAND(cli_cmd_unpack) {
     }
     if (!u.in || !u.dir) return cli_usage_error("unpack", "want FILE.rec and DIR");
     if (!(lst_path = unpack_lst_name(u.in, u.dir))) return cli_err("out of memory"), CLI_EXIT_ERR;
-    made_dir = mkdir(u.dir, 0777) == 0;
-    if (!made_dir && errno != EEXIST) cli_err("%s: cannot create: %s", u.dir, strerror(errno));
+    made_dir = cli_is_local(u.dir) && mkdir(u.dir, 0777) == 0; /* an object store has no folders to make */
+    if (!made_dir && cli_is_local(u.dir) && errno != EEXIST) cli_err("%s: cannot create: %s", u.dir, strerror(errno));
     else if ((rc = cli_out_claim(&u.lst, lst_path, CLI_KIND_UNPACKED, &u.in, 1, u.force)) == 0 &&
              (rc = cli_open_reader(&r, u.in) ? CLI_EXIT_ERR : 0) == 0) {
         u.force |= u.lst.replace; /* DIR/NAME.lst is an earlier unpack's (or --force): its files may go */

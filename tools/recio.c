@@ -21,13 +21,24 @@ static const cli_command commands[] = {
     {"salvage", "copy every record of a damaged .rec that still reads, with a new .idx", cli_cmd_salvage},
 };
 
+/* Through recio_redact: a URL's user:password@ and ?query (a presigned URL's signature) never reach
+   the terminal or a log, whoever wrote the message. */
 void cli_err(const char *fmt, ...) {
+    char small[4096], *m = small;
     va_list ap;
-    fputs("recio: ", stderr);
+    int n;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    if (n >= (int)sizeof small && (m = (char *)malloc((size_t)n + 1)) != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(m, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    if (!m) m = small; /* out of memory: the message cut short */
+    recio_redact(m);
+    fprintf(stderr, "recio: %s\n", n < 0 ? fmt : m);
+    if (m != small) free(m);
 }
 
 int cli_open_reader(recio_reader **r, const char *path) {

@@ -12,6 +12,10 @@ COMMAND's status:
     RECIO_TEST_S3        http://127.0.0.1:PORT of s3rver (buckets data, public, scratch)
     RECIO_TEST_S3_DIR    s3rver's directory (the tests look there for orphaned upload parts)
     RECIO_TEST_HTTP      http://127.0.0.1:PORT of nginx, serving RECIO_TEST_WWW
+    RECIO_TEST_HTTPS     https://127.0.0.1:PORT of the same nginx, with a self-signed certificate for
+                         127.0.0.1 made here by openssl (unset, with RECIO_TEST_HTTPS_SKIP saying why,
+                         when openssl cannot make one)
+    RECIO_TEST_CA        that certificate (PEM): the CA bundle a client must trust for RECIO_TEST_HTTPS
     RECIO_TEST_WWW       nginx's document root (compat/ holds the golden files)
     RECIO_TEST_PROXY_S3  the fault proxy before s3rver      RECIO_TEST_PROXY_HTTP  before nginx
 
@@ -111,29 +115,52 @@ http {{
     sendfile on;
     server {{
         listen 127.0.0.1:{port};
+        {tls}
         root {www};
         location / {{ }}
     }}
 }}
 """
+# The TLS listener, when a certificate was made: the same files over HTTPS.
+NGINX_TLS = """listen 127.0.0.1:{port} ssl;
+        ssl_certificate {crt};
+        ssl_certificate_key {key};
+        ssl_protocols TLSv1.2 TLSv1.3;"""
 
 
-def start_nginx(state, procs):
+def make_cert(state):
+    """A self-signed certificate for 127.0.0.1 (its own CA), or (None, why)."""
+    crt, key = os.path.join(state, "tls.crt"), os.path.join(state, "tls.key")
+    if not shutil.which("openssl"):
+        return None, "openssl is missing (apt-get install openssl, or make remote-deps as root)"
+    r = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                        "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", crt],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        return None, "openssl could not make a certificate: " + r.stderr.decode(errors="replace").strip()[-200:]
+    return (crt, key), None
+
+
+def start_nginx(state, procs, cert=None):
+    """nginx on a free port (and, with cert, HTTPS on another): (port, tls_port or None, www)."""
     www = os.path.join(state, "www")
     os.makedirs(www)
     os.makedirs(os.path.join(state, "nginx-tmp"))
     for attempt in range(5):
-        port = free_port()
+        port, tls_port = free_port(), free_port() if cert else None
+        tls = NGINX_TLS.format(port=tls_port, crt=cert[0], key=cert[1]) if cert else ""
         conf = os.path.join(state, "nginx.conf")
         with open(conf, "w") as f:
-            f.write(NGINX_CONF.format(state=state, port=port, www=www))
+            f.write(NGINX_CONF.format(state=state, port=port, www=www, tls=tls))
         p = subprocess.Popen(["nginx", "-p", state, "-c", conf, "-e", os.path.join(state, "nginx.err")],
                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(state, "nginx.log"), "wb"),
                              preexec_fn=die_with_parent)
         try:
             wait_port(port, p, "nginx")
+            if tls_port:
+                wait_port(tls_port, p, "nginx (https)")
             procs.append(p)
-            return port, www
+            return port, tls_port, www
         except RuntimeError:
             if p.poll() is None:
                 p.kill()
@@ -296,12 +323,17 @@ def main():
     rc = 1
     try:
         s3_port, s3_dir = start_s3(state, procs)
-        http_port, www = start_nginx(state, procs)
+        cert, no_tls = make_cert(state)
+        http_port, tls_port, www = start_nginx(state, procs, cert)
         seed(s3_port, www)
         env = dict(os.environ, RECIO_TEST_S3=f"http://127.0.0.1:{s3_port}", RECIO_TEST_S3_DIR=s3_dir,
                    RECIO_TEST_HTTP=f"http://127.0.0.1:{http_port}", RECIO_TEST_WWW=www,
                    RECIO_TEST_PROXY_S3=f"http://127.0.0.1:{make_proxy(s3_port)}",
                    RECIO_TEST_PROXY_HTTP=f"http://127.0.0.1:{make_proxy(http_port)}")
+        if cert:
+            env.update(RECIO_TEST_HTTPS=f"https://127.0.0.1:{tls_port}", RECIO_TEST_CA=cert[0])
+        else:
+            env["RECIO_TEST_HTTPS_SKIP"] = no_tls
         cmd = subprocess.Popen(sys.argv[3:], env=env, preexec_fn=die_with_parent)
         try:
             rc = cmd.wait()

@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 #include <sys/time.h>
 #include <dirent.h>
+#include <sys/wait.h>
 
 #define SECRET "recio-test-secret/+="
 static const char *S3, *HTTP, *PROXY_S3, *PROXY_HTTP, *WWW, *S3DIR;
@@ -560,6 +561,123 @@ static void test_iter_photos(void) {
     }
 }
 
+/* ---- every command that writes, with its outputs on s3:// (and salvage, index, mean, show, unpack
+   reading a remote input): the same bytes as the same command writing local files ---- */
+
+/* "recio ARGS" with stderr into err (cap bytes); the exit status. */
+static int run_err(const char *args, char *err, size_t cap) {
+    char cmd[4096];
+    const char *exe = getenv("RECIO");
+    FILE *p;
+    size_t n;
+    int st;
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1 >/dev/null", exe && *exe ? exe : "build/recio", args);
+    if (!(p = popen(cmd, "r"))) return -1;
+    n = fread(err, 1, cap - 1, p);
+    err[n] = 0;
+    st = pclose(p);
+    note(err);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* An object's bytes through the s3 row (NULL when it cannot be read). */
+static unsigned char *get_bytes(const char *uri, size_t *n) {
+    char why[RECIO_ERRMSG_SIZE];
+    recio_io io;
+    unsigned char *b = NULL;
+    size_t cap = 0;
+    int64_t got = 1;
+    *n = 0;
+    if (open_remote(uri, &io, why) != RECIO_OK) return NULL;
+    while (got > 0) {
+        if (*n == cap) b = (unsigned char *)realloc(b, cap = cap ? 2 * cap : 1 << 16);
+        if ((got = io.read(io.user, b + *n, cap - *n)) > 0) *n += (size_t)got;
+    }
+    io.close(io.user);
+    if (got < 0) free(b), b = NULL;
+    return b;
+}
+
+/* s3://scratch/cli/NAME holds the bytes of the local LOCAL/NAME, both made by the command. */
+static int same_as_local(const char *local, const char *name, int quiet) {
+    char path[700], uri[300];
+    size_t a = 0, b = 0;
+    unsigned char *x, *y;
+    int same;
+    snprintf(path, sizeof path, "%s/%s", local, name);
+    snprintf(uri, sizeof uri, "s3://scratch/cli/%s", name);
+    x = t_slurp(path, &a);
+    y = get_bytes(uri, &b);
+    same = x && y && a == b && a > 0 && memcmp(x, y, a) == 0;
+    if (!same && !quiet) fprintf(stderr, "  %s: %zu bytes locally, %s%zu bytes on s3\n", name, a, y ? "" : "unreadable, ", b);
+    free(x), free(y);
+    return same;
+}
+
+static void test_cli_outputs(void) {
+    static const char *const cmds[] = {
+        "list %s/p tests/data/photos",
+        "pack --quiet %s/p tests/data/photos",
+        "index -o %s/p2.idx %s/p.rec",
+        "salvage %s/p.rec %s/sv.rec",
+        "mean %s/p.rec --spec 'resize(8,6) float chw' -o %s/m.npy",
+        "show %s/p.rec %s/s.png --tile 16",
+        "unpack %s/p.rec %s/up",
+        "apply --spec 'flip pad(4)' tests/data/photos/retina-120x90.jpg %s/o.png",
+    };
+    static const char *const made[] = {"p.lst", "p.rec", "p.idx", "p2.idx", "sv.rec", "sv.idx", "m.npy", "s.png",
+                                       "up/p.lst", "up/0.jpg", "up/11.jpg", "o.png"};
+    char local[600], args[4000], err[4096];
+    size_t i;
+    int orphans = orphan_uploads();
+    snprintf(local, sizeof local, "%s/../cli", S3DIR);
+    snprintf(args, sizeof args, "rm -rf %s && mkdir -p %s", local, local);
+    CHECK(system(args) == 0);
+    for (i = 0; i < sizeof cmds / sizeof *cmds; i++) { /* the same command, local then on s3 (inputs there too) */
+        int rc;
+        snprintf(args, sizeof args, cmds[i], local, local);
+        CHECK_EQ_INT(run_err(args, err, sizeof err), 0);
+        snprintf(args, sizeof args, cmds[i], "s3://scratch/cli", "s3://scratch/cli");
+        if ((rc = run_err(args, err, sizeof err)) != 0) fprintf(stderr, "  recio %s: exit %d: %s", args, rc, err);
+        CHECK_EQ_INT(rc, 0);
+    }
+    for (i = 0; i < sizeof made / sizeof *made; i++) CHECK(same_as_local(local, made[i], 0));
+    /* a remote input salvaged into a local file: the local salvage's bytes */
+    snprintf(args, sizeof args, "salvage s3://scratch/cli/p.rec %s/sv2.rec", local);
+    CHECK_EQ_INT(run_err(args, err, sizeof err), 0);
+    snprintf(args, sizeof args, "cmp -s %s/sv.rec %s/sv2.rec", local, local);
+    CHECK(system(args) == 0);
+    /* run again: every output of its own kind is replaced, as for local files */
+    CHECK_EQ_INT(run_err("index -o s3://scratch/cli/p2.idx s3://scratch/cli/p.rec", err, sizeof err), 0);
+    CHECK_EQ_INT(run_err("pack --quiet s3://scratch/cli/p tests/data/photos", err, sizeof err), 0);
+    CHECK(same_as_local(local, "p.rec", 0) && same_as_local(local, "p.idx", 0));
+    /* the policy, through the s3 row: an input is never an output; another kind is not replaced
+       without --force (read through the fs to tell), and is with it */
+    CHECK_EQ_INT(run_err("show s3://scratch/cli/p.rec s3://scratch/cli/p.rec", err, sizeof err), 2);
+    CHECK(strstr(err, "s3://scratch/cli/p.rec: is the input s3://scratch/cli/p.rec (the same file)") != NULL);
+    CHECK_EQ_INT(run_err("show s3://scratch/cli/p.rec s3://scratch/cli/m.npy --tile 16", err, sizeof err), 2);
+    CHECK(strstr(err, "s3://scratch/cli/m.npy: exists and is not a PNG image") != NULL && strstr(err, "--force") != NULL);
+    CHECK(same_as_local(local, "m.npy", 0));
+    CHECK_EQ_INT(run_err("show s3://scratch/cli/p.rec s3://scratch/cli/m.npy --tile 16 --force", err, sizeof err), 0);
+    CHECK(!same_as_local(local, "m.npy", 1));
+    /* an upload that fails: the command says so (exit 1), the old object stays, no parts are left */
+    use_s3(PROXY_S3, "RECIOTESTKEY", SECRET, NULL);
+    faults(PROXY_S3, "status=500&count=1000&methods=PUT,POST");
+    CHECK_EQ_INT(run_err("index -o s3://scratch/cli/p2.idx s3://scratch/cli/p.rec", err, sizeof err), 1);
+    CHECK(strstr(err, "s3://scratch/cli/p2.idx") != NULL && strstr(err, "HTTP 500") != NULL);
+    CHECK_EQ_INT(run_err("pack --quiet s3://scratch/cli/p tests/data/photos", err, sizeof err), 1);
+    faults(PROXY_S3, "");
+    use_default();
+    CHECK(same_as_local(local, "p2.idx", 0) && same_as_local(local, "p.rec", 0) && same_as_local(local, "p.idx", 0));
+    CHECK(orphan_uploads() == orphans);
+    /* an http(s) URL is read-only: said before any work */
+    snprintf(args, sizeof args, "mean %s/photos.rec --spec 'resize(8,6) float chw' -o %s/m.npy", HTTP, HTTP);
+    CHECK_EQ_INT(run_err(args, err, sizeof err), 2);
+    CHECK(strstr(err, "read-only") != NULL);
+    snprintf(args, sizeof args, "rm -rf %s", local);
+    CHECK(system(args) == 0);
+}
+
 /* ---- faults ---- */
 
 static void test_faults_read(void) {
@@ -692,6 +810,154 @@ static void test_credentials(void) {
     CHECK(strstr(msgs, "Signature=") == NULL && strstr(msgs, "SignatureProvided") == NULL);
 }
 
+/* ---- HTTPS: nginx with a certificate made for this run (servers.py), trusted only through the
+   variables docs/remote.md names; verification is never off ---- */
+
+static void no_ca_vars(void) {
+    unsetenv("AWS_CA_BUNDLE");
+    unsetenv("CURL_CA_BUNDLE");
+    unsetenv("SSL_CERT_FILE");
+}
+
+/* recio split's lines (file<TAB>ordinal<TAB>offset<TAB>length) alike but for the file's name. */
+static int same_but_names(const char *a, const char *b) {
+    int lines = 0;
+    while (*a && *b) {
+        const char *ta = strchr(a, '\t'), *tb = strchr(b, '\t'), *ea, *eb;
+        if (!ta || !tb) return 0;
+        ea = strchr(ta, '\n'), eb = strchr(tb, '\n');
+        if (!ea || !eb || ea - ta != eb - tb || memcmp(ta, tb, (size_t)(ea - ta))) return 0;
+        a = ea + 1, b = eb + 1, lines++;
+    }
+    return !*a && !*b && lines > 0;
+}
+
+static void test_https(void) {
+    static const unsigned NS[] = {1, 2, 3, 5};
+    const char *https = getenv("RECIO_TEST_HTTPS"), *ca = getenv("RECIO_TEST_CA");
+    char uri[1024], local[512], list[2048], args[2048], out[1 << 16], err[4096];
+    digest l, r;
+    int i, k;
+    if (!https || !ca) {
+        t_skip(getenv("RECIO_TEST_HTTPS_SKIP") ? getenv("RECIO_TEST_HTTPS_SKIP") : "no HTTPS server", 1);
+        return;
+    }
+    /* not trusted: refused, named, no bytes */
+    no_ca_vars();
+    snprintf(uri, sizeof uri, "%s/compat/a.rec", https);
+    r = digest_remote(uri);
+    CHECK(r.end == RECIO_ERR_IO && r.n == 0 && strstr(r.msg, uri) == r.msg);
+    CHECK(strstr(r.msg, "certificate") != NULL || strstr(r.msg, "SSL") != NULL);
+    fprintf(stderr, "  (as expected, untrusted) %s\n", r.msg);
+    /* trusted through CURL_CA_BUNDLE: every golden file reads as locally */
+    setenv("CURL_CA_BUNDLE", ca, 1);
+    for (i = 0; i < 4; i++) {
+        snprintf(uri, sizeof uri, "%s/compat/%s", https, FILES[i]);
+        l = digest_local(FILES[i]);
+        r = digest_remote(uri);
+        if (r.end != RECIO_END) fprintf(stderr, "  %s: %s\n", uri, r.msg);
+        CHECK(r.end == RECIO_END && r.n == l.n && r.h == l.h && l.n > 0);
+    }
+    /* through AWS_CA_BUNDLE (what S3 tools read), the split's parts: dmlc-core's, as locally */
+    no_ca_vars();
+    setenv("AWS_CA_BUNDLE", ca, 1);
+    snprintf(local, sizeof local, "%s/a.rec;%s/b.rec;%s/c.rec", COMPAT, COMPAT, COMPAT);
+    snprintf(list, sizeof list, "%s/compat/a.rec;%s/compat/b.rec;%s/compat/c.rec", https, https, https);
+    for (i = 0; i < 4; i++)
+        for (k = 0; k < (int)NS[i]; k++) {
+            size_t nl, nr;
+            recio_err el, er;
+            uint64_t hl = split_digest(local, (unsigned)k, NS[i], 0, 1, &nl, &el);
+            uint64_t hr = split_digest(list, (unsigned)k, NS[i], 1, 1, &nr, &er);
+            CHECK(el == RECIO_END && er == RECIO_END && nr == nl && hr == hl);
+        }
+    /* the command, through SSL_CERT_FILE: recio split gives the local part's lines */
+    no_ca_vars();
+    setenv("SSL_CERT_FILE", ca, 1);
+    snprintf(args, sizeof args, "split --nsplit 3 --rank 2 '%s/compat/b.rec'", https);
+    CHECK(run_out(args, out, sizeof out) == 0 && strlen(out) > 0);
+    {
+        static char want[1 << 16];
+        snprintf(args, sizeof args, "split --nsplit 3 --rank 2 '%s/b.rec'", COMPAT);
+        CHECK(run_out(args, want, sizeof want) == 0);
+        CHECK(same_but_names(want, out));
+    }
+    no_ca_vars();
+    snprintf(args, sizeof args, "verify '%s/compat/b.rec'", https);
+    CHECK(run_err(args, err, sizeof err) == 1 && strstr(err, "/compat/b.rec: offset 0: cannot open") != NULL);
+}
+
+/* A URL's user:password@ and its query (a presigned URL's signature) never reach a message: the
+   reader's at open and mid-read, and the CLI's over the split, the iterator and every command that
+   reads; only the host and path are named. */
+#define SECRETS "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDSECRETCRED%%2F20261127&X-Amz-Signature=deadbeef1234"
+static int leaks(const char *m) {
+    return strstr(m, "pa55word") || strstr(m, "deadbeef1234") || strstr(m, "AKIDSECRETCRED") || strstr(m, "X-Amz-") ||
+           strstr(m, "someone:");
+}
+
+static void test_no_secret_in_messages(void) {
+    static const char *const cmds[] = {"verify '%s'", "dump '%s'", "split --nsplit 1 --rank 0 '%s'", "split --nsplit 2 --rank 1 '%s;%s'",
+                                       "iter '%s' --spec 'resize(8,8) chw' --batch 2", "show '%s' /dev/null",
+                                       "index -o /dev/null '%s'", "salvage '%s' /nonexistent/x.rec",
+                                       "mean '%s' --spec 'resize(8,6) float chw' -o /dev/null", "unpack '%s' /tmp"};
+    char missing[1024], there[1024], args[4096], err[4096], msg[RECIO_ERRMSG_SIZE];
+    recio_reader_desc rd;
+    recio_reader *r = NULL;
+    recio_record rec;
+    size_t i;
+    int rc;
+    { /* the rule itself: each URL in a text, any case; s3:// and plain paths as they are */
+        static const char *const cases[][2] = {
+            {"HTTPS://u:p@h:8443/a/b.rec?X-Amz-Signature=1#f: offset 3: x", "HTTPS://h:8443/a/b.rec: offset 3: x"},
+            {"is the input http://h/x.rec?sig=2 (the same file)", "is the input http://h/x.rec (the same file)"},
+            {"a http://u@h/y and https://h/z?q: then", "a http://h/y and https://h/z: then"},
+            {"s3://b/k?x: offset 0: /tmp/a?b", "s3://b/k?x: offset 0: /tmp/a?b"},
+            {"http://h", "http://h"}};
+        char t[200];
+        for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+            snprintf(t, sizeof t, "%s", cases[i][0]);
+            recio_redact(t);
+            if (strcmp(t, cases[i][1])) fprintf(stderr, "  recio_redact: '%s' gave '%s'\n", cases[i][0], t);
+            CHECK(strcmp(t, cases[i][1]) == 0);
+        }
+    }
+    snprintf(missing, sizeof missing, "http://someone:pa55word@%s/compat/missing.rec?" SECRETS, HTTP + 7);
+    snprintf(there, sizeof there, "http://someone:pa55word@%s/compat/b.rec?" SECRETS, PROXY_HTTP + 7);
+    memset(&rd, 0, sizeof rd);
+    rd.errmsg = msg;
+    CHECK(recio_reader_open_desc(&r, missing, &rd) == RECIO_ERR_IO && !r);
+    CHECK(strstr(msg, "/compat/missing.rec: offset 0: ") && strstr(msg, "HTTP 404"));
+    if (leaks(msg)) fprintf(stderr, "  leaked: %s\n", msg);
+    CHECK(!leaks(msg));
+    /* mid-read: the proxy answers 503 from the second range on */
+    CHECK(recio_reader_open_desc(&r, there, &rd) == RECIO_OK);
+    if (r) {
+        recio_err e;
+        faults(PROXY_HTTP, "status=503&count=1000&methods=GET");
+        while ((e = recio_reader_next(r, &rec)) == RECIO_OK) {}
+        CHECK(e == RECIO_ERR_IO && strstr(recio_reader_errmsg(r), "/compat/b.rec: offset ") != NULL);
+        if (leaks(recio_reader_errmsg(r))) fprintf(stderr, "  leaked: %s\n", recio_reader_errmsg(r));
+        CHECK(!leaks(recio_reader_errmsg(r)));
+        recio_reader_close(r);
+        faults(PROXY_HTTP, "");
+    }
+    for (i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        snprintf(args, sizeof args, cmds[i], missing, missing);
+        rc = run_err(args, err, sizeof err);
+        if (rc != 1 || !strstr(err, "/compat/missing.rec")) fprintf(stderr, "  recio %.40s...: exit %d: %s", cmds[i], rc, err);
+        CHECK(rc == 1 && strstr(err, "/compat/missing.rec") != NULL);
+        if (leaks(err)) fprintf(stderr, "  recio %.40s...: leaked: %s", cmds[i], err);
+        CHECK(!leaks(err));
+    }
+    faults(PROXY_HTTP, "status=503&count=1000&methods=GET");
+    snprintf(args, sizeof args, "verify '%s'", there);
+    CHECK(run_err(args, err, sizeof err) == 1 && strstr(err, "HTTP 503") != NULL);
+    if (leaks(err)) fprintf(stderr, "  recio verify: leaked: %s", err);
+    CHECK(!leaks(err));
+    faults(PROXY_HTTP, "");
+}
+
 int main(void) {
     size_t i;
     S3 = getenv("RECIO_TEST_S3"), HTTP = getenv("RECIO_TEST_HTTP"), WWW = getenv("RECIO_TEST_WWW");
@@ -713,9 +979,12 @@ int main(void) {
     RUN(test_http_read_only);
     RUN(test_list);
     RUN(test_iter_photos);
+    RUN(test_cli_outputs);
     RUN(test_faults_read);
     RUN(test_no_wrong_record);
     RUN(test_credentials);
+    RUN(test_https);
+    RUN(test_no_secret_in_messages);
     free(big);
     return t_done("test_remote");
 }
