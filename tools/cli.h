@@ -101,6 +101,10 @@ int salvage_scan(const unsigned char *buf, size_t n, salvage_fn on_record, salva
 int salvage_map(const char *path, const unsigned char **buf, size_t *n);
 void salvage_unmap(const unsigned char *buf, size_t n);
 
+/* A boxes file (boxes_file.c): 'class xmin ymin xmax ymax' a line, blank lines skipped, into 5 floats
+   a box (*obj malloc'd, the caller frees it, also after a failure); 0, or -1 with the error said. */
+int cli_read_boxes(const char *path, float **obj, int *count);
+
 #define CLI_COMMAND(fn) int fn(int argc, char **argv)
 CLI_COMMAND(cli_cmd_dump);
 CLI_COMMAND(cli_cmd_verify);
