@@ -145,6 +145,8 @@ $(BUILD)/tests/test_cpp$(EXE): tests/cpp_unit.cpp tests/test.h $(HDR) | deps
 $(BUILD)/tests/fuzz_%$(EXE): tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) -DFUZZ_NAME='"$*"' $< tests/fuzz/replay.c -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
+# Harnesses that include the tool's own source (the code the command runs) rebuild when it changes.
+$(patsubst %,$(BUILD)/tests/fuzz_%$(EXE),walk boxes): $(wildcard tools/*.c) tools/cli.h
 $(BUILD)/bench/%: bench/%.c bench/bench.h $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS) $(BENCH_LIBS)
