@@ -146,7 +146,7 @@ $(BUILD)/tests/fuzz_%$(EXE): tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/li
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) -DFUZZ_NAME='"$*"' $< tests/fuzz/replay.c -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
 # Harnesses that include the tool's own source (the code the command runs) rebuild when it changes.
-$(patsubst %,$(BUILD)/tests/fuzz_%$(EXE),walk boxes salvage): $(wildcard tools/*.c) tools/cli.h
+$(patsubst %,$(BUILD)/tests/fuzz_%$(EXE),walk boxes salvage cli): $(wildcard tools/*.c) tools/cli.h
 $(BUILD)/bench/%: bench/%.c bench/bench.h $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS) $(BENCH_LIBS)
