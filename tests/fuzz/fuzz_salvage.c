@@ -101,6 +101,7 @@ static int build(const uint8_t *data, size_t size, recio_buffer *out, size_t *co
    byte) at p. Returns the new file (malloc'd). */
 static unsigned char *damage(const unsigned char *b, size_t n, int how, size_t p, size_t k, size_t *m) {
     unsigned char *d = (unsigned char *)malloc(n + k + 1);
+    if (!b) b = d; /* no record written: an empty file (memcpy wants a pointer even for 0 bytes) */
     if (p > n) p = n;
     if (how == 2 && k > n - p) k = n - p;
     memcpy(d, b, n);
