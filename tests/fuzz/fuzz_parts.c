@@ -9,8 +9,8 @@
    - where: the file and ordinal of the record's id, key = its global offset, index < n in index mode
      (unknown in byte mode), seq 0, 1, 2...; the record's offset and size are those written;
    - recio_split_count, when known, is the count yielded.
-   Only an equalised byte split may refuse (a rank with an empty byte part cannot pad), or a dataset
-   with no record. A crash, a sanitizer report, a hang or a broken invariant is a failure. */
+   Only an equalised byte split may refuse (a rank with an empty byte part cannot pad), a padded
+   split with fewer records than ranks (the same: a rank with none), or a dataset with no record. A crash, a sanitizer report, a hang or a broken invariant is a failure. */
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include <stdint.h>
@@ -112,7 +112,8 @@ static void epoch_invariants(const dataset *ds, unsigned nsplit, const recio_spl
     memset(seen, 0, sizeof seen);
     for (r = 0; r < nsplit; r++) refused |= read_rank(ds, r, nsplit, d, epoch, &g[r]) != 0;
     if (refused) {
-        check(ds->n == 0 || (d->mode == RECIO_SPLIT_BYTES && d->equalize != RECIO_EQUALIZE_NONE));
+        check(ds->n == 0 || (d->mode == RECIO_SPLIT_BYTES && d->equalize != RECIO_EQUALIZE_NONE) ||
+              (d->equalize == RECIO_EQUALIZE_PAD && ds->n < nsplit)); /* a rank with nothing to repeat */
         return;
     }
     for (r = 0; r < nsplit; r++) {
