@@ -5,7 +5,8 @@
    here (ids, files, ordinals, offsets), never from the split:
    - every record once per epoch across the ranks (without equalising; with pad, the records not
      marked repeat; with drop, no record twice), and a repeat is one of the rank's own records;
-   - with pad or drop every rank yields the same count: the largest part's, or the smallest's;
+   - with pad or drop every rank yields the same count: the largest part's, or the smallest's (in
+     index mode, from docs/split.md's floor rule: n/nsplit rounded up, or down);
    - where: the file and ordinal of the record's id, key = its global offset, index < n in index mode
      (unknown in byte mode), seq 0, 1, 2...; the record's offset and size are those written;
    - recio_split_count, when known, is the count yielded.
@@ -133,6 +134,12 @@ static void epoch_invariants(const dataset *ds, unsigned nsplit, const recio_spl
     for (i = 0; i < ds->n; i++) check(d->equalize == RECIO_EQUALIZE_DROP ? seen[i] <= 1 : seen[i] == 1);
     if (d->equalize != RECIO_EQUALIZE_NONE) check(lo == hi);
     if (d->equalize == RECIO_EQUALIZE_PAD) check(n_own == ds->n);
+    if (d->equalize != RECIO_EQUALIZE_NONE && d->mode == RECIO_SPLIT_INDEX) {
+        /* docs/split.md: rank r gets positions [floor(r*n/nsplit), floor((r+1)*n/nsplit)), so at most
+           one record per rank is repeated or dropped */
+        unsigned m = ds->n / nsplit, want = d->equalize == RECIO_EQUALIZE_PAD ? m + (ds->n % nsplit != 0) : m;
+        check(lo == want);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
