@@ -1,5 +1,6 @@
 /* libFuzzer harness: the split's invariants over datasets and options the input picks: 1-3 files of
-   0-63 records (some empty), byte or index mode, no / full / chunk shuffle (chunk and window sizes),
+   0-63 records (some empty), byte or index mode (each file's .idx, or one global index with offsets
+   in the concatenation: desc.index_path), no / full / chunk shuffle (chunk and window sizes),
    no / pad / drop equalising, 1-8 ranks, a seed, epochs 0 and 1 (the second by recio_split_reset).
    Each payload starts with its record's id; what is expected comes from the dataset as generated
    here (ids, files, ordinals, offsets), never from the split:
@@ -163,6 +164,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     d.seed = data[5];
     d.ordinals = 1;
     if (make(&ds, data + 6, data + 9, size - 9) != 0) return 0;
+    if ((data[0] >> 4) & 1) { /* one global index over the list: offsets in the concatenation */
+        static char all[96];
+        FILE *f;
+        unsigned i;
+        snprintf(all, sizeof all, "%s/all.idx", dir);
+        if (!(f = fopen(all, "w"))) return 0;
+        for (i = 0; i < ds.n; i++) fprintf(f, "%u\t%llu\n", i, (unsigned long long)ds.goff[i]);
+        fclose(f);
+        d.index_path = all, d.mode = RECIO_SPLIT_INDEX;
+    }
     epoch_invariants(&ds, nsplit, &d, 0);
     epoch_invariants(&ds, nsplit, &d, 1);
     return 0;
