@@ -69,14 +69,16 @@ static long model(const uint8_t *data, size_t size, float *want) {
     return n;
 }
 
+static char path[64];
+static void cleanup(void) { remove(path); } /* the replay leaves nothing in /tmp */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    static char path[64];
     float *want, *got = NULL;
     int count = -1;
     long expect;
     FILE *f;
     if (size > (1 << 16)) return 0;
-    if (!path[0]) snprintf(path, sizeof path, "/tmp/recio-fuzz-boxes-%ld.txt", (long)getpid());
+    if (!path[0]) snprintf(path, sizeof path, "/tmp/recio-fuzz-boxes-%ld.txt", (long)getpid()), atexit(cleanup);
     if (!(f = fopen(path, "wb"))) return 0;
     if (fwrite(data, 1, size, f) != size) size = 0;
     fclose(f);

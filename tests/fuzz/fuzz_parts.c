@@ -143,6 +143,15 @@ static void epoch_invariants(const dataset *ds, unsigned nsplit, const recio_spl
     }
 }
 
+/* The replay leaves nothing in /tmp. */
+static void cleanup(void) {
+    static const char *const names[] = {"f0.rec", "f0.idx", "f1.rec", "f1.idx", "f2.rec", "f2.idx", "all.idx"};
+    char p[128];
+    size_t i;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) snprintf(p, sizeof p, "%s/%s", dir, names[i]), remove(p);
+    remove(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static dataset ds;
     recio_split_desc d;
@@ -151,6 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!dir[0]) {
         snprintf(dir, sizeof dir, "/tmp/recio-fuzz-parts-%ld", (long)getpid());
         mkdir(dir, 0700);
+        atexit(cleanup);
     }
     memset(&d, 0, sizeof d);
     ds.nfiles = 1 + data[0] % 3;
