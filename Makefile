@@ -142,10 +142,12 @@ $(BUILD)/tests/test_cpp$(EXE): tests/cpp_unit.cpp tests/test.h $(HDR) | deps
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(WARN) $(OPT) $(EXTRA_CFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)
 # Each libFuzzer harness also builds as a test that replays its corpus (tests/data/fuzz/NAME); fuzz_walk
-# (recio list's folder walk) is POSIX-only, as the command is.
+# (recio list's folder walk), fuzz_cli (recio iter's parser) and fuzz_parts (POSIX mkdir) are POSIX-only.
 $(BUILD)/tests/fuzz_%$(EXE): tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) -DFUZZ_NAME='"$*"' $< tests/fuzz/replay.c -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
+# Harnesses that include the tool's own source (the code the command runs) rebuild when it changes.
+$(patsubst %,$(BUILD)/tests/fuzz_%$(EXE),walk boxes salvage cli): $(wildcard tools/*.c) tools/cli.h
 $(BUILD)/bench/%: bench/%.c bench/bench.h $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS) $(BENCH_LIBS)
@@ -331,7 +333,7 @@ fuzz: deps turbo-deps
 EXE ?=
 PORTABLE_TESTS = $(patsubst %,$(BUILD)/tests/%$(EXE),test_config test_fs test_image test_image_spec test_image_turbo test_iter \
                  test_iter_nothreads test_kernels test_prefetch test_recordio test_split_compat test_split_props \
-                 test_strict_c99 test_freestanding test_cpp) $(patsubst %,$(BUILD)/tests/fuzz_%$(EXE),$(filter-out walk,$(FUZZERS))) \
+                 test_strict_c99 test_freestanding test_cpp) $(patsubst %,$(BUILD)/tests/fuzz_%$(EXE),$(filter-out walk cli parts,$(FUZZERS))) \
                  $(BUILD)/examples/board_infer$(EXE)
 .PHONY: test-portable
 test-portable: deps $(BUILD)/librecio.a $(PORTABLE_TESTS) $(if $(RECIO),$(TOOLS))

@@ -670,7 +670,8 @@ RECIODEF size_t recio_det_labels(float *dst, size_t cap, const float *extra, uin
    In index mode an equalised split balances the count: rank r gets positions
    [r*n/nsplit, (r+1)*n/nsplit), so at most one record per rank is repeated or dropped. In byte mode
    the byte parts are kept and counted (from each FILE.idx, else by hopping over record headers:
-   a pass over the headers, not the data); a rank with an empty byte part cannot pad (error).
+   a pass over the headers, not the data); a rank with an empty byte part cannot pad (error), nor
+   can an index-mode rank when there are fewer records than ranks.
 
    Errors: on failure other than RECIO_ERR_NOMEM, *s is still set to a handle that holds the message
    ("FILE: offset N: what") for recio_split_errmsg; close it with recio_split_close (NULL is fine). */

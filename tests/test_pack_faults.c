@@ -7,8 +7,10 @@
    and images together, never a mix, never a temporary file left behind.
    The one allowed difference: a failed read of an image makes pack skip that image, so a successful
    run may hold fewer records, each a sound run's record byte for byte, each missing one named in
-   .skipped. POSIX native builds only (the shim is an LD_PRELOAD library). (`recio iter` writes no
-   file.) */
+   .skipped. POSIX native builds only (the shim is an LD_PRELOAD library). `recio iter` writes no
+   file, but reads several (the .rec, its .idx, the .lst, the mean .npy): under each failure it exits
+   0 with a sound run's batches, or 1 with the error said after printing only batches a sound run
+   prints first, never a wrong batch. */
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "test.h"
@@ -18,6 +20,7 @@
 #include <sys/wait.h>
 
 static char dir[64], shim[1024], failed_op[32], err_text[8192];
+static char out_to[128] = "/dev/null"; /* where the command's stdout goes */
 
 typedef struct blob {
     unsigned char *p; /* NULL: the file does not exist */
@@ -125,8 +128,8 @@ static int run(const char *args, long fail_at, int shorts, long *calls) {
     path_of(log, sizeof log, "fault.log");
     snprintf(cmd, sizeof cmd,
              "cd %s && ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 RECIO_FAULT_AT=%ld RECIO_FAULT_SHORT=%d "
-             "RECIO_FAULT_LOG=%s LD_PRELOAD=%s %s%s %s >/dev/null 2>%s.err",
-             dir, fail_at, shorts, log, shim, exe && *exe ? exe : pwd ? pwd : ".", exe && *exe ? "" : "/build/recio", args, dir);
+             "RECIO_FAULT_LOG=%s LD_PRELOAD=%s %s%s %s >%s 2>%s.err",
+             dir, fail_at, shorts, log, shim, exe && *exe ? exe : pwd ? pwd : ".", exe && *exe ? "" : "/build/recio", args, out_to, dir);
     st = system(cmd);
     snprintf(errp, sizeof errp, "%s.err", dir); /* beside the folder: every name in it is checked */
     txt = t_slurp(errp, &n);
@@ -397,12 +400,49 @@ static void test_unpack_every_failure(void) {
     drop(&sound);
 }
 
+/* iter over a shuffled dataset with its index, list and mean image, a worker reading: every failure
+   point ends in a sound run's batches (exit 0), or in the error said (exit 1, "recio: ...") after
+   only the batches a sound run prints first. */
+static void test_iter_every_failure(void) {
+    static const char *const expected[] = {"imgs", "ds.lst", "ds.rec", "ds.idx", "ds.skipped", "sv.rec", "sv.idx", "L.lst",
+                                           "m.npy", "s.png", "a.jpg", "b.txt", "m.png", "o.png", "bo.txt", "mo.png", "up.rec",
+                                           "up.lst", "0.jpg", "1.jpg", "2.jpg", "4.jpg", "im.npy", "fault.log"};
+    static const char args[] = "iter ds.rec --spec 'resize(8,6) float chw' --batch 2 --shuffle --seed 3 --epochs 2 "
+                               "--imglist ds.lst --mean-img im.npy --workers 1 --labels";
+    long points = 0, calls, n, errs = 0, bad = 0;
+    size_t ns = 0, ng;
+    unsigned char *sound, *got;
+    char prev[128];
+    snprintf(prev, sizeof prev, "%s", out_to);
+    CHECK_EQ_INT(run("mean ds.rec --spec 'resize(8,6) float chw' -o im.npy", 0, 0, &calls), 0);
+    snprintf(out_to, sizeof out_to, "%s.out", dir); /* beside the folder: every name in it is checked */
+    CHECK_EQ_INT(run(args, 0, 0, &points), 0);
+    sound = t_slurp(out_to, &ns);
+    CHECK(sound && ns > 0 && points > 5);
+    for (n = 1; sound && n <= points + 2; n++) {
+        int rc = run(args, n, 0, &calls), ok;
+        got = t_slurp(out_to, &ng);
+        ok = rc == 0 ? got && ng == ns && !memcmp(got, sound, ns)
+                     : rc == 1 && !strncmp(err_text, "recio: ", 7) && (!got || (ng <= ns && !memcmp(got, sound, ng)));
+        errs += rc != 0;
+        if (!ok) printf("  iter: failure point %ld of %ld (%s): exit %d, %s\n", n, calls, failed_op, rc, err_text), bad++;
+        bad += strays(expected, 24, rc);
+        free(got);
+        if (bad > 20) break;
+    }
+    printf("  iter: %ld failure points, %ld ended in an error\n", points, errs);
+    CHECK(bad == 0 && errs > 0);
+    remove(out_to);
+    snprintf(out_to, sizeof out_to, "%s", prev);
+    free(sound);
+}
+
 int main(void) {
     const char *build = getenv("RECIO_BUILD"), *runner = getenv("RUN");
     char imgs[128];
     snprintf(shim, sizeof shim, "%s/%s/tests/faultshim.so", getenv("PWD") ? getenv("PWD") : ".", build ? build : "build");
     if ((runner && *runner) || !build || access(shim, R_OK) != 0) {
-        t_skip("the fault shim is an LD_PRELOAD library for native POSIX builds (run by make test)", 6);
+        t_skip("the fault shim is an LD_PRELOAD library for native POSIX builds (run by make test)", 7);
         return t_done("test_pack_faults");
     }
     snprintf(dir, sizeof dir, "/tmp/recio-pfault-XXXXXX");
@@ -415,6 +455,7 @@ int main(void) {
     RUN(test_mean_and_show_every_failure);
     RUN(test_apply_every_failure);
     RUN(test_unpack_every_failure);
+    RUN(test_iter_every_failure);
     path_of(imgs, sizeof imgs, "imgs");
     t_rmtree(imgs);
     t_rmtree(dir);

@@ -115,6 +115,10 @@ typedef struct cli_bytes {
 int salvage_map(const char *path, cli_bytes *b);
 void salvage_unmap(cli_bytes *b);
 
+/* A boxes file (boxes_file.c): 'class xmin ymin xmax ymax' a line, blank lines skipped, into 5 floats
+   a box (*obj malloc'd, the caller frees it, also after a failure); 0, or -1 with the error said. */
+int cli_read_boxes(const char *path, float **obj, int *count);
+
 #define CLI_COMMAND(fn) int fn(int argc, char **argv)
 CLI_COMMAND(cli_cmd_dump);
 CLI_COMMAND(cli_cmd_verify);

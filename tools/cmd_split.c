@@ -1,5 +1,6 @@
 /* recio split: the records of one part of a dataset split across workers. */
 #include "cli.h"
+#include <stdlib.h>
 #include <string.h>
 
 static const char split_help[] =
@@ -26,15 +27,17 @@ static int opt_u64(const char *opt, const char *v, unsigned long long *out) {
     return 0;
 }
 
+/* --chunk K[,W]: whole numbers from 1 to 2^32-1, of any length (leading zeros too). */
 static int parse_chunk(const char *v, recio_split_desc *d) {
     unsigned long long k = 0, w = 0;
-    const char *comma = v ? strchr(v, ',') : NULL;
-    char kbuf[32];
-    if (!v || (comma ? (size_t)(comma - v) : strlen(v)) >= sizeof kbuf) return -1;
-    memcpy(kbuf, v, comma ? (size_t)(comma - v) : strlen(v) + 1);
-    if (comma) kbuf[comma - v] = 0;
-    if (cli_parse_u64(kbuf, &k) || k == 0 || k > 0xffffffffu) return -1;
-    if (comma && (cli_parse_u64(comma + 1, &w) || w == 0 || w > 0xffffffffu)) return -1;
+    char *kbuf = v ? (char *)malloc(strlen(v) + 1) : NULL, *comma;
+    int bad;
+    if (!kbuf) return -1;
+    strcpy(kbuf, v);
+    if ((comma = strchr(kbuf, ',')) != NULL) *comma++ = 0;
+    bad = cli_parse_u64(kbuf, &k) || k == 0 || k > 0xffffffffu || (comma && (cli_parse_u64(comma, &w) || w == 0 || w > 0xffffffffu));
+    free(kbuf);
+    if (bad) return -1;
     d->chunk_records = (uint32_t)k;
     d->window_chunks = (uint32_t)w;
     return 0;

@@ -91,16 +91,6 @@ void cli_spec_hint(const char *msg) {
     fputs("\n(see docs/image.md)\n", stderr);
 }
 
-int cli_is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
-
-int cli_parse_u64(const char *s, unsigned long long *out) {
-    char *end;
-    if (!s || !*s || *s == '-') return -1;
-    errno = 0;
-    *out = strtoull(s, &end, 10);
-    return (errno || *end) ? -1 : 0;
-}
-
 static void usage(FILE *f) {
     size_t i;
     fputs("usage: recio COMMAND [OPTIONS] ...\n\n"
