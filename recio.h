@@ -4367,7 +4367,7 @@ RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, 
     if (!d.name) d.name = path ? path : "<io>";
     e = recio__wr_alloc(&w, &d);
     if (e == RECIO_OK && !path) w->io = d.io;
-    if (e == RECIO_OK && path) e = recio__wr_files(w, path, &d);
+    if (e == RECIO_OK) e = recio__wr_files(w, path, &d); /* the .idx of a desc.io writer too */
 #ifdef RECIO_THREADS
     if (e == RECIO_OK && d.background) e = recio__wr_start(w);
 #endif
