@@ -8,6 +8,7 @@
 #define RECIO_IMPLEMENTATION
 #include "recio.h"
 #include "test.h"
+#include "rec_util.h"
 #ifdef _WIN32
 #include <direct.h>
 #define t_mkdir(p) _mkdir(p)
@@ -64,7 +65,7 @@ static void test_file_size_and_atomic_replace(void) {
 static void test_mmap_reader(void) {
     recio_reader *r;
     recio_record rec;
-    recio_err e = recio_reader_open_mmap(&r, path_in("a.rec"));
+    recio_err e = rec_reader_mapped(&r, path_in("a.rec"));
     int n = 0;
 #ifdef _WIN32
     if (e == RECIO_ERR_UNSUPPORTED) return;
