@@ -541,7 +541,7 @@ RECIODEF void recio_index_free(recio_index *idx);
 /* The .idx that goes with the data file rec, the one rule the split, `recio index` and Python follow:
    REC.idx when it exists, else rec with a final ".rec" replaced by ".idx" (im2rec's name, and the one
    to create), asked through fs (may be NULL: the built-in filesystems). out gets the name; cap must
-   be at least strlen(rec) + 5. *found (optional) is 1 when a file is there. */
+   be at least strlen(rec) + 5 (else RECIO_ERR_SMALL). *found (optional) is 1 when a file is there. */
 RECIODEF recio_err recio_index_path(char *out, size_t cap, const char *rec, const recio_fs *fs, int *found);
 
 /* .lst: "index\tlabel[\tlabel...]\tpath" per line (im2rec's list file). As im2rec reads it, the line
@@ -637,7 +637,8 @@ typedef struct recio_det_layout {
     uint32_t object_width; /* B: floats per object */
     uint32_t count;        /* objects: object i is labels[A + i*B] .. labels[A + i*B + B - 1] */
 } recio_det_layout;
-/* The layout of n labels; RECIO_ERR_FORMAT when they are not one (a classification label, say). */
+/* The layout of n labels; RECIO_ERR_FORMAT when they are not one (a classification label, say),
+   RECIO_ERR_ARG for NULL labels (n > 0) or out. */
 RECIODEF recio_err recio_det_layout_of(const float *labels, size_t n, recio_det_layout *out);
 /* Write [2 + nextra, object_width, extra..., objects...] into dst (cap floats). Returns how many
    floats the labels take; nothing is written when that is more than cap (0 when object_width < 5). */
@@ -1151,6 +1152,7 @@ typedef struct recio_prefetch_desc {
     size_t slot_size;              /* initial bytes per slot (default 0: grow on demand) */
     uint64_t epoch;                /* first epoch (default 0) */
     recio_allocator alloc;
+    char *errmsg;                  /* optional, RECIO_ERRMSG_SIZE bytes: why create failed */
 } recio_prefetch_desc;
 
 /* Make the ring and start the threads; production of `desc->epoch` starts at once. */
@@ -3624,7 +3626,8 @@ RECIODEF recio_err recio_index_path(char *out, size_t cap, const char *rec, cons
     recio_fs_stat st;
     size_t n;
     int k, there = 0;
-    if (!out || !rec || cap < (n = strlen(rec)) + 5) return RECIO_ERR_ARG;
+    if (!out || !rec) return RECIO_ERR_ARG;
+    if (cap < (n = strlen(rec)) + 5) return RECIO_ERR_SMALL; /* the caller's buffer */
     for (k = 0; k < 2 && !there; k++) { /* REC.idx, then REC with .rec replaced */
         memcpy(out, rec, n + 1);
         if (k && n > 4 && strcmp(rec + n - 4, ".rec") == 0) out[n - 4] = 0;
@@ -3845,7 +3848,8 @@ RECIODEF recio_err recio_reader_next(recio_reader *r, recio_record *rec) {
     size_t len, at = 0;
     const unsigned char *body;
     recio_err e;
-    if (!r || !rec) return RECIO_ERR_ARG;
+    if (!r) return RECIO_ERR_ARG;
+    if (!rec) return recio__errf(r->errmsg, r->name, recio__rd_off(r), "%s", "next: the record pointer is NULL"), RECIO_ERR_ARG;
     if (r->sticky) return r->sticky;
     rec_off = recio__rd_off(r);
     for (;;) { /* cflag 0: whole; 1, 2..., 3: parts joined at r->join[at], the magic word between */
@@ -3931,7 +3935,9 @@ RECIODEF recio_err recio_reader_open_desc(recio_reader **out, const char *path, 
     *out = NULL;
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
-    if (!path && !d.io.read) return RECIO_ERR_ARG;
+    if (d.errmsg) d.errmsg[0] = 0;
+    if (!path && !d.io.read)
+        return recio__errf(d.errmsg, "<reader>", 0, "%s", "no path and no desc.io.read: nothing to read"), RECIO_ERR_ARG;
     if (!d.name) d.name = path ? path : "<io>";
     if (!d.buffer_size) d.buffer_size = RECIO__DEFAULT_BUFFER;
     if ((e = recio__rd_alloc(&r, d.name, &d.alloc)) != RECIO_OK) return recio__open_msg(d.errmsg, d.name, NULL, e), e;
@@ -4215,7 +4221,9 @@ static recio_err recio__wr_record(recio_writer *w, uint64_t key, const void *dat
     size_t i, start = 0;
     uint64_t rec_off;
     unsigned cflag = 0;
-    if (!w || (!data && size) || w->finished) return RECIO_ERR_ARG;
+    if (!w) return RECIO_ERR_ARG;
+    if (!data && size) return recio__errf(w->errmsg, w->name, w->offset, "write: data is NULL with size %U", (uint64_t)size), RECIO_ERR_ARG;
+    if (w->finished) return recio__errf(w->errmsg, w->name, w->offset, "%s", "write: the writer is finished"), RECIO_ERR_ARG;
     if (w->sticky) return w->sticky;
     if (size > RECIO_MAX_RECORD) {
         recio__errf(w->errmsg, w->name, w->offset, "record of %U bytes: RecordIO allows at most 2^29-1", (uint64_t)size);
@@ -4267,7 +4275,9 @@ static recio_err recio__wr_gather(recio_writer *w, const recio_writer_item *it, 
 
 RECIODEF recio_err recio_writer_write_batch(recio_writer *w, const recio_writer_item *items, size_t n) {
     size_t i = 0;
-    if (!w || (!items && n) || w->finished) return RECIO_ERR_ARG;
+    if (!w) return RECIO_ERR_ARG;
+    if (!items && n) return recio__errf(w->errmsg, w->name, w->offset, "write_batch: items is NULL with n %U", (uint64_t)n), RECIO_ERR_ARG;
+    if (w->finished) return recio__errf(w->errmsg, w->name, w->offset, "%s", "write_batch: the writer is finished"), RECIO_ERR_ARG;
     if (w->sticky) return w->sticky;
     while (i < n) {
         size_t before = i;
@@ -5207,8 +5217,8 @@ static int recio__whole(float v, uint32_t lo, size_t hi) {
 
 RECIODEF recio_err recio_det_layout_of(const float *labels, size_t n, recio_det_layout *out) {
     size_t a, b;
-    if (!labels || !out || n < 2 || !recio__whole(labels[0], 2, n) || !recio__whole(labels[1], 5, 1000000000u))
-        return RECIO_ERR_FORMAT;
+    if ((!labels && n) || !out) return RECIO_ERR_ARG;
+    if (n < 2 || !recio__whole(labels[0], 2, n) || !recio__whole(labels[1], 5, 1000000000u)) return RECIO_ERR_FORMAT;
     a = (size_t)labels[0], b = (size_t)labels[1];
     if ((n - a) % b != 0 || (n - a) / b > UINT32_MAX) return RECIO_ERR_FORMAT;
     out->header_width = (uint32_t)a, out->object_width = (uint32_t)b, out->count = (uint32_t)((n - a) / b);
@@ -6239,7 +6249,8 @@ RECIODEF recio_err recio_split_open(recio_split **s, const char *uris, unsigned 
 RECIODEF recio_err recio_split_next(recio_split *s, recio_record *rec) {
     recio_split_where w;
     recio_err e;
-    if (!s || !rec) return RECIO_ERR_ARG;
+    if (!s) return RECIO_ERR_ARG;
+    if (!rec) return recio__fmt(s->errmsg, RECIO__ERRMSG, "%s", "split next: the record pointer is NULL"), RECIO_ERR_ARG;
     if (s->sticky) return s->sticky;
     if (s->target != RECIO_SPLIT_UNKNOWN && s->seq >= s->target) return RECIO_END;
     memset(&w, 0, sizeof w);
@@ -11804,15 +11815,30 @@ static recio_err recio__pf_alloc(recio_prefetch *p) {
     return RECIO_OK;
 }
 
+static void recio__pf_say(char *msg, const char *what) {
+    if (msg) recio__fmt(msg, RECIO_ERRMSG_SIZE, "prefetch: %s", what);
+}
+
+/* create's arguments: RECIO_ERR_ARG for a missing one, RECIO_ERR_LIMIT over the ring's limits. */
+static recio_err recio__pf_check(recio_prefetch **out, const recio_prefetch_desc *d) {
+    char *msg = d ? d->errmsg : NULL;
+    if (!d) return RECIO_ERR_ARG; /* no desc, no place for words */
+    if (!out) return recio__pf_say(msg, "the handle pointer is NULL"), RECIO_ERR_ARG;
+    if (!d->fetch) return recio__pf_say(msg, "desc.fetch is NULL: nothing to produce items"), RECIO_ERR_ARG;
+    if (d->depth > 4096) return recio__pf_say(msg, "desc.depth is over 4096 slots"), RECIO_ERR_LIMIT;
+    if (d->threads > 1024) return recio__pf_say(msg, "desc.threads is over 1024"), RECIO_ERR_LIMIT;
+    return RECIO_OK;
+}
+
 RECIODEF recio_err recio_prefetch_create(recio_prefetch **out, const recio_prefetch_desc *desc) {
     recio_prefetch *p;
     recio_err e;
     unsigned i;
-    if (!out) return RECIO_ERR_ARG;
-    *out = NULL;
-    if (!desc || !desc->fetch || desc->depth > 4096 || desc->threads > 1024) return RECIO_ERR_ARG;
+    if (desc && desc->errmsg) desc->errmsg[0] = 0;
+    if (out) *out = NULL;
+    if ((e = recio__pf_check(out, desc)) != RECIO_OK) return e;
     p = (recio_prefetch *)recio__malloc(&desc->alloc, sizeof *p);
-    if (!p) return RECIO_ERR_NOMEM;
+    if (!p) return recio__pf_say(desc->errmsg, "out of memory for the prefetcher"), RECIO_ERR_NOMEM;
     memset(p, 0, sizeof *p);
     p->d = *desc;
     if (!p->d.depth) p->d.depth = 4;
@@ -11844,7 +11870,7 @@ RECIODEF recio_err recio_prefetch_slot_reserve(recio_prefetch_slot *slot, size_t
     if (!slot) return RECIO_ERR_ARG;
     if (n <= slot->capacity) return RECIO_OK;
     q = recio__realloc(s->alloc, slot->data, slot->size < slot->capacity ? slot->size : slot->capacity, n);
-    if (!q) return RECIO_ERR_NOMEM;
+    if (!q) return recio__fmt(slot->errmsg, RECIO_ERRMSG_SIZE, "prefetch: out of memory growing a slot to %U bytes", (uint64_t)n), RECIO_ERR_NOMEM;
     slot->data = q;
     slot->capacity = n;
     return RECIO_OK;
@@ -11886,7 +11912,13 @@ static recio_err recio__pf_take(recio_prefetch *p, recio_prefetch_slot **out, in
 RECIODEF recio_err recio_prefetch_next(recio_prefetch *p, recio_prefetch_slot **slot) {
     recio_err e;
     int wait;
-    if (!p || !slot) return RECIO_ERR_ARG;
+    if (!p) return RECIO_ERR_ARG;
+    if (!slot) {
+        recio__mutex_lock(&p->mu);
+        recio__pf_copymsg(p->errmsg, "prefetch next: the slot pointer is NULL");
+        recio__mutex_unlock(&p->mu);
+        return RECIO_ERR_ARG;
+    }
     *slot = NULL;
     recio__mutex_lock(&p->mu);
     while ((e = recio__pf_take(p, slot, &wait)) == RECIO_OK && wait) recio__cond_wait(&p->cv_cons, &p->mu);

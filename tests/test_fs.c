@@ -421,7 +421,7 @@ static void test_index_path(void) {
     CHECK(strcmp(out, "mem://x/t.rec.idx") == 0 && found == 1);
     CHECK_EQ_INT(recio_index_path(out, sizeof out, "mem://x/data", &mem_fs, &found), RECIO_OK);
     CHECK(strcmp(out, "mem://x/data.idx") == 0 && found == 0);
-    CHECK_EQ_INT(recio_index_path(out, 17, "mem://x/t.rec", &mem_fs, NULL), RECIO_ERR_ARG); /* needs 13 + 5 */
+    CHECK_EQ_INT(recio_index_path(out, 17, "mem://x/t.rec", &mem_fs, NULL), RECIO_ERR_SMALL); /* needs 13 + 5 */
 }
 
 /* recio_index_load / _save and recio_lst_load through the filesystem of their desc's fs. */
