@@ -384,14 +384,14 @@ RECIODEF void recio_store_u64le(void *p, uint64_t v);
 RECIODEF void recio_store_f32le(void *p, float v);
 
 /* Seedable RNG: splitmix64 (Steele, Lea, Flood 2014), one 64-bit word of state, the same stream on
-   every host. recio_seed_for(seed, epoch, index) gives the seed of record `index` in `epoch`, so a
-   record's random choices never depend on thread count or call order. */
+   every host; seed it by setting state (recio_rng g = {seed}). recio_seed_for(seed, epoch, index)
+   gives the seed of record `index` in `epoch`, so a record's random choices never depend on thread
+   count or call order. */
 typedef struct recio_rng {
     uint64_t state;
 } recio_rng;
 RECIODEF uint64_t recio_hash64(uint64_t x);                 /* splitmix64 finaliser */
 RECIODEF uint64_t recio_seed_for(uint64_t seed, uint64_t epoch, uint64_t index);
-RECIODEF void recio_rng_seed(recio_rng *r, uint64_t seed);
 RECIODEF uint64_t recio_rng_next(recio_rng *r);
 RECIODEF uint64_t recio_rng_below(recio_rng *r, uint64_t n); /* uniform in [0, n), n > 0, no bias */
 RECIODEF double recio_rng_uniform(recio_rng *r);             /* uniform in [0, 1), 53 bits */
@@ -448,7 +448,6 @@ RECIODEF recio_err recio_reader_next(recio_reader *r, recio_record *rec);
 /* Continue at byte offset `offset` (a record head, e.g. from a .idx); clears a stored error. */
 RECIODEF recio_err recio_reader_seek(recio_reader *r, uint64_t offset);
 RECIODEF uint64_t recio_reader_tell(const recio_reader *r); /* offset of the next record head */
-RECIODEF int64_t recio_reader_size(const recio_reader *r);  /* source size, -1 unknown */
 RECIODEF const char *recio_reader_errmsg(const recio_reader *r); /* "" when no error */
 RECIODEF void recio_reader_close(recio_reader *r);
 
@@ -1830,7 +1829,6 @@ RECIODEF uint64_t recio_seed_for(uint64_t seed, uint64_t epoch, uint64_t index) 
     return recio_hash64(h ^ (index + 0x85157af5b7a2d2c7ULL));
 }
 
-RECIODEF void recio_rng_seed(recio_rng *r, uint64_t seed) { r->state = seed; }
 
 RECIODEF uint64_t recio_rng_next(recio_rng *r) {
     r->state += 0x9e3779b97f4a7c15ULL;
@@ -2466,7 +2464,7 @@ static recio_err recio__rm_sess_open(recio__rm_sess *s, const char *uri, const r
     if (a) s->alloc = *a;
     if ((e = recio__rm_cfg_load(&s->cfg, uri, s->why)) != RECIO_OK) return e;
     if (!(s->m = curl_multi_init())) return recio__fmt(s->why, sizeof s->why, "cannot start libcurl"), RECIO_ERR_NOMEM;
-    recio_rng_seed(&s->rng, (uint64_t)(uintptr_t)s ^ (uint64_t)recio__rm_now());
+    s->rng.state = (uint64_t)(uintptr_t)s ^ (uint64_t)recio__rm_now();
     return RECIO_OK;
 }
 
@@ -3989,7 +3987,6 @@ RECIODEF recio_err recio_reader_seek(recio_reader *r, uint64_t offset) {
 }
 
 RECIODEF uint64_t recio_reader_tell(const recio_reader *r) { return r ? recio__rd_off(r) : 0; }
-RECIODEF int64_t recio_reader_size(const recio_reader *r) { return r ? r->size : -1; }
 RECIODEF const char *recio_reader_errmsg(const recio_reader *r) { return r ? r->errmsg : ""; }
 
 RECIODEF void recio_reader_close(recio_reader *r) {
@@ -5864,7 +5861,7 @@ static void recio__sp_fisher_yates(uint64_t *v, uint64_t n, unsigned w, uint64_t
     recio_rng rng;
     uint64_t i;
     unsigned k;
-    recio_rng_seed(&rng, seed);
+    rng.state = seed;
     for (i = n; i > 1; i--) {
         uint64_t *a = v + (i - 1) * w, *b = v + recio_rng_below(&rng, i) * w;
         for (k = 0; k < w; k++) {
@@ -11322,7 +11319,7 @@ static void recio__exec_init(recio__exec *x, const recio_transform *t, const rec
     x->a.growable = sc->p == NULL || sc->grow;
     x->a.alloc = t->alloc;
     x->asked = sc->asked;
-    recio_rng_seed(&x->rng, seed);
+    x->rng.state = seed;
     x->cur = *in;
     x->cur.owned = NULL;
     recio__exec_reset(x);
@@ -11412,7 +11409,7 @@ static recio_err recio__tgt_replay(const recio_transform *t, int stop, uint64_t 
     recio_err e;
     memset(&x, 0, sizeof x);
     x.t = t;
-    recio_rng_seed(&x.rng, seed);
+    x.rng.state = seed;
     for (i = t->first; i >= 0 && i != stop; i = t->nodes[i].next) {
         const recio__node *n = &t->nodes[i];
         if (!n->op->geom) continue; /* area */
@@ -11487,10 +11484,10 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
     recio_err e;
     if ((e = recio__jdec_open(&j, b, n, d->channels, errmsg, cap)) != RECIO_OK) return e;
     W = (int)j.d.image_width, H = (int)j.d.image_height;
-    recio_rng_seed(&g, seed);
+    g.state = seed;
     if (!recio__plan_make(t, W, H, &g, &p)) { /* decode it all; the plain chain reports the failing op */
         recio__plan_whole(&p, W, H, t->first);
-        recio_rng_seed(&g, seed);
+        g.state = seed;
     }
     while (!d->full_scale && den < 8 && p.r[2] >= p.dw * den * 2 && p.r[3] >= p.dh * den * 2) den *= 2;
     SW = (W + den - 1) / den, SH = (H + den - 1) / den; /* libjpeg-turbo's scaled size */
@@ -12351,7 +12348,7 @@ static recio_err recio__it_begin(recio_iter *it, uint64_t epoch, char *msg) {
     it->nfirst = 0;
     it->sfill = 0;
     it->src_end = it->epoch_over = 0;
-    recio_rng_seed(&it->rng, recio_seed_for(it->d.seed ^ 0x73687566666c65ull /* "shuffle" */, epoch, 0));
+    it->rng.state = recio_seed_for(it->d.seed ^ 0x73687566666c65ull /* "shuffle" */, epoch, 0);
     if ((e = recio__it_src_begin(it, epoch, msg)) != RECIO_OK) return e;
     for (k = 0; k < skip && !it->epoch_over; k++) {
         if ((e = recio__it_gather(it, NULL, &n, msg)) != RECIO_OK) return e;
@@ -12815,7 +12812,7 @@ static recio_err recio__it_mix(recio_iter *it, recio__it_slot *s) {
     const float *lab = (const float *)(s->out + it->lab_off);
     size_t ib = d->item_bytes;
     recio_rng g;
-    recio_rng_seed(&g, recio_seed_for(aug, s->epoch, 0x8000000000000000ull | (s->base + s->seq)));
+    g.state = recio_seed_for(aug, s->epoch, 0x8000000000000000ull | (s->base + s->seq));
     s->mix = 0;
     if (recio_rng_uniform(&g) < (d->mix_prob > 0 ? d->mix_prob : 1.0f))
         s->mix = d->mixup_alpha > 0 && (d->cutmix_alpha <= 0 || recio_rng_uniform(&g) < 0.5) ? 1 : 2;

@@ -26,7 +26,7 @@ static size_t *sizes, nrec;
 static void make_payloads(void) {
     recio_rng g;
     size_t total = 0, i, cap = 8192;
-    recio_rng_seed(&g, 1);
+    g.state = 1;
     payloads = (unsigned char *)malloc(TARGET_BYTES + (1 << 20));
     sizes = (size_t *)malloc(cap * sizeof *sizes);
     for (i = 0; i + 8 <= TARGET_BYTES + (1 << 20); i += 8) {

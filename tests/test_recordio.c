@@ -326,7 +326,7 @@ static void test_truncations_and_bitflips_never_crash(void) {
     recio_rng rng;
     CHECK(orig != NULL);
     if (!orig) return;
-    recio_rng_seed(&rng, 7);
+    rng.state = 7;
     for (cut = 0; cut < 4096; cut++) {
         unsigned char *copy = (unsigned char *)malloc(cut ? cut : 1);
         recio_reader *r;
@@ -368,7 +368,7 @@ static payload *make_payloads(size_t count, uint64_t seed) {
     payload *p = (payload *)calloc(count, sizeof *p);
     recio_rng g;
     size_t i, j;
-    recio_rng_seed(&g, seed);
+    g.state = seed;
     for (i = 0; i < count; i++) {
         size_t n;
         switch (i % 8) {
@@ -465,7 +465,7 @@ static void test_random_roundtrip_every_backend(void) {
     memset(&dr, 0, sizeof dr);
     dr.b = out.data;
     dr.n = out.size;
-    recio_rng_seed(&dr.g, 3);
+    dr.g.state = 3;
     d.io.read = dribble_read;
     d.io.user = &dr;
     d.buffer_size = 24;
@@ -496,7 +496,7 @@ static void test_seek_with_written_index(void) {
     memset(&idx, 0, sizeof idx);
     CHECK(recio_index_load(&idx, tmp_path("seek.idx"), NULL) == RECIO_OK);
     CHECK_EQ_INT(idx.count, count);
-    recio_rng_seed(&g, 5);
+    g.state = 5;
     for (mode = 0; mode < 3; mode++) {
         recio_reader_desc rd;
         memset(&rd, 0, sizeof rd);
@@ -1266,7 +1266,7 @@ static void test_endian_helpers_and_rng(void) {
     recio_store_f32le(b, 1.0f);
     CHECK(b[3] == 0x3f && b[2] == 0x80 && recio_load_f32le(b) == 1.0f);
     /* splitmix64 reference (Vigna's splitmix64.c) from state 0: first output 0xe220a8397b1dcdaf */
-    recio_rng_seed(&g, 0);
+    g.state = 0;
     CHECK(recio_rng_next(&g) == 0xe220a8397b1dcdafULL);
     CHECK(recio_rng_next(&g) == 0x6e789e6aa1b965f4ULL);
     CHECK(recio_seed_for(1, 2, 3) == recio_seed_for(1, 2, 3));

@@ -354,7 +354,7 @@ static void test_shuffle_is_documented_fisher_yates(void) {
     n = read_part(ds.uris, 0, 1, &d, got, (long)ds.n, NULL);
     CHECK_EQ_INT(n, ds.n);
     for (i = 0; i < ds.n; i++) perm[i] = i;
-    recio_rng_seed(&rng, recio_seed_for(5, 2, 0));
+    rng.state = recio_seed_for(5, 2, 0);
     for (i = ds.n - 1; i >= 1; i--) {
         uint64_t j = recio_rng_below(&rng, i + 1), t = perm[i];
         perm[i] = perm[j];
@@ -394,7 +394,7 @@ static void test_chunk_shuffle_is_documented(void) {
         n = read_part(ds.uris, 0, 1, &d, got, (long)ds.n, NULL);
         CHECK_EQ_INT(n, ds.n);
         for (i = 0; i < nchunks; i++) cperm[i] = i;
-        recio_rng_seed(&rng, recio_seed_for(8, epoch, 0));
+        rng.state = recio_seed_for(8, epoch, 0);
         for (i = nchunks; i > 1; i--) {
             uint64_t j = recio_rng_below(&rng, i), t = cperm[i - 1];
             cperm[i - 1] = cperm[j];
@@ -403,7 +403,7 @@ static void test_chunk_shuffle_is_documented(void) {
         for (out = 0, w = 0; w * W < nchunks; w++) {
             for (at = 0, c = w * W; c < (w + 1) * W && c < nchunks; c++)
                 for (i = cperm[c] * K; i < (cperm[c] + 1) * K && i < ds.n; i++) win[at++] = i;
-            recio_rng_seed(&rng, recio_seed_for(8, epoch, w + 1));
+            rng.state = recio_seed_for(8, epoch, w + 1);
             for (i = at; i > 1; i--) {
                 uint64_t j = recio_rng_below(&rng, i), t = win[i - 1];
                 win[i - 1] = win[j];
