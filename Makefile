@@ -39,10 +39,11 @@ CPPFLAGS = -I. -I$(STB) -D_FILE_OFFSET_BITS=64 -DRECIO_THREADS $(JPEG_CFLAGS) $(
 CFLAGS_R = -std=c99 $(WARN) $(OPT) $(EXTRA_CFLAGS)
 LDLIBS   = $(JPEG_LIBS) $(CURL_LIBS) -lm -lpthread
 HDR      = recio.h
-# librecio.so is librecio.so.MAJOR.MINOR.0 with the SONAME librecio.so.MAJOR (recio.h's version).
+# librecio.so is librecio.so.MAJOR.MINOR.PATCH with the SONAME librecio.so.MAJOR (recio.h's version).
 VERSION_MAJOR := $(shell sed -n 's/^.define RECIO_VERSION_MAJOR //p' recio.h)
 VERSION_MINOR := $(shell sed -n 's/^.define RECIO_VERSION_MINOR //p' recio.h)
-VERSION  = $(VERSION_MAJOR).$(VERSION_MINOR).0
+VERSION_PATCH := $(shell sed -n 's/^.define RECIO_VERSION_PATCH //p' recio.h)
+VERSION  = $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 SONAME   = librecio.so.$(VERSION_MAJOR)
 SOFILE   = librecio.so.$(VERSION)
 
