@@ -323,7 +323,7 @@ typedef struct recio_fs_out {
     recio_io io;       /* the sink: recio writes, syncs and closes it before commit or discard */
     void *pending;     /* the fs's token for commit / discard; NULL: nothing to commit */
     const char *tmp;   /* optional: the temporary file's name while pending, for a signal handler
-                          that removes it (recio_writer_tmp_path, recio pack); NULL when none */
+                          that removes it (recio_writer_desc.tmp_names, recio pack); NULL when none */
 } recio_fs_out;
 
 typedef struct recio_fs {
@@ -4010,7 +4010,7 @@ struct recio_writer {
     size_t idx_len;
     const recio_fs *fs[2];      /* filesystems of the data file and of the .idx (NULL: desc.io, none) */
     void *pend[2];              /* their outputs waiting for the commit (atomic), else NULL */
-    const char *tmp[2];         /* their temporary names while pending, for recio_writer_tmp_path */
+    const char *tmp[2];         /* their temporary names while pending, for desc.tmp_names */
     int finished;
     recio_err sticky;
     char *name;

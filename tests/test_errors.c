@@ -1,6 +1,6 @@
 /* One error convention: every open that fails hands back "FILE: offset N: what" through its desc's
    errmsg (RECIO_ERRMSG_SIZE bytes), with the file's name and the system's reason; a good open leaves
-   it empty; the handles keep saying why their calls fail; recio_index_save_ex does the same for a
+   it empty; the handles keep saying why their calls fail; recio_index_save's desc does the same for a
    save. The expected words are the C library's strerror for the errno of the case. */
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
