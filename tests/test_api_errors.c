@@ -144,7 +144,9 @@ static void test_image_records(void) {
     CHECK_EQ_INT(recio_irecord_unpack(NULL, buf, 24), RECIO_ERR_ARG);
     CHECK_EQ_INT(recio_irecord_unpack(&ir, NULL, 24), RECIO_ERR_ARG);
     CHECK_EQ_INT(recio_irecord_unpack(&ir, buf, 23), RECIO_ERR_FORMAT); /* shorter than IRHeader */
-    CHECK_EQ_INT(recio_irecord_pack_header(buf, &one, 2 | RECIO_LABEL_ARRAY, 0, 0), 32);
+    CHECK_EQ_INT(recio_irecord_pack_header(buf, &one, 1 | RECIO_LABEL_ARRAY, 0, 0), 28); /* MXNet's flag 1 */
+    CHECK(buf[0] == 1 && recio_irecord_unpack(&ir, buf, 28) == RECIO_OK && ir.nlabels == 1 && ir.label == 0.0f);
+    CHECK_EQ_INT(recio_irecord_pack_header(buf, notdet, 2 | RECIO_LABEL_ARRAY, 0, 0), 32);
     buf[0] = 9; /* flag 9: 36 bytes of labels that are not there */
     CHECK_EQ_INT(recio_irecord_unpack(&ir, buf, 32), RECIO_ERR_FORMAT);
     CHECK_EQ_INT(recio_irecord_mask_tail(NULL, 10), 0);
