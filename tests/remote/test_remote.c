@@ -403,7 +403,7 @@ static void test_writer_path(void) {
     recio_reader_close(r);
     CHECK(n == 2500 && hr == h);
     memset(&idx, 0, sizeof idx);
-    CHECK(recio_index_load(&idx, "s3://scratch/wp.idx") == RECIO_OK && idx.count == 2500);
+    CHECK(recio_index_load(&idx, "s3://scratch/wp.idx", NULL) == RECIO_OK && idx.count == 2500);
     recio_index_free(&idx);
     /* the second part refused: neither object appears */
     use_s3(PROXY_S3, "RECIOTESTKEY", SECRET, NULL);
