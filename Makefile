@@ -39,10 +39,11 @@ CPPFLAGS = -I. -I$(STB) -D_FILE_OFFSET_BITS=64 -DRECIO_THREADS $(JPEG_CFLAGS) $(
 CFLAGS_R = -std=c99 $(WARN) $(OPT) $(EXTRA_CFLAGS)
 LDLIBS   = $(JPEG_LIBS) $(CURL_LIBS) -lm -lpthread
 HDR      = recio.h
-# librecio.so is librecio.so.MAJOR.MINOR.0 with the SONAME librecio.so.MAJOR (recio.h's version).
+# librecio.so is librecio.so.MAJOR.MINOR.PATCH with the SONAME librecio.so.MAJOR (recio.h's version).
 VERSION_MAJOR := $(shell sed -n 's/^.define RECIO_VERSION_MAJOR //p' recio.h)
 VERSION_MINOR := $(shell sed -n 's/^.define RECIO_VERSION_MINOR //p' recio.h)
-VERSION  = $(VERSION_MAJOR).$(VERSION_MINOR).0
+VERSION_PATCH := $(shell sed -n 's/^.define RECIO_VERSION_PATCH //p' recio.h)
+VERSION  = $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 SONAME   = librecio.so.$(VERSION_MAJOR)
 SOFILE   = librecio.so.$(VERSION)
 
@@ -78,7 +79,7 @@ $(BUILD)/recio: $(wildcard tools/*.c) tools/cli.h $(BUILD)/librecio.a
 $(BUILD)/examples/%$(EXE): examples/%.c $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
-$(BUILD)/tests/%$(EXE): tests/%.c tests/test.h tests/cli_util.h tests/image_write.h $(BUILD)/librecio.a
+$(BUILD)/tests/%$(EXE): tests/%.c tests/test.h tests/cli_util.h tests/image_write.h tests/rec_util.h $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
 # The LD_PRELOAD fault shim of test_pack_faults (native POSIX builds only; never sanitized itself).

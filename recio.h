@@ -1,4 +1,4 @@
-/* recio.h - v0.1 - RecordIO image datasets to model-ready tensors - MIT or public domain (see end)
+/* recio.h - v1.0.0 - RecordIO image datasets to model-ready tensors - MIT or public domain (see end)
 
    recio reads and writes dmlc-core / MXNet RecordIO files byte for byte, splits a dataset across
    workers exactly as dmlc-core's InputSplit does, and turns packed images into tensors with eager,
@@ -155,8 +155,13 @@
 #endif
 #endif
 
-#define RECIO_VERSION_MAJOR 0
-#define RECIO_VERSION_MINOR 1
+/* The API declared in this header is stable from 1.0.0 (semantic versioning: a minor version only
+   adds, a major one may remove or change; CHANGELOG.md maps each removed name to its replacement).
+   RECIO_VERSION is MAJOR * 10000 + MINOR * 100 + PATCH, for #if RECIO_VERSION >= 10100. */
+#define RECIO_VERSION_MAJOR 1
+#define RECIO_VERSION_MINOR 0
+#define RECIO_VERSION_PATCH 0
+#define RECIO_VERSION (RECIO_VERSION_MAJOR * 10000 + RECIO_VERSION_MINOR * 100 + RECIO_VERSION_PATCH)
 
 #ifdef __cplusplus
 extern "C" {
@@ -188,11 +193,12 @@ RECIODEF const char *recio_strerror(recio_err e);
 /* ONE ERROR CONVENTION. Every call returns a recio_err; the words come as "FILE: offset N: what"
    (text files: "FILE: line N: what"), always in a buffer of RECIO_ERRMSG_SIZE bytes:
    - a handle says why its last call failed: recio_reader_errmsg, recio_writer_errmsg,
-     recio_split_errmsg, recio_iter_errmsg (recio_index and recio_lst carry errmsg themselves);
+     recio_split_errmsg, recio_iter_errmsg;
    - an open that fails has no handle to ask, so every open's desc has `errmsg`: point it at
      RECIO_ERRMSG_SIZE bytes and a failed open writes why there ("" after a good one). The simple
      opens (recio_reader_open, ...) are the desc opens with no desc, for callers who only need the
-     code; recio_iter_open_ex(..., errmsg, size) and recio_index_save_ex are the same idea. */
+     code; the calls that make no handle (recio_index_load and _save, recio_lst_load) have a desc
+     with `errmsg` too. */
 #define RECIO_ERRMSG_SIZE 512
 
 /* Runtime allocator. When alloc is NULL the RECIO_MALLOC/RECIO_FREE macros are used. */
@@ -327,7 +333,7 @@ typedef struct recio_fs_out {
     recio_io io;       /* the sink: recio writes, syncs and closes it before commit or discard */
     void *pending;     /* the fs's token for commit / discard; NULL: nothing to commit */
     const char *tmp;   /* optional: the temporary file's name while pending, for a signal handler
-                          that removes it (recio_writer_tmp_path, recio pack); NULL when none */
+                          that removes it (recio_writer_desc.tmp_names, recio pack); NULL when none */
 } recio_fs_out;
 
 typedef struct recio_fs {
@@ -376,7 +382,7 @@ RECIODEF const recio_fs *recio_fs_find(const recio_fs *list, const char *path);
    ": offset N" after a name). */
 RECIODEF void recio_redact(char *text);
 
-/* A growing memory buffer, the target of recio_writer_open_mem. Free with recio_buffer_free. */
+/* A growing memory buffer, the target of a memory writer (recio_writer_desc.mem). Free with recio_buffer_free. */
 typedef struct recio_buffer {
     unsigned char *data;
     size_t size, capacity;
@@ -393,14 +399,14 @@ RECIODEF void recio_store_u64le(void *p, uint64_t v);
 RECIODEF void recio_store_f32le(void *p, float v);
 
 /* Seedable RNG: splitmix64 (Steele, Lea, Flood 2014), one 64-bit word of state, the same stream on
-   every host. recio_seed_for(seed, epoch, index) gives the seed of record `index` in `epoch`, so a
-   record's random choices never depend on thread count or call order. */
+   every host; seed it by setting state (recio_rng g = {seed}). recio_seed_for(seed, epoch, index)
+   gives the seed of record `index` in `epoch`, so a record's random choices never depend on thread
+   count or call order. */
 typedef struct recio_rng {
     uint64_t state;
 } recio_rng;
 RECIODEF uint64_t recio_hash64(uint64_t x);                 /* splitmix64 finaliser */
 RECIODEF uint64_t recio_seed_for(uint64_t seed, uint64_t epoch, uint64_t index);
-RECIODEF void recio_rng_seed(recio_rng *r, uint64_t seed);
 RECIODEF uint64_t recio_rng_next(recio_rng *r);
 RECIODEF uint64_t recio_rng_below(recio_rng *r, uint64_t n); /* uniform in [0, n), n > 0, no bias */
 RECIODEF double recio_rng_uniform(recio_rng *r);             /* uniform in [0, 1), 53 bits */
@@ -446,10 +452,10 @@ typedef struct recio_reader_desc {
 } recio_reader_desc;
 
 /* Open a reader. On error *r is NULL. A streaming reader reads through one reusable buffer;
-   memory and mmap readers hand out pointers into the source (zero copy) for single-part records. */
+   memory and mapped readers (desc.use_mmap) hand out pointers into the source (zero copy) for
+   single-part records. */
 RECIODEF recio_err recio_reader_open(recio_reader **r, const char *path);
 RECIODEF recio_err recio_reader_open_mem(recio_reader **r, const void *buf, size_t n);
-RECIODEF recio_err recio_reader_open_mmap(recio_reader **r, const char *path);
 RECIODEF recio_err recio_reader_open_desc(recio_reader **r, const char *path, const recio_reader_desc *desc);
 
 /* Next record: RECIO_OK, RECIO_END, or an error that stays until recio_reader_seek. */
@@ -457,7 +463,6 @@ RECIODEF recio_err recio_reader_next(recio_reader *r, recio_record *rec);
 /* Continue at byte offset `offset` (a record head, e.g. from a .idx); clears a stored error. */
 RECIODEF recio_err recio_reader_seek(recio_reader *r, uint64_t offset);
 RECIODEF uint64_t recio_reader_tell(const recio_reader *r); /* offset of the next record head */
-RECIODEF int64_t recio_reader_size(const recio_reader *r);  /* source size, -1 unknown */
 RECIODEF const char *recio_reader_errmsg(const recio_reader *r); /* "" when no error */
 RECIODEF void recio_reader_close(recio_reader *r);
 
@@ -476,25 +481,32 @@ typedef struct recio_writer_desc {
     char *errmsg;           /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed */
     recio_allocator alloc;
     const recio_fs *fs;     /* your filesystems, asked before the built-in ones (see FILESYSTEMS) */
+    recio_buffer *mem;      /* write into this buffer (path and io unused; grown with its own alloc;
+                               free it with recio_buffer_free after the writer is closed) */
+    const char **tmp_names; /* optional, out: 2 pointers, set at open to the temporary files an
+                               atomic writer fills (the data, the .idx; NULL when none), valid until
+                               the writer finishes: for a signal handler that removes them */
 } recio_writer_desc;
+
+/* One record of recio_writer_write_batch: its payload and its key in the .idx. */
+typedef struct recio_writer_item {
+    const void *data;
+    size_t size;
+    uint64_t key;
+} recio_writer_item;
 
 RECIODEF recio_err recio_writer_open(recio_writer **w, const char *path);
 RECIODEF recio_err recio_writer_open_desc(recio_writer **w, const char *path, const recio_writer_desc *desc);
-/* Write into out (grown as needed; free with recio_buffer_free after the writer is closed). */
-RECIODEF recio_err recio_writer_open_mem(recio_writer **w, recio_buffer *out);
 /* Append one record (key in the .idx = ordinal). RECIO_ERR_TOO_BIG for size >= 2^29 leaves the
    file sound; any I/O error is kept and returned by every later call, close included. */
 RECIODEF recio_err recio_writer_write(recio_writer *w, const void *data, size_t size);
-RECIODEF recio_err recio_writer_write_key(recio_writer *w, uint64_t key, const void *data, size_t size);
-/* Append n records (keys in the .idx = ordinals) as n recio_writer_write calls would, byte for byte.
-   With a sink that has writev (the file backend on POSIX) the payloads go to the kernel without
-   being copied, about 1 MiB per call: they need only stay valid during this call. */
-RECIODEF recio_err recio_writer_write_batch(recio_writer *w, const void *const *data, const size_t *size, size_t n);
+/* Append n records with their own keys in the .idx (MXNet's write_idx), byte for byte as n
+   recio_writer_write calls would write them. With a sink that has writev (the file backend on
+   POSIX) the payloads go to the kernel without being copied, about 1 MiB per call: they need only
+   stay valid during this call. A record that fails stops the batch: the ones before it are written. */
+RECIODEF recio_err recio_writer_write_batch(recio_writer *w, const recio_writer_item *items, size_t n);
 RECIODEF uint64_t recio_writer_tell(const recio_writer *w); /* offset the next record will have */
 RECIODEF const char *recio_writer_errmsg(const recio_writer *w);
-/* The temporary file an atomic writer is filling (which = 0: the data, 1: the .idx), NULL when there
-   is none. Valid until the writer is closed; for a signal handler that removes it (recio pack). */
-RECIODEF const char *recio_writer_tmp_path(const recio_writer *w, int which);
 /* Flush, sync and rename (atomic) and close the sink, keeping the handle so recio_writer_errmsg
    still tells what went wrong; returns the first error that happened, if any. On error an atomic
    writer removes its temporary files and leaves PATH and the .idx untouched: both are replaced or
@@ -522,28 +534,36 @@ typedef struct recio_index_entry {
 typedef struct recio_index {
     recio_index_entry *entries;
     size_t count;
-    recio_allocator alloc;
-    char errmsg[RECIO_ERRMSG_SIZE]; /* "FILE: line N: what" after a failed load or save */
-    const recio_fs *fs;             /* in, optional: your filesystems for load and save (FILESYSTEMS) */
+    recio_allocator alloc; /* the entries' allocator (the desc's, set by load) */
 } recio_index;
 
-RECIODEF recio_err recio_index_parse(recio_index *idx, const char *text, size_t n, const char *name);
-RECIODEF recio_err recio_index_load(recio_index *idx, const char *path);
-RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path);
-/* The same; on failure "PATH: offset N: what" into errmsg (RECIO_ERRMSG_SIZE bytes, may be NULL). */
-RECIODEF recio_err recio_index_save_ex(const recio_index *idx, const char *path, char *errmsg);
+/* How an .idx is loaded or saved; zero (or a NULL desc) means the defaults. */
+typedef struct recio_index_desc {
+    const char *text;      /* load: parse these size bytes instead of reading path (path, or
+                              "<memory>" when NULL, names them in messages) */
+    size_t size;
+    char *errmsg;          /* optional, RECIO_ERRMSG_SIZE bytes: "FILE: line N: what" (load) or
+                              "FILE: offset N: what" (save) after a failure, "" after success */
+    recio_allocator alloc; /* load: for the entries (kept in the index for recio_index_free) */
+    const recio_fs *fs;    /* your filesystems, asked before the built-in ones (FILESYSTEMS) */
+} recio_index_desc;
+
+/* Load (or parse desc->text) into idx, which is overwritten: free a loaded one first. */
+RECIODEF recio_err recio_index_load(recio_index *idx, const char *path, const recio_index_desc *desc);
+RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path, const recio_index_desc *desc);
 RECIODEF void recio_index_free(recio_index *idx);
 /* The .idx that goes with the data file rec, the one rule the split, `recio index` and Python follow:
    REC.idx when it exists, else rec with a final ".rec" replaced by ".idx" (im2rec's name, and the one
    to create), asked through fs (may be NULL: the built-in filesystems). out gets the name; cap must
-   be at least strlen(rec) + 5. *found (optional) is 1 when a file is there. */
+   be at least strlen(rec) + 5 (else RECIO_ERR_SMALL). *found (optional) is 1 when a file is there. */
 RECIODEF recio_err recio_index_path(char *out, size_t cap, const char *rec, const recio_fs *fs, int *found);
 
 /* .lst: "index\tlabel[\tlabel...]\tpath" per line (im2rec's list file). As im2rec reads it, the line
    and each tab-separated field are stripped of spaces (so "0 \t 1 \t a.jpg" and a trailing tab are
    fine) and the path is the last field; a path holding a NUL byte is refused. A malformed line fails
-   the parse with "FILE: line N: what" in errmsg, unless on_bad_line is set: then that message goes to
-   on_bad_line, the line is left out and counted in skipped, and the parse goes on (im2rec's habit).
+   the load with "FILE: line N: what" in desc.errmsg, unless desc.on_bad_line is set: then that
+   message goes to on_bad_line, the line is left out and counted in skipped, and the load goes on
+   (im2rec's habit).
    With mask_column set, each line ends with two paths, "index\tlabel...\timage\tmask": the list
    of a segmentation dataset (recio list/pack --mask-root); im2rec cannot read such a list. */
 typedef struct recio_lst_item {
@@ -558,17 +578,25 @@ typedef struct recio_lst {
     recio_lst_item *items;
     size_t count;
     void *storage;
-    recio_allocator alloc;
-    char errmsg[RECIO_ERRMSG_SIZE];
-    void (*on_bad_line)(void *user, const char *msg); /* in, optional: report and skip malformed lines */
-    void *user;                                       /* in: passed to on_bad_line */
-    size_t skipped;                                   /* out: malformed lines left out */
-    int mask_column;                                  /* in: lines end with image and mask paths */
-    const recio_fs *fs;                               /* in, optional: your filesystems for load */
+    recio_allocator alloc; /* the desc's, for recio_lst_free */
+    size_t skipped;        /* malformed lines left out (with desc.on_bad_line) */
 } recio_lst;
 
-RECIODEF recio_err recio_lst_parse(recio_lst *lst, const char *text, size_t n, const char *name);
-RECIODEF recio_err recio_lst_load(recio_lst *lst, const char *path);
+/* How a .lst is loaded; zero (or a NULL desc) means the defaults. */
+typedef struct recio_lst_desc {
+    const char *text;  /* parse these size bytes instead of reading path (path, or "<memory>" when
+                          NULL, names them in messages) */
+    size_t size;
+    char *errmsg;      /* optional, RECIO_ERRMSG_SIZE bytes: "FILE: line N: what" after a failure */
+    void (*on_bad_line)(void *user, const char *msg); /* optional: report and skip malformed lines */
+    void *user;                                       /* passed to on_bad_line */
+    int mask_column;                                  /* lines end with image and mask paths */
+    recio_allocator alloc;
+    const recio_fs *fs;                               /* your filesystems (FILESYSTEMS) */
+} recio_lst_desc;
+
+/* Load (or parse desc->text) into lst, which is overwritten: free a loaded one first. */
+RECIODEF recio_err recio_lst_load(recio_lst *lst, const char *path, const recio_lst_desc *desc);
 RECIODEF void recio_lst_free(recio_lst *lst);
 
 /* MXNet image record: IRHeader {u32 flag; f32 label; u64 id; u64 id2} (24 bytes), then when
@@ -593,6 +621,10 @@ typedef struct recio_irecord {
     size_t image_size;
     const void *mask;        /* the label mask's PNG bytes of a segmentation record; NULL when none */
     size_t mask_size;
+    uint32_t nlabels;        /* the record's labels: flag, or 1 (the header's label) when flag == 0 */
+    const void *all_labels;  /* nlabels little-endian float32s, unaligned: labels, or the header's
+                                label inside the payload when flag == 0; label i is
+                                recio_load_f32le((const char *)all_labels + 4 * i) */
 } recio_irecord;
 
 /* Parse a payload; RECIO_ERR_FORMAT when it is too short for its header and labels. */
@@ -601,12 +633,11 @@ RECIODEF recio_err recio_irecord_unpack(recio_irecord *out, const void *payload,
    RECIO_MASK_TAIL_SIZE, or 0 (nothing written) when mask_size does not fit in 32 bits. A
    segmentation record is header, labels, image, mask, then this tail. */
 RECIODEF size_t recio_irecord_mask_tail(void *dst, size_t mask_size);
-RECIODEF uint32_t recio_irecord_nlabels(const recio_irecord *r);        /* flag, or 1 when flag == 0 */
-RECIODEF float recio_irecord_label(const recio_irecord *r, uint32_t i); /* label i (i < nlabels) */
-/* Write the header (and labels) into dst, which holds recio_irecord_header_size(nlabels) bytes.
-   nlabels == 1 stores flag 0 and the label in the header, as MXNet's pack() does for a scalar;
-   other counts store flag = nlabels and the labels after the header. */
-RECIODEF size_t recio_irecord_header_size(uint32_t nlabels);
+/* Write the header (and labels) into dst and return its size; dst NULL: only the size. nlabels == 1
+   stores flag 0 and the label in the header, as MXNet's pack() does for a number; other counts store
+   flag = nlabels and the labels after the header. nlabels | RECIO_LABEL_ARRAY stores flag = nlabels
+   for every count, one too, as MXNet's pack() does for an array label (numpy). */
+#define RECIO_LABEL_ARRAY 0x80000000u
 RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32_t nlabels, uint64_t id, uint64_t id2);
 
 /* MXNET DETECTION LABELS: the labels of im2rec's object-detection records (SageMaker's format, read
@@ -620,7 +651,8 @@ typedef struct recio_det_layout {
     uint32_t object_width; /* B: floats per object */
     uint32_t count;        /* objects: object i is labels[A + i*B] .. labels[A + i*B + B - 1] */
 } recio_det_layout;
-/* The layout of n labels; RECIO_ERR_FORMAT when they are not one (a classification label, say). */
+/* The layout of n labels; RECIO_ERR_FORMAT when they are not one (a classification label, say),
+   RECIO_ERR_ARG for NULL labels (n > 0) or out. */
 RECIODEF recio_err recio_det_layout_of(const float *labels, size_t n, recio_det_layout *out);
 /* Write [2 + nextra, object_width, extra..., objects...] into dst (cap floats). Returns how many
    floats the labels take; nothing is written when that is more than cap (0 when object_width < 5). */
@@ -673,8 +705,8 @@ RECIODEF size_t recio_det_labels(float *dst, size_t cap, const float *extra, uin
    a pass over the headers, not the data); a rank with an empty byte part cannot pad (error), nor
    can an index-mode rank when there are fewer records than ranks.
 
-   Errors: on failure other than RECIO_ERR_NOMEM, *s is still set to a handle that holds the message
-   ("FILE: offset N: what") for recio_split_errmsg; close it with recio_split_close (NULL is fine). */
+   Errors: a failed open sets *s to NULL and writes why ("FILE: offset N: what") into desc.errmsg;
+   after the open the handle tells (recio_split_errmsg). */
 typedef struct recio_split recio_split;
 
 typedef enum recio_split_mode {
@@ -712,8 +744,7 @@ typedef struct recio_split_desc {
     size_t buffer_size;             /* reader buffer (default 1 MiB; shuffled: about 2 records) */
     const recio_fs *fs;             /* your filesystems, asked before the built-in ones (FILESYSTEMS):
                                        the files, their .idx, wildcards and directories go through it */
-    char *errmsg;                   /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed (the handle
-                                       of a failed open is returned too, with the same words) */
+    char *errmsg;                   /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed */
     recio_allocator alloc;
     uint64_t key_begin, key_end;    /* key_end > 0: only the index lines whose key is in [key_begin,
                                        key_end) (implies INDEX; UINT64_MAX: no upper end). For a file
@@ -725,7 +756,7 @@ typedef struct recio_split_desc {
 
 /* Where the last record came from. */
 typedef struct recio_split_where {
-    unsigned file;    /* index in the expanded file list (see recio_split_file) */
+    unsigned file;    /* index in the expanded file list (recio_split_info.files) */
     const char *path; /* that file's name, owned by the split */
     uint64_t ordinal; /* ordinal within its file; RECIO_SPLIT_UNKNOWN in byte mode for the records of
                          a file the part enters mid-way, unless desc.ordinals was set */
@@ -736,26 +767,34 @@ typedef struct recio_split_where {
     int repeat;       /* 1 for a record repeated by RECIO_EQUALIZE_PAD */
 } recio_split_where;
 
+/* What a split knows about itself (recio_split_query); the pointers are the split's, valid until
+   it is closed. */
+typedef struct recio_split_info {
+    uint64_t begin, end;      /* byte range of the part in the concatenation: byte mode [begin, end)
+                                 after moving to record heads (dmlc's offsets); index mode unshuffled,
+                                 the range read (first record to the next part's first) */
+    uint64_t count;           /* records per epoch on this rank; RECIO_SPLIT_UNKNOWN in byte mode
+                                 without equalize (not counted) */
+    uint64_t total_bytes;     /* size of all files */
+    unsigned nfiles;          /* after expansion, empty files dropped */
+    const char *const *files; /* their names */
+    recio_split_where where;  /* where the last record recio_split_next gave came from (zero before
+                                 the first of an epoch) */
+} recio_split_info;
+
 /* Open part `rank` of `nsplit` of the files in `uris` (';'-separated; wildcards and directories, whose
    *.rec files are taken, expand in sorted order, on any filesystem that lists: see FILESYSTEMS).
    See the error note above. */
 RECIODEF recio_err recio_split_open(recio_split **s, const char *uris, unsigned rank, unsigned nsplit);
 RECIODEF recio_err recio_split_open_desc(recio_split **s, const char *uris, unsigned rank, unsigned nsplit,
                                          const recio_split_desc *desc);
-/* Next record of this part: RECIO_OK, RECIO_END at the end of the epoch, or an error (sticky). */
+/* Next record of this part: RECIO_OK, RECIO_END at the end of the epoch, or an error (sticky).
+   recio_split_query then says where it came from (info.where). */
 RECIODEF recio_err recio_split_next(recio_split *s, recio_record *rec);
-/* The same, and where the record came from (where may be NULL). */
-RECIODEF recio_err recio_split_next_where(recio_split *s, recio_record *rec, recio_split_where *where);
 /* Start epoch `epoch` from the beginning of the part (a new order when shuffled); clears an error. */
 RECIODEF recio_err recio_split_reset(recio_split *s, uint64_t epoch);
-/* Byte range of the part in the concatenation: byte mode [begin, end) after moving to record heads
-   (dmlc's offsets); index mode unshuffled, the range read (first record to the next part's first). */
-RECIODEF void recio_split_bounds(const recio_split *s, uint64_t *begin, uint64_t *end);
-/* Records per epoch on this rank; RECIO_SPLIT_UNKNOWN in byte mode without equalize (not counted). */
-RECIODEF uint64_t recio_split_count(const recio_split *s);
-RECIODEF uint64_t recio_split_total_bytes(const recio_split *s); /* size of all files */
-RECIODEF unsigned recio_split_nfiles(const recio_split *s);      /* after expansion, empty files dropped */
-RECIODEF const char *recio_split_file(const recio_split *s, unsigned i);
+/* The part's bounds, count, files, and where the last record came from (recio_split_info). */
+RECIODEF recio_err recio_split_query(const recio_split *s, recio_split_info *info);
 RECIODEF const char *recio_split_errmsg(const recio_split *s);   /* "" when no error */
 RECIODEF void recio_split_close(recio_split *s);
 
@@ -1101,7 +1140,6 @@ RECIODEF const char *recio_transform_op_name(size_t i);
    epoch, errmsg), optional, runs before the first fetch of every epoch, serialised with fetch.
    Callbacks run on the prefetcher's threads, never two fetch/begin at once. */
 #ifdef RECIO_THREADS
-#define RECIO_PREFETCH_ERRMSG RECIO_ERRMSG_SIZE
 
 typedef struct recio_prefetch recio_prefetch;
 
@@ -1113,11 +1151,11 @@ typedef struct recio_prefetch_slot {
     uint64_t epoch;
     uint64_t tag;     /* free for the producer, e.g. the record's offset */
     unsigned index;   /* 0 .. depth-1: lets the user keep side arrays per slot */
-    char errmsg[RECIO_PREFETCH_ERRMSG];
+    char errmsg[RECIO_ERRMSG_SIZE];
 } recio_prefetch_slot;
 
 typedef recio_err (*recio_prefetch_fn)(void *user, recio_prefetch_slot *slot, unsigned worker);
-typedef recio_err (*recio_prefetch_begin_fn)(void *user, uint64_t epoch, char *errmsg /* RECIO_PREFETCH_ERRMSG */);
+typedef recio_err (*recio_prefetch_begin_fn)(void *user, uint64_t epoch, char *errmsg /* RECIO_ERRMSG_SIZE */);
 
 typedef struct recio_prefetch_desc {
     recio_prefetch_fn fetch;       /* required */
@@ -1129,6 +1167,7 @@ typedef struct recio_prefetch_desc {
     size_t slot_size;              /* initial bytes per slot (default 0: grow on demand) */
     uint64_t epoch;                /* first epoch (default 0) */
     recio_allocator alloc;
+    char *errmsg;                  /* optional, RECIO_ERRMSG_SIZE bytes: why create failed */
 } recio_prefetch_desc;
 
 /* Make the ring and start the threads; production of `desc->epoch` starts at once. */
@@ -1717,6 +1756,7 @@ static void recio__fmt(char *d, size_t cap, const char *f, ...) {
 
 static void recio__verrf(char *msg, const char *name, uint64_t offset, const char *f, va_list ap) {
     recio__arg args[2 + RECIO__FMT_ARGS];
+    if (!msg) return; /* an optional desc.errmsg left NULL */
     args[0].s = name ? name : "?";
     args[1].u = offset;
     recio__fmt_args(msg, RECIO__ERRMSG, RECIO__AT_OFFSET, f, args, 2 + recio__va_args(f, ap, args + 2));
@@ -1806,7 +1846,6 @@ RECIODEF uint64_t recio_seed_for(uint64_t seed, uint64_t epoch, uint64_t index) 
     return recio_hash64(h ^ (index + 0x85157af5b7a2d2c7ULL));
 }
 
-RECIODEF void recio_rng_seed(recio_rng *r, uint64_t seed) { r->state = seed; }
 
 RECIODEF uint64_t recio_rng_next(recio_rng *r) {
     r->state += 0x9e3779b97f4a7c15ULL;
@@ -2497,7 +2536,7 @@ static recio_err recio__rm_sess_open(recio__rm_sess *s, const char *uri, const r
     if (a) s->alloc = *a;
     if ((e = recio__rm_cfg_load(&s->cfg, uri, s->why)) != RECIO_OK) return e;
     if (!(s->m = curl_multi_init())) return recio__fmt(s->why, sizeof s->why, "cannot start libcurl"), RECIO_ERR_NOMEM;
-    recio_rng_seed(&s->rng, (uint64_t)(uintptr_t)s ^ (uint64_t)recio__rm_now());
+    s->rng.state = (uint64_t)(uintptr_t)s ^ (uint64_t)recio__rm_now();
     return RECIO_OK;
 }
 
@@ -3743,7 +3782,8 @@ RECIODEF recio_err recio_index_path(char *out, size_t cap, const char *rec, cons
     recio_fs_stat st;
     size_t n;
     int k, there = 0;
-    if (!out || !rec || cap < (n = strlen(rec)) + 5) return RECIO_ERR_ARG;
+    if (!out || !rec) return RECIO_ERR_ARG;
+    if (cap < (n = strlen(rec)) + 5) return RECIO_ERR_SMALL; /* the caller's buffer */
     for (k = 0; k < 2 && !there; k++) { /* REC.idx, then REC with .rec replaced */
         memcpy(out, rec, n + 1);
         if (k && n > 4 && strcmp(rec + n - 4, ".rec") == 0) out[n - 4] = 0;
@@ -3964,7 +4004,8 @@ RECIODEF recio_err recio_reader_next(recio_reader *r, recio_record *rec) {
     size_t len, at = 0;
     const unsigned char *body;
     recio_err e;
-    if (!r || !rec) return RECIO_ERR_ARG;
+    if (!r) return RECIO_ERR_ARG;
+    if (!rec) return recio__errf(r->errmsg, r->name, recio__rd_off(r), "%s", "next: the record pointer is NULL"), RECIO_ERR_ARG;
     if (r->sticky) return r->sticky;
     rec_off = recio__rd_off(r);
     for (;;) { /* cflag 0: whole; 1, 2..., 3: parts joined at r->join[at], the magic word between */
@@ -4050,7 +4091,9 @@ RECIODEF recio_err recio_reader_open_desc(recio_reader **out, const char *path, 
     *out = NULL;
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
-    if (!path && !d.io.read) return RECIO_ERR_ARG;
+    if (d.errmsg) d.errmsg[0] = 0;
+    if (!path && !d.io.read)
+        return recio__errf(d.errmsg, "<reader>", 0, "%s", "no path and no desc.io.read: nothing to read"), RECIO_ERR_ARG;
     if (!d.name) d.name = path ? path : "<io>";
     if (!d.buffer_size) d.buffer_size = RECIO__DEFAULT_BUFFER;
     if ((e = recio__rd_alloc(&r, d.name, &d.alloc)) != RECIO_OK) return recio__open_msg(d.errmsg, d.name, NULL, e), e;
@@ -4080,13 +4123,6 @@ RECIODEF recio_err recio_reader_open(recio_reader **r, const char *path) {
     return recio_reader_open_desc(r, path, NULL);
 }
 
-RECIODEF recio_err recio_reader_open_mmap(recio_reader **r, const char *path) {
-    recio_reader_desc d;
-    memset(&d, 0, sizeof d);
-    d.use_mmap = 1;
-    return recio_reader_open_desc(r, path, &d);
-}
-
 RECIODEF recio_err recio_reader_seek(recio_reader *r, uint64_t offset) {
     if (!r) return RECIO_ERR_ARG;
     r->sticky = RECIO_OK;
@@ -4109,7 +4145,6 @@ RECIODEF recio_err recio_reader_seek(recio_reader *r, uint64_t offset) {
 }
 
 RECIODEF uint64_t recio_reader_tell(const recio_reader *r) { return r ? recio__rd_off(r) : 0; }
-RECIODEF int64_t recio_reader_size(const recio_reader *r) { return r ? r->size : -1; }
 RECIODEF const char *recio_reader_errmsg(const recio_reader *r) { return r ? r->errmsg : ""; }
 
 RECIODEF void recio_reader_close(recio_reader *r) {
@@ -4133,7 +4168,7 @@ struct recio_writer {
     size_t idx_len;
     const recio_fs *fs[2];      /* filesystems of the data file and of the .idx (NULL: desc.io, none) */
     void *pend[2];              /* their outputs waiting for the commit (atomic), else NULL */
-    const char *tmp[2];         /* their temporary names while pending, for recio_writer_tmp_path */
+    const char *tmp[2];         /* their temporary names while pending, for desc.tmp_names */
     int finished;
     recio_err sticky;
     char *name;
@@ -4335,13 +4370,15 @@ static size_t recio__find_magic(const unsigned char *p, size_t i, size_t n) {
     return n;
 }
 
-RECIODEF recio_err recio_writer_write_key(recio_writer *w, uint64_t key, const void *data, size_t size) {
+static recio_err recio__wr_record(recio_writer *w, uint64_t key, const void *data, size_t size) {
     static const unsigned char zeros[4] = {0, 0, 0, 0};
     const unsigned char *p = (const unsigned char *)data;
     size_t i, start = 0;
     uint64_t rec_off;
     unsigned cflag = 0;
-    if (!w || (!data && size) || w->finished) return RECIO_ERR_ARG;
+    if (!w) return RECIO_ERR_ARG;
+    if (!data && size) return recio__errf(w->errmsg, w->name, w->offset, "write: data is NULL with size %U", (uint64_t)size), RECIO_ERR_ARG;
+    if (w->finished) return recio__errf(w->errmsg, w->name, w->offset, "%s", "write: the writer is finished"), RECIO_ERR_ARG;
     if (w->sticky) return w->sticky;
     if (size > RECIO_MAX_RECORD) {
         recio__errf(w->errmsg, w->name, w->offset, "record of %U bytes: RecordIO allows at most 2^29-1", (uint64_t)size);
@@ -4362,12 +4399,12 @@ RECIODEF recio_err recio_writer_write_key(recio_writer *w, uint64_t key, const v
 }
 
 RECIODEF recio_err recio_writer_write(recio_writer *w, const void *data, size_t size) {
-    return recio_writer_write_key(w, w ? w->count : 0, data, size);
+    return recio__wr_record(w, w ? w->count : 0, data, size);
 }
 
 /* One writev of whole single-part records [*i, ...): headers, payloads and padding, up to about
    1 MiB or 21 records (3 pieces each). A record that needs parts stops the gathering. */
-static recio_err recio__wr_gather(recio_writer *w, const void *const *data, const size_t *size, size_t n, size_t *i) {
+static recio_err recio__wr_gather(recio_writer *w, const recio_writer_item *it, size_t n, size_t *i) {
     static const unsigned char zeros[4] = {0, 0, 0, 0};
     unsigned char hdr[21][8];
     recio_iovec v[63];
@@ -4375,14 +4412,14 @@ static recio_err recio__wr_gather(recio_writer *w, const void *const *data, cons
     size_t bytes = 0;
     uint64_t start = w->offset;
     for (; *i < n && k < 21 && bytes < (1u << 20); (*i)++, k++) {
-        size_t sz = size[*i], pad = RECIO__ALIGN4(sz) - sz;
-        if (sz > RECIO_MAX_RECORD || recio__find_magic((const unsigned char *)data[*i], 0, sz) < sz) break;
+        size_t sz = it[*i].size, pad = RECIO__ALIGN4(sz) - sz;
+        if (sz > RECIO_MAX_RECORD || !it[*i].data || recio__find_magic((const unsigned char *)it[*i].data, 0, sz) < sz) break;
         recio_store_u32le(hdr[k], RECIO_MAGIC);
         recio_store_u32le(hdr[k] + 4, (uint32_t)sz);
         v[nv].base = hdr[k], v[nv++].len = 8;
-        if (sz) v[nv].base = data[*i], v[nv++].len = sz;
+        if (sz) v[nv].base = it[*i].data, v[nv++].len = sz;
         if (pad) v[nv].base = zeros, v[nv++].len = pad;
-        if (w->has_idx && recio__wr_index(w, w->count, w->offset)) return w->sticky;
+        if (w->has_idx && recio__wr_index(w, it[*i].key, w->offset)) return w->sticky;
         w->offset += 8 + sz + pad;
         w->count++;
         bytes += 8 + sz + pad;
@@ -4391,9 +4428,11 @@ static recio_err recio__wr_gather(recio_writer *w, const void *const *data, cons
     return RECIO_OK;
 }
 
-RECIODEF recio_err recio_writer_write_batch(recio_writer *w, const void *const *data, const size_t *size, size_t n) {
+RECIODEF recio_err recio_writer_write_batch(recio_writer *w, const recio_writer_item *items, size_t n) {
     size_t i = 0;
-    if (!w || (!data && n) || (!size && n) || w->finished) return RECIO_ERR_ARG;
+    if (!w) return RECIO_ERR_ARG;
+    if (!items && n) return recio__errf(w->errmsg, w->name, w->offset, "write_batch: items is NULL with n %U", (uint64_t)n), RECIO_ERR_ARG;
+    if (w->finished) return recio__errf(w->errmsg, w->name, w->offset, "%s", "write_batch: the writer is finished"), RECIO_ERR_ARG;
     if (w->sticky) return w->sticky;
     while (i < n) {
         size_t before = i;
@@ -4401,10 +4440,10 @@ RECIODEF recio_err recio_writer_write_batch(recio_writer *w, const void *const *
 #ifdef RECIO_THREADS
         direct = direct && !w->bg;
 #endif
-        if (direct && recio__wr_drain(w) == RECIO_OK && recio__wr_gather(w, data, size, n, &i)) return w->sticky;
+        if (direct && recio__wr_drain(w) == RECIO_OK && recio__wr_gather(w, items, n, &i)) return w->sticky;
         if (w->sticky) return w->sticky;
         if (i == before) { /* no writev, or a record that needs parts or is too big: the usual way */
-            recio_err e = recio_writer_write(w, data[i], size[i]);
+            recio_err e = recio__wr_record(w, items[i].key, items[i].data, items[i].size);
             if (e) return e;
             i++;
         }
@@ -4458,56 +4497,59 @@ static recio_err recio__wr_files(recio_writer *w, const char *path, const recio_
     return e;
 }
 
-/* A writer on desc; its files come from `files` (NULL for recio_writer_open_mem, which then links
-   no filesystem code: docs/footprint.md). */
-static recio_err recio__wr_open(recio_writer **out, const char *path, const recio_writer_desc *desc,
-                                recio_err (*files)(recio_writer *, const char *, const recio_writer_desc *)) {
+/* A memory writer writes into desc.mem through these hooks, with the buffer's allocator. */
+static void recio__wr_mem_desc(recio_writer_desc *d) {
+    memset(&d->io, 0, sizeof d->io);
+    d->io.write = recio__mem_write;
+    d->io.user = d->mem;
+    if (!d->name) d->name = "<memory>";
+    d->alloc = d->mem->alloc;
+    d->index_path = NULL;
+    d->atomic = 0;
+}
+
+/* The desc's errors, before anything is made: "NAME: offset 0: what" into desc.errmsg. */
+static recio_err recio__wr_check(const recio_writer_desc *d, const char *path) {
+    const char *what = NULL;
+    if (d->mem && path) what = "desc.mem and a path: a memory writer has no path";
+    else if (!path && !d->mem && !d->io.write) what = "no path, no desc.io.write and no desc.mem: nowhere to write";
+    if (what) recio__errf(d->errmsg, path ? path : "<writer>", 0, "%s", what);
+    return what ? RECIO_ERR_ARG : RECIO_OK;
+}
+
+RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, const recio_writer_desc *desc) {
     recio_writer_desc d;
     recio_writer *w = NULL;
     recio_err e;
-    if (!out) return RECIO_ERR_ARG;
-    *out = NULL;
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
-    if (!path && !d.io.write) return RECIO_ERR_ARG;
+    if (d.errmsg) d.errmsg[0] = 0;
+    if (d.tmp_names) d.tmp_names[0] = d.tmp_names[1] = NULL;
+    if (!out) return recio__errf(d.errmsg, path ? path : "<writer>", 0, "%s", "the handle pointer is NULL"), RECIO_ERR_ARG;
+    *out = NULL;
+    if ((e = recio__wr_check(&d, path)) != RECIO_OK) return e;
+    if (d.mem) recio__wr_mem_desc(&d);
     if (!d.name) d.name = path ? path : "<io>";
     e = recio__wr_alloc(&w, &d);
     if (e == RECIO_OK && !path) w->io = d.io;
-    if (e == RECIO_OK && files) e = files(w, path, &d);
+    if (e == RECIO_OK) e = recio__wr_files(w, path, &d); /* the .idx of a desc.io writer too */
 #ifdef RECIO_THREADS
     if (e == RECIO_OK && d.background) e = recio__wr_start(w);
 #endif
     recio__open_msg(d.errmsg, d.name, w ? w->errmsg : NULL, e);
     if (e != RECIO_OK && w && !path) memset(&w->io, 0, sizeof w->io); /* desc.io stays the caller's */
     if (e != RECIO_OK) return recio_writer_abort(w), e; /* closes what opened, removes what it created */
+    if (d.tmp_names) d.tmp_names[0] = w->tmp[0], d.tmp_names[1] = w->tmp[1];
     *out = w;
     return RECIO_OK;
-}
-
-RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, const recio_writer_desc *desc) {
-    return recio__wr_open(out, path, desc, recio__wr_files);
 }
 
 RECIODEF recio_err recio_writer_open(recio_writer **w, const char *path) {
     return recio_writer_open_desc(w, path, NULL);
 }
 
-RECIODEF recio_err recio_writer_open_mem(recio_writer **w, recio_buffer *out) {
-    recio_writer_desc d;
-    if (!out) return RECIO_ERR_ARG;
-    memset(&d, 0, sizeof d);
-    d.io.write = recio__mem_write;
-    d.io.user = out;
-    d.name = "<memory>";
-    d.alloc = out->alloc;
-    return recio__wr_open(w, NULL, &d, NULL);
-}
-
 RECIODEF uint64_t recio_writer_tell(const recio_writer *w) { return w ? w->offset : 0; }
 RECIODEF const char *recio_writer_errmsg(const recio_writer *w) { return w ? w->errmsg : ""; }
-RECIODEF const char *recio_writer_tmp_path(const recio_writer *w, int which) {
-    return !w || w->finished ? NULL : w->tmp[which != 0];
-}
 
 /* Flush, sync and close one sink; the first failure is recorded, later steps still run. */
 static void recio__wr_finish(recio_writer *w, recio_io *io, int sync) {
@@ -4847,8 +4889,14 @@ static int recio__parse_u64(const char **s, const char *e, uint64_t *out) {
 static int recio__is_blank(char c) { return c == ' ' || c == '\t'; }
 
 static recio_err recio__text_fail(char *msg, const recio__lines *L, const char *what) {
-    recio__fmt(msg, 256, "%s: line %U: %s", L->name ? L->name : "?", L->line, what);
+    if (msg) recio__fmt(msg, 256, "%s: line %U: %s", L->name ? L->name : "?", L->line, what);
     return RECIO_ERR_FORMAT;
+}
+
+/* An allocation failed while reading line N of a text file. */
+static recio_err recio__nomem(char *msg, const char *name, uint64_t line) {
+    if (msg) recio__fmt(msg, RECIO__ERRMSG, "%s: line %U: out of memory", name ? name : "?", line);
+    return RECIO_ERR_NOMEM;
 }
 
 /* One .idx line [b, e) as "key<blanks>offset": NULL, or what is wrong with it (the .idx parser's
@@ -4861,27 +4909,22 @@ static const char *recio__idx_line(const char *b, const char *e, recio_index_ent
     return b != e ? "unexpected text after the offset" : NULL;
 }
 
-RECIODEF recio_err recio_index_parse(recio_index *idx, const char *text, size_t n, const char *name) {
-    const recio_fs *fs;
+/* Parse n bytes of .idx text into idx (its alloc set); "NAME: line N: what" into msg. */
+static recio_err recio__index_parse(recio_index *idx, const char *text, size_t n, const char *name, char *msg) {
     recio__lines L;
     const char *b, *e, *bad = NULL;
     recio_buffer v;
     recio_index_entry en;
     recio_err err = RECIO_OK;
-    if (!idx || (!text && n)) return RECIO_ERR_ARG;
     memset(&v, 0, sizeof v);
     v.alloc = idx->alloc;
-    fs = idx->fs;
-    memset(idx, 0, sizeof *idx);
-    idx->alloc = v.alloc; /* the inputs stay */
-    idx->fs = fs;
     L.p = text ? text : "";
     L.end = L.p + n;
     L.name = name;
     L.line = 0;
     while (!err && recio__next_line(&L, &b, &e))
-        if ((bad = recio__idx_line(b, e, &en)) != NULL) err = recio__text_fail(idx->errmsg, &L, bad);
-        else if (recio__mem_write(&v, &en, sizeof en)) err = RECIO_ERR_NOMEM;
+        if ((bad = recio__idx_line(b, e, &en)) != NULL) err = recio__text_fail(msg, &L, bad);
+        else if (recio__mem_write(&v, &en, sizeof en)) err = recio__nomem(msg, name, L.line);
     if (err) return recio_buffer_free(&v), err;
     idx->entries = (recio_index_entry *)(void *)v.data;
     idx->count = v.size / sizeof en;
@@ -4941,16 +4984,22 @@ static recio_err recio__slurp(const recio_fs *list, const recio_allocator *a, co
     return recio__slurp_io(a, &io, path, out, n, msg);
 }
 
-RECIODEF recio_err recio_index_load(recio_index *idx, const char *path) {
+RECIODEF recio_err recio_index_load(recio_index *idx, const char *path, const recio_index_desc *desc) {
+    recio_index_desc d;
     char *text;
     size_t n;
     recio_err e;
-    if (!idx || !path) return RECIO_ERR_ARG;
-    idx->entries = NULL;
-    idx->count = 0;
-    if ((e = recio__slurp(idx->fs, &idx->alloc, path, &text, &n, idx->errmsg)) != RECIO_OK) return e;
-    e = recio_index_parse(idx, text, n, path);
-    recio__free(&idx->alloc, text);
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if (d.errmsg) d.errmsg[0] = 0;
+    if (!idx) return recio__errf(d.errmsg, path ? path : "<index>", 0, "%s", "the index pointer is NULL"), RECIO_ERR_ARG;
+    memset(idx, 0, sizeof *idx);
+    idx->alloc = d.alloc;
+    if (!path && !d.text) return recio__errf(d.errmsg, "<index>", 0, "%s", "no path and no desc.text: nothing to load"), RECIO_ERR_ARG;
+    if (d.text) return recio__index_parse(idx, d.text, d.size, path ? path : "<memory>", d.errmsg);
+    if ((e = recio__slurp(d.fs, &d.alloc, path, &text, &n, d.errmsg)) != RECIO_OK) return e;
+    e = recio__index_parse(idx, text, n, path, d.errmsg);
+    recio__free(&d.alloc, text);
     return e;
 }
 
@@ -4967,16 +5016,19 @@ static recio_err recio__create_plain(const recio_fs *list, const char *path, rec
     return e;
 }
 
-RECIODEF recio_err recio_index_save_ex(const recio_index *idx, const char *path, char *errmsg) {
+RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path, const recio_index_desc *desc) {
     recio_io io;
     char buf[4096]; /* many short lines: written a block at a time */
+    char *errmsg = desc ? desc->errmsg : NULL;
     size_t i, len = 0;
     uint64_t at = 0;
     recio_err e;
     int bad = 0;
     if (errmsg) errmsg[0] = 0;
-    if (!idx || !path) return RECIO_ERR_ARG;
-    if ((e = recio__create_plain(idx->fs, path, &io, errmsg)) != RECIO_OK) return e;
+    if (!path) return recio__errf(errmsg, "<index>", 0, "%s", "the path is NULL"), RECIO_ERR_ARG;
+    if (!idx || (!idx->entries && idx->count))
+        return recio__errf(errmsg, path, 0, "%s", idx ? "the index has a count but no entries" : "the index pointer is NULL"), RECIO_ERR_ARG;
+    if ((e = recio__create_plain(desc ? desc->fs : NULL, path, &io, errmsg)) != RECIO_OK) return e;
     for (i = 0; i <= idx->count && !bad; i++) {
         if (len && (i == idx->count || len > sizeof buf - 48)) {
             if ((bad = io.write(io.user, buf, len) != 0) && errmsg)
@@ -4994,7 +5046,6 @@ RECIODEF recio_err recio_index_save_ex(const recio_index *idx, const char *path,
     return bad ? RECIO_ERR_IO : RECIO_OK;
 }
 
-RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path) { return recio_index_save_ex(idx, path, NULL); }
 
 /* Parse a float at *s: delegates to strtod on a bounded copy (the line is not NUL-terminated). */
 static int recio__parse_float(const char **s, const char *e, float *out) {
@@ -5026,8 +5077,8 @@ static const char *recio__lst_last(const char *b, const char *e, const char **fi
 
 /* One .lst line: index, labels..., path (the last tab-separated field; it may hold spaces). The
    line and each field are stripped as im2rec's read_list does. */
-static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, const char *e, recio_buffer *items,
-                                 recio_buffer *store) {
+static recio_err recio__lst_line(int mask_column, char *msg, recio__lines *L, const char *b, const char *e,
+                                 recio_buffer *items, recio_buffer *store) {
     recio_lst_item it;
     const char *last, *path, *mask = NULL, *pe;
     float f;
@@ -5035,19 +5086,19 @@ static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, c
     while (b < e && recio__is_space(*b)) b++;
     while (e > b && recio__is_space(e[-1])) e--;
     if (b == e) return RECIO_OK; /* a blank line */
-    if ((last = recio__lst_last(b, e, &path)) == b) return recio__text_fail(l->errmsg, L, "expected 'index<TAB>label...<TAB>path'");
+    if ((last = recio__lst_last(b, e, &path)) == b) return recio__text_fail(msg, L, "expected 'index<TAB>label...<TAB>path'");
     pe = e;
-    if (l->mask_column) { /* the last field is the mask; the image's path is the one before it */
+    if (mask_column) { /* the last field is the mask; the image's path is the one before it */
         mask = path;
         for (pe = last - 1; pe > b && recio__is_space(pe[-1]); pe--) {}
-        if ((last = recio__lst_last(b, pe, &path)) == b) return recio__text_fail(l->errmsg, L, "expected 'index<TAB>label...<TAB>image<TAB>mask'");
-        if (path == pe || memchr(mask, 0, (size_t)(e - mask))) return recio__text_fail(l->errmsg, L, "a bad image or mask path");
+        if ((last = recio__lst_last(b, pe, &path)) == b) return recio__text_fail(msg, L, "expected 'index<TAB>label...<TAB>image<TAB>mask'");
+        if (path == pe || memchr(mask, 0, (size_t)(e - mask))) return recio__text_fail(msg, L, "a bad image or mask path");
     }
-    if (memchr(path, 0, (size_t)(pe - path))) return recio__text_fail(l->errmsg, L, "a NUL byte in the path");
+    if (memchr(path, 0, (size_t)(pe - path))) return recio__text_fail(msg, L, "a NUL byte in the path");
     memset(&it, 0, sizeof it);
-    if (recio__parse_u64(&b, last, &it.index)) return recio__text_fail(l->errmsg, L, "the index is not a whole number");
+    if (recio__parse_u64(&b, last, &it.index)) return recio__text_fail(msg, L, "the index is not a whole number");
     while (b < last && *b == ' ') b++;
-    if (*b != '\t') return recio__text_fail(l->errmsg, L, "the index is not a whole number");
+    if (*b != '\t') return recio__text_fail(msg, L, "the index is not a whole number");
     /* the line's labels (float-aligned), path and mask path, one after the other in the storage */
     while (store->size % sizeof f)
         if (recio__mem_write(store, "", 1)) return RECIO_ERR_NOMEM;
@@ -5055,11 +5106,11 @@ static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, c
     for (;;) {
         while (b < last && recio__is_space(*b)) b++;
         if (b >= last) break;
-        if (recio__parse_float(&b, last, &f)) return recio__text_fail(l->errmsg, L, "a label is not a number");
+        if (recio__parse_float(&b, last, &f)) return recio__text_fail(msg, L, "a label is not a number");
         if (recio__mem_write(store, &f, sizeof f)) return RECIO_ERR_NOMEM;
         it.nlabels++;
     }
-    if (it.nlabels == 0) return recio__text_fail(l->errmsg, L, "no label before the path");
+    if (it.nlabels == 0) return recio__text_fail(msg, L, "no label before the path");
     path_at = store->size;
     if (recio__mem_write(store, path, (size_t)(pe - path)) || recio__mem_write(store, "", 1)) return RECIO_ERR_NOMEM;
     mask_at = store->size;
@@ -5071,35 +5122,31 @@ static recio_err recio__lst_line(recio_lst *l, recio__lines *L, const char *b, c
     return recio__mem_write(items, &it, sizeof it) ? RECIO_ERR_NOMEM : RECIO_OK;
 }
 
-RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, const char *name) {
-    const recio_fs *fs;
+/* Parse n bytes of .lst text into l as desc d says (l zeroed, its alloc set). */
+static recio_err recio__lst_parse(recio_lst *l, const char *text, size_t n, const char *name, const recio_lst_desc *d) {
     recio__lines L;
     const char *b, *e;
     recio_buffer items, store;
     recio_err err = RECIO_OK;
     size_t i;
-    recio_allocator a;
-    void (*on_bad)(void *, const char *);
-    void *user;
-    int masks;
-    if (!l || (!text && n)) return RECIO_ERR_ARG;
-    a = l->alloc, on_bad = l->on_bad_line, user = l->user, masks = l->mask_column, fs = l->fs;
-    memset(l, 0, sizeof *l);
-    l->alloc = a, l->on_bad_line = on_bad, l->user = user, l->mask_column = masks, l->fs = fs;
+    char msg[RECIO__ERRMSG];
+    msg[0] = 0;
     memset(&items, 0, sizeof items);
-    items.alloc = a;
+    items.alloc = l->alloc;
     store = items;
     L.p = text ? text : "";
     L.end = L.p + n;
     L.name = name;
     L.line = 0;
     while (!err && recio__next_line(&L, &b, &e))
-        if ((err = recio__lst_line(l, &L, b, e, &items, &store)) == RECIO_ERR_FORMAT && on_bad) {
-            on_bad(user, l->errmsg);
-            l->errmsg[0] = 0;
+        if ((err = recio__lst_line(d->mask_column, msg, &L, b, e, &items, &store)) == RECIO_ERR_FORMAT && d->on_bad_line) {
+            d->on_bad_line(d->user, msg);
+            msg[0] = 0;
             l->skipped++;
             err = RECIO_OK;
         }
+    if (err == RECIO_ERR_NOMEM) recio__nomem(msg, name, L.line);
+    if (err && d->errmsg) recio__fmt(d->errmsg, RECIO_ERRMSG_SIZE, "%s", msg);
     if (!err) { /* the storage is one block; the items their own array */
         l->items = (recio_lst_item *)(void *)items.data;
         l->count = items.size / sizeof(recio_lst_item);
@@ -5117,14 +5164,22 @@ RECIODEF recio_err recio_lst_parse(recio_lst *l, const char *text, size_t n, con
     return err;
 }
 
-RECIODEF recio_err recio_lst_load(recio_lst *l, const char *path) {
+RECIODEF recio_err recio_lst_load(recio_lst *l, const char *path, const recio_lst_desc *desc) {
+    recio_lst_desc d;
     char *text;
     size_t n;
     recio_err e;
-    if (!l || !path) return RECIO_ERR_ARG;
-    if ((e = recio__slurp(l->fs, &l->alloc, path, &text, &n, l->errmsg)) != RECIO_OK) return e;
-    e = recio_lst_parse(l, text, n, path);
-    recio__free(&l->alloc, text);
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if (d.errmsg) d.errmsg[0] = 0;
+    if (!l) return recio__errf(d.errmsg, path ? path : "<lst>", 0, "%s", "the list pointer is NULL"), RECIO_ERR_ARG;
+    memset(l, 0, sizeof *l);
+    l->alloc = d.alloc;
+    if (!path && !d.text) return recio__errf(d.errmsg, "<lst>", 0, "%s", "no path and no desc.text: nothing to load"), RECIO_ERR_ARG;
+    if (d.text) return recio__lst_parse(l, d.text, d.size, path ? path : "<memory>", &d);
+    if ((e = recio__slurp(d.fs, &d.alloc, path, &text, &n, d.errmsg)) != RECIO_OK) return e;
+    e = recio__lst_parse(l, text, n, path, &d);
+    recio__free(&d.alloc, text);
     return e;
 }
 
@@ -5164,6 +5219,8 @@ RECIODEF recio_err recio_irecord_unpack(recio_irecord *out, const void *payload,
     if (out->flag > (size - RECIO_IRHEADER_SIZE) / 4) return RECIO_ERR_FORMAT;
     need = RECIO_IRHEADER_SIZE + (size_t)out->flag * 4;
     out->labels = out->flag ? p + RECIO_IRHEADER_SIZE : NULL;
+    out->nlabels = out->flag ? out->flag : 1;
+    out->all_labels = out->flag ? p + RECIO_IRHEADER_SIZE : p + 4;
     out->image = p + need;
     out->image_size = size - need;
     recio__mask_tail_find(out);
@@ -5178,27 +5235,17 @@ RECIODEF size_t recio_irecord_mask_tail(void *dst, size_t mask_size) {
     return RECIO_MASK_TAIL_SIZE;
 }
 
-RECIODEF uint32_t recio_irecord_nlabels(const recio_irecord *r) { return r->flag ? r->flag : 1; }
-
-RECIODEF float recio_irecord_label(const recio_irecord *r, uint32_t i) {
-    if (r->flag == 0) return i == 0 ? r->label : 0.0f;
-    return i < r->flag ? recio_load_f32le((const unsigned char *)r->labels + 4 * (size_t)i) : 0.0f;
-}
-
-RECIODEF size_t recio_irecord_header_size(uint32_t nlabels) {
-    return RECIO_IRHEADER_SIZE + (nlabels == 1 ? 0 : 4 * (size_t)nlabels);
-}
-
 RECIODEF size_t recio_irecord_pack_header(void *dst, const float *labels, uint32_t nlabels, uint64_t id, uint64_t id2) {
     unsigned char *p = (unsigned char *)dst;
-    uint32_t i;
-    recio_store_u32le(p, nlabels == 1 ? 0 : nlabels);
-    recio_store_f32le(p + 4, nlabels == 1 ? labels[0] : 0.0f);
+    uint32_t i, n = nlabels & ~RECIO_LABEL_ARRAY;
+    uint32_t flag = n == 1 && !(nlabels & RECIO_LABEL_ARRAY) ? 0 : n; /* a number: in the header */
+    if (!p) return RECIO_IRHEADER_SIZE + 4 * (size_t)flag;
+    recio_store_u32le(p, flag);
+    recio_store_f32le(p + 4, flag == 0 && n == 1 ? labels[0] : 0.0f);
     recio_store_u64le(p + 8, id);
     recio_store_u64le(p + 16, id2);
-    if (nlabels != 1)
-        for (i = 0; i < nlabels; i++) recio_store_f32le(p + RECIO_IRHEADER_SIZE + 4 * (size_t)i, labels[i]);
-    return recio_irecord_header_size(nlabels);
+    for (i = 0; i < flag; i++) recio_store_f32le(p + RECIO_IRHEADER_SIZE + 4 * (size_t)i, labels[i]);
+    return RECIO_IRHEADER_SIZE + 4 * (size_t)flag;
 }
 
 /* A label that is a whole number in [lo, hi], as the layout's widths must be: in float and integer
@@ -5209,8 +5256,8 @@ static int recio__whole(float v, uint32_t lo, size_t hi) {
 
 RECIODEF recio_err recio_det_layout_of(const float *labels, size_t n, recio_det_layout *out) {
     size_t a, b;
-    if (!labels || !out || n < 2 || !recio__whole(labels[0], 2, n) || !recio__whole(labels[1], 5, 1000000000u))
-        return RECIO_ERR_FORMAT;
+    if ((!labels && n) || !out) return RECIO_ERR_ARG;
+    if (n < 2 || !recio__whole(labels[0], 2, n) || !recio__whole(labels[1], 5, 1000000000u)) return RECIO_ERR_FORMAT;
     a = (size_t)labels[0], b = (size_t)labels[1];
     if ((n - a) % b != 0 || (n - a) / b > UINT32_MAX) return RECIO_ERR_FORMAT;
     out->header_width = (uint32_t)a, out->object_width = (uint32_t)b, out->count = (uint32_t)((n - a) / b);
@@ -5270,7 +5317,8 @@ struct recio_split {
     recio_buffer flist; /* files' storage (alloc: s->alloc, set at open) */
     uint64_t total;
     int indexed;
-    recio_err open_err;
+    const char **names;      /* the files' paths, for recio_split_info.files */
+    recio_split_where where; /* of the last record given */
     /* byte mode */
     uint64_t nbegin, nend, begin, end;
     unsigned cur;
@@ -5856,7 +5904,7 @@ static void recio__sp_fisher_yates(uint64_t *v, uint64_t n, unsigned w, uint64_t
     recio_rng rng;
     uint64_t i;
     unsigned k;
-    recio_rng_seed(&rng, seed);
+    rng.state = seed;
     for (i = n; i > 1; i--) {
         uint64_t *a = v + (i - 1) * w, *b = v + recio_rng_below(&rng, i) * w;
         for (k = 0; k < w; k++) {
@@ -6160,17 +6208,27 @@ static recio_err recio__sp_index_next(recio_split *s, recio_record *rec, recio_s
 
 RECIODEF recio_err recio_split_reset(recio_split *s, uint64_t epoch) {
     if (!s) return RECIO_ERR_ARG;
-    if (s->open_err) return s->open_err;
     s->sticky = RECIO_OK;
     s->errmsg[0] = 0;
     s->epoch = epoch;
     s->seq = 0;
     s->started = s->bdone = 0;
+    memset(&s->where, 0, sizeof s->where);
     if (s->perm) {
         recio__sp_iota(s->perm, s->n);
         recio__sp_fisher_yates(s->perm, s->n, 1, recio_seed_for(s->d.seed, epoch, 0));
     }
     if (s->cperm) recio__sp_chunk_epoch(s);
+    return RECIO_OK;
+}
+
+/* The files' names as one array (recio_split_info.files). */
+static recio_err recio__sp_names(recio_split *s) {
+    unsigned i;
+    if (!(s->names = (const char **)recio__malloc(&s->alloc, (s->nfiles + 1) * sizeof *s->names)))
+        return recio__sp_fail(s, RECIO_ERR_NOMEM, "%s", "out of memory for the file list");
+    for (i = 0; i < s->nfiles; i++) s->names[i] = s->files[i].path;
+    s->names[s->nfiles] = NULL;
     return RECIO_OK;
 }
 
@@ -6181,6 +6239,7 @@ static recio_err recio__sp_setup(recio_split *s, const char *uris) {
     if ((unsigned)s->d.shuffle > 2 || (unsigned)s->d.equalize > 2 || (unsigned)s->d.mode > 1)
         return recio__sp_fail(s, RECIO_ERR_ARG, "unknown mode, shuffle or equalize value");
     if ((e = recio__sp_files(s, uris)) != RECIO_OK) return e;
+    if ((e = recio__sp_names(s)) != RECIO_OK) return e;
     s->indexed = s->d.mode == RECIO_SPLIT_INDEX || s->index_path || s->d.shuffle || s->d.key_end;
     s->count = s->target = RECIO_SPLIT_UNKNOWN;
     if (s->indexed) e = recio__sp_index_open(s);
@@ -6215,23 +6274,23 @@ RECIODEF recio_err recio_split_open_desc(recio_split **out, const char *uris, un
     else if (!uris) e = recio__sp_fail(s, RECIO_ERR_ARG, "no uris");
     else e = recio__sp_setup(s, uris);
     recio__open_msg(s->d.errmsg, uris, s->errmsg, e);
-    if (e == RECIO_ERR_NOMEM) {
+    if (e != RECIO_OK) {
         recio_split_close(s);
         return e;
     }
-    s->open_err = e;
     *out = s;
-    return e;
+    return RECIO_OK;
 }
 
 RECIODEF recio_err recio_split_open(recio_split **s, const char *uris, unsigned rank, unsigned nsplit) {
     return recio_split_open_desc(s, uris, rank, nsplit, NULL);
 }
 
-RECIODEF recio_err recio_split_next_where(recio_split *s, recio_record *rec, recio_split_where *where) {
+RECIODEF recio_err recio_split_next(recio_split *s, recio_record *rec) {
     recio_split_where w;
     recio_err e;
-    if (!s || !rec) return RECIO_ERR_ARG;
+    if (!s) return RECIO_ERR_ARG;
+    if (!rec) return recio__fmt(s->errmsg, RECIO__ERRMSG, "%s", "split next: the record pointer is NULL"), RECIO_ERR_ARG;
     if (s->sticky) return s->sticky;
     if (s->target != RECIO_SPLIT_UNKNOWN && s->seq >= s->target) return RECIO_END;
     memset(&w, 0, sizeof w);
@@ -6248,25 +6307,21 @@ RECIODEF recio_err recio_split_next_where(recio_split *s, recio_record *rec, rec
     w.seq = s->seq;
     w.repeat = s->count != RECIO_SPLIT_UNKNOWN && s->seq >= s->count;
     s->seq++;
-    if (where) *where = w;
+    s->where = w;
     return RECIO_OK;
 }
 
-RECIODEF recio_err recio_split_next(recio_split *s, recio_record *rec) { return recio_split_next_where(s, rec, NULL); }
-
-RECIODEF void recio_split_bounds(const recio_split *s, uint64_t *begin, uint64_t *end) {
-    if (begin) *begin = s ? s->begin : 0;
-    if (end) *end = s ? s->end : 0;
+RECIODEF recio_err recio_split_query(const recio_split *s, recio_split_info *info) {
+    if (!s || !info) return RECIO_ERR_ARG;
+    info->begin = s->begin;
+    info->end = s->end;
+    info->count = s->target != RECIO_SPLIT_UNKNOWN ? s->target : s->count;
+    info->total_bytes = s->total;
+    info->nfiles = s->nfiles;
+    info->files = s->names;
+    info->where = s->where;
+    return RECIO_OK;
 }
-
-RECIODEF uint64_t recio_split_count(const recio_split *s) {
-    if (!s) return 0;
-    return s->target != RECIO_SPLIT_UNKNOWN ? s->target : s->count;
-}
-
-RECIODEF uint64_t recio_split_total_bytes(const recio_split *s) { return s ? s->total : 0; }
-RECIODEF unsigned recio_split_nfiles(const recio_split *s) { return s ? s->nfiles : 0; }
-RECIODEF const char *recio_split_file(const recio_split *s, unsigned i) { return s && i < s->nfiles ? s->files[i].path : NULL; }
 RECIODEF const char *recio_split_errmsg(const recio_split *s) { return s ? s->errmsg : ""; }
 
 RECIODEF void recio_split_close(recio_split *s) {
@@ -6281,6 +6336,7 @@ RECIODEF void recio_split_close(recio_split *s) {
         recio__free(&s->alloc, s->files[i].offs);
     }
     recio__free(&s->alloc, s->files);
+    recio__free(&s->alloc, s->names);
     recio__free(&s->alloc, s->index_path);
     recio__free(&s->alloc, s->offs);
     recio__free(&s->alloc, s->perm);
@@ -11306,7 +11362,7 @@ static void recio__exec_init(recio__exec *x, const recio_transform *t, const rec
     x->a.growable = sc->p == NULL || sc->grow;
     x->a.alloc = t->alloc;
     x->asked = sc->asked;
-    recio_rng_seed(&x->rng, seed);
+    x->rng.state = seed;
     x->cur = *in;
     x->cur.owned = NULL;
     recio__exec_reset(x);
@@ -11396,7 +11452,7 @@ static recio_err recio__tgt_replay(const recio_transform *t, int stop, uint64_t 
     recio_err e;
     memset(&x, 0, sizeof x);
     x.t = t;
-    recio_rng_seed(&x.rng, seed);
+    x.rng.state = seed;
     for (i = t->first; i >= 0 && i != stop; i = t->nodes[i].next) {
         const recio__node *n = &t->nodes[i];
         if (!n->op->geom) continue; /* area */
@@ -11471,10 +11527,10 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
     recio_err e;
     if ((e = recio__jdec_open(&j, b, n, d->channels, errmsg, cap)) != RECIO_OK) return e;
     W = (int)j.d.image_width, H = (int)j.d.image_height;
-    recio_rng_seed(&g, seed);
+    g.state = seed;
     if (!recio__plan_make(t, W, H, &g, &p)) { /* decode it all; the plain chain reports the failing op */
         recio__plan_whole(&p, W, H, t->first);
-        recio_rng_seed(&g, seed);
+        g.state = seed;
     }
     while (!d->full_scale && den < 8 && p.r[2] >= p.dw * den * 2 && p.r[3] >= p.dh * den * 2) den *= 2;
     SW = (W + den - 1) / den, SH = (H + den - 1) / den; /* libjpeg-turbo's scaled size */
@@ -11653,13 +11709,13 @@ struct recio_prefetch {
     uint64_t done_seq;
     recio_err done_err, sticky;
     int stop;
-    char done_msg[RECIO_PREFETCH_ERRMSG];
-    char errmsg[RECIO_PREFETCH_ERRMSG];
+    char done_msg[RECIO_ERRMSG_SIZE];
+    char errmsg[RECIO_ERRMSG_SIZE];
 };
 
 static void recio__pf_copymsg(char *dst, const char *src) {
     size_t n = strlen(src);
-    if (n >= RECIO_PREFETCH_ERRMSG) n = RECIO_PREFETCH_ERRMSG - 1;
+    if (n >= RECIO_ERRMSG_SIZE) n = RECIO_ERRMSG_SIZE - 1;
     memcpy(dst, src, n);
     dst[n] = 0;
 }
@@ -11675,7 +11731,7 @@ static void recio__pf_finish(recio_prefetch *p, uint64_t seq, recio_err e, const
 
 /* Run begin for the current generation; called and returns with the lock held. */
 static void recio__pf_begin(recio_prefetch *p) {
-    char msg[RECIO_PREFETCH_ERRMSG];
+    char msg[RECIO_ERRMSG_SIZE];
     uint64_t gen = p->gen, epoch = p->epoch;
     recio_err e = RECIO_OK;
     msg[0] = 0;
@@ -11799,15 +11855,30 @@ static recio_err recio__pf_alloc(recio_prefetch *p) {
     return RECIO_OK;
 }
 
+static void recio__pf_say(char *msg, const char *what) {
+    if (msg) recio__fmt(msg, RECIO_ERRMSG_SIZE, "prefetch: %s", what);
+}
+
+/* create's arguments: RECIO_ERR_ARG for a missing one, RECIO_ERR_LIMIT over the ring's limits. */
+static recio_err recio__pf_check(recio_prefetch **out, const recio_prefetch_desc *d) {
+    char *msg = d ? d->errmsg : NULL;
+    if (!d) return RECIO_ERR_ARG; /* no desc, no place for words */
+    if (!out) return recio__pf_say(msg, "the handle pointer is NULL"), RECIO_ERR_ARG;
+    if (!d->fetch) return recio__pf_say(msg, "desc.fetch is NULL: nothing to produce items"), RECIO_ERR_ARG;
+    if (d->depth > 4096) return recio__pf_say(msg, "desc.depth is over 4096 slots"), RECIO_ERR_LIMIT;
+    if (d->threads > 1024) return recio__pf_say(msg, "desc.threads is over 1024"), RECIO_ERR_LIMIT;
+    return RECIO_OK;
+}
+
 RECIODEF recio_err recio_prefetch_create(recio_prefetch **out, const recio_prefetch_desc *desc) {
     recio_prefetch *p;
     recio_err e;
     unsigned i;
-    if (!out) return RECIO_ERR_ARG;
-    *out = NULL;
-    if (!desc || !desc->fetch || desc->depth > 4096 || desc->threads > 1024) return RECIO_ERR_ARG;
+    if (desc && desc->errmsg) desc->errmsg[0] = 0;
+    if (out) *out = NULL;
+    if ((e = recio__pf_check(out, desc)) != RECIO_OK) return e;
     p = (recio_prefetch *)recio__malloc(&desc->alloc, sizeof *p);
-    if (!p) return RECIO_ERR_NOMEM;
+    if (!p) return recio__pf_say(desc->errmsg, "out of memory for the prefetcher"), RECIO_ERR_NOMEM;
     memset(p, 0, sizeof *p);
     p->d = *desc;
     if (!p->d.depth) p->d.depth = 4;
@@ -11839,7 +11910,7 @@ RECIODEF recio_err recio_prefetch_slot_reserve(recio_prefetch_slot *slot, size_t
     if (!slot) return RECIO_ERR_ARG;
     if (n <= slot->capacity) return RECIO_OK;
     q = recio__realloc(s->alloc, slot->data, slot->size < slot->capacity ? slot->size : slot->capacity, n);
-    if (!q) return RECIO_ERR_NOMEM;
+    if (!q) return recio__fmt(slot->errmsg, RECIO_ERRMSG_SIZE, "prefetch: out of memory growing a slot to %U bytes", (uint64_t)n), RECIO_ERR_NOMEM;
     slot->data = q;
     slot->capacity = n;
     return RECIO_OK;
@@ -11881,7 +11952,13 @@ static recio_err recio__pf_take(recio_prefetch *p, recio_prefetch_slot **out, in
 RECIODEF recio_err recio_prefetch_next(recio_prefetch *p, recio_prefetch_slot **slot) {
     recio_err e;
     int wait;
-    if (!p || !slot) return RECIO_ERR_ARG;
+    if (!p) return RECIO_ERR_ARG;
+    if (!slot) {
+        recio__mutex_lock(&p->mu);
+        recio__pf_copymsg(p->errmsg, "prefetch next: the slot pointer is NULL");
+        recio__mutex_unlock(&p->mu);
+        return RECIO_ERR_ARG;
+    }
     *slot = NULL;
     recio__mutex_lock(&p->mu);
     while ((e = recio__pf_take(p, slot, &wait)) == RECIO_OK && wait) recio__cond_wait(&p->cv_cons, &p->mu);
@@ -12103,8 +12180,8 @@ static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t ep
         return e;
     }
     it->src.part = part;
-    if (!it->src.names) it->src.nfiles = recio_split_nfiles(it->src.split); /* then fixed: workers read it */
-    else if (recio_split_nfiles(it->src.split) != it->src.nfiles)
+    if (!it->src.names) it->src.nfiles = it->src.split->nfiles; /* then fixed: workers read it */
+    else if (it->src.split->nfiles != it->src.nfiles)
         return recio__fmt(msg, RECIO__ERRMSG, "%s: the file list changed since the iterator opened", it->d.uris), RECIO_ERR_IO;
     return RECIO_OK;
 }
@@ -12118,7 +12195,7 @@ static recio_err recio__it_src_init(recio_iter *it) {
     if (s->nfiles > 0xffffu) return recio__fmt(it->errmsg, RECIO__ERRMSG, "more than 65535 files"), RECIO_ERR_ARG;
     if (!(s->names = (char **)recio__it_calloc(&it->d.alloc, s->nfiles, sizeof *s->names))) return RECIO_ERR_NOMEM;
     for (i = 0; i < s->nfiles; i++)
-        if (!(s->names[i] = recio__strdup(&it->d.alloc, recio_split_file(s->split, i)))) return RECIO_ERR_NOMEM;
+        if (!(s->names[i] = recio__strdup(&it->d.alloc, s->split->files[i].path))) return RECIO_ERR_NOMEM;
     return RECIO_OK;
 }
 
@@ -12146,8 +12223,8 @@ static recio_err recio__it_src_begin(recio_iter *it, uint64_t epoch, char *msg) 
 
 /* Next record of the epoch's stream: its bytes are valid until the next source call. */
 static recio_err recio__it_src_next(recio_iter *it, recio_record *rec, uint64_t *key, char *msg) {
-    recio_split_where w;
-    recio_err e = recio_split_next_where(it->src.split, rec, &w);
+    recio_err e = recio_split_next(it->src.split, rec);
+    const recio_split_where w = it->src.split->where;
     if (e == RECIO_OK) {
         if (rec->offset > RECIO__IT_OFFMASK) return recio__errf(msg, w.path, rec->offset, "offset beyond 2^48"), RECIO_ERR_UNSUPPORTED;
         *key = RECIO__IT_KEY(w.file, rec->offset);
@@ -12314,7 +12391,7 @@ static recio_err recio__it_begin(recio_iter *it, uint64_t epoch, char *msg) {
     it->nfirst = 0;
     it->sfill = 0;
     it->src_end = it->epoch_over = 0;
-    recio_rng_seed(&it->rng, recio_seed_for(it->d.seed ^ 0x73687566666c65ull /* "shuffle" */, epoch, 0));
+    it->rng.state = recio_seed_for(it->d.seed ^ 0x73687566666c65ull /* "shuffle" */, epoch, 0);
     if ((e = recio__it_src_begin(it, epoch, msg)) != RECIO_OK) return e;
     for (k = 0; k < skip && !it->epoch_over; k++) {
         if ((e = recio__it_gather(it, NULL, &n, msg)) != RECIO_OK) return e;
@@ -12575,14 +12652,19 @@ static const recio_lst_item *recio__it_line_of(const recio_iter *it, uint64_t id
     return lo < it->lst.count && it->lines[lo].id == id ? &it->lst.items[it->lines[lo].item] : NULL;
 }
 
+/* Label i (< r->nlabels) of an unpacked record. */
+static float recio__ir_label(const recio_irecord *r, uint32_t i) {
+    return recio_load_f32le((const unsigned char *)r->all_labels + 4 * (size_t)i);
+}
+
 /* desc.label_detection: n labels [A, B, header, objects of B] (recio_det_layout_of) -> *objects;
    *keep: the labels that fit label_width without cutting an object. */
 static recio_err recio__it_det(const recio_iter *it, const float *src, const recio_irecord *ir, uint32_t n, unsigned *objects, uint32_t *keep, char *what) {
     float ab[2];
     recio_det_layout lay;
     uint32_t lw = it->d.label_width;
-    ab[0] = n > 0 ? (src ? src[0] : recio_irecord_label(ir, 0)) : 0;
-    ab[1] = n > 1 ? (src ? src[1] : recio_irecord_label(ir, 1)) : 0;
+    ab[0] = n > 0 ? (src ? src[0] : recio__ir_label(ir, 0)) : 0;
+    ab[1] = n > 1 ? (src ? src[1] : recio__ir_label(ir, 1)) : 0;
     if (recio_det_layout_of(ab, n, &lay) != RECIO_OK)
         return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: %u labels are not [A, B, A-2 header floats, objects of B floats] "
                           "(A whole in 2..%u, B whole >= 5, %u - A a multiple of B)", n, n, n), RECIO_ERR_ARG;
@@ -12598,7 +12680,7 @@ static recio_err recio__it_det(const recio_iter *it, const float *src, const rec
 static recio_err recio__it_labels(const recio_iter *it, const recio_irecord *ir, unsigned i, unsigned char *out, char *what) {
     float *lab = (float *)(out + it->lab_off) + (size_t)i * it->d.label_width;
     const float *src = NULL;
-    uint32_t n = recio_irecord_nlabels(ir), keep, l;
+    uint32_t n = ir->nlabels, keep, l;
     unsigned objects = 0;
     recio_err e;
     if (it->lines) {
@@ -12610,7 +12692,7 @@ static recio_err recio__it_labels(const recio_iter *it, const recio_irecord *ir,
         return recio__fmt(what, RECIO_ITER_ERRMSG, "%u labels, more than label_width %u (label_strict)", n, it->d.label_width), RECIO_ERR_ARG;
     keep = n < it->d.label_width ? n : it->d.label_width;
     if (it->d.label_detection && (e = recio__it_det(it, src, ir, n, &objects, &keep, what)) != RECIO_OK) return e;
-    for (l = 0; l < keep; l++) lab[l] = src ? src[l] : recio_irecord_label(ir, l);
+    for (l = 0; l < keep; l++) lab[l] = src ? src[l] : recio__ir_label(ir, l);
     for (; l < it->d.label_width; l++) lab[l] = it->d.label_pad_value;
     ((unsigned *)(out + it->cnt_off))[i] = n;
     ((unsigned *)(out + it->obj_off))[i] = objects;
@@ -12773,7 +12855,7 @@ static recio_err recio__it_mix(recio_iter *it, recio__it_slot *s) {
     const float *lab = (const float *)(s->out + it->lab_off);
     size_t ib = d->item_bytes;
     recio_rng g;
-    recio_rng_seed(&g, recio_seed_for(aug, s->epoch, 0x8000000000000000ull | (s->base + s->seq)));
+    g.state = recio_seed_for(aug, s->epoch, 0x8000000000000000ull | (s->base + s->seq));
     s->mix = 0;
     if (recio_rng_uniform(&g) < (d->mix_prob > 0 ? d->mix_prob : 1.0f))
         s->mix = d->mixup_alpha > 0 && (d->cutmix_alpha <= 0 || recio_rng_uniform(&g) < 0.5) ? 1 : 2;
@@ -13095,13 +13177,18 @@ static int recio__it_line_cmp(const void *a, const void *b) {
    used, so either kind serves. When neither parses, the first kind's error. */
 static recio_err recio__it_lst_parse(recio_iter *it, const char *text, size_t n) {
     char first[RECIO_ERRMSG_SIZE];
+    recio_lst_desc d;
     recio_err e;
-    it->lst.alloc = it->d.alloc;
-    it->lst.mask_column = it->d.masks != 0;
-    if ((e = recio_lst_parse(&it->lst, text, n, it->d.path_imglist)) != RECIO_ERR_FORMAT) return e;
-    recio__fmt(first, sizeof first, "%s", it->lst.errmsg);
-    it->lst.mask_column = !it->lst.mask_column;
-    if ((e = recio_lst_parse(&it->lst, text, n, it->d.path_imglist)) == RECIO_ERR_FORMAT) recio__fmt(it->lst.errmsg, sizeof it->lst.errmsg, "%s", first);
+    memset(&d, 0, sizeof d);
+    d.alloc = it->lst.alloc = it->d.alloc;
+    d.mask_column = it->d.masks != 0;
+    d.errmsg = it->errmsg;
+    if ((e = recio__lst_parse(&it->lst, text, n, it->d.path_imglist, &d)) != RECIO_ERR_FORMAT) return e;
+    recio__fmt(first, sizeof first, "%s", it->errmsg);
+    d.mask_column = !d.mask_column;
+    memset(&it->lst, 0, sizeof it->lst);
+    it->lst.alloc = d.alloc;
+    if ((e = recio__lst_parse(&it->lst, text, n, it->d.path_imglist, &d)) == RECIO_ERR_FORMAT) recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", first);
     return e;
 }
 
@@ -13114,7 +13201,7 @@ static recio_err recio__it_imglist(recio_iter *it) {
     if ((e = recio__it_slurp(it, it->d.path_imglist, &text, &n)) != RECIO_OK) return e;
     e = recio__it_lst_parse(it, text, n);
     recio__free(&it->d.alloc, text);
-    if (e != RECIO_OK) return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", it->lst.errmsg), e;
+    if (e != RECIO_OK) return e; /* recio__it_lst_parse said why in it->errmsg */
     if (!(it->lines = (recio__it_line *)recio__it_calloc(&it->d.alloc, it->lst.count + 1, sizeof *it->lines))) return RECIO_ERR_NOMEM;
     for (i = 0; i < it->lst.count; i++) it->lines[i].id = it->lst.items[i].index, it->lines[i].item = i;
     qsort(it->lines, it->lst.count, sizeof *it->lines, recio__it_line_cmp);

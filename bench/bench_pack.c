@@ -46,7 +46,7 @@ static int make_image(const recio_image *src, int k, const char *path) {
     size_t n;
     double f;
     int cw, ch, x0, y0, longer, rc;
-    recio_rng_seed(&rng, recio_seed_for(42, 0, (uint64_t)k));
+    rng.state = recio_seed_for(42, 0, (uint64_t)k);
     f = 0.6 + 0.4 * recio_rng_uniform(&rng);
     cw = (int)(src->width * f), ch = (int)(src->height * f);
     x0 = (int)recio_rng_below(&rng, (uint64_t)(src->width - cw + 1));

@@ -26,7 +26,7 @@ static size_t *sizes, nrec;
 static void make_payloads(void) {
     recio_rng g;
     size_t total = 0, i, cap = 8192;
-    recio_rng_seed(&g, 1);
+    g.state = 1;
     payloads = (unsigned char *)malloc(TARGET_BYTES + (1 << 20));
     sizes = (size_t *)malloc(cap * sizeof *sizes);
     for (i = 0; i + 8 <= TARGET_BYTES + (1 << 20); i += 8) {
@@ -42,15 +42,17 @@ static void make_payloads(void) {
 /* The same records through recio_writer_write_batch, 16 per call. */
 static int write_dataset_batched(const char *path) {
     recio_writer *w;
-    const void *ptr[16];
+    recio_writer_item items[16];
     size_t i, k, at = 0;
     if (recio_writer_open(&w, path) != RECIO_OK) return -1;
     for (i = 0; i < nrec; i += k) {
         for (k = 0; k < 16 && i + k < nrec; k++) {
-            ptr[k] = payloads + at;
+            items[k].data = payloads + at;
+            items[k].size = sizes[i + k];
+            items[k].key = i + k;
             at += sizes[i + k];
         }
-        if (recio_writer_write_batch(w, ptr, sizes + i, k) != RECIO_OK) break;
+        if (recio_writer_write_batch(w, items, k) != RECIO_OK) break;
     }
     return recio_writer_close(w) == RECIO_OK ? 0 : -1;
 }
@@ -83,10 +85,13 @@ static double t_read_loop(unsigned char *buf, size_t *bytes) {
 static double t_reader(int use_mmap, size_t *count) {
     double t0 = now();
     recio_reader *r;
+    recio_reader_desc d;
     recio_record rec;
     recio_err e;
     size_t sum = 0;
-    e = use_mmap ? recio_reader_open_mmap(&r, DATA) : recio_reader_open(&r, DATA);
+    memset(&d, 0, sizeof d);
+    d.use_mmap = use_mmap;
+    e = recio_reader_open_desc(&r, DATA, &d);
     if (e != RECIO_OK) return -1;
     *count = 0;
     while (recio_reader_next(r, &rec) == RECIO_OK) {

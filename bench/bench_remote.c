@@ -41,10 +41,12 @@ static double split_read(const char *uri, int remote, uint64_t *bytes) {
     uint64_t n = 0, h = 0;
     recio_err e;
     size_t i;
+    char msg[RECIO_ERRMSG_SIZE];
     memset(&d, 0, sizeof d);
+    d.errmsg = msg;
     (void)remote; /* a remote URI goes through the built-in s3/http rows like any path */
     if (recio_split_open_desc(&s, uri, 0, 1, &d) != RECIO_OK) {
-        fprintf(stderr, "bench_remote: %s\n", recio_split_errmsg(s));
+        fprintf(stderr, "bench_remote: %s\n", msg);
         exit(1);
     }
     while ((e = recio_split_next(s, &rec)) == RECIO_OK) {

@@ -93,8 +93,11 @@ static double run_open(void *arg) {
     job *j = (job *)arg;
     double t = now();
     recio_split *s = NULL;
-    if (recio_split_open_desc(&s, j->uris, j->rank, j->nsplit, &j->d) != RECIO_OK) {
-        fprintf(stderr, "bench_split: %s\n", recio_split_errmsg(s));
+    char msg[RECIO_ERRMSG_SIZE];
+    recio_split_desc d = j->d;
+    d.errmsg = msg;
+    if (recio_split_open_desc(&s, j->uris, j->rank, j->nsplit, &d) != RECIO_OK) {
+        fprintf(stderr, "bench_split: %s\n", msg);
         exit(1);
     }
     recio_split_close(s);
@@ -108,8 +111,11 @@ static double run_split(void *arg) {
     recio_record rec;
     recio_err e;
     uint64_t sum = 0;
-    if (recio_split_open_desc(&s, j->uris, j->rank, j->nsplit, &j->d) != RECIO_OK) {
-        fprintf(stderr, "bench_split: %s\n", recio_split_errmsg(s));
+    char msg[RECIO_ERRMSG_SIZE];
+    recio_split_desc d = j->d;
+    d.errmsg = msg;
+    if (recio_split_open_desc(&s, j->uris, j->rank, j->nsplit, &d) != RECIO_OK) {
+        fprintf(stderr, "bench_split: %s\n", msg);
         exit(1);
     }
     while ((e = recio_split_next(s, &rec)) == RECIO_OK) sum += touch(rec.data, rec.size);
@@ -180,11 +186,11 @@ static double run_read_loop(void *arg) {
 
 static uint64_t bytes_of(const char *uris) {
     recio_split *s = NULL;
-    uint64_t n;
-    recio_split_open(&s, uris, 0, 1);
-    n = recio_split_total_bytes(s);
+    recio_split_info info;
+    memset(&info, 0, sizeof info);
+    if (recio_split_open(&s, uris, 0, 1) == RECIO_OK) recio_split_query(s, &info);
     recio_split_close(s);
-    return n;
+    return info.total_bytes;
 }
 
 /* Measure one line: RUNS pairs (baseline, this), after one untimed pair; prints the median time

@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: gen_photos SRC_DIR OUT_DIR [COUNT [SEED]]\n");
         return 2;
     }
-    recio_rng_seed(&rng, argc > 4 ? strtoull(argv[4], NULL, 10) : 1);
+    rng.state = argc > 4 ? strtoull(argv[4], NULL, 10) : 1;
     for (k = 0; k < NSRC; k++) {
         char path[4096];
         size_t n;

@@ -23,15 +23,19 @@ typedef struct tally {
 static int read_part(const char *uris, unsigned rank, unsigned nsplit, const recio_split_desc *d, tally *t) {
     recio_split *s = NULL;
     recio_record rec;
-    recio_split_where w;
-    recio_err e = recio_split_open_desc(&s, uris, rank, nsplit, d);
+    recio_split_info info;
+    char msg[RECIO_ERRMSG_SIZE];
+    recio_split_desc dm = *d;
+    recio_err e;
+    dm.errmsg = msg;
+    e = recio_split_open_desc(&s, uris, rank, nsplit, &dm);
     memset(t, 0, sizeof *t);
-    while (e == RECIO_OK && (e = recio_split_next_where(s, &rec, &w)) == RECIO_OK) {
+    while (e == RECIO_OK && (e = recio_split_next(s, &rec)) == RECIO_OK && (e = recio_split_query(s, &info)) == RECIO_OK) {
         t->records++;
         t->bytes += rec.size;
-        t->hash += recio_hash64(w.key ^ recio_fnv1a64(RECIO_FNV1A_INIT, rec.data, rec.size)); /* a sum: order does not matter */
+        t->hash += recio_hash64(info.where.key ^ recio_fnv1a64(RECIO_FNV1A_INIT, rec.data, rec.size)); /* a sum: order does not matter */
     }
-    if (e != RECIO_END) fprintf(stderr, "rank %u: %s\n", rank, s ? recio_split_errmsg(s) : recio_strerror(e));
+    if (e != RECIO_END) fprintf(stderr, "rank %u: %s\n", rank, s ? recio_split_errmsg(s) : msg);
     recio_split_close(s);
     return e == RECIO_END ? 0 : 1;
 }

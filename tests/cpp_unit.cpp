@@ -10,7 +10,9 @@ static void test_cpp_roundtrip() {
     recio_reader *r = 0;
     recio_record rec;
     const char msg[] = "hello from C++";
-    CHECK(recio_writer_open_mem(&w, &buf) == RECIO_OK);
+    recio_writer_desc d = recio_writer_desc();
+    d.mem = &buf;
+    CHECK(recio_writer_open_desc(&w, 0, &d) == RECIO_OK);
     CHECK(recio_writer_write(w, msg, sizeof msg) == RECIO_OK);
     CHECK(recio_writer_close(w) == RECIO_OK);
     CHECK(recio_reader_open_mem(&r, buf.data, buf.size) == RECIO_OK);

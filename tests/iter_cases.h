@@ -4,6 +4,7 @@
 #ifndef RECIO_ITER_CASES_H
 #define RECIO_ITER_CASES_H
 #include "iter_util.h"
+#include "rec_util.h"
 
 #define DS10 "build/test_iter/ten.rec"
 
@@ -329,7 +330,7 @@ static size_t ic_split_keys(const char *uris, unsigned part, unsigned nsplit, in
     sd.seed = 42;
     sd.epoch = epoch;
     CHECK_EQ_INT(recio_split_open_desc(&s, uris, part, nsplit, &sd), RECIO_OK);
-    while (n < max && recio_split_next_where(s, &rec, &w) == RECIO_OK) keys[n++] = ((uint64_t)w.file << 48) | rec.offset;
+    while (n < max && rec_split_next_where(s, &rec, &w) == RECIO_OK) keys[n++] = ((uint64_t)w.file << 48) | rec.offset;
     recio_split_close(s);
     return n;
 }

@@ -806,7 +806,7 @@ static int write_det_rec(const char *path, const scene *s) {
     lab[0] = 4, lab[1] = 5, lab[2] = (float)s->img.width, lab[3] = (float)s->img.height;
     for (k = 0; k < s->n; k++) memcpy(lab + 4 + 5 * k, s->obj + 6 * k, 5 * sizeof(float));
     lab[4 + 5 * k] = -1, lab[5 + 5 * k] = lab[6 + 5 * k] = lab[7 + 5 * k] = lab[8 + 5 * k] = 0; /* MXNet's padding */
-    n = recio_irecord_header_size((uint32_t)(9 + 5 * k));
+    n = recio_irecord_pack_header(NULL, NULL, (uint32_t)(9 + 5 * k), 0, 0);
     if (!(png = png_bytes(&s->img, &len))) return 0;
     rec = (unsigned char *)malloc(n + (size_t)len);
     recio_irecord_pack_header(rec, lab, (uint32_t)(9 + 5 * k), 7, 0);
@@ -880,7 +880,7 @@ static void test_show_clips_boxes(void) {
     recio_writer *w = NULL;
     unsigned char *rec, *png;
     int len = 0, x, y, stray = 0, border = 0, ok;
-    size_t n = recio_irecord_header_size((uint32_t)(sizeof lab / sizeof lab[0]));
+    size_t n = recio_irecord_pack_header(NULL, lab, (uint32_t)(sizeof lab / sizeof lab[0]), 0, 0);
     char cmd[512];
     if (!recio) {
         CHECK(recio != NULL);

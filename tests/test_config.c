@@ -13,6 +13,7 @@ static void t_free(void *p) { if (p) t_frees++, t_live--; free(p); }
 #define RECIO_IMPLEMENTATION
 #include "recio.h"
 #include "test.h"
+#include "rec_util.h"
 
 static void test_no_stdio_roundtrip_with_counted_allocations(void) {
     recio_buffer out;
@@ -24,7 +25,7 @@ static void test_no_stdio_roundtrip_with_counted_allocations(void) {
     memset(&out, 0, sizeof out);
     memset(big, 0x5a, sizeof big);
     big[4] = 0x0a, big[5] = 0x23, big[6] = 0xd7, big[7] = 0xce; /* forces a multi-part record */
-    CHECK(recio_writer_open_mem(&w, &out) == RECIO_OK);
+    CHECK(rec_writer_mem(&w, &out) == RECIO_OK);
     for (i = 0; i < 20; i++) CHECK(recio_writer_write(w, big, sizeof big - (size_t)i) == RECIO_OK);
     CHECK(recio_writer_close(w) == RECIO_OK);
     CHECK(recio_reader_open_mem(&r, out.data, out.size) == RECIO_OK);
@@ -64,7 +65,7 @@ static void test_runtime_allocator_in_desc(void) {
     out.alloc.alloc = a_alloc;
     out.alloc.free = a_free;
     out.alloc.user = &a;
-    CHECK(recio_writer_open_mem(&w, &out) == RECIO_OK);
+    CHECK(rec_writer_mem(&w, &out) == RECIO_OK);
     CHECK(recio_writer_write(w, payload, sizeof payload) == RECIO_OK);
     CHECK(recio_writer_close(w) == RECIO_OK);
     memset(&d, 0, sizeof d);

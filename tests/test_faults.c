@@ -5,6 +5,7 @@
    runs it under ASan and UBSan. */
 #include "recio.h"
 #include "test.h"
+#include "rec_util.h"
 #include <errno.h>
 
 typedef struct fault_io {
@@ -77,7 +78,7 @@ static recio_buffer sound_file(void) {
     unsigned char p[900];
     int i, k;
     memset(&b, 0, sizeof b);
-    CHECK(recio_writer_open_mem(&w, &b) == RECIO_OK);
+    CHECK(rec_writer_mem(&w, &b) == RECIO_OK);
     for (i = 0; i < 40; i++) {
         int n = t_between(0, 900);
         for (k = 0; k < n; k++) p[k] = (unsigned char)t_rand();
@@ -294,7 +295,7 @@ static void test_iter_every_failure(void) {
     int i, k, n0, n, failed, points = 0;
     unsigned workers;
     memset(&s, 0, sizeof s);
-    CHECK(recio_writer_open_mem(&w, &s.b) == RECIO_OK);
+    CHECK(rec_writer_mem(&w, &s.b) == RECIO_OK);
     for (i = 0; i < 30; i++) { /* image records: a header, then 0 to 300 bytes */
         float label = (float)i;
         size_t h = recio_irecord_pack_header(rec, &label, 1, (uint64_t)i, 0), m = (size_t)t_between(0, 300);

@@ -53,16 +53,20 @@ static recio_err mf_open(void *user, const char *path, recio_io *io, char *why) 
 
 static void records_index_split(void) {
     recio_writer *w;
+    recio_writer_desc wd;
     recio_reader *r;
     recio_record rec;
     recio_index idx;
+    recio_index_desc id;
     recio_split_desc sd;
     recio_fs fs;
     unsigned char payload[300];
     int f, i, n, rank, total = 0;
     memset(payload, 0x5a, sizeof payload);
     for (f = 0; f < 2; f++) {
-        check(recio_writer_open_mem(&w, &files[f].data) == RECIO_OK, "writer_open_mem");
+        memset(&wd, 0, sizeof wd);
+        wd.mem = &files[f].data;
+        check(recio_writer_open_desc(&w, NULL, &wd) == RECIO_OK, "writer desc.mem");
         for (i = 0; i < 40; i++) {
             recio_store_u32le(payload, (uint32_t)(f * 100 + i));
             check(recio_writer_write(w, payload, (size_t)(4 + (i * 37) % 290)) == RECIO_OK, "write");
@@ -74,7 +78,9 @@ static void records_index_split(void) {
     check(n == 40, "40 records");
     recio_reader_close(r);
     memset(&idx, 0, sizeof idx);
-    check(recio_index_parse(&idx, "0\t0\n1\t24\n", 9, "flash:a.idx") == RECIO_OK && idx.count == 2, "index_parse");
+    memset(&id, 0, sizeof id);
+    id.text = "0\t0\n1\t24\n", id.size = 9;
+    check(recio_index_load(&idx, "flash:a.idx", &id) == RECIO_OK && idx.count == 2, "index desc.text");
     recio_index_free(&idx);
     memset(&sd, 0, sizeof sd);
     memset(&fs, 0, sizeof fs);

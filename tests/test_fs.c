@@ -350,7 +350,7 @@ static unsigned read_part(const char *uris, unsigned rank, unsigned nsplit, reci
     recio_record rec;
     unsigned n = 0;
     recio_err e = recio_split_open_desc(&s, uris, rank, nsplit, d);
-    if (e != RECIO_OK) fprintf(stderr, "  %s\n", recio_split_errmsg(s));
+    if (e != RECIO_OK) fprintf(stderr, "  open failed: %s\n", recio_strerror(e));
     CHECK_EQ_INT(e, RECIO_OK);
     while (e == RECIO_OK && (e = recio_split_next(s, &rec)) == RECIO_OK) ids[n++] = rec_id(&rec);
     CHECK_EQ_INT(e, RECIO_END);
@@ -392,15 +392,16 @@ static void test_split(void) {
     {
         recio_split *s = NULL;
         recio_fs nolist = mem_fs;
+        char msg[RECIO_ERRMSG_SIZE];
         nolist.list = NULL;
         d.fs = &nolist;
+        d.errmsg = msg; /* a failed open says why here; its handle is NULL */
         CHECK_EQ_INT(recio_split_open_desc(&s, "mem://ds/*.rec", 0, 1, &d), RECIO_ERR_UNSUPPORTED);
-        CHECK(strstr(recio_split_errmsg(s), "the filesystem cannot list directories") != NULL);
-        recio_split_close(s);
+        CHECK(s == NULL && strstr(msg, "the filesystem cannot list directories") != NULL);
         d.fs = &mem_fs;
         CHECK_EQ_INT(recio_split_open_desc(&s, "mem://ds/z*.rec", 0, 1, &d), RECIO_ERR_IO);
-        CHECK(strcmp(recio_split_errmsg(s), "mem://ds/z*.rec: no file matches") == 0);
-        recio_split_close(s);
+        CHECK(s == NULL && strcmp(msg, "mem://ds/z*.rec: no file matches") == 0);
+        d.errmsg = NULL;
     }
     CHECK_EQ_INT(mem.opens, mem.closes);
 }
@@ -420,30 +421,34 @@ static void test_index_path(void) {
     CHECK(strcmp(out, "mem://x/t.rec.idx") == 0 && found == 1);
     CHECK_EQ_INT(recio_index_path(out, sizeof out, "mem://x/data", &mem_fs, &found), RECIO_OK);
     CHECK(strcmp(out, "mem://x/data.idx") == 0 && found == 0);
-    CHECK_EQ_INT(recio_index_path(out, 17, "mem://x/t.rec", &mem_fs, NULL), RECIO_ERR_ARG); /* needs 13 + 5 */
+    CHECK_EQ_INT(recio_index_path(out, 17, "mem://x/t.rec", &mem_fs, NULL), RECIO_ERR_SMALL); /* needs 13 + 5 */
 }
 
-/* recio_index_load / _save and recio_lst_load through the filesystem of recio_index.fs / lst.fs. */
+/* recio_index_load / _save and recio_lst_load through the filesystem of their desc's fs. */
 static void test_index_and_lst(void) {
     recio_index idx;
+    recio_index_desc id;
     recio_lst lst;
+    recio_lst_desc ld;
+    char msg[RECIO_ERRMSG_SIZE];
     static const char text[] = "0\t1\ta.jpg\n1\t2.5\tb.jpg\n";
     mem_reset();
     mem_put("mem://l/x.idx", "5\t0\n7\t24\n", 9);
     mem_put("mem://l/x.lst", text, sizeof text - 1);
-    memset(&idx, 0, sizeof idx);
-    idx.fs = &mem_fs;
-    CHECK_EQ_INT(recio_index_load(&idx, "mem://l/x.idx"), RECIO_OK);
+    memset(&id, 0, sizeof id);
+    id.fs = &mem_fs;
+    id.errmsg = msg;
+    CHECK_EQ_INT(recio_index_load(&idx, "mem://l/x.idx", &id), RECIO_OK);
     CHECK(idx.count == 2 && idx.entries[0].key == 5 && idx.entries[1].offset == 24);
-    CHECK_EQ_INT(recio_index_save(&idx, "mem://l/y.idx"), RECIO_OK);
+    CHECK_EQ_INT(recio_index_save(&idx, "mem://l/y.idx", &id), RECIO_OK);
     CHECK(mem_lookup("mem://l/y.idx") && mem_lookup("mem://l/y.idx")->size == 9 &&
           !memcmp(mem_lookup("mem://l/y.idx")->data, "5\t0\n7\t24\n", 9));
     recio_index_free(&idx);
-    CHECK_EQ_INT(recio_index_load(&idx, "mem://l/none.idx"), RECIO_ERR_IO);
-    CHECK(strcmp(idx.errmsg, "mem://l/none.idx: offset 0: cannot open: no such mem file") == 0);
-    memset(&lst, 0, sizeof lst);
-    lst.fs = &mem_fs;
-    CHECK_EQ_INT(recio_lst_load(&lst, "mem://l/x.lst"), RECIO_OK);
+    CHECK_EQ_INT(recio_index_load(&idx, "mem://l/none.idx", &id), RECIO_ERR_IO);
+    CHECK(strcmp(msg, "mem://l/none.idx: offset 0: cannot open: no such mem file") == 0);
+    memset(&ld, 0, sizeof ld);
+    ld.fs = &mem_fs;
+    CHECK_EQ_INT(recio_lst_load(&lst, "mem://l/x.lst", &ld), RECIO_OK);
     CHECK(lst.count == 2 && lst.items[1].labels[0] == 2.5f && strcmp(lst.items[1].path, "b.jpg") == 0);
     recio_lst_free(&lst);
 }

@@ -27,7 +27,7 @@ P=$T/prefix
 if $MK install BUILD="$BUILD" PREFIX="$P" >"$T/install.log" 2>&1; then
   so=$(readlink "$P/lib/librecio.so")
   if [ -L "$P/lib/librecio.so" ] && [ -f "$P/lib/$so" ] && readelf -d "$P/lib/$so" | grep -q "SONAME.*\[librecio\.so\.[0-9]*\]" \
-     && [ "$(readlink "$P/lib/librecio.so.0")" = "$so" ]; then ok; else bad "librecio.so: no SONAME or version link ($so)"; fi
+     && [ "$(readlink "$P/lib/librecio.so.$(sed -n 's/^#define RECIO_VERSION_MAJOR //p' recio.h)")" = "$so" ]; then ok; else bad "librecio.so: no SONAME or version link ($so)"; fi
   man=$P/share/man/man1/recio.1 missing=""
   for cmd in $("$P/bin/recio" --help | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p'); do
     "$P/bin/recio" "$cmd" --help | grep -v '\\' | while IFS= read -r line; do

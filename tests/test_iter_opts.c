@@ -265,8 +265,8 @@ static void test_index_path_chunks_mmap(void) {
     (void)n;
     FILE *f;
     memset(&ia, 0, sizeof ia), memset(&ib, 0, sizeof ib);
-    CHECK_EQ_INT(recio_index_load(&ia, LABELS ".idx"), RECIO_OK);
-    CHECK_EQ_INT(recio_index_load(&ib, DET ".idx"), RECIO_OK);
+    CHECK_EQ_INT(recio_index_load(&ia, LABELS ".idx", NULL), RECIO_OK);
+    CHECK_EQ_INT(recio_index_load(&ib, DET ".idx", NULL), RECIO_OK);
     f = fopen(DIR "/all.idx", "w");
     for (i = 1; f && i < ia.count; i++) fprintf(f, "%u\t%llu\n", i, (unsigned long long)ia.entries[i].offset); /* not record 0 */
     {

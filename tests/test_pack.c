@@ -176,7 +176,7 @@ static void test_list_shuffle_seed(void) {
     int i;
     CHECK_EQ_INT(recio("list --seed 7 " T "/shuf " PHOTOS), 0);
     memset(&lst, 0, sizeof lst);
-    CHECK(recio_lst_load(&lst, T "/shuf.lst") == RECIO_OK);
+    CHECK(recio_lst_load(&lst, T "/shuf.lst", NULL) == RECIO_OK);
     CHECK_EQ_INT(lst.count, NPHOTOS);
     for (i = 0; i < NPHOTOS && (size_t)i < lst.count; i++) {
         CHECK_EQ_INT(lst.items[i].index, order[i]);
@@ -269,7 +269,7 @@ static void test_list_splits(void) {
     CHECK_EQ_INT(count_lines(T "/sp_train.lst"), 6);
     CHECK_EQ_INT(count_lines(T "/sp_val.lst"), 3);
     memset(&lst, 0, sizeof lst);
-    CHECK(recio_lst_load(&lst, T "/sp_val.lst") == RECIO_OK);
+    CHECK(recio_lst_load(&lst, T "/sp_val.lst", NULL) == RECIO_OK);
     CHECK(lst.count == 3 && lst.items[0].index == 9 && lst.items[2].index == 11);
     recio_lst_free(&lst);
     /* 5 chunks of ceil(12/5) = 3: _0.._3 hold 3 each, _4 is empty (as im2rec writes it) */

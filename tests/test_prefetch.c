@@ -329,7 +329,7 @@ static recio_err rd_fetch(void *user, recio_prefetch_slot *s, unsigned worker) {
         s->size = rec.size;
         s->tag = rec.offset;
     } else if (e < 0) {
-        snprintf(s->errmsg, RECIO_PREFETCH_ERRMSG, "%s", recio_reader_errmsg(r));
+        snprintf(s->errmsg, RECIO_ERRMSG_SIZE, "%s", recio_reader_errmsg(r));
     }
     return e;
 }

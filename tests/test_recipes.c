@@ -223,7 +223,7 @@ static int erasing_model(uint64_t seed, int W, int H, double p, double s0, doubl
     recio_rng g;
     double area = (double)W * H, l0 = log(r0), l1 = log(r1);
     int k;
-    recio_rng_seed(&g, seed);
+    g.state = seed;
     if (!(recio_rng_uniform(&g) < p)) return 0;
     for (k = 0; k < 10; k++) {
         double ea = area * (s0 + (s1 - s0) * recio_rng_uniform(&g)), ar = exp(l0 + (l1 - l0) * recio_rng_uniform(&g));
@@ -319,7 +319,7 @@ static void test_cutout(void) {
     for (seed = 0; seed < 100; seed++) {
         recio_rng g;
         int y, x, m[4];
-        recio_rng_seed(&g, (uint64_t)seed);
+        g.state = (uint64_t)seed;
         y = (int)recio_rng_below(&g, 30), x = (int)recio_rng_below(&g, 40);
         m[0] = x - 5 < 0 ? 0 : x - 5, m[1] = y - 5 < 0 ? 0 : y - 5;
         m[2] = (x + 5 > 40 ? 40 : x + 5) - m[0], m[3] = (y + 5 > 30 ? 30 : y + 5) - m[1];

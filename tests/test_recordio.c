@@ -4,6 +4,7 @@
 #include "recio.h"
 #include "sha256.h"
 #include "test.h"
+#include "rec_util.h"
 #include <errno.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -95,7 +96,7 @@ static void test_golden_read_all_backends(void) {
         CHECK(recio_reader_open(&r, rec_path) == RECIO_OK);
         check_against_manifest(r, rows, n);
         recio_reader_close(r);
-        CHECK(recio_reader_open_mmap(&r, rec_path) == RECIO_OK);
+        CHECK(rec_reader_mapped(&r, rec_path) == RECIO_OK);
         check_against_manifest(r, rows, n);
         recio_reader_close(r);
         bytes = t_slurp(rec_path, &sz);
@@ -132,7 +133,7 @@ static void test_golden_write_byte_identical(void) {
         memset(&d, 0, sizeof d);
         d.index_path = tmp_path("golden.idx");
         CHECK(recio_reader_open(&r, rec_path) == RECIO_OK);
-        CHECK(recio_writer_open_mem(&w, &out) == RECIO_OK);
+        CHECK(rec_writer_mem(&w, &out) == RECIO_OK);
         CHECK(recio_writer_open_desc(&wf, tmp_path("golden.rec"), &d) == RECIO_OK);
         while (recio_reader_next(r, &rec) == RECIO_OK) {
             CHECK(recio_writer_write(w, rec.data, rec.size) == RECIO_OK);
@@ -178,8 +179,10 @@ static void test_golden_image_records(void) {
         CHECK_EQ_INT(ir.flag, flag);
         CHECK(ir.id == id && ir.id2 == id2);
         CHECK_EQ_INT(ir.image_size, ilen);
-        for (k = 0; k < recio_irecord_nlabels(&ir); k++)
-            at += (size_t)snprintf(got_labels + at, sizeof got_labels - at, k ? ",%.9g" : "%.9g", (double)recio_irecord_label(&ir, k));
+        for (k = 0; k < ir.nlabels; k++) {
+            float v = recio_load_f32le((const char *)ir.all_labels + 4 * (size_t)k);
+            at += (size_t)snprintf(got_labels + at, sizeof got_labels - at, k ? ",%.9g" : "%.9g", (double)v);
+        }
         CHECK(strcmp(got_labels, labels) == 0);
         t_sha256_hex(ir.image, ir.image_size, sha);
         CHECK(strcmp(sha, want_sha) == 0);
@@ -323,7 +326,7 @@ static void test_truncations_and_bitflips_never_crash(void) {
     recio_rng rng;
     CHECK(orig != NULL);
     if (!orig) return;
-    recio_rng_seed(&rng, 7);
+    rng.state = 7;
     for (cut = 0; cut < 4096; cut++) {
         unsigned char *copy = (unsigned char *)malloc(cut ? cut : 1);
         recio_reader *r;
@@ -365,7 +368,7 @@ static payload *make_payloads(size_t count, uint64_t seed) {
     payload *p = (payload *)calloc(count, sizeof *p);
     recio_rng g;
     size_t i, j;
-    recio_rng_seed(&g, seed);
+    g.state = seed;
     for (i = 0; i < count; i++) {
         size_t n;
         switch (i % 8) {
@@ -436,7 +439,7 @@ static void test_random_roundtrip_every_backend(void) {
     size_t i, at = 0;
     unsigned char *ref = (unsigned char *)malloc(60u << 20);
     memset(&out, 0, sizeof out);
-    CHECK(recio_writer_open_mem(&w, &out) == RECIO_OK);
+    CHECK(rec_writer_mem(&w, &out) == RECIO_OK);
     for (i = 0; i < count; i++) {
         CHECK(recio_writer_write(w, p[i].data, p[i].size) == RECIO_OK);
         at += ref_encode(ref + at, p[i].data, p[i].size);
@@ -455,14 +458,14 @@ static void test_random_roundtrip_every_backend(void) {
     CHECK(recio_reader_open(&r, tmp_path("rt.rec")) == RECIO_OK);
     expect_payloads(r, p, count);
     recio_reader_close(r);
-    CHECK(recio_reader_open_mmap(&r, tmp_path("rt.rec")) == RECIO_OK);
+    CHECK(rec_reader_mapped(&r, tmp_path("rt.rec")) == RECIO_OK);
     expect_payloads(r, p, count);
     recio_reader_close(r);
     memset(&d, 0, sizeof d);
     memset(&dr, 0, sizeof dr);
     dr.b = out.data;
     dr.n = out.size;
-    recio_rng_seed(&dr.g, 3);
+    dr.g.state = 3;
     d.io.read = dribble_read;
     d.io.user = &dr;
     d.buffer_size = 24;
@@ -488,12 +491,12 @@ static void test_seek_with_written_index(void) {
     memset(&wd, 0, sizeof wd);
     wd.index_path = tmp_path("seek.idx");
     CHECK(recio_writer_open_desc(&w, tmp_path("seek.rec"), &wd) == RECIO_OK);
-    for (i = 0; i < count; i++) CHECK(recio_writer_write_key(w, 1000 + i, p[i].data, p[i].size) == RECIO_OK);
+    for (i = 0; i < count; i++) CHECK(rec_write_key(w, 1000 + i, p[i].data, p[i].size) == RECIO_OK);
     CHECK(recio_writer_close(w) == RECIO_OK);
     memset(&idx, 0, sizeof idx);
-    CHECK(recio_index_load(&idx, tmp_path("seek.idx")) == RECIO_OK);
+    CHECK(recio_index_load(&idx, tmp_path("seek.idx"), NULL) == RECIO_OK);
     CHECK_EQ_INT(idx.count, count);
-    recio_rng_seed(&g, 5);
+    g.state = 5;
     for (mode = 0; mode < 3; mode++) {
         recio_reader_desc rd;
         memset(&rd, 0, sizeof rd);
@@ -587,7 +590,7 @@ static void test_writer_errors_are_sticky_and_too_big_is_harmless(void) {
     CHECK_EQ_INT(recio_writer_close(w), RECIO_ERR_IO);
     /* 2^29 bytes: refused before any byte is read or written, and the file stays sound */
     memset(&out, 0, sizeof out);
-    CHECK(recio_writer_open_mem(&w, &out) == RECIO_OK);
+    CHECK(rec_writer_mem(&w, &out) == RECIO_OK);
     CHECK(recio_writer_write(w, small, 8) == RECIO_OK);
     CHECK_EQ_INT(recio_writer_write(w, small, (size_t)1 << 29), RECIO_ERR_TOO_BIG);
     CHECK(strstr(recio_writer_errmsg(w), "2^29") != NULL);
@@ -608,6 +611,7 @@ static void test_writer_batch(void) {
     unsigned char *orig = t_slurp(COMPAT "b.rec", &sz), *idx_orig = t_slurp(COMPAT "b.rec.idx", &isz), *ours;
     const void *data[200];
     size_t size[200];
+    recio_writer_item items[200];
     unsigned char *copies[200];
     recio_reader *r;
     recio_record rec;
@@ -623,13 +627,14 @@ static void test_writer_batch(void) {
     }
     recio_reader_close(r);
     CHECK_EQ_INT(n, 103);
+    for (i = 0; i < n; i++) items[i].data = data[i], items[i].size = size[i], items[i].key = i; /* the ordinals */
     memset(&d, 0, sizeof d);
     d.index_path = tmp_path("batch.idx");
     CHECK(recio_writer_open_desc(&w, tmp_path("batch.rec"), &d) == RECIO_OK);
     CHECK(recio_writer_write(w, data[0], size[0]) == RECIO_OK); /* buffered bytes before a batch */
-    CHECK(recio_writer_write_batch(w, data + 1, size + 1, 50) == RECIO_OK);
-    CHECK(recio_writer_write_batch(w, data + 51, size + 51, 0) == RECIO_OK);
-    CHECK(recio_writer_write_batch(w, data + 51, size + 51, n - 51) == RECIO_OK);
+    CHECK(recio_writer_write_batch(w, items + 1, 50) == RECIO_OK);
+    CHECK(recio_writer_write_batch(w, items + 51, 0) == RECIO_OK);
+    CHECK(recio_writer_write_batch(w, items + 51, n - 51) == RECIO_OK);
     CHECK(recio_writer_close(w) == RECIO_OK);
     ours = t_slurp(tmp_path("batch.rec"), &got);
     CHECK(ours && got == sz && memcmp(ours, orig, sz) == 0);
@@ -638,14 +643,14 @@ static void test_writer_batch(void) {
     CHECK(ours && got == isz && memcmp(ours, idx_orig, isz) == 0);
     free(ours);
     memset(&out, 0, sizeof out);
-    CHECK(recio_writer_open_mem(&w, &out) == RECIO_OK);
-    CHECK(recio_writer_write_batch(w, data, size, n) == RECIO_OK);
+    CHECK(rec_writer_mem(&w, &out) == RECIO_OK);
+    CHECK(recio_writer_write_batch(w, items, n) == RECIO_OK);
     CHECK(recio_writer_close(w) == RECIO_OK);
     CHECK(out.size == sz && memcmp(out.data, orig, sz) == 0);
     recio_buffer_free(&out);
 #ifndef _WIN32 /* no /dev/full there (wine writes into a file of that name) */
     CHECK(recio_writer_open(&w, "/dev/full") == RECIO_OK);
-    CHECK_EQ_INT(recio_writer_write_batch(w, data, size, n), RECIO_ERR_IO);
+    CHECK_EQ_INT(recio_writer_write_batch(w, items, n), RECIO_ERR_IO);
     CHECK(strstr(recio_writer_errmsg(w), strerror(ENOSPC)) != NULL);
     CHECK_EQ_INT(recio_writer_close(w), RECIO_ERR_IO);
 #endif
@@ -1005,7 +1010,7 @@ static int append_records(const char *path, unsigned first, unsigned n) {
     FILE *f;
     int ok;
     memset(&b, 0, sizeof b);
-    if (recio_writer_open_mem(&w, &b) != RECIO_OK) return -1;
+    if (rec_writer_mem(&w, &b) != RECIO_OK) return -1;
     for (i = first; i < first + n; i++) {
         for (k = 0; k < sizeof rec; k++) rec[k] = (unsigned char)(i + k);
         recio_writer_write(w, rec, sizeof rec);
@@ -1060,7 +1065,7 @@ static void test_file_grows_while_read(void) {
     CHECK(recio_split_open_desc(&sp, list, 0, 1, &sd) == RECIO_OK);
     CHECK(recio_split_next(sp, &rec) == RECIO_OK);
     CHECK(append_records(path, 60, 10) == 0);
-    for (n = 1, bad = 0; (e = recio_split_next_where(sp, &rec, &where)) == RECIO_OK; n++) bad += where.file != (n >= 60);
+    for (n = 1, bad = 0; (e = rec_split_next_where(sp, &rec, &where)) == RECIO_OK; n++) bad += where.file != (n >= 60);
     CHECK_EQ_INT(e, RECIO_END);
     CHECK_EQ_INT(n, 65);
     CHECK_EQ_INT(bad, 0); /* 60 records of the first file, then the second file's 5 */
@@ -1089,7 +1094,7 @@ static void test_open_errors(void) {
     recio_reader *r = (recio_reader *)&r;
     CHECK_EQ_INT(recio_reader_open(&r, "/nonexistent/file.rec"), RECIO_ERR_IO);
     CHECK(r == NULL);
-    CHECK_EQ_INT(recio_reader_open_mmap(&r, "/nonexistent/file.rec"), RECIO_ERR_IO);
+    CHECK_EQ_INT(rec_reader_mapped(&r, "/nonexistent/file.rec"), RECIO_ERR_IO);
     CHECK_EQ_INT(recio_reader_open(&r, NULL), RECIO_ERR_ARG);
     CHECK_EQ_INT(recio_reader_open_mem(&r, NULL, 5), RECIO_ERR_ARG);
     CHECK(recio_reader_open_mem(&r, NULL, 0) == RECIO_OK);
@@ -1159,18 +1164,19 @@ static void test_index_and_lst_parsing(void) {
     recio_lst lst;
     const char *good = "0\t0\n1\t8\r\n\n7 20\n";
     const char *lst_text = "5\t1.5\ta/b c.jpg\n6\t2\t-3.25\t1e3\tx.png\r\n";
+    char msg[RECIO_ERRMSG_SIZE];
     memset(&idx, 0, sizeof idx);
-    CHECK(recio_index_parse(&idx, good, strlen(good), "t.idx") == RECIO_OK);
+    CHECK(rec_index_parse(&idx, good, strlen(good), "t.idx", msg) == RECIO_OK && msg[0] == 0);
     CHECK_EQ_INT(idx.count, 3);
     CHECK(idx.count == 3 && idx.entries[2].key == 7 && idx.entries[2].offset == 20);
     recio_index_free(&idx);
-    CHECK_EQ_INT(recio_index_parse(&idx, "0\t0\n1\tx\n", 8, "t.idx"), RECIO_ERR_FORMAT);
-    CHECK(strcmp(idx.errmsg, "t.idx: line 2: expected an offset after the key") == 0);
-    CHECK_EQ_INT(recio_index_parse(&idx, "99999999999999999999\t0\n", 23, "t.idx"), RECIO_ERR_FORMAT);
-    CHECK_EQ_INT(recio_index_parse(&idx, "1\t2\t3\n", 6, "t.idx"), RECIO_ERR_FORMAT);
-    CHECK(strstr(idx.errmsg, "line 1: unexpected text") != NULL);
+    CHECK_EQ_INT(rec_index_parse(&idx, "0\t0\n1\tx\n", 8, "t.idx", msg), RECIO_ERR_FORMAT);
+    CHECK(strcmp(msg, "t.idx: line 2: expected an offset after the key") == 0);
+    CHECK_EQ_INT(rec_index_parse(&idx, "99999999999999999999\t0\n", 23, "t.idx", msg), RECIO_ERR_FORMAT);
+    CHECK_EQ_INT(rec_index_parse(&idx, "1\t2\t3\n", 6, "t.idx", msg), RECIO_ERR_FORMAT);
+    CHECK(strstr(msg, "line 1: unexpected text") != NULL);
     memset(&lst, 0, sizeof lst);
-    CHECK(recio_lst_parse(&lst, lst_text, strlen(lst_text), "t.lst") == RECIO_OK);
+    CHECK(rec_lst_parse(&lst, lst_text, strlen(lst_text), "t.lst", 0, msg) == RECIO_OK);
     CHECK_EQ_INT(lst.count, 2);
     if (lst.count == 2) {
         CHECK(lst.items[0].index == 5 && lst.items[0].nlabels == 1 && lst.items[0].labels[0] == 1.5f);
@@ -1179,10 +1185,10 @@ static void test_index_and_lst_parsing(void) {
         CHECK(strcmp(lst.items[1].path, "x.png") == 0);
     }
     recio_lst_free(&lst);
-    CHECK_EQ_INT(recio_lst_parse(&lst, "1\tabc\tx.jpg\n", 12, "t.lst"), RECIO_ERR_FORMAT);
-    CHECK(strcmp(lst.errmsg, "t.lst: line 1: a label is not a number") == 0);
-    CHECK_EQ_INT(recio_lst_parse(&lst, "1\tx.jpg\n", 8, "t.lst"), RECIO_ERR_FORMAT);
-    CHECK_EQ_INT(recio_lst_parse(&lst, "x.jpg\n", 6, "t.lst"), RECIO_ERR_FORMAT);
+    CHECK_EQ_INT(rec_lst_parse(&lst, "1\tabc\tx.jpg\n", 12, "t.lst", 0, msg), RECIO_ERR_FORMAT);
+    CHECK(strcmp(msg, "t.lst: line 1: a label is not a number") == 0);
+    CHECK_EQ_INT(rec_lst_parse(&lst, "1\tx.jpg\n", 8, "t.lst", 0, msg), RECIO_ERR_FORMAT);
+    CHECK_EQ_INT(rec_lst_parse(&lst, "x.jpg\n", 6, "t.lst", 0, msg), RECIO_ERR_FORMAT);
 }
 
 static int bad_lines;
@@ -1195,18 +1201,22 @@ static void count_bad(void *user, const char *msg) {
    refused; with on_bad_line, malformed lines are reported, counted and left out. */
 static void test_lst_im2rec_lines(void) {
     recio_lst lst;
+    recio_lst_desc d;
+    char msg[RECIO_ERRMSG_SIZE];
     static const char text[] = " 0 \t 1.5 \t a b.jpg \t\n1\t2\t/abs/c.jpg\r\n2\tx\td.jpg\n3\t0\te\0.jpg\n4\n5\t7\tf.jpg";
     memset(&lst, 0, sizeof lst);
-    CHECK_EQ_INT(recio_lst_parse(&lst, text, (size_t)(strchr(text, '\n') - text), "t.lst"), RECIO_OK); /* line 1 alone */
+    CHECK_EQ_INT(rec_lst_parse(&lst, text, (size_t)(strchr(text, '\n') - text), "t.lst", 0, msg), RECIO_OK); /* line 1 alone */
     CHECK(lst.count == 1 && lst.items[0].index == 0 && lst.items[0].nlabels == 1 && strcmp(lst.items[0].path, "a b.jpg") == 0);
     recio_lst_free(&lst);
-    CHECK_EQ_INT(recio_lst_parse(&lst, text, sizeof text - 1, "t.lst"), RECIO_ERR_FORMAT);
-    CHECK(strcmp(lst.errmsg, "t.lst: line 3: a label is not a number") == 0);
-    CHECK_EQ_INT(recio_lst_parse(&lst, "3\t0\te\0.jpg\n", 11, "t.lst"), RECIO_ERR_FORMAT);
-    CHECK(strcmp(lst.errmsg, "t.lst: line 1: a NUL byte in the path") == 0);
-    lst.on_bad_line = count_bad;
-    lst.user = &bad_lines;
-    CHECK_EQ_INT(recio_lst_parse(&lst, text, sizeof text - 1, "t.lst"), RECIO_OK);
+    CHECK_EQ_INT(rec_lst_parse(&lst, text, sizeof text - 1, "t.lst", 0, msg), RECIO_ERR_FORMAT);
+    CHECK(strcmp(msg, "t.lst: line 3: a label is not a number") == 0);
+    CHECK_EQ_INT(rec_lst_parse(&lst, "3\t0\te\0.jpg\n", 11, "t.lst", 0, msg), RECIO_ERR_FORMAT);
+    CHECK(strcmp(msg, "t.lst: line 1: a NUL byte in the path") == 0);
+    memset(&d, 0, sizeof d);
+    d.text = text, d.size = sizeof text - 1;
+    d.on_bad_line = count_bad;
+    d.user = &bad_lines;
+    CHECK_EQ_INT(recio_lst_load(&lst, "t.lst", &d), RECIO_OK);
     CHECK_EQ_INT(lst.count, 3);
     CHECK_EQ_INT(lst.skipped, 3);
     CHECK_EQ_INT(bad_lines, 3);
@@ -1230,12 +1240,16 @@ static void test_irecord_pack_unpack(void) {
     memcpy(buf + n, "IMG", 3);
     CHECK(recio_irecord_unpack(&ir, buf, n + 3) == RECIO_OK);
     CHECK(ir.flag == 0 && ir.label == 3.5f && ir.id == 77 && ir.id2 == 5 && ir.image_size == 3 && ir.labels == NULL);
+    CHECK(ir.nlabels == 1 && recio_load_f32le(ir.all_labels) == 3.5f); /* the header's label */
+    CHECK_EQ_INT(recio_irecord_pack_header(NULL, &one, 1, 77, 5), 24);   /* the size alone */
+    CHECK_EQ_INT(recio_irecord_pack_header(NULL, many, 3, 0, 0), 36);
     n = recio_irecord_pack_header(buf, many, 3, UINT64_MAX, 0);
     CHECK_EQ_INT(n, 36);
     CHECK(buf[0] == 3 && buf[24 + 4 + 3] == 0xc0); /* -2.0f = 0xc0000000 */
     CHECK(recio_irecord_unpack(&ir, buf, n) == RECIO_OK);
     CHECK(ir.flag == 3 && ir.id == UINT64_MAX && ir.image_size == 0);
-    CHECK(recio_irecord_nlabels(&ir) == 3 && recio_irecord_label(&ir, 1) == -2.0f && recio_irecord_label(&ir, 2) == 0.25f);
+    CHECK(ir.nlabels == 3 && recio_load_f32le((const char *)ir.all_labels + 4) == -2.0f &&
+          recio_load_f32le((const char *)ir.all_labels + 8) == 0.25f);
     CHECK_EQ_INT(recio_irecord_unpack(&ir, buf, 23), RECIO_ERR_FORMAT);
     CHECK_EQ_INT(recio_irecord_unpack(&ir, buf, 35), RECIO_ERR_FORMAT); /* labels cut short */
     buf[3] = 0xff;                                                      /* flag = huge */
@@ -1252,7 +1266,7 @@ static void test_endian_helpers_and_rng(void) {
     recio_store_f32le(b, 1.0f);
     CHECK(b[3] == 0x3f && b[2] == 0x80 && recio_load_f32le(b) == 1.0f);
     /* splitmix64 reference (Vigna's splitmix64.c) from state 0: first output 0xe220a8397b1dcdaf */
-    recio_rng_seed(&g, 0);
+    g.state = 0;
     CHECK(recio_rng_next(&g) == 0xe220a8397b1dcdafULL);
     CHECK(recio_rng_next(&g) == 0x6e789e6aa1b965f4ULL);
     CHECK(recio_seed_for(1, 2, 3) == recio_seed_for(1, 2, 3));

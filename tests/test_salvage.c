@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "test.h"
+#include "rec_util.h"
 #include <sys/wait.h>
 
 #define NREC 60
@@ -36,7 +37,7 @@ static void make_dataset(unsigned char **file, size_t *n) {
     int i;
     size_t k;
     memset(&out, 0, sizeof out);
-    CHECK(recio_writer_open_mem(&w, &out) == RECIO_OK);
+    CHECK(rec_writer_mem(&w, &out) == RECIO_OK);
     for (i = 0; i < NREC; i++) {
         psize[i] = (size_t)t_between(0, 3000);
         payload[i] = (unsigned char *)malloc(psize[i] + 1);

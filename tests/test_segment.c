@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L /* popen */
 #include "recio.h"
 #include "test.h"
+#include "rec_util.h"
 #include "cli_util.h"
 #include "image_write.h"
 #include <stdlib.h>
@@ -86,9 +87,9 @@ static int sh(const char *cmd) {
 static void test_lst_mask_column(void) {
     static const char text[] = "3\t1\t2.5\timg a.jpg\tm/a.png\n 7 \t 0 \t b.png \t b_mask.png \n";
     recio_lst l;
+    char msg[RECIO_ERRMSG_SIZE];
     memset(&l, 0, sizeof l);
-    l.mask_column = 1;
-    CHECK(recio_lst_parse(&l, text, sizeof text - 1, "t.lst") == RECIO_OK && l.count == 2);
+    CHECK(rec_lst_parse(&l, text, sizeof text - 1, "t.lst", 1, msg) == RECIO_OK && l.count == 2);
     if (l.count == 2) {
         CHECK(l.items[0].index == 3 && l.items[0].nlabels == 2 && l.items[0].labels[1] == 2.5f);
         CHECK(strcmp(l.items[0].path, "img a.jpg") == 0 && strcmp(l.items[0].mask, "m/a.png") == 0);
@@ -96,14 +97,14 @@ static void test_lst_mask_column(void) {
     }
     recio_lst_free(&l);
     memset(&l, 0, sizeof l); /* without the flag the image's path is read as a label: refused */
-    CHECK(recio_lst_parse(&l, text, sizeof text - 1, "t.lst") == RECIO_ERR_FORMAT);
+    CHECK(rec_lst_parse(&l, text, sizeof text - 1, "t.lst", 0, msg) == RECIO_ERR_FORMAT);
     recio_lst_free(&l);
     memset(&l, 0, sizeof l);
-    l.mask_column = 1; /* one path only */
-    CHECK(recio_lst_parse(&l, "1\ta.jpg\tb.png\n", 14, "t.lst") == RECIO_ERR_FORMAT);
+    /* one path only */
+    CHECK(rec_lst_parse(&l, "1\ta.jpg\tb.png\n", 14, "t.lst", 1, msg) == RECIO_ERR_FORMAT);
     recio_lst_free(&l);
     memset(&l, 0, sizeof l);
-    CHECK(recio_lst_parse(&l, "1\t0\ta.jpg\n", 10, "t.lst") == RECIO_OK && l.count == 1 && l.items[0].mask == NULL);
+    CHECK(rec_lst_parse(&l, "1\t0\ta.jpg\n", 10, "t.lst", 0, msg) == RECIO_OK && l.count == 1 && l.items[0].mask == NULL);
     recio_lst_free(&l);
 }
 

@@ -5,6 +5,7 @@
 #include "recio.h"
 #include "sha256.h"
 #include "test.h"
+#include "rec_util.h"
 #include <stdint.h>
 
 #define DIR "tests/data/compat/"
@@ -66,14 +67,18 @@ static void check_all_ranks(const char *expected, const char *uris, unsigned nsp
         recio_split *s = NULL;
         recio_record rec;
         recio_split_where w;
-        recio_err e = recio_split_open_desc(&s, uris, r, nsplit, desc);
+        char msg[RECIO_ERRMSG_SIZE];
+        recio_split_desc d = *desc;
+        recio_err e;
+        d.errmsg = msg;
+        e = recio_split_open_desc(&s, uris, r, nsplit, &d);
         CHECK_EQ_INT(e, RECIO_OK);
         if (e) {
-            fprintf(stderr, "  %s\n", recio_split_errmsg(s));
+            fprintf(stderr, "  %s\n", msg);
             recio_split_close(s);
             break;
         }
-        while ((e = recio_split_next_where(s, &rec, &w)) == RECIO_OK) {
+        while ((e = rec_split_next_where(s, &rec, &w)) == RECIO_OK) {
             char sha[65];
             int fi = base_name(w.path)[0] - 'a';
             CHECK(at < n);
@@ -144,11 +149,11 @@ static void test_byte_bounds(void) {
             uint64_t gb, ge, got = 0;
             CHECK_EQ_INT(rank, r);
             CHECK_EQ_INT(recio_split_open(&s, URIS, r, byte_ns[i]), RECIO_OK);
-            recio_split_bounds(s, &gb, &ge);
+            gb = rec_split_info(s).begin, ge = rec_split_info(s).end;
             CHECK_EQ_INT(gb, b);
             CHECK_EQ_INT(ge, e);
-            CHECK_EQ_INT(recio_split_total_bytes(s), 932440);
-            CHECK(recio_split_count(s) == RECIO_SPLIT_UNKNOWN); /* byte mode does not count at open */
+            CHECK_EQ_INT(rec_split_info(s).total_bytes, 932440);
+            CHECK(rec_split_info(s).count == RECIO_SPLIT_UNKNOWN); /* byte mode does not count at open */
             while (recio_split_next(s, &rec) == RECIO_OK) got++;
             CHECK_EQ_INT(got, cnt);
             recio_split_close(s);
@@ -166,7 +171,7 @@ static void test_byte_ordinals_unknown_mid_file(void) {
     recio_split_where w;
     int unknown = 0, known = 0;
     CHECK_EQ_INT(recio_split_open(&s, URIS, 1, 3), RECIO_OK); /* split-3 rank 1: b.rec ordinal 62 */
-    while (recio_split_next_where(s, &rec, &w) == RECIO_OK) {
+    while (rec_split_next_where(s, &rec, &w) == RECIO_OK) {
         if (w.ordinal == RECIO_SPLIT_UNKNOWN) unknown++;
         else known++;
         CHECK_EQ_INT(w.key, 57996 + rec.offset); /* a.rec is 57,996 bytes: b.rec starts there */
@@ -219,8 +224,8 @@ static void test_indexed_bounds_and_count(void) {
     d.index_path = DIR "all.idx";
     /* n = 1111, N = 8: 139 per rank, the last 138 (README); rank 7 starts at position 973 */
     CHECK_EQ_INT(recio_split_open_desc(&s, URIS, 7, 8, &d), RECIO_OK);
-    CHECK_EQ_INT(recio_split_count(s), 138);
-    recio_split_bounds(s, &b, &e);
+    CHECK_EQ_INT(rec_split_info(s).count, 138);
+    b = rec_split_info(s).begin, e = rec_split_info(s).end;
     CHECK_EQ_INT(e, 932440);
     CHECK(b > 57996 + 656292); /* inside c.rec */
     recio_split_close(s);

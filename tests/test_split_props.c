@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "test.h"
+#include "rec_util.h"
 #include <errno.h>
 #include <stdint.h>
 #include "tmpdir.h"
@@ -105,12 +106,17 @@ static long read_part(const char *uris, unsigned r, unsigned nsplit, const recio
     recio_split_where w;
     recio_err e;
     long n = 0;
-    if (recio_split_open_desc(&s, uris, r, nsplit, d) != RECIO_OK) {
-        fprintf(stderr, "  open: %s\n", recio_split_errmsg(s));
+    char msg[RECIO_ERRMSG_SIZE];
+    recio_split_desc dm;
+    memset(&dm, 0, sizeof dm);
+    if (d) dm = *d;
+    dm.errmsg = msg;
+    if (recio_split_open_desc(&s, uris, r, nsplit, &dm) != RECIO_OK) {
+        fprintf(stderr, "  open: %s\n", msg);
         recio_split_close(s);
         return -1;
     }
-    while ((e = recio_split_next_where(s, &rec, &w)) == RECIO_OK) {
+    while ((e = rec_split_next_where(s, &rec, &w)) == RECIO_OK) {
         if (n < max) {
             ids[n] = rec_id(&rec);
             if (ws) ws[n] = w;
@@ -139,7 +145,7 @@ static void check_byte_mode(const dataset *ds, unsigned nsplit) {
         uint64_t gb, ge;
         CHECK(n >= 0);
         CHECK_EQ_INT(recio_split_open(&s, ds->uris, r, nsplit), RECIO_OK);
-        recio_split_bounds(s, &gb, &ge);
+        gb = rec_split_info(s).begin, ge = rec_split_info(s).end;
         recio_split_close(s);
         CHECK_EQ_INT(gb, b);
         CHECK_EQ_INT(ge, e);
@@ -229,7 +235,7 @@ static void check_equalized(const dataset *ds, unsigned nsplit, recio_split_desc
     { /* the count announced at open is the count yielded */
         recio_split *s = NULL;
         CHECK_EQ_INT(recio_split_open_desc(&s, ds->uris, nsplit - 1, nsplit, &d), RECIO_OK);
-        CHECK_EQ_INT(recio_split_count(s), first);
+        CHECK_EQ_INT(rec_split_info(s).count, first);
         recio_split_close(s);
     }
     if (d.equalize == RECIO_EQUALIZE_PAD) CHECK_EQ_INT(distinct, ds->n);
@@ -348,7 +354,7 @@ static void test_shuffle_is_documented_fisher_yates(void) {
     n = read_part(ds.uris, 0, 1, &d, got, (long)ds.n, NULL);
     CHECK_EQ_INT(n, ds.n);
     for (i = 0; i < ds.n; i++) perm[i] = i;
-    recio_rng_seed(&rng, recio_seed_for(5, 2, 0));
+    rng.state = recio_seed_for(5, 2, 0);
     for (i = ds.n - 1; i >= 1; i--) {
         uint64_t j = recio_rng_below(&rng, i + 1), t = perm[i];
         perm[i] = perm[j];
@@ -388,7 +394,7 @@ static void test_chunk_shuffle_is_documented(void) {
         n = read_part(ds.uris, 0, 1, &d, got, (long)ds.n, NULL);
         CHECK_EQ_INT(n, ds.n);
         for (i = 0; i < nchunks; i++) cperm[i] = i;
-        recio_rng_seed(&rng, recio_seed_for(8, epoch, 0));
+        rng.state = recio_seed_for(8, epoch, 0);
         for (i = nchunks; i > 1; i--) {
             uint64_t j = recio_rng_below(&rng, i), t = cperm[i - 1];
             cperm[i - 1] = cperm[j];
@@ -397,7 +403,7 @@ static void test_chunk_shuffle_is_documented(void) {
         for (out = 0, w = 0; w * W < nchunks; w++) {
             for (at = 0, c = w * W; c < (w + 1) * W && c < nchunks; c++)
                 for (i = cperm[c] * K; i < (cperm[c] + 1) * K && i < ds.n; i++) win[at++] = i;
-            recio_rng_seed(&rng, recio_seed_for(8, epoch, w + 1));
+            rng.state = recio_seed_for(8, epoch, w + 1);
             for (i = at; i > 1; i--) {
                 uint64_t j = recio_rng_below(&rng, i), t = win[i - 1];
                 win[i - 1] = win[j];
@@ -424,14 +430,23 @@ static int write_file(const char *path, const void *data, size_t n) {
 static void expect_error(const char *uris, unsigned r, unsigned nsplit, const recio_split_desc *d, const char *name, const char *off) {
     recio_split *s = NULL;
     recio_record rec;
-    recio_err e = recio_split_open_desc(&s, uris, r, nsplit, d);
-    if (e == RECIO_OK)
+    char msg[RECIO_ERRMSG_SIZE];
+    recio_split_desc dm;
+    recio_err e;
+    memset(&dm, 0, sizeof dm);
+    if (d) dm = *d;
+    dm.errmsg = msg; /* a failed open says why here, and its handle is NULL */
+    e = recio_split_open_desc(&s, uris, r, nsplit, &dm);
+    if (e == RECIO_OK) {
         while ((e = recio_split_next(s, &rec)) == RECIO_OK) {}
+        snprintf(msg, sizeof msg, "%s", recio_split_errmsg(s)); /* after the open the handle tells */
+    } else {
+        CHECK(s == NULL);
+    }
     CHECK(e < 0);
-    CHECK(s != NULL);
-    CHECK(strstr(recio_split_errmsg(s), name) != NULL);
-    if (off) CHECK(strstr(recio_split_errmsg(s), off) != NULL);
-    if (!strstr(recio_split_errmsg(s), name) || (off && !strstr(recio_split_errmsg(s), off))) fprintf(stderr, "  message: %s\n", recio_split_errmsg(s));
+    CHECK(strstr(msg, name) != NULL);
+    if (off) CHECK(strstr(msg, off) != NULL);
+    if (!strstr(msg, name) || (off && !strstr(msg, off))) fprintf(stderr, "  message: %s\n", msg);
     recio_split_close(s);
 }
 
@@ -570,6 +585,7 @@ static recio_err mf_open(void *user, const char *path, recio_io *io, char *why) 
 }
 
 static void test_custom_opener(void) {
+    char msg[RECIO_ERRMSG_SIZE];
     recio_split_desc d;
     recio_split *s = NULL;
     recio_record rec;
@@ -581,7 +597,7 @@ static void test_custom_opener(void) {
     for (f = 0; f < 2; f++) {
         recio_writer *wr = NULL;
         memset(&mem_files[f], 0, sizeof mem_files[f]);
-        CHECK_EQ_INT(recio_writer_open_mem(&wr, &mem_files[f]), RECIO_OK);
+        CHECK_EQ_INT(rec_writer_mem(&wr, &mem_files[f]), RECIO_OK);
         for (i = 0; i < 10; i++) {
             unsigned char v[12] = {0};
             recio_store_u32le(v, (uint32_t)(f * 10 + i)); /* ids are little-endian, as rec_id reads them */
@@ -594,7 +610,7 @@ static void test_custom_opener(void) {
     d.ordinals = 1;
     /* 2 files of 10 records of 20 bytes: 400 bytes, step 200: rank 1 = records 10..19 */
     CHECK_EQ_INT(recio_split_open_desc(&s, "mem:0;mem:1", 1, 2, &d), RECIO_OK);
-    while (recio_split_next_where(s, &rec, &w) == RECIO_OK) {
+    while (rec_split_next_where(s, &rec, &w) == RECIO_OK) {
         CHECK_EQ_INT(rec_id(&rec), 10 + n);
         CHECK(strcmp(w.path, "mem:1") == 0);
         CHECK_EQ_INT(w.ordinal, n);
@@ -604,8 +620,9 @@ static void test_custom_opener(void) {
     recio_split_close(s);
     /* a hook that fails without saying why: its code's words, not a stale errno's */
     errno = EAGAIN;
+    d.errmsg = msg;
     CHECK_EQ_INT(recio_split_open_desc(&s, "mem:0;mem:7", 0, 1, &d), RECIO_ERR_IO);
-    CHECK(strcmp(recio_split_errmsg(s), "mem:7: offset 0: cannot open: I/O error") == 0);
+    CHECK(s == NULL && strcmp(msg, "mem:7: offset 0: cannot open: I/O error") == 0);
     recio_split_close(s);
     recio_buffer_free(&mem_files[0]);
     recio_buffer_free(&mem_files[1]);

@@ -131,7 +131,7 @@ static int commit_lists(list_outs *lo) {
 static void shuffle(list_item *items, size_t n, unsigned long long seed) {
     recio_rng rng;
     size_t i;
-    recio_rng_seed(&rng, seed);
+    rng.state = seed;
     for (i = n; i > 1; i--) { /* Fisher-Yates from the end */
         size_t j = (size_t)recio_rng_below(&rng, i);
         list_item t = items[i - 1];

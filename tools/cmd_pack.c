@@ -52,9 +52,7 @@ static size_t put_header(unsigned char *dst, const recio_lst_item *it, const pac
     return recio_irecord_pack_header(dst, it->labels, o->pack_label ? it->nlabels : 1, it->index, 0);
 }
 
-static size_t header_size(const recio_lst_item *it, const pack_opts *o) {
-    return recio_irecord_header_size(o->pack_label ? it->nlabels : 1);
-}
+static size_t header_size(const recio_lst_item *it, const pack_opts *o) { return put_header(NULL, it, o); }
 
 /* dims: the image's stored width and height, then its packed ones (for its mask). */
 static int transcode(const unsigned char *src, size_t n, const recio_lst_item *it, const pack_opts *o, pack_result *r, int dims[4]) {
@@ -291,6 +289,13 @@ static int note_skip(pack_out *out, const recio_lst_item *it, const char *root, 
     return 0;
 }
 
+/* One record under its .lst index as the .idx key (im2rec's keys). */
+static recio_err write_record(recio_writer *w, uint64_t key, const void *data, size_t size) {
+    recio_writer_item item;
+    item.data = data, item.size = size, item.key = key;
+    return recio_writer_write_batch(w, &item, 1);
+}
+
 static int run_pool(const recio_lst *lst, const char *root, const pack_opts *o, pack_out *out) {
     pack_pool p;
     pthread_t th[256];
@@ -314,7 +319,7 @@ static int run_pool(const recio_lst *lst, const char *root, const pack_opts *o, 
         pack_result r = pack_take(&p, i);
         recio_err e;
         if (!r.rec) rc = note_skip(out, &lst->items[i], root, &r, pg.tty && !o->quiet);
-        else if ((e = recio_writer_write_key(out->w, lst->items[i].index, r.rec, r.n)) != RECIO_OK)
+        else if ((e = write_record(out->w, lst->items[i].index, r.rec, r.n)) != RECIO_OK)
             rc = -1, cli_err("%s", recio_writer_errmsg(out->w));
         else out->packed++;
         free(r.rec);
@@ -460,11 +465,11 @@ static void on_interrupt(int sig) {
     raise(sig);
 }
 
-static void cleanup_on_interrupt(recio_writer *w) {
+static void cleanup_on_interrupt(const char *const tmp[2]) {
     struct sigaction sa;
     size_t i;
     for (i = 0; i < 2; i++) /* none on S3: an interrupted upload is never completed (see docs/remote.md) */
-        interrupt_tmp[i] = recio_writer_tmp_path(w, (int)i) ? pack_cat(recio_writer_tmp_path(w, (int)i), "") : NULL;
+        interrupt_tmp[i] = tmp[i] ? pack_cat(tmp[i], "") : NULL;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_interrupt;
     sigemptyset(&sa.sa_mask);
@@ -535,10 +540,11 @@ static int claim_outputs(pack_out *out, const char *idx, pack_opts *o) {
 }
 
 /* The new .rec and .idx, under temporary names in the writer. */
-static int open_outputs(pack_out *out, const recio_writer_desc *d) {
-    recio_err e;
-    if ((e = recio_writer_open_desc(&out->w, cli_out_target(&out->claim[0]), d)) == RECIO_OK) return 0;
-    cli_err("%s: cannot create: %s", out->rec_path, e == RECIO_ERR_IO ? strerror(errno) : recio_strerror(e));
+static int open_outputs(pack_out *out, recio_writer_desc *d) {
+    char msg[RECIO_ERRMSG_SIZE];
+    d->errmsg = msg;
+    if (recio_writer_open_desc(&out->w, cli_out_target(&out->claim[0]), d) == RECIO_OK) return 0;
+    cli_err("%s", msg);
     return -1;
 }
 
@@ -559,6 +565,7 @@ static int pack_files(const recio_lst *lst, const char *prefix, const char *root
     pack_out out;
     pack_opts o = *opts;
     recio_writer_desc d;
+    const char *tmp[2];
     char *idx = out_name(prefix, ".idx");
     double t0 = pack_now(), dt;
     int rc = CLI_EXIT_ERR, k;
@@ -569,12 +576,13 @@ static int pack_files(const recio_lst *lst, const char *prefix, const char *root
     out.lst_path = prefix;
     d.index_path = idx;
     d.atomic = 1;
+    d.tmp_names = tmp;
     if (!idx || !out.rec_path || !out.skipped_path) cli_err("out of memory");
     else if ((rc = claim_outputs(&out, idx, &o)) == 0) {
         rc = CLI_EXIT_ERR;
         d.index_path = cli_out_target(&out.claim[1]); /* a link's file, not the link */
         if (!check_root(root) && !open_outputs(&out, &d)) {
-            cleanup_on_interrupt(out.w);
+            cleanup_on_interrupt(tmp);
             rc = pack_and_commit(lst, root, &o, &out) ? CLI_EXIT_ERR : 0;
         }
     }
@@ -709,14 +717,17 @@ static int find_lists(const char *prefix, char ***out, size_t *n) {
 /* One list: lock its prefix, load it (malformed lines said and skipped), pack it. */
 static int pack_list(const char *lst_path, const char *root, const pack_opts *o) {
     recio_lst lst;
+    recio_lst_desc d;
+    char msg[RECIO_ERRMSG_SIZE];
     recio_err e;
     int rc, lock;
     if ((lock = lock_prefix(lst_path)) == -2) return CLI_EXIT_ERR;
-    memset(&lst, 0, sizeof lst);
-    lst.on_bad_line = on_bad_line;
-    lst.mask_column = o->mask_root != NULL;
-    if ((e = recio_lst_load(&lst, lst_path)) != RECIO_OK) {
-        cli_err("%s", lst.errmsg[0] ? lst.errmsg : recio_strerror(e));
+    memset(&d, 0, sizeof d);
+    d.on_bad_line = on_bad_line;
+    d.mask_column = o->mask_root != NULL;
+    d.errmsg = msg;
+    if ((e = recio_lst_load(&lst, lst_path, &d)) != RECIO_OK) {
+        cli_err("%s", msg[0] ? msg : recio_strerror(e));
         rc = CLI_EXIT_ERR;
     } else {
         warn_duplicates(&lst, lst_path);

@@ -14,8 +14,9 @@ static int reader_result(recio_reader *r, recio_err e) {
 }
 
 static void print_header(const recio_irecord *ir) {
-    uint32_t i, n = recio_irecord_nlabels(ir);
-    for (i = 0; i < n; i++) printf(i ? ",%.9g" : "%.9g", (double)recio_irecord_label(ir, i));
+    uint32_t i;
+    for (i = 0; i < ir->nlabels; i++)
+        printf(i ? ",%.9g" : "%.9g", (double)recio_load_f32le((const char *)ir->all_labels + 4 * (size_t)i));
     printf("\t%llu\t%llu\t%llu\n", (unsigned long long)ir->id, (unsigned long long)ir->id2,
            (unsigned long long)ir->image_size);
 }

@@ -45,12 +45,13 @@ static int parse_chunk(const char *v, recio_split_desc *d) {
 
 static int print_part(recio_split *s) {
     recio_record rec;
-    recio_split_where w;
+    recio_split_info info;
+    const recio_split_where *w = &info.where;
     recio_err e;
-    while ((e = recio_split_next_where(s, &rec, &w)) == RECIO_OK) {
-        printf("%s\t", w.path);
-        if (w.ordinal == RECIO_SPLIT_UNKNOWN) fputs("?", stdout);
-        else printf("%llu", (unsigned long long)w.ordinal);
+    while ((e = recio_split_next(s, &rec)) == RECIO_OK && (e = recio_split_query(s, &info)) == RECIO_OK) {
+        printf("%s\t", w->path);
+        if (w->ordinal == RECIO_SPLIT_UNKNOWN) fputs("?", stdout);
+        else printf("%llu", (unsigned long long)w->ordinal);
         printf("\t%llu\t%llu\n", (unsigned long long)rec.offset, (unsigned long long)rec.size);
     }
     fflush(stdout);
@@ -62,12 +63,14 @@ static int print_part(recio_split *s) {
 CLI_COMMAND(cli_cmd_split) {
     recio_split_desc d;
     recio_split *s = NULL;
+    char msg[RECIO_ERRMSG_SIZE];
     unsigned long long nsplit = 0, rank = 0, v;
     int i, have_n = 0, have_r = 0, bounds = 0, rc;
     const char *uris = NULL;
     recio_err e;
     memset(&d, 0, sizeof d);
     d.ordinals = 1;
+    d.errmsg = msg;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (cli_is_help(a)) return fputs(split_help, stdout), 0;
@@ -104,16 +107,15 @@ CLI_COMMAND(cli_cmd_split) {
     if (rank >= nsplit) return cli_usage_error("split", "--rank must be below --nsplit (0..%llu)", nsplit - 1);
     e = recio_split_open_desc(&s, uris, (unsigned)rank, (unsigned)nsplit, &d);
     if (e != RECIO_OK) {
-        cli_err("%s", s ? recio_split_errmsg(s) : recio_strerror(e));
-        recio_split_close(s);
+        cli_err("%s", msg);
         return CLI_EXIT_ERR;
     }
     if (bounds) {
-        uint64_t b, en, n = recio_split_count(s);
-        recio_split_bounds(s, &b, &en);
-        printf("%llu\t%llu\t", (unsigned long long)b, (unsigned long long)en);
-        if (n == RECIO_SPLIT_UNKNOWN) puts("?");
-        else printf("%llu\n", (unsigned long long)n);
+        recio_split_info info;
+        recio_split_query(s, &info);
+        printf("%llu\t%llu\t", (unsigned long long)info.begin, (unsigned long long)info.end);
+        if (info.count == RECIO_SPLIT_UNKNOWN) puts("?");
+        else printf("%llu\n", (unsigned long long)info.count);
         rc = 0;
     } else {
         rc = print_part(s);

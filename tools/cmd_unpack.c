@@ -27,11 +27,13 @@ static int next_image(recio_reader *r, const char *path, recio_irecord *ir, uint
 
 /* "0.5" or "1,2,3": the labels of a record, %.9g so they read back as the same floats. */
 static void format_labels(const recio_irecord *ir, char *buf, size_t cap, const char *sep) {
-    uint32_t i, n = recio_irecord_nlabels(ir);
+    uint32_t i;
     size_t at = 0;
     buf[0] = 0;
-    for (i = 0; i < n && at < cap; i++)
-        at += (size_t)snprintf(buf + at, cap - at, "%s%.9g", i ? sep : "", (double)recio_irecord_label(ir, i));
+    for (i = 0; i < ir->nlabels && at < cap; i++) {
+        float v = recio_load_f32le((const char *)ir->all_labels + 4 * (size_t)i);
+        at += (size_t)snprintf(buf + at, cap - at, "%s%.9g", i ? sep : "", (double)v);
+    }
 }
 
 static const char *image_ext(const unsigned char *b, size_t n) {
@@ -319,12 +321,12 @@ typedef struct det_objects {
 } det_objects;
 
 static int record_objects(const recio_irecord *ir, det_objects *d) {
-    uint32_t n = recio_irecord_nlabels(ir), i, k;
+    uint32_t n = ir->nlabels, i, k;
     float *l = (float *)malloc((n ? n : 1) * sizeof(float));
     recio_det_layout lay;
     d->obj = NULL, d->count = 0;
     if (!l) return -1;
-    for (i = 0; i < n; i++) l[i] = recio_irecord_label(ir, i);
+    for (i = 0; i < n; i++) l[i] = recio_load_f32le((const char *)ir->all_labels + 4 * (size_t)i);
     if (recio_det_layout_of(l, n, &lay) == RECIO_OK && lay.count && (d->obj = (float *)malloc((size_t)lay.count * 5 * sizeof(float))))
         for (k = 0; k < lay.count; k++) {
             const float *o = l + lay.header_width + (size_t)k * lay.object_width;

@@ -17,10 +17,11 @@ targets=("x86-64|gcc|-Os" "x86-64 no unwind|gcc|-Os -fno-asynchronous-unwind-tab
 reader='recio_reader *r; static const unsigned char f[8] = {0x0a,0x23,0xd7,0xce,0,0,0,0};
   if (recio_reader_open_mem(&r, f, sizeof f)) return 1;
   while (recio_reader_next(r, &rec) == RECIO_OK) n += rec.size; recio_reader_close(r);'
-writer='recio_buffer b; recio_writer *w; memset(&b, 0, sizeof b); if (recio_writer_open_mem(&w, &b)) return 1;
+writer='recio_buffer b; recio_writer *w; recio_writer_desc wd; memset(&b, 0, sizeof b); memset(&wd, 0, sizeof wd); wd.mem = &b;
+  if (recio_writer_open_desc(&w, NULL, &wd)) return 1;
   recio_writer_write(w, argv[0], strlen(argv[0])); recio_writer_close(w); recio_buffer_free(&b);'
-split='recio_index idx; recio_split *s; recio_split_desc sd; recio_fs fs; memset(&idx, 0, sizeof idx); memset(&sd, 0, sizeof sd);
-  recio_index_parse(&idx, "0\t0\n", 4, "x.idx"); recio_index_free(&idx); memset(&fs, 0, sizeof fs); fs.open_read = op; sd.fs = &fs;
+split='recio_index idx; recio_index_desc id; recio_split *s; recio_split_desc sd; recio_fs fs; memset(&id, 0, sizeof id); memset(&sd, 0, sizeof sd);
+  id.text = "0\t0\n", id.size = 4; recio_index_load(&idx, "x.idx", &id); recio_index_free(&idx); memset(&fs, 0, sizeof fs); fs.open_read = op; sd.fs = &fs;
   if (recio_split_open_desc(&s, "a.rec;b.rec", 0, 2, &sd) == RECIO_OK) { while (recio_split_next(s, &rec) == RECIO_OK) n++; }
   recio_split_close(s);'
 splitfn='static recio_err op(void *u, const char *p, recio_io *io, char *why) { (void)u, (void)p, (void)io, (void)why; return RECIO_ERR_IO; }'

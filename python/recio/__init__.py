@@ -22,6 +22,7 @@ import os
 import struct
 import sys
 import threading
+import types
 import warnings
 import weakref
 from collections import namedtuple
@@ -1083,8 +1084,9 @@ class Writer(_Handle):
             w = self._live()
             if key is None:
                 e = L.lib.recio_writer_write(w, bytes(b), len(b))
-            else:
-                e = L.lib.recio_writer_write_key(w, key, bytes(b), len(b))
+            else:  # a batch of one record that carries its key
+                item = L.WriterItem(ctypes.cast(ctypes.c_char_p(bytes(b)), c_void_p), len(b), key)
+                e = L.lib.recio_writer_write_batch(w, byref(item), 1)
             if e != L.OK:
                 raise _error(e, L.lib.recio_writer_errmsg(w))
 
@@ -1224,13 +1226,30 @@ def pack(header: Any, image: Any, mask: Optional[bytes] = None) -> bytes:
     if mask is not None:
         mask = bytes(mask)
         _mask_labels(mask)
-        tail = mask + struct.pack("<I", len(mask)) + b"RMSK"
-    if np.ndim(header.label) == 0:
-        hdr = struct.pack("<IfQQ", 0, float(header.label), int(header.id), int(header.id2))
+        t = ctypes.create_string_buffer(8)
+        if L.lib.recio_irecord_mask_tail(t, len(mask)) != 8:
+            raise ValueError("pack: a mask of %d bytes does not fit a 32-bit length" % len(mask))
+        tail = mask + t.raw
+    return _pack_header(header.label, np.ndim(header.label) == 0, header.id, header.id2, "pack") + bytes(image) + tail
+
+
+def _pack_header(label, number, id, id2, who):
+    """The image record header and its labels, as C writes them (recio_irecord_pack_header): a number
+    label in the header (flag 0); an array after it (flag = its size, one label too: MXNet's pack())."""
+    ids = []
+    for name, v in (("id", id), ("id2", id2)):
+        v = operator.index(v)
+        if not 0 <= v < 1 << 64:
+            raise struct.error("%s: %s %d is not in 0..2^64-1" % (who, name, v))
+        ids.append(v)
+    if number:
+        lab, n = (ctypes.c_float * 1)(float(label)), 1
     else:
-        lab = np.ascontiguousarray(header.label, dtype="<f4").ravel()
-        hdr = struct.pack("<IfQQ", lab.size, 0.0, int(header.id), int(header.id2)) + lab.tobytes()
-    return hdr + bytes(image) + tail
+        arr = L.numpy().ascontiguousarray(label, dtype="float32").ravel()
+        lab, n = arr.ctypes.data_as(POINTER(ctypes.c_float)), arr.size | L.LABEL_ARRAY
+    buf = ctypes.create_string_buffer(L.lib.recio_irecord_pack_header(None, lab, n, ids[0], ids[1]))
+    L.lib.recio_irecord_pack_header(buf, lab, n, ids[0], ids[1])
+    return buf.raw
 
 
 Where = namedtuple("Where", ["path", "ordinal", "offset", "key", "seq"])
@@ -1271,7 +1290,7 @@ class Split(_Handle):
             _desc.key_begin, _desc.key_end = key_range(keys, "Split: keys")
         self._fields = {f: getattr(_desc, f) for f in _SPLIT_FIELDS}
         self._epoch = self._fields.pop("epoch")
-        self._rec, self._where = L.Record(), L.SplitWhere()
+        self._rec, self._info = L.Record(), L.SplitInfo()
         self.where = None
         with self._mu:
             self._live()
@@ -1279,12 +1298,12 @@ class Split(_Handle):
     def _open(self) -> Any:
         sd = L.SplitDesc(**self._fields)
         sd.epoch = self._epoch
+        msg = ctypes.create_string_buffer(L.ERRMSG_SIZE)
+        sd.errmsg = ctypes.cast(msg, c_void_p)
         s = c_void_p()
         e = L.lib.recio_split_open_desc(byref(s), L.cstr(self.uris), self._rank, self._nsplit, byref(sd))
         if e != L.OK:
-            msg = L.lib.recio_split_errmsg(s) if s else b""
-            L.lib.recio_split_close(s)
-            raise _error(e, msg)
+            raise _error(e, msg.value)
         return s
 
     def _free(self, h: Any) -> None:
@@ -1296,17 +1315,19 @@ class Split(_Handle):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        self._rec, self._where = L.Record(), L.SplitWhere()
+        self._rec, self._info = L.Record(), L.SplitInfo()
 
     def _next(self) -> Optional[bytes]:
         with self._mu:
             s = self._live()
-            e = L.lib.recio_split_next_where(s, byref(self._rec), byref(self._where))
+            e = L.lib.recio_split_next(s, byref(self._rec))
+            if e == L.OK:
+                e = L.lib.recio_split_query(s, byref(self._info))
             if e == L.END:
                 return None
             if e != L.OK:
                 raise _error(e, L.lib.recio_split_errmsg(s))
-            w = self._where
+            w = self._info.where
             self.where = Where(os.fsdecode(w.path), None if w.ordinal == L.SPLIT_UNKNOWN else w.ordinal,
                                self._rec.offset, w.key, w.seq)
             return ctypes.string_at(self._rec.data, self._rec.size) if self._rec.size else b""
@@ -1340,24 +1361,27 @@ class Split(_Handle):
     @property
     def count(self) -> Optional[int]:
         """Records per epoch on this part; None when not known without reading (byte mode)."""
-        with self._mu:
-            n = L.lib.recio_split_count(self._live())
+        n = self._query().count
         return None if n == L.SPLIT_UNKNOWN else int(n)
+
+    def _query(self) -> Any:
+        """recio_split_query: the part's bounds, count and files (the names copied out)."""
+        info = L.SplitInfo()
+        with self._mu:
+            L.lib.recio_split_query(self._live(), byref(info))
+            names = [os.fsdecode(info.files[i]) for i in range(info.nfiles)]
+        return types.SimpleNamespace(begin=info.begin, end=info.end, count=info.count, names=names)
 
     @property
     def bounds(self) -> tuple:
         """(begin, end): the part's range of global byte offsets."""
-        b, e = c_uint64(), c_uint64()
-        with self._mu:
-            L.lib.recio_split_bounds(self._live(), byref(b), byref(e))
-        return b.value, e.value
+        info = self._query()
+        return int(info.begin), int(info.end)
 
     @property
     def files(self) -> list:
         """The files the uris named, in order."""
-        with self._mu:
-            s = self._live()
-            return [os.fsdecode(L.lib.recio_split_file(s, i)) for i in range(L.lib.recio_split_nfiles(s))]
+        return self._query().names
 
     def _count_by_index(self) -> Optional[int]:
         """Byte mode: the records whose head lies in the part's range, from each file's .idx (None if one
@@ -1388,11 +1412,13 @@ def _random_read_buffer(path: Union[str, os.PathLike], records: int) -> int:
 def _load_index(path: Union[str, os.PathLike]) -> tuple:
     """A .idx loaded by the C library (recio_index_load: its parser, its "FILE: line N: what"
     messages) as two uint64 arrays (keys, offsets), in the file's order."""
-    ix = L.Index()
-    e = L.lib.recio_index_load(byref(ix), L.cstr(_fspath(path, "index path")))
+    ix, d = L.Index(), L.IndexDesc()
+    msg = ctypes.create_string_buffer(L.ERRMSG_SIZE)
+    d.errmsg = ctypes.cast(msg, c_void_p)
+    e = L.lib.recio_index_load(byref(ix), L.cstr(_fspath(path, "index path")), byref(d))
     try:
         if e != L.OK:
-            raise _error(e, ix.errmsg or ("%s: cannot load the index" % os.fsdecode(path)).encode())
+            raise _error(e, msg.value or ("%s: cannot load the index" % os.fsdecode(path)).encode())
         if not ix.count:
             return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
         pairs = np.ctypeslib.as_array(ctypes.cast(ix.entries, POINTER(c_uint64)), shape=(ix.count, 2)).copy()

@@ -23,6 +23,7 @@ LAST_PAD, LAST_DISCARD, LAST_ROLL_OVER = 0, 1, 2
 SPLIT_BYTES, SPLIT_INDEX = 0, 1
 SHUFFLE_NONE, SHUFFLE_FULL = 0, 1
 SPLIT_UNKNOWN = (1 << 64) - 1
+LABEL_ARRAY = 0x80000000  # RECIO_LABEL_ARRAY: or'ed into nlabels, flag = nlabels for one label too
 FNV1A_INIT = 0xcbf29ce484222325
 ERRMSG_SIZE = 512  # RECIO_ERRMSG_SIZE
 ITER_ERRMSG = ERRMSG_SIZE
@@ -88,7 +89,8 @@ class Record(Structure):
 
 class IRecord(Structure):
     _fields_ = [("flag", c_uint32), ("label", c_float), ("id", c_uint64), ("id2", c_uint64), ("labels", c_void_p),
-                ("image", c_void_p), ("image_size", c_size_t), ("mask", c_void_p), ("mask_size", c_size_t)]
+                ("image", c_void_p), ("image_size", c_size_t), ("mask", c_void_p), ("mask_size", c_size_t),
+                ("nlabels", c_uint32), ("all_labels", c_void_p)]
 
 
 class IO(Structure):
@@ -103,7 +105,12 @@ class ReaderDesc(Structure):
 
 class WriterDesc(Structure):
     _fields_ = [("io", IO), ("name", c_char_p), ("index_path", c_char_p), ("atomic", c_int), ("buffer_size", c_size_t),
-                ("background", c_int), ("errmsg", c_void_p), ("alloc", Allocator), ("fs", c_void_p)]
+                ("background", c_int), ("errmsg", c_void_p), ("alloc", Allocator), ("fs", c_void_p), ("mem", c_void_p),
+                ("tmp_names", c_void_p)]
+
+
+class WriterItem(Structure):
+    _fields_ = [("data", c_void_p), ("size", c_size_t), ("key", c_uint64)]
 
 
 class SplitDesc(Structure):
@@ -118,13 +125,21 @@ class SplitWhere(Structure):
                 ("seq", c_uint64), ("repeat", c_int)]
 
 
+class SplitInfo(Structure):
+    _fields_ = [("begin", c_uint64), ("end", c_uint64), ("count", c_uint64), ("total_bytes", c_uint64),
+                ("nfiles", c_uint), ("files", POINTER(c_char_p)), ("where", SplitWhere)]
+
+
 class IndexEntry(Structure):
     _fields_ = [("key", c_uint64), ("offset", c_uint64)]
 
 
 class Index(Structure):
-    _fields_ = [("entries", POINTER(IndexEntry)), ("count", c_size_t), ("alloc", Allocator),
-                ("errmsg", c_char * ERRMSG_SIZE), ("fs", c_void_p)]
+    _fields_ = [("entries", POINTER(IndexEntry)), ("count", c_size_t), ("alloc", Allocator)]
+
+
+class IndexDesc(Structure):
+    _fields_ = [("text", c_char_p), ("size", c_size_t), ("errmsg", c_void_p), ("alloc", Allocator), ("fs", c_void_p)]
 
 
 class LstItem(Structure):
@@ -134,8 +149,12 @@ class LstItem(Structure):
 
 class Lst(Structure):
     _fields_ = [("items", POINTER(LstItem)), ("count", c_size_t), ("storage", c_void_p), ("alloc", Allocator),
-                ("errmsg", c_char * ERRMSG_SIZE), ("on_bad_line", c_void_p), ("user", c_void_p), ("skipped", c_size_t),
-                ("mask_column", c_int), ("fs", c_void_p)]
+                ("skipped", c_size_t)]
+
+
+class LstDesc(Structure):
+    _fields_ = [("text", c_char_p), ("size", c_size_t), ("errmsg", c_void_p), ("on_bad_line", c_void_p),
+                ("user", c_void_p), ("mask_column", c_int), ("alloc", Allocator), ("fs", c_void_p)]
 
 
 def library_names(platform=None):
@@ -257,29 +276,26 @@ def _declare(lib):
         "recio_reader_close": (None, [P]),
         "recio_writer_open_desc": (E, [POINTER(P), c_char_p, POINTER(WriterDesc)]),
         "recio_writer_write": (E, [P, P, S]),
-        "recio_writer_write_key": (E, [P, U64, P, S]),
+        "recio_writer_write_batch": (E, [P, POINTER(WriterItem), S]),
         "recio_writer_tell": (U64, [P]),
         "recio_writer_errmsg": (c_char_p, [P]),
         "recio_writer_finish": (E, [P]),
         "recio_writer_close": (E, [P]),
         "recio_writer_abort": (None, [P]),
         "recio_irecord_unpack": (E, [POINTER(IRecord), P, S]),
-        "recio_irecord_header_size": (S, [c_uint32]),
         "recio_irecord_pack_header": (S, [P, POINTER(c_float), c_uint32, U64, U64]),
-        "recio_lst_load": (E, [POINTER(Lst), c_char_p]),
-        "recio_index_load": (E, [POINTER(Index), c_char_p]),
-        "recio_index_save_ex": (E, [POINTER(Index), c_char_p, c_char_p]),
+        "recio_irecord_mask_tail": (S, [P, S]),
+        "recio_lst_load": (E, [POINTER(Lst), c_char_p, POINTER(LstDesc)]),
+        "recio_index_load": (E, [POINTER(Index), c_char_p, POINTER(IndexDesc)]),
+        "recio_index_save": (E, [POINTER(Index), c_char_p, POINTER(IndexDesc)]),
         "recio_index_free": (None, [POINTER(Index)]),
         "recio_index_path": (E, [ctypes.c_char_p, S, c_char_p, P, POINTER(I)]),
         "recio_lst_free": (None, [POINTER(Lst)]),
         # split
         "recio_split_open_desc": (E, [POINTER(P), c_char_p, c_uint, c_uint, POINTER(SplitDesc)]),
-        "recio_split_next_where": (E, [P, POINTER(Record), POINTER(SplitWhere)]),
+        "recio_split_next": (E, [P, POINTER(Record)]),
+        "recio_split_query": (E, [P, POINTER(SplitInfo)]),
         "recio_split_reset": (E, [P, U64]),
-        "recio_split_bounds": (None, [P, POINTER(U64), POINTER(U64)]),
-        "recio_split_count": (U64, [P]),
-        "recio_split_nfiles": (c_uint, [P]),
-        "recio_split_file": (c_char_p, [P, c_uint]),
         "recio_split_errmsg": (c_char_p, [P]),
         "recio_split_close": (None, [P]),
     }

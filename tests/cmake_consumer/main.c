@@ -10,8 +10,11 @@ int main(void) {
     recio_buffer buf;
     recio_err e;
     int n = 0;
+    recio_writer_desc d;
     memset(&buf, 0, sizeof buf);
-    if ((e = recio_writer_open_mem(&w, &buf)) != RECIO_OK) return printf("open: %s\n", recio_strerror(e)), 1;
+    memset(&d, 0, sizeof d);
+    d.mem = &buf;
+    if ((e = recio_writer_open_desc(&w, NULL, &d)) != RECIO_OK) return printf("open: %s\n", recio_strerror(e)), 1;
     if (recio_writer_write(w, "hello", 5) != RECIO_OK || recio_writer_write(w, "recio", 5) != RECIO_OK) return 1;
     if ((e = recio_writer_close(w)) != RECIO_OK) return printf("close: %s\n", recio_strerror(e)), 1;
     if ((e = recio_reader_open_mem(&r, buf.data, buf.size)) != RECIO_OK) return printf("read: %s\n", recio_strerror(e)), 1;

@@ -10,7 +10,7 @@
      index mode, from docs/split.md's floor rule: n/nsplit rounded up, or down);
    - where: the file and ordinal of the record's id, key = its global offset, index < n in index mode
      (unknown in byte mode), seq 0, 1, 2...; the record's offset and size are those written;
-   - recio_split_count, when known, is the count yielded.
+   - recio_split_query's count, when known, is the count yielded.
    Only an equalised byte split may refuse (a rank with an empty byte part cannot pad), a padded
    split with fewer records than ranks (the same: a rank with none), or a dataset with no record. A crash, a sanitizer report, a hang or a broken invariant is a failure. */
 #define _POSIX_C_SOURCE 200809L
@@ -89,18 +89,24 @@ static int read_rank(const dataset *ds, unsigned rank, unsigned nsplit, const re
     g->count = 0;
     if (e == RECIO_OK && epoch) e = recio_split_reset(s, epoch);
     if (e != RECIO_OK) return recio_split_close(s), -1;
-    while ((e = recio_split_next_where(s, &rec, &w)) == RECIO_OK) {
+    while ((e = recio_split_next(s, &rec)) == RECIO_OK) {
         unsigned id;
+        recio_split_info info;
+        check(recio_split_query(s, &info) == RECIO_OK);
+        w = info.where;
         check(g->count < MAXN * 8 && rec.size >= 4);
         id = ((const unsigned char *)rec.data)[0];
         check(id < ds->n && rec.size == ds->size[id] && rec.offset == ds->off[id]);
-        check(w.path && strcmp(w.path, ds->path[ds->file[id]]) == 0 && strcmp(recio_split_file(s, w.file), w.path) == 0);
+        check(w.path && strcmp(w.path, ds->path[ds->file[id]]) == 0 && w.file < info.nfiles && strcmp(info.files[w.file], w.path) == 0);
         check(w.ordinal == ds->ord[id] && w.key == ds->goff[id] && w.seq == g->count);
         check(d->mode == RECIO_SPLIT_INDEX ? w.index < ds->n : w.index == RECIO_SPLIT_UNKNOWN);
         check(!w.repeat || d->equalize == RECIO_EQUALIZE_PAD);
         g->ids[g->count] = id, g->repeat[g->count++] = w.repeat;
     }
-    want = recio_split_count(s);
+    {
+        recio_split_info info;
+        want = recio_split_query(s, &info) == RECIO_OK ? info.count : (uint64_t)-2;
+    }
     recio_split_close(s);
     if (e != RECIO_END) return -1;
     check(want == RECIO_SPLIT_UNKNOWN ? d->mode == RECIO_SPLIT_BYTES && d->equalize == RECIO_EQUALIZE_NONE : want == g->count);

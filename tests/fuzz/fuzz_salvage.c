@@ -87,7 +87,10 @@ static int build(const uint8_t *data, size_t size, recio_buffer *out, size_t *co
     size_t at = 0;
     memset(out, 0, sizeof *out);
     *count = 0;
-    if (recio_writer_open_mem(&w, out) != RECIO_OK) return -1;
+    recio_writer_desc wd;
+    memset(&wd, 0, sizeof wd);
+    wd.mem = out;
+    if (recio_writer_open_desc(&w, NULL, &wd) != RECIO_OK) return -1;
     while (at < size && *count < MAXREC) {
         size_t len = data[at++];
         if (len > size - at) len = size - at;

@@ -36,7 +36,10 @@ static void drain_split(unsigned rank, unsigned nsplit, int mode, uint64_t seed)
 static void seeks(const uint8_t *rec, size_t n, const uint8_t *how, size_t hn) {
     recio_reader *m = NULL, *a = NULL;
     size_t i;
-    if (recio_reader_open_mmap(&m, rec_path) != RECIO_OK) return;
+    recio_reader_desc d;
+    memset(&d, 0, sizeof d);
+    d.use_mmap = 1;
+    if (recio_reader_open_desc(&m, rec_path, &d) != RECIO_OK) return;
     if (recio_reader_open_mem(&a, rec, n) != RECIO_OK) {
         recio_reader_close(m);
         return;

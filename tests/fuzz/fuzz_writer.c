@@ -35,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static unsigned char out[1 << 18], rec[FW_RECS][600];
     static const size_t bufs[4] = {0, 1, 16, 100};
     const void *ptrs[FW_RECS];
+    recio_writer_item items[FW_RECS];
     size_t sizes[FW_RECS], at = 2, i, n = 0, k;
     recio_writer_desc d;
     recio_writer *w = NULL;
@@ -51,7 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (k = 0; k < len; k++) rec[n][k] = at < size ? data[at++] : (uint8_t)k;
         for (k = 0; k + 4 <= len; k++)
             if (rec[n][k] == 0xff) rec[n][k] = 0x0a, rec[n][k + 1] = 0x23, rec[n][k + 2] = 0xd7, rec[n][k + 3] = 0xce;
-        ptrs[n] = rec[n], sizes[n++] = len;
+        items[n].data = ptrs[n] = rec[n], items[n].size = len, items[n].key = n * 7;
+        sizes[n++] = len;
     }
     memset(&sink, 0, sizeof sink);
     sink.b = out, sink.cap = sizeof out;
@@ -65,8 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (m > n - i) m = n - i;
         switch ((how >> 3) & 3) {
         case 0: e = recio_writer_write(w, ptrs[i], sizes[i]), m = 1; break;
-        case 1: e = recio_writer_write_key(w, i * 7, ptrs[i], sizes[i]), m = 1; break;
-        default: e = recio_writer_write_batch(w, ptrs + i, sizes + i, m); break;
+        case 1: e = recio_writer_write_batch(w, items + i, 1), m = 1; break; /* one keyed record */
+        default: e = recio_writer_write_batch(w, items + i, m); break;
         }
         i += m;
     }

@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "../test.h"
+#include "../rec_util.h"
 #include <curl/curl.h>
 #include <sys/time.h>
 #include <dirent.h>
@@ -159,17 +160,19 @@ static uint64_t split_digest(const char *uris, unsigned rank, unsigned nsplit, i
     recio_record rec;
     recio_split_where w;
     uint64_t h = RECIO_FNV1A_INIT;
+    char msg[RECIO_ERRMSG_SIZE];
     memset(&d, 0, sizeof d);
+    d.errmsg = msg;
     (void)remote; /* remote URIs go through the built-in s3/http rows like any path */
     if (indexed) d.mode = RECIO_SPLIT_INDEX;
     *n = 0;
     if ((*end = recio_split_open_desc(&s, uris, rank, nsplit, &d)) != RECIO_OK) {
-        note(recio_split_errmsg(s));
-        fprintf(stderr, "  split %s: %s\n", uris, recio_split_errmsg(s));
+        note(msg);
+        fprintf(stderr, "  split %s: %s\n", uris, msg);
         recio_split_close(s);
         return 0;
     }
-    while ((*end = recio_split_next_where(s, &rec, &w)) == RECIO_OK) {
+    while ((*end = rec_split_next_where(s, &rec, &w)) == RECIO_OK) {
         h = recio_fnv1a64(h, rec.data, rec.size);
         h = recio_fnv1a64(h, &w.file, sizeof w.file);
         h = recio_fnv1a64(h, &rec.offset, sizeof rec.offset);
@@ -401,7 +404,7 @@ static void test_writer_path(void) {
     recio_reader_close(r);
     CHECK(n == 2500 && hr == h);
     memset(&idx, 0, sizeof idx);
-    CHECK(recio_index_load(&idx, "s3://scratch/wp.idx") == RECIO_OK && idx.count == 2500);
+    CHECK(recio_index_load(&idx, "s3://scratch/wp.idx", NULL) == RECIO_OK && idx.count == 2500);
     recio_index_free(&idx);
     /* the second part refused: neither object appears */
     use_s3(PROXY_S3, "RECIOTESTKEY", SECRET, NULL);

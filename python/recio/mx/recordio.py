@@ -1,7 +1,7 @@
 """``mxnet.recordio`` (MXNet 1.9) on recio's C reader, writer, index and image-record code.
 
 ``MXRecordIO`` and ``MXIndexedRecordIO`` read and write through ``recio.Reader`` / ``recio.Writer``
-(recio_reader_* / recio_writer_*), the ``.idx`` through recio_index_load / recio_index_save_ex, and
+(recio_reader_* / recio_writer_*), the ``.idx`` through recio_index_load / recio_index_save, and
 ``pack`` writes the image header with recio_irecord_pack_header; ``unpack`` is ``recio.unpack``
 (recio_irecord_unpack). As MXNet's:
 
@@ -24,12 +24,11 @@ import ctypes
 import numbers
 import operator
 import os
-import struct
 from array import array
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from .. import IRHeader, Reader, Writer, _error, _lib as L, _random_read_buffer
-from .. import pack as _pack_labels_after
+from .. import _pack_header
 from .. import unpack as _unpack
 from . import image as _image
 
@@ -187,10 +186,12 @@ class MXIndexedRecordIO(MXRecordIO):
             raise
 
     def _load_index(self) -> None:
-        ix = L.Index()
-        e = L.lib.recio_index_load(ctypes.byref(ix), L.cstr(self.idx_path))
+        ix, d = L.Index(), L.IndexDesc()
+        msg = ctypes.create_string_buffer(L.ERRMSG_SIZE)
+        d.errmsg = ctypes.cast(msg, ctypes.c_void_p)
+        e = L.lib.recio_index_load(ctypes.byref(ix), L.cstr(self.idx_path), ctypes.byref(d))
         if e != L.OK:
-            raise _error(e, ix.errmsg)
+            raise _error(e, msg.value)
         try:  # recio_index_entry is {uint64 key, offset}: the entries as one run of native uint64s
             pairs = array("Q", ctypes.string_at(ix.entries, 16 * ix.count)) if ix.count else array("Q")
         finally:
@@ -269,12 +270,14 @@ def _index_key(key: Any) -> int:
 
 
 def _save_index(path: str, entries: array) -> None:
-    """Write ``entries`` (key, offset, key, offset, ...) as an MXNet .idx with recio_index_save_ex."""
+    """Write ``entries`` (key, offset, key, offset, ...) as an MXNet .idx with recio_index_save."""
     ix = L.Index()
     ix.entries = ctypes.cast(entries.buffer_info()[0], ctypes.POINTER(L.IndexEntry))
     ix.count = len(entries) // 2
     msg = ctypes.create_string_buffer(L.ERRMSG_SIZE)
-    e = L.lib.recio_index_save_ex(ctypes.byref(ix), L.cstr(path), msg)
+    d = L.IndexDesc()
+    d.errmsg = ctypes.cast(msg, ctypes.c_void_p)
+    e = L.lib.recio_index_save(ctypes.byref(ix), L.cstr(path), ctypes.byref(d))
     if e != L.OK:
         raise _error(e, msg.value)
 
@@ -285,23 +288,7 @@ def pack(header: HeaderLike, s: Buffer) -> bytes:
     array, flattened, and stored after the header (flag = its size, header label 0), so an array of
     one label is not a number label. The given flag is ignored, as MXNet ignores it."""
     header = IRHeader(*header)
-    for name in ("id", "id2"):
-        v = operator.index(getattr(header, name))
-        if not 0 <= v < 1 << 64:
-            raise struct.error("pack: %s %d is not in 0..2^64-1" % (name, v))
-    if isinstance(header.label, numbers.Number):
-        labels = (ctypes.c_float * 1)(float(header.label))
-        head = ctypes.create_string_buffer(L.lib.recio_irecord_header_size(1))
-        n = L.lib.recio_irecord_pack_header(head, labels, 1, operator.index(header.id), operator.index(header.id2))
-        return head.raw[:n] + bytes(s)
-    else:
-        labels = np.ascontiguousarray(header.label, dtype=np.float32).ravel()
-        if labels.size == 1:  # flag 1: recio_irecord_pack_header writes one label as a number (flag 0)
-            return _pack_labels_after(IRHeader(1, labels, header.id, header.id2), s)
-    head = ctypes.create_string_buffer(L.lib.recio_irecord_header_size(labels.size))
-    n = L.lib.recio_irecord_pack_header(head, labels.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), labels.size,
-                                        operator.index(header.id), operator.index(header.id2))
-    return head.raw[:n] + bytes(s)
+    return _pack_header(header.label, isinstance(header.label, numbers.Number), header.id, header.id2, "pack") + bytes(s)
 
 
 def unpack(s: Buffer) -> Tuple[IRHeader, bytes]:
