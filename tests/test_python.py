@@ -967,6 +967,9 @@ def test_struct_mirrors_match_the_header():
     if not cc:
         raise SkipTest("no C compiler to read the header's layout")
     mirrors = {"recio_iter_desc": _lib.IterDesc, "recio_batch": _lib.Batch, "recio_image": _lib.Image,
+               "recio_iter_item_desc": _lib.IterItemDesc, "recio_iter_label_desc": _lib.IterLabelDesc,
+               "recio_iter_mix_desc": _lib.IterMixDesc, "recio_iter_run_desc": _lib.IterRunDesc,
+               "recio_iter_info": _lib.IterInfo, "recio_iter_bad": _lib.IterBad,
                "recio_encoded_desc": _lib.EncodedDesc, "recio_record": _lib.Record, "recio_irecord": _lib.IRecord,
                "recio_io": _lib.IO, "recio_reader_desc": _lib.ReaderDesc, "recio_writer_desc": _lib.WriterDesc,
                "recio_split_desc": _lib.SplitDesc, "recio_split_where": _lib.SplitWhere, "recio_lst": _lib.Lst,
