@@ -192,7 +192,7 @@ RECIODEF const char *recio_strerror(recio_err e);
    - an open that fails has no handle to ask, so every open's desc has `errmsg`: point it at
      RECIO_ERRMSG_SIZE bytes and a failed open writes why there ("" after a good one). The simple
      opens (recio_reader_open, ...) are the desc opens with no desc, for callers who only need the
-     code; recio_iter_open_ex(..., errmsg, size) and recio_index_save_ex are the same idea. */
+     code; recio_index_save_ex is the same idea. */
 #define RECIO_ERRMSG_SIZE 512
 
 /* Runtime allocator. When alloc is NULL the RECIO_MALLOC/RECIO_FREE macros are used. */
