@@ -13629,13 +13629,13 @@ RECIO__NOINLINE static void recio__it_restart(recio_iter *it, uint64_t skip, con
 
 /* ---- a new spec from the next epoch on (recio_iter_set_spec) ---- */
 
+#ifndef RECIO_NO_IMAGE
 static void recio__it_drop_next(recio_iter *it) {
     recio_transform_free(it->next_tf);
     recio__free(&it->d.alloc, it->next_spec);
     it->next_tf = NULL, it->next_spec = NULL;
 }
 
-#ifndef RECIO_NO_IMAGE
 RECIODEF recio_err recio_iter_set_spec(recio_iter *it, const char *spec) {
     recio_transform *tf = NULL;
     char *copy;
