@@ -1213,37 +1213,17 @@ typedef enum recio_last_batch {
 
 /* Per-record work when no spec is given: write item_bytes bytes for record `rec` at out. Runs on the
    worker threads, several at once (so it must be thread-safe), or on the caller's thread in pull
-   mode. seed = recio_seed_for(desc.seed_aug or else desc.seed, epoch, key). On failure write "what" into errmsg
-   (RECIO_ITER_ERRMSG bytes); the iterator prefixes "FILE: offset N: ". */
-#define RECIO_ITER_ERRMSG RECIO_ERRMSG_SIZE
+   mode. seed = recio_seed_for(item.seed_aug or else source.seed, epoch, key). On failure write "what"
+   into errmsg (RECIO_ERRMSG_SIZE bytes); the iterator prefixes "FILE: offset N: ". */
 typedef recio_err (*recio_iter_record_fn)(void *user, const recio_irecord *rec, uint64_t seed, void *out,
                                           size_t item_bytes, unsigned worker, char *errmsg);
 
-typedef struct recio_iter_desc {
-    /* dataset */
-    const char *uris;           /* "a.rec;b.rec" (required) */
-    unsigned rank, nsplit;      /* read part `rank` of `nsplit` (default: all, nsplit 1) */
-    int index;                  /* partition by record count with each file's .idx */
-    const char *index_path;     /* one .idx over the whole list, global offsets (implies index), as
-                                   recio_split_desc.index_path */
-    int shuffle;                /* with index: a new order every epoch (seeded): RECIO_SHUFFLE_FULL
-                                   (1, a permutation of every record) or RECIO_SHUFFLE_CHUNK (2, chunks
-                                   shuffled within windows: bounded memory, MXNet's shuffle_chunk_size) */
-    uint32_t chunk_records;     /* RECIO_SHUFFLE_CHUNK: records per chunk (default 256) */
-    uint32_t window_chunks;     /* RECIO_SHUFFLE_CHUNK: chunks shuffled together (default 16) */
-    int equalize;               /* with index: RECIO_EQUALIZE_PAD (1, every part repeats its first
-                                   records up to the largest part's count) or _DROP (2, the smallest) */
-    int rotate_shards;          /* epoch e reads part (rank + e) % nsplit (default: stick to `rank`) */
-    int use_mmap;               /* 1: map the files (recio_split_desc.use_mmap); 0 (default): read
-                                   through a buffer, what network filesystems need (DALI's dont_use_mmap) */
-    size_t shuffle_buffer;      /* streaming shuffle through a buffer of this many records (0: off),
-                                   like DALI's initial_fill: cheap, no index needed */
-    uint64_t seed;              /* of the shuffles, and of every record's random choices unless seed_aug */
-    uint64_t seed_aug;          /* of every record's random choices (MXNet's seed_aug); 0: seed */
-    /* per record: a transform spec, or your function */
+/* What each record becomes: a transform spec, or your function. */
+typedef struct recio_iter_item_desc {
     const char *spec;           /* e.g. "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw";
                                    the output of the first record fixes the item's shape and dtype, so
-                                   end the chain with a fixed size (crop, resize) */
+                                   end the chain with a fixed size (crop, resize); recio_iter_set_spec
+                                   changes it from the next epoch on */
     int channels;               /* decode to 1, 3 or 4 channels (default 3; others refused at open) */
     recio_iter_record_fn transform; /* used when spec is NULL */
     void *user;                 /* passed to transform */
@@ -1255,68 +1235,94 @@ typedef struct recio_iter_desc {
        MXNet too subtracts it after the crop and before scaling. Needs a spec whose output is f32. */
     const char *mean_img;
     float mean_scale;           /* with mean_img (MXNet's scale); 0: 1 */
-    /* labels: batch.labels has label_width floats per item */
-    unsigned label_width;       /* labels per item (default 1); for detection, MXNet's label_pad_width */
-    int label_pad_set;          /* 1: label_pad_value fills the places of missing labels; 0 (default):
-                                   they are -1, as MXNet's label_pad_value (so pad with 0: set this and
-                                   leave label_pad_value 0) */
-    float label_pad_value;
-    int label_strict;           /* 1: a record with more labels than label_width is an error (MXNet's
+    uint64_t seed_aug;          /* of every record's random choices (MXNet's seed_aug); 0: source.seed */
+} recio_iter_item_desc;
+
+/* Labels: batch.labels has `width` floats per item. */
+typedef struct recio_iter_label_desc {
+    unsigned width;             /* labels per item (default 1); for detection, MXNet's label_pad_width */
+    int pad_set;                /* 1: pad_value fills the places of missing labels; 0 (default): they
+                                   are -1, as MXNet's label_pad_value (so pad with 0: set this and
+                                   leave pad_value 0) */
+    float pad_value;
+    int strict;                 /* 1: a record with more labels than width is an error (MXNet's
                                    ImageRecordIter); 0: they are cut, and batch.label_counts shows it */
-    int label_detection;        /* 1: labels are MXNet's detection layout [A, B, A-2 header floats,
+    int detection;              /* 1: labels are MXNet's detection layout [A, B, A-2 header floats,
                                    objects of B floats]: checked per record, cut at whole objects,
                                    batch.objects counts each row's objects (ImageDetRecordIter). With
-                                   a spec the boxes move with the pixels (recio_transform_apply_ex's
-                                   rules: clipped, dropped when the centre leaves the image) */
+                                   a spec the boxes move with the pixels (recio_apply_desc's rules:
+                                   clipped, dropped when the centre leaves the image) */
     int masks;                  /* 1: every record carries a label mask (a segmentation record, recio
                                    pack --mask-root), read by recio_mask_decode's rule; the spec moves
                                    it with the pixels (nearest neighbour, mask_fill where nothing
                                    maps) into batch.masks */
     int mask_fill;              /* with masks: as recio_apply_desc.mask_fill (0: 255, "ignore") */
-    /* batch-level mixing, as timm's Mixup in batch mode: each batch is mixed with itself reversed
-       (item i with item batch-1-i) by one lam ~ Beta(alpha, alpha), drawn from recio_seed_for(seed_aug
-       or seed, epoch, 2^63 + batch number); labels become soft (batch.soft_labels). Needs a spec;
-       not with label_detection or masks */
-    float mixup_alpha;          /* > 0: MixUp (Zhang et al. 2018): x_i = lam x_i + (1 - lam) x_j (f32 items) */
-    float cutmix_alpha;         /* > 0: CutMix (Yun et al. 2019): x_j's pixels in a box of about (1 - lam) of
-                                   the area replace x_i's; lam is then 1 - the box's exact share */
-    float mix_prob;             /* the chance a batch is mixed (0: 1); with both alphas, CutMix half the time */
-    unsigned num_classes;       /* with mixing (required): label 0 of each item is its class in
-                                   [0, num_classes); soft_labels[i] = lam onehot(c_i) + (1 - lam) onehot(c_j) */
-    const char *path_imglist;   /* a .lst whose labels replace the records' (MXNet's path_imglist),
+    const char *imglist;        /* a .lst whose labels replace the records' (MXNet's path_imglist),
                                    matched by image-header id = the .lst index; a record whose id has no
                                    line is an error. im2rec's list, or a segmentation list with the mask
                                    column (recio list --mask-root; the column is not used) */
-    /* batches */
+} recio_iter_label_desc;
+
+/* Batch-level mixing, as timm's Mixup in batch mode: each batch is mixed with itself reversed (item i
+   with item batch-1-i) by one lam ~ Beta(alpha, alpha), drawn from recio_seed_for(item.seed_aug or
+   source.seed, epoch, 2^63 + batch number); labels become soft (batch.soft_labels). Needs a spec; not
+   with labels.detection or labels.masks. */
+typedef struct recio_iter_mix_desc {
+    float mixup_alpha;          /* > 0: MixUp (Zhang et al. 2018): x_i = lam x_i + (1 - lam) x_j (f32 items) */
+    float cutmix_alpha;         /* > 0: CutMix (Yun et al. 2019): x_j's pixels in a box of about (1 - lam) of
+                                   the area replace x_i's; lam is then 1 - the box's exact share */
+    float prob;                 /* the chance a batch is mixed (0: 1); with both alphas, CutMix half the time */
+    unsigned num_classes;       /* with mixing (required): label 0 of each item is its class in
+                                   [0, num_classes); soft_labels[i] = lam onehot(c_i) + (1 - lam) onehot(c_j) */
+} recio_iter_mix_desc;
+
+/* How batches are made. */
+typedef struct recio_iter_run_desc {
     unsigned batch;             /* items per batch (default 1) */
     recio_last_batch last_batch;
     unsigned workers;           /* decode threads (RECIO_THREADS); 0: pull mode on the caller's thread.
                                    Without RECIO_THREADS any value runs in pull mode (batch.workers
                                    is then 0: the batches are the same, made on your thread) */
     unsigned prefetch;          /* batches in flight with workers (default workers + 1) */
+    size_t shuffle_buffer;      /* streaming shuffle through a buffer of this many records (0: off),
+                                   like DALI's initial_fill: cheap, no index needed */
     int checksums;              /* each worker checksums its items while they are still in cache
                                    (recio_batch.sums, for recio_batch_checksum) */
     int skip_bad;               /* leave out records whose image does not decode instead of failing
                                    (RECIO_ERR_DECODE, _FORMAT or _UNSUPPORTED from the decode or your
                                    transform): the batch's sound items move up, in order, and the places
                                    freed at its end become padding (batch.pad), copies of its first
-                                   sound item (zeros when it has none). See recio_iter_skipped.
+                                   sound item (zeros when it has none). See recio_iter_stats.
                                    Default 0: such a record is an error, as every other failure is */
     size_t cache_bytes;         /* decoded-image cache, a memory budget (0, the default: off). With a spec,
                                    each record's result up to the chain's first random op is kept the
                                    first time it is made (the whole item when no op is random), never
                                    evicted, until the budget is spent; later epochs start from it and
                                    skip the decode. The batches are the same bytes with and without it.
-                                   Some chains cannot be cut: recio_iter_cache_stats says so and why */
-    /* Your filesystems (a network filesystem's own client, fault injection), asked before the
-       built-in ones (FILESYSTEMS): for the split, re-reading records, path_imglist and mean_img */
-    const recio_fs *fs;
-    char *errmsg;               /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed (as
-                                   recio_iter_open_ex's buffer) */
+                                   Some chains cannot be cut: recio_iter_stats says so and why */
+} recio_iter_run_desc;
+
+/* The iterator's options, one sub-desc per concern; all zero means defaults. */
+typedef struct recio_iter_desc {
+    const char *uris;           /* "a.rec;b.rec" (required) */
+    unsigned rank, nsplit;      /* read part `rank` of `nsplit` (default: all, nsplit 1) */
+    int rotate_shards;          /* epoch e reads part (rank + e) % nsplit (default: stick to `rank`) */
+    /* How the files are split and read, as recio_split_open_desc takes it: mode (RECIO_SPLIT_INDEX:
+       by record count with each file's .idx; index_path, shuffle and key_end imply it), index_path,
+       shuffle and its chunks (MXNet's shuffle_chunk_size), equalize, use_mmap (0, the default: read
+       through a buffer, what network filesystems need: DALI's dont_use_mmap), buffer_size, seed (of the
+       shuffles, and of every record's random choices unless item.seed_aug), key_begin/key_end (the
+       item shape then comes from the first record in the range), and fs (your filesystems, asked
+       before the built-in ones: for the files, re-reading records, labels.imglist and item.mean_img).
+       The iterator picks the epochs; its alloc and errmsg are the ones below: leave source.epoch,
+       source.alloc and source.errmsg zero (an open refuses them, with words). */
+    recio_split_desc source;
+    recio_iter_item_desc item;
+    recio_iter_label_desc labels;
+    recio_iter_mix_desc mix;
+    recio_iter_run_desc run;
+    char *errmsg;               /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed ("" after success) */
     recio_allocator alloc;
-    uint64_t key_begin, key_end;/* key_end > 0: only the .idx keys in [key_begin, key_end) (implies
-                                   index), as recio_split_desc's; the item shape comes from the first
-                                   record in that range */
 } recio_iter_desc;
 
 /* One batch; the pointers stay valid until the next call on the iterator. */
@@ -1348,27 +1354,38 @@ typedef struct recio_batch {
     int mix;                    /* with mixing: 0 not mixed, 1 MixUp, 2 CutMix */
 } recio_batch;
 
-/* A record desc.skip_bad left out. */
+/* A record desc.run.skip_bad left out. */
 #define RECIO_ITER_BAD_KEEP 16
 typedef struct recio_iter_bad {
     const char *file;             /* as named in desc.uris */
     uint64_t offset;              /* of the record's first header */
-    char what[RECIO_ITER_ERRMSG]; /* why, e.g. "decode: unknown image type" */
+    char what[RECIO_ERRMSG_SIZE]; /* why, e.g. "decode: unknown image type" */
 } recio_iter_bad;
 
 typedef struct recio_iter recio_iter;
 
-/* Open an iterator at epoch 0 (threads start at once). On error *it is NULL; the _ex variant also
-   writes why into errmsg (errmsg_size bytes; e.g. "spec:1:7: unknown op 'flipp'"). */
+/* Open an iterator at epoch 0 (threads start at once). On error *it is NULL and desc->errmsg (when
+   set) says why, e.g. "spec:1:7: unknown op 'flipp'". A batch over RECIO_MAX_BATCH_BYTES is
+   RECIO_ERR_LIMIT. */
 RECIODEF recio_err recio_iter_open(recio_iter **it, const recio_iter_desc *desc);
-RECIODEF recio_err recio_iter_open_ex(recio_iter **it, const recio_iter_desc *desc, char *errmsg, size_t errmsg_size);
 /* Next batch: RECIO_OK, RECIO_END at the end of the epoch (again until recio_iter_reset), or an
    error, kept until the next reset, with "FILE: offset N: what" in recio_iter_errmsg. */
 RECIODEF recio_err recio_iter_next(recio_iter *it, recio_batch *b);
-/* Start the next epoch (at any moment; batches not taken are dropped). */
+/* Start the next epoch (at any moment; batches not taken are dropped). A spec given to
+   recio_iter_set_spec takes effect here; if the new spec cannot run on the dataset's first record,
+   the reset fails with words in recio_iter_errmsg, the old spec stays, and the iterator works on. */
 RECIODEF recio_err recio_iter_reset(recio_iter *it);
+/* A new transform spec (the item's shape may change: progressive resizing) from the next epoch on:
+   the epoch under way keeps its shape, recio_iter_reset switches. The spec is parsed now: a bad one
+   is refused (RECIO_ERR_PARSE, words in recio_iter_errmsg) and changes nothing. Needs an iterator
+   opened with a spec; not with item.mean_img (shaped as the old item). At the switch the decoded-image
+   cache is emptied and cut again for the new chain (its budget starts over), and the checkpoint
+   fingerprint becomes that of an iterator opened with the new spec: a checkpoint holds the spec in
+   force when it was saved (a pending one is not in it), so restore it into an iterator opened with
+   that spec. The spec is copied; NULL cancels a pending one. */
+RECIODEF recio_err recio_iter_set_spec(recio_iter *it, const char *spec);
 /* Checkpoint: write the position (epoch, batches taken, roll-over records, a fingerprint of the
-   options and side files, a check sum of it all) into buf. buf NULL: just *size. RECIO_ERR_ARG when
+   options and side files, a check sum of it all) into buf. buf NULL: just *size. RECIO_ERR_SMALL when
    cap < *size. */
 RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, size_t *size);
 /* Continue from a checkpoint made by an iterator with the same options: the following batches are
@@ -1378,12 +1395,7 @@ RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, 
    iterator is then left as it was. */
 RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t size);
 RECIODEF const char *recio_iter_errmsg(const recio_iter *it); /* "" when no error */
-/* Records desc.skip_bad has left out so far, over every epoch (a bad record counts once per epoch
-   it is read in). They are counted as their batches are delivered, so the count and the order are
-   the same for every worker count. first (optional) receives the first RECIO_ITER_BAD_KEEP distinct
-   ones, nfirst (optional) how many; valid until the iterator is closed. */
-RECIODEF uint64_t recio_iter_skipped(const recio_iter *it, const recio_iter_bad **first, unsigned *nfirst);
-/* The decoded-image cache (desc.cache_bytes): what it keeps and how often it served. */
+/* The decoded-image cache (desc.run.cache_bytes): what it keeps. */
 typedef enum recio_iter_cache_mode {
     RECIO_CACHE_OFF = 0,    /* cache_bytes 0, a transform callback, or a chain it cannot cut (see why) */
     RECIO_CACHE_ITEMS = 1,  /* no op is random: each record's finished item is kept */
@@ -1395,11 +1407,29 @@ typedef struct recio_iter_cache_info {
     uint64_t records;             /* records kept */
     uint64_t bytes;               /* allocated for them and their table (never above cache_bytes) */
     uint64_t hits, misses;        /* items made from a kept record / without one */
-    char why[RECIO_ITER_ERRMSG];  /* RECIO_CACHE_OFF with cache_bytes set: why, e.g. "the chain starts
+    char why[RECIO_ERRMSG_SIZE];  /* RECIO_CACHE_OFF with cache_bytes set: why, e.g. "the chain starts
                                      with a random op (random_resized_crop): nothing before it to keep" */
 } recio_iter_cache_info;
+/* What an open iterator knows of its epoch, its items and what it has done so far. */
+typedef struct recio_iter_info {
+    uint64_t records;             /* records an epoch of this part reads (the part of the epoch under
+                                     way with rotate_shards); RECIO_SPLIT_UNKNOWN in byte mode without
+                                     equalize (the split does not count: recio_split_query) */
+    uint64_t batches;             /* batches such an epoch gives: records / batch rounded up
+                                     (RECIO_LAST_PAD) or down (DISCARD, ROLL_OVER, whose later epochs
+                                     may give one more); RECIO_SPLIT_UNKNOWN when records is */
+    recio_image item;             /* with a spec: the shape of the items of the epoch under way (data
+                                     NULL), as batch.item; zero with a callback */
+    size_t item_bytes;            /* bytes of one item */
+    uint64_t skipped;             /* desc.run.skip_bad: records left out so far, over every epoch (a
+                                     bad record counts once per epoch it is read in), counted as their
+                                     batches are delivered: the same for every worker count */
+    const recio_iter_bad *bad;    /* the first RECIO_ITER_BAD_KEEP distinct ones, valid until close */
+    unsigned nbad;
+    recio_iter_cache_info cache;  /* the decoded-image cache, how often it served */
+} recio_iter_info;
 /* Fill *info (all zero and "" for a NULL it). Safe while workers run: the counts are a snapshot. */
-RECIODEF void recio_iter_cache_stats(recio_iter *it, recio_iter_cache_info *info);
+RECIODEF void recio_iter_stats(recio_iter *it, recio_iter_info *info);
 RECIODEF void recio_iter_close(recio_iter *it);
 /* What `recio iter` prints, to compare a pipeline across machines and worker counts: FNV-1a 64 of
    the batch tensor's bytes ((count + pad) x item_bytes), each element taken in little-endian order
@@ -12042,7 +12072,7 @@ typedef struct recio__it_cache {
     recio__it_centry *tab;
     size_t cap, used;
     uint64_t bytes, hits, misses;
-    char why[RECIO_ITER_ERRMSG];
+    char why[RECIO_ERRMSG_SIZE];
 } recio__it_cache;
 
 /* One batch under construction: fetch copies the raw records in, work turns them into items in
@@ -12063,7 +12093,7 @@ typedef struct recio__it_slot {
     unsigned char *bad;
     unsigned nbad;
     uint64_t *bad_key;
-    char *bad_what;    /* RECIO_ITER_BAD_KEEP x RECIO_ITER_ERRMSG */
+    char *bad_what;    /* RECIO_ITER_BAD_KEEP x RECIO_ERRMSG_SIZE */
 } recio__it_slot;
 
 /* The records of this part (a recio_split); `aux` reads single records anywhere (padding,
@@ -12073,6 +12103,7 @@ typedef struct recio__it_src {
     char **names; /* the split's file list, kept: workers name files while a split reopens */
     unsigned part, nfiles, aux_file;
     recio_reader *aux;
+    uint64_t count; /* recio_split_count of the part open, for recio_iter_stats (under mu once it runs) */
 } recio__it_src;
 
 struct recio_iter {
@@ -12082,7 +12113,9 @@ struct recio_iter {
     float *mean;           /* desc.mean_img in the item's layout (item_bytes / 4 floats) */
     recio_lst lst;         /* desc.path_imglist, and its lines sorted by index */
     struct recio__it_line *lines;
-    recio_transform *tf;   /* from desc.spec */
+    recio_transform *tf;   /* from desc.item.spec */
+    recio_transform *next_tf; /* recio_iter_set_spec: the chain of the next epoch, and its spec */
+    char *next_spec, *own_spec; /* own_spec: a set spec in force (desc.item.spec points at it) */
     const recio__kern *kn; /* the checksum's kernel column, picked once (a cpuid trap per pick) */
     recio_image shape;     /* of one item with a spec */
     recio__it_bytes *scratch; /* per worker, for the transform */
@@ -12155,21 +12188,23 @@ static void *recio__it_calloc(const recio_allocator *a, size_t n, size_t size) {
 
 /* ---- source: part `part` of the split ---- */
 
+static void recio__it_set_count(recio_iter *it, uint64_t n) {
+#ifdef RECIO_THREADS
+    if (it->mu_ok) { /* the producer reopens the split while the consumer may ask recio_iter_stats */
+        RECIO__IT_LOCK(it);
+        it->src.count = n;
+        RECIO__IT_UNLOCK(it);
+        return;
+    }
+#endif
+    it->src.count = n;
+}
+
 static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t epoch, char *msg) {
-    recio_split_desc sd;
+    recio_split_desc sd = it->d.source; /* the options as given (recio__it_desc filled in the defaults) */
     recio_err e;
-    memset(&sd, 0, sizeof sd);
-    sd.mode = it->d.index ? RECIO_SPLIT_INDEX : RECIO_SPLIT_BYTES;
-    sd.index_path = it->d.index_path;
-    sd.key_begin = it->d.key_begin, sd.key_end = it->d.key_end;
-    sd.shuffle = (recio_split_shuffle)it->d.shuffle;
-    sd.chunk_records = it->d.chunk_records, sd.window_chunks = it->d.window_chunks;
-    sd.equalize = (recio_split_equalize)it->d.equalize;
-    sd.use_mmap = it->d.use_mmap;
-    sd.seed = it->d.seed;
     sd.epoch = epoch;
     sd.alloc = it->d.alloc;
-    sd.fs = it->d.fs;
     sd.errmsg = msg; /* the split's words, or "URIS: offset 0: why" when it made none */
     recio_split_close(it->src.split);
     it->src.split = NULL;
@@ -12180,6 +12215,11 @@ static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t ep
         return e;
     }
     it->src.part = part;
+    {
+        recio_split_info si;
+        recio_split_query(it->src.split, &si);
+        recio__it_set_count(it, si.count);
+    }
     if (!it->src.names) it->src.nfiles = it->src.split->nfiles; /* then fixed: workers read it */
     else if (it->src.split->nfiles != it->src.nfiles)
         return recio__fmt(msg, RECIO__ERRMSG, "%s: the file list changed since the iterator opened", it->d.uris), RECIO_ERR_IO;
@@ -12239,7 +12279,7 @@ static recio_err recio__it_open_aux(recio_iter *it, const char *path, char *msg)
     memset(&rd, 0, sizeof rd);
     rd.alloc = it->d.alloc;
     rd.buffer_size = 1u << 16; /* one record at a time */
-    return recio__open_reader(it->d.fs, path, &rd, &it->src.aux, msg);
+    return recio__open_reader(it->d.source.fs, path, &rd, &it->src.aux, msg);
 }
 
 /* The record with this key, read again (padding, roll-over, restore). */
@@ -12267,7 +12307,7 @@ static recio_err recio__it_src_read_at(recio_iter *it, uint64_t key, recio_recor
 
 /* Put record bytes into entry i of s (s NULL: the record is skipped, as when restoring). */
 static recio_err recio__it_put(recio_iter *it, recio__it_slot *s, unsigned i, const void *data, size_t n, uint64_t key) {
-    if (it->nfirst < it->d.batch) it->first[it->nfirst++] = key;
+    if (it->nfirst < it->d.run.batch) it->first[it->nfirst++] = key;
     if (!s) return RECIO_OK;
     if (i == 0) s->raw.size = 0;
     if (s->raw.size + n < n || recio__it_reserve(&it->d.alloc, &s->raw, s->raw.size + n))
@@ -12296,7 +12336,7 @@ static recio_err recio__it_take_shuffled(recio_iter *it, recio__it_slot *s, unsi
     size_t j;
     recio_err e;
     recio__it_bytes t;
-    while (!it->src_end && it->sfill < it->d.shuffle_buffer) {
+    while (!it->src_end && it->sfill < it->d.run.shuffle_buffer) {
         if ((e = recio__it_sbuf_fill(it, it->sfill, msg)) == RECIO_OK) it->sfill++;
         else if (e != RECIO_END) return e;
     }
@@ -12326,14 +12366,14 @@ static recio_err recio__it_take(recio_iter *it, recio__it_slot *s, unsigned i, c
         if ((e = recio__it_src_read_at(it, key, &rec, msg)) != RECIO_OK) return e;
         return recio__it_put(it, s, i, rec.data, rec.size, key);
     }
-    if (it->d.shuffle_buffer) return recio__it_take_shuffled(it, s, i, msg);
+    if (it->d.run.shuffle_buffer) return recio__it_take_shuffled(it, s, i, msg);
     if ((e = recio__it_src_next(it, &rec, &key, msg)) != RECIO_OK) return e;
     return recio__it_put(it, s, i, rec.data, rec.size, key);
 }
 
 static recio_err recio__it_gather(recio_iter *it, recio__it_slot *s, unsigned *n, char *msg) {
     recio_err e = RECIO_OK;
-    for (*n = 0; *n < it->d.batch && (e = recio__it_take(it, s, *n, msg)) == RECIO_OK; ++*n) {}
+    for (*n = 0; *n < it->d.run.batch && (e = recio__it_take(it, s, *n, msg)) == RECIO_OK; ++*n) {}
     return e == RECIO_END ? RECIO_OK : e;
 }
 
@@ -12342,17 +12382,17 @@ static recio_err recio__it_last(recio_iter *it, recio__it_slot *s, unsigned n) {
     unsigned i, nfirst = it->nfirst;
     recio_err e;
     recio_record rec;
-    if (n && it->d.last_batch == RECIO_LAST_PAD) {
-        for (i = n; i < it->d.batch; i++) {
+    if (n && it->d.run.last_batch == RECIO_LAST_PAD) {
+        for (i = n; i < it->d.run.batch; i++) {
             uint64_t key = it->first[(i - n) % nfirst];
             if ((e = recio__it_src_read_at(it, key, &rec, s->errmsg)) != RECIO_OK) return e;
             if ((e = recio__it_put(it, s, i, rec.data, rec.size, key)) != RECIO_OK) return e;
         }
         s->count = n;
-        s->pad = it->d.batch - n;
+        s->pad = it->d.run.batch - n;
         return RECIO_OK;
     }
-    if (it->d.last_batch == RECIO_LAST_ROLL_OVER) {
+    if (it->d.run.last_batch == RECIO_LAST_ROLL_OVER) {
         RECIO__IT_LOCK(it);
         for (i = 0; i < n; i++) it->carry_out[i] = s->key[i];
         it->ncarry_out = n;
@@ -12368,7 +12408,7 @@ static recio_err recio__it_fetch(recio_iter *it, recio__it_slot *s) {
     s->base = it->run_base;
     if (it->epoch_over) return RECIO_END;
     if ((e = recio__it_gather(it, s, &n, s->errmsg)) != RECIO_OK) return e;
-    if (n == it->d.batch) {
+    if (n == it->d.run.batch) {
         s->count = n;
         return RECIO_OK;
     }
@@ -12391,11 +12431,11 @@ static recio_err recio__it_begin(recio_iter *it, uint64_t epoch, char *msg) {
     it->nfirst = 0;
     it->sfill = 0;
     it->src_end = it->epoch_over = 0;
-    it->rng.state = recio_seed_for(it->d.seed ^ 0x73687566666c65ull /* "shuffle" */, epoch, 0);
+    it->rng.state = recio_seed_for(it->d.source.seed ^ 0x73687566666c65ull /* "shuffle" */, epoch, 0);
     if ((e = recio__it_src_begin(it, epoch, msg)) != RECIO_OK) return e;
     for (k = 0; k < skip && !it->epoch_over; k++) {
         if ((e = recio__it_gather(it, NULL, &n, msg)) != RECIO_OK) return e;
-        it->epoch_over = n < it->d.batch;
+        it->epoch_over = n < it->d.run.batch;
     }
     return RECIO_OK;
 }
@@ -12453,7 +12493,7 @@ static int recio__it_cache_put(recio_iter *it, uint64_t key, recio_image *img) {
     size_t n = recio_image_bytes(img), i;
     int kept = 0;
     RECIO__IT_LOCK(it);
-    if (recio__it_cache_room(c, n, it->d.cache_bytes) && ((c->used + 1) * 2 <= c->cap || recio__it_cache_grow(it) == 0) &&
+    if (recio__it_cache_room(c, n, it->d.run.cache_bytes) && ((c->used + 1) * 2 <= c->cap || recio__it_cache_grow(it) == 0) &&
         !c->tab[i = recio__it_cache_slot(c, key)].img.data) {
         c->tab[i].key = key, c->tab[i].img = *img;
         c->used++, c->bytes += n, kept = 1;
@@ -12468,9 +12508,9 @@ static recio_err recio__it_cache_init(recio_iter *it) {
     recio__it_cache *c = &it->cache;
     int k;
     recio_err e;
-    if (!it->d.cache_bytes) return RECIO_OK;
+    if (!it->d.run.cache_bytes) return RECIO_OK;
     if (!it->tf) return recio__fmt(c->why, sizeof c->why, "no spec: the items of a transform callback are not kept"), RECIO_OK;
-    if (it->d.label_detection || it->d.masks) /* a kept image would skip moving the record's boxes and mask */
+    if (it->d.labels.detection || it->d.labels.masks) /* a kept image would skip moving the record's boxes and mask */
         return recio__fmt(c->why, sizeof c->why, "boxes or masks move with each record's pixels (label_detection, masks): nothing is kept"), RECIO_OK;
     if ((k = recio__tf_cache_cut(it->tf, c->why, sizeof c->why)) < 0) return c->mode = RECIO_CACHE_ITEMS, RECIO_OK;
     if (k == 0) return RECIO_OK;
@@ -12493,20 +12533,20 @@ static recio_err recio__it_run(recio_iter *it, const recio_irecord *ir, uint64_t
     recio_err e;
     size_t asked = 0;
     memset(&d, 0, sizeof d);
-    d.channels = it->d.channels;
+    d.channels = it->d.item.channels;
     memset(&sc, 0, sizeof sc);
     sc.p = blk->cap ? blk->p : NULL, sc.n = blk->cap, sc.grow = 1, sc.asked = &asked;
     if (it->cache.mode != RECIO_CACHE_PREFIX) {
-        e = recio__apply_encoded(it->tf, ir->image, ir->image_size, dst, seed, &d, ap, &sc, what, RECIO_ITER_ERRMSG);
+        e = recio__apply_encoded(it->tf, ir->image, ir->image_size, dst, seed, &d, ap, &sc, what, RECIO_ERRMSG_SIZE);
     } else if (recio__it_cache_get(it, key, &pre)) {
-        e = recio__apply_in(it->cache.tail, &pre, dst, seed, &sc, what, RECIO_ITER_ERRMSG);
+        e = recio__apply_in(it->cache.tail, &pre, dst, seed, &sc, what, RECIO_ERRMSG_SIZE);
     } else {
         memset(&pre, 0, sizeof pre);
         pre.alloc = it->d.alloc;
         size_t head_asked;
-        e = recio__apply_encoded(it->cache.head, ir->image, ir->image_size, &pre, seed, &d, NULL, &sc, what, RECIO_ITER_ERRMSG);
+        e = recio__apply_encoded(it->cache.head, ir->image, ir->image_size, &pre, seed, &d, NULL, &sc, what, RECIO_ERRMSG_SIZE);
         head_asked = asked; /* the rest's run below sets `asked` again: the block must fit both */
-        if (e == RECIO_OK && (e = recio__apply_in(it->cache.tail, &pre, dst, seed, &sc, what, RECIO_ITER_ERRMSG)) == RECIO_OK)
+        if (e == RECIO_OK && (e = recio__apply_in(it->cache.tail, &pre, dst, seed, &sc, what, RECIO_ERRMSG_SIZE)) == RECIO_OK)
             recio__it_cache_put(it, key, &pre); /* only records that made an item: skip_bad's never */
         if (head_asked > asked) asked = head_asked;
         recio_image_free(&pre);
@@ -12520,10 +12560,10 @@ static void recio__it_keep_item(recio_iter *it, uint64_t key, const void *out) {
     recio_image copy;
     int room;
     RECIO__IT_LOCK(it);
-    room = recio__it_cache_room(&it->cache, it->d.item_bytes, it->d.cache_bytes);
+    room = recio__it_cache_room(&it->cache, it->d.item.item_bytes, it->d.run.cache_bytes);
     RECIO__IT_UNLOCK(it);
     if (!room || recio_image_alloc(&copy, it->shape.width, it->shape.height, it->shape.channels, it->shape.dtype, it->shape.layout, &it->d.alloc) != RECIO_OK) return;
-    memcpy(copy.data, out, it->d.item_bytes);
+    memcpy(copy.data, out, it->d.item.item_bytes);
     if (!recio__it_cache_put(it, key, &copy)) recio_image_free(&copy);
 }
 
@@ -12534,7 +12574,7 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     recio_err e;
     int w = 0, h = 0, c = 0;
     if (it->cache.mode == RECIO_CACHE_ITEMS && recio__it_cache_get(it, key, &kept)) {
-        memcpy(out, kept.data, it->d.item_bytes);
+        memcpy(out, kept.data, it->d.item.item_bytes);
         return RECIO_OK;
     }
     dst = recio_image_wrap(out, sh->width, sh->height, sh->channels, sh->dtype, sh->layout, 0);
@@ -12544,12 +12584,12 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && strcmp(what + 11, recio_strerror(e)) == 0 && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
         recio_image got; /* sizes as WxH, as everywhere */
         if (ap && ap->mask && (ap->mask->width != w || ap->mask->height != h)) /* the record is bad, not the chain */
-            e = RECIO_ERR_FORMAT, recio__fmt(what, RECIO_ITER_ERRMSG, "mask: %dx%d, not the %dx%d (WxH) of its image", ap->mask->width, ap->mask->height, w, h);
-        else if (recio_transform_output_shape(it->tf, w, h, it->d.channels ? it->d.channels : c, &got) == RECIO_OK)
-            recio__fmt(what, RECIO_ITER_ERRMSG, "the chain turns this %dx%d image into %dx%d, not the %dx%d (WxH) of the first record (end the spec with a fixed-size crop or resize)",
+            e = RECIO_ERR_FORMAT, recio__fmt(what, RECIO_ERRMSG_SIZE, "mask: %dx%d, not the %dx%d (WxH) of its image", ap->mask->width, ap->mask->height, w, h);
+        else if (recio_transform_output_shape(it->tf, w, h, it->d.item.channels ? it->d.item.channels : c, &got) == RECIO_OK)
+            recio__fmt(what, RECIO_ERRMSG_SIZE, "the chain turns this %dx%d image into %dx%d, not the %dx%d (WxH) of the first record (end the spec with a fixed-size crop or resize)",
                        w, h, got.width, got.height, sh->width, sh->height);
         else
-            recio__fmt(what, RECIO_ITER_ERRMSG, "the chain's output for this %dx%d image is not the %dx%d (WxH, %d channels) of the first record (end the spec with a fixed-size crop or resize)",
+            recio__fmt(what, RECIO_ERRMSG_SIZE, "the chain's output for this %dx%d image is not the %dx%d (WxH, %d channels) of the first record (end the spec with a fixed-size crop or resize)",
                        w, h, sh->width, sh->height, sh->channels);
     }
     return e;
@@ -12561,7 +12601,7 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
 static recio_err recio__it_boxes(const float *row, unsigned objects, char *what) {
     char why[96];
     if (!objects || recio_boxes_check(row + (size_t)row[0], (int)objects, (int)row[1], NULL, why, sizeof why) == RECIO_OK) return RECIO_OK;
-    return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: %s", why), RECIO_ERR_FORMAT;
+    return recio__fmt(what, RECIO_ERRMSG_SIZE, "detection labels: %s", why), RECIO_ERR_FORMAT;
 }
 
 /* Why a record has no mask (recio_irecord_unpack finds PNG masks only): none at all; a tail ("RMSK"
@@ -12570,11 +12610,11 @@ static void recio__it_no_mask(const recio_irecord *ir, char *what) {
     const unsigned char *end = (const unsigned char *)ir->image + ir->image_size;
     size_t n = ir->image_size >= RECIO_MASK_TAIL_SIZE && !memcmp(end - 4, "RMSK", 4) ? recio_load_u32le(end - 8) : 0;
     if (!n)
-        recio__fmt(what, RECIO_ITER_ERRMSG, "no label mask in this record (desc.masks; recio pack --mask-root writes them)");
+        recio__fmt(what, RECIO_ERRMSG_SIZE, "no label mask in this record (desc.masks; recio pack --mask-root writes them)");
     else if (n <= ir->image_size - RECIO_MASK_TAIL_SIZE && recio__format(end - 8 - n, n) != RECIO__FMT_NONE)
-        recio__mask_refuse(end - 8 - n, n, what, RECIO_ITER_ERRMSG);
+        recio__mask_refuse(end - 8 - n, n, what, RECIO_ERRMSG_SIZE);
     else
-        recio__fmt(what, RECIO_ITER_ERRMSG, "mask: the record ends in a mask tail (\"RMSK\") that holds no mask: its length (%U) or the mask's signature is damaged",
+        recio__fmt(what, RECIO_ERRMSG_SIZE, "mask: the record ends in a mask tail (\"RMSK\") that holds no mask: its length (%U) or the mask's signature is damaged",
                    (uint64_t)n);
 }
 
@@ -12582,7 +12622,7 @@ static void recio__it_no_mask(const recio_irecord *ir, char *what) {
    batch's mask tensor) go through the chain with the pixels. */
 static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, unsigned char *out,
                                        unsigned i, unsigned worker, char *what) {
-    float *row = (float *)(out + it->lab_off) + (size_t)i * it->d.label_width;
+    float *row = (float *)(out + it->lab_off) + (size_t)i * it->d.labels.width;
     unsigned *objects = (unsigned *)(out + it->obj_off) + i;
     recio_apply_desc ap;
     recio_image mask, mask_out;
@@ -12591,22 +12631,22 @@ static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, 
     size_t l;
     memset(&ap, 0, sizeof ap);
     memset(&mask, 0, sizeof mask);
-    if (it->d.label_detection && *objects) { /* [A, B, header, objects]: it_labels checked it and cut whole objects */
-        unsigned a = (unsigned)row[0], b = (unsigned)row[1], fit = (it->d.label_width - a) / b;
+    if (it->d.labels.detection && *objects) { /* [A, B, header, objects]: it_labels checked it and cut whole objects */
+        unsigned a = (unsigned)row[0], b = (unsigned)row[1], fit = (it->d.labels.width - a) / b;
         ap.boxes = ap.boxes_out = row + a, ap.count = (int)(*objects < fit ? *objects : fit), ap.stride = (int)b;
         ap.count_out = &kept;
         if ((e = recio__it_boxes(row, (unsigned)ap.count, what)) != RECIO_OK) return e;
     }
-    if (it->d.masks) {
+    if (it->d.labels.masks) {
         if (!ir->mask) return recio__it_no_mask(ir, what), RECIO_ERR_FORMAT;
-        if ((e = recio__mask_decode(&mask, ir->mask, ir->mask_size, what, RECIO_ITER_ERRMSG, &it->d.alloc)) != RECIO_OK) return e;
+        if ((e = recio__mask_decode(&mask, ir->mask, ir->mask_size, what, RECIO_ERRMSG_SIZE, &it->d.alloc)) != RECIO_OK) return e;
         mask_out = recio_image_wrap(out + it->mask_off + (size_t)i * it->mask_bytes, it->shape.width, it->shape.height, 1, RECIO_U8, RECIO_HWC, 0);
-        ap.mask = &mask, ap.mask_out = &mask_out, ap.mask_fill = it->d.mask_fill;
+        ap.mask = &mask, ap.mask_out = &mask_out, ap.mask_fill = it->d.labels.mask_fill;
     }
-    e = recio__it_decode(it, ir, key, seed, out + (size_t)i * it->d.item_bytes, &ap, worker, what);
+    e = recio__it_decode(it, ir, key, seed, out + (size_t)i * it->d.item.item_bytes, &ap, worker, what);
     recio_image_free(&mask);
     if (e == RECIO_OK && ap.boxes) {
-        for (l = (size_t)row[0] + (size_t)kept * (size_t)row[1]; l < it->d.label_width; l++) row[l] = it->d.label_pad_value;
+        for (l = (size_t)row[0] + (size_t)kept * (size_t)row[1]; l < it->d.labels.width; l++) row[l] = it->d.labels.pad_value;
         *objects = (unsigned)kept;
     }
     return e;
@@ -12622,7 +12662,7 @@ static void recio__it_cache_free(recio_iter *it) {
 #else
 static void recio__it_cache_free(recio_iter *it) { (void)it; } /* nothing is ever kept */
 static recio_err recio__it_cache_init(recio_iter *it) {
-    if (it->d.cache_bytes) recio__fmt(it->cache.why, sizeof it->cache.why, "no spec (RECIO_NO_IMAGE): nothing to keep");
+    if (it->d.run.cache_bytes) recio__fmt(it->cache.why, sizeof it->cache.why, "no spec (RECIO_NO_IMAGE): nothing to keep");
     return RECIO_OK;
 }
 static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, void *out, const void *ap,
@@ -12662,14 +12702,14 @@ static float recio__ir_label(const recio_irecord *r, uint32_t i) {
 static recio_err recio__it_det(const recio_iter *it, const float *src, const recio_irecord *ir, uint32_t n, unsigned *objects, uint32_t *keep, char *what) {
     float ab[2];
     recio_det_layout lay;
-    uint32_t lw = it->d.label_width;
+    uint32_t lw = it->d.labels.width;
     ab[0] = n > 0 ? (src ? src[0] : recio__ir_label(ir, 0)) : 0;
     ab[1] = n > 1 ? (src ? src[1] : recio__ir_label(ir, 1)) : 0;
     if (recio_det_layout_of(ab, n, &lay) != RECIO_OK)
-        return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: %u labels are not [A, B, A-2 header floats, objects of B floats] "
+        return recio__fmt(what, RECIO_ERRMSG_SIZE, "detection labels: %u labels are not [A, B, A-2 header floats, objects of B floats] "
                           "(A whole in 2..%u, B whole >= 5, %u - A a multiple of B)", n, n, n), RECIO_ERR_ARG;
     if (lay.header_width > lw)
-        return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: the header has %u floats, more than label_width %u", lay.header_width, lw), RECIO_ERR_ARG;
+        return recio__fmt(what, RECIO_ERRMSG_SIZE, "detection labels: the header has %u floats, more than label_width %u", lay.header_width, lw), RECIO_ERR_ARG;
     *keep = n <= lw ? n : lay.header_width + (lw - lay.header_width) / lay.object_width * lay.object_width;
     *objects = (*keep - lay.header_width) / lay.object_width; /* in the row; label_counts shows a cut */
     return RECIO_OK;
@@ -12678,22 +12718,22 @@ static recio_err recio__it_det(const recio_iter *it, const float *src, const rec
 /* Item i's labels: the record's (or its .lst line's), cut or padded to label_width, and how many
    there really are (and objects, for detection). */
 static recio_err recio__it_labels(const recio_iter *it, const recio_irecord *ir, unsigned i, unsigned char *out, char *what) {
-    float *lab = (float *)(out + it->lab_off) + (size_t)i * it->d.label_width;
+    float *lab = (float *)(out + it->lab_off) + (size_t)i * it->d.labels.width;
     const float *src = NULL;
     uint32_t n = ir->nlabels, keep, l;
     unsigned objects = 0;
     recio_err e;
     if (it->lines) {
         const recio_lst_item *line = recio__it_line_of(it, ir->id);
-        if (!line) return recio__fmt(what, RECIO_ITER_ERRMSG, "image id %U has no line in %s (path_imglist)", ir->id, it->d.path_imglist), RECIO_ERR_ARG;
+        if (!line) return recio__fmt(what, RECIO_ERRMSG_SIZE, "image id %U has no line in %s (path_imglist)", ir->id, it->d.labels.imglist), RECIO_ERR_ARG;
         src = line->labels, n = line->nlabels;
     }
-    if (it->d.label_strict && n > it->d.label_width)
-        return recio__fmt(what, RECIO_ITER_ERRMSG, "%u labels, more than label_width %u (label_strict)", n, it->d.label_width), RECIO_ERR_ARG;
-    keep = n < it->d.label_width ? n : it->d.label_width;
-    if (it->d.label_detection && (e = recio__it_det(it, src, ir, n, &objects, &keep, what)) != RECIO_OK) return e;
+    if (it->d.labels.strict && n > it->d.labels.width)
+        return recio__fmt(what, RECIO_ERRMSG_SIZE, "%u labels, more than label_width %u (label_strict)", n, it->d.labels.width), RECIO_ERR_ARG;
+    keep = n < it->d.labels.width ? n : it->d.labels.width;
+    if (it->d.labels.detection && (e = recio__it_det(it, src, ir, n, &objects, &keep, what)) != RECIO_OK) return e;
     for (l = 0; l < keep; l++) lab[l] = src ? src[l] : recio__ir_label(ir, l);
-    for (; l < it->d.label_width; l++) lab[l] = it->d.label_pad_value;
+    for (; l < it->d.labels.width; l++) lab[l] = it->d.labels.pad_value;
     ((unsigned *)(out + it->cnt_off))[i] = n;
     ((unsigned *)(out + it->obj_off))[i] = objects;
     return RECIO_OK;
@@ -12701,31 +12741,31 @@ static recio_err recio__it_labels(const recio_iter *it, const recio_irecord *ir,
 
 /* desc.mean_img: item = (item - mean) x mean_scale, on the chain's f32 output. */
 static void recio__it_sub_mean(const recio_iter *it, float *x) {
-    size_t k, n = it->d.item_bytes / sizeof(float);
-    float sc = it->d.mean_scale;
+    size_t k, n = it->d.item.item_bytes / sizeof(float);
+    float sc = it->d.item.mean_scale;
     for (k = 0; k < n; k++) x[k] = (x[k] - it->mean[k]) * sc;
 }
 
-/* Entry i of s into item i of the batch; on failure `what` (RECIO_ITER_ERRMSG bytes) says why. */
+/* Entry i of s into item i of the batch; on failure `what` (RECIO_ERRMSG_SIZE bytes) says why. */
 static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, unsigned worker, char *what) {
     unsigned char *out = s->out;
     recio_irecord ir;
     recio_err e;
-    uint64_t key = s->key[i], aug = it->d.seed_aug ? it->d.seed_aug : it->d.seed;
+    uint64_t key = s->key[i], aug = it->d.item.seed_aug ? it->d.item.seed_aug : it->d.source.seed;
     what[0] = 0;
     if (recio_irecord_unpack(&ir, s->raw.p + s->off[i], s->len[i]) != RECIO_OK)
-        return recio__fmt(what, RECIO_ITER_ERRMSG, "record of %U bytes is too short for its image header", (uint64_t)s->len[i]), RECIO_ERR_FORMAT;
+        return recio__fmt(what, RECIO_ERRMSG_SIZE, "record of %U bytes is too short for its image header", (uint64_t)s->len[i]), RECIO_ERR_FORMAT;
     if ((e = recio__it_labels(it, &ir, i, out, what)) != RECIO_OK) return e;
     ((uint64_t *)(out + it->ids_off))[i] = ir.id;
     ((uint64_t *)(out + it->keys_off))[i] = key;
-    if (RECIO__IT_TF(it) && (it->d.label_detection || it->d.masks)) e = recio__it_decode_with(it, &ir, key, recio_seed_for(aug, s->epoch, key), out, i, worker, what);
-    else if (RECIO__IT_TF(it)) e = recio__it_decode(it, &ir, key, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item_bytes, NULL, worker, what);
-    else e = it->d.transform(it->d.user, &ir, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item_bytes,
-                             it->d.item_bytes, worker, what);
-    if (e == RECIO_OK && RECIO__IT_TF(it) && it->mean) recio__it_sub_mean(it, (float *)(out + (size_t)i * it->d.item_bytes));
-    if (e == RECIO_OK && it->d.checksums) /* now, while the item is in this core's cache */
-        ((uint64_t *)(out + it->sums_off))[i] = recio__checksum(it->kn, out + (size_t)i * it->d.item_bytes, it->d.item_bytes, recio__it_elem(it));
-    if (e != RECIO_OK && !what[0]) recio__fmt(what, RECIO_ITER_ERRMSG, "%s", recio_strerror(e));
+    if (RECIO__IT_TF(it) && (it->d.labels.detection || it->d.labels.masks)) e = recio__it_decode_with(it, &ir, key, recio_seed_for(aug, s->epoch, key), out, i, worker, what);
+    else if (RECIO__IT_TF(it)) e = recio__it_decode(it, &ir, key, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item.item_bytes, NULL, worker, what);
+    else e = it->d.item.transform(it->d.item.user, &ir, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item.item_bytes,
+                             it->d.item.item_bytes, worker, what);
+    if (e == RECIO_OK && RECIO__IT_TF(it) && it->mean) recio__it_sub_mean(it, (float *)(out + (size_t)i * it->d.item.item_bytes));
+    if (e == RECIO_OK && it->d.run.checksums) /* now, while the item is in this core's cache */
+        ((uint64_t *)(out + it->sums_off))[i] = recio__checksum(it->kn, out + (size_t)i * it->d.item.item_bytes, it->d.item.item_bytes, recio__it_elem(it));
+    if (e != RECIO_OK && !what[0]) recio__fmt(what, RECIO_ERRMSG_SIZE, "%s", recio_strerror(e));
     return e == RECIO_END ? RECIO_ERR_ARG : e;
 }
 
@@ -12740,15 +12780,15 @@ static int recio__it_undecodable(recio_err e) {
    offset in the slot and its width per item. */
 static void recio__it_copy_item(recio_iter *it, recio__it_slot *s, unsigned j, int i) {
     unsigned char *o = s->out;
-    size_t ib = it->d.item_bytes, at[8], wd[8], k, arrays = RECIO__IT_TF(it) ? 8 : 7; /* masks come with a spec */
+    size_t ib = it->d.item.item_bytes, at[8], wd[8], k, arrays = RECIO__IT_TF(it) ? 8 : 7; /* masks come with a spec */
     at[0] = 0, at[1] = it->lab_off, at[2] = it->ids_off, at[3] = it->keys_off, at[4] = it->sums_off, at[5] = it->cnt_off, at[6] = it->obj_off, at[7] = it->mask_off;
-    wd[0] = ib, wd[1] = it->d.label_width * sizeof(float), wd[2] = wd[3] = wd[4] = 8, wd[5] = wd[6] = 4, wd[7] = it->mask_bytes;
+    wd[0] = ib, wd[1] = it->d.labels.width * sizeof(float), wd[2] = wd[3] = wd[4] = 8, wd[5] = wd[6] = 4, wd[7] = it->mask_bytes;
     for (k = 0; k < arrays; k++) {
         unsigned char *d = o + at[k] + j * wd[k];
         if (i >= 0) memcpy(d, o + at[k] + (size_t)i * wd[k], wd[k]);
-        else memset(d, k == 7 ? recio__mask_fill_value(it->d.mask_fill) : 0, wd[k]);
+        else memset(d, k == 7 ? recio__mask_fill_value(it->d.labels.mask_fill) : 0, wd[k]);
     }
-    if (i < 0 && it->d.checksums) ((uint64_t *)(o + it->sums_off))[j] = recio__checksum(it->kn, o + j * ib, ib, recio__it_elem(it));
+    if (i < 0 && it->d.run.checksums) ((uint64_t *)(o + it->sums_off))[j] = recio__checksum(it->kn, o + j * ib, ib, recio__it_elem(it));
 }
 
 /* Leave the bad entries out: the sound ones move up in order (records first, then the epoch-end
@@ -12773,13 +12813,13 @@ static void recio__it_note_bad(recio__it_slot *s, unsigned i, const char *what) 
     s->bad[i] = 1;
     if (i >= s->count) return;
     if (s->nbad < RECIO_ITER_BAD_KEEP)
-        recio__fmt(s->bad_what + (size_t)s->nbad * RECIO_ITER_ERRMSG, RECIO_ITER_ERRMSG, "%s", what);
+        recio__fmt(s->bad_what + (size_t)s->nbad * RECIO_ERRMSG_SIZE, RECIO_ERRMSG_SIZE, "%s", what);
     s->bad_key[s->nbad++] = s->key[i];
 }
 
 /* ---- batch-level mixing (MixUp, CutMix) ---- */
 
-static int recio__it_mixing(const recio_iter_desc *d) { return d->mixup_alpha > 0 || d->cutmix_alpha > 0; }
+static int recio__it_mixing(const recio_iter_desc *d) { return d->mix.mixup_alpha > 0 || d->mix.cutmix_alpha > 0; }
 
 /* Once open: mixing (which the open refuses without a spec). */
 static int recio__it_mixes(const recio_iter *it) { return RECIO__IT_TF(it) && recio__it_mixing(&it->d); }
@@ -12788,10 +12828,10 @@ static int recio__it_mixes(const recio_iter *it) { return RECIO__IT_TF(it) && re
 /* What mixing with a spec still needs, or NULL. */
 static const char *recio__it_mix_why(const recio_iter *it) {
     const recio_iter_desc *d = &it->d;
-    return !d->num_classes ? "num_classes (the soft labels' width)"
-                      : d->label_detection || d->masks ? "plain class labels (not with label_detection or masks)"
-                      : d->mixup_alpha > 0 && it->shape.dtype != RECIO_F32 ? "f32 items for MixUp (end the chain with float or normalize)"
-                      : !(d->mixup_alpha < 1e4f && d->cutmix_alpha < 1e4f && d->mix_prob >= 0 && d->mix_prob <= 1) ? "alphas below 1e4 and mix_prob in [0, 1]"
+    return !d->mix.num_classes ? "num_classes (the soft labels' width)"
+                      : d->labels.detection || d->labels.masks ? "plain class labels (not with label_detection or masks)"
+                      : d->mix.mixup_alpha > 0 && it->shape.dtype != RECIO_F32 ? "f32 items for MixUp (end the chain with float or normalize)"
+                      : !(d->mix.mixup_alpha < 1e4f && d->mix.cutmix_alpha < 1e4f && d->mix.prob >= 0 && d->mix.prob <= 1) ? "alphas below 1e4 and mix_prob in [0, 1]"
                       : NULL;
 }
 #else
@@ -12849,20 +12889,20 @@ static void recio__it_swap_box(const recio_iter *it, unsigned char *a, unsigned 
 /* The batch mixed with itself reversed, and each item's soft label. */
 static recio_err recio__it_mix(recio_iter *it, recio__it_slot *s) {
     const recio_iter_desc *d = &it->d;
-    unsigned n = s->count + s->pad, i, nc = d->num_classes;
-    uint64_t aug = d->seed_aug ? d->seed_aug : d->seed;
+    unsigned n = s->count + s->pad, i, nc = d->mix.num_classes;
+    uint64_t aug = d->item.seed_aug ? d->item.seed_aug : d->source.seed;
     float *soft = (float *)(s->out + it->soft_off), lam = 1.0f;
     const float *lab = (const float *)(s->out + it->lab_off);
-    size_t ib = d->item_bytes;
+    size_t ib = d->item.item_bytes;
     recio_rng g;
     g.state = recio_seed_for(aug, s->epoch, 0x8000000000000000ull | (s->base + s->seq));
     s->mix = 0;
-    if (recio_rng_uniform(&g) < (d->mix_prob > 0 ? d->mix_prob : 1.0f))
-        s->mix = d->mixup_alpha > 0 && (d->cutmix_alpha <= 0 || recio_rng_uniform(&g) < 0.5) ? 1 : 2;
-    if (s->mix == 1) lam = (float)recio__rng_beta(&g, d->mixup_alpha);
+    if (recio_rng_uniform(&g) < (d->mix.prob > 0 ? d->mix.prob : 1.0f))
+        s->mix = d->mix.mixup_alpha > 0 && (d->mix.cutmix_alpha <= 0 || recio_rng_uniform(&g) < 0.5) ? 1 : 2;
+    if (s->mix == 1) lam = (float)recio__rng_beta(&g, d->mix.mixup_alpha);
     if (s->mix == 2) { /* timm's rand_bbox with the corrected lam */
         int W = it->shape.width, H = it->shape.height, cx, cy, x0, y0, x1, y1;
-        double r = sqrt(1.0 - recio__rng_beta(&g, d->cutmix_alpha));
+        double r = sqrt(1.0 - recio__rng_beta(&g, d->mix.cutmix_alpha));
         int cw = (int)(W * r), ch = (int)(H * r);
         cx = (int)recio_rng_below(&g, (uint64_t)W), cy = (int)recio_rng_below(&g, (uint64_t)H);
         x0 = cx - cw / 2 < 0 ? 0 : cx - cw / 2, x1 = cx + cw / 2 > W ? W : cx + cw / 2;
@@ -12882,10 +12922,10 @@ static recio_err recio__it_mix(recio_iter *it, recio__it_slot *s) {
     s->lam = lam;
     memset(soft, 0, (size_t)n * nc * sizeof *soft);
     for (i = 0; i < n; i++) {
-        float ci = lab[(size_t)i * d->label_width], cj = lab[(size_t)(n - 1 - i) * d->label_width];
+        float ci = lab[(size_t)i * d->labels.width], cj = lab[(size_t)(n - 1 - i) * d->labels.width];
         if (!(ci >= 0 && ci < (float)nc && ci == floorf(ci)) || !(cj >= 0 && cj < (float)nc && cj == floorf(cj))) {
             unsigned bad = ci >= 0 && ci < (float)nc && ci == floorf(ci) ? n - 1 - i : i;
-            float v = lab[(size_t)bad * d->label_width];
+            float v = lab[(size_t)bad * d->labels.width];
             const char *f = v == floorf(v) && fabsf(v) < 1e9f ? "label %d is not a class in [0, %u) (num_classes, for mixing)"
                                                               : "a label that is not a whole number is not a class in [0, %u) (mixing)";
             if (v == floorf(v) && fabsf(v) < 1e9f)
@@ -12905,14 +12945,14 @@ static recio_err recio__it_mix(recio_iter *it, recio__it_slot *s) {
 #endif
 
 static recio_err recio__it_work(recio_iter *it, recio__it_slot *s, unsigned worker) {
-    char what[RECIO_ITER_ERRMSG];
+    char what[RECIO_ERRMSG_SIZE];
     unsigned i, n = s->count + s->pad;
     recio_err e;
     s->nbad = 0;
     if (s->bad) memset(s->bad, 0, n);
     for (i = 0; i < n; i++) {
         if ((e = recio__it_item(it, s, i, worker, what)) == RECIO_OK) continue;
-        if (!it->d.skip_bad || !recio__it_undecodable(e))
+        if (!it->d.run.skip_bad || !recio__it_undecodable(e))
             return recio__errf(s->errmsg, recio__it_file(it, s->key[i]), s->key[i] & RECIO__IT_OFFMASK, "%s", what), e;
         recio__it_note_bad(s, i, what);
     }
@@ -12933,7 +12973,7 @@ static void recio__it_tally(recio_iter *it, const recio__it_slot *s) {
         if (k < it->nskipped_kept) continue; /* seen in an earlier epoch */
         b->file = file;
         b->offset = off;
-        recio__fmt(b->what, RECIO_ITER_ERRMSG, "%s", s->bad_what + (size_t)i * RECIO_ITER_ERRMSG);
+        recio__fmt(b->what, RECIO_ERRMSG_SIZE, "%s", s->bad_what + (size_t)i * RECIO_ERRMSG_SIZE);
         it->nskipped_kept++;
     }
 }
@@ -12963,13 +13003,14 @@ static recio_err recio__it_pf_begin(void *user, uint64_t epoch, char *errmsg) {
 
 /* ---- consumer side ---- */
 
-/* The desc fields that change batches: the one list the checkpoint fingerprint hashes, each as
-   recio__it_desc left it (defaults filled in) and only when the options named by `when` make it
-   matter, so two descs that give the same batches give the same fingerprint. Left out, since they
-   never change a batch: use_mmap, workers, prefetch, checksums (adds batch.sums only), cache_bytes,
-   fs, errmsg and alloc; and transform and user, since a callback cannot be
-   hashed (restore with the same one). A new desc field goes here or in that list:
-   tests/test_iter_checkpoint.c reads the struct from recio.h and changes every field in turn. */
+/* The desc fields that change batches: the one list the checkpoint fingerprint hashes, sub-desc by
+   sub-desc, each as recio__it_desc left it (defaults filled in) and only when the options named by
+   `when` make it matter, so two descs that give the same batches give the same fingerprint. Left out,
+   since they never change a batch: source.ordinals, use_mmap, buffer_size and fs, run.workers,
+   prefetch, checksums (adds batch.sums only) and cache_bytes, errmsg and alloc (source.epoch, alloc
+   and errmsg must be zero); and item.transform and user, since a callback cannot be hashed (restore
+   with the same one). A new desc field goes here or in that list: tests/test_iter_checkpoint.c reads
+   the structs from recio.h and changes every field in turn. */
 enum { RECIO__FP_INT, RECIO__FP_F32, RECIO__FP_STR, RECIO__FP_FILL /* mask_fill: the label it means */ };
 enum { RECIO__FPW_ALWAYS, RECIO__FPW_CHUNK, RECIO__FPW_MEAN, RECIO__FPW_MASKS, RECIO__FPW_MIX };
 typedef struct recio__it_fpfield { /* 5 bytes an entry, not 12: the table is in every build (docs/footprint.md) */
@@ -12978,18 +13019,24 @@ typedef struct recio__it_fpfield { /* 5 bytes an entry, not 12: the table is in 
 } recio__it_fpfield;
 #define RECIO__FPF(f, k, w) {offsetof(recio_iter_desc, f), sizeof(((recio_iter_desc *)0)->f), RECIO__FP_##k, RECIO__FPW_##w}
 static const recio__it_fpfield recio__it_fpfields[] = {
-    RECIO__FPF(uris, STR, ALWAYS),          RECIO__FPF(rank, INT, ALWAYS),           RECIO__FPF(nsplit, INT, ALWAYS),
-    RECIO__FPF(index, INT, ALWAYS),         RECIO__FPF(index_path, STR, ALWAYS),     RECIO__FPF(shuffle, INT, ALWAYS),
-    RECIO__FPF(chunk_records, INT, CHUNK),  RECIO__FPF(window_chunks, INT, CHUNK),   RECIO__FPF(equalize, INT, ALWAYS),
-    RECIO__FPF(rotate_shards, INT, ALWAYS), RECIO__FPF(shuffle_buffer, INT, ALWAYS), RECIO__FPF(seed, INT, ALWAYS),
-    RECIO__FPF(seed_aug, INT, ALWAYS),      RECIO__FPF(spec, STR, ALWAYS),           RECIO__FPF(channels, INT, ALWAYS),
-    RECIO__FPF(item_bytes, INT, ALWAYS),    RECIO__FPF(mean_img, STR, ALWAYS),       RECIO__FPF(mean_scale, F32, MEAN),
-    RECIO__FPF(label_width, INT, ALWAYS),   RECIO__FPF(label_pad_set, INT, ALWAYS),  RECIO__FPF(label_pad_value, F32, ALWAYS),
-    RECIO__FPF(label_strict, INT, ALWAYS),  RECIO__FPF(label_detection, INT, ALWAYS), RECIO__FPF(masks, INT, ALWAYS),
-    RECIO__FPF(mask_fill, FILL, MASKS),     RECIO__FPF(mixup_alpha, F32, MIX),       RECIO__FPF(cutmix_alpha, F32, MIX),
-    RECIO__FPF(mix_prob, F32, MIX),         RECIO__FPF(num_classes, INT, MIX),       RECIO__FPF(path_imglist, STR, ALWAYS),
-    RECIO__FPF(batch, INT, ALWAYS),         RECIO__FPF(last_batch, INT, ALWAYS),     RECIO__FPF(skip_bad, INT, ALWAYS),
-    RECIO__FPF(key_begin, INT, ALWAYS),     RECIO__FPF(key_end, INT, ALWAYS),
+    RECIO__FPF(uris, STR, ALWAYS), RECIO__FPF(rank, INT, ALWAYS), RECIO__FPF(nsplit, INT, ALWAYS), RECIO__FPF(rotate_shards, INT, ALWAYS),
+    /* source */
+    RECIO__FPF(source.mode, INT, ALWAYS), RECIO__FPF(source.index_path, STR, ALWAYS), RECIO__FPF(source.shuffle, INT, ALWAYS),
+    RECIO__FPF(source.seed, INT, ALWAYS), RECIO__FPF(source.chunk_records, INT, CHUNK), RECIO__FPF(source.window_chunks, INT, CHUNK),
+    RECIO__FPF(source.equalize, INT, ALWAYS), RECIO__FPF(source.key_begin, INT, ALWAYS), RECIO__FPF(source.key_end, INT, ALWAYS),
+    /* item */
+    RECIO__FPF(item.spec, STR, ALWAYS), RECIO__FPF(item.channels, INT, ALWAYS), RECIO__FPF(item.item_bytes, INT, ALWAYS),
+    RECIO__FPF(item.mean_img, STR, ALWAYS), RECIO__FPF(item.mean_scale, F32, MEAN), RECIO__FPF(item.seed_aug, INT, ALWAYS),
+    /* labels */
+    RECIO__FPF(labels.width, INT, ALWAYS), RECIO__FPF(labels.pad_set, INT, ALWAYS), RECIO__FPF(labels.pad_value, F32, ALWAYS),
+    RECIO__FPF(labels.strict, INT, ALWAYS), RECIO__FPF(labels.detection, INT, ALWAYS), RECIO__FPF(labels.masks, INT, ALWAYS),
+    RECIO__FPF(labels.mask_fill, FILL, MASKS), RECIO__FPF(labels.imglist, STR, ALWAYS),
+    /* mix */
+    RECIO__FPF(mix.mixup_alpha, F32, MIX), RECIO__FPF(mix.cutmix_alpha, F32, MIX), RECIO__FPF(mix.prob, F32, MIX),
+    RECIO__FPF(mix.num_classes, INT, MIX),
+    /* run */
+    RECIO__FPF(run.batch, INT, ALWAYS), RECIO__FPF(run.last_batch, INT, ALWAYS), RECIO__FPF(run.shuffle_buffer, INT, ALWAYS),
+    RECIO__FPF(run.skip_bad, INT, ALWAYS),
 };
 #undef RECIO__FPF
 
@@ -13004,8 +13051,8 @@ static uint64_t recio__it_fp_u64s(uint64_t h, const uint64_t *v, unsigned n) {
 }
 
 static int recio__it_fp_matters(const recio_iter_desc *d, unsigned when) {
-    return when == RECIO__FPW_CHUNK ? d->shuffle == RECIO_SHUFFLE_CHUNK : when == RECIO__FPW_MEAN ? d->mean_img != NULL
-         : when == RECIO__FPW_MASKS ? d->masks != 0 : when == RECIO__FPW_MIX ? recio__it_mixing(d) : 1;
+    return when == RECIO__FPW_CHUNK ? d->source.shuffle == RECIO_SHUFFLE_CHUNK : when == RECIO__FPW_MEAN ? d->item.mean_img != NULL
+         : when == RECIO__FPW_MASKS ? d->labels.masks != 0 : when == RECIO__FPW_MIX ? recio__it_mixing(d) : 1;
 }
 
 /* One field of the list: an integer of any width, a float's bits (0 for -0), a string with a mark
@@ -13047,7 +13094,7 @@ static uint64_t recio__it_fp_field(uint64_t h, const recio_iter_desc *d, const r
    id order, so a checkpoint is refused when either file changed. */
 static uint64_t recio__it_fp_files(const recio_iter *it, uint64_t h) {
     size_t i;
-    if (RECIO__IT_TF(it) && it->mean) h = recio_fnv1a64(h, it->mean, it->d.item_bytes);
+    if (RECIO__IT_TF(it) && it->mean) h = recio_fnv1a64(h, it->mean, it->d.item.item_bytes);
     for (i = 0; it->lines && i < it->lst.count; i++) {
         const recio_lst_item *l = &it->lst.items[it->lines[i].item];
         uint64_t v[2];
@@ -13067,34 +13114,60 @@ static uint64_t recio__it_fingerprint(const recio_iter *it) {
     return recio__it_fp_files(it, h);
 }
 
-static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
-    if (!d->uris || !*d->uris) return recio__fmt(msg, RECIO__ERRMSG, "no dataset: uris is empty"), RECIO_ERR_ARG;
-    if (!d->spec && (!d->transform || !d->item_bytes)) return recio__fmt(msg, RECIO__ERRMSG, "no spec, and no transform callback with item_bytes"), RECIO_ERR_ARG;
-    if (!d->channels) d->channels = 3;
+/* The defaults, filled in one place, as the values they stand for (so the checkpoint fingerprint
+   sees a default spelled out as the same options), one sub-desc at a time. */
+static void recio__it_defaults(recio_iter_desc *d) {
+    recio_split_desc *sd = &d->source;
     if (!d->nsplit) d->nsplit = 1;
-    if (!d->batch) d->batch = 1;
-    if (!d->label_width) d->label_width = 1;
-    if (!d->label_pad_set) d->label_pad_value = -1.0f, d->label_pad_set = 1;
-    if (d->index_path) d->index = 1;
-    if (!d->mean_scale) d->mean_scale = 1.0f;
-    if (!d->prefetch) d->prefetch = d->workers + 1;
-    /* the values the defaults stand for, so the checkpoint fingerprint sees them as the same options */
-    if (!d->seed_aug) d->seed_aug = d->seed;
-    if (!d->chunk_records) d->chunk_records = 256;
-    if (!d->window_chunks) d->window_chunks = 16;
-    if (!d->mix_prob) d->mix_prob = 1.0f;
-    if (d->spec && d->channels != 1 && d->channels != 3 && d->channels != 4)
-        return recio__fmt(msg, RECIO__ERRMSG, "bad options: channels %d (decode to 1, 3 or 4 channels)", d->channels), RECIO_ERR_ARG;
-    if (d->shuffle < 0 || d->shuffle > RECIO_SHUFFLE_CHUNK || d->equalize < 0 || d->equalize > RECIO_EQUALIZE_DROP)
-        return recio__fmt(msg, RECIO__ERRMSG, "bad options: shuffle %d, equalize %d (each 0, 1 or 2)", d->shuffle, d->equalize), RECIO_ERR_ARG;
-    if (d->rank >= d->nsplit || (unsigned)d->last_batch > RECIO_LAST_ROLL_OVER || d->batch > (1u << 24) || d->label_width > (1u << 16))
-        return recio__fmt(msg, RECIO__ERRMSG, "bad options: rank %u of %u, batch %u, label_width %u", d->rank, d->nsplit, d->batch, d->label_width), RECIO_ERR_ARG;
-#ifndef RECIO_THREADS
-    d->workers = 0;
-#endif
-    if (d->workers > 256 || d->prefetch > 4096) return recio__fmt(msg, RECIO__ERRMSG, "bad options: %u workers, prefetch %u", d->workers, d->prefetch), RECIO_ERR_ARG;
-    if (d->workers && d->prefetch < 2) d->prefetch = 2; /* one batch with the consumer, one being made */
+    if (sd->index_path || sd->shuffle || sd->key_end) sd->mode = RECIO_SPLIT_INDEX; /* as the split reads them */
+    if (!sd->chunk_records) sd->chunk_records = 256;
+    if (!sd->window_chunks) sd->window_chunks = 16;
+    if (!d->item.channels) d->item.channels = 3;
+    if (!d->item.mean_scale) d->item.mean_scale = 1.0f;
+    if (!d->item.seed_aug) d->item.seed_aug = sd->seed;
+    if (!d->labels.width) d->labels.width = 1;
+    if (!d->labels.pad_set) d->labels.pad_value = -1.0f, d->labels.pad_set = 1;
+    if (!d->mix.prob) d->mix.prob = 1.0f;
+    if (!d->run.batch) d->run.batch = 1;
+    if (!d->run.prefetch) d->run.prefetch = d->run.workers + 1;
+}
+
+/* source: what the split takes, and what the iterator owns in it (the epoch, alloc and errmsg). */
+static recio_err recio__it_desc_source(const recio_iter_desc *d, char *msg) {
+    const recio_split_desc *sd = &d->source;
+    if (sd->epoch || sd->errmsg || sd->alloc.alloc || sd->alloc.free || sd->alloc.user)
+        return recio__fmt(msg, RECIO__ERRMSG, "bad options: source.epoch, source.alloc and source.errmsg are the iterator's own "
+                          "(recio_iter_reset, desc.alloc, desc.errmsg): leave them zero"), RECIO_ERR_ARG;
+    if ((unsigned)sd->mode > RECIO_SPLIT_INDEX || (unsigned)sd->shuffle > RECIO_SHUFFLE_CHUNK || (unsigned)sd->equalize > RECIO_EQUALIZE_DROP)
+        return recio__fmt(msg, RECIO__ERRMSG, "bad options: source.mode %d, shuffle %d, equalize %d (each 0, 1 or 2; mode 0 or 1)",
+                          (int)sd->mode, (int)sd->shuffle, (int)sd->equalize), RECIO_ERR_ARG;
+    if (d->rank >= d->nsplit) return recio__fmt(msg, RECIO__ERRMSG, "bad options: rank %u of %u", d->rank, d->nsplit), RECIO_ERR_ARG;
     return RECIO_OK;
+}
+
+static recio_err recio__it_desc_run(recio_iter_desc *d, char *msg) {
+    recio_iter_run_desc *r = &d->run;
+    if ((unsigned)r->last_batch > RECIO_LAST_ROLL_OVER || r->batch > (1u << 24) || d->labels.width > (1u << 16))
+        return recio__fmt(msg, RECIO__ERRMSG, "bad options: last_batch %d, batch %u, label width %u", (int)r->last_batch, r->batch,
+                          d->labels.width), RECIO_ERR_ARG;
+#ifndef RECIO_THREADS
+    r->workers = 0;
+#endif
+    if (r->workers > 256 || r->prefetch > 4096) return recio__fmt(msg, RECIO__ERRMSG, "bad options: %u workers, prefetch %u", r->workers, r->prefetch), RECIO_ERR_ARG;
+    if (r->workers && r->prefetch < 2) r->prefetch = 2; /* one batch with the consumer, one being made */
+    return RECIO_OK;
+}
+
+static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
+    const recio_iter_item_desc *item = &d->item;
+    recio_err e;
+    if (!d->uris || !*d->uris) return recio__fmt(msg, RECIO__ERRMSG, "no dataset: uris is empty"), RECIO_ERR_ARG;
+    if (!item->spec && (!item->transform || !item->item_bytes)) return recio__fmt(msg, RECIO__ERRMSG, "no spec, and no transform callback with item_bytes"), RECIO_ERR_ARG;
+    recio__it_defaults(d);
+    if (item->spec && item->channels != 1 && item->channels != 3 && item->channels != 4)
+        return recio__fmt(msg, RECIO__ERRMSG, "bad options: channels %d (decode to 1, 3 or 4 channels)", item->channels), RECIO_ERR_ARG;
+    if ((e = recio__it_desc_source(d, msg)) != RECIO_OK) return e;
+    return recio__it_desc_run(d, msg);
 }
 
 #ifndef RECIO_NO_IMAGE
@@ -13109,10 +13182,10 @@ static recio_err recio__it_shape_of(recio_iter *it, const recio_record *rec, cha
     memset(&out, 0, sizeof out);
     what[0] = 0;
     if ((e = recio_irecord_unpack(&ir, rec->data, rec->size)) == RECIO_OK &&
-        (e = recio__decode(&img, ir.image, ir.image_size, it->d.channels, 0, what, RECIO__ERRMSG, &it->d.alloc)) == RECIO_OK &&
+        (e = recio__decode(&img, ir.image, ir.image_size, it->d.item.channels, 0, what, RECIO__ERRMSG, &it->d.alloc)) == RECIO_OK &&
         (e = recio__apply_in(it->tf, &img, &out, 0, &sc, what, RECIO__ERRMSG)) == RECIO_OK) { /* what: the op that refused */
         it->shape = recio_image_shape(out.width, out.height, out.channels, out.dtype, out.layout);
-        it->d.item_bytes = recio_image_bytes(&it->shape);
+        it->d.item.item_bytes = recio_image_bytes(&it->shape);
     }
     recio_image_free(&img);
     recio_image_free(&out);
@@ -13125,37 +13198,50 @@ static uint64_t recio__it_first_key(const recio_iter *it) {
     const recio_split *s = it->src.split;
     uint64_t g = recio__sp_first(s);
     unsigned f;
-    if (!it->d.key_end) return 0;
+    if (!it->d.source.key_end) return 0;
     f = recio__sp_file_at(s, g);
     return RECIO__IT_KEY(f, g - s->files[f].base);
 }
 
-/* Parse the spec and run it on the dataset's first record (with skip_bad: the first that decodes,
-   among the first 1000 of its file). */
-static recio_err recio__it_spec(recio_iter *it) {
+/* The item's chain from a spec (recio__it_spec at open, recio_iter_set_spec later): words in it->errmsg. */
+static recio_err recio__it_parse(recio_iter *it, const char *spec, recio_transform **tf) {
     recio_transform_desc td;
+    char what[RECIO__ERRMSG];
+    recio_err e;
+    memset(&td, 0, sizeof td);
+    td.alloc = it->d.alloc;
+    if ((e = recio_transform_parse_ex(tf, spec, &td, what, sizeof what)) != RECIO_OK) recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", what);
+    return e;
+}
+
+/* Run it->tf on the dataset's first record (with skip_bad: the first that decodes, among the first
+   1000 of its file): its output is the item's shape (it->shape, item.item_bytes). */
+static recio_err recio__it_shape_first(recio_iter *it) {
     recio_record rec;
     char what[RECIO__ERRMSG];
     recio_err e;
     unsigned tries;
     uint64_t first = recio__it_first_key(it);
-    if (!it->d.spec) return RECIO_OK;
-    memset(&td, 0, sizeof td);
-    td.alloc = it->d.alloc;
-    if ((e = recio_transform_parse_ex(&it->tf, it->d.spec, &td, what, sizeof what)) != RECIO_OK)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", what), e;
     if ((e = recio__it_src_read_at(it, first, &rec, it->errmsg)) != RECIO_OK) return e;
     for (tries = 1; (e = recio__it_shape_of(it, &rec, what)) != RECIO_OK; tries++) {
         recio__errf(it->errmsg, recio__it_file(it, first), rec.offset, "first record: %s", what[0] ? what : recio_strerror(e));
-        if (!it->d.skip_bad || !recio__it_undecodable(e) || tries == 1000 || recio_reader_next(it->src.aux, &rec) != RECIO_OK)
+        if (!it->d.run.skip_bad || !recio__it_undecodable(e) || tries == 1000 || recio_reader_next(it->src.aux, &rec) != RECIO_OK)
             return e;
     }
     it->errmsg[0] = 0;
     return RECIO_OK;
 }
+
+/* Parse the spec and fix the item's shape from the first record. */
+static recio_err recio__it_spec(recio_iter *it) {
+    recio_err e;
+    if (!it->d.item.spec) return RECIO_OK;
+    if ((e = recio__it_parse(it, it->d.item.spec, &it->tf)) != RECIO_OK) return e;
+    return recio__it_shape_first(it);
+}
 #else
 static recio_err recio__it_spec(recio_iter *it) {
-    if (!it->d.spec) return RECIO_OK;
+    if (!it->d.item.spec) return RECIO_OK;
     recio__fmt(it->errmsg, RECIO__ERRMSG, "a spec needs the image section, and this build has RECIO_NO_IMAGE: give a transform callback");
     return RECIO_ERR_UNSUPPORTED;
 }
@@ -13164,7 +13250,7 @@ static recio_err recio__it_spec(recio_iter *it) {
 
 /* A side file (path_imglist, mean_img) into memory, through desc.fs. */
 static recio_err recio__it_slurp(recio_iter *it, const char *path, char **text, size_t *n) {
-    return recio__slurp(it->d.fs, &it->d.alloc, path, text, n, it->errmsg);
+    return recio__slurp(it->d.source.fs, &it->d.alloc, path, text, n, it->errmsg);
 }
 
 static int recio__it_line_cmp(const void *a, const void *b) {
@@ -13181,14 +13267,14 @@ static recio_err recio__it_lst_parse(recio_iter *it, const char *text, size_t n)
     recio_err e;
     memset(&d, 0, sizeof d);
     d.alloc = it->lst.alloc = it->d.alloc;
-    d.mask_column = it->d.masks != 0;
+    d.mask_column = it->d.labels.masks != 0;
     d.errmsg = it->errmsg;
-    if ((e = recio__lst_parse(&it->lst, text, n, it->d.path_imglist, &d)) != RECIO_ERR_FORMAT) return e;
+    if ((e = recio__lst_parse(&it->lst, text, n, it->d.labels.imglist, &d)) != RECIO_ERR_FORMAT) return e;
     recio__fmt(first, sizeof first, "%s", it->errmsg);
     d.mask_column = !d.mask_column;
     memset(&it->lst, 0, sizeof it->lst);
     it->lst.alloc = d.alloc;
-    if ((e = recio__lst_parse(&it->lst, text, n, it->d.path_imglist, &d)) == RECIO_ERR_FORMAT) recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", first);
+    if ((e = recio__lst_parse(&it->lst, text, n, it->d.labels.imglist, &d)) == RECIO_ERR_FORMAT) recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s", first);
     return e;
 }
 
@@ -13197,8 +13283,8 @@ static recio_err recio__it_imglist(recio_iter *it) {
     char *text;
     size_t n, i;
     recio_err e;
-    if (!it->d.path_imglist) return RECIO_OK;
-    if ((e = recio__it_slurp(it, it->d.path_imglist, &text, &n)) != RECIO_OK) return e;
+    if (!it->d.labels.imglist) return RECIO_OK;
+    if ((e = recio__it_slurp(it, it->d.labels.imglist, &text, &n)) != RECIO_OK) return e;
     e = recio__it_lst_parse(it, text, n);
     recio__free(&it->d.alloc, text);
     if (e != RECIO_OK) return e; /* recio__it_lst_parse said why in it->errmsg */
@@ -13207,7 +13293,7 @@ static recio_err recio__it_imglist(recio_iter *it) {
     qsort(it->lines, it->lst.count, sizeof *it->lines, recio__it_line_cmp);
     for (i = 1; i < it->lst.count; i++)
         if (it->lines[i].id == it->lines[i - 1].id)
-            return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: index %U is on two lines (path_imglist needs one line per image id)", it->d.path_imglist, it->lines[i].id), RECIO_ERR_FORMAT;
+            return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: index %U is on two lines (path_imglist needs one line per image id)", it->d.labels.imglist, it->lines[i].id), RECIO_ERR_FORMAT;
     return RECIO_OK;
 }
 
@@ -13341,22 +13427,22 @@ static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const recio_
 /* The .npy of desc.mean_img into it->mean. */
 static recio_err recio__it_mean_load(recio_iter *it) {
     char *t, why[RECIO__ERRMSG];
-    size_t n, floats = it->d.item_bytes / 4, d01;
+    size_t n, floats = it->d.item.item_bytes / 4, d01;
     recio__npy np;
     recio_err e;
-    if ((e = recio__it_slurp(it, it->d.mean_img, &t, &n)) != RECIO_OK) return e;
+    if ((e = recio__it_slurp(it, it->d.item.mean_img, &t, &n)) != RECIO_OK) return e;
     if ((e = recio__npy_header(t, n, &np, why)) == RECIO_OK) {
         d01 = np.dim[0] * np.dim[1]; /* each below 2^31: no wrap */
-        if (!d01 || floats % d01 || np.dim[2] != floats / d01 || n - np.data_at < it->d.item_bytes)
+        if (!d01 || floats % d01 || np.dim[2] != floats / d01 || n - np.data_at < it->d.item.item_bytes)
             recio__fmt(why, RECIO__ERRMSG, "shape (%U, %U, %U) with %U bytes of data, and an item has %U bytes", (uint64_t)np.dim[0], (uint64_t)np.dim[1],
-                       (uint64_t)np.dim[2], (uint64_t)(n - np.data_at), (uint64_t)it->d.item_bytes), e = RECIO_ERR_ARG;
-        else if (!(it->mean = (float *)recio__malloc(&it->d.alloc, it->d.item_bytes)))
+                       (uint64_t)np.dim[2], (uint64_t)(n - np.data_at), (uint64_t)it->d.item.item_bytes), e = RECIO_ERR_ARG;
+        else if (!(it->mean = (float *)recio__malloc(&it->d.alloc, it->d.item.item_bytes)))
             e = RECIO_ERR_NOMEM, recio__fmt(why, RECIO__ERRMSG, "out of memory");
         else
             e = recio__it_mean_fill(it, t + np.data_at, &np, why);
     }
     recio__free(&it->d.alloc, t);
-    if (e != RECIO_OK) recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img: %s", it->d.mean_img, why);
+    if (e != RECIO_OK) recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img: %s", it->d.item.mean_img, why);
     return e;
 }
 #else
@@ -13368,9 +13454,9 @@ static recio_err recio__it_mean_load(recio_iter *it) {
 
 /* desc.mean_img: load the .npy (needs a spec with f32 output: the mean is its last step). */
 static recio_err recio__it_mean(recio_iter *it) {
-    if (!it->d.mean_img) return RECIO_OK;
+    if (!it->d.item.mean_img) return RECIO_OK;
     if (!RECIO__IT_TF(it) || it->shape.dtype != RECIO_F32)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img needs a spec whose output is float32 (end it with `float`, or `float chw`)", it->d.mean_img), RECIO_ERR_ARG;
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img needs a spec whose output is float32 (end it with `float`, or `float chw`)", it->d.item.mean_img), RECIO_ERR_ARG;
     return recio__it_mean_load(it);
 }
 
@@ -13381,12 +13467,12 @@ static recio_err recio__it_mean(recio_iter *it) {
 static recio_err recio__it_budget(recio_iter *it) {
     static const char *const knob[4] = {"the item", "num_classes", "label_width", "the item"};
     const recio_iter_desc *d = &it->d;
-    uint64_t part[5], per = 0, lim = RECIO_MAX_BATCH_BYTES < SIZE_MAX / 4 ? RECIO_MAX_BATCH_BYTES : SIZE_MAX / 4, b = d->batch;
+    uint64_t part[5], per = 0, lim = RECIO_MAX_BATCH_BYTES < SIZE_MAX / 4 ? RECIO_MAX_BATCH_BYTES : SIZE_MAX / 4, b = d->run.batch;
     unsigned k, big = 0;
     char parts[200];
-    part[0] = d->item_bytes, part[1] = recio__it_mixes(it) ? (uint64_t)d->num_classes * 4 : 0;
-    part[2] = (uint64_t)d->label_width * 4, part[3] = it->mask_bytes;
-    part[4] = 8 + 8 + 8 + 4 + 4 + (8 + 2 * sizeof(size_t)) + (d->skip_bad ? 9 : 0) + 5 * 8;
+    part[0] = d->item.item_bytes, part[1] = recio__it_mixes(it) ? (uint64_t)d->mix.num_classes * 4 : 0;
+    part[2] = (uint64_t)d->labels.width * 4, part[3] = it->mask_bytes;
+    part[4] = 8 + 8 + 8 + 4 + 4 + (8 + 2 * sizeof(size_t)) + (d->run.skip_bad ? 9 : 0) + 5 * 8;
     for (k = 0; k < 5; k++) {
         per += part[k] > lim ? lim + 1 : part[k]; /* each at most lim + 1: the sum cannot wrap */
         if (k < 4 && part[k] > part[big]) big = k;
@@ -13396,27 +13482,27 @@ static recio_err recio__it_budget(recio_iter *it) {
                part[0], part[1], part[2], part[3], part[4]);
     recio__fmt(it->errmsg, RECIO__ERRMSG, "a batch of %U items of %U bytes each (%s) is more than %s (%U bytes): make the batch or %s smaller",
                b, per, parts, lim == RECIO_MAX_BATCH_BYTES ? "RECIO_MAX_BATCH_BYTES" : "what this host's size_t holds", lim, knob[big]);
-    return RECIO_ERR_ARG;
+    return RECIO_ERR_LIMIT;
 }
 
 /* Batch layout: items, then labels, ids, keys, item checksums, label counts and object counts
    (8-aligned), masks and soft labels; recio__it_budget has bounded the whole. */
 static recio_err recio__it_layout(recio_iter *it) {
-    size_t b = it->d.batch, items, labs;
+    size_t b = it->d.run.batch, items, labs;
     recio_err e;
-    if ((uint64_t)it->d.item_bytes * b > RECIO_MAX_BATCH_BYTES || it->d.item_bytes > SIZE_MAX / b) {
+    if ((uint64_t)it->d.item.item_bytes * b > RECIO_MAX_BATCH_BYTES || it->d.item.item_bytes > SIZE_MAX / b) {
         recio__fmt(it->errmsg, RECIO__ERRMSG,
                    "a batch of %U items of %U bytes is %U bytes, more than RECIO_MAX_BATCH_BYTES (%U): make the batch smaller",
-                   (uint64_t)b, (uint64_t)it->d.item_bytes, (uint64_t)it->d.item_bytes * b,
+                   (uint64_t)b, (uint64_t)it->d.item.item_bytes, (uint64_t)it->d.item.item_bytes * b,
                    (uint64_t)RECIO_MAX_BATCH_BYTES);
-        return RECIO_ERR_ARG;
+        return RECIO_ERR_LIMIT;
     }
     /* masks and soft labels come with a spec only (a records-only build compiles them out) */
-    it->mask_bytes = RECIO__IT_TF(it) && it->d.masks ? (size_t)it->shape.width * it->shape.height : 0;
+    it->mask_bytes = RECIO__IT_TF(it) && it->d.labels.masks ? (size_t)it->shape.width * it->shape.height : 0;
     if (recio__it_mixing(&it->d) && (e = recio__it_mix_check(it)) != RECIO_OK) return e;
     if ((e = recio__it_budget(it)) != RECIO_OK) return e;
-    items = (it->d.item_bytes * b + 7) & ~(size_t)7;
-    labs = (b * it->d.label_width * sizeof(float) + 7) & ~(size_t)7;
+    items = (it->d.item.item_bytes * b + 7) & ~(size_t)7;
+    labs = (b * it->d.labels.width * sizeof(float) + 7) & ~(size_t)7;
     it->lab_off = items;
     it->ids_off = items + labs;
     it->keys_off = it->ids_off + 8 * b;
@@ -13425,22 +13511,22 @@ static recio_err recio__it_layout(recio_iter *it) {
     it->obj_off = it->cnt_off + 4 * b;
     it->mask_off = (it->obj_off + 4 * b + 7) & ~(size_t)7;
     it->soft_off = (it->mask_off + it->mask_bytes * b + 7) & ~(size_t)7;
-    it->out_bytes = (it->soft_off + (recio__it_mixes(it) ? (size_t)it->d.num_classes * 4 * b : 0) + 7) & ~(size_t)7;
+    it->out_bytes = (it->soft_off + (recio__it_mixes(it) ? (size_t)it->d.mix.num_classes * 4 * b : 0) + 7) & ~(size_t)7;
     return RECIO_OK;
 }
 
 static recio_err recio__it_alloc(recio_iter *it) {
     const recio_allocator *a = &it->d.alloc;
-    size_t b = it->d.batch, sb = it->d.shuffle_buffer;
+    size_t b = it->d.run.batch, sb = it->d.run.shuffle_buffer;
     unsigned i;
-    it->nslots = it->d.workers ? it->d.prefetch : 1;
+    it->nslots = it->d.run.workers ? it->d.run.prefetch : 1;
     it->slots = (recio__it_slot *)recio__it_calloc(a, it->nslots, sizeof *it->slots);
     /* the five key arrays of a batch's length are one block (first owns it; close frees first) */
     if ((it->first = (uint64_t *)recio__it_calloc(a, b, 5 * 8)) != NULL)
         it->carry = it->first + b, it->carry_in = it->carry + b, it->carry_out = it->carry_in + b, it->carry_next = it->carry_out + b;
     it->sbuf = (recio__it_bytes *)recio__it_calloc(a, sb, sizeof *it->sbuf);
     it->skey = (uint64_t *)recio__it_calloc(a, sb, 8);
-    it->nscratch = it->d.workers ? it->d.workers : 1;
+    it->nscratch = it->d.run.workers ? it->d.run.workers : 1;
     it->scratch = (recio__it_bytes *)recio__it_calloc(a, it->nscratch, sizeof *it->scratch);
     if (!it->slots || !it->first || !it->sbuf || !it->skey || !it->scratch) return RECIO_ERR_NOMEM;
     for (i = 0; i < it->nslots; i++) {
@@ -13448,14 +13534,14 @@ static recio_err recio__it_alloc(recio_iter *it) {
         /* key, off and len in one block (key owns it), as bad_key and bad (bad_key owns that) */
         if (!(s->key = (uint64_t *)recio__it_calloc(a, b, 8 + 2 * sizeof(size_t)))) return RECIO_ERR_NOMEM;
         s->off = (size_t *)(void *)(s->key + b), s->len = s->off + b;
-        if (!it->d.skip_bad) continue;
-        s->bad_what = (char *)recio__it_calloc(a, RECIO_ITER_BAD_KEEP, RECIO_ITER_ERRMSG);
+        if (!it->d.run.skip_bad) continue;
+        s->bad_what = (char *)recio__it_calloc(a, RECIO_ITER_BAD_KEEP, RECIO_ERRMSG_SIZE);
         if (!(s->bad_key = (uint64_t *)recio__it_calloc(a, b, 8 + 1)) || !s->bad_what) return RECIO_ERR_NOMEM;
         s->bad = (unsigned char *)(s->bad_key + b);
     }
-    if (it->d.skip_bad && !(it->skipped = (recio_iter_bad *)recio__it_calloc(a, RECIO_ITER_BAD_KEEP, sizeof *it->skipped)))
+    if (it->d.run.skip_bad && !(it->skipped = (recio_iter_bad *)recio__it_calloc(a, RECIO_ITER_BAD_KEEP, sizeof *it->skipped)))
         return RECIO_ERR_NOMEM;
-    if (!it->d.workers) {
+    if (!it->d.run.workers) {
         it->slots[0].out = (unsigned char *)recio__it_calloc(a, it->out_bytes, 1);
         it->slots[0].errmsg = it->pull_msg;
         if (!it->slots[0].out) return RECIO_ERR_NOMEM;
@@ -13464,21 +13550,27 @@ static recio_err recio__it_alloc(recio_iter *it) {
 }
 
 #ifdef RECIO_THREADS
-static recio_err recio__it_start(recio_iter *it) {
+/* The workers and their ring of batches of out_bytes, producing it->epoch (at open, and again when
+   recio_iter_set_spec's switch changed the batch's size). */
+static recio_err recio__it_pf_create(recio_iter *it) {
     recio_prefetch_desc pd;
-    if (recio__mutex_init(&it->mu)) return RECIO_ERR_NOMEM;
-    it->mu_ok = 1;
-    if (!it->d.workers) return RECIO_OK;
     memset(&pd, 0, sizeof pd);
+    pd.epoch = it->epoch;
     pd.fetch = recio__it_pf_fetch;
     pd.work = recio__it_pf_work;
     pd.begin = recio__it_pf_begin;
     pd.user = it;
     pd.depth = it->nslots;
-    pd.threads = it->d.workers;
+    pd.threads = it->d.run.workers;
     pd.slot_size = it->out_bytes;
     pd.alloc = it->d.alloc;
     return recio_prefetch_create(&it->pf, &pd);
+}
+
+static recio_err recio__it_start(recio_iter *it) {
+    if (recio__mutex_init(&it->mu)) return RECIO_ERR_NOMEM;
+    it->mu_ok = 1;
+    return it->d.run.workers ? recio__it_pf_create(it) : RECIO_OK;
 }
 #endif
 
@@ -13496,14 +13588,17 @@ RECIODEF void recio_iter_close(recio_iter *it) {
         recio__free(a, it->slots[i].key); /* and off, len */
         recio__free(a, it->slots[i].bad_key); /* and bad */
         recio__free(a, it->slots[i].bad_what);
-        if (!it->d.workers) recio__free(a, it->slots[i].out);
+        if (!it->d.run.workers) recio__free(a, it->slots[i].out);
     }
     recio__free(a, it->skipped);
-    for (i = 0; it->sbuf && i < it->d.shuffle_buffer; i++) recio__free(a, it->sbuf[i].p);
+    for (i = 0; it->sbuf && i < it->d.run.shuffle_buffer; i++) recio__free(a, it->sbuf[i].p);
     for (i = 0; it->scratch && i < it->nscratch; i++) recio__free(a, it->scratch[i].p);
     recio__free(a, it->scratch);
     recio__it_cache_free(it);
     recio_transform_free(it->tf);
+    recio_transform_free(it->next_tf);
+    recio__free(a, it->next_spec);
+    recio__free(a, it->own_spec);
     recio__free(a, it->mean);
     recio__free(a, it->lines);
     recio_lst_free(&it->lst);
@@ -13513,10 +13608,6 @@ RECIODEF void recio_iter_close(recio_iter *it) {
     recio__free(a, it->first); /* and the carry arrays */
     recio__it_src_free(it);
     recio__free(a, it);
-}
-
-RECIODEF recio_err recio_iter_open(recio_iter **out, const recio_iter_desc *desc) {
-    return recio_iter_open_ex(out, desc, desc ? desc->errmsg : NULL, desc && desc->errmsg ? RECIO_ERRMSG_SIZE : 0);
 }
 
 /* An open's steps in order, the first error stopping them (its words in it->errmsg, or none). */
@@ -13533,10 +13624,11 @@ static recio_err recio__it_open_steps(recio_iter *it) {
     return e;
 }
 
-RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *desc, char *errmsg, size_t errmsg_size) {
+RECIODEF recio_err recio_iter_open(recio_iter **out, const recio_iter_desc *desc) {
     recio_iter *it;
     recio_err e = RECIO_ERR_NOMEM;
-    if (errmsg && errmsg_size) errmsg[0] = 0;
+    char *errmsg = desc ? desc->errmsg : NULL;
+    if (errmsg) errmsg[0] = 0;
     if (!out) return RECIO_ERR_ARG;
     *out = NULL;
     if (!desc) return RECIO_ERR_ARG;
@@ -13547,7 +13639,7 @@ RECIODEF recio_err recio_iter_open_ex(recio_iter **out, const recio_iter_desc *d
         e = recio__it_open_steps(it);
     }
     if (e != RECIO_OK) { /* a handle that cannot be allocated says so too */
-        if (errmsg && errmsg_size) recio__fmt(errmsg, errmsg_size, "%s", it && it->errmsg[0] ? it->errmsg : recio_strerror(e));
+        if (errmsg) recio__fmt(errmsg, RECIO_ERRMSG_SIZE, "%s", it && it->errmsg[0] ? it->errmsg : recio_strerror(e));
         recio_iter_close(it);
         return e;
     }
@@ -13569,19 +13661,19 @@ static void recio__it_view(recio_iter *it, const recio__it_slot *s, recio_batch 
     b->labels = (const float *)(s->out + it->lab_off);
     b->ids = (const uint64_t *)(s->out + it->ids_off);
     b->keys = (const uint64_t *)(s->out + it->keys_off);
-    b->sums = it->d.checksums ? (const uint64_t *)(s->out + it->sums_off) : NULL;
+    b->sums = it->d.run.checksums ? (const uint64_t *)(s->out + it->sums_off) : NULL;
     b->count = s->count;
     b->pad = s->pad;
-    b->batch = it->d.batch;
-    b->item_bytes = it->d.item_bytes;
+    b->batch = it->d.run.batch;
+    b->item_bytes = it->d.item.item_bytes;
     b->item = it->shape;
-    b->label_width = it->d.label_width;
+    b->label_width = it->d.labels.width;
     b->epoch = it->epoch;
     b->index = it->base + s->seq;
     b->skipped = s->nbad;
-    b->workers = it->d.workers; /* 0 when RECIO_THREADS is missing: say so, never silently */
+    b->workers = it->d.run.workers; /* 0 when RECIO_THREADS is missing: say so, never silently */
     b->label_counts = (const unsigned *)(s->out + it->cnt_off);
-    b->objects = it->d.label_detection ? (const unsigned *)(s->out + it->obj_off) : NULL;
+    b->objects = it->d.labels.detection ? (const unsigned *)(s->out + it->obj_off) : NULL;
     b->masks = it->mask_bytes ? s->out + it->mask_off : NULL;
     b->soft_labels = recio__it_mixes(it) ? (const float *)(s->out + it->soft_off) : NULL;
     b->lam = recio__it_mixes(it) ? s->lam : 1.0f;
@@ -13669,13 +13761,127 @@ RECIO__NOINLINE static void recio__it_restart(recio_iter *it, uint64_t skip, con
 #endif
 }
 
-RECIODEF recio_err recio_iter_reset(recio_iter *it) {
+/* ---- a new spec from the next epoch on (recio_iter_set_spec) ---- */
+
+#ifndef RECIO_NO_IMAGE
+static void recio__it_drop_next(recio_iter *it) {
+    recio_transform_free(it->next_tf);
+    recio__free(&it->d.alloc, it->next_spec);
+    it->next_tf = NULL, it->next_spec = NULL;
+}
+
+RECIODEF recio_err recio_iter_set_spec(recio_iter *it, const char *spec) {
+    recio_transform *tf = NULL;
+    char *copy;
+    recio_err e;
     if (!it) return RECIO_ERR_ARG;
+    if (!spec) return recio__it_drop_next(it), RECIO_OK;
+    if (!it->tf || it->d.item.mean_img)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "set_spec: %s", !it->tf ? "the iterator was opened with a transform callback, not a spec"
+                          : "item.mean_img is shaped as the item of the spec the iterator was opened with"), RECIO_ERR_ARG;
+    if ((e = recio__it_parse(it, spec, &tf)) != RECIO_OK) return e; /* the words name the column */
+    if (!(copy = recio__strdup(&it->d.alloc, spec))) return recio_transform_free(tf), RECIO_ERR_NOMEM;
+    recio__it_drop_next(it);
+    it->next_tf = tf, it->next_spec = copy;
+    return RECIO_OK;
+}
+
+/* The pull-mode batch buffer at the size of the layout in force. */
+static recio_err recio__it_pull_buffer(recio_iter *it) {
+    unsigned char *out;
+    if (it->d.run.workers) return RECIO_OK; /* the prefetcher's ring holds them */
+    if (!(out = (unsigned char *)recio__it_calloc(&it->d.alloc, it->out_bytes, 1))) return RECIO_ERR_NOMEM;
+    recio__free(&it->d.alloc, it->slots[0].out);
+    it->slots[0].out = out;
+    return RECIO_OK;
+}
+
+/* Make it->next_tf the chain in force (workers stopped): its shape from the first record, the batch
+   layout and buffer. On failure the old chain is back, with its layout, and the words in it->errmsg. */
+static recio_err recio__it_take_next(recio_iter *it) {
+    recio_transform *old = it->tf;
+    recio_image shape = it->shape;
+    size_t bytes = it->d.item.item_bytes;
+    recio_err e;
+    char why[RECIO__ERRMSG];
+    it->tf = it->next_tf;
+    if ((e = recio__it_shape_first(it)) == RECIO_OK && (e = recio__it_layout(it)) == RECIO_OK && (e = recio__it_pull_buffer(it)) == RECIO_OK) {
+        recio_transform_free(old);
+        recio__free(&it->d.alloc, it->own_spec);
+        it->d.item.spec = it->own_spec = it->next_spec;
+        it->next_tf = NULL, it->next_spec = NULL;
+        return RECIO_OK;
+    }
+    recio__fmt(why, sizeof why, "set_spec: the new spec '%s' is not taken: %s", it->next_spec, it->errmsg[0] ? it->errmsg : recio_strerror(e));
+    recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", why);
+    it->tf = old, it->shape = shape, it->d.item.item_bytes = bytes;
+    recio__it_layout(it); /* it held before: it holds again */
+    recio__it_drop_next(it);
+    return e;
+}
+
+/* The switch at a reset: the new chain, a cache cut for it (its budget starts over), the
+   fingerprint of an iterator opened with it. The cache only saves work: cutting it may fail
+   (memory) and leave it off, the batches are the same. */
+static recio_err recio__it_switch(recio_iter *it) {
+    recio_err e = recio__it_take_next(it);
+    if (e != RECIO_OK) return e;
+    recio__it_cache_free(it);
+    memset(&it->cache, 0, sizeof it->cache);
+    if (recio__it_cache_init(it) != RECIO_OK) {
+        recio__it_cache_free(it);
+        memset(&it->cache, 0, sizeof it->cache);
+        recio__fmt(it->cache.why, sizeof it->cache.why, "out of memory cutting the new spec's chain (recio_iter_set_spec)");
+    }
+    it->fingerprint = recio__it_fingerprint(it);
+    return RECIO_OK;
+}
+#else
+RECIODEF recio_err recio_iter_set_spec(recio_iter *it, const char *spec) {
+    (void)spec;
+    if (it) recio__fmt(it->errmsg, RECIO__ERRMSG, "set_spec: a spec needs the image section (this build has RECIO_NO_IMAGE)");
+    return it ? RECIO_ERR_UNSUPPORTED : RECIO_ERR_ARG;
+}
+static recio_err recio__it_switch(recio_iter *it) { (void)it; return RECIO_OK; }
+#endif
+
+/* A pending spec at a reset: stop the workers (they use the chain and the layout) and switch; the
+   reset starts them again. A switch that fails leaves the old spec, still working. */
+static recio_err recio__it_stop_switch(recio_iter *it) {
+    recio__it_release(it);
+#ifdef RECIO_THREADS
+    recio_prefetch_destroy(it->pf);
+    it->pf = NULL;
+#endif
+    return recio__it_switch(it);
+}
+
+/* The workers again after a switch, at the epoch the restart set up. */
+static recio_err recio__it_restart_workers(recio_iter *it) {
+#ifdef RECIO_THREADS
+    recio_err e;
+    if (it->d.run.workers && (e = recio__it_pf_create(it)) != RECIO_OK)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "set_spec: cannot start the workers again"), it->sticky = e;
+#else
+    (void)it;
+#endif
+    return RECIO_OK;
+}
+
+RECIODEF recio_err recio_iter_reset(recio_iter *it) {
+    recio_err e = RECIO_OK, w;
+    char why[RECIO__ERRMSG];
+    int switching;
+    if (!it) return RECIO_ERR_ARG;
+    switching = it->next_tf != NULL;
     it->epoch++;
+    if (switching && (e = recio__it_stop_switch(it)) != RECIO_OK) recio__fmt(why, sizeof why, "%s", it->errmsg);
     /* only a finished epoch leaves records to roll over */
     recio__it_restart(it, 0, it->carry_next, it->ended ? it->ncarry_next : 0);
     it->ncarry_next = 0;
-    return RECIO_OK;
+    if (switching && (w = recio__it_restart_workers(it)) != RECIO_OK) return w;
+    if (e != RECIO_OK) recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", why); /* the restart cleared the switch's words */
+    return e;
 }
 
 RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, size_t *size) {
@@ -13686,7 +13892,7 @@ RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, 
     n = it->ended ? it->ncarry_next : it->ncarry_in;
     *size = RECIO__IT_BLOB(n);
     if (!buf) return RECIO_OK;
-    if (cap < *size) return RECIO_ERR_ARG;
+    if (cap < *size) return RECIO_ERR_SMALL;
     recio_store_u32le(p, RECIO__IT_MAGIC);
     recio_store_u32le(p + 4, RECIO__IT_VERSION);
     recio_store_u64le(p + 8, it->fingerprint);
@@ -13712,8 +13918,8 @@ static recio_err recio__it_blob_check(recio_iter *it, const unsigned char *p, si
         return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged: %U bytes, and its header says %U (48 + 8 per rolled-over record)", (uint64_t)size, 48 + 8 * (uint64_t)n), RECIO_ERR_FORMAT;
     if (recio_load_u64le(p + size - 8) != recio_fnv1a64(RECIO_FNV1A_INIT, p, size - 8))
         return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged: its check sum does not match its bytes"), RECIO_ERR_FORMAT;
-    if (n >= it->d.batch || recio_load_u32le(p + 32) > 1)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged: %u rolled-over records for a batch of %u", n, it->d.batch), RECIO_ERR_FORMAT;
+    if (n >= it->d.run.batch || recio_load_u32le(p + 32) > 1)
+        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged: %u rolled-over records for a batch of %u", n, it->d.run.batch), RECIO_ERR_FORMAT;
     if (recio_load_u64le(p + 8) != it->fingerprint)
         return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint was made with other options or files"), RECIO_ERR_ARG;
     return RECIO_OK;
@@ -13736,25 +13942,32 @@ RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t s
 
 RECIODEF const char *recio_iter_errmsg(const recio_iter *it) { return it ? it->errmsg : ""; }
 
-RECIODEF uint64_t recio_iter_skipped(const recio_iter *it, const recio_iter_bad **first, unsigned *nfirst) {
-    if (first) *first = it ? it->skipped : NULL;
-    if (nfirst) *nfirst = it ? it->nskipped_kept : 0;
-    return it ? it->nskipped : 0;
+/* Records and batches of an epoch of the current part (RECIO_SPLIT_UNKNOWN when the split did not count). */
+static void recio__it_counts(const recio_iter *it, recio_iter_info *info) {
+    uint64_t n = it->src.count, b = it->d.run.batch;
+    info->records = info->batches = n;
+    if (n != RECIO_SPLIT_UNKNOWN) info->batches = it->d.run.last_batch == RECIO_LAST_PAD ? n / b + (n % b != 0) : n / b;
 }
 
-RECIODEF void recio_iter_cache_stats(recio_iter *it, recio_iter_cache_info *info) {
+RECIODEF void recio_iter_stats(recio_iter *it, recio_iter_info *info) {
     if (!info) return;
     memset(info, 0, sizeof *info);
     if (!it) return;
-    RECIO__IT_LOCK(it);
-    info->mode = it->cache.mode;
-    info->prefix_ops = it->cache.prefix_ops;
-    info->records = it->cache.used;
-    info->bytes = it->cache.bytes;
-    info->hits = it->cache.hits;
-    info->misses = it->cache.misses;
+    info->item = it->shape;
+    info->item_bytes = it->d.item.item_bytes;
+    info->bad = it->skipped;
+    RECIO__IT_LOCK(it); /* the split reopens on the producer's side (rotate_shards) */
+    recio__it_counts(it, info);
+    info->cache.mode = it->cache.mode;
+    info->cache.prefix_ops = it->cache.prefix_ops;
+    info->cache.records = it->cache.used;
+    info->cache.bytes = it->cache.bytes;
+    info->cache.hits = it->cache.hits;
+    info->cache.misses = it->cache.misses;
     RECIO__IT_UNLOCK(it);
-    recio__fmt(info->why, sizeof info->why, "%s", it->cache.why);
+    info->skipped = it->nskipped; /* consumer-side counts: this thread's */
+    info->nbad = it->nskipped_kept;
+    recio__fmt(info->cache.why, sizeof info->cache.why, "%s", it->cache.why);
 }
 
 RECIODEF uint64_t recio_batch_checksum(const recio_batch *b) {

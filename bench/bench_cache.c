@@ -1,4 +1,4 @@
-/* The iterator's decoded-image cache (desc.cache_bytes): epoch 2 against epoch 1, measured in the
+/* The iterator's decoded-image cache (desc.run.cache_bytes): epoch 2 against epoch 1, measured in the
    same run, for an eval chain (the finished items are kept) and a train chain (resize_short's output
    is kept, the random crop, flip and normalize run every epoch), in pull mode and with 2 workers.
    Each row also times epoch 1 without the cache (what keeping the records costs) and checks that
@@ -28,13 +28,13 @@ static recio_iter *open_it(const char *spec, unsigned workers, size_t cache) {
     char msg[512];
     memset(&d, 0, sizeof d);
     d.uris = data;
-    d.spec = spec;
-    d.batch = BATCH;
-    d.workers = workers;
-    d.seed = 1;
-    d.checksums = 1; /* the fast batch checksum, computed by the workers */
-    d.cache_bytes = cache;
-    if (recio_iter_open_ex(&it, &d, msg, sizeof msg) != RECIO_OK) fprintf(stderr, "bench_cache: %s\n", msg), exit(1);
+    d.item.spec = spec;
+    d.run.batch = BATCH;
+    d.run.workers = workers;
+    d.source.seed = 1;
+    d.run.checksums = 1; /* the fast batch checksum, computed by the workers */
+    d.run.cache_bytes = cache;
+    if ((d.errmsg = msg, recio_iter_open(&it, &d)) != RECIO_OK) fprintf(stderr, "bench_cache: %s\n", msg), exit(1);
     return it;
 }
 
@@ -68,6 +68,13 @@ static void cell(const char *fmt, double *v) {
     printf(")");
 }
 
+/* recio_iter_stats' cache part. */
+static void cache_of(recio_iter *it, recio_iter_cache_info *ci) {
+    recio_iter_info info;
+    recio_iter_stats(it, &info);
+    *ci = info.cache;
+}
+
 static void row(const char *name, const char *spec, unsigned workers) {
     double base[ROUNDS], e1[ROUNDS], e2[ROUNDS], fill[ROUNDS], gain[ROUNDS];
     recio_iter_cache_info ci;
@@ -82,7 +89,7 @@ static void row(const char *name, const char *spec, unsigned workers) {
         cached = open_it(spec, workers, BUDGET);
         e1[r] = epoch(cached, &s1);
         e2[r] = epoch(cached, &s2);
-        recio_iter_cache_stats(cached, &ci);
+        cache_of(cached, &ci);
         recio_iter_close(cached);
         same &= s0 == s1 && p1 == s2;
         fill[r] = e1[r] / base[r], gain[r] = e2[r] / e1[r];

@@ -88,11 +88,11 @@ static recio_iter *open_iter(unsigned workers) {
     char msg[512];
     memset(&d, 0, sizeof d);
     d.uris = DATA;
-    d.spec = SPEC;
-    d.batch = BATCH;
-    d.workers = workers;
-    d.seed = 1;
-    if (recio_iter_open_ex(&it, &d, msg, sizeof msg) != RECIO_OK) {
+    d.item.spec = SPEC;
+    d.run.batch = BATCH;
+    d.run.workers = workers;
+    d.source.seed = 1;
+    if ((d.errmsg = msg, recio_iter_open(&it, &d)) != RECIO_OK) {
         fprintf(stderr, "bench_iter: %s\n", msg);
         exit(1);
     }

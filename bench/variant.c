@@ -55,12 +55,12 @@ static double bv_iter_epoch(const char *uris, const char *spec, unsigned batch, 
     size_t n = 0;
     memset(&d, 0, sizeof d);
     d.uris = uris;
-    d.spec = spec;
-    d.batch = batch;
-    d.workers = workers;
-    d.checksums = checksums;
-    d.seed = 1;
-    if (recio_iter_open_ex(&it, &d, msg, sizeof msg) != RECIO_OK) return fprintf(stderr, "bench: %s\n", msg), -1;
+    d.item.spec = spec;
+    d.run.batch = batch;
+    d.run.workers = workers;
+    d.run.checksums = checksums;
+    d.source.seed = 1;
+    if ((d.errmsg = msg, recio_iter_open(&it, &d)) != RECIO_OK) return fprintf(stderr, "bench: %s\n", msg), -1;
     t0 = bv_now();
     c0 = bv_cpu();
     while ((e = recio_iter_next(it, &b)) == RECIO_OK) n += b.count;

@@ -27,12 +27,12 @@ int main(int argc, char **argv) {
         return 2;
     }
     d.uris = argv[1];
-    d.spec = "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw"; /* ResNet training chain */
-    d.workers = argc > 2 ? (unsigned)atoi(argv[2]) : 2;
-    d.batch = argc > 3 ? (unsigned)atoi(argv[3]) : 32;
-    d.shuffle_buffer = 256; /* a streaming shuffle: no .idx needed */
-    d.seed = 2024;
-    if ((e = recio_iter_open_ex(&it, &d, msg, sizeof msg)) != RECIO_OK) {
+    d.item.spec = "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw"; /* ResNet training chain */
+    d.run.workers = argc > 2 ? (unsigned)atoi(argv[2]) : 2;
+    d.run.batch = argc > 3 ? (unsigned)atoi(argv[3]) : 32;
+    d.run.shuffle_buffer = 256; /* a streaming shuffle: no .idx needed */
+    d.source.seed = 2024;
+    if ((e = (d.errmsg = msg, recio_iter_open(&it, &d))) != RECIO_OK) {
         fprintf(stderr, "train_loop: %s\n", msg);
         return 1;
     }
@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     printf("epoch 0: %llu images in %llu batches, %.2f s: %.1f images/s with %u workers\n", images, batches, dt,
-           dt > 0 ? images / dt : 0.0, d.workers);
+           dt > 0 ? images / dt : 0.0, d.run.workers);
     recio_iter_close(it);
     return 0;
 }

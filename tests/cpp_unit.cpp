@@ -28,7 +28,7 @@ static void test_cpp_roundtrip() {
 static void test_cpp_zero_init() {
     recio_iter_desc d{};
     recio_split_desc s = {};
-    CHECK(d.workers == 0 && d.batch == 0 && d.spec == 0 && d.uris == 0 && s.seed == 0);
+    CHECK(d.run.workers == 0 && d.run.batch == 0 && d.item.spec == 0 && d.uris == 0 && s.seed == 0);
 }
 
 int main() {

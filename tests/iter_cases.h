@@ -84,7 +84,7 @@ static void ic_last_batch_discard(void) {
     CHECK_EQ_INT(e, RECIO_END);
     CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_END); /* stays at the end until reset */
     recio_iter_close(it);
-    d.batch = 5; /* divides 10: nothing dropped */
+    d.run.batch = 5; /* divides 10: nothing dropped */
     if (!(it = ic_open(&d))) return;
     CHECK_EQ_INT(iu_run(it, got, 8, 1, &e), 2);
     recio_iter_close(it);
@@ -137,7 +137,7 @@ static void ic_shuffle_buffer(void) {
     unsigned seen[64], i, j, moved = 0;
     size_t n;
     iu_desc(&d, "build/test_iter/sixty.rec", 3, RECIO_LAST_DISCARD, ic_workers);
-    d.shuffle_buffer = 16;
+    d.run.shuffle_buffer = 16;
     if (!(it = ic_open(&d))) return;
     n = iu_run(it, a, 40, 2, NULL);
     recio_iter_close(it);
@@ -167,11 +167,11 @@ static void ic_save_restore_mode(recio_last_batch lb, size_t sbuf, unsigned work
     size_t n, k, size, m;
     recio_batch b;
     iu_desc(&d, parts ? "build/test_iter/sixty.rec;" DS10 : "build/test_iter/sixty.rec", parts ? 6 : 7, lb, ic_workers);
-    d.shuffle_buffer = sbuf;
+    d.run.shuffle_buffer = sbuf;
     if (parts) { /* rank 1 of 2, rotating, indexed global shuffle: every epoch another order and part */
         d.rank = 1;
         d.nsplit = 2;
-        d.rotate_shards = d.index = d.shuffle = 1;
+        d.rotate_shards = 1, d.source.mode = RECIO_SPLIT_INDEX, d.source.shuffle = RECIO_SHUFFLE_FULL;
     }
     if (!(it = ic_open(&d))) return;
     n = iu_run(it, all, 64, 3, NULL);
@@ -188,12 +188,12 @@ static void ic_save_restore_mode(recio_last_batch lb, size_t sbuf, unsigned work
         if (k == n) CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_END); /* a save after the end */
         CHECK_EQ_INT(recio_iter_save(it, NULL, 0, &size), RECIO_OK);
         CHECK(size <= sizeof blob);
-        CHECK_EQ_INT(recio_iter_save(it, blob, size - 1, &size), RECIO_ERR_ARG);
+        CHECK_EQ_INT(recio_iter_save(it, blob, size - 1, &size), RECIO_ERR_SMALL);
         CHECK_EQ_INT(recio_iter_save(it, blob, sizeof blob, &size), RECIO_OK);
         recio_iter_close(it);
-        d.workers = workers2;
+        d.run.workers = workers2;
         it2 = ic_open(&d);
-        d.workers = ic_workers;
+        d.run.workers = ic_workers;
         if (!it2) return;
         CHECK_EQ_INT(recio_iter_restore(it2, blob, size), RECIO_OK);
         m = iu_run(it2, rest, 64, 3 - (k ? all[k - 1].epoch : 0), NULL); /* epochs left from the saved one */
@@ -222,7 +222,7 @@ static void ic_restore_rejects(void) {
     if (!(it = ic_open(&d))) return;
     CHECK_EQ_INT(recio_iter_save(it, blob, sizeof blob, &size), RECIO_OK);
     CHECK_EQ_INT(size, 48);
-    d.seed = 7; /* other options: another position */
+    d.source.seed = 7; /* other options: another position */
     if (!(it2 = ic_open(&d))) return;
     CHECK_EQ_INT(recio_iter_restore(it2, blob, size), RECIO_ERR_ARG);
     CHECK(strstr(recio_iter_errmsg(it2), "other options") != NULL);
@@ -256,7 +256,7 @@ static void ic_corrupt_mid_epoch(void) {
     snprintf(want, sizeof want, "%s: offset %llu: bad magic", path, (unsigned long long)iu_offset(25));
     for (round = 0; round < 2; round++) {
         iu_desc(&d, path, 4, RECIO_LAST_PAD, ic_workers);
-        d.shuffle_buffer = round ? 3 : 0;
+        d.run.shuffle_buffer = round ? 3 : 0;
         if (!(it = ic_open(&d))) return;
         CHECK_EQ_INT(iu_run(it, got, 16, 1, &e), round ? 5 : 6); /* 24 records, or 22 of them via the buffer */
         CHECK_EQ_INT(e, RECIO_ERR_CORRUPT);
@@ -275,7 +275,7 @@ static void ic_transform_error(void) {
     unsigned fail = 100 + 9;
     char want[96];
     iu_desc(&d, DS10, 3, RECIO_LAST_PAD, ic_workers);
-    d.user = &fail;
+    d.item.user = &fail;
     if (!(it = ic_open(&d))) return;
     CHECK_EQ_INT(iu_run(it, got, 16, 1, &e), 3);
     CHECK_EQ_INT(e, RECIO_ERR_DECODE);
@@ -292,7 +292,7 @@ static void ic_bad_options(void) {
     CHECK_EQ_INT(recio_iter_open(&it, &d), RECIO_ERR_ARG);
     CHECK(it == NULL);
     iu_desc(&d, "build/test_iter/missing.rec", 4, RECIO_LAST_PAD, ic_workers);
-    CHECK_EQ_INT(recio_iter_open_ex(&it, &d, msg, sizeof msg), RECIO_ERR_IO);
+    CHECK_EQ_INT((d.errmsg = msg, recio_iter_open(&it, &d)), RECIO_ERR_IO);
     CHECK(it == NULL && strncmp(msg, "build/test_iter/missing.rec: ", 29) == 0);
     iu_desc(&d, DS10, 4, (recio_last_batch)7, ic_workers);
     CHECK_EQ_INT(recio_iter_open(&it, &d), RECIO_ERR_ARG);
@@ -365,7 +365,7 @@ static void ic_split_parts(void) {
             d.rank = r;
             d.nsplit = 3;
             d.rotate_shards = mode > 0;
-            d.index = d.shuffle = mode == 2;
+            d.source.shuffle = mode == 2 ? RECIO_SHUFFLE_FULL : RECIO_SHUFFLE_NONE; /* implies the index */
             n = ic_iter_keys(&d, 3, got, 240, ends);
             CHECK_EQ_INT(ends[2], n);
             for (e = 0; e < 3; e++) {
@@ -392,7 +392,7 @@ static void ic_split_equalise(void) {
         iu_desc(&d, uris, 1, RECIO_LAST_PAD, ic_workers);
         d.rank = r;
         d.nsplit = 4;
-        d.index = d.equalize = 1;
+        d.source.mode = RECIO_SPLIT_INDEX, d.source.equalize = RECIO_EQUALIZE_PAD;
         n = ic_iter_keys(&d, 1, got, 100, ends);
         if (!r) n0 = n;
         CHECK_EQ_INT(n, n0);

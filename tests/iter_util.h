@@ -134,13 +134,13 @@ typedef struct iu_batch {
 static inline void iu_desc(recio_iter_desc *d, const char *uris, unsigned batch, recio_last_batch lb, unsigned workers) {
     memset(d, 0, sizeof *d);
     d->uris = uris;
-    d->batch = batch;
-    d->last_batch = lb;
-    d->workers = workers;
-    d->transform = iu_transform;
-    d->item_bytes = IU_ITEM;
-    d->label_width = 2;
-    d->seed = 42;
+    d->run.batch = batch;
+    d->run.last_batch = lb;
+    d->run.workers = workers;
+    d->item.transform = iu_transform;
+    d->item.item_bytes = IU_ITEM;
+    d->labels.width = 2;
+    d->source.seed = 42;
 }
 
 /* Take up to max batches (crossing epochs with reset until `epochs` epochs are done). */

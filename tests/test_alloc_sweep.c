@@ -281,11 +281,11 @@ static recio_err op_iter(void *user, recio_allocator a, char *msg, int *right) {
     recio_batch b;
     recio_err e;
     memset(&d, 0, sizeof d);
-    d.uris = as_rec, d.index_path = as_idx, d.shuffle = RECIO_SHUFFLE_FULL, d.seed = 9;
-    d.spec = "resize(4,4) random_flip(0.5) float chw";
-    d.path_imglist = as_lst, d.mean_img = as_npy, d.cache_bytes = 1 << 20;
-    d.batch = 2, d.label_width = 2, d.workers = c->workers, d.alloc = a;
-    if ((e = recio_iter_open_ex(&it, &d, msg, RECIO_ERRMSG_SIZE)) != RECIO_OK) return CHECK(it == NULL), e;
+    d.uris = as_rec, d.source.index_path = as_idx, d.source.shuffle = RECIO_SHUFFLE_FULL, d.source.seed = 9;
+    d.item.spec = "resize(4,4) random_flip(0.5) float chw";
+    d.labels.imglist = as_lst, d.item.mean_img = as_npy, d.run.cache_bytes = 1 << 20;
+    d.run.batch = 2, d.labels.width = 2, d.run.workers = c->workers, d.alloc = a;
+    if ((e = (d.errmsg = msg, recio_iter_open(&it, &d))) != RECIO_OK) return CHECK(it == NULL), e;
     if ((e = recio_iter_next(it, &b)) != RECIO_OK) {
         snprintf(msg, RECIO_ERRMSG_SIZE, "%s", recio_iter_errmsg(it));
     } else if (b.item_bytes * 2 == sizeof c->data && b.count == 2) {

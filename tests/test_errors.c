@@ -63,12 +63,12 @@ static void test_split_and_iter(void) {
     printf("  split: %s\n", msg);
     recio_split_close(s);
     memset(&id, 0, sizeof id);
-    id.uris = MISSING, id.spec = "resize(8,8)", id.errmsg = msg;
+    id.uris = MISSING, id.item.spec = "resize(8,8)", id.errmsg = msg;
     msg[0] = 0;
     CHECK(recio_iter_open(&it, &id) != RECIO_OK && it == NULL);
     CHECK(strstr(msg, MISSING) != NULL);
     printf("  iter: %s\n", msg);
-    id.uris = "tests/data/compat/a.rec", id.spec = NULL, id.transform = NULL;
+    id.uris = "tests/data/compat/a.rec", id.item.spec = NULL, id.item.transform = NULL;
     CHECK(recio_iter_open(&it, &id) == RECIO_ERR_ARG && strstr(msg, "no spec") != NULL);
 }
 

@@ -256,7 +256,7 @@ static void test_split_every_failure(void) {
     recio_buffer_free(&s.b);
 }
 
-/* The iterator opens its files through desc.fs: one file of 30 image records, each a fault_io
+/* The iterator opens its files through desc.source.fs: one file of 30 image records, each a fault_io
    over the same memory, the call count running on across the opens of one run. */
 static recio_err cb_item(void *user, const recio_irecord *rec, uint64_t seed, void *out, size_t item_bytes, unsigned worker,
                          char *errmsg) {
@@ -275,8 +275,8 @@ static int iter_all(split_files *s, unsigned workers, uint64_t *sums, int *faile
     int n = 0;
     memset(&d, 0, sizeof d);
     d.uris = "a.rec";
-    d.transform = cb_item, d.item_bytes = 16, d.batch = 4, d.workers = workers, d.seed = 3;
-    d.fs = &fs;
+    d.item.transform = cb_item, d.item.item_bytes = 16, d.run.batch = 4, d.run.workers = workers, d.source.seed = 3;
+    d.source.fs = &fs;
     s->calls = 0;
     memset(s->f, 0, sizeof s->f);
     e = recio_iter_open(&it, &d);

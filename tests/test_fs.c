@@ -486,9 +486,9 @@ static void test_iterator(void) {
     mem_put("mem://it/a.lst", lst, strlen(lst));
     for (part = 0; part < 2; part++) {
         memset(&d, 0, sizeof d);
-        d.uris = "mem://it", d.fs = &mem_fs, d.nsplit = 2, d.rank = part;
-        d.transform = copy_id, d.item_bytes = 4, d.batch = 5, d.last_batch = RECIO_LAST_PAD;
-        d.path_imglist = "mem://it/a.lst";
+        d.uris = "mem://it", d.source.fs = &mem_fs, d.nsplit = 2, d.rank = part;
+        d.item.transform = copy_id, d.item.item_bytes = 4, d.run.batch = 5, d.run.last_batch = RECIO_LAST_PAD;
+        d.labels.imglist = "mem://it/a.lst";
         d.errmsg = msg;
         CHECK_EQ_INT(recio_iter_open(&it, &d), RECIO_OK);
         while (it && recio_iter_next(it, &b) == RECIO_OK)

@@ -298,15 +298,15 @@ static void test_iter_through_window(void) {
         recio_iter *it = NULL;
         recio_batch b;
         size_t at = 0;
-        char msg[256];
+        char msg[RECIO_ERRMSG_SIZE];
         memset(&d, 0, sizeof d);
         d.uris = rec;
-        d.spec = spec;
-        d.batch = 4;
-        d.workers = workers;
-        d.seed = 11;
-        d.channels = 3;
-        CHECK(recio_iter_open_ex(&it, &d, msg, sizeof msg) == RECIO_OK);
+        d.item.spec = spec;
+        d.run.batch = 4;
+        d.run.workers = workers;
+        d.source.seed = 11;
+        d.item.channels = 3;
+        CHECK((d.errmsg = msg, recio_iter_open(&it, &d)) == RECIO_OK);
         while (it && recio_iter_next(it, &b) == RECIO_OK) {
             size_t bytes = (size_t)(b.count + b.pad) * b.item_bytes;
             if (workers == 0) {

@@ -16,8 +16,8 @@ static void test_same_batches_for_every_worker_count(void) {
             recio_iter *it;
             size_t n;
             iu_desc(&d, "build/test_iter/sixty.rec", 7, modes[m], w);
-            d.shuffle_buffer = m == 1 ? 0 : 11;
-            d.prefetch = w ? 1 + w % 3 : 0;
+            d.run.shuffle_buffer = m == 1 ? 0 : 11;
+            d.run.prefetch = w ? 1 + w % 3 : 0;
             if (!(it = ic_open(&d))) return;
             n = iu_run(it, w ? got : ref, 64, 3, NULL);
             recio_iter_close(it);
@@ -36,7 +36,7 @@ static void test_close_any_moment(void) {
         recio_iter *it;
         iu_batch got[32];
         iu_desc(&d, "build/test_iter/sixty.rec", 1 + round % 5, (recio_last_batch)(round % 3), 1 + round % 8);
-        d.shuffle_buffer = round % 4;
+        d.run.shuffle_buffer = round % 4;
         if (!(it = ic_open(&d))) return;
         iu_run(it, got, round % 13, 2, NULL);
         if (round % 2) recio_iter_reset(it);
@@ -70,12 +70,12 @@ static void test_hooks_without_close(void) {
     for (i = 0; f && i < 4; i++) fprintf(f, "%u\t%u\tx%u.jpg\n", 100 + i, 50 + i, i);
     if (f) fclose(f);
     iu_desc(&d, "build/test_iter/closeless.rec", 2, RECIO_LAST_PAD, 0);
-    d.label_width = 1;
-    d.index = 1;
-    d.path_imglist = "build/test_iter/closeless.lst";
+    d.labels.width = 1;
+    d.source.mode = 1;
+    d.labels.imglist = "build/test_iter/closeless.lst";
     memset(&fs, 0, sizeof fs);
     fs.open_read = open_closeless;
-    d.fs = &fs;
+    d.source.fs = &fs;
     d.errmsg = msg;
     ncloseless = 0;
     CHECK(recio_iter_open(&it, &d) == RECIO_OK);
@@ -126,7 +126,7 @@ static void test_hook_io_closed_once(void) {
         iu_desc(&d, "build/test_iter/hooked.rec", 2, RECIO_LAST_ROLL_OVER, bad % 2);
         memset(&fs, 0, sizeof fs);
         fs.open_read = open_counted;
-        d.fs = &fs;
+        d.source.fs = &fs;
         d.errmsg = msg;
         hk_opens = hk_closes = 0, hk_bad_at = bad;
         if (recio_iter_open(&it, &d) == RECIO_OK)
@@ -151,9 +151,9 @@ static void test_skip_bad_moves_every_array(void) {
     unsigned fail = 101, i;
     iu_make("build/test_iter/skip.rec", 4);
     iu_desc(&d, "build/test_iter/skip.rec", 4, RECIO_LAST_PAD, 0);
-    d.user = &fail;
-    d.skip_bad = 1;
-    d.checksums = 1;
+    d.item.user = &fail;
+    d.run.skip_bad = 1;
+    d.run.checksums = 1;
     CHECK(recio_iter_open(&it, &d) == RECIO_OK);
     CHECK(it && recio_iter_next(it, &b) == RECIO_OK);
     if (!it) return;
@@ -180,9 +180,9 @@ static void test_skip_bad_moves_every_array(void) {
    open with the default allocator. */
 static void sweep_desc(recio_iter_desc *d, t_failalloc *fa, char *msg) {
     iu_desc(d, "build/test_iter/sixty.rec", 7, RECIO_LAST_PAD, 2);
-    d->prefetch = 4;
-    d->shuffle_buffer = 5;
-    d->index = 1;
+    d->run.prefetch = 4;
+    d->run.shuffle_buffer = 5;
+    d->source.mode = 1;
     d->errmsg = msg;
     if (fa) d->alloc.alloc = t_fail_alloc, d->alloc.free = t_fail_free, d->alloc.user = fa;
 }
@@ -240,16 +240,16 @@ static void test_noimage_refuses_image_options_at_open(void) {
     d.errmsg = msg;
     CHECK(recio_iter_open(&it, &d) == RECIO_OK);
     recio_iter_close(it);
-    d.spec = "float";
+    d.item.spec = "float";
     CHECK(recio_iter_open(&it, &d) == RECIO_ERR_UNSUPPORTED && !it);
     CHECK(strcmp(msg, "a spec needs the image section, and this build has RECIO_NO_IMAGE: give a transform callback") == 0);
-    d.spec = NULL;
-    d.mean_img = "build/test_iter/mean.npy";
+    d.item.spec = NULL;
+    d.item.mean_img = "build/test_iter/mean.npy";
     CHECK(recio_iter_open(&it, &d) == RECIO_ERR_ARG && !it);
     CHECK(strcmp(msg, "build/test_iter/mean.npy: mean_img needs a spec whose output is float32 (end it with `float`, or `float chw`)") == 0);
-    d.mean_img = NULL;
-    d.mixup_alpha = 0.2f;
-    d.num_classes = 4;
+    d.item.mean_img = NULL;
+    d.mix.mixup_alpha = 0.2f;
+    d.mix.num_classes = 4;
     CHECK(recio_iter_open(&it, &d) == RECIO_ERR_ARG && !it);
     CHECK(strcmp(msg, "mixing (mixup_alpha or cutmix_alpha set) needs a spec (the item's shape)") == 0);
 }

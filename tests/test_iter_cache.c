@@ -1,4 +1,4 @@
-/* The iterator's decoded-image cache (desc.cache_bytes, issue 14): the batches (bytes, labels, keys)
+/* The iterator's decoded-image cache (desc.run.cache_bytes, issue 14): the batches (bytes, labels, keys)
    are the same with and without it over 3 shuffled epochs, pull mode and 2 workers, for an eval
    chain (items kept) and a train chain (the prefix before the first random op kept); epochs 2 and 3
    are served from it; a small budget keeps some records and changes nothing; chains that cannot be
@@ -46,14 +46,14 @@ static recio_iter *open_it(const char *spec, unsigned workers, size_t cache) {
     char msg[512];
     memset(&d, 0, sizeof d);
     d.uris = PHOTOS;
-    d.spec = spec;
-    d.batch = 5; /* 12 records: 3 batches an epoch, the last padded with 3 */
-    d.workers = workers;
-    d.index = 1;
-    d.shuffle = RECIO_SHUFFLE_FULL;
-    d.seed = 7;
-    d.cache_bytes = cache;
-    if (recio_iter_open_ex(&it, &d, msg, sizeof msg) != RECIO_OK) fprintf(stderr, "open '%s': %s\n", spec, msg);
+    d.item.spec = spec;
+    d.run.batch = 5; /* 12 records: 3 batches an epoch, the last padded with 3 */
+    d.run.workers = workers;
+    d.source.mode = 1;
+    d.source.shuffle = RECIO_SHUFFLE_FULL;
+    d.source.seed = 7;
+    d.run.cache_bytes = cache;
+    if ((d.errmsg = msg, recio_iter_open(&it, &d)) != RECIO_OK) fprintf(stderr, "open '%s': %s\n", spec, msg);
     CHECK(it != NULL);
     return it;
 }
@@ -82,9 +82,16 @@ static void take_epoch(recio_iter *it, epoch_sums *s) {
     CHECK_EQ_INT(s->n, NB);
 }
 
+/* recio_iter_stats' cache part. */
+static void cache_of(recio_iter *it, recio_iter_cache_info *ci) {
+    recio_iter_info info;
+    recio_iter_stats(it, &info);
+    *ci = info.cache;
+}
+
 /* The epoch is over and the next not begun: the counts are final (workers make nothing now). */
 static void stats_then_reset(recio_iter *it, recio_iter_cache_info *ci) {
-    recio_iter_cache_stats(it, ci);
+    cache_of(it, ci);
     recio_iter_reset(it);
 }
 
@@ -122,7 +129,7 @@ static void check_same(const char *spec, unsigned workers, size_t cache, recio_i
         CHECK(ci.records < NPHOTO);
         CHECK(ci.hits > c1.hits && ci.hits - c1.hits < 30);
     }
-    recio_iter_cache_stats(plain, &ci);
+    cache_of(plain, &ci);
     CHECK_EQ_INT(ci.mode, RECIO_CACHE_OFF);
     CHECK_EQ_INT(ci.records + ci.hits + ci.misses + ci.bytes, 0);
     CHECK(ci.why[0] == 0);
@@ -139,7 +146,7 @@ static void test_train_chain_same_batches(void) {
     recio_iter *it = open_it(TRAIN, 0, 64 << 20);
     recio_iter_cache_info ci;
     if (!it) return;
-    recio_iter_cache_stats(it, &ci);
+    cache_of(it, &ci);
     CHECK_EQ_INT(ci.mode, RECIO_CACHE_PREFIX);
     CHECK_EQ_INT(ci.prefix_ops, 1); /* resize_short(64) */
     recio_iter_close(it);
@@ -198,13 +205,13 @@ static void test_callback_not_cached(void) {
     recio_iter *it = NULL;
     recio_iter_cache_info ci;
     iu_desc(&d, PHOTOS, 4, RECIO_LAST_PAD, 0);
-    d.cache_bytes = 1 << 20;
+    d.run.cache_bytes = 1 << 20;
     CHECK_EQ_INT(recio_iter_open(&it, &d), RECIO_OK);
-    recio_iter_cache_stats(it, &ci);
+    cache_of(it, &ci);
     CHECK_EQ_INT(ci.mode, RECIO_CACHE_OFF);
     CHECK(strstr(ci.why, "transform callback") != NULL);
     recio_iter_close(it);
-    recio_iter_cache_stats(NULL, &ci);
+    cache_of(NULL, &ci);
     CHECK_EQ_INT(ci.mode, RECIO_CACHE_OFF);
 }
 
@@ -334,7 +341,7 @@ static void test_rule_holds_on_random_chains(void) {
     int f, chains = 0, cut = 0, ran = 0, trial, want = emulated && *emulated ? 20 : 120;
     for (f = 0; f < 3; f++) CHECK((jpg[f] = t_slurp(files[f], &n[f])) != NULL);
     for (trial = 0; trial < 4000 && cut < want; trial++) {
-        char piece[6][400], whole[2600], head[2600], tail[2600], why[RECIO_ITER_ERRMSG];
+        char piece[6][400], whole[2600], head[2600], tail[2600], why[RECIO_ERRMSG_SIZE];
         int len = t_between(2, 5), i, k;
         recio_transform *t = NULL;
         whole[0] = 0;
@@ -383,7 +390,7 @@ static void test_rule_cuts_inside_the_plan(void) {
     size_t n;
     unsigned char *jpg = t_slurp("tests/data/photos/chelsea-500x375.jpg", &n);
     int i, ran = 0;
-    char whole[512], why[RECIO_ITER_ERRMSG];
+    char whole[512], why[RECIO_ERRMSG_SIZE];
     for (i = 0; jpg && i < (int)(sizeof cases / sizeof cases[0]); i++) {
         recio_transform *t = NULL, *h = NULL;
         snprintf(whole, sizeof whole, "%s %s", cases[i][0], cases[i][1]);
@@ -404,7 +411,7 @@ static void test_rule_refuses_what_differs(void) {
     size_t n;
     unsigned char *jpg = t_slurp("tests/data/photos/chelsea-500x375.jpg", &n);
     recio_transform *t = NULL;
-    char why[RECIO_ITER_ERRMSG];
+    char why[RECIO_ERRMSG_SIZE];
     int ran = 0;
     CHECK_EQ_INT(recio_transform_parse(&t, "center_crop(300) random_resized_crop(32)"), RECIO_OK);
     if (t) CHECK_EQ_INT(recio__tf_cache_cut(t, why, sizeof why), 0);

@@ -32,12 +32,12 @@ static recio_iter *open_spec(const char *uris, const char *spec, unsigned batch,
     char msg[512];
     memset(&d, 0, sizeof d);
     d.uris = uris;
-    d.spec = spec;
-    d.batch = batch;
-    d.workers = workers;
-    d.shuffle_buffer = sbuf;
-    d.seed = 5;
-    if (recio_iter_open_ex(&it, &d, msg, sizeof msg) != RECIO_OK) fprintf(stderr, "open: %s\n", msg);
+    d.item.spec = spec;
+    d.run.batch = batch;
+    d.run.workers = workers;
+    d.run.shuffle_buffer = sbuf;
+    d.source.seed = 5;
+    if ((d.errmsg = msg, recio_iter_open(&it, &d)) != RECIO_OK) fprintf(stderr, "open: %s\n", msg);
     CHECK(it != NULL);
     return it;
 }
@@ -104,15 +104,15 @@ static void test_broken_image_mid_epoch(void) {
 static void test_spec_errors(void) {
     recio_iter_desc d;
     recio_iter *it = NULL;
-    char msg[256];
+    char msg[RECIO_ERRMSG_SIZE];
     memset(&d, 0, sizeof d);
     d.uris = PNG2;
-    d.spec = "center_crop(16) flipp";
-    CHECK_EQ_INT(recio_iter_open_ex(&it, &d, msg, sizeof msg), RECIO_ERR_SPEC);
+    d.item.spec = "center_crop(16) flipp";
+    CHECK_EQ_INT((d.errmsg = msg, recio_iter_open(&it, &d)), RECIO_ERR_SPEC);
     CHECK(it == NULL && strstr(msg, "flipp") != NULL);
-    d.spec = "resize_short(20)"; /* no fixed size: the second image does not fit the first's shape */
-    d.batch = 2;
-    CHECK_EQ_INT(recio_iter_open_ex(&it, &d, msg, sizeof msg), RECIO_OK);
+    d.item.spec = "resize_short(20)"; /* no fixed size: the second image does not fit the first's shape */
+    d.run.batch = 2;
+    CHECK_EQ_INT((d.errmsg = msg, recio_iter_open(&it, &d)), RECIO_OK);
     if (it) {
         recio_batch b;
         CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_ERR_ARG);
@@ -145,17 +145,17 @@ static void test_checksum_lanes_and_worker_sums(void) {
         recio_iter_desc d;
         recio_iter *it = NULL;
         recio_batch b;
-        char msg[256];
+        char msg[RECIO_ERRMSG_SIZE];
         recio_batch copy;
         unsigned char *le;
         size_t i, n;
         memset(&d, 0, sizeof d);
         d.uris = PNG2;
-        d.spec = "center_crop(21,13) normalize(imagenet) chw";
-        d.batch = 2;
-        d.workers = w;
-        d.checksums = 1;
-        if (recio_iter_open_ex(&it, &d, msg, sizeof msg) != RECIO_OK) fprintf(stderr, "open: %s\n", msg);
+        d.item.spec = "center_crop(21,13) normalize(imagenet) chw";
+        d.run.batch = 2;
+        d.run.workers = w;
+        d.run.checksums = 1;
+        if ((d.errmsg = msg, recio_iter_open(&it, &d)) != RECIO_OK) fprintf(stderr, "open: %s\n", msg);
         CHECK(it != NULL);
         if (!it) return;
         CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);

@@ -43,7 +43,7 @@ static void make_rec(unsigned n, const float *labels) {
 static recio_iter_desc desc_for(const char *spec, unsigned batch, unsigned workers) {
     recio_iter_desc d;
     memset(&d, 0, sizeof d);
-    d.uris = rec_path, d.spec = spec, d.batch = batch, d.workers = workers, d.seed = 11, d.num_classes = NC;
+    d.uris = rec_path, d.item.spec = spec, d.run.batch = batch, d.run.workers = workers, d.source.seed = 11, d.mix.num_classes = NC;
     return d;
 }
 
@@ -90,7 +90,7 @@ static void compare_runs(float mixup, float cutmix, unsigned workers, int *kinds
     recio_iter *m = NULL, *p = NULL;
     recio_batch bm, bp;
     unsigned epoch, i;
-    dm.mixup_alpha = mixup, dm.cutmix_alpha = cutmix;
+    dm.mix.mixup_alpha = mixup, dm.mix.cutmix_alpha = cutmix;
     CHECK(recio_iter_open(&m, &dm) == RECIO_OK && recio_iter_open(&p, &dp) == RECIO_OK);
     for (epoch = 0; m && p && epoch < 6; epoch++) {
         while (recio_iter_next(m, &bm) == RECIO_OK) {
@@ -128,7 +128,7 @@ static void test_beta_and_prob(void) {
     unsigned k, mixed = 0, total = 0;
     make_rec(6000, NULL); /* big enough for 3000 batches of 2, one epoch */
     d = desc_for("float", 2, 2);
-    d.mixup_alpha = 0.2f;
+    d.mix.mixup_alpha = 0.2f;
     CHECK(recio_iter_open(&it, &d) == RECIO_OK);
     for (k = 0; it && recio_iter_next(it, &b) == RECIO_OK; k++) sum += b.lam, sq += (double)b.lam * b.lam;
     recio_iter_close(it);
@@ -136,7 +136,7 @@ static void test_beta_and_prob(void) {
     mean = sum / k, var = sq / k - mean * mean;
     printf("  Beta(0.2, 0.2) over %u batches: mean %.4f (1/2), variance %.4f (%.4f)\n", k, mean, var, want);
     CHECK(fabs(mean - 0.5) < 0.03 && fabs(var - want) < 0.1 * want);
-    d.mix_prob = 0.3f, d.mixup_alpha = 0, d.cutmix_alpha = 1;
+    d.mix.prob = 0.3f, d.mix.mixup_alpha = 0, d.mix.cutmix_alpha = 1;
     CHECK(recio_iter_open(&it, &d) == RECIO_OK);
     while (it && recio_iter_next(it, &b) == RECIO_OK) mixed += b.mix == 2, total++;
     recio_iter_close(it);
@@ -154,9 +154,9 @@ static void test_workers_and_restore(void) {
     unsigned k;
     make_rec(8, NULL);
     d = desc_for("float chw", 2, 0);
-    d.mixup_alpha = d.cutmix_alpha = 0.7f;
+    d.mix.mixup_alpha = d.mix.cutmix_alpha = 0.7f;
     CHECK(recio_iter_open(&a, &d) == RECIO_OK);
-    d.workers = 2;
+    d.run.workers = 2;
     CHECK(recio_iter_open(&b, &d) == RECIO_OK);
     CHECK(a && b && recio_iter_next(a, &x) == RECIO_OK && recio_iter_next(a, &x) == RECIO_OK);
     CHECK(a && recio_iter_save(a, state, sizeof state, &size) == RECIO_OK);
@@ -172,7 +172,7 @@ static void test_workers_and_restore(void) {
     CHECK(b && recio_iter_next(b, &y) == RECIO_OK); /* batch 2 again, after the restore */
     recio_iter_close(a);
     a = NULL;
-    d.workers = 0;
+    d.run.workers = 0;
     CHECK(recio_iter_open(&a, &d) == RECIO_OK);
     for (k = 0; a && k < 3; k++) CHECK(recio_iter_next(a, &x) == RECIO_OK);
     CHECK(a && b && x.index == y.index && x.lam == y.lam && memcmp(x.data, y.data, 2 * x.item_bytes) == 0);
@@ -187,12 +187,12 @@ static void test_refused(void) {
     char msg[512] = "";
     make_rec(4, bad_labels);
     d = desc_for("resize(8,8)", 4, 0); /* u8 items */
-    d.mixup_alpha = 1;
-    CHECK(recio_iter_open_ex(&it, &d, msg, sizeof msg) == RECIO_ERR_ARG && strstr(msg, "f32 items for MixUp") != NULL);
-    d.spec = "float", d.num_classes = 0;
-    CHECK(recio_iter_open_ex(&it, &d, msg, sizeof msg) == RECIO_ERR_ARG && strstr(msg, "num_classes") != NULL);
-    d.num_classes = NC;
-    CHECK(recio_iter_open_ex(&it, &d, msg, sizeof msg) == RECIO_OK);
+    d.mix.mixup_alpha = 1;
+    CHECK((d.errmsg = msg, recio_iter_open(&it, &d)) == RECIO_ERR_ARG && strstr(msg, "f32 items for MixUp") != NULL);
+    d.item.spec = "float", d.mix.num_classes = 0;
+    CHECK((d.errmsg = msg, recio_iter_open(&it, &d)) == RECIO_ERR_ARG && strstr(msg, "num_classes") != NULL);
+    d.mix.num_classes = NC;
+    CHECK((d.errmsg = msg, recio_iter_open(&it, &d)) == RECIO_OK);
     CHECK(it && recio_iter_next(it, &b) == RECIO_ERR_ARG);
     if (it) {
         printf("  %s\n", recio_iter_errmsg(it));

@@ -22,7 +22,7 @@ static void test_workers_ignored_without_threads(void) {
     if (!(it = ic_open(&d))) return;
     n = iu_run(it, a, 16, 2, NULL);
     recio_iter_close(it);
-    d.workers = 4; /* asked for, not available: pull mode, same batches */
+    d.run.workers = 4; /* asked for, not available: pull mode, same batches */
     if (!(it = ic_open(&d))) return;
     CHECK(iu_run(it, b, 16, 2, NULL) == n && iu_same(a, b, n));
     recio_iter_close(it);

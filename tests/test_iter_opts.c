@@ -92,8 +92,11 @@ static void open_it(recio_iter_desc *d, const char *uris, unsigned batch) {
 
 static recio_iter *must_open(const recio_iter_desc *d) {
     recio_iter *it = NULL;
-    char msg[512];
-    recio_err e = recio_iter_open_ex(&it, d, msg, sizeof msg);
+    char msg[RECIO_ERRMSG_SIZE];
+    recio_iter_desc with = *d;
+    recio_err e;
+    with.errmsg = msg;
+    e = recio_iter_open(&it, &with);
     CHECK_EQ_INT(e, RECIO_OK);
     if (e) fprintf(stderr, "open: %s\n", msg);
     return it;
@@ -113,9 +116,9 @@ static void check_labels(unsigned width, int set, float value) {
     unsigned i, j;
     float pad = set ? value : -1.0f;
     open_it(&d, LABELS, 8);
-    d.label_width = width;
-    d.label_pad_set = set;
-    d.label_pad_value = value;
+    d.labels.width = width;
+    d.labels.pad_set = set;
+    d.labels.pad_value = value;
     if (!(it = must_open(&d))) return;
     CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
     CHECK(b.label_counts != NULL && b.objects == NULL);
@@ -142,8 +145,8 @@ static void test_label_strict(void) {
     recio_batch b;
     char want[128];
     open_it(&d, LABELS, 2);
-    d.label_width = 3;
-    d.label_strict = 1;
+    d.labels.width = 3;
+    d.labels.strict = 1;
     if (!(it = must_open(&d))) return;
     CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
     CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_ERR_ARG); /* record 3 has 4 labels */
@@ -162,8 +165,8 @@ static void test_label_detection(void) {
     recio_batch b;
     unsigned i, j;
     open_it(&d, DET, 4);
-    d.label_width = 16;
-    d.label_detection = 1;
+    d.labels.width = 16;
+    d.labels.detection = 1;
     if (!(it = must_open(&d))) return;
     CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
     CHECK(b.objects != NULL);
@@ -176,7 +179,7 @@ static void test_label_detection(void) {
     CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_ERR_ARG);
     CHECK(strstr(recio_iter_errmsg(it), "detection labels: 11 labels are not") != NULL);
     recio_iter_close(it);
-    d.label_width = 3; /* shorter than the header */
+    d.labels.width = 3; /* shorter than the header */
     if (!(it = must_open(&d))) return;
     CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_ERR_ARG);
     CHECK(strstr(recio_iter_errmsg(it), "the header has 4 floats, more than label_width 3") != NULL);
@@ -191,9 +194,9 @@ static void test_seed_aug(void) {
     recio_batch x, y;
     unsigned i;
     open_it(&d, LABELS, 8);
-    d.shuffle_buffer = 5;
+    d.run.shuffle_buffer = 5;
     if (!(a = must_open(&d))) return;
-    d.seed_aug = 77;
+    d.item.seed_aug = 77;
     if (!(b = must_open(&d))) return;
     CHECK_EQ_INT(recio_iter_next(a, &x), RECIO_OK);
     CHECK_EQ_INT(recio_iter_next(b, &y), RECIO_OK);
@@ -231,8 +234,8 @@ static void test_use_mmap(void) {
     int m;
     for (m = 0; m < 2; m++) {
         open_it(&d, DET, 2);
-        d.use_mmap = m;
-        d.label_width = 4;
+        d.source.use_mmap = m;
+        d.labels.width = 4;
         if (!(it = must_open(&d))) return;
         CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
         if (mapped("test_iter_opts/det.rec") >= 0) CHECK_EQ_INT(mapped("test_iter_opts/det.rec"), m);
@@ -281,24 +284,24 @@ static void test_index_path_chunks_mmap(void) {
     recio_index_free(&ib);
     open_it(&d, LABELS ";" DET, 1);
     d.nsplit = 2, d.rank = 0;
-    d.index = 1;
+    d.source.mode = 1;
     n = epoch_ids(&d, got, 16);
     CHECK_EQ_INT(n, 7); /* per-file .idx: 13 records, ceil(13 / 2) = 7 to rank 0 */
     for (i = 0; i < 7; i++) want[i] = 100 + i;
     CHECK(memcmp(want, got, 8 * 7) == 0);
-    d.index = 0, d.index_path = DIR "/all.idx"; /* 12 records: 6 to rank 0, from record 1 */
+    d.source.mode = 0, d.source.index_path = DIR "/all.idx"; /* 12 records: 6 to rank 0, from record 1 */
     for (i = 0; i < 6; i++) want[i] = 101 + i;
     CHECK_EQ_INT(epoch_ids(&d, got, 16), 6);
     CHECK(memcmp(want, got, 8 * 6) == 0);
-    d.use_mmap = 1;
+    d.source.use_mmap = 1;
     CHECK_EQ_INT(epoch_ids(&d, got, 16), 6);
     CHECK(memcmp(want, got, 8 * 6) == 0);
     /* chunk shuffle over the 12, chunks of 2 in windows of 3 */
-    d.nsplit = 1, d.rank = 0, d.use_mmap = 0;
-    d.shuffle = RECIO_SHUFFLE_CHUNK, d.chunk_records = 2, d.window_chunks = 3;
+    d.nsplit = 1, d.rank = 0, d.source.use_mmap = 0;
+    d.source.shuffle = RECIO_SHUFFLE_CHUNK, d.source.chunk_records = 2, d.source.window_chunks = 3;
     CHECK_EQ_INT(epoch_ids(&d, got, 16), 12);
     memset(&sd, 0, sizeof sd);
-    sd.index_path = d.index_path, sd.shuffle = RECIO_SHUFFLE_CHUNK, sd.chunk_records = 2, sd.window_chunks = 3, sd.seed = 42;
+    sd.index_path = d.source.index_path, sd.shuffle = RECIO_SHUFFLE_CHUNK, sd.chunk_records = 2, sd.window_chunks = 3, sd.seed = 42;
     CHECK_EQ_INT(recio_split_open_desc(&s, LABELS ";" DET, 0, 1, &sd), RECIO_OK);
     for (i = 0; i < 12; i++) {
         recio_record r;
@@ -312,7 +315,7 @@ static void test_index_path_chunks_mmap(void) {
     CHECK_EQ_INT(seen, 0x1ffe);
     for (i = 0; i < 7 && got[i] == 101 + i; i++) {}
     CHECK(i < 7); /* shuffled */
-    d.shuffle = 3;
+    d.source.shuffle = 3;
     {
         recio_iter *it = NULL;
         CHECK_EQ_INT(recio_iter_open(&it, &d), RECIO_ERR_ARG);
@@ -324,12 +327,12 @@ static void test_equalize(void) {
     recio_iter_desc d;
     uint64_t got[16];
     open_it(&d, LABELS ";" DET, 1);
-    d.nsplit = 2, d.rank = 1, d.index = 1;
-    d.equalize = RECIO_EQUALIZE_DROP;
+    d.nsplit = 2, d.rank = 1, d.source.mode = 1;
+    d.source.equalize = RECIO_EQUALIZE_DROP;
     CHECK_EQ_INT(epoch_ids(&d, got, 16), 6);
     d.rank = 0;
     CHECK_EQ_INT(epoch_ids(&d, got, 16), 6);
-    d.equalize = RECIO_EQUALIZE_PAD, d.rank = 1;
+    d.source.equalize = RECIO_EQUALIZE_PAD, d.rank = 1;
     CHECK_EQ_INT(epoch_ids(&d, got, 16), 7);
 }
 
@@ -346,8 +349,8 @@ static void test_imglist(void) {
     }
     if (f) fclose(f);
     open_it(&d, LABELS, 4);
-    d.label_width = 3;
-    d.path_imglist = DIR "/labels.lst";
+    d.labels.width = 3;
+    d.labels.imglist = DIR "/labels.lst";
     if (!(it = must_open(&d))) return;
     CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
     for (i = 0; i < 4; i++) {
@@ -360,7 +363,7 @@ static void test_imglist(void) {
     CHECK(strstr(recio_iter_errmsg(it), LABELS ": offset ") != NULL);
     CHECK(strstr(recio_iter_errmsg(it), "image id 105 has no line in " DIR "/labels.lst") != NULL);
     recio_iter_close(it);
-    d.path_imglist = DIR "/none.lst";
+    d.labels.imglist = DIR "/none.lst";
     it = NULL;
     CHECK_EQ_INT(recio_iter_open(&it, &d), RECIO_ERR_IO);
 }
@@ -428,14 +431,14 @@ static void test_mean_img(void) {
     write_npy(DIR "/mean_hwc.npy", H, W, C, hwc);
     write_npy(DIR "/mean_bad.npy", C, W, H, chw);
     memset(&d, 0, sizeof d);
-    d.uris = PHOTOS, d.spec = "resize(8,6) float chw", d.batch = 4, d.workers = workers, d.seed = 1;
+    d.uris = PHOTOS, d.item.spec = "resize(8,6) float chw", d.run.batch = 4, d.run.workers = workers, d.source.seed = 1;
     if (!(it = must_open(&d))) return;
     CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
     memcpy(plain, b.data, sizeof plain);
     recio_iter_close(it);
     for (k = 0; k < 2; k++) {
-        d.mean_img = k ? DIR "/mean_hwc.npy" : DIR "/mean_chw.npy";
-        d.mean_scale = 0.25f;
+        d.item.mean_img = k ? DIR "/mean_hwc.npy" : DIR "/mean_chw.npy";
+        d.item.mean_scale = 0.25f;
         if (!(it = must_open(&d))) return;
         CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
         for (i = 0; i < 4; i++)
@@ -449,12 +452,12 @@ static void test_mean_img(void) {
             }
         recio_iter_close(it);
     }
-    d.mean_img = DIR "/mean_bad.npy";
-    CHECK_EQ_INT(recio_iter_open_ex(&it, &d, msg, sizeof msg), RECIO_ERR_ARG);
+    d.item.mean_img = DIR "/mean_bad.npy";
+    CHECK_EQ_INT((d.errmsg = msg, recio_iter_open(&it, &d)), RECIO_ERR_ARG);
     CHECK(strstr(msg, "mean_bad.npy: mean_img: its shape (3, 8, 6) is not the item's (C,H,W) = (3, 6, 8)") != NULL);
-    d.spec = "resize(8,6) chw"; /* u8 items: the mean cannot be subtracted in place */
-    d.mean_img = DIR "/mean_chw.npy";
-    CHECK_EQ_INT(recio_iter_open_ex(&it, &d, msg, sizeof msg), RECIO_ERR_ARG);
+    d.item.spec = "resize(8,6) chw"; /* u8 items: the mean cannot be subtracted in place */
+    d.item.mean_img = DIR "/mean_chw.npy";
+    CHECK_EQ_INT((d.errmsg = msg, recio_iter_open(&it, &d)), RECIO_ERR_ARG);
     CHECK(strstr(msg, "needs a spec whose output is float32") != NULL);
 }
 
@@ -511,8 +514,8 @@ static void test_key_range(void) {
     for (shuffle = 0; shuffle < 2; shuffle++) {
         uint64_t seen = 0;
         memset(&d, 0, sizeof d);
-        d.uris = FACES, d.spec = "resize(12,9) chw", d.batch = NFACES, d.workers = workers, d.shuffle = (int)shuffle, d.seed = 3;
-        d.key_begin = 1, d.key_end = NFACES + 1;
+        d.uris = FACES, d.item.spec = "resize(12,9) chw", d.run.batch = NFACES, d.run.workers = workers, d.source.shuffle = (int)shuffle, d.source.seed = 3;
+        d.source.key_begin = 1, d.source.key_end = NFACES + 1;
         if (!(it = must_open(&d))) return;
         CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
         CHECK_EQ_INT(b.count, NFACES);
@@ -528,19 +531,19 @@ static void test_key_range(void) {
         CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_END);
         CHECK_EQ_INT(recio_iter_save(it, blob, sizeof blob, &size), RECIO_OK);
         recio_iter_close(it);
-        d.key_end = 0; /* no range (key_begin alone is nothing) */
-        d.skip_bad = 1; /* opens (record 0 is passed over), but it is another dataset */
+        d.source.key_end = 0; /* no range (key_begin alone is nothing) */
+        d.run.skip_bad = 1; /* opens (record 0 is passed over), but it is another dataset */
         if (!(it = must_open(&d))) return;
         CHECK_EQ_INT(recio_iter_restore(it, blob, size), RECIO_ERR_ARG);
         recio_iter_close(it);
     }
     /* without the range record 0 is the first record: it does not decode */
-    d.skip_bad = 0;
-    CHECK_EQ_INT(recio_iter_open_ex(&it, &d, msg, sizeof msg), RECIO_ERR_DECODE);
+    d.run.skip_bad = 0;
+    CHECK_EQ_INT((d.errmsg = msg, recio_iter_open(&it, &d)), RECIO_ERR_DECODE);
     CHECK(strstr(msg, "faces.rec: offset 0: first record") != NULL);
     recio_iter_close(it);
-    d.key_begin = NFACES + 10, d.key_end = NFACES + 20; /* a range with no key */
-    CHECK_EQ_INT(recio_iter_open_ex(&it, &d, msg, sizeof msg), RECIO_ERR_FORMAT);
+    d.source.key_begin = NFACES + 10, d.source.key_end = NFACES + 20; /* a range with no key */
+    CHECK_EQ_INT((d.errmsg = msg, recio_iter_open(&it, &d)), RECIO_ERR_FORMAT);
     CHECK(strstr(msg, "faces.rec: the index lists no record") != NULL);
     recio_iter_close(it);
 }
@@ -558,12 +561,12 @@ static void test_crop_too_large(void) {
     unsigned char *img;
     size_t n;
     memset(&d, 0, sizeof d);
-    d.uris = PHOTOS, d.spec = "resize(112,112) center_crop(224) chw", d.batch = 2, d.workers = workers;
-    CHECK_EQ_INT(recio_iter_open_ex(&it, &d, msg, sizeof msg), RECIO_ERR_ARG);
+    d.uris = PHOTOS, d.item.spec = "resize(112,112) center_crop(224) chw", d.run.batch = 2, d.run.workers = workers;
+    CHECK_EQ_INT((d.errmsg = msg, recio_iter_open(&it, &d)), RECIO_ERR_ARG);
     CHECK(strstr(msg, "photos.rec: offset 0: first record: transform: center_crop(224) cannot take the 112x112 image (WxH, 3 channels) that reaches it") != NULL);
     if (!strstr(msg, "center_crop(224) cannot take")) fprintf(stderr, "  %s\n", msg);
     recio_iter_close(it);
-    d.spec = "center_crop(300,200) chw"; /* record 2 is 120x90 */
+    d.item.spec = "center_crop(300,200) chw"; /* record 2 is 120x90 */
     if (!(it = must_open(&d))) return;
     CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
     CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_ERR_ARG);
@@ -590,16 +593,16 @@ static void test_checkpoint_fingerprint(void) {
     size_t n;
     unsigned k;
     open_it(&d, LABELS, 2);
-    d.seed_aug = 5;
-    d.label_width = 3;
+    d.item.seed_aug = 5;
+    d.labels.width = 3;
     if (!(a = must_open(&d))) return;
     CHECK_EQ_INT(recio_iter_next(a, &x), RECIO_OK);
     CHECK_EQ_INT(recio_iter_save(a, blob, sizeof blob, &n), RECIO_OK);
     for (k = 0; k < 4; k++) {
         recio_iter_desc e = d;
-        if (k == 1) e.seed_aug = 6;
-        if (k == 2) e.label_pad_set = 1;
-        if (k == 3) e.label_detection = 1;
+        if (k == 1) e.item.seed_aug = 6;
+        if (k == 2) e.labels.pad_set = 1;
+        if (k == 3) e.labels.detection = 1;
         if (!(b = must_open(&e))) return;
         CHECK_EQ_INT(recio_iter_restore(b, blob, n), k ? RECIO_ERR_ARG : RECIO_OK);
         recio_iter_close(b);
@@ -607,7 +610,7 @@ static void test_checkpoint_fingerprint(void) {
     recio_iter_close(a);
     /* the same file names with other contents: refused too */
     open_it(&d, LABELS, 2);
-    d.path_imglist = DIR "/fp.lst";
+    d.labels.imglist = DIR "/fp.lst";
     write_lst(DIR "/fp.lst", 9);
     if (!(a = must_open(&d))) return;
     CHECK_EQ_INT(recio_iter_save(a, blob, sizeof blob, &n), RECIO_OK);
@@ -688,8 +691,8 @@ static void test_cli_same_as_library(void) {
     char want[128];
     if (!t_recio_tool()) return;
     memset(&d, 0, sizeof d);
-    d.uris = PHOTOS, d.spec = "random_crop(8,6) float chw", d.batch = 4, d.seed = 3, d.seed_aug = 9;
-    d.mean_img = DIR "/mean_hwc.npy", d.mean_scale = 0.25f;
+    d.uris = PHOTOS, d.item.spec = "random_crop(8,6) float chw", d.run.batch = 4, d.source.seed = 3, d.item.seed_aug = 9;
+    d.item.mean_img = DIR "/mean_hwc.npy", d.item.mean_scale = 0.25f;
     if (!(it = must_open(&d))) return;
     CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
     snprintf(want, sizeof want, "0\t0\t4\t0\t1000,1001,1002,1003\t%016llx\n", (unsigned long long)recio_batch_checksum(&b));

@@ -118,11 +118,11 @@ static recio_err open_batch(unsigned batch, unsigned num_classes, unsigned label
     recio_iter *it = NULL;
     recio_err e;
     memset(&d, 0, sizeof d);
-    d.uris = T "/twelve.rec", d.spec = spec, d.batch = batch, d.label_width = label_width;
-    d.mixup_alpha = num_classes ? 0.2f : 0, d.num_classes = num_classes;
+    d.uris = T "/twelve.rec", d.item.spec = spec, d.run.batch = batch, d.labels.width = label_width;
+    d.mix.mixup_alpha = num_classes ? 0.2f : 0, d.mix.num_classes = num_classes;
     d.alloc.alloc = capped_alloc, d.alloc.free = capped_free;
     biggest_ask = 0;
-    e = recio_iter_open_ex(&it, &d, msg, 512);
+    e = (d.errmsg = msg, recio_iter_open(&it, &d));
     recio_iter_close(it);
     return e;
 }
@@ -131,13 +131,13 @@ static recio_err open_batch(unsigned batch, unsigned num_classes, unsigned label
    classes at batch 64 asked for 4.9 GB of soft labels per slot for a 786 KB tensor. */
 static void test_batch_side_buffers(void) {
     char msg[512];
-    CHECK_EQ_INT(open_batch(64, 20000000, 1, "resize(32,32) float", msg), RECIO_ERR_ARG);
+    CHECK_EQ_INT(open_batch(64, 20000000, 1, "resize(32,32) float", msg), RECIO_ERR_LIMIT);
     CHECK(has(msg, "a batch of 64 items of "));
     CHECK(has(msg, " bytes each (12288 of image, 80000000 of soft labels, 4 of labels, 0 of mask, "));
     CHECK(has(msg, "is more than RECIO_MAX_BATCH_BYTES (2147483648 bytes): make the batch or num_classes smaller"));
     CHECK(biggest_ask <= ((size_t)64 << 20));
     /* 65536 labels an item at batch 16384: 4 GiB of labels for 3-byte items */
-    CHECK_EQ_INT(open_batch(16384, 0, 65536, "resize(1,1)", msg), RECIO_ERR_ARG);
+    CHECK_EQ_INT(open_batch(16384, 0, 65536, "resize(1,1)", msg), RECIO_ERR_LIMIT);
     CHECK(has(msg, "(3 of image, 0 of soft labels, 262144 of labels, 0 of mask, "));
     CHECK(has(msg, "make the batch or label_width smaller"));
     CHECK(biggest_ask <= ((size_t)64 << 20));

@@ -4,7 +4,7 @@
    VOC palette's 1 became 38, a 16-bit grey's 3000 became 11, a grey JPEG's labels blurred. The PNGs
    are written here from the PNG specification (chunks, CRC-32, stored deflate blocks, Adler-32), the
    expected labels are the ones written, and each kind goes through each entry point: the library
-   (recio_mask_decode), the iterator (desc.masks), `recio apply --mask`, `recio pack --mask-root`
+   (recio_mask_decode), the iterator (desc.labels.masks), `recio apply --mask`, `recio pack --mask-root`
    (then read back by the iterator), `recio verify --decode` and `recio show`. */
 #define _POSIX_C_SOURCE 200809L /* popen, mkdtemp */
 #include "recio.h"
@@ -202,6 +202,15 @@ static uint64_t put_record(recio_writer *w, uint64_t id, const unsigned char *m,
     return at;
 }
 
+/* recio_iter_stats' skip_bad part, as the tests below ask for it. */
+static uint64_t skipped_of(recio_iter *it, const recio_iter_bad **bad, unsigned *n) {
+    recio_iter_info info;
+    recio_iter_stats(it, &info);
+    if (bad) *bad = info.bad;
+    if (n) *n = info.nbad;
+    return info.skipped;
+}
+
 /* One record per kind, ids 0..NK-1: every good kind comes out with its labels (flipped by the
    spec), every other is refused naming the record's offset and the kind, left out and counted with
    skip_bad; 0 and 2 workers alike. */
@@ -223,13 +232,13 @@ static void test_iterator(void) {
         unsigned nbad = 0, got = 0;
         recio_err e = RECIO_OK;
         memset(&d, 0, sizeof d);
-        d.uris = path, d.spec = "flip", d.batch = 1, d.masks = 1, d.workers = workers;
+        d.uris = path, d.item.spec = "flip", d.run.batch = 1, d.labels.masks = 1, d.run.workers = workers;
         CHECK(recio_iter_open(&it, &d) == RECIO_OK);
         while (it && (e = recio_iter_next(it, &b)) == RECIO_OK) got++;
         snprintf(words, sizeof words, "offset %llu: mask: a 1-bit grey PNG", (unsigned long long)off[K_GREY1]);
         CHECK(it && e == RECIO_ERR_DECODE && got == NGOOD && strstr(recio_iter_errmsg(it), words) != NULL);
         recio_iter_close(it);
-        d.skip_bad = 1;
+        d.run.skip_bad = 1;
         CHECK(recio_iter_open(&it, &d) == RECIO_OK);
         for (got = 0; it && (e = recio_iter_next(it, &b)) == RECIO_OK;) { /* a batch whose record is left out has none */
             CHECK(b.count + b.skipped == 1 && b.masks != NULL);
@@ -238,7 +247,7 @@ static void test_iterator(void) {
             got++;
         }
         CHECK(e == RECIO_END && got == NGOOD);
-        CHECK(it && recio_iter_skipped(it, &bad, &nbad) == NK - NGOOD && nbad == NK - NGOOD);
+        CHECK(it && skipped_of(it, &bad, &nbad) == NK - NGOOD && nbad == NK - NGOOD);
         for (k = 0; k < nbad; k++) CHECK(bad[k].offset == off[NGOOD + k] && strstr(bad[k].what, refusal[NGOOD + k]) != NULL);
         recio_iter_close(it);
     }
@@ -410,7 +419,7 @@ static void test_pack(void) {
         }
         snprintf(path, sizeof path, "%s/seg.rec", dir);
         memset(&d, 0, sizeof d);
-        d.uris = path, d.spec = "identity", d.batch = 1, d.masks = 1;
+        d.uris = path, d.item.spec = "identity", d.run.batch = 1, d.labels.masks = 1;
         CHECK(recio_iter_open(&it, &d) == RECIO_OK);
         while (it && recio_iter_next(it, &b) == RECIO_OK) {
             int x, y, kk = (int)b.labels[0], bad = 0;

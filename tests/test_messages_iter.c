@@ -59,10 +59,21 @@ static void make_files(void) {
 
 static recio_iter *open_it(recio_iter_desc *d, recio_err want, char *msg) {
     recio_iter *it = NULL;
-    recio_err e = recio_iter_open_ex(&it, d, msg, RECIO_ERRMSG_SIZE);
+    recio_err e;
+    d->errmsg = msg; /* RECIO_ERRMSG_SIZE bytes */
+    e = recio_iter_open(&it, d);
     if (e != want) fprintf(stderr, "  open: %d (%s), expected %d\n", (int)e, msg, (int)want);
     CHECK_EQ_INT(e, want);
     return it;
+}
+
+/* recio_iter_stats' skip_bad part, as the tests below ask for it. */
+static uint64_t skipped_of(recio_iter *it, const recio_iter_bad **bad, unsigned *n) {
+    recio_iter_info info;
+    recio_iter_stats(it, &info);
+    if (bad) *bad = info.bad;
+    if (n) *n = info.nbad;
+    return info.skipped;
 }
 
 /* A mask of another size than its image: said so, not "the chain turns this 40x30 image into
@@ -76,13 +87,13 @@ static void test_mask_size_message(void) {
     int skip;
     for (skip = 0; skip < 2; skip++) {
         memset(&d, 0, sizeof d);
-        d.uris = SEG, d.spec = "resize(16,16)", d.masks = 1, d.skip_bad = skip;
+        d.uris = SEG, d.item.spec = "resize(16,16)", d.labels.masks = 1, d.run.skip_bad = skip;
         if (!(it = open_it(&d, RECIO_OK, msg))) return;
         CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
         if (skip) {
             CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK); /* record 1 left out: this is record 2 */
             CHECK(b.count == 0 || b.ids[0] == 2);
-            CHECK_EQ_INT(recio_iter_skipped(it, NULL, NULL), 1);
+            CHECK_EQ_INT(skipped_of(it, NULL, NULL), 1);
         } else {
             CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_ERR_FORMAT);
             m = recio_iter_errmsg(it);
@@ -102,7 +113,7 @@ static void test_channels_two(void) {
     t_mem_out *png = (t_mem_out *)malloc(sizeof *png);
     char msg[RECIO_ERRMSG_SIZE];
     memset(&d, 0, sizeof d);
-    d.uris = DS, d.spec = "resize(8,8)", d.channels = 2;
+    d.uris = DS, d.item.spec = "resize(8,8)", d.item.channels = 2;
     open_it(&d, RECIO_ERR_ARG, msg);
     CHECK(strcmp(msg, "bad options: channels 2 (decode to 1, 3 or 4 channels)") == 0);
     CHECK(png && png_of(png, 40, 30, 3, 0) && recio_transform_parse(&t, "resize(8,8)") == RECIO_OK);
@@ -189,9 +200,9 @@ static recio_err mean_batch(const char *path, float *items, size_t n, char *msg)
     recio_batch b;
     recio_err e;
     memset(&d, 0, sizeof d);
-    d.uris = DS, d.spec = "resize(5,4) float chw", d.batch = 2, d.mean_img = path;
+    d.uris = DS, d.item.spec = "resize(5,4) float chw", d.run.batch = 2, d.item.mean_img = path;
     msg[0] = 0;
-    if ((e = recio_iter_open_ex(&it, &d, msg, RECIO_ERRMSG_SIZE)) != RECIO_OK) return e;
+    if ((e = (d.errmsg = msg, recio_iter_open(&it, &d))) != RECIO_OK) return e;
     if ((e = recio_iter_next(it, &b)) == RECIO_OK) memcpy(items, b.data, n * sizeof *items);
     recio_iter_close(it);
     return e;

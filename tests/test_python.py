@@ -165,6 +165,30 @@ def test_iter_cache_bytes():
     it.close()
 
 
+def test_iter_set_spec():
+    """set_spec(): the new shape from the next epoch on (provide_data too), never inside the epoch
+    under way; the batches are a fresh iterator's with that spec; a spec that does not parse raises
+    with the column and changes nothing."""
+    rec = tmp("ds.rec")
+    it = recio.ImageRecordIter(path_imgrec=rec, spec="resize(8,8) chw", batch_size=4)
+    fresh = recio.ImageRecordIter(path_imgrec=rec, spec="resize(16,12) chw", batch_size=4)
+    n = len(it)
+    first = it.next()
+    check(first.data.shape == (4, 3, 8, 8))
+    raises(recio.ArgError, lambda: it.set_spec("resize(16,12) flipp"), "spec:1:15", "flipp")
+    it.set_spec("resize(16,12) chw")
+    rest = [b.data.shape for b in it]
+    check(len(rest) == n - 1 and all(sh == (4, 3, 8, 8) for sh in rest), "epoch 0 keeps its shape: %s" % rest)
+    check(it.provide_data[0][1] == (4, 3, 8, 8), str(it.provide_data))
+    got = [b.data.copy() for b in it]  # the next epoch: the new spec
+    want = [b.data.copy() for b in fresh]
+    check(len(got) == len(want) == n and all(g.shape == (4, 3, 12, 16) for g in got), str([g.shape for g in got]))
+    check(all(np.array_equal(g, w) for g, w in zip(got, want)), "the batches of a fresh iterator with the new spec")
+    check(it.provide_data[0][1] == (4, 3, 12, 16) and it.spec == "resize(16,12) chw", str(it.provide_data))
+    it.close()
+    fresh.close()
+
+
 def test_iter_other_dtypes_and_layouts():
     rec = tmp("ds.rec")
     for kw in (dict(dtype="uint8"), dict(dtype="int8", mean_r=100, mean_g=100, mean_b=100), dict(dtype="float16"),
@@ -967,6 +991,9 @@ def test_struct_mirrors_match_the_header():
     if not cc:
         raise SkipTest("no C compiler to read the header's layout")
     mirrors = {"recio_iter_desc": _lib.IterDesc, "recio_batch": _lib.Batch, "recio_image": _lib.Image,
+               "recio_iter_item_desc": _lib.IterItemDesc, "recio_iter_label_desc": _lib.IterLabelDesc,
+               "recio_iter_mix_desc": _lib.IterMixDesc, "recio_iter_run_desc": _lib.IterRunDesc,
+               "recio_iter_info": _lib.IterInfo, "recio_iter_bad": _lib.IterBad,
                "recio_encoded_desc": _lib.EncodedDesc, "recio_record": _lib.Record, "recio_irecord": _lib.IRecord,
                "recio_io": _lib.IO, "recio_reader_desc": _lib.ReaderDesc, "recio_writer_desc": _lib.WriterDesc,
                "recio_split_desc": _lib.SplitDesc, "recio_split_where": _lib.SplitWhere, "recio_lst": _lib.Lst,

@@ -317,9 +317,9 @@ static recio_err iter_labels(const char *lst, int masks, float lab[2], int *has_
     recio_err e;
     memset(&d, 0, sizeof d);
     snprintf(uris, sizeof uris, "%s/seg.rec", dir);
-    d.uris = uris, d.spec = "resize(16,16)", d.batch = 2, d.path_imglist = lst, d.masks = masks;
+    d.uris = uris, d.item.spec = "resize(16,16)", d.run.batch = 2, d.labels.imglist = lst, d.labels.masks = masks;
     lab[0] = lab[1] = -2, *has_masks = 0;
-    if ((e = recio_iter_open_ex(&it, &d, iter_msg, sizeof iter_msg)) != RECIO_OK) return e;
+    if ((e = (d.errmsg = iter_msg, recio_iter_open(&it, &d))) != RECIO_OK) return e;
     if ((e = recio_iter_next(it, &b)) == RECIO_OK) lab[0] = b.labels[0], lab[1] = b.labels[1], *has_masks = b.masks != NULL;
     recio_iter_close(it);
     return e;

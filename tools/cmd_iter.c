@@ -156,103 +156,153 @@ static int float_opt(int argc, char **argv, int *i, float *f) {
     return 0;
 }
 
-/* The options of issue 14's ImageRecordIter set that take a word or a path. 1: not one of them. */
-static int more_opt(int argc, char **argv, int *i, iter_opts *o) {
+/* The flags, one function per sub-desc of recio_iter_desc (and one for this command's own): each
+   returns 1 when argv[*i] is not one of its flags, else 0 or the usage exit status. A new iterator
+   option is one line in its sub-desc's function. */
+#define IS(name) (strcmp(a, name) == 0)
+#define NUM(name, lo, hi, dst) if (IS(name)) return (rc = num_opt(argc, argv, i, lo, hi, &v)) ? rc : ((dst) = v, 0)
+
+/* The dataset: which files and part (top level) and how the split reads them (desc.source). */
+static int source_opt(int argc, char **argv, int *i, recio_iter_desc *d) {
     const char *a = argv[*i];
-    int has = *i + 1 < argc;
-    if (strcmp(a, "--index-path") == 0 && has) o->d.index_path = argv[++*i];
-    else if (strcmp(a, "--imglist") == 0 && has) o->d.path_imglist = argv[++*i];
-    else if (strcmp(a, "--mean-img") == 0 && has) o->d.mean_img = argv[++*i];
-    else if (strcmp(a, "--mean-scale") == 0) return float_opt(argc, argv, i, &o->d.mean_scale);
-    else if (strcmp(a, "--label-pad") == 0) return o->d.label_pad_set = 1, float_opt(argc, argv, i, &o->d.label_pad_value);
-    else if (strcmp(a, "--equalize") == 0 && has) {
-        const char *v = argv[++*i];
-        if (strcmp(v, "pad") == 0) o->d.equalize = RECIO_EQUALIZE_PAD;
-        else if (strcmp(v, "drop") == 0) o->d.equalize = RECIO_EQUALIZE_DROP;
-        else return cli_usage_error("iter", "--equalize is pad or drop, not '%s'", v);
-        o->d.index = 1;
-    } else if (strcmp(a, "--index") == 0) o->d.index = 1;
-    else if (strcmp(a, "--mmap") == 0) o->d.use_mmap = 1;
-    else if (strcmp(a, "--no-mmap") == 0) o->d.use_mmap = 0;
-    else if (strcmp(a, "--label-strict") == 0) o->d.label_strict = 1;
-    else if (strcmp(a, "--detection") == 0) o->d.label_detection = 1;
-    else if (strcmp(a, "--labels") == 0) o->labels = 1;
+    unsigned long long v;
+    int rc, has = *i + 1 < argc;
+    recio_split_desc *s = &d->source;
+    NUM("--seed", 0, ~0ull, s->seed);
+    NUM("--nsplit", 1, 1u << 20, d->nsplit);
+    NUM("--rank", 0, 1u << 20, d->rank);
+    NUM("--shuffle-chunk", 1, 1u << 30, s->chunk_records);
+    NUM("--shuffle-window", 1, 1u << 20, s->window_chunks);
+    if (IS("--rotate")) d->rotate_shards = 1;
+    else if (IS("--shuffle")) s->shuffle = RECIO_SHUFFLE_FULL, s->mode = RECIO_SPLIT_INDEX;
+    else if (IS("--index")) s->mode = RECIO_SPLIT_INDEX;
+    else if (IS("--index-path") && has) s->index_path = argv[++*i];
+    else if (IS("--mmap")) s->use_mmap = 1;
+    else if (IS("--no-mmap")) s->use_mmap = 0;
+    else if (IS("--equalize") && has) {
+        const char *w = argv[++*i];
+        if (strcmp(w, "pad") == 0) s->equalize = RECIO_EQUALIZE_PAD;
+        else if (strcmp(w, "drop") == 0) s->equalize = RECIO_EQUALIZE_DROP;
+        else return cli_usage_error("iter", "--equalize is pad or drop, not '%s'", w);
+        s->mode = RECIO_SPLIT_INDEX;
+    } else return 1;
+    return 0;
+}
+
+/* What a record becomes (desc.item). */
+static int item_opt(int argc, char **argv, int *i, recio_iter_item_desc *it) {
+    const char *a = argv[*i];
+    unsigned long long v;
+    int rc, has = *i + 1 < argc;
+    NUM("--seed-aug", 1, ~0ull, it->seed_aug);
+    if (IS("--channels")) return channels_opt(argc, argv, i, &it->channels);
+    if (IS("--mean-scale")) return float_opt(argc, argv, i, &it->mean_scale);
+    if (IS("--spec") && has) it->spec = argv[++*i];
+    else if (IS("--mean-img") && has) it->mean_img = argv[++*i];
     else return 1;
     return 0;
 }
 
-static int parse(int argc, char **argv, iter_opts *o) {
-    int i, k, rc = 0;
+/* desc.labels */
+static int labels_opt(int argc, char **argv, int *i, recio_iter_label_desc *l) {
+    const char *a = argv[*i];
     unsigned long long v;
+    int rc, has = *i + 1 < argc;
+    NUM("--label-width", 1, 1u << 16, l->width);
+    if (IS("--label-pad")) return l->pad_set = 1, float_opt(argc, argv, i, &l->pad_value);
+    if (IS("--imglist") && has) l->imglist = argv[++*i];
+    else if (IS("--label-strict")) l->strict = 1;
+    else if (IS("--detection")) l->detection = 1;
+    else return 1;
+    return 0;
+}
+
+/* desc.run (--cache-mb is in MiB: o->cache_mb, made bytes after the loop) */
+static int run_opt(int argc, char **argv, int *i, iter_opts *o) {
+    const char *a = argv[*i];
+    unsigned long long v;
+    int rc;
+    recio_iter_run_desc *r = &o->d.run;
+    NUM("--batch", 1, 1u << 24, r->batch);
+    NUM("--workers", 0, 256, r->workers);
+    NUM("--shuffle-buffer", 0, 1u << 24, r->shuffle_buffer);
+    NUM("--prefetch", 1, 4096, r->prefetch);
+    NUM("--cache-mb", 0, (unsigned long long)(SIZE_MAX >> 20), o->cache_mb);
+    if (IS("--last-batch") && *i + 1 < argc) {
+        if (last_batch_opt(argv[++*i], &r->last_batch)) return cli_usage_error("iter", "--last-batch is pad, discard or roll_over, not '%s'", argv[*i]);
+    } else if (IS("--skip-bad")) r->skip_bad = 1;
+    else return 1;
+    return 0;
+}
+
+/* This command's own: epochs and what it prints. */
+static int own_opt(int argc, char **argv, int *i, iter_opts *o) {
+    const char *a = argv[*i];
+    unsigned long long v;
+    int rc;
+    NUM("--epochs", 0, ~0ull, o->epochs);
+    if (IS("--quiet")) o->quiet = 1;
+    else if (IS("--labels")) o->labels = 1;
+    else if (IS("--no-checksum")) o->sum = SUM_NONE;
+    else if (IS("--checksum") && *i + 1 < argc) {
+        if (strcmp(argv[++*i], "fast") == 0) o->sum = SUM_FAST;
+        else if (strcmp(argv[*i], "bytes") == 0) o->sum = SUM_BYTES;
+        else return cli_usage_error("iter", "--checksum is fast or bytes, not '%s'", argv[*i]);
+    } else return 1;
+    return 0;
+}
+#undef NUM
+#undef IS
+
+/* One argument: a flag of one of the groups, or URIS. 0, or the usage exit status. */
+static int one_arg(int argc, char **argv, int *i, iter_opts *o) {
+    const char *a = argv[*i];
+    int k;
+    if ((k = source_opt(argc, argv, i, &o->d)) != 1 || (k = item_opt(argc, argv, i, &o->d.item)) != 1 ||
+        (k = labels_opt(argc, argv, i, &o->d.labels)) != 1 || (k = run_opt(argc, argv, i, o)) != 1 || (k = own_opt(argc, argv, i, o)) != 1)
+        return k;
+    if (a[0] == '-' && a[1]) return cli_usage_error("iter", "unknown option '%s'", a);
+    if (o->d.uris) return cli_usage_error("iter", "one URIS argument ('a.rec;b.rec' for several files)");
+    o->d.uris = a;
+    return 0;
+}
+
+static int parse(int argc, char **argv, iter_opts *o) {
+    int i, rc = 0;
+    recio_split_desc *s = &o->d.source;
     memset(o, 0, sizeof *o);
     o->epochs = 1;
     for (i = 1; i < argc && !rc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) return fputs(iter_help, stdout), fputs(iter_help2, stdout), -1;
-#define NUM(name, lo, hi, dst) else if (strcmp(a, name) == 0) { if (!(rc = num_opt(argc, argv, &i, lo, hi, &v))) dst = v; }
-        if (0) {}
-        NUM("--batch", 1, 1u << 24, o->d.batch)
-        NUM("--workers", 0, 256, o->d.workers)
-        NUM("--seed", 0, ~0ull, o->d.seed)
-        NUM("--epochs", 0, ~0ull, o->epochs)
-        NUM("--nsplit", 1, 1u << 20, o->d.nsplit)
-        NUM("--rank", 0, 1u << 20, o->d.rank)
-        NUM("--shuffle-buffer", 0, 1u << 24, o->d.shuffle_buffer)
-        NUM("--prefetch", 1, 4096, o->d.prefetch)
-        NUM("--label-width", 1, 1u << 16, o->d.label_width)
-        NUM("--seed-aug", 1, ~0ull, o->d.seed_aug)
-        NUM("--shuffle-chunk", 1, 1u << 30, o->d.chunk_records)
-        NUM("--shuffle-window", 1, 1u << 20, o->d.window_chunks)
-        NUM("--cache-mb", 0, (unsigned long long)(SIZE_MAX >> 20), o->cache_mb)
-#undef NUM
-        else if (strcmp(a, "--channels") == 0) rc = channels_opt(argc, argv, &i, &o->d.channels);
-        else if (strcmp(a, "--spec") == 0 && i + 1 < argc) o->d.spec = argv[++i];
-        else if (strcmp(a, "--last-batch") == 0 && i + 1 < argc) {
-            if (last_batch_opt(argv[++i], &o->d.last_batch)) rc = cli_usage_error("iter", "--last-batch is pad, discard or roll_over, not '%s'", argv[i]);
-        } else if (strcmp(a, "--shuffle") == 0) o->d.shuffle = o->d.index = 1;
-        else if (strcmp(a, "--rotate") == 0) o->d.rotate_shards = 1;
-        else if (strcmp(a, "--quiet") == 0) o->quiet = 1;
-        else if (strcmp(a, "--no-checksum") == 0) o->sum = SUM_NONE;
-        else if (strcmp(a, "--checksum") == 0 && i + 1 < argc) {
-            if (strcmp(argv[++i], "fast") == 0) o->sum = SUM_FAST;
-            else if (strcmp(argv[i], "bytes") == 0) o->sum = SUM_BYTES;
-            else rc = cli_usage_error("iter", "--checksum is fast or bytes, not '%s'", argv[i]);
-        }
-        else if (strcmp(a, "--skip-bad") == 0) o->d.skip_bad = 1;
-        else if ((k = more_opt(argc, argv, &i, o)) != 1) rc = k;
-        else if (a[0] == '-' && a[1]) rc = cli_usage_error("iter", "unknown option '%s'", a);
-        else if (o->d.uris) rc = cli_usage_error("iter", "one URIS argument ('a.rec;b.rec' for several files)");
-        else o->d.uris = a;
+        if (cli_is_help(argv[i])) return fputs(iter_help, stdout), fputs(iter_help2, stdout), -1;
+        rc = one_arg(argc, argv, &i, o);
     }
     if (rc) return rc;
-    o->d.cache_bytes = (size_t)o->cache_mb << 20;
-    if (o->d.chunk_records) {
-        if (o->d.shuffle) return cli_usage_error("iter", "--shuffle (full) or --shuffle-chunk N (bounded), not both");
-        o->d.shuffle = RECIO_SHUFFLE_CHUNK, o->d.index = 1;
-    } else if (o->d.window_chunks) return cli_usage_error("iter", "--shuffle-window goes with --shuffle-chunk");
+    o->d.run.cache_bytes = (size_t)o->cache_mb << 20;
+    if (s->chunk_records) {
+        if (s->shuffle) return cli_usage_error("iter", "--shuffle (full) or --shuffle-chunk N (bounded), not both");
+        s->shuffle = RECIO_SHUFFLE_CHUNK, s->mode = RECIO_SPLIT_INDEX;
+    } else if (s->window_chunks) return cli_usage_error("iter", "--shuffle-window goes with --shuffle-chunk");
     if (!o->d.uris) return cli_usage_error("iter", "which dataset?");
-    if (!o->d.spec) return cli_usage_error("iter", "--spec is required (e.g. --spec 'resize(224,224)')");
+    if (!o->d.item.spec) return cli_usage_error("iter", "--spec is required (e.g. --spec 'resize(224,224)')");
     if (o->quiet) o->sum = SUM_NONE; /* nothing prints them */
-    o->d.checksums = o->sum == SUM_FAST; /* the workers checksum items while they are hot */
+    o->d.run.checksums = o->sum == SUM_FAST; /* the workers checksum items while they are hot */
     if (o->d.nsplit && o->d.rank >= o->d.nsplit) return cli_usage_error("iter", "--rank must be below --nsplit");
     return 0;
 }
 
 /* --skip-bad: how many records were left out, and which (the first few), as errors are named. */
-static void report_skipped(const recio_iter *it) {
-    const recio_iter_bad *bad;
-    unsigned i, n;
-    unsigned long long total = recio_iter_skipped(it, &bad, &n);
-    if (!total) return;
-    cli_err("%llu records left out, their images do not decode (--skip-bad; counted in every epoch); %s:", total,
-            n == RECIO_ITER_BAD_KEEP ? "the first of them" : "they are");
-    for (i = 0; i < n; i++) cli_err("%s: offset %llu: %s", bad[i].file, (unsigned long long)bad[i].offset, bad[i].what);
+static void report_skipped(const recio_iter_info *info) {
+    unsigned i;
+    if (!info->skipped) return;
+    cli_err("%llu records left out, their images do not decode (--skip-bad; counted in every epoch); %s:",
+            (unsigned long long)info->skipped, info->nbad == RECIO_ITER_BAD_KEEP ? "the first of them" : "they are");
+    for (i = 0; i < info->nbad; i++)
+        cli_err("%s: offset %llu: %s", info->bad[i].file, (unsigned long long)info->bad[i].offset, info->bad[i].what);
 }
 
 /* --cache-mb: what the cache kept, or why it kept nothing. */
-static void report_cache(recio_iter *it) {
-    recio_iter_cache_info ci;
-    recio_iter_cache_stats(it, &ci);
+static void report_cache(const recio_iter_info *info) {
+    const recio_iter_cache_info ci = info->cache;
     if (ci.mode == RECIO_CACHE_OFF) {
         cli_err("cache off: %s", ci.why);
         return;
@@ -264,6 +314,7 @@ static void report_cache(recio_iter *it) {
 }
 
 static int run(recio_iter *it, const iter_opts *o) {
+    recio_iter_info info;
     recio_batch b;
     recio_err e = RECIO_OK;
     unsigned long long ep, images = 0, before;
@@ -286,8 +337,9 @@ static int run(recio_iter *it, const iter_opts *o) {
     }
     dt = now_s() - t0;
     fprintf(stderr, "%llu images in %.3f s: %.1f img/s\n", images, dt, dt > 0 ? images / dt : 0.0);
-    if (o->cache_mb) report_cache(it);
-    report_skipped(it);
+    recio_iter_stats(it, &info);
+    if (o->cache_mb) report_cache(&info);
+    report_skipped(&info);
     return 0;
 }
 

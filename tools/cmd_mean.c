@@ -42,23 +42,23 @@ static int parse(int argc, char **argv, mean_opts *o) {
         const char *a = argv[i];
         int has = i + 1 < argc;
         if (cli_is_help(a)) return fputs(mean_help, stdout), -1;
-        if (strcmp(a, "--spec") == 0 && has) o->d.spec = argv[++i];
+        if (strcmp(a, "--spec") == 0 && has) o->d.item.spec = argv[++i];
         else if (strcmp(a, "-o") == 0 && has) o->out = argv[++i];
         else if (strcmp(a, "--force") == 0) o->force = 1;
         else if ((strcmp(a, "--channels") == 0 || strcmp(a, "--workers") == 0) && has) {
             if (cli_parse_u64(argv[++i], &v) || (a[2] == 'c' ? v != 1 && v != 3 && v != 4 : v > 256))
                 return cli_usage_error("mean", a[2] == 'c' ? "bad value '%s' for %s: 1, 3 or 4" : "bad value '%s' for %s: a whole number up to 256", argv[i], a);
-            if (a[2] == 'c') o->d.channels = (int)v;
-            else o->d.workers = (unsigned)v;
+            if (a[2] == 'c') o->d.item.channels = (int)v;
+            else o->d.run.workers = (unsigned)v;
         } else if (a[0] == '-' && a[1]) return cli_usage_error("mean", "unknown option '%s'", a);
         else if (o->d.uris) return cli_usage_error("mean", "one URIS argument ('a.rec;b.rec' for several files)");
         else o->d.uris = a;
     }
     if (!o->d.uris) return cli_usage_error("mean", "which dataset?");
-    if (!o->d.spec) return cli_usage_error("mean", "--spec is required (e.g. --spec 'center_crop(224) float chw')");
+    if (!o->d.item.spec) return cli_usage_error("mean", "--spec is required (e.g. --spec 'center_crop(224) float chw')");
     if (!o->out) return cli_usage_error("mean", "-o OUT.npy is required");
-    o->d.batch = 32;
-    o->d.last_batch = RECIO_LAST_PAD; /* every record; only the real items of the last batch count */
+    o->d.run.batch = 32;
+    o->d.run.last_batch = RECIO_LAST_PAD; /* every record; only the real items of the last batch count */
     return 0;
 }
 

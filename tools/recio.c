@@ -52,12 +52,15 @@ int cli_open_reader(recio_reader **r, const char *path) {
 }
 
 int cli_open_iter(recio_iter **it, const recio_iter_desc *d) {
-    char msg[RECIO_ITER_ERRMSG * 2];
-    recio_err e = recio_iter_open_ex(it, d, msg, sizeof msg);
+    char msg[RECIO_ERRMSG_SIZE];
+    recio_iter_desc with = *d; /* the words come in the desc's buffer */
+    recio_err e;
+    with.errmsg = msg;
+    e = recio_iter_open(it, &with);
     if (e == RECIO_OK) return 0;
     cli_err("%s", msg);
     cli_spec_hint(msg);
-    return e == RECIO_ERR_SPEC || e == RECIO_ERR_ARG ? CLI_EXIT_USAGE : CLI_EXIT_ERR;
+    return e == RECIO_ERR_SPEC || e == RECIO_ERR_ARG || e == RECIO_ERR_LIMIT ? CLI_EXIT_USAGE : CLI_EXIT_ERR; /* bad options */
 }
 
 int cli_close_writer(recio_writer *w) {

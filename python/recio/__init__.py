@@ -344,6 +344,7 @@ class ImageRecordIter(_Handle):
         self._opt = translate(**kwargs)
         self._len = None
         self._item = None  # (C, H, W) or (H, W, C) of one item, once known
+        self._spec_next = None  # set_spec(): the spec of the next epoch, until a reset takes it
         self._fresh, self._ended, self._batch, self._epoch = True, False, None, self._opt["epoch"]
         with self._mu:
             self._live()
@@ -360,38 +361,27 @@ class ImageRecordIter(_Handle):
                   % (opt["uris"], opt["spec"], opt["batch"], opt["workers"]), file=sys.stderr)
 
     def _desc(self) -> Any:
-        """The recio_iter_desc of the options, every integer checked against its C field."""
+        """The recio_iter_desc of the options (_DESC: sub-desc by sub-desc), every integer checked
+        against its C field."""
         opt, d = self._opt, L.IterDesc()
-        self._uris = L.cstr(opt["uris"])  # the C side keeps these pointers: hold the bytes
-        self._spec = L.cstr(opt["spec"])
-        d.uris, d.spec = self._uris, self._spec
-        n = "ImageRecordIter: "
-        d.rank, d.nsplit = _c_int(opt["rank"], n + "part_index", c_uint), _c_int(opt["nsplit"], n + "num_parts", c_uint)
-        d.index, d.shuffle = int(opt["index"]), int(opt["shuffle"])
-        d.equalize, d.rotate_shards = opt["equalize"], int(opt["rotate_shards"])
-        d.shuffle_buffer = _c_int(opt["shuffle_buffer"], n + "shuffle_buffer", c_size_t)
-        d.seed, d.seed_aug = _c_int(opt["seed"], n + "seed", c_uint64), _c_int(opt["seed_aug"], n + "seed_aug", c_uint64)
-        self._side = [L.cstr(opt[k]) if opt[k] else None for k in ("index_path", "path_imglist", "mean_img")]
-        d.index_path, d.path_imglist, d.mean_img = self._side
-        d.chunk_records = _c_int(opt["chunk_records"], n + "shuffle_chunk_size (in records)", c_uint32)
-        d.window_chunks = 1 if opt["chunk_records"] else 0
-        d.use_mmap, d.mean_scale = int(opt["use_mmap"]), opt["mean_scale"]
-        d.label_pad_set, d.label_pad_value = 1, opt["label_pad_value"]
-        d.label_strict, d.label_detection = int(opt["label_strict"]), int(opt["label_detection"])
-        d.masks, d.mask_fill = int(opt["masks"]), opt["mask_fill"]
-        d.mixup_alpha, d.cutmix_alpha, d.mix_prob = opt["mixup_alpha"], opt["cutmix_alpha"], opt["mix_prob"]
-        d.num_classes = _c_int(opt["num_classes"], n + "num_classes", c_uint)
-        d.channels = opt["channels"]
-        d.label_width = _c_int(opt["label_width"], n + ("label_pad_width" if opt["label_detection"] else "label_width"),
-                               c_uint)
-        d.batch = _c_int(opt["batch"], n + "batch_size", c_uint)
-        d.last_batch, d.checksums = opt["last_batch"], int(opt["checksums"])
-        d.workers = _c_int(opt["workers"], n + ("workers" if "workers" in self._kwargs else "preprocess_threads"), c_uint)
-        d.prefetch = _c_int(opt["prefetch"], n + "prefetch_buffer", c_uint)
         if opt["cache_bytes"] < 0:
             raise ValueError("ImageRecordIter: cache_bytes must be 0 (off) or a budget in bytes, not %d" % opt["cache_bytes"])
-        d.cache_bytes = _c_int(opt["cache_bytes"], n + "cache_bytes", c_size_t)
-        d.key_begin, d.key_end, d.skip_bad = opt["key_begin"], opt["key_end"], int(opt["skip_bad"])
+        self._keep = []  # the C side keeps the strings' pointers: hold the bytes
+        for sub, rows in _DESC:
+            dst = getattr(d, sub) if sub else d
+            types = dict(dst._fields_)
+            for field, key, name in rows:
+                v = key(self) if callable(key) else opt[key]
+                if types[field] is ctypes.c_char_p:
+                    v = L.cstr(v) if v else None
+                    self._keep.append(v)
+                elif types[field] is c_float:
+                    v = float(v)
+                elif types[field] is c_int:
+                    v = int(v)
+                else:
+                    v = _c_int(v, "ImageRecordIter: " + (name(self) if callable(name) else name or key), types[field])
+                setattr(dst, field, v)
         return d
 
     def _open(self) -> Any:
@@ -399,8 +389,9 @@ class ImageRecordIter(_Handle):
         epoch = _c_int(self._epoch, "ImageRecordIter: epoch", c_uint64)
         d = self._desc()
         it = c_void_p()
-        msg = ctypes.create_string_buffer(1024)
-        e = L.lib.recio_iter_open_ex(byref(it), byref(d), msg, len(msg))
+        msg = ctypes.create_string_buffer(L.ERRMSG_SIZE)
+        d.errmsg = ctypes.cast(msg, c_void_p)
+        e = L.lib.recio_iter_open(byref(it), byref(d))
         if e != L.OK:
             raise _error(e, msg.value)
         self._b = L.Batch()
@@ -411,6 +402,8 @@ class ImageRecordIter(_Handle):
                 err = _error(e, L.lib.recio_iter_errmsg(it))
                 L.lib.recio_iter_close(it)
                 raise err
+        if self._spec_next is not None:  # set_spec before a fork or pickling: the next epoch's again
+            self._set_spec_c(it, self._spec_next)
         return it
 
     def _free(self, h: Any) -> None:
@@ -418,7 +411,7 @@ class ImageRecordIter(_Handle):
 
     def _state(self) -> dict:
         return {"_kwargs": self._kwargs, "_opt": self._opt, "_len": self._len, "_item": self._item,
-                "_epoch": self._epoch, "_fresh": True, "_ended": False, "_batch": None}
+                "_epoch": self._epoch, "_fresh": True, "_ended": False, "_batch": None, "_spec_next": self._spec_next}
 
     # -- MXNet DataIter interface --
     @property
@@ -445,14 +438,16 @@ class ImageRecordIter(_Handle):
     def _item_shape(self) -> tuple:
         with self._mu:
             self._live()
-            if self._item is None:
-                # the C iterator fixes it from the dataset's first record at open; a batch shows it, and
-                # before the first one a pull-mode twin of batch 1 gives it (one decode)
-                if self._batch is not None:
-                    self._item = tuple(self._batch.data.shape[1:])
-                else:
-                    self._item = _probe_shape(self._opt)
+            if self._item is None:  # the C iterator fixed it from the dataset's first record
+                i = self._info().item
+                self._item = (i.channels, i.height, i.width) if i.layout == L.CHW else (i.height, i.width, i.channels)
             return self._item
+
+    def _info(self) -> Any:
+        """recio_iter_stats of the open iterator (the caller holds the lock)."""
+        info = L.IterInfo()
+        L.lib.recio_iter_stats(self._live(), byref(info))
+        return info
 
     def __iter__(self) -> "ImageRecordIter":
         """The iterator itself, moved to the next epoch when the last one ended (or failed)."""
@@ -552,6 +547,9 @@ class ImageRecordIter(_Handle):
                 raise _error(e, L.lib.recio_iter_errmsg(it))
             self._fresh, self._ended, self._batch = True, False, None
             self._epoch += 1
+            if self._spec_next is not None:  # the reset took it: the items have its shape now
+                self._opt = dict(self._opt, spec=self._spec_next)
+                self._spec_next, self._item, self._len = None, None, None
 
     def reset(self) -> None:
         """Start the next epoch (new shuffle, new random augmentation). Resetting before any batch of
@@ -573,7 +571,8 @@ class ImageRecordIter(_Handle):
         with self._mu:
             self._live()
             if self._len is None:
-                self._len = _batches(self._opt)
+                n = self._info().batches
+                self._len = int(n) if n != L.SPLIT_UNKNOWN else _batches(self._opt)  # byte mode: C did not count
             return self._len
 
     # -- checkpoints --
@@ -613,25 +612,39 @@ class ImageRecordIter(_Handle):
                 raise _error(e, L.lib.recio_iter_errmsg(it))
             self._fresh, self._ended, self._batch, self._epoch = fresh, ended, None, epoch
 
+    def set_spec(self, spec: str) -> None:
+        """A new transform chain from the next epoch on (progressive resizing): the epoch under way
+        keeps its items' shape, the next reset() (or iterating again after the epoch's end) switches
+        to the new one. A spec that does not parse raises recio.Error naming the column and changes
+        nothing; None cancels a pending one. A spec that cannot run on the dataset's first record is
+        refused by the reset, which then starts the next epoch with the old spec. A state_dict()
+        holds the spec in force: load it into an iterator made with that spec."""
+        raw = None if spec is None else str(spec)
+        with self._mu:
+            self._set_spec_c(self._live(), raw)
+            self._spec_next = raw
+
+    @staticmethod
+    def _set_spec_c(it: Any, spec: Optional[str]) -> None:
+        e = L.lib.recio_iter_set_spec(it, None if spec is None else spec.encode())
+        if e != L.OK:
+            raise _error(e, L.lib.recio_iter_errmsg(it))
+
     def skipped(self) -> tuple:
         """With skip_bad=True: (count, first) where count is how many records were left out so far
         over every epoch (once per epoch each is read in) and first the first few distinct ones as
         "FILE: offset N: why" strings."""
         with self._mu:
-            it = self._live()
-            first, n = POINTER(L.IterBad)(), c_uint()
-            count = L.lib.recio_iter_skipped(it, byref(first), byref(n))
-            bad = ["%s: offset %d: %s" % (os.fsdecode(first[i].file), first[i].offset, first[i].what.decode(errors="replace"))
-                   for i in range(n.value)]
-        return int(count), bad
+            info = self._info()
+            bad = ["%s: offset %d: %s" % (os.fsdecode(info.bad[i].file), info.bad[i].offset,
+                                          info.bad[i].what.decode(errors="replace")) for i in range(info.nbad)]
+        return int(info.skipped), bad
 
     def cache_stats(self) -> dict:
         """The decoded-image cache (cache_bytes=): a dict of mode ('off', 'items' or 'prefix'),
         prefix_ops, records, bytes, hits, misses and why (when off although cache_bytes was given)."""
         with self._mu:
-            it = self._live()
-            ci = L.CacheInfo()
-            L.lib.recio_iter_cache_stats(it, byref(ci))
+            ci = self._info().cache
         return {"mode": ("off", "items", "prefix")[ci.mode], "prefix_ops": ci.prefix_ops, "records": ci.records,
                 "bytes": ci.bytes, "hits": ci.hits, "misses": ci.misses, "why": ci.why.decode()}
 
@@ -641,34 +654,44 @@ class ImageRecordIter(_Handle):
         super().close()
 
 
+def _workers_name(it: "ImageRecordIter") -> str:
+    return "workers" if "workers" in it._kwargs else "preprocess_threads"
+
+
+def _label_width_name(it: "ImageRecordIter") -> str:
+    return "label_pad_width" if it._opt["label_detection"] else "label_width"
+
+
+# recio_iter_desc, sub-desc by sub-desc (None: its top level): (C field, translate()'s option or a
+# function of the iterator, the parameter an error names). A new C option is one row here.
+_DESC = (
+    (None, (("uris", "uris", None), ("rank", "rank", "part_index"), ("nsplit", "nsplit", "num_parts"),
+            ("rotate_shards", "rotate_shards", None))),
+    ("source", (("mode", lambda it: L.SPLIT_INDEX if it._opt["index"] else L.SPLIT_BYTES, None),
+                ("index_path", "index_path", None), ("shuffle", "shuffle", None), ("seed", "seed", "seed"),
+                ("chunk_records", "chunk_records", "shuffle_chunk_size (in records)"),
+                ("window_chunks", lambda it: 1 if it._opt["chunk_records"] else 0, "shuffle_chunk_size"),
+                ("equalize", "equalize", None), ("use_mmap", "use_mmap", None),
+                ("key_begin", "key_begin", "keys"), ("key_end", "key_end", "keys"))),
+    ("item", (("spec", "spec", None), ("channels", "channels", None), ("mean_img", "mean_img", None),
+              ("mean_scale", "mean_scale", None), ("seed_aug", "seed_aug", "seed_aug"))),
+    ("labels", (("width", "label_width", _label_width_name), ("pad_set", lambda it: 1, None),
+                ("pad_value", "label_pad_value", None), ("strict", "label_strict", None),
+                ("detection", "label_detection", None), ("masks", "masks", None), ("mask_fill", "mask_fill", None),
+                ("imglist", "path_imglist", None))),
+    ("mix", (("mixup_alpha", "mixup_alpha", None), ("cutmix_alpha", "cutmix_alpha", None), ("prob", "mix_prob", None),
+             ("num_classes", "num_classes", "num_classes"))),
+    ("run", (("batch", "batch", "batch_size"), ("last_batch", "last_batch", None), ("workers", "workers", _workers_name),
+             ("prefetch", "prefetch", "prefetch_buffer"), ("shuffle_buffer", "shuffle_buffer", "shuffle_buffer"),
+             ("checksums", "checksums", None), ("skip_bad", "skip_bad", None), ("cache_bytes", "cache_bytes", "cache_bytes"))),
+)
+
+
 def _batches(opt: dict) -> int:
     """Batches per epoch of the part opt describes (translate()'s options)."""
     n = _count_records(opt)
     b = opt["batch"]
     return -(-n // b) if opt["last_batch"] == 0 else n // b
-
-
-def _probe_shape(opt):
-    """Item shape of a spec: the C iterator fixes it from the dataset's first record at open; a pull
-    mode twin of batch 1 gives it without touching the real iterator."""
-    d = L.IterDesc()
-    uris, spec, idx = L.cstr(opt["uris"]), L.cstr(opt["spec"]), L.cstr(opt["index_path"])
-    d.uris, d.spec, d.channels, d.batch, d.label_width = uris, spec, opt["channels"], 1, 1
-    d.index, d.index_path, d.key_begin, d.key_end = int(opt["index"]), idx, opt["key_begin"], opt["key_end"]
-    d.skip_bad = int(opt["skip_bad"])  # the first record that decodes, as the iterator takes it
-    it, b = c_void_p(), L.Batch()
-    msg = ctypes.create_string_buffer(1024)
-    e = L.lib.recio_iter_open_ex(byref(it), byref(d), msg, len(msg))
-    if e != L.OK:
-        raise _error(e, msg.value)
-    try:
-        e = L.lib.recio_iter_next(it, byref(b))
-        if e != L.OK:
-            raise _error(e, L.lib.recio_iter_errmsg(it))
-        i = b.item
-        return (i.channels, i.height, i.width) if i.layout == L.CHW else (i.height, i.width, i.channels)
-    finally:
-        L.lib.recio_iter_close(it)
 
 
 def _count_records(opt):

@@ -26,7 +26,6 @@ SPLIT_UNKNOWN = (1 << 64) - 1
 LABEL_ARRAY = 0x80000000  # RECIO_LABEL_ARRAY: or'ed into nlabels, flag = nlabels for one label too
 FNV1A_INIT = 0xcbf29ce484222325
 ERRMSG_SIZE = 512  # RECIO_ERRMSG_SIZE
-ITER_ERRMSG = ERRMSG_SIZE
 
 
 class Allocator(Structure):
@@ -38,28 +37,13 @@ class Image(Structure):
                 ("stride", c_size_t), ("data", c_void_p), ("owned", c_void_p), ("alloc", Allocator)]
 
 
-class IterDesc(Structure):
-    _fields_ = [("uris", c_char_p), ("rank", c_uint), ("nsplit", c_uint), ("index", c_int), ("index_path", c_char_p),
-                ("shuffle", c_int), ("chunk_records", c_uint32), ("window_chunks", c_uint32), ("equalize", c_int),
-                ("rotate_shards", c_int), ("use_mmap", c_int), ("shuffle_buffer", c_size_t), ("seed", c_uint64),
-                ("seed_aug", c_uint64), ("spec", c_char_p), ("channels", c_int), ("transform", c_void_p),
-                ("user", c_void_p), ("item_bytes", c_size_t), ("mean_img", c_char_p), ("mean_scale", c_float),
-                ("label_width", c_uint), ("label_pad_set", c_int), ("label_pad_value", c_float),
-                ("label_strict", c_int), ("label_detection", c_int), ("masks", c_int), ("mask_fill", c_int),
-                ("mixup_alpha", c_float), ("cutmix_alpha", c_float), ("mix_prob", c_float), ("num_classes", c_uint),
-                ("path_imglist", c_char_p), ("batch", c_uint),
-                ("last_batch", c_int), ("workers", c_uint), ("prefetch", c_uint), ("checksums", c_int),
-                ("skip_bad", c_int), ("cache_bytes", c_size_t), ("fs", c_void_p),
-                ("errmsg", c_void_p), ("alloc", Allocator), ("key_begin", c_uint64), ("key_end", c_uint64)]
-
-
 class CacheInfo(Structure):
     _fields_ = [("mode", c_int), ("prefix_ops", c_uint), ("records", c_uint64), ("bytes", c_uint64), ("hits", c_uint64),
-                ("misses", c_uint64), ("why", ctypes.c_char * ITER_ERRMSG)]
+                ("misses", c_uint64), ("why", ctypes.c_char * ERRMSG_SIZE)]
 
 
 class IterBad(Structure):
-    _fields_ = [("file", c_char_p), ("offset", c_uint64), ("what", ctypes.c_char * ITER_ERRMSG)]
+    _fields_ = [("file", c_char_p), ("offset", c_uint64), ("what", ctypes.c_char * ERRMSG_SIZE)]
 
 
 class Batch(Structure):
@@ -118,6 +102,37 @@ class SplitDesc(Structure):
                 ("chunk_records", c_uint32), ("window_chunks", c_uint32), ("equalize", c_int), ("ordinals", c_int),
                 ("use_mmap", c_int), ("buffer_size", c_size_t), ("fs", c_void_p),
                 ("errmsg", c_void_p), ("alloc", Allocator), ("key_begin", c_uint64), ("key_end", c_uint64)]
+
+
+# recio_iter_desc: its sub-descs, each as recio.h declares it (recio/__init__.py's _DESC fills them)
+class IterItemDesc(Structure):
+    _fields_ = [("spec", c_char_p), ("channels", c_int), ("transform", c_void_p), ("user", c_void_p),
+                ("item_bytes", c_size_t), ("mean_img", c_char_p), ("mean_scale", c_float), ("seed_aug", c_uint64)]
+
+
+class IterLabelDesc(Structure):
+    _fields_ = [("width", c_uint), ("pad_set", c_int), ("pad_value", c_float), ("strict", c_int), ("detection", c_int),
+                ("masks", c_int), ("mask_fill", c_int), ("imglist", c_char_p)]
+
+
+class IterMixDesc(Structure):
+    _fields_ = [("mixup_alpha", c_float), ("cutmix_alpha", c_float), ("prob", c_float), ("num_classes", c_uint)]
+
+
+class IterRunDesc(Structure):
+    _fields_ = [("batch", c_uint), ("last_batch", c_int), ("workers", c_uint), ("prefetch", c_uint),
+                ("shuffle_buffer", c_size_t), ("checksums", c_int), ("skip_bad", c_int), ("cache_bytes", c_size_t)]
+
+
+class IterDesc(Structure):
+    _fields_ = [("uris", c_char_p), ("rank", c_uint), ("nsplit", c_uint), ("rotate_shards", c_int), ("source", SplitDesc),
+                ("item", IterItemDesc), ("labels", IterLabelDesc), ("mix", IterMixDesc), ("run", IterRunDesc),
+                ("errmsg", c_void_p), ("alloc", Allocator)]
+
+
+class IterInfo(Structure):
+    _fields_ = [("records", c_uint64), ("batches", c_uint64), ("item", Image), ("item_bytes", c_size_t),
+                ("skipped", c_uint64), ("bad", POINTER(IterBad)), ("nbad", c_uint), ("cache", CacheInfo)]
 
 
 class SplitWhere(Structure):
@@ -242,15 +257,15 @@ def _declare(lib):
         "recio_seed_for": (U64, [U64, U64, U64]),
         "recio_batch_checksum": (U64, [POINTER(Batch)]),
         # iterator
-        "recio_iter_open_ex": (E, [POINTER(P), POINTER(IterDesc), c_char_p, S]),
+        "recio_iter_open": (E, [POINTER(P), POINTER(IterDesc)]),
+        "recio_iter_set_spec": (E, [P, c_char_p]),
         "recio_iter_next": (E, [P, POINTER(Batch)]),
         "recio_iter_reset": (E, [P]),
         "recio_iter_save": (E, [P, P, S, POINTER(S)]),
         "recio_iter_restore": (E, [P, P, S]),
         "recio_iter_errmsg": (c_char_p, [P]),
         "recio_iter_close": (None, [P]),
-        "recio_iter_cache_stats": (None, [P, POINTER(CacheInfo)]),
-        "recio_iter_skipped": (U64, [P, POINTER(POINTER(IterBad)), POINTER(c_uint)]),
+        "recio_iter_stats": (None, [P, POINTER(IterInfo)]),
         # transforms
         "recio_transform_parse_ex": (E, [POINTER(P), c_char_p, P, c_char_p, S]),
         "recio_transform_free": (None, [P]),

@@ -329,21 +329,32 @@ def translate(**kw: Any) -> dict:
     if mean_img and not os.path.exists(mean_img):
         raise _bad("mean_img", "%s does not exist: make it with 'recio mean %s --spec SPEC -o %s' (MXNet makes it "
                    "on the first run; recio asks)" % (mean_img, rec, mean_img))
-    return dict(uris=rec, spec=spec, shape=shape, own_spec=o["spec"] is not None, channels=shape[0] if shape else 3, batch=batch,
-                label_width=pad_width or int(o["label_width"]), rank=part, nsplit=nparts,
-                index=shuffle or bool(idx) or bool(key_end),
-                shuffle=(2 if chunk else 1) if shuffle else 0, index_path=idx, chunk_records=chunk_records,
-                seed=seed, seed_aug=seed_aug, mean_img=mean_img, mean_scale=float(o["scale"]) if mean_img else 0.0,
-                label_detection=pad_width > 0, label_pad_value=float(o["label_pad_value"]),
-                label_strict=bool(o["label_strict"]), use_mmap=bool(o["use_mmap"]), equalize=EQUALIZE[eq],
-                shuffle_buffer=int(o["shuffle_buffer"]), equalise=bool(EQUALIZE[eq]),
-                rotate_shards=bool(o["rotate_shards"]), key_begin=key_begin, key_end=key_end, skip_bad=bool(o["skip_bad"]), last_batch=LAST_BATCH[last], workers=int(workers),
-                prefetch=prefetch, path_imglist=_path("path_imglist", o["path_imglist"]) if o["path_imglist"] else None,
-                verbose="verbose" in given and bool(o["verbose"]), data_name=o["data_name"],
-                label_name=o["label_name"], copy=bool(o["copy"]), checksums=bool(o["checksums"]),
-                epoch=int(o["epoch"]), masks=bool(o["masks"]), mask_fill=_mask_fill(o["mask_fill"]),
+    # the options by recio_iter_desc's sub-descs (recio/__init__.py's _DESC puts each in its field),
+    # then what only Python uses
+    return dict(uris=rec, rank=part, nsplit=nparts, rotate_shards=bool(o["rotate_shards"]),
+                # source (a recio_split_desc)
+                index=shuffle or bool(idx) or bool(key_end), index_path=idx,
+                shuffle=(2 if chunk else 1) if shuffle else 0, chunk_records=chunk_records, seed=seed,
+                equalize=EQUALIZE[eq], equalise=bool(EQUALIZE[eq]), use_mmap=bool(o["use_mmap"]),
+                key_begin=key_begin, key_end=key_end,
+                # item
+                spec=spec, channels=shape[0] if shape else 3, mean_img=mean_img,
+                mean_scale=float(o["scale"]) if mean_img else 0.0, seed_aug=seed_aug,
+                # labels
+                label_width=pad_width or int(o["label_width"]), label_pad_value=float(o["label_pad_value"]),
+                label_strict=bool(o["label_strict"]), label_detection=pad_width > 0, masks=bool(o["masks"]),
+                mask_fill=_mask_fill(o["mask_fill"]),
+                path_imglist=_path("path_imglist", o["path_imglist"]) if o["path_imglist"] else None,
+                # mix
                 mixup_alpha=float(o["mixup_alpha"]), cutmix_alpha=float(o["cutmix_alpha"]), mix_prob=float(o["mix_prob"]),
-                num_classes=int(o["num_classes"]), cache_bytes=int(o["cache_bytes"]))
+                num_classes=int(o["num_classes"]),
+                # run
+                batch=batch, last_batch=LAST_BATCH[last], workers=int(workers), prefetch=prefetch,
+                shuffle_buffer=int(o["shuffle_buffer"]), checksums=bool(o["checksums"]), skip_bad=bool(o["skip_bad"]),
+                cache_bytes=int(o["cache_bytes"]),
+                # Python's own
+                shape=shape, own_spec=o["spec"] is not None, verbose="verbose" in given and bool(o["verbose"]),
+                data_name=o["data_name"], label_name=o["label_name"], copy=bool(o["copy"]), epoch=int(o["epoch"]))
 
 
 def _mask_fill(v):

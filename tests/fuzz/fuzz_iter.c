@@ -172,12 +172,12 @@ static void fi_mean(fi_in *in, const fi_spec *s, int c, uint8_t how) {
 /* recio_batch's promises. */
 static void fi_check(const recio_iter_desc *d, const recio_batch *b) {
     unsigned i;
-    if (b->count + b->pad > b->batch || b->batch != (d->batch ? d->batch : 1) || !b->data) FI_FAIL();
-    if (d->last_batch == RECIO_LAST_DISCARD && b->pad > b->skipped) FI_FAIL(); /* skip_bad pads what it leaves out */
-    if (d->label_detection && !b->objects) FI_FAIL();
-    for (i = 0; d->label_detection && i < b->count; i++)
+    if (b->count + b->pad > b->batch || b->batch != (d->run.batch ? d->run.batch : 1) || !b->data) FI_FAIL();
+    if (d->run.last_batch == RECIO_LAST_DISCARD && b->pad > b->skipped) FI_FAIL(); /* skip_bad pads what it leaves out */
+    if (d->labels.detection && !b->objects) FI_FAIL();
+    for (i = 0; d->labels.detection && i < b->count; i++)
         if (b->objects[i] * 5 + 2 > b->label_width && b->objects[i]) FI_FAIL();
-    if (d->masks && !b->masks) FI_FAIL();
+    if (d->labels.masks && !b->masks) FI_FAIL();
 }
 
 /* Up to `max` batches over at most two epochs. */
@@ -210,6 +210,7 @@ static void fi_checkpoint(recio_iter *a, const recio_iter_desc *d, fi_in *in, ui
     unsigned char blob[4096];
     size_t size = 0;
     recio_iter *b = NULL;
+    recio_iter_desc again;
     recio_batch x, y;
     recio_err ea, eb;
     char msg[RECIO_ERRMSG_SIZE];
@@ -222,7 +223,9 @@ static void fi_checkpoint(recio_iter *a, const recio_iter_desc *d, fi_in *in, ui
         return;
     }
     if (how == 2 && size) blob[at % size] ^= (uint8_t)(flip | 1);
-    if (recio_iter_open_ex(&b, d, msg, sizeof msg) != RECIO_OK) FI_FAIL(); /* it opened once */
+    again = *d;
+    again.errmsg = msg;
+    if (recio_iter_open(&b, &again) != RECIO_OK) FI_FAIL(); /* it opened once */
     eb = recio_iter_restore(b, blob, size);
     if (how == 1 && eb != RECIO_OK) FI_FAIL();
     if (eb != RECIO_OK && !recio_iter_errmsg(b)[0]) FI_FAIL();
@@ -270,31 +273,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(&d, 0, sizeof d);
     s = &fi_specs[o2 % 8];
     d.uris = fi_rec;
-    d.spec = s->spec;
-    d.label_detection = o0 & 1;
-    d.masks = (o0 >> 1) & 1;
-    d.skip_bad = (o0 >> 2) & 1;
-    d.cache_bytes = o0 & 8 ? 1 << 16 : 0;
-    d.mixup_alpha = o0 & 16 ? 0.4f : 0.0f;
-    d.cutmix_alpha = o0 & 32 ? 1.0f : 0.0f;
-    d.num_classes = d.mixup_alpha > 0 || d.cutmix_alpha > 0 ? 1 + o3 % 6 : 0;
-    d.mix_prob = o3 & 0x80 ? 0.5f : 0.0f;
-    d.workers = (o0 >> 6) & 1;
-    d.batch = 1 + o1 % 4;
-    d.last_batch = (recio_last_batch)((o1 >> 2) % 3);
-    d.shuffle_buffer = bufs[(o1 >> 4) & 3];
-    d.label_strict = (o1 >> 6) & 1;
-    d.channels = o1 & 0x80 ? 1 : 3;
-    d.label_width = 1 + (o3 >> 3) % 17;
-    d.mask_fill = o3 & 0x40 ? RECIO_MASK_FILL_ZERO : 0;
-    d.seed = o4;
-    if (o2 & 0x80) d.index = 1, d.shuffle = RECIO_SHUFFLE_FULL;
-    n = fi_dataset(&in, d.label_detection, d.masks, d.index);
+    d.item.spec = s->spec;
+    d.labels.detection = o0 & 1;
+    d.labels.masks = (o0 >> 1) & 1;
+    d.run.skip_bad = (o0 >> 2) & 1;
+    d.run.cache_bytes = o0 & 8 ? 1 << 16 : 0;
+    d.mix.mixup_alpha = o0 & 16 ? 0.4f : 0.0f;
+    d.mix.cutmix_alpha = o0 & 32 ? 1.0f : 0.0f;
+    d.mix.num_classes = d.mix.mixup_alpha > 0 || d.mix.cutmix_alpha > 0 ? 1 + o3 % 6 : 0;
+    d.mix.prob = o3 & 0x80 ? 0.5f : 0.0f;
+    d.run.workers = (o0 >> 6) & 1;
+    d.run.batch = 1 + o1 % 4;
+    d.run.last_batch = (recio_last_batch)((o1 >> 2) % 3);
+    d.run.shuffle_buffer = bufs[(o1 >> 4) & 3];
+    d.labels.strict = (o1 >> 6) & 1;
+    d.item.channels = o1 & 0x80 ? 1 : 3;
+    d.labels.width = 1 + (o3 >> 3) % 17;
+    d.labels.mask_fill = o3 & 0x40 ? RECIO_MASK_FILL_ZERO : 0;
+    d.source.seed = o4;
+    if (o2 & 0x80) d.source.mode = 1, d.source.shuffle = RECIO_SHUFFLE_FULL;
+    n = fi_dataset(&in, d.labels.detection, d.labels.masks, d.source.mode);
     if (!n) return 0;
-    if (o0 & 0x80) fi_imglist(&in, n, fi_byte(&in)), d.path_imglist = fi_lst;
-    if ((o2 >> 3) & 3) fi_mean(&in, s, d.channels, (o2 >> 3) & 3), d.mean_img = fi_npy;
+    if (o0 & 0x80) fi_imglist(&in, n, fi_byte(&in)), d.labels.imglist = fi_lst;
+    if ((o2 >> 3) & 3) fi_mean(&in, s, d.item.channels, (o2 >> 3) & 3), d.item.mean_img = fi_npy;
     msg[0] = 0;
-    if (recio_iter_open_ex(&it, &d, msg, sizeof msg) != RECIO_OK) {
+    if ((d.errmsg = msg, recio_iter_open(&it, &d)) != RECIO_OK) {
         if (it || !msg[0]) FI_FAIL();
 #ifdef FI_DEBUG
         fprintf(stderr, "open: %s\n", msg);
