@@ -12217,8 +12217,7 @@ static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t ep
     it->src.part = part;
     {
         recio_split_info si;
-        recio_split_query(it->src.split, &si);
-        recio__it_set_count(it, si.count);
+        recio__it_set_count(it, recio_split_query(it->src.split, &si) == RECIO_OK ? si.count : RECIO_SPLIT_UNKNOWN);
     }
     if (!it->src.names) it->src.nfiles = it->src.split->nfiles; /* then fixed: workers read it */
     else if (it->src.split->nfiles != it->src.nfiles)

@@ -83,14 +83,15 @@ static void iter_parse(int argc, char **argv) {
     iter_opts o;
     const recio_iter_desc *d = &o.d;
     if (parse(argc, argv, &o) != 0) return;
-    check(given(argv, argc, d->uris) && given(argv, argc, d->spec));
-    check(d->batch <= 1u << 24 && d->workers <= 256 && d->nsplit <= 1u << 20 && d->prefetch <= 4096);
+    check(given(argv, argc, d->uris) && given(argv, argc, d->item.spec));
+    check(d->run.batch <= 1u << 24 && d->run.workers <= 256 && d->nsplit <= 1u << 20 && d->run.prefetch <= 4096);
     check(d->nsplit ? d->rank < d->nsplit : d->rank <= 1u << 20);
-    check(d->channels == 0 || d->channels == 1 || d->channels == 3 || d->channels == 4);
-    check(d->last_batch == RECIO_LAST_PAD || d->last_batch == RECIO_LAST_DISCARD || d->last_batch == RECIO_LAST_ROLL_OVER);
-    check(!d->window_chunks || d->chunk_records);
-    check(!d->chunk_records || (d->shuffle == RECIO_SHUFFLE_CHUNK && d->index));
-    check(d->cache_bytes == (size_t)o.cache_mb << 20 && (o.cache_mb << 20) >> 20 == o.cache_mb);
+    check(d->item.channels == 0 || d->item.channels == 1 || d->item.channels == 3 || d->item.channels == 4);
+    check(d->run.last_batch == RECIO_LAST_PAD || d->run.last_batch == RECIO_LAST_DISCARD ||
+          d->run.last_batch == RECIO_LAST_ROLL_OVER);
+    check(!d->source.window_chunks || d->source.chunk_records);
+    check(!d->source.chunk_records || (d->source.shuffle == RECIO_SHUFFLE_CHUNK && d->source.mode == RECIO_SPLIT_INDEX));
+    check(d->run.cache_bytes == (size_t)o.cache_mb << 20 && (o.cache_mb << 20) >> 20 == o.cache_mb);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
