@@ -819,36 +819,42 @@ RECIODEF void recio_image_set(recio_image *img, int x, int y, int c, float v);
 /* DECODE (stb_image, from memory): JPEG baseline/progressive, PNG (8/16-bit, alpha, palette), BMP
    (uncompressed, bottom-up or top-down); any other format is RECIO_ERR_DECODE "unsupported image
    format". channels: 1, 3, 4, or 0 = as stored (2 = grey+alpha becomes 4).
-   Always u8 HWC, owned. A corrupt or truncated image is RECIO_ERR_DECODE, never filler pixels, and a
-   header claiming more pixels than RECIO_MAX_PIXELS or than its bytes can hold is refused before any
-   allocation; recio_image_decode_ex also writes the reason ("decode: truncated PNG (...)") into
-   errmsg (errmsg_size bytes, may be NULL).
-   stb's working memory and the pixels come from RECIO_MALLOC here; recio_transform_apply_encoded and
-   the iterator decode through their desc's allocator instead (stb's allocations included). */
+   Always u8 HWC, owned. A corrupt or truncated image is RECIO_ERR_DECODE, never filler pixels; a
+   header claiming more pixels than its bytes can hold is RECIO_ERR_DECODE and one over
+   RECIO_MAX_PIXELS RECIO_ERR_LIMIT, both refused before any allocation.
+   stb's working memory and the pixels come from RECIO_MALLOC; recio_image_decode_desc takes an
+   allocator (stb's allocations included) and writes the reason into its errmsg. */
 RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_t n, int channels);
-RECIODEF recio_err recio_image_decode_ex(recio_image *out, const void *bytes, size_t n, int channels, char *errmsg,
-                                         size_t errmsg_size);
-/* Decode a JPEG reduced by its DCT scaling (1/2, 1/4 or 1/8, the strongest that keeps the shorter
-   side >= min_short; 0 = full size) when the implementation is built with RECIO_TURBOJPEG (link
-   -ljpeg, libjpeg-turbo >= 1.5). Other formats, or builds without it, decode at full size as
-   recio_image_decode_ex. For a transform, recio_transform_apply_encoded does better: it decodes
-   only the window the chain reads.
-   Pair it with recio_transform_decode_hint(). With RECIO_TURBOJPEG every JPEG goes through
-   libjpeg-turbo (CMYK/YCCK converted to RGB as stb does); a decode that libjpeg-turbo only warns
-   about (e.g. a truncated scan, filled with grey) is accepted. */
-RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes, size_t n, int channels, int min_short,
-                                             char *errmsg, size_t errmsg_size);
+/* LABEL MASKS (segmentation, recio_decode_desc.mask): the one rule wherever recio takes a mask in
+   (recio_iter_desc.masks, recio pack --mask-root, recio apply --mask, recio verify --decode, Python).
+   A mask is an 8-bit grey PNG, whose bytes are the labels, or a palette PNG (1, 2, 4 or 8 bits,
+   PASCAL VOC's own format), whose indices are the labels, never its colours. Any other kind is
+   refused with RECIO_ERR_DECODE and its kind named ("mask: a 16-bit grey PNG, not a label mask
+   (...)"): decoding it would change the labels (a 1-bit grey PNG's 1 becomes 255, a 16-bit grey's
+   3000 becomes 11, a JPEG blurs them). A damaged PNG is RECIO_ERR_DECODE ("mask: truncated PNG ...").
+   The mask comes out u8, 1 channel, HWC, owned (recio_image_free); channels must be 0 or 1.
+   SCALED DECODE (min_short): a JPEG reduced by its DCT scaling (1/2, 1/4 or 1/8, the strongest that
+   keeps the shorter side >= min_short; 0 = full size) when the implementation is built with
+   RECIO_TURBOJPEG (link -ljpeg, libjpeg-turbo >= 1.5). Other formats, or builds without it, decode
+   at full size. For a transform, recio_transform_apply_desc with `bytes` does better: it decodes
+   only the window the chain reads. With RECIO_TURBOJPEG every JPEG goes through libjpeg-turbo
+   (CMYK/YCCK converted to RGB as stb does); a decode that libjpeg-turbo only warns about (e.g. a
+   truncated scan, filled with grey) is accepted. A zero-initialised desc (bytes and size set) is
+   recio_image_decode. */
+typedef struct recio_decode_desc {
+    const void *bytes;     /* in: the encoded image */
+    size_t size;           /* its bytes */
+    int channels;          /* 1, 3, 4; 0 = as stored */
+    int min_short;         /* > 0: DCT-scaled JPEG decode (above); 0 = full size */
+    const struct recio_transform *transform; /* with min_short 0: the min_short this transform's first
+                              resize needs (S of a leading resize_short(S) or random_resized_crop(S)) */
+    int mask;              /* 1: a label mask by the rule above */
+    recio_allocator alloc; /* the pixels and stb's working memory; zero = RECIO_MALLOC */
+    char *errmsg;          /* optional out, RECIO_ERRMSG_SIZE bytes: "" or "decode: why" / "mask: why" */
+} recio_decode_desc;
+RECIODEF recio_err recio_image_decode_desc(recio_image *out, const recio_decode_desc *d);
 /* Size and stored channel count without decoding pixels. */
 RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h, int *channels);
-/* LABEL MASKS (segmentation): the one rule wherever recio takes a mask in (recio_iter_desc.masks,
-   recio pack --mask-root, recio apply --mask, recio verify --decode, Python). A mask is an 8-bit
-   grey PNG, whose bytes are the labels, or a palette PNG (1, 2, 4 or 8 bits, PASCAL VOC's own
-   format), whose indices are the labels, never its colours. Any other kind is refused with
-   RECIO_ERR_DECODE and its kind named ("mask: a 16-bit grey PNG, not a label mask (...)"):
-   decoding it would change the labels (a 1-bit grey PNG's 1 becomes 255, a 16-bit grey's 3000
-   becomes 11, a JPEG blurs them). A damaged PNG is RECIO_ERR_DECODE as for recio_image_decode_ex ("mask: truncated PNG
-   ..."). out: u8, 1 channel, HWC, owned (recio_image_free); errmsg (errmsg_size bytes) may be NULL. */
-RECIODEF recio_err recio_mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t errmsg_size);
 
 /* GEOMETRY. Crops of HWC images are views sharing in's memory (nothing to free); crops of CHW
    images are owned copies (free them). */
@@ -935,94 +941,84 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
       gaussian_blur(K[,SMIN[,SMAX]]) (u8)  random_erasing([P,SMIN,SMAX,RMIN,RMAX,VALUE]) cutout(SIZE[,VALUE])
       bgr   (channels 0 and 2 swapped: BGR order for OpenCV/Caffe-trained models)
       random_apply(P, OPS...) random_choice(OPS...) random_subpolicy((OPS...),(OPS...),...)
-      autoaugment(imagenet|cifar10|svhn)   (AutoAugment's policies: recio_autoaugment_imagenet() ...)
-      randaugment(N[,M])   (torchvision's RandAugment; `randaugment` alone: 2, 9; recio_randaugment_spec)
-      trivialaugment         (torchvision's TrivialAugmentWide: recio_trivialaugment_spec)   identity
+      autoaugment(imagenet|cifar10|svhn)   (AutoAugment's policies, as torchvision's AutoAugmentPolicy)
+      randaugment(N[,M])   (torchvision's RandAugment; `randaugment` alone: 2, 9)
+      trivialaugment         (torchvision's TrivialAugmentWide)   identity
       area   (the next resize, resize_short or random_resized_crop uses the antialiased AREA filter)
       interp(nearest|linear|cubic|lanczos|area|auto[,antialias])   (the filter of the next resize: OpenCV's
              INTER_NEAREST/LINEAR/CUBIC/LANCZOS4/AREA, MXNet's auto; with antialias PIL's, as torchvision)
-   Resizes use RECIO_LINEAR unless preceded by `area` or `interp`. Boxes and masks (recio_transform_apply_ex)
+   Resizes use RECIO_LINEAR unless preceded by `area` or `interp`. Boxes and masks (recio_apply_desc)
    move with the ops of the lines above `brightness` and with shear_x/shear_y; the others leave them alone.
    FUSION: runs of crop / resize / flip / float / normalize / chw are computed in one pass (only the
    pixels that survive the crops are resampled) with exactly the numbers of the op-by-op chain. */
 typedef struct recio_transform recio_transform;
 
 #ifndef RECIO_NO_IMAGE
+/* Parse options (zero = defaults). */
 typedef struct recio_transform_desc {
-    recio_allocator alloc;
-    int no_fuse; /* run every op on its own (for testing the fused paths against the plain chain) */
+    recio_allocator alloc; /* the transform, its runs and the decodes of recio_transform_apply_desc */
+    char *errmsg;          /* optional out, RECIO_ERRMSG_SIZE bytes: "" or "spec:1:23: unknown op 'flipp' ..." */
 } recio_transform_desc;
 
-/* Parse. On error *t is NULL and, through recio_transform_parse_ex, errmsg receives
-   "spec:1:23: unknown op 'flipp'" (line:column of the offending token). */
+/* Parse. On error *t is NULL and recio_transform_parse_desc's errmsg says where and why
+   ("spec:1:23: unknown op 'flipp' (did you mean 'flip'?)", line:column of the offending token). */
 RECIODEF recio_err recio_transform_parse(recio_transform **t, const char *spec);
-RECIODEF recio_err recio_transform_parse_ex(recio_transform **t, const char *spec, const recio_transform_desc *desc,
-                                            char *errmsg, size_t errmsg_size);
+RECIODEF recio_err recio_transform_parse_desc(recio_transform **t, const char *spec, const recio_transform_desc *d);
 RECIODEF void recio_transform_free(recio_transform *t);
 
 /* Apply to one image. `out` follows the image ops' output convention: unallocated = allocated for
    you; wrapped over your buffer = written there (shape must match). Thread-safe on a const t. */
 RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed);
-/* The same with caller scratch memory: with out wrapped and scratch of recio_transform_scratch_size
-   bytes, apply allocates nothing (RECIO_ERR_NOMEM if scratch is too small; for the words "scratch
-   too small: need N bytes", use recio_transform_apply_encoded with desc->scratch, or compare with
-   recio_transform_scratch_size). */
-RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const recio_image *in, recio_image *out,
-                                                 uint64_t seed, void *scratch, size_t scratch_size);
-/* Decode an encoded image (JPEG, PNG, ... as recio_image_decode) and apply the chain in one call.
-   With RECIO_TURBOJPEG a JPEG is decoded only as far as the chain reads it: the chain's leading
-   crops (crop, center_crop, random_crop, random_resized_crop) and first resize are worked out on
-   the full-size header before decoding, then libjpeg-turbo decodes just the rows and columns that
-   resize reads, at the strongest DCT scale (1/2, 1/4, 1/8) that still leaves the cropped region at
-   least as large as the resize's target. Random crops are drawn on the full-size image, so the
-   crop is the same whatever the scale and the output shape is that of decode + apply. With
-   full_scale set the output equals recio_image_decode + recio_transform_apply bit for bit; without
-   RECIO_TURBOJPEG, or for other formats, this is exactly decode + apply. The decoded pixels are
-   one allocation through the transform's allocator (libjpeg-turbo also allocates with malloc);
-   errmsg receives "decode: why" or "transform: why" ("transform: scratch too small: need N bytes,
-   have M" when desc->scratch is smaller than recio_transform_scratch_size). */
-typedef struct recio_encoded_desc {
-    int channels;        /* decode to 1, 3 or 4 channels; 0 = as stored */
-    void *scratch;       /* as recio_transform_apply_scratch; NULL = allocate */
-    size_t scratch_size;
-    int full_scale;      /* 1: never DCT-scale (windows only) */
-} recio_encoded_desc;
-RECIODEF recio_err recio_transform_apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
-                                                 uint64_t seed, const recio_encoded_desc *desc, char *errmsg, size_t errmsg_size);
-/* The same with boxes and/or a mask of the full-size image moved with it, as recio_transform_apply_ex
-   moves them (apply may be NULL; its scratch fields are not used: desc's are). The ops the planner
-   ran before decoding are replayed on them at full size with the same draws, so they come out as
-   with decode + recio_transform_apply_ex whatever the window and DCT scale decoded. */
-typedef struct recio_apply_desc recio_apply_desc;
-RECIODEF recio_err recio_transform_apply_encoded_ex(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
-                                                    uint64_t seed, const recio_encoded_desc *desc, const recio_apply_desc *apply,
-                                                    char *errmsg, size_t errmsg_size);
-/* Upper bound of the scratch bytes for an input of w x h x channels (u8 HWC), whatever the seed:
-   the sum of what each op takes, by the same size functions the ops allocate with. After a policy
-   whose branches differ in size, the largest of them is carried on; SIZE_MAX when that cannot be
-   bounded within the image limits. */
-RECIODEF size_t recio_transform_scratch_size(const recio_transform *t, int w, int h, int channels);
-/* Output shape (data NULL) for that input; RECIO_ERR_ARG when it depends on the seed or cannot fit
-   (e.g. a crop larger than the image). */
-RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w, int h, int channels, recio_image *shape);
-/* The smallest shorter side the transform's first resize needs (S of a leading resize_short(S) or
-   random_resized_crop(S)), 0 when it needs full resolution: the min_short of recio_image_decode_scaled. */
-RECIODEF int recio_transform_decode_hint(const recio_transform *t);
-/* BOXES AND MASKS (detection, segmentation) beside the image. The chain's geometric ops (crops,
+
+/* Everything else goes through one desc (zero-initialised fields mean defaults):
+
+   INPUT: `in` (an image), or `bytes`/`size` (an encoded JPEG, PNG, BMP as recio_image_decode,
+   decoded to `channels` and the chain applied in one call). With RECIO_TURBOJPEG a JPEG is decoded
+   only as far as the chain reads it: the chain's leading crops (crop, center_crop, random_crop,
+   random_resized_crop) and first resize are worked out on the full-size header before decoding, then
+   libjpeg-turbo decodes just the rows and columns that resize reads, at the strongest DCT scale (1/2,
+   1/4, 1/8) that still leaves the cropped region at least as large as the resize's target. Random
+   crops are drawn on the full-size image, so the crop is the same whatever the scale and the output
+   shape is that of decode + apply. With full_scale set the output equals recio_image_decode +
+   recio_transform_apply bit for bit; without RECIO_TURBOJPEG, or for other formats, this is exactly
+   decode + apply. The decoded pixels are one allocation through the transform's allocator
+   (libjpeg-turbo also allocates with malloc).
+
+   SCRATCH: with `out` wrapped and `scratch` of recio_transform_scratch_size bytes, apply allocates
+   nothing for the pixels (RECIO_ERR_SMALL "transform: scratch too small: need N bytes, have M" when
+   it is smaller).
+
+   BOXES AND MASKS (detection, segmentation) beside the image. The chain's geometric ops (crops,
    resizes, flips, pad, rotate, shear) move them exactly as they move the pixels, with the same random
    draws, so the image is the one recio_transform_apply gives for that seed (but random_bbox_crop and
    random_bbox_cover draw their crop from the boxes: without them the whole image is the box). A box
-   becomes the axis-aligned bounding box of its moved corners (exact for crops, resizes, flips and pad), is
-   clipped to the image after each op, and is dropped when its centre leaves the image (MXNet's
-   default emit mode); the input's boxes are clipped and dropped by the same rule first, so a chain
-   with no geometric op (identity, colour ops only) clips them too. Photometric ops leave boxes and
-   mask alone. The mask (u8, 1 channel, HWC,
-   the input's size: one label per pixel) is moved by nearest-neighbour sampling (a resize takes the
-   source pixel under each output pixel's centre) and the areas the geometry uncovers get mask_fill.
-   Boxes and mask take their working memory from the transform's allocator (not from scratch).
-   A zero-initialised desc is a plain apply. */
+   becomes the axis-aligned bounding box of its moved corners (exact for crops, resizes, flips and
+   pad), is clipped to the image after each op, and is dropped when its centre leaves the image
+   (MXNet's default emit mode); the input's boxes are clipped and dropped by the same rule first, so a
+   chain with no geometric op (identity, colour ops only) clips them too. Photometric ops leave boxes
+   and mask alone. The mask (u8, 1 channel, HWC, the input's size: one label per pixel) is moved by
+   nearest-neighbour sampling (a resize takes the source pixel under each output pixel's centre) and
+   the areas the geometry uncovers get mask_fill. With encoded input the ops the planner ran before
+   decoding are replayed on them at full size with the same draws, so they come out as with decode +
+   apply whatever the window and DCT scale decoded. Boxes and mask take their working memory from
+   the transform's allocator (not from scratch).
+
+   ERRORS: RECIO_ERR_ARG for a bad desc (neither or both of in and bytes, boxes without boxes_out or
+   count_out, stride < 5, a box that is not one (recio_boxes_check), a mask that is not u8 1-channel
+   HWC of the input's size); RECIO_ERR_DECODE for a bad image; what the failing op said otherwise.
+   errmsg receives "decode: why" or "transform: why" (the op and the sizes: "transform: crop
+   300x300 at 0,0 does not fit a 200x100 image"). */
 enum { RECIO_MASK_FILL_ZERO = -1 }; /* mask_fill for label 0 (0 itself means the default, 255) */
-struct recio_apply_desc {
+typedef struct recio_apply_desc {
+    const recio_image *in;   /* in: the image, or NULL with bytes */
+    const void *bytes;       /* in: an encoded image instead of `in` */
+    size_t size;             /* its bytes */
+    int channels;            /* bytes: decode to 1, 3 or 4 channels; 0 = as stored */
+    int full_scale;          /* bytes: 1 = never DCT-scale (windows only) */
+    recio_image *out;        /* out, by the output convention above */
+    uint64_t seed;           /* the draws (recio_seed_for(seed, epoch, id) in the iterator) */
+    void *scratch;           /* optional: the pixels' working memory (above); NULL = allocate */
+    size_t scratch_size;
     const float *boxes;      /* optional in: count objects of `stride` floats: class, xmin, ymin, xmax,
                                 ymax (normalised to the input: 0..1, x right, y down), then any extra
                                 floats of the object, carried along unchanged */
@@ -1035,37 +1031,27 @@ struct recio_apply_desc {
     recio_image *mask_out;   /* out (with mask): the output's size, by the output convention above */
     int mask_fill;           /* label of uncovered mask areas: 0 = 255 (the usual "ignore" label),
                                 1..255 as given, RECIO_MASK_FILL_ZERO = 0 */
-    void *scratch;           /* as recio_transform_apply_scratch (the pixels' memory); NULL = allocate */
-    size_t scratch_size;
-};
-/* Apply with boxes and/or a mask (desc may be NULL). RECIO_ERR_ARG for a bad desc (boxes without
-   boxes_out or count_out, stride < 5, a box that is not one (recio_boxes_check), a mask that is
-   not u8 1-channel HWC of the input's size). */
-RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
-                                            const recio_apply_desc *desc);
+    char *errmsg;            /* optional out, RECIO_ERRMSG_SIZE bytes: "" or "decode: why" / "transform: why" */
+} recio_apply_desc;
+RECIODEF recio_err recio_transform_apply_desc(const recio_transform *t, const recio_apply_desc *d);
+
+/* Upper bound of the scratch bytes for an input of w x h x channels (u8 HWC), whatever the seed:
+   the sum of what each op takes, by the same size functions the ops allocate with. After a policy
+   whose branches differ in size, the largest of them is carried on; SIZE_MAX when that cannot be
+   bounded within the image limits. */
+RECIODEF size_t recio_transform_scratch_size(const recio_transform *t, int w, int h, int channels);
+/* Output shape (data NULL) for that input; RECIO_ERR_ARG when it depends on the seed or cannot fit
+   (e.g. a crop larger than the image). */
+RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w, int h, int channels, recio_image *shape);
 /* Boxes that are not boxes: the first of count objects of stride floats (0 = 5; as
    recio_apply_desc.boxes) whose class or a coordinate is not a finite number (NaN; infinite, as a
    value too large for a float becomes) or that is inverted (xmin > xmax or ymin > ymax). RECIO_OK
-   when there is none; else RECIO_ERR_ARG with *bad (may be NULL) its index and why (cap bytes, may
-   be NULL) what is wrong ("object 2: xmin is NaN"). The transform refuses such boxes (RECIO_ERR_ARG;
-   recio_transform_apply_encoded_ex says which), the iterator a record that holds one when its spec
+   when there is none; else RECIO_ERR_ARG with *bad (may be NULL) its index and errmsg (NULL or
+   RECIO_ERRMSG_SIZE bytes) what is wrong ("object 2: xmin is NaN"). The transform refuses such
+   boxes (RECIO_ERR_ARG, its errmsg says which), the iterator a record that holds one when its spec
    moves them (desc.label_detection; skip_bad leaves it out and counts it), recio apply --boxes the
    line: never moved as if boxes. */
-RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *why, size_t cap);
-/* The spec of the AutoAugment ImageNet policy in this grammar, for recio_transform_parse. */
-RECIODEF const char *recio_autoaugment_imagenet(void);
-/* AutoAugment's CIFAR-10 and SVHN policies (torchvision's AutoAugmentPolicy.CIFAR10 / SVHN). */
-RECIODEF const char *recio_autoaugment_cifar10(void);
-RECIODEF const char *recio_autoaugment_svhn(void);
-/* RandAugment(n, m) (torchvision's RandAugment(num_ops=n, magnitude=m), 31 magnitude bins, m 0..30)
-   and TrivialAugmentWide written as specs into buf (cap bytes, NUL-terminated when cap > 0). Returns
-   the spec's length without the NUL, whatever cap is (call with cap 0 to size buf), as snprintf.
-   The specs `randaugment(N,M)` and `trivialaugment` parse these. */
-RECIODEF size_t recio_randaugment_spec(char *buf, size_t cap, int n, int m);
-RECIODEF size_t recio_trivialaugment_spec(char *buf, size_t cap);
-/* The name of op i of the spec grammar (i = 0, 1, ...), NULL past the last: for listing the valid
-   ops after "unknown op". */
-RECIODEF const char *recio_transform_op_name(size_t i);
+RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *errmsg);
 #endif /* RECIO_NO_IMAGE */
 
 /* ==================================================================================================
@@ -7840,11 +7826,6 @@ static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, in
     return e;
 }
 
-RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes, size_t n, int channels, int min_short,
-                                             char *errmsg, size_t errmsg_size) {
-    return recio__decode(out, bytes, n, channels, min_short, errmsg, errmsg_size, NULL);
-}
-
 static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
                                    size_t errmsg_size, const recio_allocator *a) {
     static const char *names[4] = {"", "JPEG", "PNG", "BMP"};
@@ -7933,13 +7914,8 @@ fail: /* stb's own allocation failing says nothing of the image: RECIO_ERR_NOMEM
     return RECIO_ERR_DECODE;
 }
 
-RECIODEF recio_err recio_image_decode_ex(recio_image *out, const void *bytes, size_t n, int channels, char *errmsg,
-                                         size_t errmsg_size) {
-    return recio_image_decode_scaled(out, bytes, n, channels, 0, errmsg, errmsg_size);
-}
-
 RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_t n, int channels) {
-    return recio_image_decode_scaled(out, bytes, n, channels, 0, NULL, 0);
+    return recio__decode(out, bytes, n, channels, 0, NULL, 0, NULL);
 }
 
 /* ---- label masks (recio_mask_decode) ---- */
@@ -8018,8 +7994,25 @@ static recio_err recio__mask_decode(recio_image *out, const void *bytes, size_t 
     return RECIO_OK;
 }
 
-RECIODEF recio_err recio_mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t errmsg_size) {
-    return recio__mask_decode(out, bytes, n, errmsg, errmsg_size, NULL);
+static int recio__decode_hint(const recio_transform *t); /* with the op table */
+
+RECIODEF recio_err recio_image_decode_desc(recio_image *out, const recio_decode_desc *d) {
+    const recio_allocator *a;
+    char *why;
+    if (!d) {
+        if (out) memset(out, 0, sizeof *out);
+        return RECIO_ERR_ARG;
+    }
+    a = d->alloc.alloc || d->alloc.user ? &d->alloc : NULL;
+    why = d->errmsg;
+    if (d->mask && d->channels != 0 && d->channels != 1) {
+        if (out) memset(out, 0, sizeof *out);
+        if (why) recio__fmt(why, RECIO_ERRMSG_SIZE, "mask: channels %d: a mask decodes to 1 channel (or 0)", d->channels);
+        return RECIO_ERR_ARG;
+    }
+    if (d->mask) return recio__mask_decode(out, d->bytes, d->size, why, why ? RECIO_ERRMSG_SIZE : 0, a);
+    return recio__decode(out, d->bytes, d->size, d->channels, d->min_short || !d->transform ? d->min_short : recio__decode_hint(d->transform),
+                         why, why ? RECIO_ERRMSG_SIZE : 0, a);
 }
 
 /* ---- geometry ---- */
@@ -8103,6 +8096,7 @@ typedef struct recio__arena {
     unsigned char *buf;
     size_t cap, used;
     int growable; /* heap blocks may be added (no caller scratch) */
+    int short_;   /* a request did not fit the caller's fixed scratch: RECIO_ERR_SMALL, not NOMEM */
     recio_allocator alloc;
     void *blocks; /* heap blocks, linked through their first pointer */
     size_t asked; /* every request plus its alignment: one buffer this big serves the same run */
@@ -8115,7 +8109,8 @@ static void *recio__arena_get(recio__arena *a, size_t n) {
         a->used = at + n;
         return a->buf + at;
     }
-    if (!a->growable || n > SIZE_MAX - 2 * RECIO__ALIGN) return NULL;
+    if (!a->growable) return a->short_ = 1, (void *)NULL;
+    if (n > SIZE_MAX - 2 * RECIO__ALIGN) return NULL;
     {
         size_t cap = n + 2 * RECIO__ALIGN < ((size_t)1 << 16) ? ((size_t)1 << 16) : n + 2 * RECIO__ALIGN;
         unsigned char *b = (unsigned char *)recio__malloc(&a->alloc, cap);
@@ -10557,15 +10552,21 @@ static recio_err recio__parse_preset(recio__parser *ps, int self, const char *sp
     ps->t->nodes[self].child = first;
     return RECIO_OK;
 }
+/* The policies' specs in this grammar (defined with the policies below; the tests check the text). */
+static const char *recio__autoaugment_imagenet(void);
+static const char *recio__autoaugment_cifar10(void);
+static const char *recio__autoaugment_svhn(void);
+static size_t recio__randaugment_spec(char *buf, size_t cap, int n, int m);
+static size_t recio__trivialaugment_spec(char *buf, size_t cap);
 /* autoaugment[(imagenet | cifar10 | svhn)] */
 static recio_err recio__parse_autoaugment(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
-    const char *spec = recio_autoaugment_imagenet();
+    const char *spec = recio__autoaugment_imagenet();
     (void)at;
     if (*ps->p == '(') {
         ps->p++;
         recio__skip_ws(ps);
-        if (recio__word(ps, "cifar10")) spec = recio_autoaugment_cifar10();
-        else if (recio__word(ps, "svhn")) spec = recio_autoaugment_svhn();
+        if (recio__word(ps, "cifar10")) spec = recio__autoaugment_cifar10();
+        else if (recio__word(ps, "svhn")) spec = recio__autoaugment_svhn();
         else if (!recio__word(ps, "imagenet")) return recio__perr(ps, ps->p, "%s: expected imagenet, cifar10 or svhn", d->name);
         if (*ps->p != ')') return recio__perr(ps, ps->p, "%s: expected ')'", d->name);
         ps->p++;
@@ -10574,12 +10575,12 @@ static recio_err recio__parse_autoaugment(recio__parser *ps, const recio__opdef 
 }
 /* randaugment[(N[,M])] and trivialaugment: their specs written out, then parsed as a preset */
 static recio_err recio__parse_generated(recio__parser *ps, int self, int n, int m) {
-    size_t len = n < 0 ? recio_trivialaugment_spec(NULL, 0) : recio_randaugment_spec(NULL, 0, n, m);
+    size_t len = n < 0 ? recio__trivialaugment_spec(NULL, 0) : recio__randaugment_spec(NULL, 0, n, m);
     char *spec = (char *)recio__malloc(&ps->t->alloc, len + 1);
     recio_err e;
     if (!spec) return RECIO_ERR_NOMEM;
-    if (n < 0) recio_trivialaugment_spec(spec, len + 1);
-    else recio_randaugment_spec(spec, len + 1, n, m);
+    if (n < 0) recio__trivialaugment_spec(spec, len + 1);
+    else recio__randaugment_spec(spec, len + 1, n, m);
     e = recio__parse_preset(ps, self, spec);
     recio__free(&ps->t->alloc, spec);
     return e;
@@ -10667,6 +10668,37 @@ static const recio__opdef recio__ops[] = {
 
 /* ---- the parser ---- */
 
+/* Edit distance of a and b (each under 32 bytes): the nearest op names an unknown op's message. */
+static int recio__edits(const char *a, const char *b) {
+    int row[33], i, j, n = (int)strlen(b);
+    for (j = 0; j <= n; j++) row[j] = j;
+    for (i = 1; a[i - 1]; i++) {
+        int diag = row[0];
+        row[0] = i;
+        for (j = 1; j <= n; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up, row[j] = best;
+        }
+    }
+    return row[n];
+}
+
+/* "unknown op 'flipp' (did you mean 'flip'?)": the nearest op within a third of the name. */
+static recio_err recio__unknown_op(recio__parser *ps, const char *at, const char *name) {
+    char msg[96];
+    size_t i, best = 0;
+    int d, bd = 1 << 30;
+    for (i = 0; i < sizeof recio__ops / sizeof recio__ops[0]; i++)
+        if (strlen(recio__ops[i].name) < 32 && (d = recio__edits(name, recio__ops[i].name)) < bd) bd = d, best = i;
+    if (bd > 0 && bd <= 1 + (int)strlen(name) / 3) {
+        recio__fmt(msg, sizeof msg, "unknown op '%s' (did you mean '%s'?)", name, recio__ops[best].name);
+        return recio__perr(ps, at, "%s", msg);
+    }
+    return recio__perr(ps, at, "unknown op '%s'", name);
+}
+
 static recio_err recio__parse_op(recio__parser *ps, int *out) {
     const char *at = ps->p;
     char name[32];
@@ -10684,7 +10716,7 @@ static recio_err recio__parse_op(recio__parser *ps, int *out) {
     name[len] = 0;
     for (i = 0; i < sizeof recio__ops / sizeof recio__ops[0]; i++)
         if (strlen(recio__ops[i].name) == len && memcmp(recio__ops[i].name, ps->p, len) == 0) d = &recio__ops[i];
-    if (!d) return recio__perr(ps, at, "unknown op '%s'", name);
+    if (!d) return recio__unknown_op(ps, at, name);
     ps->p += len;
     if ((self = recio__new_node(ps->t, d)) < 0) return RECIO_ERR_NOMEM;
     *out = self;
@@ -10730,15 +10762,19 @@ RECIODEF void recio_transform_free(recio_transform *t) {
     recio__free(&a, t);
 }
 
-RECIODEF recio_err recio_transform_parse_ex(recio_transform **t, const char *spec, const recio_transform_desc *desc,
-                                            char *errmsg, size_t errmsg_size) {
+RECIODEF recio_err recio_transform_parse_desc(recio_transform **t, const char *spec, const recio_transform_desc *desc) {
     recio__parser ps;
     recio_transform *tr;
     recio_allocator a;
     recio_err e;
-    if (errmsg && errmsg_size) errmsg[0] = 0;
-    if (!t || !spec) return RECIO_ERR_ARG;
-    *t = NULL;
+    char *errmsg = desc ? desc->errmsg : NULL;
+    size_t errmsg_size = errmsg ? RECIO_ERRMSG_SIZE : 0;
+    if (errmsg) errmsg[0] = 0;
+    if (t) *t = NULL;
+    if (!t || !spec) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "spec: %s is NULL", !t ? "the transform pointer" : "the spec");
+        return RECIO_ERR_ARG;
+    }
     memset(&a, 0, sizeof a);
     if (desc) a = desc->alloc;
     tr = (recio_transform *)recio__malloc(&a, sizeof *tr);
@@ -10750,7 +10786,7 @@ RECIODEF recio_err recio_transform_parse_ex(recio_transform **t, const char *spe
     tr->alloc = a;
     tr->kn = recio__kern_pick();
     tr->first = -1;
-    tr->fuse = !(desc && desc->no_fuse);
+    tr->fuse = 1; /* the tests turn it off through the struct (they include the implementation) */
     memset(&ps, 0, sizeof ps);
     ps.p = ps.line0 = spec;
     ps.line = 1;
@@ -10768,7 +10804,9 @@ RECIODEF recio_err recio_transform_parse_ex(recio_transform **t, const char *spe
 }
 
 
-RECIODEF int recio_transform_decode_hint(const recio_transform *t) {
+/* The smallest shorter side the transform's first resize needs (S of a leading resize_short(S) or
+   random_resized_crop(S)), 0 when it needs full resolution: its row's `hint` says (recio_decode_desc.transform). */
+static int recio__decode_hint(const recio_transform *t) {
     int i = t ? t->first : -1;
     while (i >= 0 && (t->nodes[i].op->flags & RECIO__OPF_PREFIX)) i = t->nodes[i].next;
     if (i < 0 || !(t->nodes[i].op->flags & RECIO__OPF_HINT)) return 0;
@@ -10840,11 +10878,7 @@ static recio_err recio__tf_part(const recio_transform *t, int from, int to, reci
 }
 
 RECIODEF recio_err recio_transform_parse(recio_transform **t, const char *spec) {
-    return recio_transform_parse_ex(t, spec, NULL, NULL, 0);
-}
-
-RECIODEF const char *recio_transform_op_name(size_t i) {
-    return i < sizeof recio__ops / sizeof recio__ops[0] ? recio__ops[i].name : NULL;
+    return recio_transform_parse_desc(t, spec, NULL);
 }
 
 /* AutoAugment's ImageNet policy (Cubuk et al. 2019, as torchvision's AutoAugmentPolicy.IMAGENET with
@@ -10852,7 +10886,7 @@ RECIODEF const char *recio_transform_op_name(size_t i) {
    magnitudes pick either sign with equal chance. Magnitudes: rotate 30*m/9 degrees; posterize
    8 - round(m*4/9) bits; solarize threshold 255*(1 - m/9); colour/contrast/sharpness 1 +/- 0.9*m/9;
    shear 0.3*m/9. */
-RECIODEF const char *recio_autoaugment_imagenet(void) {
+static const char *recio__autoaugment_imagenet(void) {
     return "random_subpolicy("
            "(random_apply(0.4, posterize(4)) random_apply(0.6, random_choice(rotate(30), rotate(-30)))),"
            "(random_apply(0.6, solarize(113.33)) random_apply(0.6, autocontrast)),"
@@ -10885,7 +10919,7 @@ RECIODEF const char *recio_autoaugment_imagenet(void) {
    written in this grammar by tests/data/recipes/make_refs.py from torchvision's own tables (the test
    compares): shear tan-free factors 0.3*m/9, translations translate_rel(150/331*m/9) of the image
    size, the rest as the ImageNet policy. */
-RECIODEF const char *recio_autoaugment_cifar10(void) {
+static const char *recio__autoaugment_cifar10(void) {
     return "random_subpolicy("
            "(random_apply(0.1, invert) random_apply(0.2, random_choice(contrast(1.6), contrast(0.4)))),"
            "(random_apply(0.7, random_choice(rotate(6.66667), rotate(-6.66667))) random_apply(0.3, random_choice(translate_rel(0.453172,0), translate_rel(-0.453172,0)))),"
@@ -10913,7 +10947,7 @@ RECIODEF const char *recio_autoaugment_cifar10(void) {
            "(random_apply(0.8, equalize) random_apply(0.1, invert)),"
            "(random_apply(0.7, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172))) random_apply(0.9, autocontrast)))";
 }
-RECIODEF const char *recio_autoaugment_svhn(void) {
+static const char *recio__autoaugment_svhn(void) {
     return "random_subpolicy("
            "(random_apply(0.9, random_choice(shear_x(0.133333), shear_x(-0.133333))) random_apply(0.2, invert)),"
            "(random_apply(0.9, random_choice(shear_y(0.266667), shear_y(-0.266667))) random_apply(0.7, invert)),"
@@ -11042,7 +11076,7 @@ static void recio__aug_choice(recio__out_text *o, int wide, int m) {
     }
     recio__put(o, ")");
 }
-RECIODEF size_t recio_randaugment_spec(char *buf, size_t cap, int n, int m) {
+static size_t recio__randaugment_spec(char *buf, size_t cap, int n, int m) {
     recio__out_text o;
     int i;
     o.d = buf, o.cap = buf ? cap : 0, o.at = 0;
@@ -11054,7 +11088,7 @@ RECIODEF size_t recio_randaugment_spec(char *buf, size_t cap, int n, int m) {
     }
     return o.at;
 }
-RECIODEF size_t recio_trivialaugment_spec(char *buf, size_t cap) {
+static size_t recio__trivialaugment_spec(char *buf, size_t cap) {
     recio__out_text o;
     o.d = buf, o.cap = buf ? cap : 0, o.at = 0;
     if (o.cap) buf[0] = 0;
@@ -11069,13 +11103,18 @@ static const char *recio__not_finite(float v) {
     return v != v ? "is NaN" : v > FLT_MAX || v < -FLT_MAX ? "is infinite" : NULL;
 }
 
-RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *why, size_t cap) {
+RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *why) {
     static const char *const names[5] = {"class", "xmin", "ymin", "xmax", "ymax"};
+    const size_t cap = RECIO_ERRMSG_SIZE;
     int i, k;
     if (bad) *bad = -1;
-    if (why && cap) why[0] = 0;
+    if (why) why[0] = 0;
     if (!stride) stride = 5;
-    if (count < 0 || stride < 5 || (count && !boxes)) return RECIO_ERR_ARG;
+    if (count < 0 || stride < 5 || (count && !boxes)) {
+        if (why) recio__fmt(why, cap, count < 0 ? "count %d < 0" : stride < 5 ? "stride %d < 5" : "no boxes (count %d)",
+                            count < 0 ? count : stride < 5 ? stride : count);
+        return RECIO_ERR_ARG;
+    }
     for (i = 0; i < count; i++) {
         const float *o = boxes + (size_t)i * (size_t)stride;
         const char *what = NULL;
@@ -11169,19 +11208,41 @@ static recio_err recio__tgt_step(recio__tgt *tg, const recio__geo *g) {
 }
 
 /* Boxes and mask of d for a w x h input. */
-static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, int w, int h, const recio_apply_desc *d) {
+/* Why the desc's boxes or mask cannot ride along a w x h input; NULL when they can. */
+static const char *recio__tgt_bad(const recio_apply_desc *d, int w, int h) {
+    const recio_image *m = d->mask;
+    if (d->count < 0) return "boxes: count < 0";
+    if (d->stride && d->stride < 5) return "boxes: stride < 5 (class, xmin, ymin, xmax, ymax at least)";
+    if (d->mask_fill < -1 || d->mask_fill > 255) return "mask_fill: a label 1..255, 0 (255) or RECIO_MASK_FILL_ZERO";
+    if (d->count && (!d->boxes || !d->boxes_out || !d->count_out)) return "boxes: boxes, boxes_out and count_out go together";
+    if (m && (!recio__is_u8hwc(m) || m->channels != 1)) return "mask: not u8, 1 channel, HWC";
+    if (m && (m->width != w || m->height != h)) return "mask: not the input's size";
+    if (m && !d->mask_out) return "mask: no mask_out";
+    return NULL;
+}
+
+static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, int w, int h, const recio_apply_desc *d, char *errmsg,
+                                 size_t cap) {
     int stride = d->stride ? d->stride : 5, i;
     const recio_image *m = d->mask;
+    const char *bad = recio__tgt_bad(d, w, h);
+    char why[RECIO_ERRMSG_SIZE];
     memset(tg, 0, sizeof *tg);
     tg->alloc = &t->alloc, tg->w = w, tg->h = h;
-    if (d->count < 0 || stride < 5 || d->mask_fill < -1 || d->mask_fill > 255) return RECIO_ERR_ARG;
-    if (d->count && (!d->boxes || !d->boxes_out || !d->count_out)) return RECIO_ERR_ARG;
-    if (m && (!recio__is_u8hwc(m) || m->channels != 1 || m->width != w || m->height != h || !d->mask_out))
+    if (bad) {
+        if (errmsg && m && strcmp(bad, "mask: not the input's size") == 0)
+            recio__fmt(errmsg, cap, "transform: %s (mask %dx%d, input %dx%d)", bad, m->width, m->height, w, h);
+        else if (errmsg)
+            recio__fmt(errmsg, cap, "transform: %s", bad);
         return RECIO_ERR_ARG;
+    }
     tg->fill = recio__mask_fill_value(d->mask_fill);
     if (m) tg->mask = *m, tg->mask.owned = NULL;
     if (!d->count) return RECIO_OK;
-    if (recio_boxes_check(d->boxes, d->count, stride, NULL, NULL, 0) != RECIO_OK) return RECIO_ERR_ARG;
+    if (recio_boxes_check(d->boxes, d->count, stride, NULL, why) != RECIO_OK) {
+        if (errmsg) recio__fmt(errmsg, cap, "transform: boxes: %s", why);
+        return RECIO_ERR_ARG;
+    }
     if ((size_t)d->count > SIZE_MAX / (5 * sizeof(double))) return RECIO_ERR_NOMEM;
     if (!(tg->b = (double *)recio__malloc(tg->alloc, (size_t)d->count * 5 * sizeof(double)))) return RECIO_ERR_NOMEM;
     for (i = 0; i < d->count; i++) { /* normalised to pixels, then kept as after any op: the same whatever the chain */
@@ -11241,10 +11302,10 @@ static recio_err recio__exec_run(recio__exec *x, int node, recio_image *out) {
     }
     if (x->asked) *x->asked = x->a.asked;
     recio__arena_free(&x->a);
-    return e;
+    return e == RECIO_ERR_NOMEM && x->a.short_ ? RECIO_ERR_SMALL : e;
 }
 
-/* Where a run's temporaries go: the caller's block, fixed (RECIO_ERR_NOMEM when too small) or
+/* Where a run's temporaries go: the caller's block, fixed (RECIO_ERR_SMALL when too small) or
    followed by heap blocks when grow is set (the iterator, which then enlarges its block to
    `asked` so the next record fits); NULL p = heap only. */
 typedef struct recio__scratch {
@@ -11253,6 +11314,12 @@ typedef struct recio__scratch {
     int grow;
     size_t *asked;
 } recio__scratch;
+
+/* How encoded input is decoded (recio_apply_desc's channels and full_scale; the iterator's channels). */
+typedef struct recio__enc {
+    int channels;   /* 1, 3, 4; 0 = as stored */
+    int full_scale; /* never DCT-scale */
+} recio__enc;
 
 static void recio__exec_init(recio__exec *x, const recio_transform *t, const recio_image *in, uint64_t seed,
                              const recio__scratch *sc) {
@@ -11269,31 +11336,28 @@ static void recio__exec_init(recio__exec *x, const recio_transform *t, const rec
     recio__exec_reset(x);
 }
 
-/* "transform: " and what the op said, or the code's words. */
+/* "transform: " and what the op said, or the code's words; words already there (a bad box) stay. */
 static void recio__exec_msg(const recio__exec *x, recio_err e, char *errmsg, size_t cap) {
-    if (errmsg) recio__fmt(errmsg, cap, "transform: %s", x->why[0] ? x->why : recio_strerror(e));
+    if (errmsg && !errmsg[0]) recio__fmt(errmsg, cap, "transform: %s", x->why[0] ? x->why : recio_strerror(e));
 }
 
 static recio_err recio__apply_in(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
                                  const recio__scratch *sc, char *errmsg, size_t cap) {
     recio__exec x;
     recio_err e;
-    if (!t || !recio__valid(in) || !out) return RECIO_ERR_ARG;
+    if (!t || !recio__valid(in) || !out) {
+        if (errmsg) recio__fmt(errmsg, cap, "transform: %s", !t ? "no transform" : !out ? "no output image" : "not a valid input image");
+        return RECIO_ERR_ARG;
+    }
     recio__exec_init(&x, t, in, seed, sc);
     if ((e = recio__exec_run(&x, t->first, out)) != RECIO_OK) recio__exec_msg(&x, e, errmsg, cap);
     return e;
 }
 
-RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const recio_image *in, recio_image *out,
-                                                 uint64_t seed, void *scratch, size_t scratch_size) {
+RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed) {
     recio__scratch sc;
     memset(&sc, 0, sizeof sc);
-    sc.p = scratch, sc.n = scratch_size;
     return recio__apply_in(t, in, out, seed, &sc, NULL, 0);
-}
-
-RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed) {
-    return recio_transform_apply_scratch(t, in, out, seed, NULL, 0);
 }
 
 /* Run the chain from node with the targets riding along, then write them out. */
@@ -11308,32 +11372,23 @@ static recio_err recio__tgt_run(recio__exec *x, int node, recio_image *out, reci
     return e;
 }
 
+/* The chain on an image with the desc's boxes and mask (none: a plain run), the executor's words in errmsg. */
 static recio_err recio__apply_tgt(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
-                                  const recio__scratch *sc, const recio_apply_desc *d) {
+                                  const recio__scratch *sc, const recio_apply_desc *d, char *errmsg, size_t cap) {
     recio__tgt tg;
     recio__exec x;
     recio_err e;
-    if ((e = recio__tgt_init(&tg, t, in->width, in->height, d)) == RECIO_OK) {
+    if (!d) return recio__apply_in(t, in, out, seed, sc, errmsg, cap);
+    if (!t || !recio__valid(in) || !out) return recio__apply_in(t, in, out, seed, sc, errmsg, cap); /* its words */
+    if ((e = recio__tgt_init(&tg, t, in->width, in->height, d, errmsg, cap)) == RECIO_OK) {
         recio__exec_init(&x, t, in, seed, sc);
-        e = recio__tgt_run(&x, t->first, out, &tg, d);
+        if ((e = recio__tgt_run(&x, t->first, out, &tg, d)) != RECIO_OK) recio__exec_msg(&x, e, errmsg, cap);
     }
     recio__tgt_free(&tg);
     return e;
 }
 
-RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
-                                            const recio_apply_desc *desc) {
-    recio_apply_desc d;
-    recio__scratch sc;
-    memset(&d, 0, sizeof d);
-    if (desc) d = *desc;
-    memset(&sc, 0, sizeof sc);
-    sc.p = d.scratch, sc.n = d.scratch_size;
-    if (!t || !recio__valid(in) || !out) return RECIO_ERR_ARG;
-    return recio__apply_tgt(t, in, out, seed, &sc, &d);
-}
-
-/* A run out of memory in the caller's fixed scratch: say how much a w x h x c input needs. */
+/* A run out of the caller's fixed scratch: say how much a w x h x c input needs. */
 static void recio__scratch_why(const recio_transform *t, const recio__scratch *sc, int w, int h, int c, char *errmsg, size_t cap) {
     size_t need;
     if (!errmsg || !sc->p || sc->grow) return;
@@ -11365,11 +11420,12 @@ static recio_err recio__tgt_replay(const recio_transform *t, int stop, uint64_t 
 }
 
 /* The executor's run after the plan, with the targets when asked for. */
-static recio_err recio__jpeg_run(recio__exec *x, int next, recio_image *out, uint64_t seed, int w, int h, const recio_apply_desc *d) {
+static recio_err recio__jpeg_run(recio__exec *x, int next, recio_image *out, uint64_t seed, int w, int h, const recio_apply_desc *d,
+                                 char *errmsg, size_t cap) {
     recio__tgt tg;
     recio_err e;
     if (!d) return recio__exec_run(x, next, out);
-    if ((e = recio__tgt_init(&tg, x->t, w, h, d)) == RECIO_OK && (e = recio__tgt_replay(x->t, next, seed, w, h, &tg)) == RECIO_OK)
+    if ((e = recio__tgt_init(&tg, x->t, w, h, d, errmsg, cap)) == RECIO_OK && (e = recio__tgt_replay(x->t, next, seed, w, h, &tg)) == RECIO_OK)
         e = recio__tgt_run(x, next, out, &tg, d);
     else
         recio__arena_free(&x->a);
@@ -11416,7 +11472,7 @@ static void recio__plan_need(int sn, int dn, int o, int n, recio_filter f, int *
    the resize's target, the rectangle on that scale, and only its rows and columns that the pass
    reads (plus one pixel: libjpeg-turbo's chroma upsampling differs at a window's own edge). */
 static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char *b, size_t n, recio_image *out, uint64_t seed,
-                                   const recio_encoded_desc *d, const recio_apply_desc *ap, const recio__scratch *sc, char *errmsg,
+                                   const recio__enc *d, const recio_apply_desc *ap, const recio__scratch *sc, char *errmsg,
                                    size_t cap) {
     recio__jdec j;
     recio__plan p;
@@ -11459,16 +11515,16 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
     x.dw = p.dw, x.dh = p.dh, x.ox = p.o[0], x.oy = p.o[1], x.ow = p.o[2], x.oh = p.o[3];
     x.filt = p.filt;
     if (!p.resized) x.next_filt = p.filt; /* `area` planned, its resize not: it still applies */
-    e = recio__jpeg_run(&x, p.next, out, seed, W, H, ap);
+    e = recio__jpeg_run(&x, p.next, out, seed, W, H, ap, errmsg, cap);
     if (e != RECIO_OK) recio__exec_msg(&x, e, errmsg, cap);
-    if (e == RECIO_ERR_NOMEM) recio__scratch_why(t, sc, W, H, j.img.channels, errmsg, cap);
+    if (e == RECIO_ERR_SMALL) recio__scratch_why(t, sc, W, H, j.img.channels, errmsg, cap);
     recio_image_free(&j.img);
     return e;
 }
 #endif
 
 static recio_err recio__apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out, uint64_t seed,
-                                      const recio_encoded_desc *d, const recio_apply_desc *ap, const recio__scratch *sc, char *errmsg,
+                                      const recio__enc *d, const recio_apply_desc *ap, const recio__scratch *sc, char *errmsg,
                                       size_t errmsg_size) {
     recio_image img;
     recio_err e;
@@ -11486,33 +11542,45 @@ static recio_err recio__apply_encoded(const recio_transform *t, const void *byte
         return recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, d, ap, sc, errmsg, errmsg_size);
 #endif
     if ((e = recio__decode(&img, bytes, n, d->channels, 0, errmsg, errmsg_size, &t->alloc)) != RECIO_OK) return e;
-    e = ap ? recio__apply_tgt(t, &img, out, seed, sc, ap) : recio__apply_in(t, &img, out, seed, sc, errmsg, errmsg_size);
-    if (e != RECIO_OK && ap && errmsg) recio__fmt(errmsg, errmsg_size, "transform: %s", recio_strerror(e));
-    if (e == RECIO_ERR_NOMEM) recio__scratch_why(t, sc, img.width, img.height, img.channels, errmsg, errmsg_size);
+    e = recio__apply_tgt(t, &img, out, seed, sc, ap, errmsg, errmsg_size);
+    if (e == RECIO_ERR_SMALL) recio__scratch_why(t, sc, img.width, img.height, img.channels, errmsg, errmsg_size);
     recio_image_free(&img);
     return e;
 }
 
-RECIODEF recio_err recio_transform_apply_encoded_ex(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
-                                                    uint64_t seed, const recio_encoded_desc *desc, const recio_apply_desc *apply,
-                                                    char *errmsg, size_t errmsg_size) {
-    recio_encoded_desc d;
-    recio__scratch sc;
-    char why[96];
-    memset(&d, 0, sizeof d);
-    if (desc) d = *desc;
-    memset(&sc, 0, sizeof sc);
-    sc.p = d.scratch, sc.n = d.scratch_size;
-    if (apply && apply->count > 0 && apply->boxes && recio_boxes_check(apply->boxes, apply->count, apply->stride, NULL, why, sizeof why)) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "transform: boxes: %s", why);
-        return RECIO_ERR_ARG;
-    }
-    return recio__apply_encoded(t, bytes, n, out, seed, &d, apply, &sc, errmsg, errmsg_size);
+/* The desc's input: an image, or encoded bytes (exactly one); words for the wrong mix. */
+static recio_err recio__apply_desc_check(const recio_transform *t, const recio_apply_desc *d) {
+    const char *bad = NULL;
+    if (!t) bad = "no transform";
+    else if (!d->out) bad = "no output image (out)";
+    else if (d->in && d->bytes) bad = "both an image (in) and encoded bytes: give one";
+    else if (!d->in && !d->bytes) bad = "no input: give an image (in) or encoded bytes";
+    else if (d->in && !recio__valid(d->in)) bad = "the input image is not a valid image";
+    else if (d->scratch_size && !d->scratch) bad = "scratch_size without scratch";
+    if (!bad) return RECIO_OK;
+    if (d->errmsg) recio__fmt(d->errmsg, RECIO_ERRMSG_SIZE, "transform: %s", bad);
+    return RECIO_ERR_ARG;
 }
 
-RECIODEF recio_err recio_transform_apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
-                                                 uint64_t seed, const recio_encoded_desc *desc, char *errmsg, size_t errmsg_size) {
-    return recio_transform_apply_encoded_ex(t, bytes, n, out, seed, desc, NULL, errmsg, errmsg_size);
+RECIODEF recio_err recio_transform_apply_desc(const recio_transform *t, const recio_apply_desc *d) {
+    recio__scratch sc;
+    recio__enc enc;
+    recio_err e;
+    const recio_apply_desc *ap;
+    if (!d) return RECIO_ERR_ARG;
+    if (d->errmsg) d->errmsg[0] = 0;
+    if ((e = recio__apply_desc_check(t, d)) != RECIO_OK) return e;
+    memset(&sc, 0, sizeof sc);
+    sc.p = d->scratch, sc.n = d->scratch_size;
+    ap = d->count || d->mask || d->boxes || d->mask_out || d->boxes_out || d->count_out || d->mask_fill || d->stride ? d : NULL;
+    if (d->in) {
+        e = recio__apply_tgt(t, d->in, d->out, d->seed, &sc, ap, d->errmsg, d->errmsg ? RECIO_ERRMSG_SIZE : 0);
+        if (e == RECIO_ERR_SMALL) recio__scratch_why(t, &sc, d->in->width, d->in->height, d->in->channels, d->errmsg, RECIO_ERRMSG_SIZE);
+        return e;
+    }
+    memset(&enc, 0, sizeof enc);
+    enc.channels = d->channels, enc.full_scale = d->full_scale;
+    return recio__apply_encoded(t, d->bytes, d->size, d->out, d->seed, &enc, ap, &sc, d->errmsg, d->errmsg ? RECIO_ERRMSG_SIZE : 0);
 }
 
 /* ---- shapes without pixels: output shape and a scratch bound, by the ops' own shape rules and
@@ -12367,7 +12435,7 @@ static recio_err recio__it_cache_init(recio_iter *it) {
 static recio_err recio__it_run(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, recio_image *dst,
                               const recio_apply_desc *ap, unsigned worker, char *what) {
     recio__it_bytes *blk = &it->scratch[worker];
-    recio_encoded_desc d;
+    recio__enc d;
     recio__scratch sc;
     recio_image pre;
     recio_err e;
@@ -12421,7 +12489,8 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     e = recio__it_run(it, ir, key, seed, &dst, ap, worker, what);
     if (e == RECIO_OK && it->cache.mode == RECIO_CACHE_ITEMS) recio__it_keep_item(it, key, out);
     /* a shape that differs from the first record's (the executor's own words are kept) */
-    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && strcmp(what + 11, recio_strerror(e)) == 0 && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
+    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 &&
+        (strcmp(what + 11, recio_strerror(e)) == 0 || strncmp(what + 11, "mask: ", 6) == 0) && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
         recio_image got; /* sizes as WxH, as everywhere */
         if (ap && ap->mask && (ap->mask->width != w || ap->mask->height != h)) /* the record is bad, not the chain */
             e = RECIO_ERR_FORMAT, recio__fmt(what, RECIO_ITER_ERRMSG, "mask: %dx%d, not the %dx%d (WxH) of its image", ap->mask->width, ap->mask->height, w, h);
@@ -12439,8 +12508,8 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
    One with a NaN or an inverted box is not an object to move or count: the record is refused,
    naming the object (skip_bad leaves it out and counts it). */
 static recio_err recio__it_boxes(const float *row, unsigned objects, char *what) {
-    char why[96];
-    if (!objects || recio_boxes_check(row + (size_t)row[0], (int)objects, (int)row[1], NULL, why, sizeof why) == RECIO_OK) return RECIO_OK;
+    char why[RECIO_ERRMSG_SIZE];
+    if (!objects || recio_boxes_check(row + (size_t)row[0], (int)objects, (int)row[1], NULL, why) == RECIO_OK) return RECIO_OK;
     return recio__fmt(what, RECIO_ITER_ERRMSG, "detection labels: %s", why), RECIO_ERR_FORMAT;
 }
 
@@ -13017,7 +13086,8 @@ static recio_err recio__it_spec(recio_iter *it) {
     if (!it->d.spec) return RECIO_OK;
     memset(&td, 0, sizeof td);
     td.alloc = it->d.alloc;
-    if ((e = recio_transform_parse_ex(&it->tf, it->d.spec, &td, what, sizeof what)) != RECIO_OK)
+    td.errmsg = what;
+    if ((e = recio_transform_parse_desc(&it->tf, it->d.spec, &td)) != RECIO_OK)
         return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", what), e;
     if ((e = recio__it_src_read_at(it, first, &rec, it->errmsg)) != RECIO_OK) return e;
     for (tries = 1; (e = recio__it_shape_of(it, &rec, what)) != RECIO_OK; tries++) {

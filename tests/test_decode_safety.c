@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "test.h"
+#include "img_desc.h"
 #include "cli_util.h"
 #include <sys/wait.h>
 
@@ -20,7 +21,7 @@ static const char hdr50[] = "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 1 +X 8\n\x
 
 static int decode_msg(const unsigned char *b, size_t n, char *msg, size_t cap) {
     recio_image img = {0};
-    recio_err e = recio_image_decode_ex(&img, b, n, 0, msg, cap);
+    recio_err e = t_decode_ex(&img, b, n, 0, msg, cap);
     if (e == RECIO_OK) recio_image_free(&img);
     return (int)e;
 }
@@ -50,7 +51,7 @@ static void test_unsupported_formats(void) {
         recio_transform *t = NULL;
         char msg[256] = "";
         CHECK(recio_transform_parse(&t, "resize(8,8)") == RECIO_OK);
-        CHECK(recio_transform_apply_encoded(t, hdr50, 50, &img, 0, NULL, msg, sizeof msg) == RECIO_ERR_DECODE);
+        CHECK(t_apply_encoded(t, hdr50, 50, &img, 0, NULL, msg, sizeof msg) == RECIO_ERR_DECODE);
         CHECK(strstr(msg, "unsupported image format") != NULL);
         recio_transform_free(t);
     }
@@ -160,11 +161,11 @@ static void test_jpeg(void) {
     memcpy(c + at + 5, "\x40\x00\x40\x00", 4);
     CHECK(refused(c, n, "cannot fit"));
     CHECK(recio_transform_parse(&t, "random_resized_crop(32)") == RECIO_OK);
-    CHECK(recio_transform_apply_encoded(t, c, n, &img, 1, NULL, msg, sizeof msg) == RECIO_ERR_DECODE);
+    CHECK(t_apply_encoded(t, c, n, &img, 1, NULL, msg, sizeof msg) == RECIO_ERR_DECODE);
     CHECK(strstr(msg, "cannot fit") != NULL);
     for (k = 3; k < 10; k += 3) { /* cut short: an error from both decoders, never grey */
         CHECK(decode_msg(b, n * k / 10, msg, sizeof msg) == RECIO_ERR_DECODE);
-        CHECK(recio_transform_apply_encoded(t, b, n * k / 10, &img, 1, NULL, msg, sizeof msg) == RECIO_ERR_DECODE);
+        CHECK(t_apply_encoded(t, b, n * k / 10, &img, 1, NULL, msg, sizeof msg) == RECIO_ERR_DECODE);
     }
     c = (unsigned char *)realloc(c, n + 1); /* stb's JPEG decoder in every build (a fill byte first) */
     c[0] = 0xff;
@@ -196,7 +197,7 @@ static void test_jpeg_marker_in_scan(void) {
         c[0] = 0xff;
         memcpy(c + 1, b, n);
         c[1 + m] = 0xff, c[2 + m] = (unsigned char)(k & 1 ? 0xd9 : 0xc4);
-        e = recio_image_decode_ex(&img, c, n + 1, 3, msg, sizeof msg);
+        e = t_decode_ex(&img, c, n + 1, 3, msg, sizeof msg);
         CHECK(e == RECIO_ERR_DECODE); /* the scan stops at the marker: stb alone would fill it with zeros */
         if (e == RECIO_OK) recio_image_free(&img);
 #ifdef RECIO_TURBOJPEG
@@ -235,7 +236,7 @@ static void test_jpeg_scan_cut_then_marker(void) {
             memcpy(c + 1, b, p);
             c[1 + p] = 0xff, c[2 + p] = 0xd9;
             cuts++;
-            if (recio_image_decode_ex(&img, c, p + 3, 3, msg, sizeof msg) == RECIO_OK) {
+            if (t_decode_ex(&img, c, p + 3, 3, msg, sizeof msg) == RECIO_OK) {
                 if (bad++ < 3) printf("  %s cut at %zu of %zu: decoded\n", files[f], p, end);
                 recio_image_free(&img);
             }
@@ -271,12 +272,12 @@ static void test_jpeg_progressive_cut_then_marker(void) {
             for (end = data; end + 1 < n && !(b[end] == 0xff && b[end + 1] != 0 && (b[end + 1] < 0xd0 || b[end + 1] > 0xd7)); end++) {}
             memcpy(c + 1, b, end); /* the scans up to this one's end: sound */
             c[1 + end] = 0xff, c[2 + end] = 0xd9;
-            ends += recio_image_decode_ex(&whole, c, end + 3, 3, msg, sizeof msg) == RECIO_OK;
+            ends += t_decode_ex(&whole, c, end + 3, 3, msg, sizeof msg) == RECIO_OK;
             for (p = data + 1; whole.data && p < end; p++) {
                 recio_image img = {0};
                 memcpy(c + 1, b, p);
                 c[1 + p] = 0xff, c[2 + p] = 0xd9;
-                if (recio_image_decode_ex(&img, c, p + 3, 3, msg, sizeof msg) != RECIO_OK) {
+                if (t_decode_ex(&img, c, p + 3, 3, msg, sizeof msg) != RECIO_OK) {
                     refused++;
                     continue;
                 }
@@ -324,7 +325,7 @@ static void test_jpeg_shift34(void) {
     recio_err e;
     j[0] = 0xff; /* a fill byte: stb decodes it in every build */
     n = 1 + shift34_jpeg(j + 1);
-    e = recio_image_decode_ex(&img, j, n, 0, msg, sizeof msg);
+    e = t_decode_ex(&img, j, n, 0, msg, sizeof msg);
     CHECK(e == RECIO_ERR_DECODE && strstr(msg, "truncated JPEG") != NULL);
     if (e == RECIO_OK) recio_image_free(&img);
 #ifdef RECIO_TURBOJPEG

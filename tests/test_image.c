@@ -4,6 +4,7 @@
    scripts are quoted next to their numbers. */
 #include "recio.h"
 #include "test.h"
+#include "img_desc.h"
 #include <math.h>
 
 static recio_image gray_from(const int *v, int w, int h) {
@@ -435,7 +436,7 @@ static void test_decode_errors(void) {
     static const unsigned char junk[16] = "not an image!!!";
     char msg[128];
     recio_image img = {0};
-    CHECK(recio_image_decode_ex(&img, junk, sizeof junk, 3, msg, sizeof msg) == RECIO_ERR_DECODE);
+    CHECK(t_decode_ex(&img, junk, sizeof junk, 3, msg, sizeof msg) == RECIO_ERR_DECODE);
     CHECK(strncmp(msg, "decode: ", 8) == 0 && strlen(msg) > 9);
     CHECK(img.data == NULL);
     CHECK(recio_image_decode(&img, junk, sizeof junk, 2) == RECIO_ERR_ARG);
@@ -452,7 +453,7 @@ static void test_decode_huge_header(void) {
     CHECK(b && n > 24);
     if (!b) return;
     memcpy(b + 16, "\0\0\x4e\x20\0\0\x4e\x20", 8);
-    CHECK(recio_image_decode_ex(&img, b, n, 3, msg, sizeof msg) == RECIO_ERR_DECODE);
+    CHECK(t_decode_ex(&img, b, n, 3, msg, sizeof msg) == RECIO_ERR_DECODE);
     CHECK(strstr(msg, "20000x20000 PNG is more than RECIO_MAX_PIXELS") != NULL);
     free(b);
 }
@@ -474,7 +475,7 @@ static size_t find_marker(const unsigned char *b, size_t n, unsigned char m) {
 static void expect_bad_huffman(const unsigned char *b, size_t n, const char *what) {
     char msg[128] = "";
     recio_image img = {0};
-    recio_err e = recio_image_decode_ex(&img, b, n, 3, msg, sizeof msg);
+    recio_err e = t_decode_ex(&img, b, n, 3, msg, sizeof msg);
 #ifdef RECIO_TURBOJPEG /* libjpeg-turbo decodes JPEG and refuses these itself, in its own words */
     const char *want = "decode: ";
 #else
@@ -551,7 +552,7 @@ static void test_decode_damaged(void) {
                     d[(s >> 33) % n] ^= (unsigned char)(1u << ((s >> 20) & 7));
                 }
             }
-            e = recio_image_decode_ex(&img, d, len, 3, msg, sizeof msg);
+            e = t_decode_ex(&img, d, len, 3, msg, sizeof msg);
             if (e == RECIO_OK) {
                 ok++;
                 CHECK(img.width > 0 && img.height > 0 && img.channels == 3);

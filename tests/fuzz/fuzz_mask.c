@@ -3,13 +3,14 @@
    PNG accepted whose header says neither 8-bit grey nor 1/2/4/8-bit palette, a palette index past
    what its bit depth can hold, or a refusal whose words do not start "mask: ". */
 #include "recio.h"
+#include "../img_desc.h"
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     recio_image m;
     char msg[256];
     size_t i;
-    if (recio_mask_decode(&m, data, size, msg, sizeof msg) != RECIO_OK) {
+    if (t_mask_decode(&m, data, size, msg, sizeof msg) != RECIO_OK) {
         if (strncmp(msg, "mask: ", 6) != 0) __builtin_trap();
         return 0;
     }
