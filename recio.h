@@ -972,7 +972,7 @@ RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_i
 
 /* Everything else goes through one desc (zero-initialised fields mean defaults):
 
-   INPUT: `in` (an image), or `bytes`/`size` (an encoded JPEG, PNG, BMP as recio_image_decode,
+   INPUT: `image`, or `bytes`/`size` (an encoded JPEG, PNG, BMP as recio_image_decode,
    decoded to `channels` and the chain applied in one call). With RECIO_TURBOJPEG a JPEG is decoded
    only as far as the chain reads it: the chain's leading crops (crop, center_crop, random_crop,
    random_resized_crop) and first resize are worked out on the full-size header before decoding, then
@@ -1010,8 +1010,8 @@ RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_i
    300x300 at 0,0 does not fit a 200x100 image"). */
 enum { RECIO_MASK_FILL_ZERO = -1 }; /* mask_fill for label 0 (0 itself means the default, 255) */
 typedef struct recio_apply_desc {
-    const recio_image *in;   /* in: the image, or NULL with bytes */
-    const void *bytes;       /* in: an encoded image instead of `in` */
+    const recio_image *image; /* in: the image, or NULL with bytes */
+    const void *bytes;       /* in: an encoded image instead of `image` */
     size_t size;             /* its bytes */
     int channels;            /* bytes: decode to 1, 3 or 4 channels; 0 = as stored */
     int full_scale;          /* bytes: 1 = never DCT-scale (windows only) */
@@ -11553,9 +11553,9 @@ static recio_err recio__apply_desc_check(const recio_transform *t, const recio_a
     const char *bad = NULL;
     if (!t) bad = "no transform";
     else if (!d->out) bad = "no output image (out)";
-    else if (d->in && d->bytes) bad = "both an image (in) and encoded bytes: give one";
-    else if (!d->in && !d->bytes) bad = "no input: give an image (in) or encoded bytes";
-    else if (d->in && !recio__valid(d->in)) bad = "the input image is not a valid image";
+    else if (d->image && d->bytes) bad = "both an image and encoded bytes: give one";
+    else if (!d->image && !d->bytes) bad = "no input: give an image or encoded bytes";
+    else if (d->image && !recio__valid(d->image)) bad = "the input image is not a valid image";
     else if (d->scratch_size && !d->scratch) bad = "scratch_size without scratch";
     if (!bad) return RECIO_OK;
     if (d->errmsg) recio__fmt(d->errmsg, RECIO_ERRMSG_SIZE, "transform: %s", bad);
@@ -11573,9 +11573,9 @@ RECIODEF recio_err recio_transform_apply_desc(const recio_transform *t, const re
     memset(&sc, 0, sizeof sc);
     sc.p = d->scratch, sc.n = d->scratch_size;
     ap = d->count || d->mask || d->boxes || d->mask_out || d->boxes_out || d->count_out || d->mask_fill || d->stride ? d : NULL;
-    if (d->in) {
-        e = recio__apply_tgt(t, d->in, d->out, d->seed, &sc, ap, d->errmsg, d->errmsg ? RECIO_ERRMSG_SIZE : 0);
-        if (e == RECIO_ERR_SMALL) recio__scratch_why(t, &sc, d->in->width, d->in->height, d->in->channels, d->errmsg, RECIO_ERRMSG_SIZE);
+    if (d->image) {
+        e = recio__apply_tgt(t, d->image, d->out, d->seed, &sc, ap, d->errmsg, d->errmsg ? RECIO_ERRMSG_SIZE : 0);
+        if (e == RECIO_ERR_SMALL) recio__scratch_why(t, &sc, d->image->width, d->image->height, d->image->channels, d->errmsg, RECIO_ERRMSG_SIZE);
         return e;
     }
     memset(&enc, 0, sizeof enc);

@@ -98,7 +98,7 @@ static void bv_records_close(void *r) { recio_reader_close((recio_reader *)r); }
 static int bv_decode(const void *bytes, size_t n, unsigned char **px, int *w, int *h) {
     recio_image img;
     memset(&img, 0, sizeof img);
-    if (recio_image_decode_scaled(&img, bytes, n, 3, 0, NULL, 0) != RECIO_OK) return -1;
+    if (recio_image_decode(&img, bytes, n, 3) != RECIO_OK) return -1;
     *px = (unsigned char *)img.owned;
     *w = img.width;
     *h = img.height;
@@ -134,7 +134,10 @@ static int bv_transform_apply(void *th, const unsigned char *px, int w, int h, f
         if (!(t->scratch = malloc(need))) return -1;
         t->size = need;
     }
-    return recio_transform_apply_scratch(t->t, &in, &o, seed, t->scratch, t->size) == RECIO_OK ? 0 : -1;
+    recio_apply_desc d;
+    memset(&d, 0, sizeof d);
+    d.image = &in, d.out = &o, d.seed = seed, d.scratch = t->scratch, d.scratch_size = t->size;
+    return recio_transform_apply_desc(t->t, &d) == RECIO_OK ? 0 : -1;
 }
 
 static void bv_transform_free(void *th) {

@@ -68,7 +68,7 @@ static inline recio_err t_apply_scratch(const recio_transform *t, const recio_im
                                         void *scratch, size_t scratch_size) {
     recio_apply_desc d;
     memset(&d, 0, sizeof d);
-    d.in = in, d.out = out, d.seed = seed, d.scratch = scratch, d.scratch_size = scratch_size;
+    d.image = in, d.out = out, d.seed = seed, d.scratch = scratch, d.scratch_size = scratch_size;
     return recio_transform_apply_desc(t, &d);
 }
 
@@ -78,7 +78,7 @@ static inline recio_err t_apply_ex(const recio_transform *t, const recio_image *
     recio_apply_desc d;
     memset(&d, 0, sizeof d);
     if (targets) d = *targets;
-    d.in = in, d.out = out, d.seed = seed;
+    d.image = in, d.out = out, d.seed = seed;
     return recio_transform_apply_desc(t, &d);
 }
 
@@ -90,7 +90,7 @@ static inline recio_err t_apply_encoded_ex(const recio_transform *t, const void 
     recio_err e;
     memset(&d, 0, sizeof d);
     if (targets) d = *targets;
-    d.in = NULL, d.bytes = b, d.size = n, d.out = out, d.seed = seed, d.errmsg = msg;
+    d.image = NULL, d.bytes = b, d.size = n, d.out = out, d.seed = seed, d.errmsg = msg;
     d.scratch = enc ? enc->scratch : NULL, d.scratch_size = enc ? enc->scratch_size : 0;
     d.channels = enc ? enc->channels : 0, d.full_scale = enc ? enc->full_scale : 0;
     e = recio_transform_apply_desc(t, &d);

@@ -321,7 +321,7 @@ static int apply_run(const apply_args *a, const recio_transform *t, const recio_
     char why[RECIO_ERRMSG_SIZE];
     recio_err e;
     memset(&d, 0, sizeof d);
-    d.in = src, d.out = dst, d.seed = a->seed, d.errmsg = why;
+    d.image = src, d.out = dst, d.seed = a->seed, d.errmsg = why;
     if (a->boxes && read_boxes(a->boxes, &obj, &d.count) != 0) goto done;
     if (a->mask && read_mask(a->mask, src, &mask) != 0) goto done;
     d.boxes = obj, d.boxes_out = obj, d.count_out = &kept;

@@ -385,7 +385,7 @@ static int record_tile(const recio_irecord *ir, const recio_transform *t, uint64
         return -1;
     }
     if (ir->mask) ad.mask = &mask, ad.mask_out = &mtr;
-    ad.in = &dec, ad.out = &tr, ad.seed = recio_seed_for(seed, 0, ir->id), ad.errmsg = aw;
+    ad.image = &dec, ad.out = &tr, ad.seed = recio_seed_for(seed, 0, ir->id), ad.errmsg = aw;
     if (t && (e = recio_transform_apply_desc(t, &ad)) != RECIO_OK) { /* "transform: the op's words" */
         snprintf(why, cap, "%.250s", strncmp(aw, "transform: boxes: ", 18) == 0 ? aw + 11 : aw[0] ? aw : recio_strerror(e));
         recio_image_free(&dec), recio_image_free(&mask);
