@@ -801,10 +801,9 @@ typedef enum recio_border { RECIO_BORDER_CONSTANT = 0, RECIO_BORDER_REPLICATE = 
 
 RECIODEF size_t recio_dtype_size(recio_dtype t);
 #ifndef RECIO_NO_IMAGE /* the helpers, decoding and every op (the types above stay: the iterator's batch uses them) */
-/* Describe a packed image (stride = width*channels*size for HWC, width*size for CHW), data NULL. */
-RECIODEF recio_image recio_image_shape(int w, int h, int channels, recio_dtype t, recio_layout l);
 RECIODEF size_t recio_image_bytes(const recio_image *img); /* bytes spanned: stride * rows */
-/* A view of caller memory (stride 0 = packed); nothing is ever freed. */
+/* A view of caller memory (stride 0 = packed: width*channels*size for HWC, width*size for CHW);
+   nothing is ever freed. With data NULL it describes a shape. */
 RECIODEF recio_image recio_image_wrap(void *data, int w, int h, int channels, recio_dtype t, recio_layout l, size_t stride);
 /* Allocate a packed image (alloc may be NULL). */
 RECIODEF recio_err recio_image_alloc(recio_image *img, int w, int h, int channels, recio_dtype t, recio_layout l,
@@ -864,8 +863,8 @@ RECIODEF recio_err recio_image_flip(const recio_image *in, recio_image *out); /*
 RECIODEF recio_err recio_image_vflip(const recio_image *in, recio_image *out); /* vertical mirror, any type */
 /* u8 HWC to w x h. */
 RECIODEF recio_err recio_image_resize(const recio_image *in, recio_image *out, int w, int h, recio_filter f);
-/* Shorter side to s, the other floor(long*s/short). recio_resize_short_size gives that size. */
-RECIODEF void recio_resize_short_size(int w, int h, int s, int *ow, int *oh);
+/* Shorter side to s, the other floor(long*s/short) (recio_transform_output_shape of "resize_short(S)"
+   gives that size without pixels). */
 RECIODEF recio_err recio_image_resize_short(const recio_image *in, recio_image *out, int s, recio_filter f);
 /* Affine warp, u8 HWC: out(x,y) = in(M * (x,y,1)), M maps output to input coordinates (2x3,
    row-major, pixel centres at integers), bilinear; out keeps its size (out->width/height, or in's
@@ -875,11 +874,10 @@ RECIODEF recio_err recio_image_affine(const recio_image *in, recio_image *out, c
 /* Rotate counter-clockwise by deg about the centre, same size, corners filled with border_value. */
 RECIODEF recio_err recio_image_rotate(const recio_image *in, recio_image *out, float deg, recio_border b,
                                       float border_value);
-/* n pixels on every side, filled with value (any dtype, HWC). */
-RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int n, float value);
-/* left, top, right and bottom pixels of value on each side (torchvision Pad with four numbers). */
-RECIODEF recio_err recio_image_pad_sides(const recio_image *in, recio_image *out, int left, int top, int right, int bottom,
-                                         float value);
+/* left, top, right and bottom pixels of value on each side (any dtype, HWC; torchvision's Pad with
+   four numbers: n on every side is pad(in, out, n, n, n, n, value)). */
+RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int left, int top, int right, int bottom,
+                                   float value);
 /* The w x h rectangle at (x, y) set to value in every channel, the rest copied (torchvision's
    F.erase; any dtype and layout; the rectangle is clipped to the image). */
 RECIODEF recio_err recio_image_erase(const recio_image *in, recio_image *out, int x, int y, int w, int h, float value);
@@ -1332,14 +1330,15 @@ typedef struct recio_iter_cache_info {
 /* Fill *info (all zero and "" for a NULL it). Safe while workers run: the counts are a snapshot. */
 RECIODEF void recio_iter_cache_stats(recio_iter *it, recio_iter_cache_info *info);
 RECIODEF void recio_iter_close(recio_iter *it);
-/* What `recio iter` prints, to compare a pipeline across machines and worker counts: FNV-1a 64 of
-   the batch tensor's bytes ((count + pad) x item_bytes), each element taken in little-endian order
-   so every host gives the same number. Byte by byte: about as costly as decoding the batch. */
-RECIODEF uint64_t recio_batch_checksum(const recio_batch *b);
-/* The cheap one (`recio iter --checksum fast`): FNV-1a 64 over the recio_checksum of each of the
-   count + pad items (each as 8 little-endian bytes); uses b->sums when the workers computed them
-   while the items were in cache (desc.checksums), else reads the items. */
-RECIODEF uint64_t recio_batch_checksum_fast(const recio_batch *b);
+/* What `recio iter` prints, to compare a pipeline across machines and worker counts.
+   RECIO_SUM_BYTES: FNV-1a 64 of the batch tensor's bytes ((count + pad) x item_bytes), each element
+   taken in little-endian order so every host gives the same number. Byte by byte: about as costly
+   as decoding the batch.
+   RECIO_SUM_ITEMS, the cheap one (`recio iter --checksum fast`): FNV-1a 64 over the recio_checksum
+   of each of the count + pad items (each as 8 little-endian bytes); uses b->sums when the workers
+   computed them while the items were in cache (desc.checksums), else reads the items. */
+typedef enum recio_batch_sum { RECIO_SUM_BYTES = 0, RECIO_SUM_ITEMS = 1 } recio_batch_sum;
+RECIODEF uint64_t recio_batch_checksum(const recio_batch *b, recio_batch_sum kind);
 
 #ifdef __cplusplus
 }
@@ -6283,7 +6282,7 @@ static size_t recio__row_bytes(int w, int c, recio_dtype t, recio_layout l) {
     return (size_t)w * (l == RECIO_CHW ? 1u : (size_t)c) * recio_dtype_size(t);
 }
 
-RECIODEF recio_image recio_image_shape(int w, int h, int channels, recio_dtype t, recio_layout l) {
+static recio_image recio__image_shape(int w, int h, int channels, recio_dtype t, recio_layout l) {
     recio_image img;
     memset(&img, 0, sizeof img);
     img.width = w;
@@ -6302,7 +6301,7 @@ static size_t recio__rows(const recio_image *img) {
 RECIODEF size_t recio_image_bytes(const recio_image *img) { return img->stride * recio__rows(img); }
 
 RECIODEF recio_image recio_image_wrap(void *data, int w, int h, int channels, recio_dtype t, recio_layout l, size_t stride) {
-    recio_image img = recio_image_shape(w, h, channels, t, l);
+    recio_image img = recio__image_shape(w, h, channels, t, l);
     if (stride) img.stride = stride;
     img.data = data;
     return img;
@@ -6319,7 +6318,7 @@ RECIODEF recio_err recio_image_alloc(recio_image *img, int w, int h, int channel
                                      const recio_allocator *alloc) {
     if (!img) return RECIO_ERR_ARG;
     if (!recio__shape_ok(w, h, channels, t)) return RECIO_ERR_ARG;
-    *img = recio_image_shape(w, h, channels, t, l);
+    *img = recio__image_shape(w, h, channels, t, l);
     if (alloc) img->alloc = *alloc;
     img->data = img->owned = recio__malloc(&img->alloc, recio_image_bytes(img));
     return img->data ? RECIO_OK : RECIO_ERR_NOMEM;
@@ -7896,7 +7895,7 @@ static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n
         return e;
     }
 #else
-    *out = recio_image_shape(w, h, want, RECIO_U8, RECIO_HWC);
+    *out = recio__image_shape(w, h, want, RECIO_U8, RECIO_HWC);
     out->data = out->owned = px;
 #if defined(RECIO__STB_TLS)
     if (a) out->alloc = *a; /* stb allocated through a */
@@ -8075,7 +8074,7 @@ RECIODEF recio_err recio_image_vflip(const recio_image *in, recio_image *out) {
     return RECIO_OK;
 }
 
-RECIODEF void recio_resize_short_size(int w, int h, int s, int *ow, int *oh) {
+static void recio__resize_short_size(int w, int h, int s, int *ow, int *oh) {
     if (w <= h) {
         *ow = s;
         *oh = (int)((int64_t)h * s / w);
@@ -8547,7 +8546,7 @@ RECIODEF recio_err recio_image_resize(const recio_image *in, recio_image *out, i
 RECIODEF recio_err recio_image_resize_short(const recio_image *in, recio_image *out, int s, recio_filter f) {
     int w, h;
     if (!recio__valid(in) || s <= 0) return RECIO_ERR_ARG;
-    recio_resize_short_size(in->width, in->height, s, &w, &h);
+    recio__resize_short_size(in->width, in->height, s, &w, &h);
     return recio__resample_op(in, out, w, h, f);
 }
 
@@ -8642,13 +8641,8 @@ static recio_err recio__place(const recio_image *in, recio_image *out, int x0, i
     return RECIO_OK;
 }
 
-RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int n, float value) {
-    if (!recio__valid(in) || n < 0 || n > (INT_MAX - in->width) / 2 || n > (INT_MAX - in->height) / 2) return RECIO_ERR_ARG;
-    return recio__place(in, out, n, n, in->width + 2 * n, in->height + 2 * n, value);
-}
-
-RECIODEF recio_err recio_image_pad_sides(const recio_image *in, recio_image *out, int left, int top, int right, int bottom,
-                                         float value) {
+RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int left, int top, int right, int bottom,
+                                   float value) {
     if (!recio__valid(in) || left < 0 || top < 0 || right < 0 || bottom < 0 || left > INT_MAX - in->width - right ||
         top > INT_MAX - in->height - bottom)
         return RECIO_ERR_ARG;
@@ -9301,12 +9295,12 @@ static void recio__exec_reset(recio__exec *x) {
 }
 
 /* An op's output of w x h pixels against RECIO_MAX_PIXELS, checked before anything is allocated
-   (pad(30000) asked for 8 GB): RECIO_ERR_NOMEM with the reason in x->why. */
+   (pad(30000) asked for 8 GB): RECIO_ERR_LIMIT with the reason in x->why. */
 static recio_err recio__exec_limit(recio__exec *x, int w, int h) {
     if (w > 0 && h > 0 && (uint64_t)w * (uint64_t)h <= RECIO_MAX_PIXELS) return RECIO_OK;
     recio__fmt(x->why, sizeof x->why, "%s would make a %dx%d image, more than RECIO_MAX_PIXELS (%U pixels)",
                x->node ? x->node->op->name : "an op", w, h, (uint64_t)RECIO_MAX_PIXELS);
-    return RECIO_ERR_NOMEM;
+    return RECIO_ERR_LIMIT;
 }
 
 /* An op that needs u8 HWC pixels after float, normalize, chw, f16 or i8: RECIO_ERR_UNSUPPORTED. */
@@ -9325,7 +9319,7 @@ static int recio__exec_pending(const recio__exec *x) {
 /* The shape the pending pass will produce. */
 static recio_image recio__exec_shape(const recio__exec *x) {
     if (!x->lazy) return x->cur;
-    return recio_image_shape(x->ow, x->oh, x->cur.channels, x->conv ? RECIO_F32 : RECIO_U8, x->chw ? RECIO_CHW : RECIO_HWC);
+    return recio__image_shape(x->ow, x->oh, x->cur.channels, x->conv ? RECIO_F32 : RECIO_U8, x->chw ? RECIO_CHW : RECIO_HWC);
 }
 
 static recio_err recio__exec_alloc(recio__exec *x, recio_image *img, recio_image shape) {
@@ -9377,7 +9371,7 @@ static recio_err recio__exec_crop(recio__exec *x, int x0, int y0, int w, int h) 
     if ((e = recio_image_crop(&x->cur, &v, x0, y0, w, h)) != RECIO_OK) return e;
     if (v.owned) { /* a CHW crop is a copy: move it into the arena's lifetime */
         recio_image a;
-        if ((e = recio__exec_alloc(x, &a, recio_image_shape(w, h, v.channels, v.dtype, v.layout))) == RECIO_OK) e = recio_image_copy(&v, &a);
+        if ((e = recio__exec_alloc(x, &a, recio__image_shape(w, h, v.channels, v.dtype, v.layout))) == RECIO_OK) e = recio_image_copy(&v, &a);
         recio_image_free(&v);
         v = a;
         if (e != RECIO_OK) return e;
@@ -9418,7 +9412,7 @@ static recio_err recio__exec_flip(recio__exec *x) {
         x->flip ^= 1;
         return RECIO_OK;
     }
-    if ((e = recio__exec_alloc(x, &o, recio_image_shape(x->cur.width, x->cur.height, x->cur.channels, x->cur.dtype, x->cur.layout))) != RECIO_OK) return e;
+    if ((e = recio__exec_alloc(x, &o, recio__image_shape(x->cur.width, x->cur.height, x->cur.channels, x->cur.dtype, x->cur.layout))) != RECIO_OK) return e;
     if ((e = recio_image_flip(&x->cur, &o)) != RECIO_OK) return e;
     x->cur = o;
     return RECIO_OK;
@@ -9449,10 +9443,10 @@ static recio_err recio__exec_normalize(recio__exec *x, const float *mean, const 
     }
     if (!mean) {
         if (x->cur.dtype == RECIO_F32) return RECIO_OK;
-        if ((e = recio__exec_alloc(x, &o, recio_image_shape(x->cur.width, x->cur.height, x->cur.channels, RECIO_F32, x->cur.layout))) != RECIO_OK) return e;
+        if ((e = recio__exec_alloc(x, &o, recio__image_shape(x->cur.width, x->cur.height, x->cur.channels, RECIO_F32, x->cur.layout))) != RECIO_OK) return e;
         e = recio_image_convert(&x->cur, &o, RECIO_F32, 1, 0);
     } else {
-        if ((e = recio__exec_alloc(x, &o, recio_image_shape(x->cur.width, x->cur.height, x->cur.channels, RECIO_F32, x->cur.layout))) != RECIO_OK) return e;
+        if ((e = recio__exec_alloc(x, &o, recio__image_shape(x->cur.width, x->cur.height, x->cur.channels, RECIO_F32, x->cur.layout))) != RECIO_OK) return e;
         e = recio_image_normalize(&x->cur, &o, mean, std);
     }
     if (e == RECIO_OK) x->cur = o;
@@ -9635,20 +9629,20 @@ static void recio__sh_resize_short(const recio_transform *t, const recio__node *
         int64_t b = (int64_t)lng * S / s->short_;
         s->w = s->h = b > 65535 * 4 ? 65535 * 4 : b < S ? S : (int)b;
     } else {
-        recio_resize_short_size(s->w, s->h, S, &s->w, &s->h);
+        recio__resize_short_size(s->w, s->h, S, &s->w, &s->h);
     }
     s->short_ = S;
 }
 static int recio__pl_resize_short(const recio__node *n, recio_rng *g, recio__plan *p) {
     (void)g;
     if (p->resized) return 0;
-    recio_resize_short_size(p->r[2], p->r[3], (int)n->arg[0], &p->dw, &p->dh);
+    recio__resize_short_size(p->r[2], p->r[3], (int)n->arg[0], &p->dw, &p->dh);
     return recio__pl_resized(p);
 }
 static int recio__g_resize_short(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
     int dw, dh;
     (void)x;
-    recio_resize_short_size(w, h, (int)n->arg[0], &dw, &dh);
+    recio__resize_short_size(w, h, (int)n->arg[0], &dw, &dh);
     return recio__geo_resize(g, w, h, dw, dh);
 }
 
@@ -9995,7 +9989,7 @@ static recio_err recio__p_pad(recio__exec *x, const recio__node *n, const recio_
     int p[4];
     float v = recio__pad_sides(n, p);
     (void)x;
-    return recio_image_pad_sides(in, o, p[0], p[1], p[2], p[3], v);
+    return recio_image_pad(in, o, p[0], p[1], p[2], p[3], v);
 }
 
 /* Detection's resizes and zoom-out: resize_long(S), letterbox(W,H[,VALUE]), random_expand(MAX[,VALUE]) */
@@ -10169,7 +10163,7 @@ static recio_err recio__p_lighting(recio__exec *x, const recio__node *n, const r
 static recio_err recio__x_colour(recio__exec *x, recio__colour_fn op, float f) {
     recio_image o;
     recio_err e;
-    if ((e = recio__exec_alloc(x, &o, recio_image_shape(x->cur.width, x->cur.height, x->cur.channels, x->cur.dtype, x->cur.layout))) != RECIO_OK)
+    if ((e = recio__exec_alloc(x, &o, recio__image_shape(x->cur.width, x->cur.height, x->cur.channels, x->cur.dtype, x->cur.layout))) != RECIO_OK)
         return e;
     if ((e = op(x->t->kn, &x->cur, &o, f)) == RECIO_OK) x->cur = o;
     return e;
@@ -10404,7 +10398,7 @@ static recio_err recio__x_materialise(recio__exec *x, const recio__node *n) {
     if (x->geo) s.w = x->geo->w, s.h = x->geo->h; /* the size it drew (random_expand's shape is a bound) */
     if ((e = recio__exec_limit(x, s.w, s.h)) != RECIO_OK) return e;
     if (!recio__shape_ok(s.w, s.h, s.c, s.t)) return RECIO_ERR_ARG;
-    if ((e = recio__exec_alloc(x, &o, recio_image_shape(s.w, s.h, s.c, s.t, s.l))) != RECIO_OK) return e;
+    if ((e = recio__exec_alloc(x, &o, recio__image_shape(s.w, s.h, s.c, s.t, s.l))) != RECIO_OK) return e;
     e = d->pix ? d->pix(x, n, in, &o) : d->fop(x->t->kn, in, &o, n->arg[0]);
     if (e == RECIO_OK) x->cur = o;
     return e;
@@ -11633,7 +11627,7 @@ RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w,
     if (!shape) return RECIO_ERR_ARG;
     memset(shape, 0, sizeof *shape);
     if (s.bad || s.varies) return RECIO_ERR_ARG;
-    *shape = recio_image_shape(s.w, s.h, s.c, s.t, s.l);
+    *shape = recio__image_shape(s.w, s.h, s.c, s.t, s.l);
     return RECIO_OK;
 }
 
@@ -13055,7 +13049,7 @@ static recio_err recio__it_shape_of(recio_iter *it, const recio_record *rec, cha
     if ((e = recio_irecord_unpack(&ir, rec->data, rec->size)) == RECIO_OK &&
         (e = recio__decode(&img, ir.image, ir.image_size, it->d.channels, 0, what, RECIO__ERRMSG, &it->d.alloc)) == RECIO_OK &&
         (e = recio__apply_in(it->tf, &img, &out, 0, &sc, what, RECIO__ERRMSG)) == RECIO_OK) { /* what: the op that refused */
-        it->shape = recio_image_shape(out.width, out.height, out.channels, out.dtype, out.layout);
+        it->shape = recio__image_shape(out.width, out.height, out.channels, out.dtype, out.layout);
         it->d.item_bytes = recio_image_bytes(&it->shape);
     }
     recio_image_free(&img);
@@ -13697,7 +13691,7 @@ RECIODEF void recio_iter_cache_stats(recio_iter *it, recio_iter_cache_info *info
     recio__fmt(info->why, sizeof info->why, "%s", it->cache.why);
 }
 
-RECIODEF uint64_t recio_batch_checksum(const recio_batch *b) {
+static uint64_t recio__batch_sum_bytes(const recio_batch *b) {
     const unsigned char *p = (const unsigned char *)b->data;
     size_t n = (size_t)(b->count + b->pad) * b->item_bytes, es = b->item.width ? recio_dtype_size(b->item.dtype) : 1, i, k;
     uint64_t h = RECIO_FNV1A_INIT;
@@ -13713,7 +13707,7 @@ RECIODEF uint64_t recio_batch_checksum(const recio_batch *b) {
     return h;
 }
 
-RECIODEF uint64_t recio_batch_checksum_fast(const recio_batch *b) {
+static uint64_t recio__batch_sum_items(const recio_batch *b) {
     size_t es = b->item.width ? recio_dtype_size(b->item.dtype) : 1;
     uint64_t h = RECIO_FNV1A_INIT;
     const recio__kern *kn = b->sums ? NULL : recio__kern_pick();
@@ -13724,6 +13718,10 @@ RECIODEF uint64_t recio_batch_checksum_fast(const recio_batch *b) {
         h = recio_fnv1a64(h, le, 8);
     }
     return h;
+}
+
+RECIODEF uint64_t recio_batch_checksum(const recio_batch *b, recio_batch_sum kind) {
+    return kind == RECIO_SUM_ITEMS ? recio__batch_sum_items(b) : recio__batch_sum_bytes(b);
 }
 
 #ifdef __cplusplus

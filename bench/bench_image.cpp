@@ -110,16 +110,14 @@ int main() {
         if (recio_transform_apply_desc(t, &d) != RECIO_OK) std::abort();
     };
     auto resize_short = [&](int i, recio_filter f) {
-        int w, h;
-        recio_resize_short_size(pixels[i].width, pixels[i].height, 256, &w, &h);
+        cv::Size sz = cv_short_size(pixels[i].width, pixels[i].height, 256);
+        int w = sz.width, h = sz.height;
         recio_image out = recio_image_wrap(resized.data(), w, h, 3, RECIO_U8, RECIO_HWC, 0);
         if (recio_image_resize(&pixels[i], &out, w, h, f) != RECIO_OK) std::abort();
     };
     auto cv_resize_short = [&](int i, int mode) {
-        int w, h;
         cv::Mat r;
-        recio_resize_short_size(cvpixels[i].cols, cvpixels[i].rows, 256, &w, &h);
-        cv::resize(cvpixels[i], r, cv::Size(w, h), 0, 0, mode);
+        cv::resize(cvpixels[i], r, cv_short_size(cvpixels[i].cols, cvpixels[i].rows, 256), 0, 0, mode);
         sink = r.data[0];
     };
     auto decode = [&](int i, recio_image *img) { // stb_image, as recio decodes without RECIO_TURBOJPEG

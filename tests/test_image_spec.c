@@ -456,7 +456,7 @@ static void test_cli_apply(void) {
     snprintf(cmd, sizeof cmd, "%s apply --spec 'center_crop(50) flip' tests/data/photos/retina-120x90.jpg build/test_apply.png 2>/dev/null", recio);
     CHECK(sh(cmd) == 0);
     b = t_slurp("build/test_apply.png", &n);
-    in = recio_image_shape(0, 0, 0, RECIO_U8, RECIO_HWC);
+    in = recio__image_shape(0, 0, 0, RECIO_U8, RECIO_HWC);
     CHECK(b && recio_image_decode(&in, b, n, 0) == RECIO_OK && in.width == 50 && in.height == 50);
     recio_image_free(&in);
     free(b);

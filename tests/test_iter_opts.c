@@ -693,7 +693,7 @@ static void test_cli_same_as_library(void) {
     d.mean_img = DIR "/mean_hwc.npy", d.mean_scale = 0.25f;
     if (!(it = must_open(&d))) return;
     CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
-    snprintf(want, sizeof want, "0\t0\t4\t0\t1000,1001,1002,1003\t%016llx\n", (unsigned long long)recio_batch_checksum(&b));
+    snprintf(want, sizeof want, "0\t0\t4\t0\t1000,1001,1002,1003\t%016llx\n", (unsigned long long)recio_batch_checksum(&b, RECIO_SUM_BYTES));
     recio_iter_close(it);
     cli_has(DIR "/photos.rec --spec 'random_crop(8,6) float chw' --batch 4 --seed 3 --seed-aug 9 --mean-img " DIR "/mean_hwc.npy --mean-scale 0.25", 0, want);
 }

@@ -45,7 +45,7 @@ static void test_pad_sides(void) {
     CHECK(run("pad(1,2,0,1,9)", &in, &out, 0) == RECIO_OK);
     CHECK(out.width == 3 && out.height == 5);
     if (out.width == 3 && out.height == 5) CHECK(memcmp(out.data, want, 15) == 0);
-    CHECK(recio_image_pad_sides(&in, &out2, 1, 2, 0, 1, 9) == RECIO_OK);
+    CHECK(recio_image_pad(&in, &out2, 1, 2, 0, 1, 9) == RECIO_OK);
     if (out2.data && out.data) CHECK(memcmp(out2.data, want, 15) == 0);
     recio_image_free(&out), recio_image_free(&out2);
     /* pad(1) and pad(1,5) keep their meaning: N on every side, VALUE 5 */

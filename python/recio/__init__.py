@@ -294,7 +294,7 @@ class Batch:
     def checksum(self, fast=False):
         """What `recio iter` prints for this batch: FNV-1a 64 of the bytes of its count + pad items
         (elements little-endian), recio_batch_checksum; with fast, what `recio iter --checksum fast`
-        prints: FNV-1a 64 over recio_checksum of each item (recio_batch_checksum_fast)."""
+        prints: FNV-1a 64 over recio_checksum of each item (recio_batch_checksum with RECIO_SUM_ITEMS)."""
         n = self.count + self.pad
         if fast:
             if self._sums is not None:

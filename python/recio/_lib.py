@@ -228,7 +228,7 @@ def _declare(lib):
         "recio_fnv1a64": (U64, [U64, P, S]),
         "recio_checksum": (U64, [P, S, S]),
         "recio_seed_for": (U64, [U64, U64, U64]),
-        "recio_batch_checksum": (U64, [POINTER(Batch)]),
+        "recio_batch_checksum": (U64, [POINTER(Batch), c_int]),
         # iterator
         "recio_iter_open_ex": (E, [POINTER(P), POINTER(IterDesc), c_char_p, S]),
         "recio_iter_next": (E, [P, POINTER(Batch)]),
