@@ -73,9 +73,9 @@
       recio_transform_apply(t, in, out, seed). Randomness comes only from the seed, so a record's
       augmentation is the same on every host and for every thread count. Chains of crop, resize,
       flip and normalize run fused in one pass. Caller buffers and a scratch area make the
-      per-image path allocation-free. recio_transform_apply_encoded decodes and applies in one
-      call; with RECIO_TURBOJPEG it decodes only the part of a JPEG the chain's crops keep.
-      recio_transform_apply_ex also moves detection boxes and a segmentation mask with the pixels.
+      per-image path allocation-free. recio_transform_apply_desc decodes and applies in one
+      call; with RECIO_TURBOJPEG it decodes only the part of a JPEG the chain's crops keep. It
+      also moves detection boxes and a segmentation mask with the pixels.
       Resizes are OpenCV's INTER_LINEAR unless `interp(...)` picks nearest, bicubic, Lanczos-4 or
       area (OpenCV's) or PIL's antialiased filters; the training recipes are spec ops too:
       randaugment, trivialaugment, autoaugment(imagenet|cifar10|svhn), random_erasing, cutout,
@@ -559,7 +559,7 @@ RECIODEF void recio_lst_free(recio_lst *lst);
 /* MXNet image record: IRHeader {u32 flag; f32 label; u64 id; u64 id2} (24 bytes), then when
    flag > 0 `flag` float32 labels (the header label is then ignored), then the encoded image.
    SEGMENTATION RECORDS carry the image's label mask after the image, as a tail:
-      encoded image | mask PNG (one label per pixel: recio_mask_decode) | u32 LE mask length | "RMSK"
+      encoded image | mask PNG (one label per pixel: recio_decode_desc.mask) | u32 LE mask length | "RMSK"
    Why a tail: the header and labels keep their meaning (a record may be both a detection and a
    segmentation record), and every old reader still sees the image: MXNet's ImageRecordIter (OpenCV),
    DALI, PIL and recio before this decode from the image's first byte and stop at its end marker
@@ -1195,10 +1195,10 @@ typedef struct recio_iter_desc {
     int label_detection;        /* 1: labels are MXNet's detection layout [A, B, A-2 header floats,
                                    objects of B floats]: checked per record, cut at whole objects,
                                    batch.objects counts each row's objects (ImageDetRecordIter). With
-                                   a spec the boxes move with the pixels (recio_transform_apply_ex's
+                                   a spec the boxes move with the pixels (recio_apply_desc's
                                    rules: clipped, dropped when the centre leaves the image) */
     int masks;                  /* 1: every record carries a label mask (a segmentation record, recio
-                                   pack --mask-root), read by recio_mask_decode's rule; the spec moves
+                                   pack --mask-root), read by recio_decode_desc.mask's rule; the spec moves
                                    it with the pixels (nearest neighbour, mask_fill where nothing
                                    maps) into batch.masks */
     int mask_fill;              /* with masks: as recio_apply_desc.mask_fill (0: 255, "ignore") */
@@ -7917,7 +7917,7 @@ RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_
     return recio__decode(out, bytes, n, channels, 0, NULL, 0, NULL);
 }
 
-/* ---- label masks (recio_mask_decode) ---- */
+/* ---- label masks (recio_decode_desc.mask) ---- */
 
 /* CRC-32 of a PNG chunk (ISO 3309), bit by bit: only a palette mask's rewritten IHDR needs one. */
 static uint32_t recio__crc32(const unsigned char *p, size_t n) {
@@ -9065,7 +9065,7 @@ enum { /* what an op needs */
     RECIO__OPF_U8 = 2,       /* needs u8 HWC pixels, else RECIO_ERR_UNSUPPORTED */
     RECIO__OPF_RESAMPLE = 4, /* one resampling pass: the scratch walk counts its taps and rows */
     RECIO__OPF_HINT = 8,     /* arg[0] (random_resized_crop: the smaller of W, H) is the shorter side its
-                                resize needs: recio_transform_decode_hint */
+                                resize needs: recio_decode_desc.transform */
     RECIO__OPF_PREFIX = 16,  /* changes only how the next op runs (area): the hint looks past it */
     RECIO__OPF_LIST = 32,    /* runs child ops: its shape function counts their scratch */
     RECIO__OPF_RANDOM = 64   /* draws from the seed's generator (its result may depend on the seed); a
@@ -11090,7 +11090,7 @@ static size_t recio__trivialaugment_spec(char *buf, size_t cap) {
     return o.at;
 }
 
-/* ---- boxes and a mask riding along (recio_transform_apply_ex) ---- */
+/* ---- boxes and a mask riding along (recio_apply_desc) ---- */
 
 /* What is wrong with a float that must be a finite number; NULL when nothing. */
 static const char *recio__not_finite(float v) {

@@ -154,6 +154,12 @@ static int bv_resize(const unsigned char *px, int w, int h, unsigned char *out, 
     return recio_image_resize(&in, &o, ow, oh, RECIO_LINEAR) == RECIO_OK ? 0 : -1;
 }
 
+/* Shorter side to s, the other floor(long * s / short): resize_short's rule (im2rec's). */
+static void bv_short_size(int w, int h, int s, int *ow, int *oh) {
+    if (w <= h) *ow = s, *oh = (int)((int64_t)h * s / w);
+    else *oh = s, *ow = (int)((int64_t)w * s / h);
+}
+
 const bench_variant BV_CAT(bench_variant_, BENCH_VARIANT) = {
     BV_STR(BENCH_VARIANT),
 #ifdef RECIO_TURBOJPEG
@@ -163,4 +169,4 @@ const bench_variant BV_CAT(bench_variant_, BENCH_VARIANT) = {
 #endif
     bv_kernels,
     bv_iter_epoch, bv_records_open, bv_records_next, bv_records_close, bv_decode, bv_free_pixels,
-    bv_transform_new, bv_transform_apply, bv_transform_free, bv_resize, recio_checksum, recio_resize_short_size};
+    bv_transform_new, bv_transform_apply, bv_transform_free, bv_resize, recio_checksum, bv_short_size};

@@ -1,7 +1,7 @@
 /* Boxes and masks through the chain, checked against an independent model: solid rectangles, one
    per colour channel (so they may overlap), on a plain grey background; the spec runs on image +
    boxes + mask; then the rectangles are found again in the output image (pixels whose channel is
-   at least half on) and compared with the boxes recio_transform_apply_ex returns, and the mask's
+   at least half on) and compared with the boxes recio_transform_apply_desc returns, and the mask's
    labels with the image's flat regions. Over every geometric op, chains and policies, many seeds. */
 #include "recio.h"
 #include "test.h"

@@ -3,7 +3,7 @@
    (dropped ones gone, the row padded), the mask into batch.masks. Expected boxes and masks are worked
    out by hand for flips, crops, resizes and pads of a 64x32 scene, on PNG records and on JPEG ones
    (whose crops the decoder plans); a random chain must give, item by item, what the eager
-   recio_transform_apply_ex gives for the item's seed (test_boxes checks that path against its
+   recio_transform_apply_desc gives for the item's seed (test_boxes checks that path against its
    rectangle model); 0 and 2 workers give the same bytes. */
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"

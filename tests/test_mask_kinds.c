@@ -4,7 +4,7 @@
    VOC palette's 1 became 38, a 16-bit grey's 3000 became 11, a grey JPEG's labels blurred. The PNGs
    are written here from the PNG specification (chunks, CRC-32, stored deflate blocks, Adler-32), the
    expected labels are the ones written, and each kind goes through each entry point: the library
-   (recio_mask_decode), the iterator (desc.masks), `recio apply --mask`, `recio pack --mask-root`
+   (recio_decode_desc.mask), the iterator (desc.masks), `recio apply --mask`, `recio pack --mask-root`
    (then read back by the iterator), `recio verify --decode` and `recio show`. */
 #define _POSIX_C_SOURCE 200809L /* popen, mkdtemp */
 #include "recio.h"

@@ -1,11 +1,11 @@
-/* libFuzzer harness: recio_transform_apply_ex with boxes and a mask, all from the input (a small
+/* libFuzzer harness: recio_transform_apply_desc with boxes and a mask, all from the input (a small
    image, up to 8 objects of 5..7 floats, any float bits, a mask of a few labels, a chain from a table
    or the input's own spec text). Beyond crashes it checks recio.h's promises on what apply_ex gives:
    every kept box is finite, inside [0,1] and ordered (xmin <= xmax, ymin <= ymax), its extra floats
    carried unchanged; no more objects come out than went in; every mask label is one of the input's
    or the fill; the pixels are those of plain recio_transform_apply with the same seed (unless boxes
    steer a random_bbox_crop/_cover); and the
-   encoded path (the image as a PNG, recio_transform_apply_encoded_ex) gives the same pixels, boxes
+   encoded path (the image as a PNG, encoded bytes in the same desc) gives the same pixels, boxes
    and mask as decode-then-apply. */
 #include "recio.h"
 #include "../img_desc.h"
