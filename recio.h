@@ -7798,9 +7798,26 @@ static void recio__decode_args_why(int huge, int channels, char *errmsg, size_t 
     else recio__fmt(errmsg, cap, "decode: bad arguments (a NULL image, bytes or output)");
 }
 
+/* A header over RECIO_MAX_PIXELS is a limit, not damage (RECIO_ERR_LIMIT): the format checks
+   (recio__pixels_ok, libjpeg-turbo's output size) say so in their words, the one place they meet. */
+static recio_err recio__decode_code(recio_err e, const char *why) {
+    return e == RECIO_ERR_DECODE && strstr(why, "more than RECIO_MAX_PIXELS") ? RECIO_ERR_LIMIT : e;
+}
+
+static recio_err recio__decode_run(recio_image *out, const void *bytes, size_t n, int channels, int min_short, char *errmsg,
+                                   size_t errmsg_size, const recio_allocator *a);
+
 /* Decode with stb's allocations (and so the pixels, unless libjpeg-turbo decodes) through a. */
 static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, int channels, int min_short, char *errmsg,
                                size_t errmsg_size, const recio_allocator *a) {
+    char why[RECIO_ERRMSG_SIZE];
+    char *w = errmsg && errmsg_size ? errmsg : why;
+    w[0] = 0;
+    return recio__decode_code(recio__decode_run(out, bytes, n, channels, min_short, w, w == why ? sizeof why : errmsg_size, a), w);
+}
+
+static recio_err recio__decode_run(recio_image *out, const void *bytes, size_t n, int channels, int min_short, char *errmsg,
+                                   size_t errmsg_size, const recio_allocator *a) {
     const recio_allocator *saved;
     recio_err e;
     if (errmsg && errmsg_size) errmsg[0] = 0;
@@ -11532,8 +11549,13 @@ static recio_err recio__apply_encoded(const recio_transform *t, const void *byte
         return RECIO_ERR_ARG;
     }
 #ifdef RECIO_TURBOJPEG
-    if (n >= 3 && ((const unsigned char *)bytes)[0] == 0xff && ((const unsigned char *)bytes)[1] == 0xd8)
-        return recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, d, ap, sc, errmsg, errmsg_size);
+    if (n >= 3 && ((const unsigned char *)bytes)[0] == 0xff && ((const unsigned char *)bytes)[1] == 0xd8) {
+        char why[RECIO_ERRMSG_SIZE];
+        char *w = errmsg && errmsg_size ? errmsg : why;
+        w[0] = 0;
+        e = recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, d, ap, sc, w, w == why ? sizeof why : errmsg_size);
+        return recio__decode_code(e, w);
+    }
 #endif
     if ((e = recio__decode(&img, bytes, n, d->channels, 0, errmsg, errmsg_size, &t->alloc)) != RECIO_OK) return e;
     e = recio__apply_tgt(t, &img, out, seed, sc, ap, errmsg, errmsg_size);
@@ -12669,8 +12691,8 @@ static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, u
 
 /* The errors that mean "this record's image is bad", which desc.skip_bad passes over. Running out of
    memory, a chain whose output size varies, or I/O stay errors. */
-static int recio__it_undecodable(recio_err e) {
-    return e == RECIO_ERR_DECODE || e == RECIO_ERR_FORMAT || e == RECIO_ERR_UNSUPPORTED;
+static int recio__it_undecodable(recio_err e) { /* LIMIT: a header over RECIO_MAX_PIXELS */
+    return e == RECIO_ERR_DECODE || e == RECIO_ERR_FORMAT || e == RECIO_ERR_UNSUPPORTED || e == RECIO_ERR_LIMIT;
 }
 
 /* Item j of the batch becomes a copy of item i (pixels, labels, id, key, checksum, counts, mask);
