@@ -9081,8 +9081,6 @@ enum { /* what an op needs */
     RECIO__OPF_GEOM = 1,     /* moves pixels (it has geom): boxes and masks move with it */
     RECIO__OPF_U8 = 2,       /* needs u8 HWC pixels, else RECIO_ERR_UNSUPPORTED */
     RECIO__OPF_RESAMPLE = 4, /* one resampling pass: the scratch walk counts its taps and rows */
-    RECIO__OPF_HINT = 8,     /* arg[0] (random_resized_crop: the smaller of W, H) is the shorter side its
-                                resize needs: recio_decode_desc.transform */
     RECIO__OPF_PREFIX = 16,  /* changes only how the next op runs (area): the hint looks past it */
     RECIO__OPF_LIST = 32,    /* runs child ops: its shape function counts their scratch */
     RECIO__OPF_RANDOM = 64   /* draws from the seed's generator (its result may depend on the seed); a
@@ -9108,6 +9106,8 @@ struct recio__opdef {
     recio_err (*exec)(recio__exec *x, const recio__node *n);
     recio_err (*pix)(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *out);
     recio__colour_fn fop; /* or a colour op of arg[0] (recio__brightness and the like) */
+    int (*hint)(const recio__node *n); /* the shorter side its resize needs, as the chain's first resize:
+                                          the min_short of recio_decode_desc.transform; NULL = none */
 };
 
 static recio_err recio__perr(recio__parser *ps, const char *at, const char *f, const char *what) {
@@ -10487,7 +10487,7 @@ static recio_err recio__x_identity(recio__exec *x, const recio__node *n) {
 
 /* A group of ops run in order: a sub-policy, or the AutoAugment preset; not written in specs. */
 static const recio__opdef recio__op_group = {"group", 0, 0, {0}, RECIO__OPF_LIST, 0, NULL, recio__sh_group, NULL, NULL,
-                                              recio__x_group, NULL, NULL};
+                                              recio__x_group, NULL, NULL, NULL};
 
 /* The list after the name: "(P, OPS...)" for random_apply (p set), "(OPS...)" or "((OPS...),...)". */
 static recio_err recio__parse_policy(recio__parser *ps, const recio__opdef *d, int self, const char *name_at, int prob, int groups) {
@@ -10610,69 +10610,199 @@ static recio_err recio__parse_trivialaugment(recio__parser *ps, const recio__opd
 }
 
 
+/* The hints (recio__opdef.hint): resize_short(S) needs S; random_resized_crop(W,H) the shorter of W, H. */
+static int recio__hint_arg0(const recio__node *n) { return (int)n->arg[0]; }
+static int recio__hint_rrc(const recio__node *n) {
+    int w, h;
+    recio__rrc_size(n, &w, &h);
+    return w < h ? w : h;
+}
+
 /* ---- the table ---- */
 #define RECIO__G RECIO__OPF_GEOM
 #define RECIO__R RECIO__OPF_RANDOM
 static const recio__opdef recio__ops[] = {
-    /* name, args min..max, checks, flags, images, parse, shape, plan, geom, exec, pix, fop */
-    {"resize", 2, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize, recio__pl_resize, recio__g_resize, recio__x_geo, NULL, NULL},
-    {"resize_short", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_resize_short, recio__pl_resize_short, recio__g_resize_short, recio__x_geo, NULL, NULL},
-    {"center_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_center_crop, recio__g_center_crop, recio__x_geo, NULL, NULL},
-    {"crop", 4, 4, {RECIO__A_INT, RECIO__A_INT, RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_crop, recio__pl_crop, recio__g_crop, recio__x_geo, NULL, NULL},
-    {"random_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__R, 0, NULL, recio__sh_center_crop, recio__pl_random_crop, recio__g_random_crop, recio__x_geo, NULL, NULL},
-    {"random_resized_crop", 1, 6, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT | RECIO__R, 0, recio__parse_rrc, recio__sh_rrc, recio__pl_rrc, recio__g_rrc, recio__x_geo, NULL, NULL},
-    {"flip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__g_flip, recio__x_geo, NULL, NULL},
-    {"random_flip", 1, 1, {RECIO__A_PROB}, RECIO__G | RECIO__R, 0, NULL, NULL, NULL, recio__g_flip, recio__x_geo, NULL, NULL},
-    {"vflip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__g_vflip, recio__x_geo, recio__p_vflip, NULL},
-    {"random_vflip", 1, 1, {RECIO__A_PROB}, RECIO__G | RECIO__R, 0, NULL, NULL, NULL, recio__g_vflip, recio__x_geo, recio__p_vflip, NULL},
-    {"rotate", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_rotate, recio__x_geo, recio__p_warp, NULL},
-    {"random_rotate", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, recio__g_random_rotate, recio__x_geo, recio__p_warp, NULL},
-    {"shear_x", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_x, recio__x_geo, recio__p_warp, NULL},
-    {"shear_y", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_y, recio__x_geo, recio__p_warp, NULL},
-    {"random_shear_x", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, recio__g_random_shear_x, recio__x_geo, recio__p_warp, NULL},
-    {"random_shear_y", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, recio__g_random_shear_y, recio__x_geo, recio__p_warp, NULL},
-    {"translate", 2, 3, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_translate, recio__x_geo, recio__p_translate, NULL},
-    {"translate_rel", 2, 3, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_translate_rel, recio__x_geo, recio__p_translate, NULL},
-    {"pad", 1, 5, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0, recio__parse_pad, recio__sh_pad, NULL, recio__g_pad, recio__x_geo, recio__p_pad, NULL},
-    {"resize_long", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize_long, NULL, recio__g_resize_long, recio__x_geo, NULL, NULL},
-    {"letterbox", 2, 3, {RECIO__A_SIZE, RECIO__A_SIZE, RECIO__A_NUM}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_letterbox, NULL, recio__g_letterbox, recio__x_geo, recio__p_letterbox, NULL},
-    {"random_expand", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, RECIO__G | RECIO__R, 0, NULL, recio__sh_expand, NULL, recio__g_expand, recio__x_geo, recio__p_expand, NULL},
-    {"random_bbox_crop", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT}, RECIO__G | RECIO__R, 0, NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_crop, recio__x_geo, NULL, NULL},
-    {"random_bbox_cover", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT}, RECIO__G | RECIO__R, 0, NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_cover, recio__x_geo, NULL, NULL},
-    {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0, NULL, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
-    {"interp", 1, 1, {0}, RECIO__OPF_PREFIX, 0, recio__parse_interp, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
-    {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio__brightness},
-    {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio__contrast},
-    {"saturation", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio__saturation},
-    {"hue", 1, 1, {RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio__hue},
-    {"color_jitter", 3, 4, {RECIO__A_NONNEG}, RECIO__R, 5, NULL, NULL, NULL, NULL, recio__x_jitter, NULL, NULL},
-    {"lighting", 1, 1, {RECIO__A_NONNEG}, RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_lighting, NULL},
-    {"gray", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_gray, NULL},
-    {"posterize", 1, 1, {RECIO__A_BITS}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_posterize, NULL},
-    {"solarize", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_solarize, NULL},
-    {"autocontrast", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_autocontrast, NULL},
-    {"equalize", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_equalize, NULL},
-    {"invert", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_invert, NULL},
-    {"sharpness", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_sharpness, NULL},
-    {"random_posterize", 2, 2, {RECIO__A_BITS}, RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_posterize, NULL},
-    {"random_solarize", 2, 2, {RECIO__A_NONNEG}, RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_solarize, NULL},
-    {"random_sharpness", 2, 2, {RECIO__A_NONNEG}, RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_sharpness, NULL},
-    {"gaussian_blur", 1, 3, {RECIO__A_ODD, RECIO__A_POS}, RECIO__OPF_U8 | RECIO__R, 3, NULL, NULL, NULL, NULL, NULL, recio__p_blur, NULL},
-    {"random_erasing", 0, 6, {RECIO__A_PROB, RECIO__A_POS, RECIO__A_POS, RECIO__A_POS, RECIO__A_POS, RECIO__A_NUM}, RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_erasing, NULL},
-    {"cutout", 1, 2, {RECIO__A_SIZE, RECIO__A_NUM}, RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_cutout, NULL},
-    {"bgr", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_bgr, NULL},
-    {"float", 0, 0, {0}, 0, 0, NULL, recio__sh_f32, NULL, NULL, recio__x_float, NULL, NULL},
-    {"normalize", 6, 6, {RECIO__A_NUM, RECIO__A_NUM, RECIO__A_NUM, RECIO__A_POS}, 0, 0, recio__parse_normalize, recio__sh_f32, NULL, NULL, recio__x_normalize, NULL, NULL},
-    {"chw", 0, 0, {0}, 0, 0, NULL, recio__sh_chw, NULL, NULL, recio__x_chw, recio__p_chw, NULL},
-    {"f16", 0, 0, {0}, 0, 0, NULL, recio__sh_f16, NULL, NULL, NULL, recio__p_f16, NULL},
-    {"i8", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, 0, 0, NULL, recio__sh_i8, NULL, NULL, NULL, recio__p_i8, NULL},
-    {"random_apply", 1, 1, {RECIO__A_PROB}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_apply, recio__sh_apply, NULL, NULL, recio__x_apply, NULL, NULL},
-    {"random_choice", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_choice, recio__sh_choice, NULL, NULL, recio__x_choice, NULL, NULL},
-    {"random_subpolicy", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_subpolicy, recio__sh_choice, NULL, NULL, recio__x_choice, NULL, NULL},
-    {"autoaugment", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_autoaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
-    {"randaugment", 0, 2, {RECIO__A_INT}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_randaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
-    {"trivialaugment", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_trivialaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
-    {"identity", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, recio__x_identity, NULL, NULL},
+    /* One op, three lines (a function NULL when the op has none; recio__opdef says what each does):
+       {"name", fewest args, most args, {argument checks}, flags, images,
+        parse, shape, plan, geom,
+        exec, pix, fop, hint}, */
+    {"resize", 2, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0,
+     NULL, recio__sh_resize, recio__pl_resize, recio__g_resize,
+     recio__x_geo, NULL, NULL, NULL},
+    {"resize_short", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0,
+     NULL, recio__sh_resize_short, recio__pl_resize_short, recio__g_resize_short,
+     recio__x_geo, NULL, NULL, recio__hint_arg0},
+    {"center_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0,
+     NULL, recio__sh_center_crop, recio__pl_center_crop, recio__g_center_crop,
+     recio__x_geo, NULL, NULL, NULL},
+    {"crop", 4, 4, {RECIO__A_INT, RECIO__A_INT, RECIO__A_SIZE}, RECIO__G, 0,
+     NULL, recio__sh_crop, recio__pl_crop, recio__g_crop,
+     recio__x_geo, NULL, NULL, NULL},
+    {"random_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__R, 0,
+     NULL, recio__sh_center_crop, recio__pl_random_crop, recio__g_random_crop,
+     recio__x_geo, NULL, NULL, NULL},
+    {"random_resized_crop", 1, 6, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__R, 0,
+     recio__parse_rrc, recio__sh_rrc, recio__pl_rrc, recio__g_rrc,
+     recio__x_geo, NULL, NULL, recio__hint_rrc},
+    {"flip", 0, 0, {0}, RECIO__G, 0,
+     NULL, NULL, NULL, recio__g_flip,
+     recio__x_geo, NULL, NULL, NULL},
+    {"random_flip", 1, 1, {RECIO__A_PROB}, RECIO__G | RECIO__R, 0,
+     NULL, NULL, NULL, recio__g_flip,
+     recio__x_geo, NULL, NULL, NULL},
+    {"vflip", 0, 0, {0}, RECIO__G, 0,
+     NULL, NULL, NULL, recio__g_vflip,
+     recio__x_geo, recio__p_vflip, NULL, NULL},
+    {"random_vflip", 1, 1, {RECIO__A_PROB}, RECIO__G | RECIO__R, 0,
+     NULL, NULL, NULL, recio__g_vflip,
+     recio__x_geo, recio__p_vflip, NULL, NULL},
+    {"rotate", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, recio__g_rotate,
+     recio__x_geo, recio__p_warp, NULL, NULL},
+    {"random_rotate", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8 | RECIO__R, 0,
+     NULL, NULL, NULL, recio__g_random_rotate,
+     recio__x_geo, recio__p_warp, NULL, NULL},
+    {"shear_x", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, recio__g_shear_x,
+     recio__x_geo, recio__p_warp, NULL, NULL},
+    {"shear_y", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, recio__g_shear_y,
+     recio__x_geo, recio__p_warp, NULL, NULL},
+    {"random_shear_x", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8 | RECIO__R, 0,
+     NULL, NULL, NULL, recio__g_random_shear_x,
+     recio__x_geo, recio__p_warp, NULL, NULL},
+    {"random_shear_y", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8 | RECIO__R, 0,
+     NULL, NULL, NULL, recio__g_random_shear_y,
+     recio__x_geo, recio__p_warp, NULL, NULL},
+    {"translate", 2, 3, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, recio__g_translate,
+     recio__x_geo, recio__p_translate, NULL, NULL},
+    {"translate_rel", 2, 3, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, recio__g_translate_rel,
+     recio__x_geo, recio__p_translate, NULL, NULL},
+    {"pad", 1, 5, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0,
+     recio__parse_pad, recio__sh_pad, NULL, recio__g_pad,
+     recio__x_geo, recio__p_pad, NULL, NULL},
+    {"resize_long", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0,
+     NULL, recio__sh_resize_long, NULL, recio__g_resize_long,
+     recio__x_geo, NULL, NULL, NULL},
+    {"letterbox", 2, 3, {RECIO__A_SIZE, RECIO__A_SIZE, RECIO__A_NUM}, RECIO__G | RECIO__OPF_RESAMPLE, 0,
+     NULL, recio__sh_letterbox, NULL, recio__g_letterbox,
+     recio__x_geo, recio__p_letterbox, NULL, NULL},
+    {"random_expand", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, RECIO__G | RECIO__R, 0,
+     NULL, recio__sh_expand, NULL, recio__g_expand,
+     recio__x_geo, recio__p_expand, NULL, NULL},
+    {"random_bbox_crop", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT},
+     RECIO__G | RECIO__R, 0,
+     NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_crop,
+     recio__x_geo, NULL, NULL, NULL},
+    {"random_bbox_cover", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT},
+     RECIO__G | RECIO__R, 0,
+     NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_cover,
+     recio__x_geo, NULL, NULL, NULL},
+    {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0,
+     NULL, recio__sh_area, recio__pl_area, NULL,
+     recio__x_area, NULL, NULL, NULL},
+    {"interp", 1, 1, {0}, RECIO__OPF_PREFIX, 0,
+     recio__parse_interp, recio__sh_area, recio__pl_area, NULL,
+     recio__x_area, NULL, NULL, NULL},
+    {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, NULL, recio__brightness, NULL},
+    {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, NULL, recio__contrast, NULL},
+    {"saturation", 1, 1, {RECIO__A_NONNEG}, 0, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, NULL, recio__saturation, NULL},
+    {"hue", 1, 1, {RECIO__A_NUM}, 0, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, NULL, recio__hue, NULL},
+    {"color_jitter", 3, 4, {RECIO__A_NONNEG}, RECIO__R, 5,
+     NULL, NULL, NULL, NULL,
+     recio__x_jitter, NULL, NULL, NULL},
+    {"lighting", 1, 1, {RECIO__A_NONNEG}, RECIO__R, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_lighting, NULL, NULL},
+    {"gray", 0, 0, {0}, 0, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_gray, NULL, NULL},
+    {"posterize", 1, 1, {RECIO__A_BITS}, RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_posterize, NULL, NULL},
+    {"solarize", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_solarize, NULL, NULL},
+    {"autocontrast", 0, 0, {0}, RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_autocontrast, NULL, NULL},
+    {"equalize", 0, 0, {0}, RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_equalize, NULL, NULL},
+    {"invert", 0, 0, {0}, RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_invert, NULL, NULL},
+    {"sharpness", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_sharpness, NULL, NULL},
+    {"random_posterize", 2, 2, {RECIO__A_BITS}, RECIO__OPF_U8 | RECIO__R, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_random_posterize, NULL, NULL},
+    {"random_solarize", 2, 2, {RECIO__A_NONNEG}, RECIO__OPF_U8 | RECIO__R, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_random_solarize, NULL, NULL},
+    {"random_sharpness", 2, 2, {RECIO__A_NONNEG}, RECIO__OPF_U8 | RECIO__R, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_random_sharpness, NULL, NULL},
+    {"gaussian_blur", 1, 3, {RECIO__A_ODD, RECIO__A_POS}, RECIO__OPF_U8 | RECIO__R, 3,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_blur, NULL, NULL},
+    {"random_erasing", 0, 6, {RECIO__A_PROB, RECIO__A_POS, RECIO__A_POS, RECIO__A_POS, RECIO__A_POS, RECIO__A_NUM},
+     RECIO__R, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_erasing, NULL, NULL},
+    {"cutout", 1, 2, {RECIO__A_SIZE, RECIO__A_NUM}, RECIO__R, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_cutout, NULL, NULL},
+    {"bgr", 0, 0, {0}, 0, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_bgr, NULL, NULL},
+    {"float", 0, 0, {0}, 0, 0,
+     NULL, recio__sh_f32, NULL, NULL,
+     recio__x_float, NULL, NULL, NULL},
+    {"normalize", 6, 6, {RECIO__A_NUM, RECIO__A_NUM, RECIO__A_NUM, RECIO__A_POS}, 0, 0,
+     recio__parse_normalize, recio__sh_f32, NULL, NULL,
+     recio__x_normalize, NULL, NULL, NULL},
+    {"chw", 0, 0, {0}, 0, 0,
+     NULL, recio__sh_chw, NULL, NULL,
+     recio__x_chw, recio__p_chw, NULL, NULL},
+    {"f16", 0, 0, {0}, 0, 0,
+     NULL, recio__sh_f16, NULL, NULL,
+     NULL, recio__p_f16, NULL, NULL},
+    {"i8", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, 0, 0,
+     NULL, recio__sh_i8, NULL, NULL,
+     NULL, recio__p_i8, NULL, NULL},
+    {"random_apply", 1, 1, {RECIO__A_PROB}, RECIO__OPF_LIST | RECIO__R, 0,
+     recio__parse_apply, recio__sh_apply, NULL, NULL,
+     recio__x_apply, NULL, NULL, NULL},
+    {"random_choice", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0,
+     recio__parse_choice, recio__sh_choice, NULL, NULL,
+     recio__x_choice, NULL, NULL, NULL},
+    {"random_subpolicy", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0,
+     recio__parse_subpolicy, recio__sh_choice, NULL, NULL,
+     recio__x_choice, NULL, NULL, NULL},
+    {"autoaugment", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0,
+     recio__parse_autoaugment, recio__sh_group, NULL, NULL,
+     recio__x_group, NULL, NULL, NULL},
+    {"randaugment", 0, 2, {RECIO__A_INT}, RECIO__OPF_LIST | RECIO__R, 0,
+     recio__parse_randaugment, recio__sh_group, NULL, NULL,
+     recio__x_group, NULL, NULL, NULL},
+    {"trivialaugment", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0,
+     recio__parse_trivialaugment, recio__sh_group, NULL, NULL,
+     recio__x_group, NULL, NULL, NULL},
+    {"identity", 0, 0, {0}, 0, 0,
+     NULL, NULL, NULL, NULL,
+     recio__x_identity, NULL, NULL, NULL},
 };
 #undef RECIO__G
 #undef RECIO__R
@@ -10820,13 +10950,7 @@ RECIODEF recio_err recio_transform_parse_desc(recio_transform **t, const char *s
 static int recio__decode_hint(const recio_transform *t) {
     int i = t ? t->first : -1;
     while (i >= 0 && (t->nodes[i].op->flags & RECIO__OPF_PREFIX)) i = t->nodes[i].next;
-    if (i < 0 || !(t->nodes[i].op->flags & RECIO__OPF_HINT)) return 0;
-    if (t->nodes[i].op->plan == recio__pl_rrc) { /* W x H: the shorter of the two */
-        int w, h;
-        recio__rrc_size(&t->nodes[i], &w, &h);
-        return w < h ? w : h;
-    }
-    return (int)t->nodes[i].arg[0];
+    return i >= 0 && t->nodes[i].op->hint ? t->nodes[i].op->hint(&t->nodes[i]) : 0;
 }
 
 /* ---- cutting a chain in two, for the iterator's cache ---- */
@@ -10863,7 +10987,7 @@ static int recio__tf_cache_cut(const recio_transform *t, char *why, size_t cap) 
     if (modifier >= 0) /* its resize comes after the cut: the rest alone would resize without it */
         return recio__fmt(why, cap, "%s before the first random op (%s) changes a resize after it", t->nodes[modifier].op->name, t->nodes[i].op->name), 0;
     for (; planned && i >= 0 && t->nodes[i].op->plan; i = t->nodes[i].next)
-        if (t->nodes[i].op->flags & (RECIO__OPF_RESAMPLE | RECIO__OPF_HINT | RECIO__OPF_PREFIX))
+        if (t->nodes[i].op->flags & (RECIO__OPF_RESAMPLE | RECIO__OPF_PREFIX))
             return recio__fmt(why, cap, "%s resizes within the ops planned with the JPEG decode, after the first random op: "
                               "its size picks the DCT scale, so the ops before it cannot be kept apart", t->nodes[i].op->name), 0;
     return k;
