@@ -790,7 +790,11 @@ typedef enum recio_filter {
 } recio_filter;
 
 /* Border of affine ops: a constant value, the nearest edge pixel, or a mirror (dcb|abcd|cba). */
-typedef enum recio_border { RECIO_BORDER_CONSTANT = 0, RECIO_BORDER_REPLICATE = 1, RECIO_BORDER_REFLECT = 2 } recio_border;
+typedef enum recio_border {
+    RECIO_BORDER_CONSTANT = 0,
+    RECIO_BORDER_REPLICATE = 1,
+    RECIO_BORDER_REFLECT = 2
+} recio_border;
 
 /* OUTPUT CONVENTION of every op below (`out` parameters):
    - out->data == NULL (e.g. `recio_image out = {0}`): the op allocates `out` (free with recio_image_free).
@@ -804,7 +808,8 @@ RECIODEF size_t recio_dtype_size(recio_dtype t);
 RECIODEF size_t recio_image_bytes(const recio_image *img); /* bytes spanned: stride * rows */
 /* A view of caller memory (stride 0 = packed: width*channels*size for HWC, width*size for CHW);
    nothing is ever freed. With data NULL it describes a shape. */
-RECIODEF recio_image recio_image_wrap(void *data, int w, int h, int channels, recio_dtype t, recio_layout l, size_t stride);
+RECIODEF recio_image recio_image_wrap(void *data, int w, int h, int channels, recio_dtype t, recio_layout l,
+                                      size_t stride);
 /* Allocate a packed image (alloc may be NULL). */
 RECIODEF recio_err recio_image_alloc(recio_image *img, int w, int h, int channels, recio_dtype t, recio_layout l,
                                      const recio_allocator *alloc);
@@ -904,9 +909,11 @@ RECIODEF recio_err recio_image_bgr(const recio_image *in, recio_image *out);
 /* TYPES AND LAYOUT */
 /* out = in * scale + offset, converted to out's dtype (rounded and saturated for u8/i8); out must be
    allocated or wrapped with the wanted dtype, or be unallocated with dtype `t` (then t is used). */
-RECIODEF recio_err recio_image_convert(const recio_image *in, recio_image *out, recio_dtype t, float scale, float offset);
+RECIODEF recio_err recio_image_convert(const recio_image *in, recio_image *out, recio_dtype t, float scale,
+                                       float offset);
 /* f32 out = (in - mean[c]) / std[c]; any input dtype, layout kept. */
-RECIODEF recio_err recio_image_normalize(const recio_image *in, recio_image *out, const float mean[4], const float std[4]);
+RECIODEF recio_err recio_image_normalize(const recio_image *in, recio_image *out, const float mean[4],
+                                         const float std[4]);
 RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); /* any dtype */
 #endif /* RECIO_NO_IMAGE */
 
@@ -966,7 +973,8 @@ RECIODEF void recio_transform_free(recio_transform *t);
 
 /* Apply to one image. `out` follows the image ops' output convention: unallocated = allocated for
    you; wrapped over your buffer = written there (shape must match). Thread-safe on a const t. */
-RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed);
+RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out,
+                                         uint64_t seed);
 
 /* Everything else goes through one desc (zero-initialised fields mean defaults):
 
@@ -1040,7 +1048,8 @@ RECIODEF recio_err recio_transform_apply_desc(const recio_transform *t, const re
 RECIODEF size_t recio_transform_scratch_size(const recio_transform *t, int w, int h, int channels);
 /* Output shape (data NULL) for that input; RECIO_ERR_ARG when it depends on the seed or cannot fit
    (e.g. a crop larger than the image). */
-RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w, int h, int channels, recio_image *shape);
+RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w, int h, int channels,
+                                                recio_image *shape);
 /* Boxes that are not boxes: the first of count objects of stride floats (0 = 5; as
    recio_apply_desc.boxes) whose class or a coordinate is not a finite number (NaN; infinite, as a
    value too large for a float becomes) or that is inverted (xmin > xmax or ymin > ymax). RECIO_OK
@@ -6300,7 +6309,8 @@ static size_t recio__rows(const recio_image *img) {
 
 RECIODEF size_t recio_image_bytes(const recio_image *img) { return img->stride * recio__rows(img); }
 
-RECIODEF recio_image recio_image_wrap(void *data, int w, int h, int channels, recio_dtype t, recio_layout l, size_t stride) {
+RECIODEF recio_image recio_image_wrap(void *data, int w, int h, int channels, recio_dtype t, recio_layout l,
+                                      size_t stride) {
     recio_image img = recio__image_shape(w, h, channels, t, l);
     if (stride) img.stride = stride;
     img.data = data;
@@ -6348,7 +6358,8 @@ static int recio__valid(const recio_image *img) {
 static unsigned char *recio__at(const recio_image *img, int x, int y, int c) {
     size_t es = recio__esize(img->dtype);
     unsigned char *p = (unsigned char *)img->data;
-    if (img->layout == RECIO_CHW) return p + ((size_t)c * (size_t)img->height + (size_t)y) * img->stride + (size_t)x * es;
+    if (img->layout == RECIO_CHW)
+        return p + ((size_t)c * (size_t)img->height + (size_t)y) * img->stride + (size_t)x * es;
     return p + (size_t)y * img->stride + ((size_t)x * (size_t)img->channels + (size_t)c) * es;
 }
 
@@ -6368,7 +6379,9 @@ static uint16_t recio__f2h(float f) {
         m = mant | 0x800000u;
         shift = (uint32_t)(14 - exp);
         r = m >> shift;
-        if ((m & ((1u << shift) - 1)) > (1u << (shift - 1)) || ((m & ((1u << shift) - 1)) == (1u << (shift - 1)) && (r & 1))) r++;
+        if ((m & ((1u << shift) - 1)) > (1u << (shift - 1)) ||
+            ((m & ((1u << shift) - 1)) == (1u << (shift - 1)) && (r & 1)))
+            r++;
         return (uint16_t)(sign | r);
     }
     {
@@ -6411,7 +6424,9 @@ static unsigned char recio__u8(float v) { return v <= 0 ? 0 : v >= 255 ? 255 : (
 static void recio__stf(unsigned char *p, recio_dtype t, float v) {
     switch (t) {
     case RECIO_U8: *p = recio__u8(v); break;
-    case RECIO_I8: *p = (unsigned char)(signed char)(v <= -128 ? -128 : v >= 127 ? 127 : recio__floor_int(v + 0.5f)); break;
+    case RECIO_I8:
+        *p = (unsigned char)(signed char)(v <= -128 ? -128 : v >= 127 ? 127 : recio__floor_int(v + 0.5f));
+        break;
     case RECIO_F16: { uint16_t h = recio__f2h(v); memcpy(p, &h, 2); break; }
     case RECIO_F32: memcpy(p, &v, 4); break;
     }
@@ -6474,7 +6489,8 @@ typedef struct recio__kern {
     /* two rows of the horizontal pass into u8, OpenCV's VResizeLinear rounding */
     void (*vrow2)(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n);
     /* RGB u8 into three f32 planes: d[c][x] = lut[c*256 + v], which is ((float)v - mean[c]) / std[c] */
-    void (*norm3)(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean, const float *std);
+    void (*norm3)(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean,
+                  const float *std);
     /* colour conversion of n RGB u8 pixels: d = u8(a*x + b*g + off[c]), g = 0.299 R + 0.587 G + 0.114 B
        (brightness, contrast, saturation, gray: recio__mix) */
     void (*mix3)(const unsigned char *s, unsigned char *d, int n, float a, float b, const float off[3]);
@@ -6553,8 +6569,9 @@ static void recio__mix3_c(const unsigned char *s, unsigned char *d, int n, float
 }
 #endif
 
-static const recio__kern recio__kern_scalar = {"scalar", recio__kern_always, recio__hash_c
-                                               RECIO__KERN_IMAGE(recio__hrow2_c, recio__vrow2_c, recio__norm3_c, recio__mix3_c)};
+static const recio__kern recio__kern_scalar = {
+    "scalar", recio__kern_always,
+    recio__hash_c RECIO__KERN_IMAGE(recio__hrow2_c, recio__vrow2_c, recio__norm3_c, recio__mix3_c)};
 
 #if defined(RECIO__SSE2)
 #ifndef RECIO_NO_IMAGE
@@ -6600,7 +6617,8 @@ static void recio__vrow2_sse2(const int32_t *r0, const int32_t *r1, int b0, int 
 /* SSE2 has no 32-bit multiply: even and odd lanes through the 32x32->64 one, low halves kept. */
 static __m128i recio__mullo32_sse2(__m128i a, __m128i b) {
     __m128i even = _mm_mul_epu32(a, b), odd = _mm_mul_epu32(_mm_srli_epi64(a, 32), _mm_srli_epi64(b, 32));
-    return _mm_unpacklo_epi32(_mm_shuffle_epi32(even, _MM_SHUFFLE(0, 0, 2, 0)), _mm_shuffle_epi32(odd, _MM_SHUFFLE(0, 0, 2, 0)));
+    return _mm_unpacklo_epi32(_mm_shuffle_epi32(even, _MM_SHUFFLE(0, 0, 2, 0)),
+                              _mm_shuffle_epi32(odd, _MM_SHUFFLE(0, 0, 2, 0)));
 }
 
 static void recio__hash_sse2(uint32_t *lane, const unsigned char *p, size_t blocks) {
@@ -6611,14 +6629,16 @@ static void recio__hash_sse2(uint32_t *lane, const unsigned char *p, size_t bloc
     for (k = 0; k < RECIO__LANES / 4; k++) h[k] = _mm_loadu_si128((const __m128i *)(const void *)(lane + 4 * k));
     for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
         for (k = 0; k < RECIO__LANES / 4; k++) {
-            __m128i x = recio__mullo32_sse2(_mm_xor_si128(h[k], _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k))), prime);
+            __m128i x = recio__mullo32_sse2(
+                _mm_xor_si128(h[k], _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k))), prime);
             h[k] = _mm_xor_si128(x, _mm_srli_epi32(x, 13));
         }
     for (k = 0; k < RECIO__LANES / 4; k++) _mm_storeu_si128((__m128i *)(void *)(lane + 4 * k), h[k]);
 }
 
-static const recio__kern recio__kern_sse2 = {"sse2", recio__kern_always, recio__hash_sse2
-                                             RECIO__KERN_IMAGE(recio__hrow2_sse2, recio__vrow2_sse2, recio__norm3_c, recio__mix3_c)};
+static const recio__kern recio__kern_sse2 = {
+    "sse2", recio__kern_always,
+    recio__hash_sse2 RECIO__KERN_IMAGE(recio__hrow2_sse2, recio__vrow2_sse2, recio__norm3_c, recio__mix3_c)};
 #endif
 
 #if defined(RECIO__AVX2)
@@ -6642,7 +6662,8 @@ static int recio__avx2_usable(void) {
 /* Both taps' pixels come from one 8-byte load, which a byte shuffle spreads into the 16-bit pairs
    madd takes (SSE2 needs two loads and three unpacks for that): 1.25x SSE2's horizontal pass on
    341 -> 224 RGB rows here. Wider (two outputs per 256-bit madd) measured no faster: stores bind it. */
-__attribute__((target("avx2"))) static void recio__hrow2_avx2(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
+__attribute__((target("avx2"))) static void recio__hrow2_avx2(const unsigned char *s, int C, const recio__axis *ax,
+                                                              int32_t *dst) {
     const __m128i sh = C == 3 ? _mm_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1)
                               : _mm_setr_epi8(0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1);
     int i;
@@ -6652,7 +6673,8 @@ __attribute__((target("avx2"))) static void recio__hrow2_avx2(const unsigned cha
         int32_t w;
         memcpy(&px, s + ax->ofs[i] * C, 8);
         memcpy(&w, ax->coef + 2 * i, 4); /* x86 is little-endian: (a1 << 16) | a0, madd's pair order */
-        _mm_storeu_si128((__m128i *)(void *)(dst + i * C), _mm_madd_epi16(_mm_shuffle_epi8(_mm_cvtsi64_si128(px), sh), _mm_set1_epi32(w)));
+        _mm_storeu_si128((__m128i *)(void *)(dst + i * C),
+                         _mm_madd_epi16(_mm_shuffle_epi8(_mm_cvtsi64_si128(px), sh), _mm_set1_epi32(w)));
     }
     recio__hrow2_part(s, C, ax, dst, ax->hi, ax->n);
 }
@@ -6663,10 +6685,12 @@ __attribute__((target("avx2"))) static void recio__vrow2_avx2(const int32_t *r0,
     int x = 0;
     for (; x + 16 <= n; x += 16) {
         /* packs works within 128-bit lanes: permute the quadwords back into order after each pack */
-        __m256i a = _mm256_packs_epi32(_mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r0 + x)), 4),
-                                       _mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r0 + x + 8)), 4));
-        __m256i b = _mm256_packs_epi32(_mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r1 + x)), 4),
-                                       _mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r1 + x + 8)), 4));
+        __m256i a =
+            _mm256_packs_epi32(_mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r0 + x)), 4),
+                               _mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r0 + x + 8)), 4));
+        __m256i b =
+            _mm256_packs_epi32(_mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r1 + x)), 4),
+                               _mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r1 + x + 8)), 4));
         __m256i v = _mm256_adds_epi16(_mm256_mulhi_epi16(a, vb0), _mm256_mulhi_epi16(b, vb1));
         v = _mm256_permute4x64_epi64(_mm256_srai_epi16(_mm256_adds_epi16(v, two), 2), 0xD8);
         v = _mm256_permute4x64_epi64(_mm256_packus_epi16(v, v), 0xD8);
@@ -6695,10 +6719,11 @@ __attribute__((target("avx2"))) static void recio__norm3_avx2(const unsigned cha
         __m128i a = _mm_loadu_si128((const __m128i *)(const void *)row), b;
         memcpy(&t, row + 16, 8);
         b = _mm_cvtsi64_si128(t);
-#define RECIO__PLANE(A, B, M, S, D)                                                                                 \
-    _mm256_storeu_ps(D + x, _mm256_div_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(                     \
-                                                             _mm_or_si128(_mm_shuffle_epi8(a, A), _mm_shuffle_epi8(b, B)))), \
-                                                         M), S))
+#define RECIO__PLANE(A, B, M, S, D)                                                                                    \
+    _mm256_storeu_ps(D + x, _mm256_div_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_or_si128(          \
+                                                            _mm_shuffle_epi8(a, A), _mm_shuffle_epi8(b, B)))),         \
+                                                        M),                                                            \
+                                          S))
         RECIO__PLANE(a0, b0, m0, s0, d[0]);
         RECIO__PLANE(a1, b1, m1, s1, d[1]);
         RECIO__PLANE(a2, b2, m2, s2, d[2]);
@@ -6717,7 +6742,8 @@ __attribute__((target("avx2"))) static void recio__hash_avx2(uint32_t *lane, con
     for (k = 0; k < RECIO__LANES / 8; k++) h[k] = _mm256_loadu_si256((const __m256i *)(const void *)(lane + 8 * k));
     for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
         for (k = 0; k < RECIO__LANES / 8; k++) {
-            __m256i x = _mm256_mullo_epi32(_mm256_xor_si256(h[k], _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * k))), prime);
+            __m256i x = _mm256_mullo_epi32(
+                _mm256_xor_si256(h[k], _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * k))), prime);
             h[k] = _mm256_xor_si256(x, _mm256_srli_epi32(x, 13));
         }
     for (k = 0; k < RECIO__LANES / 8; k++) _mm256_storeu_si256((__m256i *)(void *)(lane + 8 * k), h[k]);
@@ -6763,8 +6789,9 @@ __attribute__((target("avx2"))) static void recio__mix3_avx2(const unsigned char
                                       _mm_shuffle_epi8(hi, _mm_loadu_si128((const __m128i *)(const void *)in_hi[c])));
             p[c] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(ch));
         }
-        g = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(0.299f), p[0]), _mm256_mul_ps(_mm256_set1_ps(0.587f), p[1])),
-                          _mm256_mul_ps(_mm256_set1_ps(0.114f), p[2]));
+        g = _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(0.299f), p[0]), _mm256_mul_ps(_mm256_set1_ps(0.587f), p[1])),
+            _mm256_mul_ps(_mm256_set1_ps(0.114f), p[2]));
         for (c = 0; c < 3; c++) {
             __m128i bytes = recio__mix_bytes(recio__mix_ch(p[c], g, va, vb, off[c]));
             olo = _mm_or_si128(olo, _mm_shuffle_epi8(bytes, _mm_loadu_si128((const __m128i *)(const void *)out_lo[c])));
@@ -6781,8 +6808,9 @@ __attribute__((target("avx2"))) static void recio__mix3_avx2(const unsigned char
 /* Every AVX2 kernel that uses 256-bit registers ends with vzeroupper: GCC adds none to
    target("avx2") functions that fall into SSE code, and the dirty upper halves made the SSE
    horizontal pass 1.6x slower (docs/bench.md). */
-static const recio__kern recio__kern_avx2 = {"avx2", recio__avx2_usable, recio__hash_avx2
-                                             RECIO__KERN_IMAGE(recio__hrow2_avx2, recio__vrow2_avx2, recio__norm3_avx2, recio__mix3_avx2)};
+static const recio__kern recio__kern_avx2 = {
+    "avx2", recio__avx2_usable,
+    recio__hash_avx2 RECIO__KERN_IMAGE(recio__hrow2_avx2, recio__vrow2_avx2, recio__norm3_avx2, recio__mix3_avx2)};
 #endif
 
 #if defined(RECIO__NEON)
@@ -6847,8 +6875,9 @@ static void recio__mix3_neon(const unsigned char *s, unsigned char *d, int n, fl
             p[c][1] = vcvtq_f32_u32(vmovl_u16(vget_high_u16(w)));
         }
         for (h = 0; h < 2; h++)
-            g[h] = vaddq_f32(vaddq_f32(vmulq_f32(vdupq_n_f32(0.299f), p[0][h]), vmulq_f32(vdupq_n_f32(0.587f), p[1][h])),
-                             vmulq_f32(vdupq_n_f32(0.114f), p[2][h]));
+            g[h] =
+                vaddq_f32(vaddq_f32(vmulq_f32(vdupq_n_f32(0.299f), p[0][h]), vmulq_f32(vdupq_n_f32(0.587f), p[1][h])),
+                          vmulq_f32(vdupq_n_f32(0.114f), p[2][h]));
         for (c = 0; c < 3; c++) {
             uint16x4_t lo = vmovn_u32(vcvtq_u32_f32(recio__mix_ch_neon(p[c][0], g[0], a, b, off[c])));
             uint16x4_t hi = vmovn_u32(vcvtq_u32_f32(recio__mix_ch_neon(p[c][1], g[1], a, b, off[c])));
@@ -6888,8 +6917,9 @@ static void recio__norm3_neon(const unsigned char *row, float *const d[3], int n
 #endif
 #endif /* RECIO_NO_IMAGE */
 
-static const recio__kern recio__kern_neon = {"neon", recio__kern_always, recio__hash_neon
-                                             RECIO__KERN_IMAGE(recio__hrow2_neon, recio__vrow2_neon, RECIO__NORM3_NEON, recio__mix3_neon)};
+static const recio__kern recio__kern_neon = {
+    "neon", recio__kern_always,
+    recio__hash_neon RECIO__KERN_IMAGE(recio__hrow2_neon, recio__vrow2_neon, RECIO__NORM3_NEON, recio__mix3_neon)};
 #endif
 
 /* Every column this build has, the reference first: the tests run each usable one against it. */
@@ -7205,7 +7235,8 @@ static void recio__jdec_close(recio__jdec *j) {
 }
 
 /* Read the header: size in j->d.image_width x image_height. */
-static recio_err recio__jdec_open(recio__jdec *j, const unsigned char *b, size_t n, int channels, char *errmsg, size_t cap) {
+static recio_err recio__jdec_open(recio__jdec *j, const unsigned char *b, size_t n, int channels, char *errmsg,
+                                  size_t cap) {
     memset(j, 0, sizeof *j);
     j->d.err = jpeg_std_error(&j->em);
     j->em.error_exit = recio__jdec_exit;
@@ -7256,8 +7287,10 @@ static recio_err recio__jdec_run(recio__jdec *j, int den, int *x0, int x1, int y
     j->d.scale_denom = (unsigned)den;
     j->d.out_color_space = j->cmyk ? JCS_CMYK : j->want == 1 ? JCS_GRAYSCALE : j->want == 3 ? JCS_RGB : JCS_EXT_RGBA;
     jpeg_calc_output_dimensions(&j->d);
-    if ((uint64_t)j->d.output_width * j->d.output_height > RECIO_MAX_PIXELS || !recio__shape_ok((int)j->d.output_width, 1, 4, RECIO_U8)) {
-        recio__fmt(j->msg, sizeof j->msg, "%ux%u pixels is more than RECIO_MAX_PIXELS", j->d.output_width, j->d.output_height);
+    if ((uint64_t)j->d.output_width * j->d.output_height > RECIO_MAX_PIXELS ||
+        !recio__shape_ok((int)j->d.output_width, 1, 4, RECIO_U8)) {
+        recio__fmt(j->msg, sizeof j->msg, "%ux%u pixels is more than RECIO_MAX_PIXELS", j->d.output_width,
+                   j->d.output_height);
         return recio__jdec_fail(j, errmsg, cap);
     }
     if (j->win[1] <= 0 || j->win[1] > (int)j->d.output_width) j->win[1] = (int)j->d.output_width;
@@ -7268,7 +7301,8 @@ static recio_err recio__jdec_run(recio__jdec *j, int den, int *x0, int x1, int y
     j->cx = (JDIMENSION)j->win[0];
     j->cw = (JDIMENSION)(j->win[1] - j->win[0]);
     if (j->cw < j->d.output_width) jpeg_crop_scanline(&j->d, &j->cx, &j->cw);
-    if (recio_image_alloc(&j->img, (int)j->cw, j->win[3] - j->win[2], j->d.output_components, RECIO_U8, RECIO_HWC, alloc) != RECIO_OK) {
+    if (recio_image_alloc(&j->img, (int)j->cw, j->win[3] - j->win[2], j->d.output_components, RECIO_U8, RECIO_HWC,
+                          alloc) != RECIO_OK) {
         recio__fmt(j->msg, sizeof j->msg, "no memory for %ux%d pixels", j->cw, j->win[3] - j->win[2]);
         recio__jdec_fail(j, errmsg, cap);
         return RECIO_ERR_NOMEM;
@@ -7277,7 +7311,8 @@ static recio_err recio__jdec_run(recio__jdec *j, int den, int *x0, int x1, int y
     while ((row = j->d.output_scanline) < (JDIMENSION)j->win[3]) {
         JSAMPROW rp[16];
         JDIMENSION k, m = (JDIMENSION)j->win[3] - row < 16 ? (JDIMENSION)j->win[3] - row : 16;
-        for (k = 0; k < m; k++) rp[k] = (JSAMPROW)j->img.data + (size_t)(row - (JDIMENSION)j->win[2] + k) * j->img.stride;
+        for (k = 0; k < m; k++)
+            rp[k] = (JSAMPROW)j->img.data + (size_t)(row - (JDIMENSION)j->win[2] + k) * j->img.stride;
         if (jpeg_read_scanlines(&j->d, rp, m) == 0) break; /* cannot happen with memory input; never spin */
     }
     jpeg_abort_decompress(&j->d); /* rows below the window are never decoded */
@@ -7313,12 +7348,15 @@ static recio_err recio__tj_decode(recio_image *out, const unsigned char *b, size
    between scans), and refuse such a file before stb sees it. Returns 0 when it is unsafe. stb
    takes any run of 0xff before the SOI's 0xd8 as fill, so the walk starts where stb would (both
    found by fuzzing). */
-static unsigned recio__byte(const unsigned char *b, size_t n, size_t i) { return i < n ? b[i] : 0; } /* stb reads 0 at the end */
+static unsigned recio__byte(const unsigned char *b, size_t n, size_t i) {
+    return i < n ? b[i] : 0;
+} /* stb reads 0 at the end */
 
 /* An SOS's components must name tables defined so far (bit 4 * class + id of `defined`): DC for a
    baseline scan or a first DC scan, AC for a baseline scan or any AC scan. */
 static int recio__jpeg_sos_ok(const unsigned char *b, size_t n, size_t i, unsigned defined, int progressive) {
-    unsigned ns = recio__byte(b, n, i + 4), c, ss = recio__byte(b, n, i + 5 + 2 * ns), ah = recio__byte(b, n, i + 7 + 2 * ns) >> 4;
+    unsigned ns = recio__byte(b, n, i + 4), c, ss = recio__byte(b, n, i + 5 + 2 * ns),
+             ah = recio__byte(b, n, i + 7 + 2 * ns) >> 4;
     int dc = !progressive || (ss == 0 && ah == 0), ac = !progressive || ss > 0;
     for (c = 0; c < ns && c < 4; c++) {
         unsigned sel = recio__byte(b, n, i + 6 + 2 * c), td = sel >> 4, ta = sel & 15;
@@ -7502,7 +7540,9 @@ static int recio__jscan(recio__jframe *f, const unsigned char *b, size_t n, size
     for (c = 0; c < ns; c++) {
         unsigned sel = recio__byte(b, n, sos + 5 + 2 * c), t = recio__byte(b, n, sos + 6 + 2 * c);
         for (k = 0; k < f->nc && f->id[k] != sel; k++) {}
-        if (k == f->nc || (t >> 4) > 3 || (t & 15) > 3 || !(f->defined >> (t >> 4) & 1) || !(f->defined >> (4 + (t & 15)) & 1)) return 0;
+        if (k == f->nc || (t >> 4) > 3 || (t & 15) > 3 || !(f->defined >> (t >> 4) & 1) ||
+            !(f->defined >> (4 + (t & 15)) & 1))
+            return 0;
         comp[c] = k, dc[c] = t >> 4, ac[c] = 4 + (t & 15);
     }
     if (ns == 1) { /* one component: its own blocks, in rows */
@@ -7531,7 +7571,8 @@ static int recio__jscan(recio__jframe *f, const unsigned char *b, size_t n, size
 /* Where the entropy-coded data starting at i ends: the next marker that is not RSTn (nor a stuffed
    0xff), or n. */
 static size_t recio__jpeg_scan_end(const unsigned char *b, size_t n, size_t i) {
-    while (i + 1 < n && !(b[i] == 0xff && b[i + 1] != 0 && b[i + 1] != 0xff && (b[i + 1] < 0xd0 || b[i + 1] > 0xd7))) i++;
+    while (i + 1 < n && !(b[i] == 0xff && b[i + 1] != 0 && b[i + 1] != 0xff && (b[i + 1] < 0xd0 || b[i + 1] > 0xd7)))
+        i++;
     return i + 1 < n ? i : n;
 }
 
@@ -7557,7 +7598,8 @@ static int recio__jpeg_scans_complete(const unsigned char *b, size_t n) {
         len = (size_t)b[i + 2] << 8 | b[i + 3];
         if (len < 2 || len > n - i - 2) return 1; /* cut inside a header: stb reads past the end, which is caught */
         if (m == 0xc2) return 2;
-        if ((m >= 0xc3 && m <= 0xcb && m != 0xc4 && m != 0xc8) || (m >= 0xcd && m <= 0xcf)) return 1; /* lossless, arithmetic */
+        if ((m >= 0xc3 && m <= 0xcb && m != 0xc4 && m != 0xc8) || (m >= 0xcd && m <= 0xcf))
+            return 1; /* lossless, arithmetic */
         if (m == 0xc0 || m == 0xc1) {
             f.h = (unsigned)b[i + 5] << 8 | b[i + 6], f.w = (unsigned)b[i + 7] << 8 | b[i + 8], f.nc = b[i + 9];
             if (f.nc < 1 || f.nc > 4 || len < 8 + 3 * f.nc || f.h == 0 || f.w == 0) return 1;
@@ -7631,7 +7673,8 @@ static int recio__jpeg_claim_ok(uint64_t w, uint64_t h, size_t n, char *errmsg, 
     if (!recio__pixels_ok(w, h, "JPEG", errmsg, cap)) return 0;
     if (w * h <= (uint64_t)n * 8 * 64 * 2) return 1;
     if (errmsg)
-        recio__fmt(errmsg, cap, "decode: a JPEG of %Ux%U pixels cannot fit in %U bytes (truncated or corrupt)", w, h, (uint64_t)n);
+        recio__fmt(errmsg, cap, "decode: a JPEG of %Ux%U pixels cannot fit in %U bytes (truncated or corrupt)", w, h,
+                   (uint64_t)n);
     return 0;
 }
 
@@ -7657,7 +7700,8 @@ static int recio__png_check(const unsigned char *b, size_t n, int *empty_idat, c
     for (;;) {
         uint64_t len;
         if (n - i < 12 || (len = recio__be32(b + i)) > n - i - 12) {
-            if (errmsg) recio__fmt(errmsg, cap, "decode: truncated PNG (the chunk at byte %U runs past the end)", (uint64_t)i);
+            if (errmsg)
+                recio__fmt(errmsg, cap, "decode: truncated PNG (the chunk at byte %U runs past the end)", (uint64_t)i);
             return 0;
         }
         if (memcmp(b + i + 4, "IDAT", 4) == 0) {
@@ -7670,7 +7714,8 @@ static int recio__png_check(const unsigned char *b, size_t n, int *empty_idat, c
     row = 1 + (w * spp[type] * depth + 7) / 8;
     if (row * h <= idat * 1032 + 1032) return 1;
     if (errmsg)
-        recio__fmt(errmsg, cap, "decode: a PNG of %Ux%U pixels cannot fit in %U bytes of data (truncated or corrupt)", w, h, idat);
+        recio__fmt(errmsg, cap, "decode: a PNG of %Ux%U pixels cannot fit in %U bytes of data (truncated or corrupt)",
+                   w, h, idat);
     return 0;
 }
 
@@ -7705,8 +7750,8 @@ static int recio__bmp_check(const unsigned char *b, size_t n, int *w, int *h, ch
     need = (uint64_t)off + ((uint64_t)x * bpp + 31) / 32 * 4 * (uint64_t)y;
     if (need <= n) return 1;
     if (errmsg)
-        recio__fmt(errmsg, cap, "decode: truncated BMP (%dx%d at %u bits needs %U bytes, there are %U)", *w, *h, bpp, need,
-                   (uint64_t)n);
+        recio__fmt(errmsg, cap, "decode: truncated BMP (%dx%d at %u bits needs %U bytes, there are %U)", *w, *h, bpp,
+                   need, (uint64_t)n);
     return 0;
 cut:
     if (errmsg) recio__fmt(errmsg, cap, "decode: truncated BMP (%U bytes)", (uint64_t)n);
@@ -7763,7 +7808,8 @@ static int recio__jpeg_same_with_filler(const unsigned char *b, size_t n, const 
     int w2 = 0, h2 = 0, c2 = 0, same;
     for (i = 0; i + 1 < n; i++) /* an upper bound: every SOS marker */
         scans += b[i] == 0xff && b[i + 1] == 0xda;
-    if (!(v = (unsigned char *)recio__malloc(a, n + 16 * scans))) return 1; /* no memory for the check: stb's pixels stand */
+    if (!(v = (unsigned char *)recio__malloc(a, n + 16 * scans)))
+        return 1; /* no memory for the check: stb's pixels stand */
     for (i = 0; i + 4 <= n;) {
         if (b[i] == 0xff && b[i + 1] == 0xda) { /* copy the header and the data, then the filler */
             end = recio__jpeg_scan_end(b, n, i + 2 + ((size_t)b[i + 2] << 8 | b[i + 3]));
@@ -7794,7 +7840,8 @@ static int recio__channels_ok(int c) { return c == 0 || c == 1 || c == 3 || c ==
 /* Why a decode's arguments are refused. */
 static void recio__decode_args_why(int huge, int channels, char *errmsg, size_t cap) {
     if (huge) recio__fmt(errmsg, cap, "decode: image of more than 2^31 bytes");
-    else if (!recio__channels_ok(channels)) recio__fmt(errmsg, cap, "decode: channels %d: decode to 0 (as stored), 1, 3 or 4 channels", channels);
+    else if (!recio__channels_ok(channels))
+        recio__fmt(errmsg, cap, "decode: channels %d: decode to 0 (as stored), 1, 3 or 4 channels", channels);
     else recio__fmt(errmsg, cap, "decode: bad arguments (a NULL image, bytes or output)");
 }
 
@@ -7804,8 +7851,8 @@ static recio_err recio__decode_code(recio_err e, const char *why) {
     return e == RECIO_ERR_DECODE && strstr(why, "more than RECIO_MAX_PIXELS") ? RECIO_ERR_LIMIT : e;
 }
 
-static recio_err recio__decode_run(recio_image *out, const void *bytes, size_t n, int channels, int min_short, char *errmsg,
-                                   size_t errmsg_size, const recio_allocator *a);
+static recio_err recio__decode_run(recio_image *out, const void *bytes, size_t n, int channels, int min_short,
+                                   char *errmsg, size_t errmsg_size, const recio_allocator *a);
 
 /* Decode with stb's allocations (and so the pixels, unless libjpeg-turbo decodes) through a. */
 static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, int channels, int min_short, char *errmsg,
@@ -7813,11 +7860,12 @@ static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, in
     char why[RECIO_ERRMSG_SIZE];
     char *w = errmsg && errmsg_size ? errmsg : why;
     w[0] = 0;
-    return recio__decode_code(recio__decode_run(out, bytes, n, channels, min_short, w, w == why ? sizeof why : errmsg_size, a), w);
+    return recio__decode_code(
+        recio__decode_run(out, bytes, n, channels, min_short, w, w == why ? sizeof why : errmsg_size, a), w);
 }
 
-static recio_err recio__decode_run(recio_image *out, const void *bytes, size_t n, int channels, int min_short, char *errmsg,
-                                   size_t errmsg_size, const recio_allocator *a) {
+static recio_err recio__decode_run(recio_image *out, const void *bytes, size_t n, int channels, int min_short,
+                                   char *errmsg, size_t errmsg_size, const recio_allocator *a) {
     const recio_allocator *saved;
     recio_err e;
     if (errmsg && errmsg_size) errmsg[0] = 0;
@@ -7852,18 +7900,23 @@ static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n
     recio__stbin in;
     stbi_uc *px;
     if (fmt == RECIO__FMT_NONE) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: unsupported image format (recio decodes JPEG, PNG and BMP)");
+        if (errmsg)
+            recio__fmt(errmsg, errmsg_size, "decode: unsupported image format (recio decodes JPEG, PNG and BMP)");
         return RECIO_ERR_DECODE;
     }
     if (fmt == RECIO__FMT_JPEG && !recio__jpeg_dht_ok(b, n)) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad Huffman table (more than 256 symbols, or used before it is defined)");
+        if (errmsg)
+            recio__fmt(errmsg, errmsg_size,
+                       "decode: bad Huffman table (more than 256 symbols, or used before it is defined)");
         return RECIO_ERR_DECODE;
     }
     if ((fmt == RECIO__FMT_PNG && !recio__png_check(b, n, &empty_idat, errmsg, errmsg_size)) ||
         (fmt == RECIO__FMT_BMP && !recio__bmp_check(b, n, &w, &h, errmsg, errmsg_size)))
         return RECIO_ERR_DECODE;
-    if (!stbi_info_from_memory(b, (int)n, fmt == RECIO__FMT_BMP ? NULL : &w, fmt == RECIO__FMT_BMP ? NULL : &h, &c)) goto fail;
-    if (fmt == RECIO__FMT_JPEG && !recio__jpeg_claim_ok((uint64_t)w, (uint64_t)h, n, errmsg, errmsg_size)) return RECIO_ERR_DECODE;
+    if (!stbi_info_from_memory(b, (int)n, fmt == RECIO__FMT_BMP ? NULL : &w, fmt == RECIO__FMT_BMP ? NULL : &h, &c))
+        goto fail;
+    if (fmt == RECIO__FMT_JPEG && !recio__jpeg_claim_ok((uint64_t)w, (uint64_t)h, n, errmsg, errmsg_size))
+        return RECIO_ERR_DECODE;
     if (fmt == RECIO__FMT_JPEG && !RECIO__TRUST_SCANS && (scans = recio__jpeg_scans_complete(b, n)) == 0) {
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: truncated JPEG (a scan stops before its last block)");
         return RECIO_ERR_DECODE;
@@ -7888,13 +7941,15 @@ static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n
     recio__free(a, copy);
     if (in.over) { /* stb read past the end: what it gave is made up */
         if (px) stbi_image_free(px);
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: truncated %s (the data ends before the image does)", names[fmt]);
+        if (errmsg)
+            recio__fmt(errmsg, errmsg_size, "decode: truncated %s (the data ends before the image does)", names[fmt]);
         return RECIO_ERR_DECODE;
     }
     if (!px) goto fail;
     if (scans == 2 && !recio__jpeg_same_with_filler(b, n, px, w, h, want, a)) {
         stbi_image_free(px);
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: truncated JPEG (a progressive scan stops before its last block)");
+        if (errmsg)
+            recio__fmt(errmsg, errmsg_size, "decode: truncated JPEG (a progressive scan stops before its last block)");
         return RECIO_ERR_DECODE;
     }
     if (!recio__shape_ok(w, h, want, RECIO_U8)) {
@@ -7926,7 +7981,8 @@ fail: /* stb's own allocation failing says nothing of the image: RECIO_ERR_NOMEM
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: out of memory");
         return RECIO_ERR_NOMEM;
     }
-    if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: %s", stbi_failure_reason() ? stbi_failure_reason() : "unknown");
+    if (errmsg)
+        recio__fmt(errmsg, errmsg_size, "decode: %s", stbi_failure_reason() ? stbi_failure_reason() : "unknown");
     return RECIO_ERR_DECODE;
 }
 
@@ -7957,19 +8013,22 @@ static unsigned char *recio__png_indices(const unsigned char *b, size_t n, size_
     memcpy(c, b, 8), *m = 8;
     while (i + 12 <= n) {
         size_t len = recio__be32(b + i) + (size_t)12;
-        if (memcmp(b + i + 4, "PLTE", 4) != 0 && memcmp(b + i + 4, "tRNS", 4) != 0) memcpy(c + *m, b + i, len), *m += len;
+        if (memcmp(b + i + 4, "PLTE", 4) != 0 && memcmp(b + i + 4, "tRNS", 4) != 0)
+            memcpy(c + *m, b + i, len), *m += len;
         if (memcmp(b + i + 4, "IEND", 4) == 0) break;
         i += len;
     }
     c[25] = 0; /* the IHDR is the first chunk: bytes 8..32 */
     crc = recio__crc32(c + 12, 17);
-    c[29] = (unsigned char)(crc >> 24), c[30] = (unsigned char)(crc >> 16), c[31] = (unsigned char)(crc >> 8), c[32] = (unsigned char)crc;
+    c[29] = (unsigned char)(crc >> 24), c[30] = (unsigned char)(crc >> 16), c[31] = (unsigned char)(crc >> 8),
+    c[32] = (unsigned char)crc;
     return c;
 }
 
 /* A decoder's "decode: why" as the mask's "mask: why". */
 static void recio__mask_words(char *errmsg) {
-    if (errmsg && !strncmp(errmsg, "decode: ", 8)) memmove(errmsg + 6, errmsg + 8, strlen(errmsg + 8) + 1), memcpy(errmsg, "mask: ", 6);
+    if (errmsg && !strncmp(errmsg, "decode: ", 8))
+        memmove(errmsg + 6, errmsg + 8, strlen(errmsg + 8) + 1), memcpy(errmsg, "mask: ", 6);
 }
 
 /* The refusal of a mask of another kind, named from its header. Its words are its own literals (no
@@ -7979,15 +8038,24 @@ static recio_err recio__mask_refuse(const unsigned char *b, size_t n, char *errm
     static const char *const types[7] = {"grey PNG", "", "RGB PNG", "palette PNG", "grey+alpha PNG", "", "RGBA PNG"};
     int fmt = recio__format(b, n);
     char kind[48];
-    if (fmt == RECIO__FMT_PNG && n >= 33 && b[25] < 7) recio__fmt(kind, sizeof kind, b[24] == 8 ? "an %u-bit %s" : "a %u-bit %s", (unsigned)b[24], types[b[25]]);
-    else recio__fmt(kind, sizeof kind, !n ? "an empty file" : fmt == RECIO__FMT_JPEG ? "a JPEG" : fmt == RECIO__FMT_BMP ? "a BMP" : "a file of no image format recio reads");
+    if (fmt == RECIO__FMT_PNG && n >= 33 && b[25] < 7)
+        recio__fmt(kind, sizeof kind, b[24] == 8 ? "an %u-bit %s" : "a %u-bit %s", (unsigned)b[24], types[b[25]]);
+    else
+        recio__fmt(kind, sizeof kind,
+                   !n                       ? "an empty file"
+                   : fmt == RECIO__FMT_JPEG ? "a JPEG"
+                   : fmt == RECIO__FMT_BMP  ? "a BMP"
+                                            : "a file of no image format recio reads");
     if (errmsg)
-        recio__fmt(errmsg, cap, "mask: %s, not a label mask (an 8-bit grey PNG, or a palette PNG whose indices are the labels: "
-                   "another kind's values are not its labels)", kind);
+        recio__fmt(errmsg, cap,
+                   "mask: %s, not a label mask (an 8-bit grey PNG, or a palette PNG whose indices are the labels: "
+                   "another kind's values are not its labels)",
+                   kind);
     return RECIO_ERR_DECODE;
 }
 
-static recio_err recio__mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t cap, const recio_allocator *a) {
+static recio_err recio__mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t cap,
+                                    const recio_allocator *a) {
     static const unsigned char scale[9] = {0, 255, 0x55, 0, 0x11, 0, 0, 0, 1}; /* stb's widening of grey < 8 bits */
     const unsigned char *b = (const unsigned char *)bytes;
     unsigned char *copy = NULL;
@@ -8023,12 +8091,14 @@ RECIODEF recio_err recio_image_decode_desc(recio_image *out, const recio_decode_
     why = d->errmsg;
     if (d->mask && d->channels != 0 && d->channels != 1) {
         if (out) memset(out, 0, sizeof *out);
-        if (why) recio__fmt(why, RECIO_ERRMSG_SIZE, "mask: channels %d: a mask decodes to 1 channel (or 0)", d->channels);
+        if (why)
+            recio__fmt(why, RECIO_ERRMSG_SIZE, "mask: channels %d: a mask decodes to 1 channel (or 0)", d->channels);
         return RECIO_ERR_ARG;
     }
     if (d->mask) return recio__mask_decode(out, d->bytes, d->size, why, why ? RECIO_ERRMSG_SIZE : 0, a);
-    return recio__decode(out, d->bytes, d->size, d->channels, d->min_short || !d->transform ? d->min_short : recio__decode_hint(d->transform),
-                         why, why ? RECIO_ERRMSG_SIZE : 0, a);
+    return recio__decode(out, d->bytes, d->size, d->channels,
+                         d->min_short || !d->transform ? d->min_short : recio__decode_hint(d->transform), why,
+                         why ? RECIO_ERRMSG_SIZE : 0, a);
 }
 
 /* ---- geometry ---- */
@@ -8197,7 +8267,8 @@ static double recio__sinc(double x) {
 static double recio__aa_w(recio_filter f, double x) {
     if (x < 0) x = -x;
     if (f == RECIO_LINEAR_AA) return x < 1 ? 1 - x : 0;
-    if (f == RECIO_CUBIC_AA) return x < 1 ? (1.5 * x - 2.5) * x * x + 1 : x < 2 ? ((-0.5 * x + 2.5) * x - 4) * x + 2 : 0;
+    if (f == RECIO_CUBIC_AA)
+        return x < 1 ? (1.5 * x - 2.5) * x * x + 1 : x < 2 ? ((-0.5 * x + 2.5) * x - 4) * x + 2 : 0;
     return x < 3 ? recio__sinc(x) * recio__sinc(x / 3) : 0;
 }
 
@@ -8469,16 +8540,18 @@ static recio_filter recio__filter_for(recio_filter f, int sw, int sh, int dw, in
 static size_t recio__rs_need(int sw, int sh, int dw, int dh, int ow, int oh, int C, recio_filter f) {
     size_t rl = (size_t)ow * (size_t)C;
     if (f == RECIO_AUTO) { /* sw x sh may be a bound, and AUTO's choice is not monotonic in it: the most of the three */
-        size_t a = recio__rs_need(sw, sh, dw, dh, ow, oh, C, RECIO_CUBIC), b = recio__rs_need(sw, sh, dw, dh, ow, oh, C, RECIO_AREA);
+        size_t a = recio__rs_need(sw, sh, dw, dh, ow, oh, C, RECIO_CUBIC),
+               b = recio__rs_need(sw, sh, dw, dh, ow, oh, C, RECIO_AREA);
         return a > b ? a : b; /* LINEAR's 2 taps are fewer than either's */
     }
     if (dw == sw && dh == sh) return recio__rs_carve(NULL, 0, 0, ow, oh, rl, NULL) + RECIO__ALIGN;
-    return recio__rs_carve(NULL, recio__axis_k(sw, dw, f, 0), recio__axis_k(sh, dh, f, 1), ow, oh, rl, NULL) + RECIO__ALIGN;
+    return recio__rs_carve(NULL, recio__axis_k(sw, dw, f, 0), recio__axis_k(sh, dh, f, 1), ow, oh, rl, NULL) +
+           RECIO__ALIGN;
 }
 
 /* Output window (ox, oy, ow x oh) of the source resized to dw x dh, mirrored when flip, into the sink. */
-static recio_err recio__resample(recio__arena *a, const recio_image *src, const recio__srcwin *sw, int dw, int dh, int ox,
-                                 int oy, int ow, int oh, int flip, recio_filter f, const recio__sink *k) {
+static recio_err recio__resample(recio__arena *a, const recio_image *src, const recio__srcwin *sw, int dw, int dh,
+                                 int ox, int oy, int ow, int oh, int flip, recio_filter f, const recio__sink *k) {
     recio__axis hx, vy;
     recio__rs_mem m;
     unsigned char *block;
@@ -8494,10 +8567,12 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
     f = recio__filter_for(f, sw->sw, sw->sh, dw, dh);
     hx.k = copy ? 0 : recio__axis_k(sw->sw, dw, f, 0);
     vy.k = copy ? 0 : recio__axis_k(sw->sh, dh, f, 1);
-    if (!(block = (unsigned char *)recio__arena_get(a, recio__rs_carve(NULL, hx.k, vy.k, ow, oh, rl, NULL)))) return RECIO_ERR_NOMEM;
+    if (!(block = (unsigned char *)recio__arena_get(a, recio__rs_carve(NULL, hx.k, vy.k, ow, oh, rl, NULL))))
+        return RECIO_ERR_NOMEM;
     recio__rs_carve(block, hx.k, vy.k, ow, oh, rl, &m);
     if (copy) { /* no resampling: copy rows, mirrored or not */
-        if (ox < sw->sx0 || oy < sw->sy0 || ox - sw->sx0 + ow > src->width || oy - sw->sy0 + oh > src->height) return RECIO_ERR_ARG;
+        if (ox < sw->sx0 || oy < sw->sy0 || ox - sw->sx0 + ow > src->width || oy - sw->sy0 + oh > src->height)
+            return RECIO_ERR_ARG;
         for (y = 0; y < oh; y++) {
             const unsigned char *s = recio__at(src, ox - sw->sx0, oy - sw->sy0 + y, 0);
             if (flip)
@@ -8509,7 +8584,8 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
     hx.ofs = m.xofs, hx.coef = m.xcoef, vy.ofs = m.yofs, vy.coef = m.ycoef;
     recio__axis_taps(&hx, sw->sw, dw, ox, ow, flip, f, 0);
     recio__axis_taps(&vy, sw->sh, dh, oy, oh, 0, f, 1);
-    if (!recio__taps_inside(&hx, sw->sx0, src->width, 0, sw->sw) || !recio__taps_inside(&vy, sw->sy0, src->height, 1, sw->sh))
+    if (!recio__taps_inside(&hx, sw->sx0, src->width, 0, sw->sw) ||
+        !recio__taps_inside(&vy, sw->sy0, src->height, 1, sw->sh))
         return RECIO_ERR_ARG; /* a window too small for its pass: a bug, never a read outside */
     for (i = 0; i < ow; i++) hx.ofs[i] -= sw->sx0;
     if (hx.k == 2 && hx.plain) recio__axis_bounds(&hx, C, src->width);
@@ -8731,7 +8807,8 @@ RECIODEF recio_err recio_image_gaussian_blur(const recio_image *in, recio_image 
     if (!recio__is_u8hwc(in)) return recio__valid(in) ? RECIO_ERR_UNSUPPORTED : RECIO_ERR_ARG;
     if (!recio__blur_ok(in, ksize, sigma)) return RECIO_ERR_ARG;
     if ((e = recio__out(out, in->width, in->height, in->channels, RECIO_U8, RECIO_HWC)) != RECIO_OK) return e;
-    if (!(row = (float *)recio__malloc(&in->alloc, (size_t)in->width * (size_t)in->channels * sizeof(float)))) return RECIO_ERR_NOMEM;
+    if (!(row = (float *)recio__malloc(&in->alloc, (size_t)in->width * (size_t)in->channels * sizeof(float))))
+        return RECIO_ERR_NOMEM;
     recio__gauss_kernel(k, ksize, sigma);
     recio__blur(in, out, k, ksize, row);
     recio__free(&in->alloc, row);
@@ -8743,7 +8820,8 @@ RECIODEF recio_err recio_image_gaussian_blur(const recio_image *in, recio_image 
 /* grey_ok: the op also makes sense on one channel (g is then the pixel itself). */
 static recio_err recio__colour_check(const recio_image *in, recio_image *out, int grey_ok) {
     if (!recio__valid(in)) return RECIO_ERR_ARG;
-    if ((in->channels < 3 && !grey_ok) || (in->dtype != RECIO_U8 && in->dtype != RECIO_F32)) return RECIO_ERR_UNSUPPORTED;
+    if ((in->channels < 3 && !grey_ok) || (in->dtype != RECIO_U8 && in->dtype != RECIO_F32))
+        return RECIO_ERR_UNSUPPORTED;
     if (out && out->data == in->data) return RECIO_ERR_ARG;
     return recio__out(out, in->width, in->height, in->channels, in->dtype, in->layout);
 }
@@ -8797,14 +8875,16 @@ static recio__pxwalk recio__px_walk(const recio_image *in, recio_image *out) {
 
 /* out = a * x + b * g(x) + off[c] per pixel, alpha copied; a grey image is its own g. RGB u8 rows
    go through the kernel table's colour conversion. */
-static void recio__mix(const recio__kern *k, const recio_image *in, recio_image *out, float a, float b, const float off[3]) {
+static void recio__mix(const recio__kern *k, const recio_image *in, recio_image *out, float a, float b,
+                       const float off[3]) {
     recio__pxwalk w = recio__px_walk(in, out);
     float p[4] = {0, 0, 0, 0}, q[4];
     int c;
     if (w.fast && in->channels == 3) {
         static const float zero[3] = {0, 0, 0};
         int y;
-        for (y = 0; y < in->height; y++) k->mix3(recio__at(in, 0, y, 0), recio__at(out, 0, y, 0), in->width, a, b, off ? off : zero);
+        for (y = 0; y < in->height; y++)
+            k->mix3(recio__at(in, 0, y, 0), recio__at(out, 0, y, 0), in->width, a, b, off ? off : zero);
         return;
     }
     while (recio__px_next(&w, p)) {
@@ -8886,14 +8966,16 @@ static recio_err recio__hue(const recio__kern *kn, const recio_image *in, recio_
 
 static recio_err recio__lighting(const recio__kern *k, const recio_image *in, recio_image *out, const float alpha[3]) {
     static const float eigval[3] = {55.46f, 4.794f, 1.148f};
-    static const float eigvec[9] = {-0.5675f, 0.7192f, 0.4009f, -0.5808f, -0.0045f, -0.8140f, -0.5836f, -0.6948f, 0.4203f};
+    static const float eigvec[9] = {-0.5675f, 0.7192f,  0.4009f,  -0.5808f, -0.0045f,
+                                    -0.8140f, -0.5836f, -0.6948f, 0.4203f};
     float off[3];
     int c;
     recio_err e = recio__colour_check(in, out, 0);
     if (e != RECIO_OK) return e;
     if (!alpha) return RECIO_ERR_ARG;
     for (c = 0; c < 3; c++)
-        off[c] = eigvec[3 * c] * alpha[0] * eigval[0] + eigvec[3 * c + 1] * alpha[1] * eigval[1] + eigvec[3 * c + 2] * alpha[2] * eigval[2];
+        off[c] = eigvec[3 * c] * alpha[0] * eigval[0] + eigvec[3 * c + 1] * alpha[1] * eigval[1] +
+                 eigvec[3 * c + 2] * alpha[2] * eigval[2];
     recio__mix(k, in, out, 1, 0, off);
     return RECIO_OK;
 }
@@ -8913,11 +8995,15 @@ RECIODEF recio_err recio_image_contrast(const recio_image *in, recio_image *out,
 RECIODEF recio_err recio_image_saturation(const recio_image *in, recio_image *out, float f) {
     return recio__saturation(recio__kern_pick(), in, out, f);
 }
-RECIODEF recio_err recio_image_hue(const recio_image *in, recio_image *out, float f) { return recio__hue(NULL, in, out, f); }
+RECIODEF recio_err recio_image_hue(const recio_image *in, recio_image *out, float f) {
+    return recio__hue(NULL, in, out, f);
+}
 RECIODEF recio_err recio_image_lighting(const recio_image *in, recio_image *out, const float alpha[3]) {
     return recio__lighting(recio__kern_pick(), in, out, alpha);
 }
-RECIODEF recio_err recio_image_gray(const recio_image *in, recio_image *out) { return recio__gray(recio__kern_pick(), in, out); }
+RECIODEF recio_err recio_image_gray(const recio_image *in, recio_image *out) {
+    return recio__gray(recio__kern_pick(), in, out);
+}
 
 RECIODEF recio_err recio_image_bgr(const recio_image *in, recio_image *out) {
     size_t es;
@@ -8937,7 +9023,8 @@ RECIODEF recio_err recio_image_bgr(const recio_image *in, recio_image *out) {
 
 /* ---- types and layout ---- */
 
-RECIODEF recio_err recio_image_convert(const recio_image *in, recio_image *out, recio_dtype t, float scale, float offset) {
+RECIODEF recio_err recio_image_convert(const recio_image *in, recio_image *out, recio_dtype t, float scale,
+                                       float offset) {
     int x, y, c;
     recio_err e;
     if (!recio__valid(in) || !out) return RECIO_ERR_ARG;
@@ -8945,21 +9032,24 @@ RECIODEF recio_err recio_image_convert(const recio_image *in, recio_image *out, 
     if ((e = recio__out(out, in->width, in->height, in->channels, t, in->layout)) != RECIO_OK) return e;
     for (c = 0; c < in->channels; c++)
         for (y = 0; y < in->height; y++)
-            for (x = 0; x < in->width; x++) recio_image_set(out, x, y, c, recio_image_get(in, x, y, c) * scale + offset);
+            for (x = 0; x < in->width; x++)
+                recio_image_set(out, x, y, c, recio_image_get(in, x, y, c) * scale + offset);
     return RECIO_OK;
 }
 
 /* The one normalisation formula, shared by the op and the fused tables so both give the same bits. */
 static float recio__norm(float x, float mean, float std) { return (x - mean) / std; }
 
-RECIODEF recio_err recio_image_normalize(const recio_image *in, recio_image *out, const float mean[4], const float std[4]) {
+RECIODEF recio_err recio_image_normalize(const recio_image *in, recio_image *out, const float mean[4],
+                                         const float std[4]) {
     int x, y, c;
     recio_err e;
     if (!recio__valid(in) || !mean || !std) return RECIO_ERR_ARG;
     if ((e = recio__out(out, in->width, in->height, in->channels, RECIO_F32, in->layout)) != RECIO_OK) return e;
     for (c = 0; c < in->channels; c++)
         for (y = 0; y < in->height; y++)
-            for (x = 0; x < in->width; x++) recio_image_set(out, x, y, c, recio__norm(recio_image_get(in, x, y, c), mean[c], std[c]));
+            for (x = 0; x < in->width; x++)
+                recio_image_set(out, x, y, c, recio__norm(recio_image_get(in, x, y, c), mean[c], std[c]));
     return RECIO_OK;
 }
 
@@ -9156,7 +9246,8 @@ static int recio__new_node(recio_transform *t, const recio__opdef *op) {
     recio__node *n;
     if (t->count == t->cap) {
         int cap = t->cap ? t->cap * 2 : 16;
-        recio__node *nn = (recio__node *)recio__realloc(&t->alloc, t->nodes, (size_t)t->cap * sizeof *nn, (size_t)cap * sizeof *nn);
+        recio__node *nn =
+            (recio__node *)recio__realloc(&t->alloc, t->nodes, (size_t)t->cap * sizeof *nn, (size_t)cap * sizeof *nn);
         if (!nn) return -1;
         t->nodes = nn;
         t->cap = cap;
@@ -9195,7 +9286,9 @@ static const recio__argkind recio__argkinds[] = {
 
 static int recio__arg_fits(const recio__argkind *k, float v) {
     if ((k->flags & RECIO__AK_MINUS1) && v == -1) return 1;
-    if (!((k->flags & RECIO__AK_LO_OPEN) ? v > k->lo : v >= k->lo) || !((k->flags & RECIO__AK_HI_OPEN) ? v < k->hi : v <= k->hi)) return 0;
+    if (!((k->flags & RECIO__AK_LO_OPEN) ? v > k->lo : v >= k->lo) ||
+        !((k->flags & RECIO__AK_HI_OPEN) ? v < k->hi : v <= k->hi))
+        return 0;
     if ((k->flags & RECIO__AK_WHOLE) && v != floorf(v)) return 0;
     return !(k->flags & RECIO__AK_ODD) || ((int)v & 1);
 }
@@ -9220,8 +9313,9 @@ static recio_err recio__check_arg(recio__parser *ps, const char *at, const recio
     k = &recio__argkinds[d->check[j]];
     if (recio__arg_fits(k, v)) return RECIO_OK;
     recio__bound_words(k->lo, lo, sizeof lo), recio__bound_words(k->hi, hi, sizeof hi);
-    recio__fmt(msg, sizeof msg, "%s: expected %s in %s%s, %s%s%s", d->name, k->what, (k->flags & RECIO__AK_LO_OPEN) ? "(" : "[", lo, hi,
-               (k->flags & RECIO__AK_HI_OPEN) ? ")" : "]", (k->flags & RECIO__AK_MINUS1) ? ", or -1 for SSD's choices" : "");
+    recio__fmt(msg, sizeof msg, "%s: expected %s in %s%s, %s%s%s", d->name, k->what,
+               (k->flags & RECIO__AK_LO_OPEN) ? "(" : "[", lo, hi, (k->flags & RECIO__AK_HI_OPEN) ? ")" : "]",
+               (k->flags & RECIO__AK_MINUS1) ? ", or -1 for SSD's choices" : "");
     return recio__perr(ps, at, "%s", msg);
 }
 
@@ -9336,7 +9430,8 @@ static int recio__exec_pending(const recio__exec *x) {
 /* The shape the pending pass will produce. */
 static recio_image recio__exec_shape(const recio__exec *x) {
     if (!x->lazy) return x->cur;
-    return recio__image_shape(x->ow, x->oh, x->cur.channels, x->conv ? RECIO_F32 : RECIO_U8, x->chw ? RECIO_CHW : RECIO_HWC);
+    return recio__image_shape(x->ow, x->oh, x->cur.channels, x->conv ? RECIO_F32 : RECIO_U8,
+                              x->chw ? RECIO_CHW : RECIO_HWC);
 }
 
 static recio_err recio__exec_alloc(recio__exec *x, recio_image *img, recio_image shape) {
@@ -9355,7 +9450,8 @@ static recio_err recio__exec_flush(recio__exec *x, recio_image *dst) {
         return RECIO_OK;
     }
     if (!x->conv && !x->chw && x->dw == x->win.sw && x->dh == x->win.sh && !x->flip && !dst) {
-        e = recio_image_crop(&x->cur, &tmp, x->ox - x->win.sx0, x->oy - x->win.sy0, x->ow, x->oh); /* a crop alone stays a view */
+        e = recio_image_crop(&x->cur, &tmp, x->ox - x->win.sx0, x->oy - x->win.sy0, x->ow,
+                             x->oh); /* a crop alone stays a view */
     } else {
         if (!dst && (e = recio__exec_alloc(x, &tmp, recio__exec_shape(x))) != RECIO_OK) return e;
         memset(&k, 0, sizeof k);
@@ -9388,7 +9484,8 @@ static recio_err recio__exec_crop(recio__exec *x, int x0, int y0, int w, int h) 
     if ((e = recio_image_crop(&x->cur, &v, x0, y0, w, h)) != RECIO_OK) return e;
     if (v.owned) { /* a CHW crop is a copy: move it into the arena's lifetime */
         recio_image a;
-        if ((e = recio__exec_alloc(x, &a, recio__image_shape(w, h, v.channels, v.dtype, v.layout))) == RECIO_OK) e = recio_image_copy(&v, &a);
+        if ((e = recio__exec_alloc(x, &a, recio__image_shape(w, h, v.channels, v.dtype, v.layout))) == RECIO_OK)
+            e = recio_image_copy(&v, &a);
         recio_image_free(&v);
         v = a;
         if (e != RECIO_OK) return e;
@@ -9410,7 +9507,8 @@ static recio_err recio__exec_resize(recio__exec *x, int w, int h) {
     if ((e = recio__exec_limit(x, w, h)) != RECIO_OK) return e;
     if (x->ox != x->win.sx0 || x->oy != x->win.sy0 || x->ow != x->cur.width || x->oh != x->cur.height) {
         recio_image v;
-        if ((e = recio_image_crop(&x->cur, &v, x->ox - x->win.sx0, x->oy - x->win.sy0, x->ow, x->oh)) != RECIO_OK) return e;
+        if ((e = recio_image_crop(&x->cur, &v, x->ox - x->win.sx0, x->oy - x->win.sy0, x->ow, x->oh)) != RECIO_OK)
+            return e;
         x->cur = v;
     }
     x->win.sw = x->ow, x->win.sh = x->oh, x->win.sx0 = x->win.sy0 = 0; /* the crop is the new source */
@@ -9429,7 +9527,10 @@ static recio_err recio__exec_flip(recio__exec *x) {
         x->flip ^= 1;
         return RECIO_OK;
     }
-    if ((e = recio__exec_alloc(x, &o, recio__image_shape(x->cur.width, x->cur.height, x->cur.channels, x->cur.dtype, x->cur.layout))) != RECIO_OK) return e;
+    if ((e = recio__exec_alloc(
+             x, &o, recio__image_shape(x->cur.width, x->cur.height, x->cur.channels, x->cur.dtype, x->cur.layout))) !=
+        RECIO_OK)
+        return e;
     if ((e = recio_image_flip(&x->cur, &o)) != RECIO_OK) return e;
     x->cur = o;
     return RECIO_OK;
@@ -9460,10 +9561,16 @@ static recio_err recio__exec_normalize(recio__exec *x, const float *mean, const 
     }
     if (!mean) {
         if (x->cur.dtype == RECIO_F32) return RECIO_OK;
-        if ((e = recio__exec_alloc(x, &o, recio__image_shape(x->cur.width, x->cur.height, x->cur.channels, RECIO_F32, x->cur.layout))) != RECIO_OK) return e;
+        if ((e = recio__exec_alloc(
+                 x, &o, recio__image_shape(x->cur.width, x->cur.height, x->cur.channels, RECIO_F32, x->cur.layout))) !=
+            RECIO_OK)
+            return e;
         e = recio_image_convert(&x->cur, &o, RECIO_F32, 1, 0);
     } else {
-        if ((e = recio__exec_alloc(x, &o, recio__image_shape(x->cur.width, x->cur.height, x->cur.channels, RECIO_F32, x->cur.layout))) != RECIO_OK) return e;
+        if ((e = recio__exec_alloc(
+                 x, &o, recio__image_shape(x->cur.width, x->cur.height, x->cur.channels, RECIO_F32, x->cur.layout))) !=
+            RECIO_OK)
+            return e;
         e = recio_image_normalize(&x->cur, &o, mean, std);
     }
     if (e == RECIO_OK) x->cur = o;
@@ -9579,7 +9686,8 @@ static void recio__node_text(const recio__node *n, char *d, size_t cap) {
         double v = n->arg[i], a = v < 0 ? -v : v;
         uint64_t m = (uint64_t)(a * 1000 + 0.5);
         char fr[5];
-        fr[0] = '.', fr[1] = (char)('0' + m / 100 % 10), fr[2] = (char)('0' + m / 10 % 10), fr[3] = (char)('0' + m % 10), fr[4] = 0;
+        fr[0] = '.', fr[1] = (char)('0' + m / 100 % 10), fr[2] = (char)('0' + m / 10 % 10),
+        fr[3] = (char)('0' + m % 10), fr[4] = 0;
         for (k = 3; k > 0 && fr[k] == '0'; k--) fr[k] = 0; /* 0.080 -> 0.08, 2.000 -> 2 */
         at = strlen(d);
         recio__fmt(d + at, cap - at, "%s%s%U%s", i ? "," : "", v < 0 ? "-" : "", m / 1000, k ? fr : "");
@@ -9598,8 +9706,8 @@ static recio_err recio__x_geo(recio__exec *x, const recio__node *n) {
     char op[64];
     if (k < 0) {
         recio__node_text(n, op, sizeof op);
-        recio__fmt(x->why, sizeof x->why, "%s cannot take the %dx%d image (WxH, %d channel%s) that reaches it", op, s.width,
-                   s.height, s.channels, s.channels == 1 ? "" : "s");
+        recio__fmt(x->why, sizeof x->why, "%s cannot take the %dx%d image (WxH, %d channel%s) that reaches it", op,
+                   s.width, s.height, s.channels, s.channels == 1 ? "" : "s");
         return RECIO_ERR_ARG;
     }
     for (i = 0; i < k; i++) {
@@ -9622,7 +9730,8 @@ static void recio__sh_resize(const recio_transform *t, const recio__node *n, rec
     s->short_ = s->w < s->h ? s->w : s->h;
 }
 static int recio__pl_resized(recio__plan *p) {
-    if (p->dw <= 0 || p->dh <= 0 || (uint64_t)p->dw * (uint64_t)p->dh > RECIO_MAX_PIXELS) return -1; /* the plain path says why */
+    if (p->dw <= 0 || p->dh <= 0 || (uint64_t)p->dw * (uint64_t)p->dh > RECIO_MAX_PIXELS)
+        return -1; /* the plain path says why */
     p->o[0] = p->o[1] = 0, p->o[2] = p->dw, p->o[3] = p->dh;
     p->resized = 1;
     return 1;
@@ -9746,7 +9855,8 @@ static recio_err recio__parse_rrc(recio__parser *ps, const recio__opdef *d, int 
     const recio__node *n = &ps->t->nodes[self];
     int w, h;
     if (e == RECIO_OK && recio__rrc_size(n, &w, &h) == 2 && (n->arg[1] != floorf(n->arg[1]) || n->arg[1] > 65535))
-        return recio__perr(ps, at, "%s: the height (second argument above 1) must be a whole number of pixels up to 65535", d->name);
+        return recio__perr(
+            ps, at, "%s: the height (second argument above 1) must be a whole number of pixels up to 65535", d->name);
     return e;
 }
 static int recio__pl_rrc(const recio__node *n, recio_rng *g, recio__plan *p) {
@@ -9787,7 +9897,9 @@ static recio_err recio__p_vflip(recio__exec *x, const recio__node *n, const reci
 }
 
 /* area, interp(NAME[,antialias]): the filter of the next resize (area's is AREA; interp's its arg[0]) */
-static recio_filter recio__node_filter(const recio__node *n) { return n->nargs ? (recio_filter)(int)n->arg[0] : RECIO_AREA; }
+static recio_filter recio__node_filter(const recio__node *n) {
+    return n->nargs ? (recio_filter)(int)n->arg[0] : RECIO_AREA;
+}
 static void recio__sh_area(const recio_transform *t, const recio__node *n, recio__shp *s) {
     (void)t;
     s->filt = recio__node_filter(n);
@@ -9816,8 +9928,10 @@ static int recio__word(recio__parser *ps, const char *w) {
 /* interp(nearest | linear | cubic | lanczos | area | auto [, antialias]) */
 static recio_err recio__parse_interp(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
     static const char *const names[6] = {"nearest", "linear", "cubic", "lanczos", "area", "auto"};
-    static const recio_filter plain[6] = {RECIO_NEAREST, RECIO_LINEAR, RECIO_CUBIC, RECIO_LANCZOS, RECIO_AREA, RECIO_AUTO};
-    static const recio_filter aa[6] = {RECIO_NEAREST, RECIO_LINEAR_AA, RECIO_CUBIC_AA, RECIO_LANCZOS_AA, RECIO_AREA, RECIO_AUTO};
+    static const recio_filter plain[6] = {RECIO_NEAREST, RECIO_LINEAR, RECIO_CUBIC,
+                                          RECIO_LANCZOS, RECIO_AREA,   RECIO_AUTO};
+    static const recio_filter aa[6] = {RECIO_NEAREST,    RECIO_LINEAR_AA, RECIO_CUBIC_AA,
+                                       RECIO_LANCZOS_AA, RECIO_AREA,      RECIO_AUTO};
     recio__node *n = &ps->t->nodes[self];
     int i, anti = 0;
     (void)at;
@@ -9957,7 +10071,8 @@ static int recio__g_translate(recio__exec *x, const recio__node *n, int w, int h
 }
 static int recio__g_translate_rel(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
     (void)x;
-    return recio__geo_shift(g, w, h, recio__shift_px(n->arg[0] * (float)w, w), recio__shift_px(n->arg[1] * (float)h, h));
+    return recio__geo_shift(g, w, h, recio__shift_px(n->arg[0] * (float)w, w),
+                            recio__shift_px(n->arg[1] * (float)h, h));
 }
 static recio_err recio__p_translate(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
     float m[6];
@@ -10068,7 +10183,8 @@ static int recio__expand_side(int v, double r) {
     return c > RECIO__EXPAND_MAX ? (v > RECIO__EXPAND_MAX ? v : RECIO__EXPAND_MAX) : (int)c;
 }
 static void recio__sh_expand(const recio_transform *t, const recio__node *n, recio__shp *s) {
-    int w = recio__expand_side(s->w, n->arg[0] > 1 ? n->arg[0] : 1), h = recio__expand_side(s->h, n->arg[0] > 1 ? n->arg[0] : 1);
+    int w = recio__expand_side(s->w, n->arg[0] > 1 ? n->arg[0] : 1),
+        h = recio__expand_side(s->h, n->arg[0] > 1 ? n->arg[0] : 1);
     (void)t;
     if (w != s->w || h != s->h) s->varies = 1; /* short_ stays: r may be 1 */
     s->w = w, s->h = h;
@@ -10180,7 +10296,9 @@ static recio_err recio__p_lighting(recio__exec *x, const recio__node *n, const r
 static recio_err recio__x_colour(recio__exec *x, recio__colour_fn op, float f) {
     recio_image o;
     recio_err e;
-    if ((e = recio__exec_alloc(x, &o, recio__image_shape(x->cur.width, x->cur.height, x->cur.channels, x->cur.dtype, x->cur.layout))) != RECIO_OK)
+    if ((e = recio__exec_alloc(
+             x, &o, recio__image_shape(x->cur.width, x->cur.height, x->cur.channels, x->cur.dtype, x->cur.layout))) !=
+        RECIO_OK)
         return e;
     if ((e = op(x->t->kn, &x->cur, &o, f)) == RECIO_OK) x->cur = o;
     return e;
@@ -10197,7 +10315,8 @@ static recio_err recio__x_jitter(recio__exec *x, const recio__node *n) {
     for (i = 0; i < 3; i++) {
         float r = n->arg[order[i]];
         if (r == 0) continue;
-        if ((e = recio__x_colour(x, ops[order[i]], (float)(1 + (recio_rng_uniform(&x->rng) * 2 - 1) * r))) != RECIO_OK) return e;
+        if ((e = recio__x_colour(x, ops[order[i]], (float)(1 + (recio_rng_uniform(&x->rng) * 2 - 1) * r))) != RECIO_OK)
+            return e;
     }
     if (n->nargs > 3 && n->arg[3] != 0 &&
         (e = recio__x_colour(x, recio__hue, (float)((recio_rng_uniform(&x->rng) * 2 - 1) * n->arg[3]))) != RECIO_OK)
@@ -10337,14 +10456,18 @@ static recio_err recio__p_sharpness(recio__exec *x, const recio__node *n, const 
 static double recio__draw_in(recio__exec *x, const recio__node *n) {
     return n->arg[0] + (n->arg[1] - n->arg[0]) * recio_rng_uniform(&x->rng);
 }
-static recio_err recio__p_random_posterize(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
-    int lo = (int)(n->arg[0] < n->arg[1] ? n->arg[0] : n->arg[1]), hi = (int)(n->arg[0] < n->arg[1] ? n->arg[1] : n->arg[0]);
-    return recio__lut_op(in, o, (float)(lo + (int)recio_rng_below(&x->rng, (uint64_t)(hi - lo) + 1)), 0, recio__lut_posterize);
+static recio_err recio__p_random_posterize(recio__exec *x, const recio__node *n, const recio_image *in,
+                                           recio_image *o) {
+    int lo = (int)(n->arg[0] < n->arg[1] ? n->arg[0] : n->arg[1]),
+        hi = (int)(n->arg[0] < n->arg[1] ? n->arg[1] : n->arg[0]);
+    return recio__lut_op(in, o, (float)(lo + (int)recio_rng_below(&x->rng, (uint64_t)(hi - lo) + 1)), 0,
+                         recio__lut_posterize);
 }
 static recio_err recio__p_random_solarize(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
     return recio__lut_op(in, o, (float)recio__draw_in(x, n), 0, recio__lut_solarize);
 }
-static recio_err recio__p_random_sharpness(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+static recio_err recio__p_random_sharpness(recio__exec *x, const recio__node *n, const recio_image *in,
+                                           recio_image *o) {
     recio__sharpness(in, o, (float)recio__draw_in(x, n));
     return RECIO_OK;
 }
@@ -10363,7 +10486,8 @@ static recio_err recio__p_bgr(recio__exec *x, const recio__node *n, const recio_
    mean), as torchvision's value on a normalised tensor. */
 static float recio__argor(const recio__node *n, int i, float d) { return n->nargs > i ? n->arg[i] : d; }
 static recio_err recio__p_erasing(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
-    double area = (double)in->width * in->height, lr0 = log(recio__argor(n, 3, 0.3f)), lr1 = log(recio__argor(n, 4, 3.3f));
+    double area = (double)in->width * in->height, lr0 = log(recio__argor(n, 3, 0.3f)),
+           lr1 = log(recio__argor(n, 4, 3.3f));
     float s0 = recio__argor(n, 1, 0.02f), s1 = recio__argor(n, 2, 0.33f);
     int i;
     if (!(recio_rng_uniform(&x->rng) < recio__argor(n, 0, 0.5f))) return recio_image_copy(in, o);
@@ -10395,7 +10519,8 @@ static recio_err recio__p_blur(recio__exec *x, const recio__node *n, const recio
     float k[RECIO__BLUR_MAX], *row, s0 = recio__argor(n, 1, 0.1f), s1 = recio__argor(n, 2, n->nargs == 2 ? s0 : 2.0f);
     float sigma = (float)(s0 + (s1 - s0) * recio_rng_uniform(&x->rng));
     if (!recio__blur_ok(in, (int)n->arg[0], sigma)) return RECIO_ERR_ARG;
-    if (!(row = (float *)recio__arena_get(&x->a, (size_t)in->width * (size_t)in->channels * sizeof(float)))) return RECIO_ERR_NOMEM;
+    if (!(row = (float *)recio__arena_get(&x->a, (size_t)in->width * (size_t)in->channels * sizeof(float))))
+        return RECIO_ERR_NOMEM;
     recio__gauss_kernel(k, (int)n->arg[0], sigma);
     recio__blur(in, o, k, (int)n->arg[0], row);
     return RECIO_OK;
@@ -10463,9 +10588,15 @@ static void recio__sh_branches(const recio_transform *t, const recio__node *n, r
     *s = acc;
     s->scratch = sum;
 }
-static void recio__sh_apply(const recio_transform *t, const recio__node *n, recio__shp *s) { recio__sh_branches(t, n, s, 1); }
-static void recio__sh_choice(const recio_transform *t, const recio__node *n, recio__shp *s) { recio__sh_branches(t, n, s, 0); }
-static void recio__sh_group(const recio_transform *t, const recio__node *n, recio__shp *s) { recio__shp_list(t, n->child, s); }
+static void recio__sh_apply(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    recio__sh_branches(t, n, s, 1);
+}
+static void recio__sh_choice(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    recio__sh_branches(t, n, s, 0);
+}
+static void recio__sh_group(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    recio__shp_list(t, n->child, s);
+}
 
 static recio_err recio__x_apply(recio__exec *x, const recio__node *n) {
     return recio_rng_uniform(&x->rng) < n->arg[0] ? recio__exec_list(x, n->child) : RECIO_OK;
@@ -10490,7 +10621,8 @@ static const recio__opdef recio__op_group = {"group", 0, 0, {0}, RECIO__OPF_LIST
                                               recio__x_group, NULL, NULL, NULL};
 
 /* The list after the name: "(P, OPS...)" for random_apply (p set), "(OPS...)" or "((OPS...),...)". */
-static recio_err recio__parse_policy(recio__parser *ps, const recio__opdef *d, int self, const char *name_at, int prob, int groups) {
+static recio_err recio__parse_policy(recio__parser *ps, const recio__opdef *d, int self, const char *name_at, int prob,
+                                     int groups) {
     recio_err e;
     int first = -1, prev = -1;
     if (*ps->p != '(') return recio__perr(ps, ps->p, "%s: expected '('", d->name);
@@ -10534,7 +10666,8 @@ static recio_err recio__parse_policy(recio__parser *ps, const recio__opdef *d, i
     ps->t->nodes[self].child = first;
     return RECIO_OK;
 }
-static recio_err recio__parse_nested(recio__parser *ps, const recio__opdef *d, int self, const char *at, int prob, int groups) {
+static recio_err recio__parse_nested(recio__parser *ps, const recio__opdef *d, int self, const char *at, int prob,
+                                     int groups) {
     recio_err e;
     if (++ps->depth > 16) return recio__perr(ps, at, "%s: nested too deeply", d->name);
     e = recio__parse_policy(ps, d, self, at, prob, groups);
@@ -10578,7 +10711,8 @@ static recio_err recio__parse_autoaugment(recio__parser *ps, const recio__opdef 
         recio__skip_ws(ps);
         if (recio__word(ps, "cifar10")) spec = recio__autoaugment_cifar10();
         else if (recio__word(ps, "svhn")) spec = recio__autoaugment_svhn();
-        else if (!recio__word(ps, "imagenet")) return recio__perr(ps, ps->p, "%s: expected imagenet, cifar10 or svhn", d->name);
+        else if (!recio__word(ps, "imagenet"))
+            return recio__perr(ps, ps->p, "%s: expected imagenet, cifar10 or svhn", d->name);
         if (*ps->p != ')') return recio__perr(ps, ps->p, "%s: expected ')'", d->name);
         ps->p++;
     }
@@ -10846,7 +10980,9 @@ static recio_err recio__parse_op(recio__parser *ps, int *out) {
     size_t len = 0, i;
     const recio__opdef *d = NULL;
     int self;
-    while ((ps->p[len] >= 'a' && ps->p[len] <= 'z') || ps->p[len] == '_' || (len && ps->p[len] >= '0' && ps->p[len] <= '9')) len++;
+    while ((ps->p[len] >= 'a' && ps->p[len] <= 'z') || ps->p[len] == '_' ||
+           (len && ps->p[len] >= '0' && ps->p[len] <= '9'))
+        len++;
     if (len == 0) {
         name[0] = *ps->p ? *ps->p : '?';
         name[1] = 0;
@@ -10885,7 +11021,8 @@ static recio_err recio__parse_list(recio__parser *ps, int *first, char close, in
         if (prev < 0) *first = node;
         else ps->t->nodes[prev].next = node;
         prev = node;
-        if (*ps->p && *ps->p != ' ' && *ps->p != '\t' && *ps->p != '\n' && *ps->p != '\r' && *ps->p != close && !(commas && *ps->p == ',')) {
+        if (*ps->p && *ps->p != ' ' && *ps->p != '\t' && *ps->p != '\n' && *ps->p != '\r' && *ps->p != close &&
+            !(commas && *ps->p == ',')) {
             char c[2];
             c[0] = *ps->p;
             c[1] = 0;
@@ -10983,13 +11120,21 @@ static int recio__tf_cache_cut(const recio_transform *t, char *why, size_t cap) 
         if (d->flags & RECIO__OPF_RESAMPLE) modifier = -1;
     }
     if (i < 0) return -1;
-    if (k == 0) return recio__fmt(why, cap, "the chain starts with a random op (%s): nothing before it to keep", t->nodes[i].op->name), 0;
+    if (k == 0)
+        return recio__fmt(why, cap, "the chain starts with a random op (%s): nothing before it to keep",
+                          t->nodes[i].op->name),
+               0;
     if (modifier >= 0) /* its resize comes after the cut: the rest alone would resize without it */
-        return recio__fmt(why, cap, "%s before the first random op (%s) changes a resize after it", t->nodes[modifier].op->name, t->nodes[i].op->name), 0;
+        return recio__fmt(why, cap, "%s before the first random op (%s) changes a resize after it",
+                          t->nodes[modifier].op->name, t->nodes[i].op->name),
+               0;
     for (; planned && i >= 0 && t->nodes[i].op->plan; i = t->nodes[i].next)
         if (t->nodes[i].op->flags & (RECIO__OPF_RESAMPLE | RECIO__OPF_PREFIX))
-            return recio__fmt(why, cap, "%s resizes within the ops planned with the JPEG decode, after the first random op: "
-                              "its size picks the DCT scale, so the ops before it cannot be kept apart", t->nodes[i].op->name), 0;
+            return recio__fmt(why, cap,
+                              "%s resizes within the ops planned with the JPEG decode, after the first random op: "
+                              "its size picks the DCT scale, so the ops before it cannot be kept apart",
+                              t->nodes[i].op->name),
+                   0;
     return k;
 }
 
@@ -11002,7 +11147,8 @@ static recio_err recio__tf_part(const recio_transform *t, int from, int to, reci
     if (!(p = (recio_transform *)recio__malloc(&t->alloc, sizeof *p))) return RECIO_ERR_NOMEM;
     *p = *t;
     p->cap = t->count;
-    if (!(p->nodes = (recio__node *)recio__malloc(&t->alloc, (size_t)t->count * sizeof *p->nodes))) return recio__free(&t->alloc, p), RECIO_ERR_NOMEM;
+    if (!(p->nodes = (recio__node *)recio__malloc(&t->alloc, (size_t)t->count * sizeof *p->nodes)))
+        return recio__free(&t->alloc, p), RECIO_ERR_NOMEM;
     memcpy(p->nodes, t->nodes, (size_t)t->count * sizeof *p->nodes);
     for (i = t->first, k = 0; i >= 0 && k < from; prev = i, i = t->nodes[i].next, k++) {}
     p->first = i;
@@ -11037,8 +11183,10 @@ static const char *recio__autoaugment_imagenet(void) {
            "(random_apply(0.4, random_choice(rotate(30), rotate(-30))) random_apply(0.6, equalize)),"
            "(random_apply(0.0, equalize) random_apply(0.8, equalize)),"
            "(random_apply(0.6, invert) random_apply(1.0, equalize)),"
-           "(random_apply(0.6, random_choice(saturation(1.4), saturation(0.6))) random_apply(1.0, random_choice(contrast(1.8), contrast(0.2)))),"
-           "(random_apply(0.8, random_choice(rotate(26.67), rotate(-26.67))) random_apply(1.0, random_choice(saturation(1.2), saturation(0.8)))),"
+           "(random_apply(0.6, random_choice(saturation(1.4), saturation(0.6))) random_apply(1.0, "
+           "random_choice(contrast(1.8), contrast(0.2)))),"
+           "(random_apply(0.8, random_choice(rotate(26.67), rotate(-26.67))) random_apply(1.0, "
+           "random_choice(saturation(1.2), saturation(0.8)))),"
            "(random_apply(0.8, random_choice(saturation(1.8), saturation(0.2))) random_apply(0.8, solarize(56.67))),"
            "(random_apply(0.4, random_choice(sharpness(1.7), sharpness(0.3))) random_apply(0.6, invert)),"
            "(random_apply(0.6, random_choice(shear_x(0.1667), shear_x(-0.1667))) random_apply(1.0, equalize)),"
@@ -11046,7 +11194,8 @@ static const char *recio__autoaugment_imagenet(void) {
            "(random_apply(0.4, equalize) random_apply(0.2, solarize(141.67))),"
            "(random_apply(0.6, solarize(113.33)) random_apply(0.6, autocontrast)),"
            "(random_apply(0.6, invert) random_apply(1.0, equalize)),"
-           "(random_apply(0.6, random_choice(saturation(1.4), saturation(0.6))) random_apply(1.0, random_choice(contrast(1.8), contrast(0.2)))),"
+           "(random_apply(0.6, random_choice(saturation(1.4), saturation(0.6))) random_apply(1.0, "
+           "random_choice(contrast(1.8), contrast(0.2)))),"
            "(random_apply(0.8, equalize) random_apply(0.6, equalize)))";
 }
 
@@ -11057,19 +11206,28 @@ static const char *recio__autoaugment_imagenet(void) {
 static const char *recio__autoaugment_cifar10(void) {
     return "random_subpolicy("
            "(random_apply(0.1, invert) random_apply(0.2, random_choice(contrast(1.6), contrast(0.4)))),"
-           "(random_apply(0.7, random_choice(rotate(6.66667), rotate(-6.66667))) random_apply(0.3, random_choice(translate_rel(0.453172,0), translate_rel(-0.453172,0)))),"
-           "(random_apply(0.8, random_choice(sharpness(1.1), sharpness(0.9))) random_apply(0.9, random_choice(sharpness(1.3), sharpness(0.7)))),"
-           "(random_apply(0.5, random_choice(shear_y(0.266667), shear_y(-0.266667))) random_apply(0.7, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172)))),"
+           "(random_apply(0.7, random_choice(rotate(6.66667), rotate(-6.66667))) random_apply(0.3, "
+           "random_choice(translate_rel(0.453172,0), translate_rel(-0.453172,0)))),"
+           "(random_apply(0.8, random_choice(sharpness(1.1), sharpness(0.9))) random_apply(0.9, "
+           "random_choice(sharpness(1.3), sharpness(0.7)))),"
+           "(random_apply(0.5, random_choice(shear_y(0.266667), shear_y(-0.266667))) random_apply(0.7, "
+           "random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172)))),"
            "(random_apply(0.5, autocontrast) random_apply(0.9, equalize)),"
            "(random_apply(0.2, random_choice(shear_y(0.233333), shear_y(-0.233333))) random_apply(0.3, posterize(5))),"
-           "(random_apply(0.4, random_choice(saturation(1.3), saturation(0.7))) random_apply(0.6, random_choice(brightness(1.7), brightness(0.3)))),"
-           "(random_apply(0.3, random_choice(sharpness(1.9), sharpness(0.1))) random_apply(0.7, random_choice(brightness(1.9), brightness(0.1)))),"
+           "(random_apply(0.4, random_choice(saturation(1.3), saturation(0.7))) random_apply(0.6, "
+           "random_choice(brightness(1.7), brightness(0.3)))),"
+           "(random_apply(0.3, random_choice(sharpness(1.9), sharpness(0.1))) random_apply(0.7, "
+           "random_choice(brightness(1.9), brightness(0.1)))),"
            "(random_apply(0.6, equalize) random_apply(0.5, equalize)),"
-           "(random_apply(0.6, random_choice(contrast(1.7), contrast(0.3))) random_apply(0.6, random_choice(sharpness(1.5), sharpness(0.5)))),"
-           "(random_apply(0.7, random_choice(saturation(1.7), saturation(0.3))) random_apply(0.5, random_choice(translate_rel(0.40282,0), translate_rel(-0.40282,0)))),"
+           "(random_apply(0.6, random_choice(contrast(1.7), contrast(0.3))) random_apply(0.6, "
+           "random_choice(sharpness(1.5), sharpness(0.5)))),"
+           "(random_apply(0.7, random_choice(saturation(1.7), saturation(0.3))) random_apply(0.5, "
+           "random_choice(translate_rel(0.40282,0), translate_rel(-0.40282,0)))),"
            "(random_apply(0.3, equalize) random_apply(0.4, autocontrast)),"
-           "(random_apply(0.4, random_choice(translate_rel(0,0.151057), translate_rel(0,-0.151057))) random_apply(0.2, random_choice(sharpness(1.6), sharpness(0.4)))),"
-           "(random_apply(0.9, random_choice(brightness(1.6), brightness(0.4))) random_apply(0.2, random_choice(saturation(1.8), saturation(0.2)))),"
+           "(random_apply(0.4, random_choice(translate_rel(0,0.151057), translate_rel(0,-0.151057))) random_apply(0.2, "
+           "random_choice(sharpness(1.6), sharpness(0.4)))),"
+           "(random_apply(0.9, random_choice(brightness(1.6), brightness(0.4))) random_apply(0.2, "
+           "random_choice(saturation(1.8), saturation(0.2)))),"
            "(random_apply(0.5, solarize(198.333)) random_apply(0, invert)),"
            "(random_apply(0.2, equalize) random_apply(0.6, autocontrast)),"
            "(random_apply(0.2, equalize) random_apply(0.6, equalize)),"
@@ -11077,10 +11235,12 @@ static const char *recio__autoaugment_cifar10(void) {
            "(random_apply(0.8, autocontrast) random_apply(0.2, solarize(28.3333))),"
            "(random_apply(0.1, random_choice(brightness(1.3), brightness(0.7))) random_apply(0.7, saturation(1))),"
            "(random_apply(0.4, solarize(113.333)) random_apply(0.9, autocontrast)),"
-           "(random_apply(0.9, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172))) random_apply(0.7, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172)))),"
+           "(random_apply(0.9, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172))) random_apply(0.7, "
+           "random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172)))),"
            "(random_apply(0.9, autocontrast) random_apply(0.8, solarize(170))),"
            "(random_apply(0.8, equalize) random_apply(0.1, invert)),"
-           "(random_apply(0.7, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172))) random_apply(0.9, autocontrast)))";
+           "(random_apply(0.7, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172))) random_apply(0.9, "
+           "autocontrast)))";
 }
 static const char *recio__autoaugment_svhn(void) {
     return "random_subpolicy("
@@ -11096,17 +11256,23 @@ static const char *recio__autoaugment_svhn(void) {
            "(random_apply(0.6, equalize) random_apply(0.9, random_choice(rotate(10), rotate(-10)))),"
            "(random_apply(0.9, random_choice(shear_x(0.133333), shear_x(-0.133333))) random_apply(0.3, solarize(170))),"
            "(random_apply(0.8, random_choice(shear_y(0.266667), shear_y(-0.266667))) random_apply(0.7, invert)),"
-           "(random_apply(0.9, equalize) random_apply(0.6, random_choice(translate_rel(0,0.302115), translate_rel(0,-0.302115)))),"
+           "(random_apply(0.9, equalize) random_apply(0.6, random_choice(translate_rel(0,0.302115), "
+           "translate_rel(0,-0.302115)))),"
            "(random_apply(0.9, invert) random_apply(0.6, equalize)),"
-           "(random_apply(0.3, random_choice(contrast(1.3), contrast(0.7))) random_apply(0.8, random_choice(rotate(13.3333), rotate(-13.3333)))),"
-           "(random_apply(0.8, invert) random_apply(0, random_choice(translate_rel(0,0.100705), translate_rel(0,-0.100705)))),"
+           "(random_apply(0.3, random_choice(contrast(1.3), contrast(0.7))) random_apply(0.8, "
+           "random_choice(rotate(13.3333), rotate(-13.3333)))),"
+           "(random_apply(0.8, invert) random_apply(0, random_choice(translate_rel(0,0.100705), "
+           "translate_rel(0,-0.100705)))),"
            "(random_apply(0.7, random_choice(shear_y(0.2), shear_y(-0.2))) random_apply(0.4, solarize(28.3333))),"
            "(random_apply(0.6, invert) random_apply(0.8, random_choice(rotate(13.3333), rotate(-13.3333)))),"
-           "(random_apply(0.3, random_choice(shear_y(0.233333), shear_y(-0.233333))) random_apply(0.9, random_choice(translate_rel(0.151057,0), translate_rel(-0.151057,0)))),"
+           "(random_apply(0.3, random_choice(shear_y(0.233333), shear_y(-0.233333))) random_apply(0.9, "
+           "random_choice(translate_rel(0.151057,0), translate_rel(-0.151057,0)))),"
            "(random_apply(0.1, random_choice(shear_x(0.2), shear_x(-0.2))) random_apply(0.6, invert)),"
-           "(random_apply(0.7, solarize(198.333)) random_apply(0.6, random_choice(translate_rel(0,0.352467), translate_rel(0,-0.352467)))),"
+           "(random_apply(0.7, solarize(198.333)) random_apply(0.6, random_choice(translate_rel(0,0.352467), "
+           "translate_rel(0,-0.352467)))),"
            "(random_apply(0.8, random_choice(shear_y(0.133333), shear_y(-0.133333))) random_apply(0.8, invert)),"
-           "(random_apply(0.7, random_choice(shear_x(0.3), shear_x(-0.3))) random_apply(0.8, random_choice(translate_rel(0,0.151057), translate_rel(0,-0.151057)))),"
+           "(random_apply(0.7, random_choice(shear_x(0.3), shear_x(-0.3))) random_apply(0.8, "
+           "random_choice(translate_rel(0,0.151057), translate_rel(0,-0.151057)))),"
            "(random_apply(0.8, random_choice(shear_y(0.166667), shear_y(-0.166667))) random_apply(0.7, autocontrast)),"
            "(random_apply(0.7, random_choice(shear_x(0.0666667), shear_x(-0.0666667))) random_apply(0.1, invert)))";
 }
@@ -11173,13 +11339,14 @@ static float recio__aug_mag(int k, int i, int wide) {
     static const float ta[RECIO__AUG_OPS] = {0, 0.99f, 0.99f, 32, 32, 135, 0.99f, 0.99f, 0.99f, 0.99f, 0, 0, 0, 0};
     if (k == 10) return (float)(8 - (int)rintf((float)i / ((float)(RECIO__AUG_BINS - 1) / (wide ? 6.0f : 4.0f))));
     if (k == 11) return recio__linspace(255.0f, 0.0f, RECIO__AUG_BINS, i);
-    if ((k == 3 || k == 4) && !wide) return (float)(recio__linspace(0, (float)(150.0 / 331.0 * 331.0), RECIO__AUG_BINS, i) / 331.0);
+    if ((k == 3 || k == 4) && !wide)
+        return (float)(recio__linspace(0, (float)(150.0 / 331.0 * 331.0), RECIO__AUG_BINS, i) / 331.0);
     return recio__linspace(0, wide ? ta[k] : ra[k], RECIO__AUG_BINS, i);
 }
 static void recio__aug_op(recio__out_text *o, int k, float m, int wide) {
-    static const char *const name[RECIO__AUG_OPS] = {"identity", "shear_x(", "shear_y(", "", "", "rotate(", "brightness(",
-                                                     "saturation(", "contrast(", "sharpness(", "posterize(", "solarize(",
-                                                     "autocontrast", "equalize"};
+    static const char *const name[RECIO__AUG_OPS] = {
+        "identity",    "shear_x(",  "shear_y(",   "",           "",          "rotate(",      "brightness(",
+        "saturation(", "contrast(", "sharpness(", "posterize(", "solarize(", "autocontrast", "equalize"};
     recio__put(o, k == 3 || k == 4 ? (wide ? "translate(" : "translate_rel(") : name[k]);
     if (k == 4) recio__put(o, "0,");
     if (k >= 6 && k <= 9) recio__put_g(o, (float)(1.0 + (double)m));
@@ -11257,7 +11424,8 @@ RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, 
         if (what) {
             if (why) recio__fmt(why, cap, "object %d: %s %s", i, names[k], what);
         } else if (o[1] > o[3] || o[2] > o[4]) {
-            if (why) recio__fmt(why, cap, "object %d: %s (an inverted box)", i, o[1] > o[3] ? "xmin > xmax" : "ymin > ymax");
+            if (why)
+                recio__fmt(why, cap, "object %d: %s (an inverted box)", i, o[1] > o[3] ? "xmin > xmax" : "ymin > ymax");
         } else {
             continue;
         }
@@ -11349,15 +11517,16 @@ static const char *recio__tgt_bad(const recio_apply_desc *d, int w, int h) {
     if (d->count < 0) return "boxes: count < 0";
     if (d->stride && d->stride < 5) return "boxes: stride < 5 (class, xmin, ymin, xmax, ymax at least)";
     if (d->mask_fill < -1 || d->mask_fill > 255) return "mask_fill: a label 1..255, 0 (255) or RECIO_MASK_FILL_ZERO";
-    if (d->count && (!d->boxes || !d->boxes_out || !d->count_out)) return "boxes: boxes, boxes_out and count_out go together";
+    if (d->count && (!d->boxes || !d->boxes_out || !d->count_out))
+        return "boxes: boxes, boxes_out and count_out go together";
     if (m && (!recio__is_u8hwc(m) || m->channels != 1)) return "mask: not u8, 1 channel, HWC";
     if (m && (m->width != w || m->height != h)) return "mask: not the input's size";
     if (m && !d->mask_out) return "mask: no mask_out";
     return NULL;
 }
 
-static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, int w, int h, const recio_apply_desc *d, char *errmsg,
-                                 size_t cap) {
+static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, int w, int h, const recio_apply_desc *d,
+                                 char *errmsg, size_t cap) {
     int stride = d->stride ? d->stride : 5, i;
     const recio_image *m = d->mask;
     const char *bad = recio__tgt_bad(d, w, h);
@@ -11383,7 +11552,8 @@ static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, int w
     for (i = 0; i < d->count; i++) { /* normalised to pixels, then kept as after any op: the same whatever the chain */
         const float *o = d->boxes + (size_t)i * (size_t)stride;
         double *b = tg->b + 5 * (size_t)i, lo[2], hi[2];
-        lo[0] = (double)o[1] * w, lo[1] = (double)o[2] * h, hi[0] = (double)o[3] * w, hi[1] = (double)o[4] * h, b[4] = 1;
+        lo[0] = (double)o[1] * w, lo[1] = (double)o[2] * h, hi[0] = (double)o[3] * w, hi[1] = (double)o[4] * h,
+        b[4] = 1;
         recio__box_keep(b, lo, hi, w, h);
     }
     tg->n = d->count;
@@ -11400,7 +11570,8 @@ static recio_err recio__tgt_finish(recio__tgt *tg, const recio_apply_desc *d) {
         float *o = d->boxes_out + (size_t)k * stride;
         if (b[4] == 0) continue;
         memmove(o, d->boxes + (size_t)i * stride, stride * sizeof *o);
-        o[1] = (float)(b[0] / tg->w), o[2] = (float)(b[1] / tg->h), o[3] = (float)(b[2] / tg->w), o[4] = (float)(b[3] / tg->h);
+        o[1] = (float)(b[0] / tg->w), o[2] = (float)(b[1] / tg->h), o[3] = (float)(b[2] / tg->w),
+        o[4] = (float)(b[3] / tg->h);
         k++;
     }
     if (d->count_out) *d->count_out = k;
@@ -11481,7 +11652,11 @@ static recio_err recio__apply_in(const recio_transform *t, const recio_image *in
     recio__exec x;
     recio_err e;
     if (!t || !recio__valid(in) || !out) {
-        if (errmsg) recio__fmt(errmsg, cap, "transform: %s", !t ? "no transform" : !out ? "no output image" : "not a valid input image");
+        if (errmsg)
+            recio__fmt(errmsg, cap, "transform: %s",
+                       !t     ? "no transform"
+                       : !out ? "no output image"
+                              : "not a valid input image");
         return RECIO_ERR_ARG;
     }
     recio__exec_init(&x, t, in, seed, sc);
@@ -11489,7 +11664,8 @@ static recio_err recio__apply_in(const recio_transform *t, const recio_image *in
     return e;
 }
 
-RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed) {
+RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out,
+                                         uint64_t seed) {
     recio__scratch sc;
     memset(&sc, 0, sizeof sc);
     return recio__apply_in(t, in, out, seed, &sc, NULL, 0);
@@ -11524,11 +11700,13 @@ static recio_err recio__apply_tgt(const recio_transform *t, const recio_image *i
 }
 
 /* A run out of the caller's fixed scratch: say how much a w x h x c input needs. */
-static void recio__scratch_why(const recio_transform *t, const recio__scratch *sc, int w, int h, int c, char *errmsg, size_t cap) {
+static void recio__scratch_why(const recio_transform *t, const recio__scratch *sc, int w, int h, int c, char *errmsg,
+                               size_t cap) {
     size_t need;
     if (!errmsg || !sc->p || sc->grow) return;
     if ((need = recio_transform_scratch_size(t, w, h, c)) > sc->n)
-        recio__fmt(errmsg, cap, "transform: scratch too small: need %U bytes, have %U", (uint64_t)need, (uint64_t)sc->n);
+        recio__fmt(errmsg, cap, "transform: scratch too small: need %U bytes, have %U", (uint64_t)need,
+                   (uint64_t)sc->n);
 }
 
 /* ---- decode and apply: only the part of a JPEG that the chain reads ---- */
@@ -11555,12 +11733,13 @@ static recio_err recio__tgt_replay(const recio_transform *t, int stop, uint64_t 
 }
 
 /* The executor's run after the plan, with the targets when asked for. */
-static recio_err recio__jpeg_run(recio__exec *x, int next, recio_image *out, uint64_t seed, int w, int h, const recio_apply_desc *d,
-                                 char *errmsg, size_t cap) {
+static recio_err recio__jpeg_run(recio__exec *x, int next, recio_image *out, uint64_t seed, int w, int h,
+                                 const recio_apply_desc *d, char *errmsg, size_t cap) {
     recio__tgt tg;
     recio_err e;
     if (!d) return recio__exec_run(x, next, out);
-    if ((e = recio__tgt_init(&tg, x->t, w, h, d, errmsg, cap)) == RECIO_OK && (e = recio__tgt_replay(x->t, next, seed, w, h, &tg)) == RECIO_OK)
+    if ((e = recio__tgt_init(&tg, x->t, w, h, d, errmsg, cap)) == RECIO_OK &&
+        (e = recio__tgt_replay(x->t, next, seed, w, h, &tg)) == RECIO_OK)
         e = recio__tgt_run(x, next, out, &tg, d);
     else
         recio__arena_free(&x->a);
@@ -11606,9 +11785,9 @@ static void recio__plan_need(int sn, int dn, int o, int n, recio_filter f, int *
 /* The plan on a JPEG: the strongest DCT scale 1/den that still leaves the source rectangle at least
    the resize's target, the rectangle on that scale, and only its rows and columns that the pass
    reads (plus one pixel: libjpeg-turbo's chroma upsampling differs at a window's own edge). */
-static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char *b, size_t n, recio_image *out, uint64_t seed,
-                                   const recio__enc *d, const recio_apply_desc *ap, const recio__scratch *sc, char *errmsg,
-                                   size_t cap) {
+static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char *b, size_t n, recio_image *out,
+                                   uint64_t seed, const recio__enc *d, const recio_apply_desc *ap,
+                                   const recio__scratch *sc, char *errmsg, size_t cap) {
     recio__jdec j;
     recio__plan p;
     recio__exec x;
@@ -11638,8 +11817,10 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
     cx = r[0] + lo[0] - 1, cy = r[1] + lo[1] - 1;
     if (cx < 0) cx = 0;
     if (cy < 0) cy = 0;
-    if ((e = recio__jdec_run(&j, den, &cx, r[0] + hi[0] + 1, cy, r[1] + hi[1] + 1, &t->alloc, errmsg, cap)) != RECIO_OK) return e;
-    if (recio_image_crop(&j.img, &view, r[0] + lo[0] - cx, r[1] + lo[1] - cy, hi[0] - lo[0], hi[1] - lo[1]) != RECIO_OK) {
+    if ((e = recio__jdec_run(&j, den, &cx, r[0] + hi[0] + 1, cy, r[1] + hi[1] + 1, &t->alloc, errmsg, cap)) != RECIO_OK)
+        return e;
+    if (recio_image_crop(&j.img, &view, r[0] + lo[0] - cx, r[1] + lo[1] - cy, hi[0] - lo[0], hi[1] - lo[1]) !=
+        RECIO_OK) {
         recio_image_free(&j.img); /* a header that lied about its size: fewer pixels than it said */
         if (errmsg) recio__fmt(errmsg, cap, "decode: image smaller than its header says");
         return RECIO_ERR_DECODE;
@@ -11658,9 +11839,9 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
 }
 #endif
 
-static recio_err recio__apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out, uint64_t seed,
-                                      const recio__enc *d, const recio_apply_desc *ap, const recio__scratch *sc, char *errmsg,
-                                      size_t errmsg_size) {
+static recio_err recio__apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
+                                      uint64_t seed, const recio__enc *d, const recio_apply_desc *ap,
+                                      const recio__scratch *sc, char *errmsg, size_t errmsg_size) {
     recio_image img;
     recio_err e;
     if (errmsg && errmsg_size) errmsg[0] = 0;
@@ -11677,7 +11858,8 @@ static recio_err recio__apply_encoded(const recio_transform *t, const void *byte
         char why[RECIO_ERRMSG_SIZE];
         char *w = errmsg && errmsg_size ? errmsg : why;
         w[0] = 0;
-        e = recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, d, ap, sc, w, w == why ? sizeof why : errmsg_size);
+        e = recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, d, ap, sc, w,
+                              w == why ? sizeof why : errmsg_size);
         return recio__decode_code(e, w);
     }
 #endif
@@ -11712,15 +11894,20 @@ RECIODEF recio_err recio_transform_apply_desc(const recio_transform *t, const re
     if ((e = recio__apply_desc_check(t, d)) != RECIO_OK) return e;
     memset(&sc, 0, sizeof sc);
     sc.p = d->scratch, sc.n = d->scratch_size;
-    ap = d->count || d->mask || d->boxes || d->mask_out || d->boxes_out || d->count_out || d->mask_fill || d->stride ? d : NULL;
+    ap = d->count || d->mask || d->boxes || d->mask_out || d->boxes_out || d->count_out || d->mask_fill || d->stride
+             ? d
+             : NULL;
     if (d->image) {
         e = recio__apply_tgt(t, d->image, d->out, d->seed, &sc, ap, d->errmsg, d->errmsg ? RECIO_ERRMSG_SIZE : 0);
-        if (e == RECIO_ERR_SMALL) recio__scratch_why(t, &sc, d->image->width, d->image->height, d->image->channels, d->errmsg, RECIO_ERRMSG_SIZE);
+        if (e == RECIO_ERR_SMALL)
+            recio__scratch_why(t, &sc, d->image->width, d->image->height, d->image->channels, d->errmsg,
+                               RECIO_ERRMSG_SIZE);
         return e;
     }
     memset(&enc, 0, sizeof enc);
     enc.channels = d->channels, enc.full_scale = d->full_scale;
-    return recio__apply_encoded(t, d->bytes, d->size, d->out, d->seed, &enc, ap, &sc, d->errmsg, d->errmsg ? RECIO_ERRMSG_SIZE : 0);
+    return recio__apply_encoded(t, d->bytes, d->size, d->out, d->seed, &enc, ap, &sc, d->errmsg,
+                                d->errmsg ? RECIO_ERRMSG_SIZE : 0);
 }
 
 /* ---- shapes without pixels: output shape and a scratch bound, by the ops' own shape rules and
@@ -11768,7 +11955,8 @@ RECIODEF size_t recio_transform_scratch_size(const recio_transform *t, int w, in
     return recio__shp_add(s.scratch, 16 * RECIO__ALIGN);
 }
 
-RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w, int h, int channels, recio_image *shape) {
+RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w, int h, int channels,
+                                                recio_image *shape) {
     recio__shp s = recio__shape_of(t, w, h, channels);
     if (!shape) return RECIO_ERR_ARG;
     memset(shape, 0, sizeof *shape);
@@ -11776,7 +11964,6 @@ RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w,
     *shape = recio__image_shape(s.w, s.h, s.c, s.t, s.l);
     return RECIO_OK;
 }
-
 
 #endif /* RECIO_NO_IMAGE */
 
