@@ -155,7 +155,11 @@ static recio_err codec_desc(const void *bytes, size_t n, int channels, int mask,
     recio_err e;
     memset(&d, 0, sizeof d);
     d.bytes = bytes, d.size = n, d.channels = channels, d.mask = mask, d.errmsg = msg;
-    if ((e = recio_image_decode_desc(out, &d)) != RECIO_OK && why && cap) snprintf(why, cap, "%s", msg);
+    if ((e = recio_image_decode_desc(out, &d)) != RECIO_OK && why && cap) { /* cut to cap, as the words always were */
+        size_t n = strlen(msg) < cap ? strlen(msg) : cap - 1;
+        memcpy(why, msg, n);
+        why[n] = 0;
+    }
     return e;
 }
 
