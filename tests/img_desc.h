@@ -6,6 +6,7 @@
 #define RECIO_TEST_IMG_DESC_H
 #include <stdio.h>
 #include <string.h>
+#ifndef RECIO_NO_IMAGE /* a build without the image ops has none of these calls */
 
 /* The decode hints and scratch of an encoded apply (what recio_encoded_desc carried). */
 typedef struct t_enc {
@@ -109,4 +110,5 @@ static inline recio_err t_boxes_check(const float *boxes, int count, int stride,
     if (errmsg) t_words(errmsg, cap, msg);
     return e;
 }
+#endif
 #endif
