@@ -79,7 +79,7 @@ $(BUILD)/recio: $(wildcard tools/*.c) tools/cli.h $(BUILD)/librecio.a
 $(BUILD)/examples/%$(EXE): examples/%.c $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
-$(BUILD)/tests/%$(EXE): tests/%.c tests/test.h tests/cli_util.h tests/image_write.h tests/rec_util.h $(BUILD)/librecio.a
+$(BUILD)/tests/%$(EXE): tests/%.c tests/test.h tests/cli_util.h tests/image_write.h tests/rec_util.h tests/img_desc.h $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) $< -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
 # The LD_PRELOAD fault shim of test_pack_faults (native POSIX builds only; never sanitized itself).

@@ -73,9 +73,9 @@
       recio_transform_apply(t, in, out, seed). Randomness comes only from the seed, so a record's
       augmentation is the same on every host and for every thread count. Chains of crop, resize,
       flip and normalize run fused in one pass. Caller buffers and a scratch area make the
-      per-image path allocation-free. recio_transform_apply_encoded decodes and applies in one
-      call; with RECIO_TURBOJPEG it decodes only the part of a JPEG the chain's crops keep.
-      recio_transform_apply_ex also moves detection boxes and a segmentation mask with the pixels.
+      per-image path allocation-free. recio_transform_apply_desc decodes and applies in one
+      call; with RECIO_TURBOJPEG it decodes only the part of a JPEG the chain's crops keep. It
+      also moves detection boxes and a segmentation mask with the pixels.
       Resizes are OpenCV's INTER_LINEAR unless `interp(...)` picks nearest, bicubic, Lanczos-4 or
       area (OpenCV's) or PIL's antialiased filters; the training recipes are spec ops too:
       randaugment, trivialaugment, autoaugment(imagenet|cifar10|svhn), random_erasing, cutout,
@@ -602,7 +602,7 @@ RECIODEF void recio_lst_free(recio_lst *lst);
 /* MXNet image record: IRHeader {u32 flag; f32 label; u64 id; u64 id2} (24 bytes), then when
    flag > 0 `flag` float32 labels (the header label is then ignored), then the encoded image.
    SEGMENTATION RECORDS carry the image's label mask after the image, as a tail:
-      encoded image | mask PNG (one label per pixel: recio_mask_decode) | u32 LE mask length | "RMSK"
+      encoded image | mask PNG (one label per pixel: recio_decode_desc.mask) | u32 LE mask length | "RMSK"
    Why a tail: the header and labels keep their meaning (a record may be both a detection and a
    segmentation record), and every old reader still sees the image: MXNet's ImageRecordIter (OpenCV),
    DALI, PIL and recio before this decode from the image's first byte and stop at its end marker
@@ -845,7 +845,11 @@ typedef enum recio_filter {
 } recio_filter;
 
 /* Border of affine ops: a constant value, the nearest edge pixel, or a mirror (dcb|abcd|cba). */
-typedef enum recio_border { RECIO_BORDER_CONSTANT = 0, RECIO_BORDER_REPLICATE = 1, RECIO_BORDER_REFLECT = 2 } recio_border;
+typedef enum recio_border {
+    RECIO_BORDER_CONSTANT = 0,
+    RECIO_BORDER_REPLICATE = 1,
+    RECIO_BORDER_REFLECT = 2
+} recio_border;
 
 /* OUTPUT CONVENTION of every op below (`out` parameters):
    - out->data == NULL (e.g. `recio_image out = {0}`): the op allocates `out` (free with recio_image_free).
@@ -856,11 +860,11 @@ typedef enum recio_border { RECIO_BORDER_CONSTANT = 0, RECIO_BORDER_REPLICATE = 
 
 RECIODEF size_t recio_dtype_size(recio_dtype t);
 #ifndef RECIO_NO_IMAGE /* the helpers, decoding and every op (the types above stay: the iterator's batch uses them) */
-/* Describe a packed image (stride = width*channels*size for HWC, width*size for CHW), data NULL. */
-RECIODEF recio_image recio_image_shape(int w, int h, int channels, recio_dtype t, recio_layout l);
 RECIODEF size_t recio_image_bytes(const recio_image *img); /* bytes spanned: stride * rows */
-/* A view of caller memory (stride 0 = packed); nothing is ever freed. */
-RECIODEF recio_image recio_image_wrap(void *data, int w, int h, int channels, recio_dtype t, recio_layout l, size_t stride);
+/* A view of caller memory (stride 0 = packed: width*channels*size for HWC, width*size for CHW);
+   nothing is ever freed. With data NULL it describes a shape. */
+RECIODEF recio_image recio_image_wrap(void *data, int w, int h, int channels, recio_dtype t, recio_layout l,
+                                      size_t stride);
 /* Allocate a packed image (alloc may be NULL). */
 RECIODEF recio_err recio_image_alloc(recio_image *img, int w, int h, int channels, recio_dtype t, recio_layout l,
                                      const recio_allocator *alloc);
@@ -874,36 +878,42 @@ RECIODEF void recio_image_set(recio_image *img, int x, int y, int c, float v);
 /* DECODE (stb_image, from memory): JPEG baseline/progressive, PNG (8/16-bit, alpha, palette), BMP
    (uncompressed, bottom-up or top-down); any other format is RECIO_ERR_DECODE "unsupported image
    format". channels: 1, 3, 4, or 0 = as stored (2 = grey+alpha becomes 4).
-   Always u8 HWC, owned. A corrupt or truncated image is RECIO_ERR_DECODE, never filler pixels, and a
-   header claiming more pixels than RECIO_MAX_PIXELS or than its bytes can hold is refused before any
-   allocation; recio_image_decode_ex also writes the reason ("decode: truncated PNG (...)") into
-   errmsg (errmsg_size bytes, may be NULL).
-   stb's working memory and the pixels come from RECIO_MALLOC here; recio_transform_apply_encoded and
-   the iterator decode through their desc's allocator instead (stb's allocations included). */
+   Always u8 HWC, owned. A corrupt or truncated image is RECIO_ERR_DECODE, never filler pixels; a
+   header claiming more pixels than its bytes can hold is RECIO_ERR_DECODE and one over
+   RECIO_MAX_PIXELS RECIO_ERR_LIMIT, both refused before any allocation.
+   stb's working memory and the pixels come from RECIO_MALLOC; recio_image_decode_desc takes an
+   allocator (stb's allocations included) and writes the reason into its errmsg. */
 RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_t n, int channels);
-RECIODEF recio_err recio_image_decode_ex(recio_image *out, const void *bytes, size_t n, int channels, char *errmsg,
-                                         size_t errmsg_size);
-/* Decode a JPEG reduced by its DCT scaling (1/2, 1/4 or 1/8, the strongest that keeps the shorter
-   side >= min_short; 0 = full size) when the implementation is built with RECIO_TURBOJPEG (link
-   -ljpeg, libjpeg-turbo >= 1.5). Other formats, or builds without it, decode at full size as
-   recio_image_decode_ex. For a transform, recio_transform_apply_encoded does better: it decodes
-   only the window the chain reads.
-   Pair it with recio_transform_decode_hint(). With RECIO_TURBOJPEG every JPEG goes through
-   libjpeg-turbo (CMYK/YCCK converted to RGB as stb does); a decode that libjpeg-turbo only warns
-   about (e.g. a truncated scan, filled with grey) is accepted. */
-RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes, size_t n, int channels, int min_short,
-                                             char *errmsg, size_t errmsg_size);
+/* LABEL MASKS (segmentation, recio_decode_desc.mask): the one rule wherever recio takes a mask in
+   (recio_iter_desc.masks, recio pack --mask-root, recio apply --mask, recio verify --decode, Python).
+   A mask is an 8-bit grey PNG, whose bytes are the labels, or a palette PNG (1, 2, 4 or 8 bits,
+   PASCAL VOC's own format), whose indices are the labels, never its colours. Any other kind is
+   refused with RECIO_ERR_DECODE and its kind named ("mask: a 16-bit grey PNG, not a label mask
+   (...)"): decoding it would change the labels (a 1-bit grey PNG's 1 becomes 255, a 16-bit grey's
+   3000 becomes 11, a JPEG blurs them). A damaged PNG is RECIO_ERR_DECODE ("mask: truncated PNG ...").
+   The mask comes out u8, 1 channel, HWC, owned (recio_image_free); channels must be 0 or 1.
+   SCALED DECODE (min_short): a JPEG reduced by its DCT scaling (1/2, 1/4 or 1/8, the strongest that
+   keeps the shorter side >= min_short; 0 = full size) when the implementation is built with
+   RECIO_TURBOJPEG (link -ljpeg, libjpeg-turbo >= 1.5). Other formats, or builds without it, decode
+   at full size. For a transform, recio_transform_apply_desc with `bytes` does better: it decodes
+   only the window the chain reads. With RECIO_TURBOJPEG every JPEG goes through libjpeg-turbo
+   (CMYK/YCCK converted to RGB as stb does); a decode that libjpeg-turbo only warns about (e.g. a
+   truncated scan, filled with grey) is accepted. A zero-initialised desc (bytes and size set) is
+   recio_image_decode. */
+typedef struct recio_decode_desc {
+    const void *bytes;     /* in: the encoded image */
+    size_t size;           /* its bytes */
+    int channels;          /* 1, 3, 4; 0 = as stored */
+    int min_short;         /* > 0: DCT-scaled JPEG decode (above); 0 = full size */
+    const struct recio_transform *transform; /* with min_short 0: the min_short this transform's first
+                              resize needs (S of a leading resize_short(S) or random_resized_crop(S)) */
+    int mask;              /* 1: a label mask by the rule above */
+    recio_allocator alloc; /* the pixels and stb's working memory; zero = RECIO_MALLOC */
+    char *errmsg;          /* optional out, RECIO_ERRMSG_SIZE bytes: "" or "decode: why" / "mask: why" */
+} recio_decode_desc;
+RECIODEF recio_err recio_image_decode_desc(recio_image *out, const recio_decode_desc *d);
 /* Size and stored channel count without decoding pixels. */
 RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h, int *channels);
-/* LABEL MASKS (segmentation): the one rule wherever recio takes a mask in (recio_iter_desc.masks,
-   recio pack --mask-root, recio apply --mask, recio verify --decode, Python). A mask is an 8-bit
-   grey PNG, whose bytes are the labels, or a palette PNG (1, 2, 4 or 8 bits, PASCAL VOC's own
-   format), whose indices are the labels, never its colours. Any other kind is refused with
-   RECIO_ERR_DECODE and its kind named ("mask: a 16-bit grey PNG, not a label mask (...)"):
-   decoding it would change the labels (a 1-bit grey PNG's 1 becomes 255, a 16-bit grey's 3000
-   becomes 11, a JPEG blurs them). A damaged PNG is RECIO_ERR_DECODE as for recio_image_decode_ex ("mask: truncated PNG
-   ..."). out: u8, 1 channel, HWC, owned (recio_image_free); errmsg (errmsg_size bytes) may be NULL. */
-RECIODEF recio_err recio_mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t errmsg_size);
 
 /* GEOMETRY. Crops of HWC images are views sharing in's memory (nothing to free); crops of CHW
    images are owned copies (free them). */
@@ -913,8 +923,8 @@ RECIODEF recio_err recio_image_flip(const recio_image *in, recio_image *out); /*
 RECIODEF recio_err recio_image_vflip(const recio_image *in, recio_image *out); /* vertical mirror, any type */
 /* u8 HWC to w x h. */
 RECIODEF recio_err recio_image_resize(const recio_image *in, recio_image *out, int w, int h, recio_filter f);
-/* Shorter side to s, the other floor(long*s/short). recio_resize_short_size gives that size. */
-RECIODEF void recio_resize_short_size(int w, int h, int s, int *ow, int *oh);
+/* Shorter side to s, the other floor(long*s/short) (recio_transform_output_shape of "resize_short(S)"
+   gives that size without pixels). */
 RECIODEF recio_err recio_image_resize_short(const recio_image *in, recio_image *out, int s, recio_filter f);
 /* Affine warp, u8 HWC: out(x,y) = in(M * (x,y,1)), M maps output to input coordinates (2x3,
    row-major, pixel centres at integers), bilinear; out keeps its size (out->width/height, or in's
@@ -924,11 +934,10 @@ RECIODEF recio_err recio_image_affine(const recio_image *in, recio_image *out, c
 /* Rotate counter-clockwise by deg about the centre, same size, corners filled with border_value. */
 RECIODEF recio_err recio_image_rotate(const recio_image *in, recio_image *out, float deg, recio_border b,
                                       float border_value);
-/* n pixels on every side, filled with value (any dtype, HWC). */
-RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int n, float value);
-/* left, top, right and bottom pixels of value on each side (torchvision Pad with four numbers). */
-RECIODEF recio_err recio_image_pad_sides(const recio_image *in, recio_image *out, int left, int top, int right, int bottom,
-                                         float value);
+/* left, top, right and bottom pixels of value on each side (any dtype, HWC; torchvision's Pad with
+   four numbers: n on every side is pad(in, out, n, n, n, n, value)). */
+RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int left, int top, int right, int bottom,
+                                   float value);
 /* The w x h rectangle at (x, y) set to value in every channel, the rest copied (torchvision's
    F.erase; any dtype and layout; the rectangle is clipped to the image). */
 RECIODEF recio_err recio_image_erase(const recio_image *in, recio_image *out, int x, int y, int w, int h, float value);
@@ -955,9 +964,11 @@ RECIODEF recio_err recio_image_bgr(const recio_image *in, recio_image *out);
 /* TYPES AND LAYOUT */
 /* out = in * scale + offset, converted to out's dtype (rounded and saturated for u8/i8); out must be
    allocated or wrapped with the wanted dtype, or be unallocated with dtype `t` (then t is used). */
-RECIODEF recio_err recio_image_convert(const recio_image *in, recio_image *out, recio_dtype t, float scale, float offset);
+RECIODEF recio_err recio_image_convert(const recio_image *in, recio_image *out, recio_dtype t, float scale,
+                                       float offset);
 /* f32 out = (in - mean[c]) / std[c]; any input dtype, layout kept. */
-RECIODEF recio_err recio_image_normalize(const recio_image *in, recio_image *out, const float mean[4], const float std[4]);
+RECIODEF recio_err recio_image_normalize(const recio_image *in, recio_image *out, const float mean[4],
+                                         const float std[4]);
 RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); /* any dtype */
 #endif /* RECIO_NO_IMAGE */
 
@@ -990,94 +1001,85 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
       gaussian_blur(K[,SMIN[,SMAX]]) (u8)  random_erasing([P,SMIN,SMAX,RMIN,RMAX,VALUE]) cutout(SIZE[,VALUE])
       bgr   (channels 0 and 2 swapped: BGR order for OpenCV/Caffe-trained models)
       random_apply(P, OPS...) random_choice(OPS...) random_subpolicy((OPS...),(OPS...),...)
-      autoaugment(imagenet|cifar10|svhn)   (AutoAugment's policies: recio_autoaugment_imagenet() ...)
-      randaugment(N[,M])   (torchvision's RandAugment; `randaugment` alone: 2, 9; recio_randaugment_spec)
-      trivialaugment         (torchvision's TrivialAugmentWide: recio_trivialaugment_spec)   identity
+      autoaugment(imagenet|cifar10|svhn)   (AutoAugment's policies, as torchvision's AutoAugmentPolicy)
+      randaugment(N[,M])   (torchvision's RandAugment; `randaugment` alone: 2, 9)
+      trivialaugment         (torchvision's TrivialAugmentWide)   identity
       area   (the next resize, resize_short or random_resized_crop uses the antialiased AREA filter)
       interp(nearest|linear|cubic|lanczos|area|auto[,antialias])   (the filter of the next resize: OpenCV's
              INTER_NEAREST/LINEAR/CUBIC/LANCZOS4/AREA, MXNet's auto; with antialias PIL's, as torchvision)
-   Resizes use RECIO_LINEAR unless preceded by `area` or `interp`. Boxes and masks (recio_transform_apply_ex)
+   Resizes use RECIO_LINEAR unless preceded by `area` or `interp`. Boxes and masks (recio_apply_desc)
    move with the ops of the lines above `brightness` and with shear_x/shear_y; the others leave them alone.
    FUSION: runs of crop / resize / flip / float / normalize / chw are computed in one pass (only the
    pixels that survive the crops are resampled) with exactly the numbers of the op-by-op chain. */
 typedef struct recio_transform recio_transform;
 
 #ifndef RECIO_NO_IMAGE
+/* Parse options (zero = defaults). */
 typedef struct recio_transform_desc {
-    recio_allocator alloc;
-    int no_fuse; /* run every op on its own (for testing the fused paths against the plain chain) */
+    recio_allocator alloc; /* the transform, its runs and the decodes of recio_transform_apply_desc */
+    char *errmsg;          /* optional out, RECIO_ERRMSG_SIZE bytes: "" or "spec:1:23: unknown op 'flipp' ..." */
 } recio_transform_desc;
 
-/* Parse. On error *t is NULL and, through recio_transform_parse_ex, errmsg receives
-   "spec:1:23: unknown op 'flipp'" (line:column of the offending token). */
+/* Parse. On error *t is NULL and recio_transform_parse_desc's errmsg says where and why
+   ("spec:1:23: unknown op 'flipp' (did you mean 'flip'?)", line:column of the offending token). */
 RECIODEF recio_err recio_transform_parse(recio_transform **t, const char *spec);
-RECIODEF recio_err recio_transform_parse_ex(recio_transform **t, const char *spec, const recio_transform_desc *desc,
-                                            char *errmsg, size_t errmsg_size);
+RECIODEF recio_err recio_transform_parse_desc(recio_transform **t, const char *spec, const recio_transform_desc *d);
 RECIODEF void recio_transform_free(recio_transform *t);
 
 /* Apply to one image. `out` follows the image ops' output convention: unallocated = allocated for
    you; wrapped over your buffer = written there (shape must match). Thread-safe on a const t. */
-RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed);
-/* The same with caller scratch memory: with out wrapped and scratch of recio_transform_scratch_size
-   bytes, apply allocates nothing (RECIO_ERR_NOMEM if scratch is too small; for the words "scratch
-   too small: need N bytes", use recio_transform_apply_encoded with desc->scratch, or compare with
-   recio_transform_scratch_size). */
-RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const recio_image *in, recio_image *out,
-                                                 uint64_t seed, void *scratch, size_t scratch_size);
-/* Decode an encoded image (JPEG, PNG, ... as recio_image_decode) and apply the chain in one call.
-   With RECIO_TURBOJPEG a JPEG is decoded only as far as the chain reads it: the chain's leading
-   crops (crop, center_crop, random_crop, random_resized_crop) and first resize are worked out on
-   the full-size header before decoding, then libjpeg-turbo decodes just the rows and columns that
-   resize reads, at the strongest DCT scale (1/2, 1/4, 1/8) that still leaves the cropped region at
-   least as large as the resize's target. Random crops are drawn on the full-size image, so the
-   crop is the same whatever the scale and the output shape is that of decode + apply. With
-   full_scale set the output equals recio_image_decode + recio_transform_apply bit for bit; without
-   RECIO_TURBOJPEG, or for other formats, this is exactly decode + apply. The decoded pixels are
-   one allocation through the transform's allocator (libjpeg-turbo also allocates with malloc);
-   errmsg receives "decode: why" or "transform: why" ("transform: scratch too small: need N bytes,
-   have M" when desc->scratch is smaller than recio_transform_scratch_size). */
-typedef struct recio_encoded_desc {
-    int channels;        /* decode to 1, 3 or 4 channels; 0 = as stored */
-    void *scratch;       /* as recio_transform_apply_scratch; NULL = allocate */
-    size_t scratch_size;
-    int full_scale;      /* 1: never DCT-scale (windows only) */
-} recio_encoded_desc;
-RECIODEF recio_err recio_transform_apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
-                                                 uint64_t seed, const recio_encoded_desc *desc, char *errmsg, size_t errmsg_size);
-/* The same with boxes and/or a mask of the full-size image moved with it, as recio_transform_apply_ex
-   moves them (apply may be NULL; its scratch fields are not used: desc's are). The ops the planner
-   ran before decoding are replayed on them at full size with the same draws, so they come out as
-   with decode + recio_transform_apply_ex whatever the window and DCT scale decoded. */
-typedef struct recio_apply_desc recio_apply_desc;
-RECIODEF recio_err recio_transform_apply_encoded_ex(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
-                                                    uint64_t seed, const recio_encoded_desc *desc, const recio_apply_desc *apply,
-                                                    char *errmsg, size_t errmsg_size);
-/* Upper bound of the scratch bytes for an input of w x h x channels (u8 HWC), whatever the seed:
-   the sum of what each op takes, by the same size functions the ops allocate with. After a policy
-   whose branches differ in size, the largest of them is carried on; SIZE_MAX when that cannot be
-   bounded within the image limits. */
-RECIODEF size_t recio_transform_scratch_size(const recio_transform *t, int w, int h, int channels);
-/* Output shape (data NULL) for that input; RECIO_ERR_ARG when it depends on the seed or cannot fit
-   (e.g. a crop larger than the image). */
-RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w, int h, int channels, recio_image *shape);
-/* The smallest shorter side the transform's first resize needs (S of a leading resize_short(S) or
-   random_resized_crop(S)), 0 when it needs full resolution: the min_short of recio_image_decode_scaled. */
-RECIODEF int recio_transform_decode_hint(const recio_transform *t);
-/* BOXES AND MASKS (detection, segmentation) beside the image. The chain's geometric ops (crops,
+RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out,
+                                         uint64_t seed);
+
+/* Everything else goes through one desc (zero-initialised fields mean defaults):
+
+   INPUT: `image`, or `bytes`/`size` (an encoded JPEG, PNG, BMP as recio_image_decode,
+   decoded to `channels` and the chain applied in one call). With RECIO_TURBOJPEG a JPEG is decoded
+   only as far as the chain reads it: the chain's leading crops (crop, center_crop, random_crop,
+   random_resized_crop) and first resize are worked out on the full-size header before decoding, then
+   libjpeg-turbo decodes just the rows and columns that resize reads, at the strongest DCT scale (1/2,
+   1/4, 1/8) that still leaves the cropped region at least as large as the resize's target. Random
+   crops are drawn on the full-size image, so the crop is the same whatever the scale and the output
+   shape is that of decode + apply. With full_scale set the output equals recio_image_decode +
+   recio_transform_apply bit for bit; without RECIO_TURBOJPEG, or for other formats, this is exactly
+   decode + apply. The decoded pixels are one allocation through the transform's allocator
+   (libjpeg-turbo also allocates with malloc).
+
+   SCRATCH: with `out` wrapped and `scratch` of recio_transform_scratch_size bytes, apply allocates
+   nothing for the pixels (RECIO_ERR_SMALL "transform: scratch too small: need N bytes, have M" when
+   it is smaller).
+
+   BOXES AND MASKS (detection, segmentation) beside the image. The chain's geometric ops (crops,
    resizes, flips, pad, rotate, shear) move them exactly as they move the pixels, with the same random
    draws, so the image is the one recio_transform_apply gives for that seed (but random_bbox_crop and
    random_bbox_cover draw their crop from the boxes: without them the whole image is the box). A box
-   becomes the axis-aligned bounding box of its moved corners (exact for crops, resizes, flips and pad), is
-   clipped to the image after each op, and is dropped when its centre leaves the image (MXNet's
-   default emit mode); the input's boxes are clipped and dropped by the same rule first, so a chain
-   with no geometric op (identity, colour ops only) clips them too. Photometric ops leave boxes and
-   mask alone. The mask (u8, 1 channel, HWC,
-   the input's size: one label per pixel) is moved by nearest-neighbour sampling (a resize takes the
-   source pixel under each output pixel's centre) and the areas the geometry uncovers get mask_fill.
-   Boxes and mask take their working memory from the transform's allocator (not from scratch).
-   A zero-initialised desc is a plain apply. */
+   becomes the axis-aligned bounding box of its moved corners (exact for crops, resizes, flips and
+   pad), is clipped to the image after each op, and is dropped when its centre leaves the image
+   (MXNet's default emit mode); the input's boxes are clipped and dropped by the same rule first, so a
+   chain with no geometric op (identity, colour ops only) clips them too. Photometric ops leave boxes
+   and mask alone. The mask (u8, 1 channel, HWC, the input's size: one label per pixel) is moved by
+   nearest-neighbour sampling (a resize takes the source pixel under each output pixel's centre) and
+   the areas the geometry uncovers get mask_fill. With encoded input the ops the planner ran before
+   decoding are replayed on them at full size with the same draws, so they come out as with decode +
+   apply whatever the window and DCT scale decoded. Boxes and mask take their working memory from
+   the transform's allocator (not from scratch).
+
+   ERRORS: RECIO_ERR_ARG for a bad desc (neither or both of in and bytes, boxes without boxes_out or
+   count_out, stride < 5, a box that is not one (recio_boxes_check), a mask that is not u8 1-channel
+   HWC of the input's size); RECIO_ERR_DECODE for a bad image; what the failing op said otherwise.
+   errmsg receives "decode: why" or "transform: why" (the op and the sizes: "transform: crop
+   300x300 at 0,0 does not fit a 200x100 image"). */
 enum { RECIO_MASK_FILL_ZERO = -1 }; /* mask_fill for label 0 (0 itself means the default, 255) */
-struct recio_apply_desc {
+typedef struct recio_apply_desc {
+    const recio_image *image; /* in: the image, or NULL with bytes */
+    const void *bytes;       /* in: an encoded image instead of `image` */
+    size_t size;             /* its bytes */
+    int channels;            /* bytes: decode to 1, 3 or 4 channels; 0 = as stored */
+    int full_scale;          /* bytes: 1 = never DCT-scale (windows only) */
+    recio_image *out;        /* out, by the output convention above */
+    uint64_t seed;           /* the draws (recio_seed_for(seed, epoch, id) in the iterator) */
+    void *scratch;           /* optional: the pixels' working memory (above); NULL = allocate */
+    size_t scratch_size;
     const float *boxes;      /* optional in: count objects of `stride` floats: class, xmin, ymin, xmax,
                                 ymax (normalised to the input: 0..1, x right, y down), then any extra
                                 floats of the object, carried along unchanged */
@@ -1090,37 +1092,28 @@ struct recio_apply_desc {
     recio_image *mask_out;   /* out (with mask): the output's size, by the output convention above */
     int mask_fill;           /* label of uncovered mask areas: 0 = 255 (the usual "ignore" label),
                                 1..255 as given, RECIO_MASK_FILL_ZERO = 0 */
-    void *scratch;           /* as recio_transform_apply_scratch (the pixels' memory); NULL = allocate */
-    size_t scratch_size;
-};
-/* Apply with boxes and/or a mask (desc may be NULL). RECIO_ERR_ARG for a bad desc (boxes without
-   boxes_out or count_out, stride < 5, a box that is not one (recio_boxes_check), a mask that is
-   not u8 1-channel HWC of the input's size). */
-RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
-                                            const recio_apply_desc *desc);
+    char *errmsg;            /* optional out, RECIO_ERRMSG_SIZE bytes: "" or "decode: why" / "transform: why" */
+} recio_apply_desc;
+RECIODEF recio_err recio_transform_apply_desc(const recio_transform *t, const recio_apply_desc *d);
+
+/* Upper bound of the scratch bytes for an input of w x h x channels (u8 HWC), whatever the seed:
+   the sum of what each op takes, by the same size functions the ops allocate with. After a policy
+   whose branches differ in size, the largest of them is carried on; SIZE_MAX when that cannot be
+   bounded within the image limits. */
+RECIODEF size_t recio_transform_scratch_size(const recio_transform *t, int w, int h, int channels);
+/* Output shape (data NULL) for that input; RECIO_ERR_ARG when it depends on the seed or cannot fit
+   (e.g. a crop larger than the image). */
+RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w, int h, int channels,
+                                                recio_image *shape);
 /* Boxes that are not boxes: the first of count objects of stride floats (0 = 5; as
    recio_apply_desc.boxes) whose class or a coordinate is not a finite number (NaN; infinite, as a
    value too large for a float becomes) or that is inverted (xmin > xmax or ymin > ymax). RECIO_OK
-   when there is none; else RECIO_ERR_ARG with *bad (may be NULL) its index and why (cap bytes, may
-   be NULL) what is wrong ("object 2: xmin is NaN"). The transform refuses such boxes (RECIO_ERR_ARG;
-   recio_transform_apply_encoded_ex says which), the iterator a record that holds one when its spec
+   when there is none; else RECIO_ERR_ARG with *bad (may be NULL) its index and errmsg (NULL or
+   RECIO_ERRMSG_SIZE bytes) what is wrong ("object 2: xmin is NaN"). The transform refuses such
+   boxes (RECIO_ERR_ARG, its errmsg says which), the iterator a record that holds one when its spec
    moves them (desc.label_detection; skip_bad leaves it out and counts it), recio apply --boxes the
    line: never moved as if boxes. */
-RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *why, size_t cap);
-/* The spec of the AutoAugment ImageNet policy in this grammar, for recio_transform_parse. */
-RECIODEF const char *recio_autoaugment_imagenet(void);
-/* AutoAugment's CIFAR-10 and SVHN policies (torchvision's AutoAugmentPolicy.CIFAR10 / SVHN). */
-RECIODEF const char *recio_autoaugment_cifar10(void);
-RECIODEF const char *recio_autoaugment_svhn(void);
-/* RandAugment(n, m) (torchvision's RandAugment(num_ops=n, magnitude=m), 31 magnitude bins, m 0..30)
-   and TrivialAugmentWide written as specs into buf (cap bytes, NUL-terminated when cap > 0). Returns
-   the spec's length without the NUL, whatever cap is (call with cap 0 to size buf), as snprintf.
-   The specs `randaugment(N,M)` and `trivialaugment` parse these. */
-RECIODEF size_t recio_randaugment_spec(char *buf, size_t cap, int n, int m);
-RECIODEF size_t recio_trivialaugment_spec(char *buf, size_t cap);
-/* The name of op i of the spec grammar (i = 0, 1, ...), NULL past the last: for listing the valid
-   ops after "unknown op". */
-RECIODEF const char *recio_transform_op_name(size_t i);
+RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *errmsg);
 #endif /* RECIO_NO_IMAGE */
 
 /* ==================================================================================================
@@ -1250,10 +1243,10 @@ typedef struct recio_iter_label_desc {
     int detection;              /* 1: labels are MXNet's detection layout [A, B, A-2 header floats,
                                    objects of B floats]: checked per record, cut at whole objects,
                                    batch.objects counts each row's objects (ImageDetRecordIter). With
-                                   a spec the boxes move with the pixels (recio_apply_desc's rules:
-                                   clipped, dropped when the centre leaves the image) */
+                                   a spec the boxes move with the pixels (recio_apply_desc's
+                                   rules: clipped, dropped when the centre leaves the image) */
     int masks;                  /* 1: every record carries a label mask (a segmentation record, recio
-                                   pack --mask-root), read by recio_mask_decode's rule; the spec moves
+                                   pack --mask-root), read by recio_decode_desc.mask's rule; the spec moves
                                    it with the pixels (nearest neighbour, mask_fill where nothing
                                    maps) into batch.masks */
     int mask_fill;              /* with masks: as recio_apply_desc.mask_fill (0: 255, "ignore") */
@@ -1431,14 +1424,15 @@ typedef struct recio_iter_info {
 /* Fill *info (all zero and "" for a NULL it). Safe while workers run: the counts are a snapshot. */
 RECIODEF void recio_iter_stats(recio_iter *it, recio_iter_info *info);
 RECIODEF void recio_iter_close(recio_iter *it);
-/* What `recio iter` prints, to compare a pipeline across machines and worker counts: FNV-1a 64 of
-   the batch tensor's bytes ((count + pad) x item_bytes), each element taken in little-endian order
-   so every host gives the same number. Byte by byte: about as costly as decoding the batch. */
-RECIODEF uint64_t recio_batch_checksum(const recio_batch *b);
-/* The cheap one (`recio iter --checksum fast`): FNV-1a 64 over the recio_checksum of each of the
-   count + pad items (each as 8 little-endian bytes); uses b->sums when the workers computed them
-   while the items were in cache (desc.checksums), else reads the items. */
-RECIODEF uint64_t recio_batch_checksum_fast(const recio_batch *b);
+/* What `recio iter` prints, to compare a pipeline across machines and worker counts.
+   RECIO_SUM_BYTES: FNV-1a 64 of the batch tensor's bytes ((count + pad) x item_bytes), each element
+   taken in little-endian order so every host gives the same number. Byte by byte: about as costly
+   as decoding the batch.
+   RECIO_SUM_ITEMS, the cheap one (`recio iter --checksum fast`): FNV-1a 64 over the recio_checksum
+   of each of the count + pad items (each as 8 little-endian bytes); uses b->sums when the workers
+   computed them while the items were in cache (desc.checksums), else reads the items. */
+typedef enum recio_batch_sum { RECIO_SUM_BYTES = 0, RECIO_SUM_ITEMS = 1 } recio_batch_sum;
+RECIODEF uint64_t recio_batch_checksum(const recio_batch *b, recio_batch_sum kind);
 
 #ifdef __cplusplus
 }
@@ -1553,7 +1547,6 @@ extern "C" {
 
 /* ---- 1. CORE: implementation ------------------------------------------------------------------- */
 
-#define RECIO__ERRMSG RECIO_ERRMSG_SIZE
 #define RECIO__DEFAULT_BUFFER (1u << 20)
 /* One copy of a small function that gcc -Os would otherwise copy into each caller (measured on a
    Cortex-M4 build: the FNV hash, 7 copies, 166 bytes; the iterator's restart, 2 copies, 24 bytes). */
@@ -1789,7 +1782,7 @@ static void recio__verrf(char *msg, const char *name, uint64_t offset, const cha
     if (!msg) return; /* an optional desc.errmsg left NULL */
     args[0].s = name ? name : "?";
     args[1].u = offset;
-    recio__fmt_args(msg, RECIO__ERRMSG, RECIO__AT_OFFSET, f, args, 2 + recio__va_args(f, ap, args + 2));
+    recio__fmt_args(msg, RECIO_ERRMSG_SIZE, RECIO__AT_OFFSET, f, args, 2 + recio__va_args(f, ap, args + 2));
     recio_redact(msg); /* no URL's password or signature in any message */
 }
 
@@ -1980,7 +1973,7 @@ static const char *recio__lfs_path(const char *p) { return recio__scheme_is(p, "
 
 /* errno's words as the reason of a failed hook. */
 static recio_err recio__lfs_why(char *why, recio_err e) {
-    recio__fmt(why, RECIO__ERRMSG, "%s", recio__errno_str(errno));
+    recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", recio__errno_str(errno));
     return e;
 }
 #endif
@@ -3598,7 +3591,7 @@ static recio_err recio__lfs_create(void *u, const char *path, recio_fs_mode mode
        (the open then says so): those are written in place */
     if ((mode == RECIO_FS_ATOMIC || mode == RECIO_FS_NEW) && recio__lfs_stat_raw(path, &st) == 0) {
         if (st.kind != RECIO_FS_FILE) mode = RECIO_FS_IN_PLACE;
-        else if (mode == RECIO_FS_NEW) return recio__fmt(why, RECIO__ERRMSG, "exists: not replaced"), RECIO_ERR_ARG;
+        else if (mode == RECIO_FS_NEW) return recio__fmt(why, RECIO_ERRMSG_SIZE, "exists: not replaced"), RECIO_ERR_ARG;
     }
     if (mode == RECIO_FS_IN_PLACE)
         return recio_io_open_file(&out->io, path, "wb") == RECIO_OK ? RECIO_OK : recio__lfs_why(why, RECIO_ERR_IO);
@@ -3612,7 +3605,7 @@ static recio_err recio__lfs_create(void *u, const char *path, recio_fs_mode mode
     if (mode == RECIO_FS_ATOMIC || mode == RECIO_FS_NEW) {
         p->tmp = p->bak + n + 50;
         if (recio__lfs_name(p->tmp, path, "tmp", p, recio__lfs_op_excl, &out->io) != 0) {
-            recio__fmt(why, RECIO__ERRMSG, "%s (a temporary file beside it)", recio__errno_str(errno));
+            recio__fmt(why, RECIO_ERRMSG_SIZE, "%s (a temporary file beside it)", recio__errno_str(errno));
             return recio__free(NULL, p), RECIO_ERR_IO;
         }
         out->tmp = p->tmp;
@@ -3649,7 +3642,7 @@ static int recio__lfs_settle(recio__lfs_pending *p, int bad, char *why) {
     else if (bad && p->done && p->tmp) rc = remove(p->path); /* there was none: neither file is replaced */
     if (p->tmp && !p->done) remove(p->tmp);
     if (!bad && p->kept && remove(p->bak) != 0)
-        recio__fmt(why, RECIO__ERRMSG, "note: replaced, but the old copy %s could not be removed (%s): remove it by hand", p->bak,
+        recio__fmt(why, RECIO_ERRMSG_SIZE, "note: replaced, but the old copy %s could not be removed (%s): remove it by hand", p->bak,
                    recio__errno_str(errno));
     return rc == 0 ? 0 : -1;
 }
@@ -3661,7 +3654,7 @@ static int recio__lfs_put_new(recio__lfs_pending *p, char *why) {
     recio_fs_stat st;
     int rc = recio__lfs_take(p->tmp, p->path);
     if (rc == 0 && remove(p->tmp) != 0 && errno != ENOENT)
-        recio__fmt(why, RECIO__ERRMSG, "note: written, but the temporary name %s could not be removed: remove it by hand", p->tmp);
+        recio__fmt(why, RECIO_ERRMSG_SIZE, "note: written, but the temporary name %s could not be removed: remove it by hand", p->tmp);
     if (rc <= 0) return rc;
     if (recio__lfs_stat_raw(p->path, &st) == 0) return errno = EEXIST, -1;
     return recio__lfs_replace(p->tmp, p->path);
@@ -3677,7 +3670,7 @@ static int recio__lfs_put(recio__lfs_pending *p, char *why) {
     f = p->fresh && errno == EEXIST ? "%s was made by someone else meanwhile: not replaced"
         : p->tmp                    ? "cannot rename the temporary file into place as %s: %s"
                                     : "cannot remove %s: %s";
-    recio__fmt(why, RECIO__ERRMSG, f, p->path, recio__errno_str(errno));
+    recio__fmt(why, RECIO_ERRMSG_SIZE, f, p->path, recio__errno_str(errno));
     return -1;
 }
 
@@ -3692,7 +3685,7 @@ static int recio__lfs_place(void *const *pending, int n, int keep_all, char *why
         if (!(p = (recio__lfs_pending *)pending[i])) continue;
         if ((i < last || keep_all) && !p->fresh && (p->kept = recio__lfs_keep(p)) < 0) {
             p->kept = 0;
-            recio__fmt(why, RECIO__ERRMSG, "cannot keep the old %s aside while replacing it: %s", p->path, recio__errno_str(errno));
+            recio__fmt(why, RECIO_ERRMSG_SIZE, "cannot keep the old %s aside while replacing it: %s", p->path, recio__errno_str(errno));
             return -1;
         }
         if (recio__lfs_put(p, why) != 0) return -1;
@@ -3769,7 +3762,7 @@ RECIODEF const recio_fs *recio_fs_find(const recio_fs *list, const char *path) {
 static const recio_fs *recio__fs_for(const recio_fs *list, const char *path, char *why) {
     const recio_fs *fs = recio_fs_find(list, path);
     why[0] = 0;
-    if (!fs) recio__fmt(why, RECIO__ERRMSG, "%s", "no filesystem serves this path (see recio_fs)");
+    if (!fs) recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", "no filesystem serves this path (see recio_fs)");
     return fs;
 }
 
@@ -3808,7 +3801,7 @@ static recio_err recio__fs_stat(const recio_fs *list, const char *path, recio_fs
 }
 
 RECIODEF recio_err recio_index_path(char *out, size_t cap, const char *rec, const recio_fs *fs, int *found) {
-    char why[RECIO__ERRMSG];
+    char why[RECIO_ERRMSG_SIZE];
     recio_fs_stat st;
     size_t n;
     int k, there = 0;
@@ -3851,7 +3844,7 @@ struct recio_reader {
     size_t join_cap;
     recio_err sticky;
     const char *name; /* after the struct in the same allocation, or a literal (open_mem) */
-    char errmsg[RECIO__ERRMSG];
+    char errmsg[RECIO_ERRMSG_SIZE];
     recio_fs_map map; /* a mapped file, and the filesystem that unmaps it (last: the fields above */
     const recio_fs *map_fs; /* are the parser's, kept at small offsets for its code) */
 };
@@ -3865,7 +3858,7 @@ static recio_err recio__rd_fail(recio_reader *r, recio_err e, uint64_t off, cons
     args[1].u = off;
     args[2].u = a;
     args[3].u = b;
-    recio__fmt_args(r->errmsg, RECIO__ERRMSG, RECIO__AT_OFFSET, f, args, 4);
+    recio__fmt_args(r->errmsg, RECIO_ERRMSG_SIZE, RECIO__AT_OFFSET, f, args, 4);
     r->sticky = e;
     return e;
 }
@@ -4101,7 +4094,7 @@ RECIODEF recio_err recio_reader_open_mem(recio_reader **r, const void *buf, size
 
 /* path through its filesystem: mapped when asked for and the filesystem can, else a stream. */
 static recio_err recio__rd_open_path(recio_reader *r, const char *path, const recio_reader_desc *d) {
-    char why[RECIO__ERRMSG];
+    char why[RECIO_ERRMSG_SIZE];
     const recio_fs *fs = recio__fs_for(d->fs, path, why);
     recio_err e = RECIO_ERR_UNSUPPORTED;
     if (fs && d->use_mmap && fs->map) {
@@ -4202,7 +4195,7 @@ struct recio_writer {
     int finished;
     recio_err sticky;
     char *name;
-    char errmsg[RECIO__ERRMSG];
+    char errmsg[RECIO_ERRMSG_SIZE];
 #ifdef RECIO_THREADS
     /* background mode: the caller fills buf while the thread writes spare; all below under mu */
     int bg;
@@ -4214,7 +4207,7 @@ struct recio_writer {
     uint64_t spare_off;
     int pending, stop;
     recio_err bg_err;
-    char bg_msg[RECIO__ERRMSG];
+    char bg_msg[RECIO_ERRMSG_SIZE];
 #endif
 };
 
@@ -4505,11 +4498,11 @@ static void recio__wr_free(recio_writer *w) {
 
 /* One output (which: 0 the data, 1 the .idx) created through its filesystem, atomic or in place. */
 static recio_err recio__wr_create(recio_writer *w, const recio_writer_desc *d, const char *path, int which, recio_io *io) {
-    char why[RECIO__ERRMSG];
+    char why[RECIO_ERRMSG_SIZE];
     const recio_fs *fs = recio__fs_for(d->fs, path, why);
     recio_fs_out out;
     recio_err e = RECIO_ERR_UNSUPPORTED;
-    if (fs && !fs->create) recio__fmt(why, RECIO__ERRMSG, "%s", "the filesystem is read-only");
+    if (fs && !fs->create) recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", "the filesystem is read-only");
     else if (fs) e = fs->create(fs->user, path, d->atomic ? RECIO_FS_ATOMIC : RECIO_FS_IN_PLACE, &out, why);
     if (e) return recio__fs_fail(w->errmsg, path, "cannot create", e, why);
     *io = out.io;
@@ -4599,7 +4592,7 @@ static void recio__wr_discard(recio_writer *w) {
    that could not be removed) goes to the message; the commit still succeeds. */
 static void recio__wr_commit(recio_writer *w) {
     const recio_fs *fs = w->pend[0] ? w->fs[0] : w->fs[1];
-    char why[RECIO__ERRMSG];
+    char why[RECIO_ERRMSG_SIZE];
     recio_err e;
     if (w->sticky || !fs) {
         recio__wr_discard(w);
@@ -4717,7 +4710,7 @@ static void recio__of_say(char *msg, const char *path, const char *what, ...) {
 /* Why PATH may not be written, into msg: an input, a folder, (without replace) a file, (io NULL)
    something that is not a file; or what its filesystem could not tell. */
 static recio_err recio__of_check(const recio_fs *fs, const char *path, const recio_outfile_desc *d, int del, char *msg) {
-    char why[RECIO__ERRMSG];
+    char why[RECIO_ERRMSG_SIZE];
     recio_fs_stat st;
     recio_err e;
     size_t i;
@@ -4738,7 +4731,7 @@ RECIODEF recio_err recio_outfile_open(recio_outfile **out, recio_io *io, const c
     recio_outfile_desc d;
     recio_outfile *f;
     recio_fs_out o;
-    char msg[RECIO__ERRMSG], why[RECIO__ERRMSG];
+    char msg[RECIO_ERRMSG_SIZE], why[RECIO_ERRMSG_SIZE];
     const recio_fs *fs;
     recio_err e;
     if (!out) return RECIO_ERR_ARG;
@@ -4758,7 +4751,7 @@ RECIODEF recio_err recio_outfile_open(recio_outfile **out, recio_io *io, const c
         if (o.pending) fs->discard(fs->user, o.pending);
         e = RECIO_ERR_NOMEM, recio__errf(msg, path, 0, "out of memory");
     }
-    if (e != RECIO_OK) return d.errmsg ? (void)recio__fmt(d.errmsg, RECIO__ERRMSG, "%s", msg) : (void)0, e;
+    if (e != RECIO_OK) return d.errmsg ? (void)recio__fmt(d.errmsg, RECIO_ERRMSG_SIZE, "%s", msg) : (void)0, e;
     memset(f, 0, sizeof *f);
     f->alloc = d.alloc, f->fs = fs, f->errmsg = d.errmsg, f->undo = d.undo, f->no_sync = d.no_sync, f->pending = o.pending;
     if (io) f->io = *io = o.io;
@@ -4783,7 +4776,7 @@ static int recio__of_finish(recio_outfile *f) {
 /* The pending output in place now (consumed), or kept for close: held aside in the local column,
    deferred elsewhere. */
 static recio_err recio__of_place(recio_outfile *f) {
-    char why[RECIO__ERRMSG];
+    char why[RECIO_ERRMSG_SIZE];
     void *p = f->pending;
     recio_err e = RECIO_OK;
     why[0] = 0;
@@ -4814,7 +4807,7 @@ RECIODEF recio_err recio_outfile_commit(recio_outfile *f) {
 }
 
 RECIODEF recio_err recio_outfile_close(recio_outfile *f, int undo) {
-    char why[RECIO__ERRMSG];
+    char why[RECIO_ERRMSG_SIZE];
     recio_err e = RECIO_OK;
     if (!f) return RECIO_ERR_ARG;
     if (f->errmsg) f->errmsg[0] = 0;
@@ -4925,7 +4918,7 @@ static recio_err recio__text_fail(char *msg, const recio__lines *L, const char *
 
 /* An allocation failed while reading line N of a text file. */
 static recio_err recio__nomem(char *msg, const char *name, uint64_t line) {
-    if (msg) recio__fmt(msg, RECIO__ERRMSG, "%s: line %U: out of memory", name ? name : "?", line);
+    if (msg) recio__fmt(msg, RECIO_ERRMSG_SIZE, "%s: line %U: out of memory", name ? name : "?", line);
     return RECIO_ERR_NOMEM;
 }
 
@@ -5005,7 +4998,7 @@ static recio_err recio__open_reader(const recio_fs *list, const char *path, reci
 /* A whole small file into memory through its filesystem (.idx, .lst, the iterator's side files). */
 static recio_err recio__slurp(const recio_fs *list, const recio_allocator *a, const char *path, char **out, size_t *n,
                               char *msg) {
-    char why[RECIO__ERRMSG];
+    char why[RECIO_ERRMSG_SIZE];
     recio_io io;
     recio_err e;
     *out = NULL;
@@ -5035,7 +5028,7 @@ RECIODEF recio_err recio_index_load(recio_index *idx, const char *path, const re
 
 /* path created (in place) through its filesystem; "PATH: offset 0: cannot open: WHY" when it cannot be. */
 static recio_err recio__create_plain(const recio_fs *list, const char *path, recio_io *io, char *msg) {
-    char why[RECIO__ERRMSG];
+    char why[RECIO_ERRMSG_SIZE];
     const recio_fs *fs = recio__fs_for(list, path, why);
     recio_fs_out out;
     recio_err e = RECIO_ERR_UNSUPPORTED;
@@ -5159,7 +5152,7 @@ static recio_err recio__lst_parse(recio_lst *l, const char *text, size_t n, cons
     recio_buffer items, store;
     recio_err err = RECIO_OK;
     size_t i;
-    char msg[RECIO__ERRMSG];
+    char msg[RECIO_ERRMSG_SIZE];
     msg[0] = 0;
     memset(&items, 0, sizeof items);
     items.alloc = l->alloc;
@@ -5369,13 +5362,13 @@ struct recio_split {
     uint64_t tick;
     recio__probe probe;
     recio_err sticky;
-    char errmsg[RECIO__ERRMSG];
+    char errmsg[RECIO_ERRMSG_SIZE];
 };
 
 static recio_err recio__sp_fail(recio_split *s, recio_err e, const char *f, ...) {
     va_list ap;
     va_start(ap, f);
-    recio__vfmt(s->errmsg, RECIO__ERRMSG, f, ap);
+    recio__vfmt(s->errmsg, RECIO_ERRMSG_SIZE, f, ap);
     va_end(ap);
     s->sticky = e;
     return e;
@@ -5395,7 +5388,7 @@ static recio_err recio__sp_failat(recio_split *s, recio_err e, unsigned file, ui
 
 /* A stream on path through the split's filesystems; a failure says "PATH: offset 0: cannot open: WHY". */
 static recio_err recio__sp_open_io(recio_split *s, const char *path, recio_io *io) {
-    char why[RECIO__ERRMSG];
+    char why[RECIO_ERRMSG_SIZE];
     recio_err e = recio__fs_open(s->d.fs, path, io, why);
     if (e) s->sticky = recio__fs_fail(s->errmsg, path, "cannot open", e, why);
     return e;
@@ -5504,7 +5497,7 @@ static int recio__is_sep(char c, const recio_fs *fs) { return c == '/' || (c == 
    each match; a path without wildcards is taken when something is there. Only the top level's
    listing may fail (glob(3) skips unreadable directories below). */
 static recio_err recio__sp_expand(recio_split *s, const char *pat, int top) {
-    char why[RECIO__ERRMSG], *dir;
+    char why[RECIO_ERRMSG_SIZE], *dir;
     const recio_fs *fs = recio__fs_for(s->d.fs, pat, why);
     size_t w = strcspn(pat, "*?["), a = w, b = w, d;
     recio__names k;
@@ -5521,7 +5514,7 @@ static recio_err recio__sp_expand(recio_split *s, const char *pat, int top) {
     dir[d + 1 + b - a] = 0;
     k.s = s, k.prefix = dir + (a == 0), k.pattern = dir + d + 1, k.rest = pat + b, k.e = RECIO_OK;
     k.fold = fs && (fs->flags & RECIO_FS_FOLD_CASE);
-    if (fs && !fs->list) recio__fmt(why, RECIO__ERRMSG, "%s", "the filesystem cannot list directories");
+    if (fs && !fs->list) recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", "the filesystem cannot list directories");
     else if (fs) e = fs->list(fs->user, dir, recio__names_add, &k, why);
     if (e && top) e = recio__sp_fail(s, e, "%s: cannot open directory: %s", dir, why[0] ? why : recio_strerror(e));
     recio__free(&s->alloc, dir);
@@ -5548,7 +5541,7 @@ static recio_err recio__sp_glob(recio_split *s, const char *pat, const char *dir
    as DIR/NAME), or a file (its size kept: one stat per file is the whole open cost). What cannot
    be told now is told when the sizes are taken. */
 static recio_err recio__sp_item(recio_split *s, const char *item, size_t n) {
-    char why[RECIO__ERRMSG], *z = (char *)recio__malloc(&s->alloc, n + 1), *pat;
+    char why[RECIO_ERRMSG_SIZE], *z = (char *)recio__malloc(&s->alloc, n + 1), *pat;
     recio_fs_stat st;
     recio_err e, known = RECIO_ERR_ARG;
     if (!z) return RECIO_ERR_NOMEM;
@@ -5568,7 +5561,7 @@ static recio_err recio__sp_item(recio_split *s, const char *item, size_t n) {
 }
 
 static recio_err recio__sp_size(recio_split *s, const char *path, uint64_t *size) {
-    char why[RECIO__ERRMSG];
+    char why[RECIO_ERRMSG_SIZE];
     recio_fs_stat st;
     recio_err e = recio__fs_stat(s->d.fs, path, &st, why);
     if (e == RECIO_OK && st.kind == RECIO_FS_NONE) e = RECIO_ERR_IO;
@@ -6320,7 +6313,7 @@ RECIODEF recio_err recio_split_next(recio_split *s, recio_record *rec) {
     recio_split_where w;
     recio_err e;
     if (!s) return RECIO_ERR_ARG;
-    if (!rec) return recio__fmt(s->errmsg, RECIO__ERRMSG, "%s", "split next: the record pointer is NULL"), RECIO_ERR_ARG;
+    if (!rec) return recio__fmt(s->errmsg, RECIO_ERRMSG_SIZE, "%s", "split next: the record pointer is NULL"), RECIO_ERR_ARG;
     if (s->sticky) return s->sticky;
     if (s->target != RECIO_SPLIT_UNKNOWN && s->seq >= s->target) return RECIO_END;
     memset(&w, 0, sizeof w);
@@ -6426,7 +6419,7 @@ static size_t recio__row_bytes(int w, int c, recio_dtype t, recio_layout l) {
     return (size_t)w * (l == RECIO_CHW ? 1u : (size_t)c) * recio_dtype_size(t);
 }
 
-RECIODEF recio_image recio_image_shape(int w, int h, int channels, recio_dtype t, recio_layout l) {
+static recio_image recio__image_shape(int w, int h, int channels, recio_dtype t, recio_layout l) {
     recio_image img;
     memset(&img, 0, sizeof img);
     img.width = w;
@@ -6444,8 +6437,9 @@ static size_t recio__rows(const recio_image *img) {
 
 RECIODEF size_t recio_image_bytes(const recio_image *img) { return img->stride * recio__rows(img); }
 
-RECIODEF recio_image recio_image_wrap(void *data, int w, int h, int channels, recio_dtype t, recio_layout l, size_t stride) {
-    recio_image img = recio_image_shape(w, h, channels, t, l);
+RECIODEF recio_image recio_image_wrap(void *data, int w, int h, int channels, recio_dtype t, recio_layout l,
+                                      size_t stride) {
+    recio_image img = recio__image_shape(w, h, channels, t, l);
     if (stride) img.stride = stride;
     img.data = data;
     return img;
@@ -6462,7 +6456,7 @@ RECIODEF recio_err recio_image_alloc(recio_image *img, int w, int h, int channel
                                      const recio_allocator *alloc) {
     if (!img) return RECIO_ERR_ARG;
     if (!recio__shape_ok(w, h, channels, t)) return RECIO_ERR_ARG;
-    *img = recio_image_shape(w, h, channels, t, l);
+    *img = recio__image_shape(w, h, channels, t, l);
     if (alloc) img->alloc = *alloc;
     img->data = img->owned = recio__malloc(&img->alloc, recio_image_bytes(img));
     return img->data ? RECIO_OK : RECIO_ERR_NOMEM;
@@ -6492,7 +6486,8 @@ static int recio__valid(const recio_image *img) {
 static unsigned char *recio__at(const recio_image *img, int x, int y, int c) {
     size_t es = recio__esize(img->dtype);
     unsigned char *p = (unsigned char *)img->data;
-    if (img->layout == RECIO_CHW) return p + ((size_t)c * (size_t)img->height + (size_t)y) * img->stride + (size_t)x * es;
+    if (img->layout == RECIO_CHW)
+        return p + ((size_t)c * (size_t)img->height + (size_t)y) * img->stride + (size_t)x * es;
     return p + (size_t)y * img->stride + ((size_t)x * (size_t)img->channels + (size_t)c) * es;
 }
 
@@ -6512,7 +6507,9 @@ static uint16_t recio__f2h(float f) {
         m = mant | 0x800000u;
         shift = (uint32_t)(14 - exp);
         r = m >> shift;
-        if ((m & ((1u << shift) - 1)) > (1u << (shift - 1)) || ((m & ((1u << shift) - 1)) == (1u << (shift - 1)) && (r & 1))) r++;
+        if ((m & ((1u << shift) - 1)) > (1u << (shift - 1)) ||
+            ((m & ((1u << shift) - 1)) == (1u << (shift - 1)) && (r & 1)))
+            r++;
         return (uint16_t)(sign | r);
     }
     {
@@ -6555,7 +6552,9 @@ static unsigned char recio__u8(float v) { return v <= 0 ? 0 : v >= 255 ? 255 : (
 static void recio__stf(unsigned char *p, recio_dtype t, float v) {
     switch (t) {
     case RECIO_U8: *p = recio__u8(v); break;
-    case RECIO_I8: *p = (unsigned char)(signed char)(v <= -128 ? -128 : v >= 127 ? 127 : recio__floor_int(v + 0.5f)); break;
+    case RECIO_I8:
+        *p = (unsigned char)(signed char)(v <= -128 ? -128 : v >= 127 ? 127 : recio__floor_int(v + 0.5f));
+        break;
     case RECIO_F16: { uint16_t h = recio__f2h(v); memcpy(p, &h, 2); break; }
     case RECIO_F32: memcpy(p, &v, 4); break;
     }
@@ -6618,7 +6617,8 @@ typedef struct recio__kern {
     /* two rows of the horizontal pass into u8, OpenCV's VResizeLinear rounding */
     void (*vrow2)(const int32_t *r0, const int32_t *r1, int b0, int b1, unsigned char *line, int n);
     /* RGB u8 into three f32 planes: d[c][x] = lut[c*256 + v], which is ((float)v - mean[c]) / std[c] */
-    void (*norm3)(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean, const float *std);
+    void (*norm3)(const unsigned char *row, float *const d[3], int n, const float *lut, const float *mean,
+                  const float *std);
     /* colour conversion of n RGB u8 pixels: d = u8(a*x + b*g + off[c]), g = 0.299 R + 0.587 G + 0.114 B
        (brightness, contrast, saturation, gray: recio__mix) */
     void (*mix3)(const unsigned char *s, unsigned char *d, int n, float a, float b, const float off[3]);
@@ -6697,8 +6697,9 @@ static void recio__mix3_c(const unsigned char *s, unsigned char *d, int n, float
 }
 #endif
 
-static const recio__kern recio__kern_scalar = {"scalar", recio__kern_always, recio__hash_c
-                                               RECIO__KERN_IMAGE(recio__hrow2_c, recio__vrow2_c, recio__norm3_c, recio__mix3_c)};
+static const recio__kern recio__kern_scalar = {
+    "scalar", recio__kern_always,
+    recio__hash_c RECIO__KERN_IMAGE(recio__hrow2_c, recio__vrow2_c, recio__norm3_c, recio__mix3_c)};
 
 #if defined(RECIO__SSE2)
 #ifndef RECIO_NO_IMAGE
@@ -6744,7 +6745,8 @@ static void recio__vrow2_sse2(const int32_t *r0, const int32_t *r1, int b0, int 
 /* SSE2 has no 32-bit multiply: even and odd lanes through the 32x32->64 one, low halves kept. */
 static __m128i recio__mullo32_sse2(__m128i a, __m128i b) {
     __m128i even = _mm_mul_epu32(a, b), odd = _mm_mul_epu32(_mm_srli_epi64(a, 32), _mm_srli_epi64(b, 32));
-    return _mm_unpacklo_epi32(_mm_shuffle_epi32(even, _MM_SHUFFLE(0, 0, 2, 0)), _mm_shuffle_epi32(odd, _MM_SHUFFLE(0, 0, 2, 0)));
+    return _mm_unpacklo_epi32(_mm_shuffle_epi32(even, _MM_SHUFFLE(0, 0, 2, 0)),
+                              _mm_shuffle_epi32(odd, _MM_SHUFFLE(0, 0, 2, 0)));
 }
 
 static void recio__hash_sse2(uint32_t *lane, const unsigned char *p, size_t blocks) {
@@ -6755,14 +6757,16 @@ static void recio__hash_sse2(uint32_t *lane, const unsigned char *p, size_t bloc
     for (k = 0; k < RECIO__LANES / 4; k++) h[k] = _mm_loadu_si128((const __m128i *)(const void *)(lane + 4 * k));
     for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
         for (k = 0; k < RECIO__LANES / 4; k++) {
-            __m128i x = recio__mullo32_sse2(_mm_xor_si128(h[k], _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k))), prime);
+            __m128i x = recio__mullo32_sse2(
+                _mm_xor_si128(h[k], _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k))), prime);
             h[k] = _mm_xor_si128(x, _mm_srli_epi32(x, 13));
         }
     for (k = 0; k < RECIO__LANES / 4; k++) _mm_storeu_si128((__m128i *)(void *)(lane + 4 * k), h[k]);
 }
 
-static const recio__kern recio__kern_sse2 = {"sse2", recio__kern_always, recio__hash_sse2
-                                             RECIO__KERN_IMAGE(recio__hrow2_sse2, recio__vrow2_sse2, recio__norm3_c, recio__mix3_c)};
+static const recio__kern recio__kern_sse2 = {
+    "sse2", recio__kern_always,
+    recio__hash_sse2 RECIO__KERN_IMAGE(recio__hrow2_sse2, recio__vrow2_sse2, recio__norm3_c, recio__mix3_c)};
 #endif
 
 #if defined(RECIO__AVX2)
@@ -6786,7 +6790,8 @@ static int recio__avx2_usable(void) {
 /* Both taps' pixels come from one 8-byte load, which a byte shuffle spreads into the 16-bit pairs
    madd takes (SSE2 needs two loads and three unpacks for that): 1.25x SSE2's horizontal pass on
    341 -> 224 RGB rows here. Wider (two outputs per 256-bit madd) measured no faster: stores bind it. */
-__attribute__((target("avx2"))) static void recio__hrow2_avx2(const unsigned char *s, int C, const recio__axis *ax, int32_t *dst) {
+__attribute__((target("avx2"))) static void recio__hrow2_avx2(const unsigned char *s, int C, const recio__axis *ax,
+                                                              int32_t *dst) {
     const __m128i sh = C == 3 ? _mm_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1)
                               : _mm_setr_epi8(0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1);
     int i;
@@ -6796,7 +6801,8 @@ __attribute__((target("avx2"))) static void recio__hrow2_avx2(const unsigned cha
         int32_t w;
         memcpy(&px, s + ax->ofs[i] * C, 8);
         memcpy(&w, ax->coef + 2 * i, 4); /* x86 is little-endian: (a1 << 16) | a0, madd's pair order */
-        _mm_storeu_si128((__m128i *)(void *)(dst + i * C), _mm_madd_epi16(_mm_shuffle_epi8(_mm_cvtsi64_si128(px), sh), _mm_set1_epi32(w)));
+        _mm_storeu_si128((__m128i *)(void *)(dst + i * C),
+                         _mm_madd_epi16(_mm_shuffle_epi8(_mm_cvtsi64_si128(px), sh), _mm_set1_epi32(w)));
     }
     recio__hrow2_part(s, C, ax, dst, ax->hi, ax->n);
 }
@@ -6807,10 +6813,12 @@ __attribute__((target("avx2"))) static void recio__vrow2_avx2(const int32_t *r0,
     int x = 0;
     for (; x + 16 <= n; x += 16) {
         /* packs works within 128-bit lanes: permute the quadwords back into order after each pack */
-        __m256i a = _mm256_packs_epi32(_mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r0 + x)), 4),
-                                       _mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r0 + x + 8)), 4));
-        __m256i b = _mm256_packs_epi32(_mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r1 + x)), 4),
-                                       _mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r1 + x + 8)), 4));
+        __m256i a =
+            _mm256_packs_epi32(_mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r0 + x)), 4),
+                               _mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r0 + x + 8)), 4));
+        __m256i b =
+            _mm256_packs_epi32(_mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r1 + x)), 4),
+                               _mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(r1 + x + 8)), 4));
         __m256i v = _mm256_adds_epi16(_mm256_mulhi_epi16(a, vb0), _mm256_mulhi_epi16(b, vb1));
         v = _mm256_permute4x64_epi64(_mm256_srai_epi16(_mm256_adds_epi16(v, two), 2), 0xD8);
         v = _mm256_permute4x64_epi64(_mm256_packus_epi16(v, v), 0xD8);
@@ -6839,10 +6847,11 @@ __attribute__((target("avx2"))) static void recio__norm3_avx2(const unsigned cha
         __m128i a = _mm_loadu_si128((const __m128i *)(const void *)row), b;
         memcpy(&t, row + 16, 8);
         b = _mm_cvtsi64_si128(t);
-#define RECIO__PLANE(A, B, M, S, D)                                                                                 \
-    _mm256_storeu_ps(D + x, _mm256_div_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(                     \
-                                                             _mm_or_si128(_mm_shuffle_epi8(a, A), _mm_shuffle_epi8(b, B)))), \
-                                                         M), S))
+#define RECIO__PLANE(A, B, M, S, D)                                                                                    \
+    _mm256_storeu_ps(D + x, _mm256_div_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_or_si128(          \
+                                                            _mm_shuffle_epi8(a, A), _mm_shuffle_epi8(b, B)))),         \
+                                                        M),                                                            \
+                                          S))
         RECIO__PLANE(a0, b0, m0, s0, d[0]);
         RECIO__PLANE(a1, b1, m1, s1, d[1]);
         RECIO__PLANE(a2, b2, m2, s2, d[2]);
@@ -6861,7 +6870,8 @@ __attribute__((target("avx2"))) static void recio__hash_avx2(uint32_t *lane, con
     for (k = 0; k < RECIO__LANES / 8; k++) h[k] = _mm256_loadu_si256((const __m256i *)(const void *)(lane + 8 * k));
     for (b = 0; b < blocks; b++, p += 4 * RECIO__LANES)
         for (k = 0; k < RECIO__LANES / 8; k++) {
-            __m256i x = _mm256_mullo_epi32(_mm256_xor_si256(h[k], _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * k))), prime);
+            __m256i x = _mm256_mullo_epi32(
+                _mm256_xor_si256(h[k], _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * k))), prime);
             h[k] = _mm256_xor_si256(x, _mm256_srli_epi32(x, 13));
         }
     for (k = 0; k < RECIO__LANES / 8; k++) _mm256_storeu_si256((__m256i *)(void *)(lane + 8 * k), h[k]);
@@ -6907,8 +6917,9 @@ __attribute__((target("avx2"))) static void recio__mix3_avx2(const unsigned char
                                       _mm_shuffle_epi8(hi, _mm_loadu_si128((const __m128i *)(const void *)in_hi[c])));
             p[c] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(ch));
         }
-        g = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(0.299f), p[0]), _mm256_mul_ps(_mm256_set1_ps(0.587f), p[1])),
-                          _mm256_mul_ps(_mm256_set1_ps(0.114f), p[2]));
+        g = _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(0.299f), p[0]), _mm256_mul_ps(_mm256_set1_ps(0.587f), p[1])),
+            _mm256_mul_ps(_mm256_set1_ps(0.114f), p[2]));
         for (c = 0; c < 3; c++) {
             __m128i bytes = recio__mix_bytes(recio__mix_ch(p[c], g, va, vb, off[c]));
             olo = _mm_or_si128(olo, _mm_shuffle_epi8(bytes, _mm_loadu_si128((const __m128i *)(const void *)out_lo[c])));
@@ -6925,8 +6936,9 @@ __attribute__((target("avx2"))) static void recio__mix3_avx2(const unsigned char
 /* Every AVX2 kernel that uses 256-bit registers ends with vzeroupper: GCC adds none to
    target("avx2") functions that fall into SSE code, and the dirty upper halves made the SSE
    horizontal pass 1.6x slower (docs/bench.md). */
-static const recio__kern recio__kern_avx2 = {"avx2", recio__avx2_usable, recio__hash_avx2
-                                             RECIO__KERN_IMAGE(recio__hrow2_avx2, recio__vrow2_avx2, recio__norm3_avx2, recio__mix3_avx2)};
+static const recio__kern recio__kern_avx2 = {
+    "avx2", recio__avx2_usable,
+    recio__hash_avx2 RECIO__KERN_IMAGE(recio__hrow2_avx2, recio__vrow2_avx2, recio__norm3_avx2, recio__mix3_avx2)};
 #endif
 
 #if defined(RECIO__NEON)
@@ -6991,8 +7003,9 @@ static void recio__mix3_neon(const unsigned char *s, unsigned char *d, int n, fl
             p[c][1] = vcvtq_f32_u32(vmovl_u16(vget_high_u16(w)));
         }
         for (h = 0; h < 2; h++)
-            g[h] = vaddq_f32(vaddq_f32(vmulq_f32(vdupq_n_f32(0.299f), p[0][h]), vmulq_f32(vdupq_n_f32(0.587f), p[1][h])),
-                             vmulq_f32(vdupq_n_f32(0.114f), p[2][h]));
+            g[h] =
+                vaddq_f32(vaddq_f32(vmulq_f32(vdupq_n_f32(0.299f), p[0][h]), vmulq_f32(vdupq_n_f32(0.587f), p[1][h])),
+                          vmulq_f32(vdupq_n_f32(0.114f), p[2][h]));
         for (c = 0; c < 3; c++) {
             uint16x4_t lo = vmovn_u32(vcvtq_u32_f32(recio__mix_ch_neon(p[c][0], g[0], a, b, off[c])));
             uint16x4_t hi = vmovn_u32(vcvtq_u32_f32(recio__mix_ch_neon(p[c][1], g[1], a, b, off[c])));
@@ -7032,8 +7045,9 @@ static void recio__norm3_neon(const unsigned char *row, float *const d[3], int n
 #endif
 #endif /* RECIO_NO_IMAGE */
 
-static const recio__kern recio__kern_neon = {"neon", recio__kern_always, recio__hash_neon
-                                             RECIO__KERN_IMAGE(recio__hrow2_neon, recio__vrow2_neon, RECIO__NORM3_NEON, recio__mix3_neon)};
+static const recio__kern recio__kern_neon = {
+    "neon", recio__kern_always,
+    recio__hash_neon RECIO__KERN_IMAGE(recio__hrow2_neon, recio__vrow2_neon, RECIO__NORM3_NEON, recio__mix3_neon)};
 #endif
 
 /* Every column this build has, the reference first: the tests run each usable one against it. */
@@ -7349,7 +7363,8 @@ static void recio__jdec_close(recio__jdec *j) {
 }
 
 /* Read the header: size in j->d.image_width x image_height. */
-static recio_err recio__jdec_open(recio__jdec *j, const unsigned char *b, size_t n, int channels, char *errmsg, size_t cap) {
+static recio_err recio__jdec_open(recio__jdec *j, const unsigned char *b, size_t n, int channels, char *errmsg,
+                                  size_t cap) {
     memset(j, 0, sizeof *j);
     j->d.err = jpeg_std_error(&j->em);
     j->em.error_exit = recio__jdec_exit;
@@ -7400,8 +7415,10 @@ static recio_err recio__jdec_run(recio__jdec *j, int den, int *x0, int x1, int y
     j->d.scale_denom = (unsigned)den;
     j->d.out_color_space = j->cmyk ? JCS_CMYK : j->want == 1 ? JCS_GRAYSCALE : j->want == 3 ? JCS_RGB : JCS_EXT_RGBA;
     jpeg_calc_output_dimensions(&j->d);
-    if ((uint64_t)j->d.output_width * j->d.output_height > RECIO_MAX_PIXELS || !recio__shape_ok((int)j->d.output_width, 1, 4, RECIO_U8)) {
-        recio__fmt(j->msg, sizeof j->msg, "%ux%u pixels is more than RECIO_MAX_PIXELS", j->d.output_width, j->d.output_height);
+    if ((uint64_t)j->d.output_width * j->d.output_height > RECIO_MAX_PIXELS ||
+        !recio__shape_ok((int)j->d.output_width, 1, 4, RECIO_U8)) {
+        recio__fmt(j->msg, sizeof j->msg, "%ux%u pixels is more than RECIO_MAX_PIXELS", j->d.output_width,
+                   j->d.output_height);
         return recio__jdec_fail(j, errmsg, cap);
     }
     if (j->win[1] <= 0 || j->win[1] > (int)j->d.output_width) j->win[1] = (int)j->d.output_width;
@@ -7412,7 +7429,8 @@ static recio_err recio__jdec_run(recio__jdec *j, int den, int *x0, int x1, int y
     j->cx = (JDIMENSION)j->win[0];
     j->cw = (JDIMENSION)(j->win[1] - j->win[0]);
     if (j->cw < j->d.output_width) jpeg_crop_scanline(&j->d, &j->cx, &j->cw);
-    if (recio_image_alloc(&j->img, (int)j->cw, j->win[3] - j->win[2], j->d.output_components, RECIO_U8, RECIO_HWC, alloc) != RECIO_OK) {
+    if (recio_image_alloc(&j->img, (int)j->cw, j->win[3] - j->win[2], j->d.output_components, RECIO_U8, RECIO_HWC,
+                          alloc) != RECIO_OK) {
         recio__fmt(j->msg, sizeof j->msg, "no memory for %ux%d pixels", j->cw, j->win[3] - j->win[2]);
         recio__jdec_fail(j, errmsg, cap);
         return RECIO_ERR_NOMEM;
@@ -7421,7 +7439,8 @@ static recio_err recio__jdec_run(recio__jdec *j, int den, int *x0, int x1, int y
     while ((row = j->d.output_scanline) < (JDIMENSION)j->win[3]) {
         JSAMPROW rp[16];
         JDIMENSION k, m = (JDIMENSION)j->win[3] - row < 16 ? (JDIMENSION)j->win[3] - row : 16;
-        for (k = 0; k < m; k++) rp[k] = (JSAMPROW)j->img.data + (size_t)(row - (JDIMENSION)j->win[2] + k) * j->img.stride;
+        for (k = 0; k < m; k++)
+            rp[k] = (JSAMPROW)j->img.data + (size_t)(row - (JDIMENSION)j->win[2] + k) * j->img.stride;
         if (jpeg_read_scanlines(&j->d, rp, m) == 0) break; /* cannot happen with memory input; never spin */
     }
     jpeg_abort_decompress(&j->d); /* rows below the window are never decoded */
@@ -7457,12 +7476,15 @@ static recio_err recio__tj_decode(recio_image *out, const unsigned char *b, size
    between scans), and refuse such a file before stb sees it. Returns 0 when it is unsafe. stb
    takes any run of 0xff before the SOI's 0xd8 as fill, so the walk starts where stb would (both
    found by fuzzing). */
-static unsigned recio__byte(const unsigned char *b, size_t n, size_t i) { return i < n ? b[i] : 0; } /* stb reads 0 at the end */
+static unsigned recio__byte(const unsigned char *b, size_t n, size_t i) {
+    return i < n ? b[i] : 0;
+} /* stb reads 0 at the end */
 
 /* An SOS's components must name tables defined so far (bit 4 * class + id of `defined`): DC for a
    baseline scan or a first DC scan, AC for a baseline scan or any AC scan. */
 static int recio__jpeg_sos_ok(const unsigned char *b, size_t n, size_t i, unsigned defined, int progressive) {
-    unsigned ns = recio__byte(b, n, i + 4), c, ss = recio__byte(b, n, i + 5 + 2 * ns), ah = recio__byte(b, n, i + 7 + 2 * ns) >> 4;
+    unsigned ns = recio__byte(b, n, i + 4), c, ss = recio__byte(b, n, i + 5 + 2 * ns),
+             ah = recio__byte(b, n, i + 7 + 2 * ns) >> 4;
     int dc = !progressive || (ss == 0 && ah == 0), ac = !progressive || ss > 0;
     for (c = 0; c < ns && c < 4; c++) {
         unsigned sel = recio__byte(b, n, i + 6 + 2 * c), td = sel >> 4, ta = sel & 15;
@@ -7646,7 +7668,9 @@ static int recio__jscan(recio__jframe *f, const unsigned char *b, size_t n, size
     for (c = 0; c < ns; c++) {
         unsigned sel = recio__byte(b, n, sos + 5 + 2 * c), t = recio__byte(b, n, sos + 6 + 2 * c);
         for (k = 0; k < f->nc && f->id[k] != sel; k++) {}
-        if (k == f->nc || (t >> 4) > 3 || (t & 15) > 3 || !(f->defined >> (t >> 4) & 1) || !(f->defined >> (4 + (t & 15)) & 1)) return 0;
+        if (k == f->nc || (t >> 4) > 3 || (t & 15) > 3 || !(f->defined >> (t >> 4) & 1) ||
+            !(f->defined >> (4 + (t & 15)) & 1))
+            return 0;
         comp[c] = k, dc[c] = t >> 4, ac[c] = 4 + (t & 15);
     }
     if (ns == 1) { /* one component: its own blocks, in rows */
@@ -7675,7 +7699,8 @@ static int recio__jscan(recio__jframe *f, const unsigned char *b, size_t n, size
 /* Where the entropy-coded data starting at i ends: the next marker that is not RSTn (nor a stuffed
    0xff), or n. */
 static size_t recio__jpeg_scan_end(const unsigned char *b, size_t n, size_t i) {
-    while (i + 1 < n && !(b[i] == 0xff && b[i + 1] != 0 && b[i + 1] != 0xff && (b[i + 1] < 0xd0 || b[i + 1] > 0xd7))) i++;
+    while (i + 1 < n && !(b[i] == 0xff && b[i + 1] != 0 && b[i + 1] != 0xff && (b[i + 1] < 0xd0 || b[i + 1] > 0xd7)))
+        i++;
     return i + 1 < n ? i : n;
 }
 
@@ -7701,7 +7726,8 @@ static int recio__jpeg_scans_complete(const unsigned char *b, size_t n) {
         len = (size_t)b[i + 2] << 8 | b[i + 3];
         if (len < 2 || len > n - i - 2) return 1; /* cut inside a header: stb reads past the end, which is caught */
         if (m == 0xc2) return 2;
-        if ((m >= 0xc3 && m <= 0xcb && m != 0xc4 && m != 0xc8) || (m >= 0xcd && m <= 0xcf)) return 1; /* lossless, arithmetic */
+        if ((m >= 0xc3 && m <= 0xcb && m != 0xc4 && m != 0xc8) || (m >= 0xcd && m <= 0xcf))
+            return 1; /* lossless, arithmetic */
         if (m == 0xc0 || m == 0xc1) {
             f.h = (unsigned)b[i + 5] << 8 | b[i + 6], f.w = (unsigned)b[i + 7] << 8 | b[i + 8], f.nc = b[i + 9];
             if (f.nc < 1 || f.nc > 4 || len < 8 + 3 * f.nc || f.h == 0 || f.w == 0) return 1;
@@ -7775,7 +7801,8 @@ static int recio__jpeg_claim_ok(uint64_t w, uint64_t h, size_t n, char *errmsg, 
     if (!recio__pixels_ok(w, h, "JPEG", errmsg, cap)) return 0;
     if (w * h <= (uint64_t)n * 8 * 64 * 2) return 1;
     if (errmsg)
-        recio__fmt(errmsg, cap, "decode: a JPEG of %Ux%U pixels cannot fit in %U bytes (truncated or corrupt)", w, h, (uint64_t)n);
+        recio__fmt(errmsg, cap, "decode: a JPEG of %Ux%U pixels cannot fit in %U bytes (truncated or corrupt)", w, h,
+                   (uint64_t)n);
     return 0;
 }
 
@@ -7801,7 +7828,8 @@ static int recio__png_check(const unsigned char *b, size_t n, int *empty_idat, c
     for (;;) {
         uint64_t len;
         if (n - i < 12 || (len = recio__be32(b + i)) > n - i - 12) {
-            if (errmsg) recio__fmt(errmsg, cap, "decode: truncated PNG (the chunk at byte %U runs past the end)", (uint64_t)i);
+            if (errmsg)
+                recio__fmt(errmsg, cap, "decode: truncated PNG (the chunk at byte %U runs past the end)", (uint64_t)i);
             return 0;
         }
         if (memcmp(b + i + 4, "IDAT", 4) == 0) {
@@ -7814,7 +7842,8 @@ static int recio__png_check(const unsigned char *b, size_t n, int *empty_idat, c
     row = 1 + (w * spp[type] * depth + 7) / 8;
     if (row * h <= idat * 1032 + 1032) return 1;
     if (errmsg)
-        recio__fmt(errmsg, cap, "decode: a PNG of %Ux%U pixels cannot fit in %U bytes of data (truncated or corrupt)", w, h, idat);
+        recio__fmt(errmsg, cap, "decode: a PNG of %Ux%U pixels cannot fit in %U bytes of data (truncated or corrupt)",
+                   w, h, idat);
     return 0;
 }
 
@@ -7849,8 +7878,8 @@ static int recio__bmp_check(const unsigned char *b, size_t n, int *w, int *h, ch
     need = (uint64_t)off + ((uint64_t)x * bpp + 31) / 32 * 4 * (uint64_t)y;
     if (need <= n) return 1;
     if (errmsg)
-        recio__fmt(errmsg, cap, "decode: truncated BMP (%dx%d at %u bits needs %U bytes, there are %U)", *w, *h, bpp, need,
-                   (uint64_t)n);
+        recio__fmt(errmsg, cap, "decode: truncated BMP (%dx%d at %u bits needs %U bytes, there are %U)", *w, *h, bpp,
+                   need, (uint64_t)n);
     return 0;
 cut:
     if (errmsg) recio__fmt(errmsg, cap, "decode: truncated BMP (%U bytes)", (uint64_t)n);
@@ -7907,7 +7936,8 @@ static int recio__jpeg_same_with_filler(const unsigned char *b, size_t n, const 
     int w2 = 0, h2 = 0, c2 = 0, same;
     for (i = 0; i + 1 < n; i++) /* an upper bound: every SOS marker */
         scans += b[i] == 0xff && b[i + 1] == 0xda;
-    if (!(v = (unsigned char *)recio__malloc(a, n + 16 * scans))) return 1; /* no memory for the check: stb's pixels stand */
+    if (!(v = (unsigned char *)recio__malloc(a, n + 16 * scans)))
+        return 1; /* no memory for the check: stb's pixels stand */
     for (i = 0; i + 4 <= n;) {
         if (b[i] == 0xff && b[i + 1] == 0xda) { /* copy the header and the data, then the filler */
             end = recio__jpeg_scan_end(b, n, i + 2 + ((size_t)b[i + 2] << 8 | b[i + 3]));
@@ -7938,13 +7968,32 @@ static int recio__channels_ok(int c) { return c == 0 || c == 1 || c == 3 || c ==
 /* Why a decode's arguments are refused. */
 static void recio__decode_args_why(int huge, int channels, char *errmsg, size_t cap) {
     if (huge) recio__fmt(errmsg, cap, "decode: image of more than 2^31 bytes");
-    else if (!recio__channels_ok(channels)) recio__fmt(errmsg, cap, "decode: channels %d: decode to 0 (as stored), 1, 3 or 4 channels", channels);
+    else if (!recio__channels_ok(channels))
+        recio__fmt(errmsg, cap, "decode: channels %d: decode to 0 (as stored), 1, 3 or 4 channels", channels);
     else recio__fmt(errmsg, cap, "decode: bad arguments (a NULL image, bytes or output)");
 }
+
+/* A header over RECIO_MAX_PIXELS is a limit, not damage (RECIO_ERR_LIMIT): the format checks
+   (recio__pixels_ok, libjpeg-turbo's output size) say so in their words, the one place they meet. */
+static recio_err recio__decode_code(recio_err e, const char *why) {
+    return e == RECIO_ERR_DECODE && strstr(why, "more than RECIO_MAX_PIXELS") ? RECIO_ERR_LIMIT : e;
+}
+
+static recio_err recio__decode_run(recio_image *out, const void *bytes, size_t n, int channels, int min_short,
+                                   char *errmsg, size_t errmsg_size, const recio_allocator *a);
 
 /* Decode with stb's allocations (and so the pixels, unless libjpeg-turbo decodes) through a. */
 static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, int channels, int min_short, char *errmsg,
                                size_t errmsg_size, const recio_allocator *a) {
+    char why[RECIO_ERRMSG_SIZE];
+    char *w = errmsg && errmsg_size ? errmsg : why;
+    w[0] = 0;
+    return recio__decode_code(
+        recio__decode_run(out, bytes, n, channels, min_short, w, w == why ? sizeof why : errmsg_size, a), w);
+}
+
+static recio_err recio__decode_run(recio_image *out, const void *bytes, size_t n, int channels, int min_short,
+                                   char *errmsg, size_t errmsg_size, const recio_allocator *a) {
     const recio_allocator *saved;
     recio_err e;
     if (errmsg && errmsg_size) errmsg[0] = 0;
@@ -7969,11 +8018,6 @@ static recio_err recio__decode(recio_image *out, const void *bytes, size_t n, in
     return e;
 }
 
-RECIODEF recio_err recio_image_decode_scaled(recio_image *out, const void *bytes, size_t n, int channels, int min_short,
-                                             char *errmsg, size_t errmsg_size) {
-    return recio__decode(out, bytes, n, channels, min_short, errmsg, errmsg_size, NULL);
-}
-
 static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
                                    size_t errmsg_size, const recio_allocator *a) {
     static const char *names[4] = {"", "JPEG", "PNG", "BMP"};
@@ -7984,18 +8028,23 @@ static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n
     recio__stbin in;
     stbi_uc *px;
     if (fmt == RECIO__FMT_NONE) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: unsupported image format (recio decodes JPEG, PNG and BMP)");
+        if (errmsg)
+            recio__fmt(errmsg, errmsg_size, "decode: unsupported image format (recio decodes JPEG, PNG and BMP)");
         return RECIO_ERR_DECODE;
     }
     if (fmt == RECIO__FMT_JPEG && !recio__jpeg_dht_ok(b, n)) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: bad Huffman table (more than 256 symbols, or used before it is defined)");
+        if (errmsg)
+            recio__fmt(errmsg, errmsg_size,
+                       "decode: bad Huffman table (more than 256 symbols, or used before it is defined)");
         return RECIO_ERR_DECODE;
     }
     if ((fmt == RECIO__FMT_PNG && !recio__png_check(b, n, &empty_idat, errmsg, errmsg_size)) ||
         (fmt == RECIO__FMT_BMP && !recio__bmp_check(b, n, &w, &h, errmsg, errmsg_size)))
         return RECIO_ERR_DECODE;
-    if (!stbi_info_from_memory(b, (int)n, fmt == RECIO__FMT_BMP ? NULL : &w, fmt == RECIO__FMT_BMP ? NULL : &h, &c)) goto fail;
-    if (fmt == RECIO__FMT_JPEG && !recio__jpeg_claim_ok((uint64_t)w, (uint64_t)h, n, errmsg, errmsg_size)) return RECIO_ERR_DECODE;
+    if (!stbi_info_from_memory(b, (int)n, fmt == RECIO__FMT_BMP ? NULL : &w, fmt == RECIO__FMT_BMP ? NULL : &h, &c))
+        goto fail;
+    if (fmt == RECIO__FMT_JPEG && !recio__jpeg_claim_ok((uint64_t)w, (uint64_t)h, n, errmsg, errmsg_size))
+        return RECIO_ERR_DECODE;
     if (fmt == RECIO__FMT_JPEG && !RECIO__TRUST_SCANS && (scans = recio__jpeg_scans_complete(b, n)) == 0) {
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: truncated JPEG (a scan stops before its last block)");
         return RECIO_ERR_DECODE;
@@ -8020,13 +8069,15 @@ static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n
     recio__free(a, copy);
     if (in.over) { /* stb read past the end: what it gave is made up */
         if (px) stbi_image_free(px);
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: truncated %s (the data ends before the image does)", names[fmt]);
+        if (errmsg)
+            recio__fmt(errmsg, errmsg_size, "decode: truncated %s (the data ends before the image does)", names[fmt]);
         return RECIO_ERR_DECODE;
     }
     if (!px) goto fail;
     if (scans == 2 && !recio__jpeg_same_with_filler(b, n, px, w, h, want, a)) {
         stbi_image_free(px);
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: truncated JPEG (a progressive scan stops before its last block)");
+        if (errmsg)
+            recio__fmt(errmsg, errmsg_size, "decode: truncated JPEG (a progressive scan stops before its last block)");
         return RECIO_ERR_DECODE;
     }
     if (!recio__shape_ok(w, h, want, RECIO_U8)) {
@@ -8044,7 +8095,7 @@ static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n
         return e;
     }
 #else
-    *out = recio_image_shape(w, h, want, RECIO_U8, RECIO_HWC);
+    *out = recio__image_shape(w, h, want, RECIO_U8, RECIO_HWC);
     out->data = out->owned = px;
 #if defined(RECIO__STB_TLS)
     if (a) out->alloc = *a; /* stb allocated through a */
@@ -8058,20 +8109,16 @@ fail: /* stb's own allocation failing says nothing of the image: RECIO_ERR_NOMEM
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: out of memory");
         return RECIO_ERR_NOMEM;
     }
-    if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: %s", stbi_failure_reason() ? stbi_failure_reason() : "unknown");
+    if (errmsg)
+        recio__fmt(errmsg, errmsg_size, "decode: %s", stbi_failure_reason() ? stbi_failure_reason() : "unknown");
     return RECIO_ERR_DECODE;
 }
 
-RECIODEF recio_err recio_image_decode_ex(recio_image *out, const void *bytes, size_t n, int channels, char *errmsg,
-                                         size_t errmsg_size) {
-    return recio_image_decode_scaled(out, bytes, n, channels, 0, errmsg, errmsg_size);
-}
-
 RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_t n, int channels) {
-    return recio_image_decode_scaled(out, bytes, n, channels, 0, NULL, 0);
+    return recio__decode(out, bytes, n, channels, 0, NULL, 0, NULL);
 }
 
-/* ---- label masks (recio_mask_decode) ---- */
+/* ---- label masks (recio_decode_desc.mask) ---- */
 
 /* CRC-32 of a PNG chunk (ISO 3309), bit by bit: only a palette mask's rewritten IHDR needs one. */
 static uint32_t recio__crc32(const unsigned char *p, size_t n) {
@@ -8094,19 +8141,22 @@ static unsigned char *recio__png_indices(const unsigned char *b, size_t n, size_
     memcpy(c, b, 8), *m = 8;
     while (i + 12 <= n) {
         size_t len = recio__be32(b + i) + (size_t)12;
-        if (memcmp(b + i + 4, "PLTE", 4) != 0 && memcmp(b + i + 4, "tRNS", 4) != 0) memcpy(c + *m, b + i, len), *m += len;
+        if (memcmp(b + i + 4, "PLTE", 4) != 0 && memcmp(b + i + 4, "tRNS", 4) != 0)
+            memcpy(c + *m, b + i, len), *m += len;
         if (memcmp(b + i + 4, "IEND", 4) == 0) break;
         i += len;
     }
     c[25] = 0; /* the IHDR is the first chunk: bytes 8..32 */
     crc = recio__crc32(c + 12, 17);
-    c[29] = (unsigned char)(crc >> 24), c[30] = (unsigned char)(crc >> 16), c[31] = (unsigned char)(crc >> 8), c[32] = (unsigned char)crc;
+    c[29] = (unsigned char)(crc >> 24), c[30] = (unsigned char)(crc >> 16), c[31] = (unsigned char)(crc >> 8),
+    c[32] = (unsigned char)crc;
     return c;
 }
 
 /* A decoder's "decode: why" as the mask's "mask: why". */
 static void recio__mask_words(char *errmsg) {
-    if (errmsg && !strncmp(errmsg, "decode: ", 8)) memmove(errmsg + 6, errmsg + 8, strlen(errmsg + 8) + 1), memcpy(errmsg, "mask: ", 6);
+    if (errmsg && !strncmp(errmsg, "decode: ", 8))
+        memmove(errmsg + 6, errmsg + 8, strlen(errmsg + 8) + 1), memcpy(errmsg, "mask: ", 6);
 }
 
 /* The refusal of a mask of another kind, named from its header. Its words are its own literals (no
@@ -8116,15 +8166,24 @@ static recio_err recio__mask_refuse(const unsigned char *b, size_t n, char *errm
     static const char *const types[7] = {"grey PNG", "", "RGB PNG", "palette PNG", "grey+alpha PNG", "", "RGBA PNG"};
     int fmt = recio__format(b, n);
     char kind[48];
-    if (fmt == RECIO__FMT_PNG && n >= 33 && b[25] < 7) recio__fmt(kind, sizeof kind, b[24] == 8 ? "an %u-bit %s" : "a %u-bit %s", (unsigned)b[24], types[b[25]]);
-    else recio__fmt(kind, sizeof kind, !n ? "an empty file" : fmt == RECIO__FMT_JPEG ? "a JPEG" : fmt == RECIO__FMT_BMP ? "a BMP" : "a file of no image format recio reads");
+    if (fmt == RECIO__FMT_PNG && n >= 33 && b[25] < 7)
+        recio__fmt(kind, sizeof kind, b[24] == 8 ? "an %u-bit %s" : "a %u-bit %s", (unsigned)b[24], types[b[25]]);
+    else
+        recio__fmt(kind, sizeof kind,
+                   !n                       ? "an empty file"
+                   : fmt == RECIO__FMT_JPEG ? "a JPEG"
+                   : fmt == RECIO__FMT_BMP  ? "a BMP"
+                                            : "a file of no image format recio reads");
     if (errmsg)
-        recio__fmt(errmsg, cap, "mask: %s, not a label mask (an 8-bit grey PNG, or a palette PNG whose indices are the labels: "
-                   "another kind's values are not its labels)", kind);
+        recio__fmt(errmsg, cap,
+                   "mask: %s, not a label mask (an 8-bit grey PNG, or a palette PNG whose indices are the labels: "
+                   "another kind's values are not its labels)",
+                   kind);
     return RECIO_ERR_DECODE;
 }
 
-static recio_err recio__mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t cap, const recio_allocator *a) {
+static recio_err recio__mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t cap,
+                                    const recio_allocator *a) {
     static const unsigned char scale[9] = {0, 255, 0x55, 0, 0x11, 0, 0, 0, 1}; /* stb's widening of grey < 8 bits */
     const unsigned char *b = (const unsigned char *)bytes;
     unsigned char *copy = NULL;
@@ -8147,8 +8206,27 @@ static recio_err recio__mask_decode(recio_image *out, const void *bytes, size_t 
     return RECIO_OK;
 }
 
-RECIODEF recio_err recio_mask_decode(recio_image *out, const void *bytes, size_t n, char *errmsg, size_t errmsg_size) {
-    return recio__mask_decode(out, bytes, n, errmsg, errmsg_size, NULL);
+static int recio__decode_hint(const recio_transform *t); /* with the op table */
+
+RECIODEF recio_err recio_image_decode_desc(recio_image *out, const recio_decode_desc *d) {
+    const recio_allocator *a;
+    char *why;
+    if (!d) {
+        if (out) memset(out, 0, sizeof *out);
+        return RECIO_ERR_ARG;
+    }
+    a = d->alloc.alloc || d->alloc.user ? &d->alloc : NULL;
+    why = d->errmsg;
+    if (d->mask && d->channels != 0 && d->channels != 1) {
+        if (out) memset(out, 0, sizeof *out);
+        if (why)
+            recio__fmt(why, RECIO_ERRMSG_SIZE, "mask: channels %d: a mask decodes to 1 channel (or 0)", d->channels);
+        return RECIO_ERR_ARG;
+    }
+    if (d->mask) return recio__mask_decode(out, d->bytes, d->size, why, why ? RECIO_ERRMSG_SIZE : 0, a);
+    return recio__decode(out, d->bytes, d->size, d->channels,
+                         d->min_short || !d->transform ? d->min_short : recio__decode_hint(d->transform), why,
+                         why ? RECIO_ERRMSG_SIZE : 0, a);
 }
 
 /* ---- geometry ---- */
@@ -8211,7 +8289,7 @@ RECIODEF recio_err recio_image_vflip(const recio_image *in, recio_image *out) {
     return RECIO_OK;
 }
 
-RECIODEF void recio_resize_short_size(int w, int h, int s, int *ow, int *oh) {
+static void recio__resize_short_size(int w, int h, int s, int *ow, int *oh) {
     if (w <= h) {
         *ow = s;
         *oh = (int)((int64_t)h * s / w);
@@ -8232,6 +8310,7 @@ typedef struct recio__arena {
     unsigned char *buf;
     size_t cap, used;
     int growable; /* heap blocks may be added (no caller scratch) */
+    int short_;   /* a request did not fit the caller's fixed scratch: RECIO_ERR_SMALL, not NOMEM */
     recio_allocator alloc;
     void *blocks; /* heap blocks, linked through their first pointer */
     size_t asked; /* every request plus its alignment: one buffer this big serves the same run */
@@ -8244,7 +8323,8 @@ static void *recio__arena_get(recio__arena *a, size_t n) {
         a->used = at + n;
         return a->buf + at;
     }
-    if (!a->growable || n > SIZE_MAX - 2 * RECIO__ALIGN) return NULL;
+    if (!a->growable) return a->short_ = 1, (void *)NULL;
+    if (n > SIZE_MAX - 2 * RECIO__ALIGN) return NULL;
     {
         size_t cap = n + 2 * RECIO__ALIGN < ((size_t)1 << 16) ? ((size_t)1 << 16) : n + 2 * RECIO__ALIGN;
         unsigned char *b = (unsigned char *)recio__malloc(&a->alloc, cap);
@@ -8315,7 +8395,8 @@ static double recio__sinc(double x) {
 static double recio__aa_w(recio_filter f, double x) {
     if (x < 0) x = -x;
     if (f == RECIO_LINEAR_AA) return x < 1 ? 1 - x : 0;
-    if (f == RECIO_CUBIC_AA) return x < 1 ? (1.5 * x - 2.5) * x * x + 1 : x < 2 ? ((-0.5 * x + 2.5) * x - 4) * x + 2 : 0;
+    if (f == RECIO_CUBIC_AA)
+        return x < 1 ? (1.5 * x - 2.5) * x * x + 1 : x < 2 ? ((-0.5 * x + 2.5) * x - 4) * x + 2 : 0;
     return x < 3 ? recio__sinc(x) * recio__sinc(x / 3) : 0;
 }
 
@@ -8587,16 +8668,18 @@ static recio_filter recio__filter_for(recio_filter f, int sw, int sh, int dw, in
 static size_t recio__rs_need(int sw, int sh, int dw, int dh, int ow, int oh, int C, recio_filter f) {
     size_t rl = (size_t)ow * (size_t)C;
     if (f == RECIO_AUTO) { /* sw x sh may be a bound, and AUTO's choice is not monotonic in it: the most of the three */
-        size_t a = recio__rs_need(sw, sh, dw, dh, ow, oh, C, RECIO_CUBIC), b = recio__rs_need(sw, sh, dw, dh, ow, oh, C, RECIO_AREA);
+        size_t a = recio__rs_need(sw, sh, dw, dh, ow, oh, C, RECIO_CUBIC),
+               b = recio__rs_need(sw, sh, dw, dh, ow, oh, C, RECIO_AREA);
         return a > b ? a : b; /* LINEAR's 2 taps are fewer than either's */
     }
     if (dw == sw && dh == sh) return recio__rs_carve(NULL, 0, 0, ow, oh, rl, NULL) + RECIO__ALIGN;
-    return recio__rs_carve(NULL, recio__axis_k(sw, dw, f, 0), recio__axis_k(sh, dh, f, 1), ow, oh, rl, NULL) + RECIO__ALIGN;
+    return recio__rs_carve(NULL, recio__axis_k(sw, dw, f, 0), recio__axis_k(sh, dh, f, 1), ow, oh, rl, NULL) +
+           RECIO__ALIGN;
 }
 
 /* Output window (ox, oy, ow x oh) of the source resized to dw x dh, mirrored when flip, into the sink. */
-static recio_err recio__resample(recio__arena *a, const recio_image *src, const recio__srcwin *sw, int dw, int dh, int ox,
-                                 int oy, int ow, int oh, int flip, recio_filter f, const recio__sink *k) {
+static recio_err recio__resample(recio__arena *a, const recio_image *src, const recio__srcwin *sw, int dw, int dh,
+                                 int ox, int oy, int ow, int oh, int flip, recio_filter f, const recio__sink *k) {
     recio__axis hx, vy;
     recio__rs_mem m;
     unsigned char *block;
@@ -8612,10 +8695,12 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
     f = recio__filter_for(f, sw->sw, sw->sh, dw, dh);
     hx.k = copy ? 0 : recio__axis_k(sw->sw, dw, f, 0);
     vy.k = copy ? 0 : recio__axis_k(sw->sh, dh, f, 1);
-    if (!(block = (unsigned char *)recio__arena_get(a, recio__rs_carve(NULL, hx.k, vy.k, ow, oh, rl, NULL)))) return RECIO_ERR_NOMEM;
+    if (!(block = (unsigned char *)recio__arena_get(a, recio__rs_carve(NULL, hx.k, vy.k, ow, oh, rl, NULL))))
+        return RECIO_ERR_NOMEM;
     recio__rs_carve(block, hx.k, vy.k, ow, oh, rl, &m);
     if (copy) { /* no resampling: copy rows, mirrored or not */
-        if (ox < sw->sx0 || oy < sw->sy0 || ox - sw->sx0 + ow > src->width || oy - sw->sy0 + oh > src->height) return RECIO_ERR_ARG;
+        if (ox < sw->sx0 || oy < sw->sy0 || ox - sw->sx0 + ow > src->width || oy - sw->sy0 + oh > src->height)
+            return RECIO_ERR_ARG;
         for (y = 0; y < oh; y++) {
             const unsigned char *s = recio__at(src, ox - sw->sx0, oy - sw->sy0 + y, 0);
             if (flip)
@@ -8627,7 +8712,8 @@ static recio_err recio__resample(recio__arena *a, const recio_image *src, const 
     hx.ofs = m.xofs, hx.coef = m.xcoef, vy.ofs = m.yofs, vy.coef = m.ycoef;
     recio__axis_taps(&hx, sw->sw, dw, ox, ow, flip, f, 0);
     recio__axis_taps(&vy, sw->sh, dh, oy, oh, 0, f, 1);
-    if (!recio__taps_inside(&hx, sw->sx0, src->width, 0, sw->sw) || !recio__taps_inside(&vy, sw->sy0, src->height, 1, sw->sh))
+    if (!recio__taps_inside(&hx, sw->sx0, src->width, 0, sw->sw) ||
+        !recio__taps_inside(&vy, sw->sy0, src->height, 1, sw->sh))
         return RECIO_ERR_ARG; /* a window too small for its pass: a bug, never a read outside */
     for (i = 0; i < ow; i++) hx.ofs[i] -= sw->sx0;
     if (hx.k == 2 && hx.plain) recio__axis_bounds(&hx, C, src->width);
@@ -8681,7 +8767,7 @@ RECIODEF recio_err recio_image_resize(const recio_image *in, recio_image *out, i
 RECIODEF recio_err recio_image_resize_short(const recio_image *in, recio_image *out, int s, recio_filter f) {
     int w, h;
     if (!recio__valid(in) || s <= 0) return RECIO_ERR_ARG;
-    recio_resize_short_size(in->width, in->height, s, &w, &h);
+    recio__resize_short_size(in->width, in->height, s, &w, &h);
     return recio__resample_op(in, out, w, h, f);
 }
 
@@ -8776,13 +8862,8 @@ static recio_err recio__place(const recio_image *in, recio_image *out, int x0, i
     return RECIO_OK;
 }
 
-RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int n, float value) {
-    if (!recio__valid(in) || n < 0 || n > (INT_MAX - in->width) / 2 || n > (INT_MAX - in->height) / 2) return RECIO_ERR_ARG;
-    return recio__place(in, out, n, n, in->width + 2 * n, in->height + 2 * n, value);
-}
-
-RECIODEF recio_err recio_image_pad_sides(const recio_image *in, recio_image *out, int left, int top, int right, int bottom,
-                                         float value) {
+RECIODEF recio_err recio_image_pad(const recio_image *in, recio_image *out, int left, int top, int right, int bottom,
+                                   float value) {
     if (!recio__valid(in) || left < 0 || top < 0 || right < 0 || bottom < 0 || left > INT_MAX - in->width - right ||
         top > INT_MAX - in->height - bottom)
         return RECIO_ERR_ARG;
@@ -8854,7 +8935,8 @@ RECIODEF recio_err recio_image_gaussian_blur(const recio_image *in, recio_image 
     if (!recio__is_u8hwc(in)) return recio__valid(in) ? RECIO_ERR_UNSUPPORTED : RECIO_ERR_ARG;
     if (!recio__blur_ok(in, ksize, sigma)) return RECIO_ERR_ARG;
     if ((e = recio__out(out, in->width, in->height, in->channels, RECIO_U8, RECIO_HWC)) != RECIO_OK) return e;
-    if (!(row = (float *)recio__malloc(&in->alloc, (size_t)in->width * (size_t)in->channels * sizeof(float)))) return RECIO_ERR_NOMEM;
+    if (!(row = (float *)recio__malloc(&in->alloc, (size_t)in->width * (size_t)in->channels * sizeof(float))))
+        return RECIO_ERR_NOMEM;
     recio__gauss_kernel(k, ksize, sigma);
     recio__blur(in, out, k, ksize, row);
     recio__free(&in->alloc, row);
@@ -8866,7 +8948,8 @@ RECIODEF recio_err recio_image_gaussian_blur(const recio_image *in, recio_image 
 /* grey_ok: the op also makes sense on one channel (g is then the pixel itself). */
 static recio_err recio__colour_check(const recio_image *in, recio_image *out, int grey_ok) {
     if (!recio__valid(in)) return RECIO_ERR_ARG;
-    if ((in->channels < 3 && !grey_ok) || (in->dtype != RECIO_U8 && in->dtype != RECIO_F32)) return RECIO_ERR_UNSUPPORTED;
+    if ((in->channels < 3 && !grey_ok) || (in->dtype != RECIO_U8 && in->dtype != RECIO_F32))
+        return RECIO_ERR_UNSUPPORTED;
     if (out && out->data == in->data) return RECIO_ERR_ARG;
     return recio__out(out, in->width, in->height, in->channels, in->dtype, in->layout);
 }
@@ -8920,14 +9003,16 @@ static recio__pxwalk recio__px_walk(const recio_image *in, recio_image *out) {
 
 /* out = a * x + b * g(x) + off[c] per pixel, alpha copied; a grey image is its own g. RGB u8 rows
    go through the kernel table's colour conversion. */
-static void recio__mix(const recio__kern *k, const recio_image *in, recio_image *out, float a, float b, const float off[3]) {
+static void recio__mix(const recio__kern *k, const recio_image *in, recio_image *out, float a, float b,
+                       const float off[3]) {
     recio__pxwalk w = recio__px_walk(in, out);
     float p[4] = {0, 0, 0, 0}, q[4];
     int c;
     if (w.fast && in->channels == 3) {
         static const float zero[3] = {0, 0, 0};
         int y;
-        for (y = 0; y < in->height; y++) k->mix3(recio__at(in, 0, y, 0), recio__at(out, 0, y, 0), in->width, a, b, off ? off : zero);
+        for (y = 0; y < in->height; y++)
+            k->mix3(recio__at(in, 0, y, 0), recio__at(out, 0, y, 0), in->width, a, b, off ? off : zero);
         return;
     }
     while (recio__px_next(&w, p)) {
@@ -9009,14 +9094,16 @@ static recio_err recio__hue(const recio__kern *kn, const recio_image *in, recio_
 
 static recio_err recio__lighting(const recio__kern *k, const recio_image *in, recio_image *out, const float alpha[3]) {
     static const float eigval[3] = {55.46f, 4.794f, 1.148f};
-    static const float eigvec[9] = {-0.5675f, 0.7192f, 0.4009f, -0.5808f, -0.0045f, -0.8140f, -0.5836f, -0.6948f, 0.4203f};
+    static const float eigvec[9] = {-0.5675f, 0.7192f,  0.4009f,  -0.5808f, -0.0045f,
+                                    -0.8140f, -0.5836f, -0.6948f, 0.4203f};
     float off[3];
     int c;
     recio_err e = recio__colour_check(in, out, 0);
     if (e != RECIO_OK) return e;
     if (!alpha) return RECIO_ERR_ARG;
     for (c = 0; c < 3; c++)
-        off[c] = eigvec[3 * c] * alpha[0] * eigval[0] + eigvec[3 * c + 1] * alpha[1] * eigval[1] + eigvec[3 * c + 2] * alpha[2] * eigval[2];
+        off[c] = eigvec[3 * c] * alpha[0] * eigval[0] + eigvec[3 * c + 1] * alpha[1] * eigval[1] +
+                 eigvec[3 * c + 2] * alpha[2] * eigval[2];
     recio__mix(k, in, out, 1, 0, off);
     return RECIO_OK;
 }
@@ -9036,11 +9123,15 @@ RECIODEF recio_err recio_image_contrast(const recio_image *in, recio_image *out,
 RECIODEF recio_err recio_image_saturation(const recio_image *in, recio_image *out, float f) {
     return recio__saturation(recio__kern_pick(), in, out, f);
 }
-RECIODEF recio_err recio_image_hue(const recio_image *in, recio_image *out, float f) { return recio__hue(NULL, in, out, f); }
+RECIODEF recio_err recio_image_hue(const recio_image *in, recio_image *out, float f) {
+    return recio__hue(NULL, in, out, f);
+}
 RECIODEF recio_err recio_image_lighting(const recio_image *in, recio_image *out, const float alpha[3]) {
     return recio__lighting(recio__kern_pick(), in, out, alpha);
 }
-RECIODEF recio_err recio_image_gray(const recio_image *in, recio_image *out) { return recio__gray(recio__kern_pick(), in, out); }
+RECIODEF recio_err recio_image_gray(const recio_image *in, recio_image *out) {
+    return recio__gray(recio__kern_pick(), in, out);
+}
 
 RECIODEF recio_err recio_image_bgr(const recio_image *in, recio_image *out) {
     size_t es;
@@ -9060,7 +9151,8 @@ RECIODEF recio_err recio_image_bgr(const recio_image *in, recio_image *out) {
 
 /* ---- types and layout ---- */
 
-RECIODEF recio_err recio_image_convert(const recio_image *in, recio_image *out, recio_dtype t, float scale, float offset) {
+RECIODEF recio_err recio_image_convert(const recio_image *in, recio_image *out, recio_dtype t, float scale,
+                                       float offset) {
     int x, y, c;
     recio_err e;
     if (!recio__valid(in) || !out) return RECIO_ERR_ARG;
@@ -9068,21 +9160,24 @@ RECIODEF recio_err recio_image_convert(const recio_image *in, recio_image *out, 
     if ((e = recio__out(out, in->width, in->height, in->channels, t, in->layout)) != RECIO_OK) return e;
     for (c = 0; c < in->channels; c++)
         for (y = 0; y < in->height; y++)
-            for (x = 0; x < in->width; x++) recio_image_set(out, x, y, c, recio_image_get(in, x, y, c) * scale + offset);
+            for (x = 0; x < in->width; x++)
+                recio_image_set(out, x, y, c, recio_image_get(in, x, y, c) * scale + offset);
     return RECIO_OK;
 }
 
 /* The one normalisation formula, shared by the op and the fused tables so both give the same bits. */
 static float recio__norm(float x, float mean, float std) { return (x - mean) / std; }
 
-RECIODEF recio_err recio_image_normalize(const recio_image *in, recio_image *out, const float mean[4], const float std[4]) {
+RECIODEF recio_err recio_image_normalize(const recio_image *in, recio_image *out, const float mean[4],
+                                         const float std[4]) {
     int x, y, c;
     recio_err e;
     if (!recio__valid(in) || !mean || !std) return RECIO_ERR_ARG;
     if ((e = recio__out(out, in->width, in->height, in->channels, RECIO_F32, in->layout)) != RECIO_OK) return e;
     for (c = 0; c < in->channels; c++)
         for (y = 0; y < in->height; y++)
-            for (x = 0; x < in->width; x++) recio_image_set(out, x, y, c, recio__norm(recio_image_get(in, x, y, c), mean[c], std[c]));
+            for (x = 0; x < in->width; x++)
+                recio_image_set(out, x, y, c, recio__norm(recio_image_get(in, x, y, c), mean[c], std[c]));
     return RECIO_OK;
 }
 
@@ -9204,8 +9299,6 @@ enum { /* what an op needs */
     RECIO__OPF_GEOM = 1,     /* moves pixels (it has geom): boxes and masks move with it */
     RECIO__OPF_U8 = 2,       /* needs u8 HWC pixels, else RECIO_ERR_UNSUPPORTED */
     RECIO__OPF_RESAMPLE = 4, /* one resampling pass: the scratch walk counts its taps and rows */
-    RECIO__OPF_HINT = 8,     /* arg[0] (random_resized_crop: the smaller of W, H) is the shorter side its
-                                resize needs: recio_transform_decode_hint */
     RECIO__OPF_PREFIX = 16,  /* changes only how the next op runs (area): the hint looks past it */
     RECIO__OPF_LIST = 32,    /* runs child ops: its shape function counts their scratch */
     RECIO__OPF_RANDOM = 64   /* draws from the seed's generator (its result may depend on the seed); a
@@ -9231,6 +9324,8 @@ struct recio__opdef {
     recio_err (*exec)(recio__exec *x, const recio__node *n);
     recio_err (*pix)(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *out);
     recio__colour_fn fop; /* or a colour op of arg[0] (recio__brightness and the like) */
+    int (*hint)(const recio__node *n); /* the shorter side its resize needs, as the chain's first resize:
+                                          the min_short of recio_decode_desc.transform; NULL = none */
 };
 
 static recio_err recio__perr(recio__parser *ps, const char *at, const char *f, const char *what) {
@@ -9279,7 +9374,8 @@ static int recio__new_node(recio_transform *t, const recio__opdef *op) {
     recio__node *n;
     if (t->count == t->cap) {
         int cap = t->cap ? t->cap * 2 : 16;
-        recio__node *nn = (recio__node *)recio__realloc(&t->alloc, t->nodes, (size_t)t->cap * sizeof *nn, (size_t)cap * sizeof *nn);
+        recio__node *nn =
+            (recio__node *)recio__realloc(&t->alloc, t->nodes, (size_t)t->cap * sizeof *nn, (size_t)cap * sizeof *nn);
         if (!nn) return -1;
         t->nodes = nn;
         t->cap = cap;
@@ -9318,7 +9414,9 @@ static const recio__argkind recio__argkinds[] = {
 
 static int recio__arg_fits(const recio__argkind *k, float v) {
     if ((k->flags & RECIO__AK_MINUS1) && v == -1) return 1;
-    if (!((k->flags & RECIO__AK_LO_OPEN) ? v > k->lo : v >= k->lo) || !((k->flags & RECIO__AK_HI_OPEN) ? v < k->hi : v <= k->hi)) return 0;
+    if (!((k->flags & RECIO__AK_LO_OPEN) ? v > k->lo : v >= k->lo) ||
+        !((k->flags & RECIO__AK_HI_OPEN) ? v < k->hi : v <= k->hi))
+        return 0;
     if ((k->flags & RECIO__AK_WHOLE) && v != floorf(v)) return 0;
     return !(k->flags & RECIO__AK_ODD) || ((int)v & 1);
 }
@@ -9343,8 +9441,9 @@ static recio_err recio__check_arg(recio__parser *ps, const char *at, const recio
     k = &recio__argkinds[d->check[j]];
     if (recio__arg_fits(k, v)) return RECIO_OK;
     recio__bound_words(k->lo, lo, sizeof lo), recio__bound_words(k->hi, hi, sizeof hi);
-    recio__fmt(msg, sizeof msg, "%s: expected %s in %s%s, %s%s%s", d->name, k->what, (k->flags & RECIO__AK_LO_OPEN) ? "(" : "[", lo, hi,
-               (k->flags & RECIO__AK_HI_OPEN) ? ")" : "]", (k->flags & RECIO__AK_MINUS1) ? ", or -1 for SSD's choices" : "");
+    recio__fmt(msg, sizeof msg, "%s: expected %s in %s%s, %s%s%s", d->name, k->what,
+               (k->flags & RECIO__AK_LO_OPEN) ? "(" : "[", lo, hi, (k->flags & RECIO__AK_HI_OPEN) ? ")" : "]",
+               (k->flags & RECIO__AK_MINUS1) ? ", or -1 for SSD's choices" : "");
     return recio__perr(ps, at, "%s", msg);
 }
 
@@ -9435,12 +9534,12 @@ static void recio__exec_reset(recio__exec *x) {
 }
 
 /* An op's output of w x h pixels against RECIO_MAX_PIXELS, checked before anything is allocated
-   (pad(30000) asked for 8 GB): RECIO_ERR_NOMEM with the reason in x->why. */
+   (pad(30000) asked for 8 GB): RECIO_ERR_LIMIT with the reason in x->why. */
 static recio_err recio__exec_limit(recio__exec *x, int w, int h) {
     if (w > 0 && h > 0 && (uint64_t)w * (uint64_t)h <= RECIO_MAX_PIXELS) return RECIO_OK;
     recio__fmt(x->why, sizeof x->why, "%s would make a %dx%d image, more than RECIO_MAX_PIXELS (%U pixels)",
                x->node ? x->node->op->name : "an op", w, h, (uint64_t)RECIO_MAX_PIXELS);
-    return RECIO_ERR_NOMEM;
+    return RECIO_ERR_LIMIT;
 }
 
 /* An op that needs u8 HWC pixels after float, normalize, chw, f16 or i8: RECIO_ERR_UNSUPPORTED. */
@@ -9459,7 +9558,8 @@ static int recio__exec_pending(const recio__exec *x) {
 /* The shape the pending pass will produce. */
 static recio_image recio__exec_shape(const recio__exec *x) {
     if (!x->lazy) return x->cur;
-    return recio_image_shape(x->ow, x->oh, x->cur.channels, x->conv ? RECIO_F32 : RECIO_U8, x->chw ? RECIO_CHW : RECIO_HWC);
+    return recio__image_shape(x->ow, x->oh, x->cur.channels, x->conv ? RECIO_F32 : RECIO_U8,
+                              x->chw ? RECIO_CHW : RECIO_HWC);
 }
 
 static recio_err recio__exec_alloc(recio__exec *x, recio_image *img, recio_image shape) {
@@ -9478,7 +9578,8 @@ static recio_err recio__exec_flush(recio__exec *x, recio_image *dst) {
         return RECIO_OK;
     }
     if (!x->conv && !x->chw && x->dw == x->win.sw && x->dh == x->win.sh && !x->flip && !dst) {
-        e = recio_image_crop(&x->cur, &tmp, x->ox - x->win.sx0, x->oy - x->win.sy0, x->ow, x->oh); /* a crop alone stays a view */
+        e = recio_image_crop(&x->cur, &tmp, x->ox - x->win.sx0, x->oy - x->win.sy0, x->ow,
+                             x->oh); /* a crop alone stays a view */
     } else {
         if (!dst && (e = recio__exec_alloc(x, &tmp, recio__exec_shape(x))) != RECIO_OK) return e;
         memset(&k, 0, sizeof k);
@@ -9511,7 +9612,8 @@ static recio_err recio__exec_crop(recio__exec *x, int x0, int y0, int w, int h) 
     if ((e = recio_image_crop(&x->cur, &v, x0, y0, w, h)) != RECIO_OK) return e;
     if (v.owned) { /* a CHW crop is a copy: move it into the arena's lifetime */
         recio_image a;
-        if ((e = recio__exec_alloc(x, &a, recio_image_shape(w, h, v.channels, v.dtype, v.layout))) == RECIO_OK) e = recio_image_copy(&v, &a);
+        if ((e = recio__exec_alloc(x, &a, recio__image_shape(w, h, v.channels, v.dtype, v.layout))) == RECIO_OK)
+            e = recio_image_copy(&v, &a);
         recio_image_free(&v);
         v = a;
         if (e != RECIO_OK) return e;
@@ -9533,7 +9635,8 @@ static recio_err recio__exec_resize(recio__exec *x, int w, int h) {
     if ((e = recio__exec_limit(x, w, h)) != RECIO_OK) return e;
     if (x->ox != x->win.sx0 || x->oy != x->win.sy0 || x->ow != x->cur.width || x->oh != x->cur.height) {
         recio_image v;
-        if ((e = recio_image_crop(&x->cur, &v, x->ox - x->win.sx0, x->oy - x->win.sy0, x->ow, x->oh)) != RECIO_OK) return e;
+        if ((e = recio_image_crop(&x->cur, &v, x->ox - x->win.sx0, x->oy - x->win.sy0, x->ow, x->oh)) != RECIO_OK)
+            return e;
         x->cur = v;
     }
     x->win.sw = x->ow, x->win.sh = x->oh, x->win.sx0 = x->win.sy0 = 0; /* the crop is the new source */
@@ -9552,7 +9655,10 @@ static recio_err recio__exec_flip(recio__exec *x) {
         x->flip ^= 1;
         return RECIO_OK;
     }
-    if ((e = recio__exec_alloc(x, &o, recio_image_shape(x->cur.width, x->cur.height, x->cur.channels, x->cur.dtype, x->cur.layout))) != RECIO_OK) return e;
+    if ((e = recio__exec_alloc(
+             x, &o, recio__image_shape(x->cur.width, x->cur.height, x->cur.channels, x->cur.dtype, x->cur.layout))) !=
+        RECIO_OK)
+        return e;
     if ((e = recio_image_flip(&x->cur, &o)) != RECIO_OK) return e;
     x->cur = o;
     return RECIO_OK;
@@ -9583,10 +9689,16 @@ static recio_err recio__exec_normalize(recio__exec *x, const float *mean, const 
     }
     if (!mean) {
         if (x->cur.dtype == RECIO_F32) return RECIO_OK;
-        if ((e = recio__exec_alloc(x, &o, recio_image_shape(x->cur.width, x->cur.height, x->cur.channels, RECIO_F32, x->cur.layout))) != RECIO_OK) return e;
+        if ((e = recio__exec_alloc(
+                 x, &o, recio__image_shape(x->cur.width, x->cur.height, x->cur.channels, RECIO_F32, x->cur.layout))) !=
+            RECIO_OK)
+            return e;
         e = recio_image_convert(&x->cur, &o, RECIO_F32, 1, 0);
     } else {
-        if ((e = recio__exec_alloc(x, &o, recio_image_shape(x->cur.width, x->cur.height, x->cur.channels, RECIO_F32, x->cur.layout))) != RECIO_OK) return e;
+        if ((e = recio__exec_alloc(
+                 x, &o, recio__image_shape(x->cur.width, x->cur.height, x->cur.channels, RECIO_F32, x->cur.layout))) !=
+            RECIO_OK)
+            return e;
         e = recio_image_normalize(&x->cur, &o, mean, std);
     }
     if (e == RECIO_OK) x->cur = o;
@@ -9702,7 +9814,8 @@ static void recio__node_text(const recio__node *n, char *d, size_t cap) {
         double v = n->arg[i], a = v < 0 ? -v : v;
         uint64_t m = (uint64_t)(a * 1000 + 0.5);
         char fr[5];
-        fr[0] = '.', fr[1] = (char)('0' + m / 100 % 10), fr[2] = (char)('0' + m / 10 % 10), fr[3] = (char)('0' + m % 10), fr[4] = 0;
+        fr[0] = '.', fr[1] = (char)('0' + m / 100 % 10), fr[2] = (char)('0' + m / 10 % 10),
+        fr[3] = (char)('0' + m % 10), fr[4] = 0;
         for (k = 3; k > 0 && fr[k] == '0'; k--) fr[k] = 0; /* 0.080 -> 0.08, 2.000 -> 2 */
         at = strlen(d);
         recio__fmt(d + at, cap - at, "%s%s%U%s", i ? "," : "", v < 0 ? "-" : "", m / 1000, k ? fr : "");
@@ -9721,8 +9834,8 @@ static recio_err recio__x_geo(recio__exec *x, const recio__node *n) {
     char op[64];
     if (k < 0) {
         recio__node_text(n, op, sizeof op);
-        recio__fmt(x->why, sizeof x->why, "%s cannot take the %dx%d image (WxH, %d channel%s) that reaches it", op, s.width,
-                   s.height, s.channels, s.channels == 1 ? "" : "s");
+        recio__fmt(x->why, sizeof x->why, "%s cannot take the %dx%d image (WxH, %d channel%s) that reaches it", op,
+                   s.width, s.height, s.channels, s.channels == 1 ? "" : "s");
         return RECIO_ERR_ARG;
     }
     for (i = 0; i < k; i++) {
@@ -9745,7 +9858,8 @@ static void recio__sh_resize(const recio_transform *t, const recio__node *n, rec
     s->short_ = s->w < s->h ? s->w : s->h;
 }
 static int recio__pl_resized(recio__plan *p) {
-    if (p->dw <= 0 || p->dh <= 0 || (uint64_t)p->dw * (uint64_t)p->dh > RECIO_MAX_PIXELS) return -1; /* the plain path says why */
+    if (p->dw <= 0 || p->dh <= 0 || (uint64_t)p->dw * (uint64_t)p->dh > RECIO_MAX_PIXELS)
+        return -1; /* the plain path says why */
     p->o[0] = p->o[1] = 0, p->o[2] = p->dw, p->o[3] = p->dh;
     p->resized = 1;
     return 1;
@@ -9769,20 +9883,20 @@ static void recio__sh_resize_short(const recio_transform *t, const recio__node *
         int64_t b = (int64_t)lng * S / s->short_;
         s->w = s->h = b > 65535 * 4 ? 65535 * 4 : b < S ? S : (int)b;
     } else {
-        recio_resize_short_size(s->w, s->h, S, &s->w, &s->h);
+        recio__resize_short_size(s->w, s->h, S, &s->w, &s->h);
     }
     s->short_ = S;
 }
 static int recio__pl_resize_short(const recio__node *n, recio_rng *g, recio__plan *p) {
     (void)g;
     if (p->resized) return 0;
-    recio_resize_short_size(p->r[2], p->r[3], (int)n->arg[0], &p->dw, &p->dh);
+    recio__resize_short_size(p->r[2], p->r[3], (int)n->arg[0], &p->dw, &p->dh);
     return recio__pl_resized(p);
 }
 static int recio__g_resize_short(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
     int dw, dh;
     (void)x;
-    recio_resize_short_size(w, h, (int)n->arg[0], &dw, &dh);
+    recio__resize_short_size(w, h, (int)n->arg[0], &dw, &dh);
     return recio__geo_resize(g, w, h, dw, dh);
 }
 
@@ -9869,7 +9983,8 @@ static recio_err recio__parse_rrc(recio__parser *ps, const recio__opdef *d, int 
     const recio__node *n = &ps->t->nodes[self];
     int w, h;
     if (e == RECIO_OK && recio__rrc_size(n, &w, &h) == 2 && (n->arg[1] != floorf(n->arg[1]) || n->arg[1] > 65535))
-        return recio__perr(ps, at, "%s: the height (second argument above 1) must be a whole number of pixels up to 65535", d->name);
+        return recio__perr(
+            ps, at, "%s: the height (second argument above 1) must be a whole number of pixels up to 65535", d->name);
     return e;
 }
 static int recio__pl_rrc(const recio__node *n, recio_rng *g, recio__plan *p) {
@@ -9910,7 +10025,9 @@ static recio_err recio__p_vflip(recio__exec *x, const recio__node *n, const reci
 }
 
 /* area, interp(NAME[,antialias]): the filter of the next resize (area's is AREA; interp's its arg[0]) */
-static recio_filter recio__node_filter(const recio__node *n) { return n->nargs ? (recio_filter)(int)n->arg[0] : RECIO_AREA; }
+static recio_filter recio__node_filter(const recio__node *n) {
+    return n->nargs ? (recio_filter)(int)n->arg[0] : RECIO_AREA;
+}
 static void recio__sh_area(const recio_transform *t, const recio__node *n, recio__shp *s) {
     (void)t;
     s->filt = recio__node_filter(n);
@@ -9939,8 +10056,10 @@ static int recio__word(recio__parser *ps, const char *w) {
 /* interp(nearest | linear | cubic | lanczos | area | auto [, antialias]) */
 static recio_err recio__parse_interp(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
     static const char *const names[6] = {"nearest", "linear", "cubic", "lanczos", "area", "auto"};
-    static const recio_filter plain[6] = {RECIO_NEAREST, RECIO_LINEAR, RECIO_CUBIC, RECIO_LANCZOS, RECIO_AREA, RECIO_AUTO};
-    static const recio_filter aa[6] = {RECIO_NEAREST, RECIO_LINEAR_AA, RECIO_CUBIC_AA, RECIO_LANCZOS_AA, RECIO_AREA, RECIO_AUTO};
+    static const recio_filter plain[6] = {RECIO_NEAREST, RECIO_LINEAR, RECIO_CUBIC,
+                                          RECIO_LANCZOS, RECIO_AREA,   RECIO_AUTO};
+    static const recio_filter aa[6] = {RECIO_NEAREST,    RECIO_LINEAR_AA, RECIO_CUBIC_AA,
+                                       RECIO_LANCZOS_AA, RECIO_AREA,      RECIO_AUTO};
     recio__node *n = &ps->t->nodes[self];
     int i, anti = 0;
     (void)at;
@@ -10080,7 +10199,8 @@ static int recio__g_translate(recio__exec *x, const recio__node *n, int w, int h
 }
 static int recio__g_translate_rel(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]) {
     (void)x;
-    return recio__geo_shift(g, w, h, recio__shift_px(n->arg[0] * (float)w, w), recio__shift_px(n->arg[1] * (float)h, h));
+    return recio__geo_shift(g, w, h, recio__shift_px(n->arg[0] * (float)w, w),
+                            recio__shift_px(n->arg[1] * (float)h, h));
 }
 static recio_err recio__p_translate(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
     float m[6];
@@ -10129,7 +10249,7 @@ static recio_err recio__p_pad(recio__exec *x, const recio__node *n, const recio_
     int p[4];
     float v = recio__pad_sides(n, p);
     (void)x;
-    return recio_image_pad_sides(in, o, p[0], p[1], p[2], p[3], v);
+    return recio_image_pad(in, o, p[0], p[1], p[2], p[3], v);
 }
 
 /* Detection's resizes and zoom-out: resize_long(S), letterbox(W,H[,VALUE]), random_expand(MAX[,VALUE]) */
@@ -10191,7 +10311,8 @@ static int recio__expand_side(int v, double r) {
     return c > RECIO__EXPAND_MAX ? (v > RECIO__EXPAND_MAX ? v : RECIO__EXPAND_MAX) : (int)c;
 }
 static void recio__sh_expand(const recio_transform *t, const recio__node *n, recio__shp *s) {
-    int w = recio__expand_side(s->w, n->arg[0] > 1 ? n->arg[0] : 1), h = recio__expand_side(s->h, n->arg[0] > 1 ? n->arg[0] : 1);
+    int w = recio__expand_side(s->w, n->arg[0] > 1 ? n->arg[0] : 1),
+        h = recio__expand_side(s->h, n->arg[0] > 1 ? n->arg[0] : 1);
     (void)t;
     if (w != s->w || h != s->h) s->varies = 1; /* short_ stays: r may be 1 */
     s->w = w, s->h = h;
@@ -10303,7 +10424,9 @@ static recio_err recio__p_lighting(recio__exec *x, const recio__node *n, const r
 static recio_err recio__x_colour(recio__exec *x, recio__colour_fn op, float f) {
     recio_image o;
     recio_err e;
-    if ((e = recio__exec_alloc(x, &o, recio_image_shape(x->cur.width, x->cur.height, x->cur.channels, x->cur.dtype, x->cur.layout))) != RECIO_OK)
+    if ((e = recio__exec_alloc(
+             x, &o, recio__image_shape(x->cur.width, x->cur.height, x->cur.channels, x->cur.dtype, x->cur.layout))) !=
+        RECIO_OK)
         return e;
     if ((e = op(x->t->kn, &x->cur, &o, f)) == RECIO_OK) x->cur = o;
     return e;
@@ -10320,7 +10443,8 @@ static recio_err recio__x_jitter(recio__exec *x, const recio__node *n) {
     for (i = 0; i < 3; i++) {
         float r = n->arg[order[i]];
         if (r == 0) continue;
-        if ((e = recio__x_colour(x, ops[order[i]], (float)(1 + (recio_rng_uniform(&x->rng) * 2 - 1) * r))) != RECIO_OK) return e;
+        if ((e = recio__x_colour(x, ops[order[i]], (float)(1 + (recio_rng_uniform(&x->rng) * 2 - 1) * r))) != RECIO_OK)
+            return e;
     }
     if (n->nargs > 3 && n->arg[3] != 0 &&
         (e = recio__x_colour(x, recio__hue, (float)((recio_rng_uniform(&x->rng) * 2 - 1) * n->arg[3]))) != RECIO_OK)
@@ -10460,14 +10584,18 @@ static recio_err recio__p_sharpness(recio__exec *x, const recio__node *n, const 
 static double recio__draw_in(recio__exec *x, const recio__node *n) {
     return n->arg[0] + (n->arg[1] - n->arg[0]) * recio_rng_uniform(&x->rng);
 }
-static recio_err recio__p_random_posterize(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
-    int lo = (int)(n->arg[0] < n->arg[1] ? n->arg[0] : n->arg[1]), hi = (int)(n->arg[0] < n->arg[1] ? n->arg[1] : n->arg[0]);
-    return recio__lut_op(in, o, (float)(lo + (int)recio_rng_below(&x->rng, (uint64_t)(hi - lo) + 1)), 0, recio__lut_posterize);
+static recio_err recio__p_random_posterize(recio__exec *x, const recio__node *n, const recio_image *in,
+                                           recio_image *o) {
+    int lo = (int)(n->arg[0] < n->arg[1] ? n->arg[0] : n->arg[1]),
+        hi = (int)(n->arg[0] < n->arg[1] ? n->arg[1] : n->arg[0]);
+    return recio__lut_op(in, o, (float)(lo + (int)recio_rng_below(&x->rng, (uint64_t)(hi - lo) + 1)), 0,
+                         recio__lut_posterize);
 }
 static recio_err recio__p_random_solarize(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
     return recio__lut_op(in, o, (float)recio__draw_in(x, n), 0, recio__lut_solarize);
 }
-static recio_err recio__p_random_sharpness(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
+static recio_err recio__p_random_sharpness(recio__exec *x, const recio__node *n, const recio_image *in,
+                                           recio_image *o) {
     recio__sharpness(in, o, (float)recio__draw_in(x, n));
     return RECIO_OK;
 }
@@ -10486,7 +10614,8 @@ static recio_err recio__p_bgr(recio__exec *x, const recio__node *n, const recio_
    mean), as torchvision's value on a normalised tensor. */
 static float recio__argor(const recio__node *n, int i, float d) { return n->nargs > i ? n->arg[i] : d; }
 static recio_err recio__p_erasing(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
-    double area = (double)in->width * in->height, lr0 = log(recio__argor(n, 3, 0.3f)), lr1 = log(recio__argor(n, 4, 3.3f));
+    double area = (double)in->width * in->height, lr0 = log(recio__argor(n, 3, 0.3f)),
+           lr1 = log(recio__argor(n, 4, 3.3f));
     float s0 = recio__argor(n, 1, 0.02f), s1 = recio__argor(n, 2, 0.33f);
     int i;
     if (!(recio_rng_uniform(&x->rng) < recio__argor(n, 0, 0.5f))) return recio_image_copy(in, o);
@@ -10518,7 +10647,8 @@ static recio_err recio__p_blur(recio__exec *x, const recio__node *n, const recio
     float k[RECIO__BLUR_MAX], *row, s0 = recio__argor(n, 1, 0.1f), s1 = recio__argor(n, 2, n->nargs == 2 ? s0 : 2.0f);
     float sigma = (float)(s0 + (s1 - s0) * recio_rng_uniform(&x->rng));
     if (!recio__blur_ok(in, (int)n->arg[0], sigma)) return RECIO_ERR_ARG;
-    if (!(row = (float *)recio__arena_get(&x->a, (size_t)in->width * (size_t)in->channels * sizeof(float)))) return RECIO_ERR_NOMEM;
+    if (!(row = (float *)recio__arena_get(&x->a, (size_t)in->width * (size_t)in->channels * sizeof(float))))
+        return RECIO_ERR_NOMEM;
     recio__gauss_kernel(k, (int)n->arg[0], sigma);
     recio__blur(in, o, k, (int)n->arg[0], row);
     return RECIO_OK;
@@ -10538,7 +10668,7 @@ static recio_err recio__x_materialise(recio__exec *x, const recio__node *n) {
     if (x->geo) s.w = x->geo->w, s.h = x->geo->h; /* the size it drew (random_expand's shape is a bound) */
     if ((e = recio__exec_limit(x, s.w, s.h)) != RECIO_OK) return e;
     if (!recio__shape_ok(s.w, s.h, s.c, s.t)) return RECIO_ERR_ARG;
-    if ((e = recio__exec_alloc(x, &o, recio_image_shape(s.w, s.h, s.c, s.t, s.l))) != RECIO_OK) return e;
+    if ((e = recio__exec_alloc(x, &o, recio__image_shape(s.w, s.h, s.c, s.t, s.l))) != RECIO_OK) return e;
     e = d->pix ? d->pix(x, n, in, &o) : d->fop(x->t->kn, in, &o, n->arg[0]);
     if (e == RECIO_OK) x->cur = o;
     return e;
@@ -10586,9 +10716,15 @@ static void recio__sh_branches(const recio_transform *t, const recio__node *n, r
     *s = acc;
     s->scratch = sum;
 }
-static void recio__sh_apply(const recio_transform *t, const recio__node *n, recio__shp *s) { recio__sh_branches(t, n, s, 1); }
-static void recio__sh_choice(const recio_transform *t, const recio__node *n, recio__shp *s) { recio__sh_branches(t, n, s, 0); }
-static void recio__sh_group(const recio_transform *t, const recio__node *n, recio__shp *s) { recio__shp_list(t, n->child, s); }
+static void recio__sh_apply(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    recio__sh_branches(t, n, s, 1);
+}
+static void recio__sh_choice(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    recio__sh_branches(t, n, s, 0);
+}
+static void recio__sh_group(const recio_transform *t, const recio__node *n, recio__shp *s) {
+    recio__shp_list(t, n->child, s);
+}
 
 static recio_err recio__x_apply(recio__exec *x, const recio__node *n) {
     return recio_rng_uniform(&x->rng) < n->arg[0] ? recio__exec_list(x, n->child) : RECIO_OK;
@@ -10610,10 +10746,11 @@ static recio_err recio__x_identity(recio__exec *x, const recio__node *n) {
 
 /* A group of ops run in order: a sub-policy, or the AutoAugment preset; not written in specs. */
 static const recio__opdef recio__op_group = {"group", 0, 0, {0}, RECIO__OPF_LIST, 0, NULL, recio__sh_group, NULL, NULL,
-                                              recio__x_group, NULL, NULL};
+                                              recio__x_group, NULL, NULL, NULL};
 
 /* The list after the name: "(P, OPS...)" for random_apply (p set), "(OPS...)" or "((OPS...),...)". */
-static recio_err recio__parse_policy(recio__parser *ps, const recio__opdef *d, int self, const char *name_at, int prob, int groups) {
+static recio_err recio__parse_policy(recio__parser *ps, const recio__opdef *d, int self, const char *name_at, int prob,
+                                     int groups) {
     recio_err e;
     int first = -1, prev = -1;
     if (*ps->p != '(') return recio__perr(ps, ps->p, "%s: expected '('", d->name);
@@ -10657,7 +10794,8 @@ static recio_err recio__parse_policy(recio__parser *ps, const recio__opdef *d, i
     ps->t->nodes[self].child = first;
     return RECIO_OK;
 }
-static recio_err recio__parse_nested(recio__parser *ps, const recio__opdef *d, int self, const char *at, int prob, int groups) {
+static recio_err recio__parse_nested(recio__parser *ps, const recio__opdef *d, int self, const char *at, int prob,
+                                     int groups) {
     recio_err e;
     if (++ps->depth > 16) return recio__perr(ps, at, "%s: nested too deeply", d->name);
     e = recio__parse_policy(ps, d, self, at, prob, groups);
@@ -10686,16 +10824,23 @@ static recio_err recio__parse_preset(recio__parser *ps, int self, const char *sp
     ps->t->nodes[self].child = first;
     return RECIO_OK;
 }
+/* The policies' specs in this grammar (defined with the policies below; the tests check the text). */
+static const char *recio__autoaugment_imagenet(void);
+static const char *recio__autoaugment_cifar10(void);
+static const char *recio__autoaugment_svhn(void);
+static size_t recio__randaugment_spec(char *buf, size_t cap, int n, int m);
+static size_t recio__trivialaugment_spec(char *buf, size_t cap);
 /* autoaugment[(imagenet | cifar10 | svhn)] */
 static recio_err recio__parse_autoaugment(recio__parser *ps, const recio__opdef *d, int self, const char *at) {
-    const char *spec = recio_autoaugment_imagenet();
+    const char *spec = recio__autoaugment_imagenet();
     (void)at;
     if (*ps->p == '(') {
         ps->p++;
         recio__skip_ws(ps);
-        if (recio__word(ps, "cifar10")) spec = recio_autoaugment_cifar10();
-        else if (recio__word(ps, "svhn")) spec = recio_autoaugment_svhn();
-        else if (!recio__word(ps, "imagenet")) return recio__perr(ps, ps->p, "%s: expected imagenet, cifar10 or svhn", d->name);
+        if (recio__word(ps, "cifar10")) spec = recio__autoaugment_cifar10();
+        else if (recio__word(ps, "svhn")) spec = recio__autoaugment_svhn();
+        else if (!recio__word(ps, "imagenet"))
+            return recio__perr(ps, ps->p, "%s: expected imagenet, cifar10 or svhn", d->name);
         if (*ps->p != ')') return recio__perr(ps, ps->p, "%s: expected ')'", d->name);
         ps->p++;
     }
@@ -10703,12 +10848,12 @@ static recio_err recio__parse_autoaugment(recio__parser *ps, const recio__opdef 
 }
 /* randaugment[(N[,M])] and trivialaugment: their specs written out, then parsed as a preset */
 static recio_err recio__parse_generated(recio__parser *ps, int self, int n, int m) {
-    size_t len = n < 0 ? recio_trivialaugment_spec(NULL, 0) : recio_randaugment_spec(NULL, 0, n, m);
+    size_t len = n < 0 ? recio__trivialaugment_spec(NULL, 0) : recio__randaugment_spec(NULL, 0, n, m);
     char *spec = (char *)recio__malloc(&ps->t->alloc, len + 1);
     recio_err e;
     if (!spec) return RECIO_ERR_NOMEM;
-    if (n < 0) recio_trivialaugment_spec(spec, len + 1);
-    else recio_randaugment_spec(spec, len + 1, n, m);
+    if (n < 0) recio__trivialaugment_spec(spec, len + 1);
+    else recio__randaugment_spec(spec, len + 1, n, m);
     e = recio__parse_preset(ps, self, spec);
     recio__free(&ps->t->alloc, spec);
     return e;
@@ -10727,74 +10872,235 @@ static recio_err recio__parse_trivialaugment(recio__parser *ps, const recio__opd
 }
 
 
+/* The hints (recio__opdef.hint): resize_short(S) needs S; random_resized_crop(W,H) the shorter of W, H. */
+static int recio__hint_arg0(const recio__node *n) { return (int)n->arg[0]; }
+static int recio__hint_rrc(const recio__node *n) {
+    int w, h;
+    recio__rrc_size(n, &w, &h);
+    return w < h ? w : h;
+}
+
 /* ---- the table ---- */
 #define RECIO__G RECIO__OPF_GEOM
 #define RECIO__R RECIO__OPF_RANDOM
 static const recio__opdef recio__ops[] = {
-    /* name, args min..max, checks, flags, images, parse, shape, plan, geom, exec, pix, fop */
-    {"resize", 2, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize, recio__pl_resize, recio__g_resize, recio__x_geo, NULL, NULL},
-    {"resize_short", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT, 0, NULL, recio__sh_resize_short, recio__pl_resize_short, recio__g_resize_short, recio__x_geo, NULL, NULL},
-    {"center_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_center_crop, recio__pl_center_crop, recio__g_center_crop, recio__x_geo, NULL, NULL},
-    {"crop", 4, 4, {RECIO__A_INT, RECIO__A_INT, RECIO__A_SIZE}, RECIO__G, 0, NULL, recio__sh_crop, recio__pl_crop, recio__g_crop, recio__x_geo, NULL, NULL},
-    {"random_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__R, 0, NULL, recio__sh_center_crop, recio__pl_random_crop, recio__g_random_crop, recio__x_geo, NULL, NULL},
-    {"random_resized_crop", 1, 6, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__OPF_HINT | RECIO__R, 0, recio__parse_rrc, recio__sh_rrc, recio__pl_rrc, recio__g_rrc, recio__x_geo, NULL, NULL},
-    {"flip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__g_flip, recio__x_geo, NULL, NULL},
-    {"random_flip", 1, 1, {RECIO__A_PROB}, RECIO__G | RECIO__R, 0, NULL, NULL, NULL, recio__g_flip, recio__x_geo, NULL, NULL},
-    {"vflip", 0, 0, {0}, RECIO__G, 0, NULL, NULL, NULL, recio__g_vflip, recio__x_geo, recio__p_vflip, NULL},
-    {"random_vflip", 1, 1, {RECIO__A_PROB}, RECIO__G | RECIO__R, 0, NULL, NULL, NULL, recio__g_vflip, recio__x_geo, recio__p_vflip, NULL},
-    {"rotate", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_rotate, recio__x_geo, recio__p_warp, NULL},
-    {"random_rotate", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, recio__g_random_rotate, recio__x_geo, recio__p_warp, NULL},
-    {"shear_x", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_x, recio__x_geo, recio__p_warp, NULL},
-    {"shear_y", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_shear_y, recio__x_geo, recio__p_warp, NULL},
-    {"random_shear_x", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, recio__g_random_shear_x, recio__x_geo, recio__p_warp, NULL},
-    {"random_shear_y", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, recio__g_random_shear_y, recio__x_geo, recio__p_warp, NULL},
-    {"translate", 2, 3, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_translate, recio__x_geo, recio__p_translate, NULL},
-    {"translate_rel", 2, 3, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0, NULL, NULL, NULL, recio__g_translate_rel, recio__x_geo, recio__p_translate, NULL},
-    {"pad", 1, 5, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0, recio__parse_pad, recio__sh_pad, NULL, recio__g_pad, recio__x_geo, recio__p_pad, NULL},
-    {"resize_long", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_resize_long, NULL, recio__g_resize_long, recio__x_geo, NULL, NULL},
-    {"letterbox", 2, 3, {RECIO__A_SIZE, RECIO__A_SIZE, RECIO__A_NUM}, RECIO__G | RECIO__OPF_RESAMPLE, 0, NULL, recio__sh_letterbox, NULL, recio__g_letterbox, recio__x_geo, recio__p_letterbox, NULL},
-    {"random_expand", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, RECIO__G | RECIO__R, 0, NULL, recio__sh_expand, NULL, recio__g_expand, recio__x_geo, recio__p_expand, NULL},
-    {"random_bbox_crop", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT}, RECIO__G | RECIO__R, 0, NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_crop, recio__x_geo, NULL, NULL},
-    {"random_bbox_cover", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT}, RECIO__G | RECIO__R, 0, NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_cover, recio__x_geo, NULL, NULL},
-    {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0, NULL, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
-    {"interp", 1, 1, {0}, RECIO__OPF_PREFIX, 0, recio__parse_interp, recio__sh_area, recio__pl_area, NULL, recio__x_area, NULL, NULL},
-    {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio__brightness},
-    {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio__contrast},
-    {"saturation", 1, 1, {RECIO__A_NONNEG}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio__saturation},
-    {"hue", 1, 1, {RECIO__A_NUM}, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, recio__hue},
-    {"color_jitter", 3, 4, {RECIO__A_NONNEG}, RECIO__R, 5, NULL, NULL, NULL, NULL, recio__x_jitter, NULL, NULL},
-    {"lighting", 1, 1, {RECIO__A_NONNEG}, RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_lighting, NULL},
-    {"gray", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_gray, NULL},
-    {"posterize", 1, 1, {RECIO__A_BITS}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_posterize, NULL},
-    {"solarize", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_solarize, NULL},
-    {"autocontrast", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_autocontrast, NULL},
-    {"equalize", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_equalize, NULL},
-    {"invert", 0, 0, {0}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_invert, NULL},
-    {"sharpness", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0, NULL, NULL, NULL, NULL, NULL, recio__p_sharpness, NULL},
-    {"random_posterize", 2, 2, {RECIO__A_BITS}, RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_posterize, NULL},
-    {"random_solarize", 2, 2, {RECIO__A_NONNEG}, RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_solarize, NULL},
-    {"random_sharpness", 2, 2, {RECIO__A_NONNEG}, RECIO__OPF_U8 | RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_random_sharpness, NULL},
-    {"gaussian_blur", 1, 3, {RECIO__A_ODD, RECIO__A_POS}, RECIO__OPF_U8 | RECIO__R, 3, NULL, NULL, NULL, NULL, NULL, recio__p_blur, NULL},
-    {"random_erasing", 0, 6, {RECIO__A_PROB, RECIO__A_POS, RECIO__A_POS, RECIO__A_POS, RECIO__A_POS, RECIO__A_NUM}, RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_erasing, NULL},
-    {"cutout", 1, 2, {RECIO__A_SIZE, RECIO__A_NUM}, RECIO__R, 0, NULL, NULL, NULL, NULL, NULL, recio__p_cutout, NULL},
-    {"bgr", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, NULL, recio__p_bgr, NULL},
-    {"float", 0, 0, {0}, 0, 0, NULL, recio__sh_f32, NULL, NULL, recio__x_float, NULL, NULL},
-    {"normalize", 6, 6, {RECIO__A_NUM, RECIO__A_NUM, RECIO__A_NUM, RECIO__A_POS}, 0, 0, recio__parse_normalize, recio__sh_f32, NULL, NULL, recio__x_normalize, NULL, NULL},
-    {"chw", 0, 0, {0}, 0, 0, NULL, recio__sh_chw, NULL, NULL, recio__x_chw, recio__p_chw, NULL},
-    {"f16", 0, 0, {0}, 0, 0, NULL, recio__sh_f16, NULL, NULL, NULL, recio__p_f16, NULL},
-    {"i8", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, 0, 0, NULL, recio__sh_i8, NULL, NULL, NULL, recio__p_i8, NULL},
-    {"random_apply", 1, 1, {RECIO__A_PROB}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_apply, recio__sh_apply, NULL, NULL, recio__x_apply, NULL, NULL},
-    {"random_choice", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_choice, recio__sh_choice, NULL, NULL, recio__x_choice, NULL, NULL},
-    {"random_subpolicy", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_subpolicy, recio__sh_choice, NULL, NULL, recio__x_choice, NULL, NULL},
-    {"autoaugment", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_autoaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
-    {"randaugment", 0, 2, {RECIO__A_INT}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_randaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
-    {"trivialaugment", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0, recio__parse_trivialaugment, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL},
-    {"identity", 0, 0, {0}, 0, 0, NULL, NULL, NULL, NULL, recio__x_identity, NULL, NULL},
+    /* One op, three lines (a function NULL when the op has none; recio__opdef says what each does):
+       {"name", fewest args, most args, {argument checks}, flags, images,
+        parse, shape, plan, geom,
+        exec, pix, fop, hint}, */
+    {"resize", 2, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0,
+     NULL, recio__sh_resize, recio__pl_resize, recio__g_resize,
+     recio__x_geo, NULL, NULL, NULL},
+    {"resize_short", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0,
+     NULL, recio__sh_resize_short, recio__pl_resize_short, recio__g_resize_short,
+     recio__x_geo, NULL, NULL, recio__hint_arg0},
+    {"center_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G, 0,
+     NULL, recio__sh_center_crop, recio__pl_center_crop, recio__g_center_crop,
+     recio__x_geo, NULL, NULL, NULL},
+    {"crop", 4, 4, {RECIO__A_INT, RECIO__A_INT, RECIO__A_SIZE}, RECIO__G, 0,
+     NULL, recio__sh_crop, recio__pl_crop, recio__g_crop,
+     recio__x_geo, NULL, NULL, NULL},
+    {"random_crop", 1, 2, {RECIO__A_SIZE}, RECIO__G | RECIO__R, 0,
+     NULL, recio__sh_center_crop, recio__pl_random_crop, recio__g_random_crop,
+     recio__x_geo, NULL, NULL, NULL},
+    {"random_resized_crop", 1, 6, {RECIO__A_SIZE, RECIO__A_POS}, RECIO__G | RECIO__OPF_RESAMPLE | RECIO__R, 0,
+     recio__parse_rrc, recio__sh_rrc, recio__pl_rrc, recio__g_rrc,
+     recio__x_geo, NULL, NULL, recio__hint_rrc},
+    {"flip", 0, 0, {0}, RECIO__G, 0,
+     NULL, NULL, NULL, recio__g_flip,
+     recio__x_geo, NULL, NULL, NULL},
+    {"random_flip", 1, 1, {RECIO__A_PROB}, RECIO__G | RECIO__R, 0,
+     NULL, NULL, NULL, recio__g_flip,
+     recio__x_geo, NULL, NULL, NULL},
+    {"vflip", 0, 0, {0}, RECIO__G, 0,
+     NULL, NULL, NULL, recio__g_vflip,
+     recio__x_geo, recio__p_vflip, NULL, NULL},
+    {"random_vflip", 1, 1, {RECIO__A_PROB}, RECIO__G | RECIO__R, 0,
+     NULL, NULL, NULL, recio__g_vflip,
+     recio__x_geo, recio__p_vflip, NULL, NULL},
+    {"rotate", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, recio__g_rotate,
+     recio__x_geo, recio__p_warp, NULL, NULL},
+    {"random_rotate", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8 | RECIO__R, 0,
+     NULL, NULL, NULL, recio__g_random_rotate,
+     recio__x_geo, recio__p_warp, NULL, NULL},
+    {"shear_x", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, recio__g_shear_x,
+     recio__x_geo, recio__p_warp, NULL, NULL},
+    {"shear_y", 1, 2, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, recio__g_shear_y,
+     recio__x_geo, recio__p_warp, NULL, NULL},
+    {"random_shear_x", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8 | RECIO__R, 0,
+     NULL, NULL, NULL, recio__g_random_shear_x,
+     recio__x_geo, recio__p_warp, NULL, NULL},
+    {"random_shear_y", 1, 2, {RECIO__A_NONNEG, RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8 | RECIO__R, 0,
+     NULL, NULL, NULL, recio__g_random_shear_y,
+     recio__x_geo, recio__p_warp, NULL, NULL},
+    {"translate", 2, 3, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, recio__g_translate,
+     recio__x_geo, recio__p_translate, NULL, NULL},
+    {"translate_rel", 2, 3, {RECIO__A_NUM}, RECIO__G | RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, recio__g_translate_rel,
+     recio__x_geo, recio__p_translate, NULL, NULL},
+    {"pad", 1, 5, {RECIO__A_INT, RECIO__A_NUM}, RECIO__G, 0,
+     recio__parse_pad, recio__sh_pad, NULL, recio__g_pad,
+     recio__x_geo, recio__p_pad, NULL, NULL},
+    {"resize_long", 1, 1, {RECIO__A_SIZE}, RECIO__G | RECIO__OPF_RESAMPLE, 0,
+     NULL, recio__sh_resize_long, NULL, recio__g_resize_long,
+     recio__x_geo, NULL, NULL, NULL},
+    {"letterbox", 2, 3, {RECIO__A_SIZE, RECIO__A_SIZE, RECIO__A_NUM}, RECIO__G | RECIO__OPF_RESAMPLE, 0,
+     NULL, recio__sh_letterbox, NULL, recio__g_letterbox,
+     recio__x_geo, recio__p_letterbox, NULL, NULL},
+    {"random_expand", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, RECIO__G | RECIO__R, 0,
+     NULL, recio__sh_expand, NULL, recio__g_expand,
+     recio__x_geo, recio__p_expand, NULL, NULL},
+    {"random_bbox_crop", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT},
+     RECIO__G | RECIO__R, 0,
+     NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_crop,
+     recio__x_geo, NULL, NULL, NULL},
+    {"random_bbox_cover", 0, 6, {RECIO__A_IOU, RECIO__A_FRAC, RECIO__A_FRAC, RECIO__A_POS, RECIO__A_POS, RECIO__A_INT},
+     RECIO__G | RECIO__R, 0,
+     NULL, recio__sh_bbox_crop, NULL, recio__g_bbox_cover,
+     recio__x_geo, NULL, NULL, NULL},
+    {"area", 0, 0, {0}, RECIO__OPF_PREFIX, 0,
+     NULL, recio__sh_area, recio__pl_area, NULL,
+     recio__x_area, NULL, NULL, NULL},
+    {"interp", 1, 1, {0}, RECIO__OPF_PREFIX, 0,
+     recio__parse_interp, recio__sh_area, recio__pl_area, NULL,
+     recio__x_area, NULL, NULL, NULL},
+    {"brightness", 1, 1, {RECIO__A_NONNEG}, 0, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, NULL, recio__brightness, NULL},
+    {"contrast", 1, 1, {RECIO__A_NONNEG}, 0, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, NULL, recio__contrast, NULL},
+    {"saturation", 1, 1, {RECIO__A_NONNEG}, 0, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, NULL, recio__saturation, NULL},
+    {"hue", 1, 1, {RECIO__A_NUM}, 0, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, NULL, recio__hue, NULL},
+    {"color_jitter", 3, 4, {RECIO__A_NONNEG}, RECIO__R, 5,
+     NULL, NULL, NULL, NULL,
+     recio__x_jitter, NULL, NULL, NULL},
+    {"lighting", 1, 1, {RECIO__A_NONNEG}, RECIO__R, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_lighting, NULL, NULL},
+    {"gray", 0, 0, {0}, 0, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_gray, NULL, NULL},
+    {"posterize", 1, 1, {RECIO__A_BITS}, RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_posterize, NULL, NULL},
+    {"solarize", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_solarize, NULL, NULL},
+    {"autocontrast", 0, 0, {0}, RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_autocontrast, NULL, NULL},
+    {"equalize", 0, 0, {0}, RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_equalize, NULL, NULL},
+    {"invert", 0, 0, {0}, RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_invert, NULL, NULL},
+    {"sharpness", 1, 1, {RECIO__A_NONNEG}, RECIO__OPF_U8, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_sharpness, NULL, NULL},
+    {"random_posterize", 2, 2, {RECIO__A_BITS}, RECIO__OPF_U8 | RECIO__R, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_random_posterize, NULL, NULL},
+    {"random_solarize", 2, 2, {RECIO__A_NONNEG}, RECIO__OPF_U8 | RECIO__R, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_random_solarize, NULL, NULL},
+    {"random_sharpness", 2, 2, {RECIO__A_NONNEG}, RECIO__OPF_U8 | RECIO__R, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_random_sharpness, NULL, NULL},
+    {"gaussian_blur", 1, 3, {RECIO__A_ODD, RECIO__A_POS}, RECIO__OPF_U8 | RECIO__R, 3,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_blur, NULL, NULL},
+    {"random_erasing", 0, 6, {RECIO__A_PROB, RECIO__A_POS, RECIO__A_POS, RECIO__A_POS, RECIO__A_POS, RECIO__A_NUM},
+     RECIO__R, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_erasing, NULL, NULL},
+    {"cutout", 1, 2, {RECIO__A_SIZE, RECIO__A_NUM}, RECIO__R, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_cutout, NULL, NULL},
+    {"bgr", 0, 0, {0}, 0, 0,
+     NULL, NULL, NULL, NULL,
+     NULL, recio__p_bgr, NULL, NULL},
+    {"float", 0, 0, {0}, 0, 0,
+     NULL, recio__sh_f32, NULL, NULL,
+     recio__x_float, NULL, NULL, NULL},
+    {"normalize", 6, 6, {RECIO__A_NUM, RECIO__A_NUM, RECIO__A_NUM, RECIO__A_POS}, 0, 0,
+     recio__parse_normalize, recio__sh_f32, NULL, NULL,
+     recio__x_normalize, NULL, NULL, NULL},
+    {"chw", 0, 0, {0}, 0, 0,
+     NULL, recio__sh_chw, NULL, NULL,
+     recio__x_chw, recio__p_chw, NULL, NULL},
+    {"f16", 0, 0, {0}, 0, 0,
+     NULL, recio__sh_f16, NULL, NULL,
+     NULL, recio__p_f16, NULL, NULL},
+    {"i8", 1, 2, {RECIO__A_POS, RECIO__A_NUM}, 0, 0,
+     NULL, recio__sh_i8, NULL, NULL,
+     NULL, recio__p_i8, NULL, NULL},
+    {"random_apply", 1, 1, {RECIO__A_PROB}, RECIO__OPF_LIST | RECIO__R, 0,
+     recio__parse_apply, recio__sh_apply, NULL, NULL,
+     recio__x_apply, NULL, NULL, NULL},
+    {"random_choice", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0,
+     recio__parse_choice, recio__sh_choice, NULL, NULL,
+     recio__x_choice, NULL, NULL, NULL},
+    {"random_subpolicy", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0,
+     recio__parse_subpolicy, recio__sh_choice, NULL, NULL,
+     recio__x_choice, NULL, NULL, NULL},
+    {"autoaugment", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0,
+     recio__parse_autoaugment, recio__sh_group, NULL, NULL,
+     recio__x_group, NULL, NULL, NULL},
+    {"randaugment", 0, 2, {RECIO__A_INT}, RECIO__OPF_LIST | RECIO__R, 0,
+     recio__parse_randaugment, recio__sh_group, NULL, NULL,
+     recio__x_group, NULL, NULL, NULL},
+    {"trivialaugment", 0, 0, {0}, RECIO__OPF_LIST | RECIO__R, 0,
+     recio__parse_trivialaugment, recio__sh_group, NULL, NULL,
+     recio__x_group, NULL, NULL, NULL},
+    {"identity", 0, 0, {0}, 0, 0,
+     NULL, NULL, NULL, NULL,
+     recio__x_identity, NULL, NULL, NULL},
 };
 #undef RECIO__G
 #undef RECIO__R
 
 /* ---- the parser ---- */
+
+/* Edit distance of a and b (each under 32 bytes): the nearest op names an unknown op's message. */
+static int recio__edits(const char *a, const char *b) {
+    int row[33], i, j, n = (int)strlen(b);
+    for (j = 0; j <= n; j++) row[j] = j;
+    for (i = 1; a[i - 1]; i++) {
+        int diag = row[0];
+        row[0] = i;
+        for (j = 1; j <= n; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up, row[j] = best;
+        }
+    }
+    return row[n];
+}
+
+/* "unknown op 'flipp' (did you mean 'flip'?)": the nearest op within a third of the name. */
+static recio_err recio__unknown_op(recio__parser *ps, const char *at, const char *name) {
+    char msg[96];
+    size_t i, best = 0;
+    int d, bd = 1 << 30;
+    for (i = 0; i < sizeof recio__ops / sizeof recio__ops[0]; i++)
+        if (strlen(recio__ops[i].name) < 32 && (d = recio__edits(name, recio__ops[i].name)) < bd) bd = d, best = i;
+    if (bd > 0 && bd <= 1 + (int)strlen(name) / 3) {
+        recio__fmt(msg, sizeof msg, "unknown op '%s' (did you mean '%s'?)", name, recio__ops[best].name);
+        return recio__perr(ps, at, "%s", msg);
+    }
+    return recio__perr(ps, at, "unknown op '%s'", name);
+}
 
 static recio_err recio__parse_op(recio__parser *ps, int *out) {
     const char *at = ps->p;
@@ -10802,7 +11108,9 @@ static recio_err recio__parse_op(recio__parser *ps, int *out) {
     size_t len = 0, i;
     const recio__opdef *d = NULL;
     int self;
-    while ((ps->p[len] >= 'a' && ps->p[len] <= 'z') || ps->p[len] == '_' || (len && ps->p[len] >= '0' && ps->p[len] <= '9')) len++;
+    while ((ps->p[len] >= 'a' && ps->p[len] <= 'z') || ps->p[len] == '_' ||
+           (len && ps->p[len] >= '0' && ps->p[len] <= '9'))
+        len++;
     if (len == 0) {
         name[0] = *ps->p ? *ps->p : '?';
         name[1] = 0;
@@ -10813,7 +11121,7 @@ static recio_err recio__parse_op(recio__parser *ps, int *out) {
     name[len] = 0;
     for (i = 0; i < sizeof recio__ops / sizeof recio__ops[0]; i++)
         if (strlen(recio__ops[i].name) == len && memcmp(recio__ops[i].name, ps->p, len) == 0) d = &recio__ops[i];
-    if (!d) return recio__perr(ps, at, "unknown op '%s'", name);
+    if (!d) return recio__unknown_op(ps, at, name);
     ps->p += len;
     if ((self = recio__new_node(ps->t, d)) < 0) return RECIO_ERR_NOMEM;
     *out = self;
@@ -10841,7 +11149,8 @@ static recio_err recio__parse_list(recio__parser *ps, int *first, char close, in
         if (prev < 0) *first = node;
         else ps->t->nodes[prev].next = node;
         prev = node;
-        if (*ps->p && *ps->p != ' ' && *ps->p != '\t' && *ps->p != '\n' && *ps->p != '\r' && *ps->p != close && !(commas && *ps->p == ',')) {
+        if (*ps->p && *ps->p != ' ' && *ps->p != '\t' && *ps->p != '\n' && *ps->p != '\r' && *ps->p != close &&
+            !(commas && *ps->p == ',')) {
             char c[2];
             c[0] = *ps->p;
             c[1] = 0;
@@ -10859,15 +11168,19 @@ RECIODEF void recio_transform_free(recio_transform *t) {
     recio__free(&a, t);
 }
 
-RECIODEF recio_err recio_transform_parse_ex(recio_transform **t, const char *spec, const recio_transform_desc *desc,
-                                            char *errmsg, size_t errmsg_size) {
+RECIODEF recio_err recio_transform_parse_desc(recio_transform **t, const char *spec, const recio_transform_desc *desc) {
     recio__parser ps;
     recio_transform *tr;
     recio_allocator a;
     recio_err e;
-    if (errmsg && errmsg_size) errmsg[0] = 0;
-    if (!t || !spec) return RECIO_ERR_ARG;
-    *t = NULL;
+    char *errmsg = desc ? desc->errmsg : NULL;
+    size_t errmsg_size = errmsg ? RECIO_ERRMSG_SIZE : 0;
+    if (errmsg) errmsg[0] = 0;
+    if (t) *t = NULL;
+    if (!t || !spec) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "spec: %s is NULL", !t ? "the transform pointer" : "the spec");
+        return RECIO_ERR_ARG;
+    }
     memset(&a, 0, sizeof a);
     if (desc) a = desc->alloc;
     tr = (recio_transform *)recio__malloc(&a, sizeof *tr);
@@ -10879,7 +11192,7 @@ RECIODEF recio_err recio_transform_parse_ex(recio_transform **t, const char *spe
     tr->alloc = a;
     tr->kn = recio__kern_pick();
     tr->first = -1;
-    tr->fuse = !(desc && desc->no_fuse);
+    tr->fuse = 1; /* the tests turn it off through the struct (they include the implementation) */
     memset(&ps, 0, sizeof ps);
     ps.p = ps.line0 = spec;
     ps.line = 1;
@@ -10897,16 +11210,12 @@ RECIODEF recio_err recio_transform_parse_ex(recio_transform **t, const char *spe
 }
 
 
-RECIODEF int recio_transform_decode_hint(const recio_transform *t) {
+/* The smallest shorter side the transform's first resize needs (S of a leading resize_short(S) or
+   random_resized_crop(S)), 0 when it needs full resolution: its row's `hint` says (recio_decode_desc.transform). */
+static int recio__decode_hint(const recio_transform *t) {
     int i = t ? t->first : -1;
     while (i >= 0 && (t->nodes[i].op->flags & RECIO__OPF_PREFIX)) i = t->nodes[i].next;
-    if (i < 0 || !(t->nodes[i].op->flags & RECIO__OPF_HINT)) return 0;
-    if (t->nodes[i].op->plan == recio__pl_rrc) { /* W x H: the shorter of the two */
-        int w, h;
-        recio__rrc_size(&t->nodes[i], &w, &h);
-        return w < h ? w : h;
-    }
-    return (int)t->nodes[i].arg[0];
+    return i >= 0 && t->nodes[i].op->hint ? t->nodes[i].op->hint(&t->nodes[i]) : 0;
 }
 
 /* ---- cutting a chain in two, for the iterator's cache ---- */
@@ -10939,13 +11248,21 @@ static int recio__tf_cache_cut(const recio_transform *t, char *why, size_t cap) 
         if (d->flags & RECIO__OPF_RESAMPLE) modifier = -1;
     }
     if (i < 0) return -1;
-    if (k == 0) return recio__fmt(why, cap, "the chain starts with a random op (%s): nothing before it to keep", t->nodes[i].op->name), 0;
+    if (k == 0)
+        return recio__fmt(why, cap, "the chain starts with a random op (%s): nothing before it to keep",
+                          t->nodes[i].op->name),
+               0;
     if (modifier >= 0) /* its resize comes after the cut: the rest alone would resize without it */
-        return recio__fmt(why, cap, "%s before the first random op (%s) changes a resize after it", t->nodes[modifier].op->name, t->nodes[i].op->name), 0;
+        return recio__fmt(why, cap, "%s before the first random op (%s) changes a resize after it",
+                          t->nodes[modifier].op->name, t->nodes[i].op->name),
+               0;
     for (; planned && i >= 0 && t->nodes[i].op->plan; i = t->nodes[i].next)
-        if (t->nodes[i].op->flags & (RECIO__OPF_RESAMPLE | RECIO__OPF_HINT | RECIO__OPF_PREFIX))
-            return recio__fmt(why, cap, "%s resizes within the ops planned with the JPEG decode, after the first random op: "
-                              "its size picks the DCT scale, so the ops before it cannot be kept apart", t->nodes[i].op->name), 0;
+        if (t->nodes[i].op->flags & (RECIO__OPF_RESAMPLE | RECIO__OPF_PREFIX))
+            return recio__fmt(why, cap,
+                              "%s resizes within the ops planned with the JPEG decode, after the first random op: "
+                              "its size picks the DCT scale, so the ops before it cannot be kept apart",
+                              t->nodes[i].op->name),
+                   0;
     return k;
 }
 
@@ -10958,7 +11275,8 @@ static recio_err recio__tf_part(const recio_transform *t, int from, int to, reci
     if (!(p = (recio_transform *)recio__malloc(&t->alloc, sizeof *p))) return RECIO_ERR_NOMEM;
     *p = *t;
     p->cap = t->count;
-    if (!(p->nodes = (recio__node *)recio__malloc(&t->alloc, (size_t)t->count * sizeof *p->nodes))) return recio__free(&t->alloc, p), RECIO_ERR_NOMEM;
+    if (!(p->nodes = (recio__node *)recio__malloc(&t->alloc, (size_t)t->count * sizeof *p->nodes)))
+        return recio__free(&t->alloc, p), RECIO_ERR_NOMEM;
     memcpy(p->nodes, t->nodes, (size_t)t->count * sizeof *p->nodes);
     for (i = t->first, k = 0; i >= 0 && k < from; prev = i, i = t->nodes[i].next, k++) {}
     p->first = i;
@@ -10969,11 +11287,7 @@ static recio_err recio__tf_part(const recio_transform *t, int from, int to, reci
 }
 
 RECIODEF recio_err recio_transform_parse(recio_transform **t, const char *spec) {
-    return recio_transform_parse_ex(t, spec, NULL, NULL, 0);
-}
-
-RECIODEF const char *recio_transform_op_name(size_t i) {
-    return i < sizeof recio__ops / sizeof recio__ops[0] ? recio__ops[i].name : NULL;
+    return recio_transform_parse_desc(t, spec, NULL);
 }
 
 /* AutoAugment's ImageNet policy (Cubuk et al. 2019, as torchvision's AutoAugmentPolicy.IMAGENET with
@@ -10981,7 +11295,7 @@ RECIODEF const char *recio_transform_op_name(size_t i) {
    magnitudes pick either sign with equal chance. Magnitudes: rotate 30*m/9 degrees; posterize
    8 - round(m*4/9) bits; solarize threshold 255*(1 - m/9); colour/contrast/sharpness 1 +/- 0.9*m/9;
    shear 0.3*m/9. */
-RECIODEF const char *recio_autoaugment_imagenet(void) {
+static const char *recio__autoaugment_imagenet(void) {
     return "random_subpolicy("
            "(random_apply(0.4, posterize(4)) random_apply(0.6, random_choice(rotate(30), rotate(-30)))),"
            "(random_apply(0.6, solarize(113.33)) random_apply(0.6, autocontrast)),"
@@ -10997,8 +11311,10 @@ RECIODEF const char *recio_autoaugment_imagenet(void) {
            "(random_apply(0.4, random_choice(rotate(30), rotate(-30))) random_apply(0.6, equalize)),"
            "(random_apply(0.0, equalize) random_apply(0.8, equalize)),"
            "(random_apply(0.6, invert) random_apply(1.0, equalize)),"
-           "(random_apply(0.6, random_choice(saturation(1.4), saturation(0.6))) random_apply(1.0, random_choice(contrast(1.8), contrast(0.2)))),"
-           "(random_apply(0.8, random_choice(rotate(26.67), rotate(-26.67))) random_apply(1.0, random_choice(saturation(1.2), saturation(0.8)))),"
+           "(random_apply(0.6, random_choice(saturation(1.4), saturation(0.6))) random_apply(1.0, "
+           "random_choice(contrast(1.8), contrast(0.2)))),"
+           "(random_apply(0.8, random_choice(rotate(26.67), rotate(-26.67))) random_apply(1.0, "
+           "random_choice(saturation(1.2), saturation(0.8)))),"
            "(random_apply(0.8, random_choice(saturation(1.8), saturation(0.2))) random_apply(0.8, solarize(56.67))),"
            "(random_apply(0.4, random_choice(sharpness(1.7), sharpness(0.3))) random_apply(0.6, invert)),"
            "(random_apply(0.6, random_choice(shear_x(0.1667), shear_x(-0.1667))) random_apply(1.0, equalize)),"
@@ -11006,7 +11322,8 @@ RECIODEF const char *recio_autoaugment_imagenet(void) {
            "(random_apply(0.4, equalize) random_apply(0.2, solarize(141.67))),"
            "(random_apply(0.6, solarize(113.33)) random_apply(0.6, autocontrast)),"
            "(random_apply(0.6, invert) random_apply(1.0, equalize)),"
-           "(random_apply(0.6, random_choice(saturation(1.4), saturation(0.6))) random_apply(1.0, random_choice(contrast(1.8), contrast(0.2)))),"
+           "(random_apply(0.6, random_choice(saturation(1.4), saturation(0.6))) random_apply(1.0, "
+           "random_choice(contrast(1.8), contrast(0.2)))),"
            "(random_apply(0.8, equalize) random_apply(0.6, equalize)))";
 }
 
@@ -11014,22 +11331,31 @@ RECIODEF const char *recio_autoaugment_imagenet(void) {
    written in this grammar by tests/data/recipes/make_refs.py from torchvision's own tables (the test
    compares): shear tan-free factors 0.3*m/9, translations translate_rel(150/331*m/9) of the image
    size, the rest as the ImageNet policy. */
-RECIODEF const char *recio_autoaugment_cifar10(void) {
+static const char *recio__autoaugment_cifar10(void) {
     return "random_subpolicy("
            "(random_apply(0.1, invert) random_apply(0.2, random_choice(contrast(1.6), contrast(0.4)))),"
-           "(random_apply(0.7, random_choice(rotate(6.66667), rotate(-6.66667))) random_apply(0.3, random_choice(translate_rel(0.453172,0), translate_rel(-0.453172,0)))),"
-           "(random_apply(0.8, random_choice(sharpness(1.1), sharpness(0.9))) random_apply(0.9, random_choice(sharpness(1.3), sharpness(0.7)))),"
-           "(random_apply(0.5, random_choice(shear_y(0.266667), shear_y(-0.266667))) random_apply(0.7, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172)))),"
+           "(random_apply(0.7, random_choice(rotate(6.66667), rotate(-6.66667))) random_apply(0.3, "
+           "random_choice(translate_rel(0.453172,0), translate_rel(-0.453172,0)))),"
+           "(random_apply(0.8, random_choice(sharpness(1.1), sharpness(0.9))) random_apply(0.9, "
+           "random_choice(sharpness(1.3), sharpness(0.7)))),"
+           "(random_apply(0.5, random_choice(shear_y(0.266667), shear_y(-0.266667))) random_apply(0.7, "
+           "random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172)))),"
            "(random_apply(0.5, autocontrast) random_apply(0.9, equalize)),"
            "(random_apply(0.2, random_choice(shear_y(0.233333), shear_y(-0.233333))) random_apply(0.3, posterize(5))),"
-           "(random_apply(0.4, random_choice(saturation(1.3), saturation(0.7))) random_apply(0.6, random_choice(brightness(1.7), brightness(0.3)))),"
-           "(random_apply(0.3, random_choice(sharpness(1.9), sharpness(0.1))) random_apply(0.7, random_choice(brightness(1.9), brightness(0.1)))),"
+           "(random_apply(0.4, random_choice(saturation(1.3), saturation(0.7))) random_apply(0.6, "
+           "random_choice(brightness(1.7), brightness(0.3)))),"
+           "(random_apply(0.3, random_choice(sharpness(1.9), sharpness(0.1))) random_apply(0.7, "
+           "random_choice(brightness(1.9), brightness(0.1)))),"
            "(random_apply(0.6, equalize) random_apply(0.5, equalize)),"
-           "(random_apply(0.6, random_choice(contrast(1.7), contrast(0.3))) random_apply(0.6, random_choice(sharpness(1.5), sharpness(0.5)))),"
-           "(random_apply(0.7, random_choice(saturation(1.7), saturation(0.3))) random_apply(0.5, random_choice(translate_rel(0.40282,0), translate_rel(-0.40282,0)))),"
+           "(random_apply(0.6, random_choice(contrast(1.7), contrast(0.3))) random_apply(0.6, "
+           "random_choice(sharpness(1.5), sharpness(0.5)))),"
+           "(random_apply(0.7, random_choice(saturation(1.7), saturation(0.3))) random_apply(0.5, "
+           "random_choice(translate_rel(0.40282,0), translate_rel(-0.40282,0)))),"
            "(random_apply(0.3, equalize) random_apply(0.4, autocontrast)),"
-           "(random_apply(0.4, random_choice(translate_rel(0,0.151057), translate_rel(0,-0.151057))) random_apply(0.2, random_choice(sharpness(1.6), sharpness(0.4)))),"
-           "(random_apply(0.9, random_choice(brightness(1.6), brightness(0.4))) random_apply(0.2, random_choice(saturation(1.8), saturation(0.2)))),"
+           "(random_apply(0.4, random_choice(translate_rel(0,0.151057), translate_rel(0,-0.151057))) random_apply(0.2, "
+           "random_choice(sharpness(1.6), sharpness(0.4)))),"
+           "(random_apply(0.9, random_choice(brightness(1.6), brightness(0.4))) random_apply(0.2, "
+           "random_choice(saturation(1.8), saturation(0.2)))),"
            "(random_apply(0.5, solarize(198.333)) random_apply(0, invert)),"
            "(random_apply(0.2, equalize) random_apply(0.6, autocontrast)),"
            "(random_apply(0.2, equalize) random_apply(0.6, equalize)),"
@@ -11037,12 +11363,14 @@ RECIODEF const char *recio_autoaugment_cifar10(void) {
            "(random_apply(0.8, autocontrast) random_apply(0.2, solarize(28.3333))),"
            "(random_apply(0.1, random_choice(brightness(1.3), brightness(0.7))) random_apply(0.7, saturation(1))),"
            "(random_apply(0.4, solarize(113.333)) random_apply(0.9, autocontrast)),"
-           "(random_apply(0.9, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172))) random_apply(0.7, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172)))),"
+           "(random_apply(0.9, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172))) random_apply(0.7, "
+           "random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172)))),"
            "(random_apply(0.9, autocontrast) random_apply(0.8, solarize(170))),"
            "(random_apply(0.8, equalize) random_apply(0.1, invert)),"
-           "(random_apply(0.7, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172))) random_apply(0.9, autocontrast)))";
+           "(random_apply(0.7, random_choice(translate_rel(0,0.453172), translate_rel(0,-0.453172))) random_apply(0.9, "
+           "autocontrast)))";
 }
-RECIODEF const char *recio_autoaugment_svhn(void) {
+static const char *recio__autoaugment_svhn(void) {
     return "random_subpolicy("
            "(random_apply(0.9, random_choice(shear_x(0.133333), shear_x(-0.133333))) random_apply(0.2, invert)),"
            "(random_apply(0.9, random_choice(shear_y(0.266667), shear_y(-0.266667))) random_apply(0.7, invert)),"
@@ -11056,17 +11384,23 @@ RECIODEF const char *recio_autoaugment_svhn(void) {
            "(random_apply(0.6, equalize) random_apply(0.9, random_choice(rotate(10), rotate(-10)))),"
            "(random_apply(0.9, random_choice(shear_x(0.133333), shear_x(-0.133333))) random_apply(0.3, solarize(170))),"
            "(random_apply(0.8, random_choice(shear_y(0.266667), shear_y(-0.266667))) random_apply(0.7, invert)),"
-           "(random_apply(0.9, equalize) random_apply(0.6, random_choice(translate_rel(0,0.302115), translate_rel(0,-0.302115)))),"
+           "(random_apply(0.9, equalize) random_apply(0.6, random_choice(translate_rel(0,0.302115), "
+           "translate_rel(0,-0.302115)))),"
            "(random_apply(0.9, invert) random_apply(0.6, equalize)),"
-           "(random_apply(0.3, random_choice(contrast(1.3), contrast(0.7))) random_apply(0.8, random_choice(rotate(13.3333), rotate(-13.3333)))),"
-           "(random_apply(0.8, invert) random_apply(0, random_choice(translate_rel(0,0.100705), translate_rel(0,-0.100705)))),"
+           "(random_apply(0.3, random_choice(contrast(1.3), contrast(0.7))) random_apply(0.8, "
+           "random_choice(rotate(13.3333), rotate(-13.3333)))),"
+           "(random_apply(0.8, invert) random_apply(0, random_choice(translate_rel(0,0.100705), "
+           "translate_rel(0,-0.100705)))),"
            "(random_apply(0.7, random_choice(shear_y(0.2), shear_y(-0.2))) random_apply(0.4, solarize(28.3333))),"
            "(random_apply(0.6, invert) random_apply(0.8, random_choice(rotate(13.3333), rotate(-13.3333)))),"
-           "(random_apply(0.3, random_choice(shear_y(0.233333), shear_y(-0.233333))) random_apply(0.9, random_choice(translate_rel(0.151057,0), translate_rel(-0.151057,0)))),"
+           "(random_apply(0.3, random_choice(shear_y(0.233333), shear_y(-0.233333))) random_apply(0.9, "
+           "random_choice(translate_rel(0.151057,0), translate_rel(-0.151057,0)))),"
            "(random_apply(0.1, random_choice(shear_x(0.2), shear_x(-0.2))) random_apply(0.6, invert)),"
-           "(random_apply(0.7, solarize(198.333)) random_apply(0.6, random_choice(translate_rel(0,0.352467), translate_rel(0,-0.352467)))),"
+           "(random_apply(0.7, solarize(198.333)) random_apply(0.6, random_choice(translate_rel(0,0.352467), "
+           "translate_rel(0,-0.352467)))),"
            "(random_apply(0.8, random_choice(shear_y(0.133333), shear_y(-0.133333))) random_apply(0.8, invert)),"
-           "(random_apply(0.7, random_choice(shear_x(0.3), shear_x(-0.3))) random_apply(0.8, random_choice(translate_rel(0,0.151057), translate_rel(0,-0.151057)))),"
+           "(random_apply(0.7, random_choice(shear_x(0.3), shear_x(-0.3))) random_apply(0.8, "
+           "random_choice(translate_rel(0,0.151057), translate_rel(0,-0.151057)))),"
            "(random_apply(0.8, random_choice(shear_y(0.166667), shear_y(-0.166667))) random_apply(0.7, autocontrast)),"
            "(random_apply(0.7, random_choice(shear_x(0.0666667), shear_x(-0.0666667))) random_apply(0.1, invert)))";
 }
@@ -11133,13 +11467,14 @@ static float recio__aug_mag(int k, int i, int wide) {
     static const float ta[RECIO__AUG_OPS] = {0, 0.99f, 0.99f, 32, 32, 135, 0.99f, 0.99f, 0.99f, 0.99f, 0, 0, 0, 0};
     if (k == 10) return (float)(8 - (int)rintf((float)i / ((float)(RECIO__AUG_BINS - 1) / (wide ? 6.0f : 4.0f))));
     if (k == 11) return recio__linspace(255.0f, 0.0f, RECIO__AUG_BINS, i);
-    if ((k == 3 || k == 4) && !wide) return (float)(recio__linspace(0, (float)(150.0 / 331.0 * 331.0), RECIO__AUG_BINS, i) / 331.0);
+    if ((k == 3 || k == 4) && !wide)
+        return (float)(recio__linspace(0, (float)(150.0 / 331.0 * 331.0), RECIO__AUG_BINS, i) / 331.0);
     return recio__linspace(0, wide ? ta[k] : ra[k], RECIO__AUG_BINS, i);
 }
 static void recio__aug_op(recio__out_text *o, int k, float m, int wide) {
-    static const char *const name[RECIO__AUG_OPS] = {"identity", "shear_x(", "shear_y(", "", "", "rotate(", "brightness(",
-                                                     "saturation(", "contrast(", "sharpness(", "posterize(", "solarize(",
-                                                     "autocontrast", "equalize"};
+    static const char *const name[RECIO__AUG_OPS] = {
+        "identity",    "shear_x(",  "shear_y(",   "",           "",          "rotate(",      "brightness(",
+        "saturation(", "contrast(", "sharpness(", "posterize(", "solarize(", "autocontrast", "equalize"};
     recio__put(o, k == 3 || k == 4 ? (wide ? "translate(" : "translate_rel(") : name[k]);
     if (k == 4) recio__put(o, "0,");
     if (k >= 6 && k <= 9) recio__put_g(o, (float)(1.0 + (double)m));
@@ -11171,7 +11506,7 @@ static void recio__aug_choice(recio__out_text *o, int wide, int m) {
     }
     recio__put(o, ")");
 }
-RECIODEF size_t recio_randaugment_spec(char *buf, size_t cap, int n, int m) {
+static size_t recio__randaugment_spec(char *buf, size_t cap, int n, int m) {
     recio__out_text o;
     int i;
     o.d = buf, o.cap = buf ? cap : 0, o.at = 0;
@@ -11183,7 +11518,7 @@ RECIODEF size_t recio_randaugment_spec(char *buf, size_t cap, int n, int m) {
     }
     return o.at;
 }
-RECIODEF size_t recio_trivialaugment_spec(char *buf, size_t cap) {
+static size_t recio__trivialaugment_spec(char *buf, size_t cap) {
     recio__out_text o;
     o.d = buf, o.cap = buf ? cap : 0, o.at = 0;
     if (o.cap) buf[0] = 0;
@@ -11191,20 +11526,25 @@ RECIODEF size_t recio_trivialaugment_spec(char *buf, size_t cap) {
     return o.at;
 }
 
-/* ---- boxes and a mask riding along (recio_transform_apply_ex) ---- */
+/* ---- boxes and a mask riding along (recio_apply_desc) ---- */
 
 /* What is wrong with a float that must be a finite number; NULL when nothing. */
 static const char *recio__not_finite(float v) {
     return v != v ? "is NaN" : v > FLT_MAX || v < -FLT_MAX ? "is infinite" : NULL;
 }
 
-RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *why, size_t cap) {
+RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, int *bad, char *why) {
     static const char *const names[5] = {"class", "xmin", "ymin", "xmax", "ymax"};
+    const size_t cap = RECIO_ERRMSG_SIZE;
     int i, k;
     if (bad) *bad = -1;
-    if (why && cap) why[0] = 0;
+    if (why) why[0] = 0;
     if (!stride) stride = 5;
-    if (count < 0 || stride < 5 || (count && !boxes)) return RECIO_ERR_ARG;
+    if (count < 0 || stride < 5 || (count && !boxes)) {
+        if (why) recio__fmt(why, cap, count < 0 ? "count %d < 0" : stride < 5 ? "stride %d < 5" : "no boxes (count %d)",
+                            count < 0 ? count : stride < 5 ? stride : count);
+        return RECIO_ERR_ARG;
+    }
     for (i = 0; i < count; i++) {
         const float *o = boxes + (size_t)i * (size_t)stride;
         const char *what = NULL;
@@ -11212,7 +11552,8 @@ RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, 
         if (what) {
             if (why) recio__fmt(why, cap, "object %d: %s %s", i, names[k], what);
         } else if (o[1] > o[3] || o[2] > o[4]) {
-            if (why) recio__fmt(why, cap, "object %d: %s (an inverted box)", i, o[1] > o[3] ? "xmin > xmax" : "ymin > ymax");
+            if (why)
+                recio__fmt(why, cap, "object %d: %s (an inverted box)", i, o[1] > o[3] ? "xmin > xmax" : "ymin > ymax");
         } else {
             continue;
         }
@@ -11298,25 +11639,49 @@ static recio_err recio__tgt_step(recio__tgt *tg, const recio__geo *g) {
 }
 
 /* Boxes and mask of d for a w x h input. */
-static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, int w, int h, const recio_apply_desc *d) {
+/* Why the desc's boxes or mask cannot ride along a w x h input; NULL when they can. */
+static const char *recio__tgt_bad(const recio_apply_desc *d, int w, int h) {
+    const recio_image *m = d->mask;
+    if (d->count < 0) return "boxes: count < 0";
+    if (d->stride && d->stride < 5) return "boxes: stride < 5 (class, xmin, ymin, xmax, ymax at least)";
+    if (d->mask_fill < -1 || d->mask_fill > 255) return "mask_fill: a label 1..255, 0 (255) or RECIO_MASK_FILL_ZERO";
+    if (d->count && (!d->boxes || !d->boxes_out || !d->count_out))
+        return "boxes: boxes, boxes_out and count_out go together";
+    if (m && (!recio__is_u8hwc(m) || m->channels != 1)) return "mask: not u8, 1 channel, HWC";
+    if (m && (m->width != w || m->height != h)) return "mask: not the input's size";
+    if (m && !d->mask_out) return "mask: no mask_out";
+    return NULL;
+}
+
+static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, int w, int h, const recio_apply_desc *d,
+                                 char *errmsg, size_t cap) {
     int stride = d->stride ? d->stride : 5, i;
     const recio_image *m = d->mask;
+    const char *bad = recio__tgt_bad(d, w, h);
+    char why[RECIO_ERRMSG_SIZE];
     memset(tg, 0, sizeof *tg);
     tg->alloc = &t->alloc, tg->w = w, tg->h = h;
-    if (d->count < 0 || stride < 5 || d->mask_fill < -1 || d->mask_fill > 255) return RECIO_ERR_ARG;
-    if (d->count && (!d->boxes || !d->boxes_out || !d->count_out)) return RECIO_ERR_ARG;
-    if (m && (!recio__is_u8hwc(m) || m->channels != 1 || m->width != w || m->height != h || !d->mask_out))
+    if (bad) {
+        if (errmsg && m && strcmp(bad, "mask: not the input's size") == 0)
+            recio__fmt(errmsg, cap, "transform: %s (mask %dx%d, input %dx%d)", bad, m->width, m->height, w, h);
+        else if (errmsg)
+            recio__fmt(errmsg, cap, "transform: %s", bad);
         return RECIO_ERR_ARG;
+    }
     tg->fill = recio__mask_fill_value(d->mask_fill);
     if (m) tg->mask = *m, tg->mask.owned = NULL;
     if (!d->count) return RECIO_OK;
-    if (recio_boxes_check(d->boxes, d->count, stride, NULL, NULL, 0) != RECIO_OK) return RECIO_ERR_ARG;
+    if (recio_boxes_check(d->boxes, d->count, stride, NULL, why) != RECIO_OK) {
+        if (errmsg) recio__fmt(errmsg, cap, "transform: boxes: %s", why);
+        return RECIO_ERR_ARG;
+    }
     if ((size_t)d->count > SIZE_MAX / (5 * sizeof(double))) return RECIO_ERR_NOMEM;
     if (!(tg->b = (double *)recio__malloc(tg->alloc, (size_t)d->count * 5 * sizeof(double)))) return RECIO_ERR_NOMEM;
     for (i = 0; i < d->count; i++) { /* normalised to pixels, then kept as after any op: the same whatever the chain */
         const float *o = d->boxes + (size_t)i * (size_t)stride;
         double *b = tg->b + 5 * (size_t)i, lo[2], hi[2];
-        lo[0] = (double)o[1] * w, lo[1] = (double)o[2] * h, hi[0] = (double)o[3] * w, hi[1] = (double)o[4] * h, b[4] = 1;
+        lo[0] = (double)o[1] * w, lo[1] = (double)o[2] * h, hi[0] = (double)o[3] * w, hi[1] = (double)o[4] * h,
+        b[4] = 1;
         recio__box_keep(b, lo, hi, w, h);
     }
     tg->n = d->count;
@@ -11333,7 +11698,8 @@ static recio_err recio__tgt_finish(recio__tgt *tg, const recio_apply_desc *d) {
         float *o = d->boxes_out + (size_t)k * stride;
         if (b[4] == 0) continue;
         memmove(o, d->boxes + (size_t)i * stride, stride * sizeof *o);
-        o[1] = (float)(b[0] / tg->w), o[2] = (float)(b[1] / tg->h), o[3] = (float)(b[2] / tg->w), o[4] = (float)(b[3] / tg->h);
+        o[1] = (float)(b[0] / tg->w), o[2] = (float)(b[1] / tg->h), o[3] = (float)(b[2] / tg->w),
+        o[4] = (float)(b[3] / tg->h);
         k++;
     }
     if (d->count_out) *d->count_out = k;
@@ -11370,10 +11736,10 @@ static recio_err recio__exec_run(recio__exec *x, int node, recio_image *out) {
     }
     if (x->asked) *x->asked = x->a.asked;
     recio__arena_free(&x->a);
-    return e;
+    return e == RECIO_ERR_NOMEM && x->a.short_ ? RECIO_ERR_SMALL : e;
 }
 
-/* Where a run's temporaries go: the caller's block, fixed (RECIO_ERR_NOMEM when too small) or
+/* Where a run's temporaries go: the caller's block, fixed (RECIO_ERR_SMALL when too small) or
    followed by heap blocks when grow is set (the iterator, which then enlarges its block to
    `asked` so the next record fits); NULL p = heap only. */
 typedef struct recio__scratch {
@@ -11382,6 +11748,12 @@ typedef struct recio__scratch {
     int grow;
     size_t *asked;
 } recio__scratch;
+
+/* How encoded input is decoded (recio_apply_desc's channels and full_scale; the iterator's channels). */
+typedef struct recio__enc {
+    int channels;   /* 1, 3, 4; 0 = as stored */
+    int full_scale; /* never DCT-scale */
+} recio__enc;
 
 static void recio__exec_init(recio__exec *x, const recio_transform *t, const recio_image *in, uint64_t seed,
                              const recio__scratch *sc) {
@@ -11398,31 +11770,33 @@ static void recio__exec_init(recio__exec *x, const recio_transform *t, const rec
     recio__exec_reset(x);
 }
 
-/* "transform: " and what the op said, or the code's words. */
+/* "transform: " and what the op said, or the code's words; words already there (a bad box) stay. */
 static void recio__exec_msg(const recio__exec *x, recio_err e, char *errmsg, size_t cap) {
-    if (errmsg) recio__fmt(errmsg, cap, "transform: %s", x->why[0] ? x->why : recio_strerror(e));
+    if (errmsg && !errmsg[0]) recio__fmt(errmsg, cap, "transform: %s", x->why[0] ? x->why : recio_strerror(e));
 }
 
 static recio_err recio__apply_in(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
                                  const recio__scratch *sc, char *errmsg, size_t cap) {
     recio__exec x;
     recio_err e;
-    if (!t || !recio__valid(in) || !out) return RECIO_ERR_ARG;
+    if (!t || !recio__valid(in) || !out) {
+        if (errmsg)
+            recio__fmt(errmsg, cap, "transform: %s",
+                       !t     ? "no transform"
+                       : !out ? "no output image"
+                              : "not a valid input image");
+        return RECIO_ERR_ARG;
+    }
     recio__exec_init(&x, t, in, seed, sc);
     if ((e = recio__exec_run(&x, t->first, out)) != RECIO_OK) recio__exec_msg(&x, e, errmsg, cap);
     return e;
 }
 
-RECIODEF recio_err recio_transform_apply_scratch(const recio_transform *t, const recio_image *in, recio_image *out,
-                                                 uint64_t seed, void *scratch, size_t scratch_size) {
+RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out,
+                                         uint64_t seed) {
     recio__scratch sc;
     memset(&sc, 0, sizeof sc);
-    sc.p = scratch, sc.n = scratch_size;
     return recio__apply_in(t, in, out, seed, &sc, NULL, 0);
-}
-
-RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed) {
-    return recio_transform_apply_scratch(t, in, out, seed, NULL, 0);
 }
 
 /* Run the chain from node with the targets riding along, then write them out. */
@@ -11437,37 +11811,30 @@ static recio_err recio__tgt_run(recio__exec *x, int node, recio_image *out, reci
     return e;
 }
 
+/* The chain on an image with the desc's boxes and mask (none: a plain run), the executor's words in errmsg. */
 static recio_err recio__apply_tgt(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
-                                  const recio__scratch *sc, const recio_apply_desc *d) {
+                                  const recio__scratch *sc, const recio_apply_desc *d, char *errmsg, size_t cap) {
     recio__tgt tg;
     recio__exec x;
     recio_err e;
-    if ((e = recio__tgt_init(&tg, t, in->width, in->height, d)) == RECIO_OK) {
+    if (!d) return recio__apply_in(t, in, out, seed, sc, errmsg, cap);
+    if (!t || !recio__valid(in) || !out) return recio__apply_in(t, in, out, seed, sc, errmsg, cap); /* its words */
+    if ((e = recio__tgt_init(&tg, t, in->width, in->height, d, errmsg, cap)) == RECIO_OK) {
         recio__exec_init(&x, t, in, seed, sc);
-        e = recio__tgt_run(&x, t->first, out, &tg, d);
+        if ((e = recio__tgt_run(&x, t->first, out, &tg, d)) != RECIO_OK) recio__exec_msg(&x, e, errmsg, cap);
     }
     recio__tgt_free(&tg);
     return e;
 }
 
-RECIODEF recio_err recio_transform_apply_ex(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
-                                            const recio_apply_desc *desc) {
-    recio_apply_desc d;
-    recio__scratch sc;
-    memset(&d, 0, sizeof d);
-    if (desc) d = *desc;
-    memset(&sc, 0, sizeof sc);
-    sc.p = d.scratch, sc.n = d.scratch_size;
-    if (!t || !recio__valid(in) || !out) return RECIO_ERR_ARG;
-    return recio__apply_tgt(t, in, out, seed, &sc, &d);
-}
-
-/* A run out of memory in the caller's fixed scratch: say how much a w x h x c input needs. */
-static void recio__scratch_why(const recio_transform *t, const recio__scratch *sc, int w, int h, int c, char *errmsg, size_t cap) {
+/* A run out of the caller's fixed scratch: say how much a w x h x c input needs. */
+static void recio__scratch_why(const recio_transform *t, const recio__scratch *sc, int w, int h, int c, char *errmsg,
+                               size_t cap) {
     size_t need;
     if (!errmsg || !sc->p || sc->grow) return;
     if ((need = recio_transform_scratch_size(t, w, h, c)) > sc->n)
-        recio__fmt(errmsg, cap, "transform: scratch too small: need %U bytes, have %U", (uint64_t)need, (uint64_t)sc->n);
+        recio__fmt(errmsg, cap, "transform: scratch too small: need %U bytes, have %U", (uint64_t)need,
+                   (uint64_t)sc->n);
 }
 
 /* ---- decode and apply: only the part of a JPEG that the chain reads ---- */
@@ -11494,11 +11861,13 @@ static recio_err recio__tgt_replay(const recio_transform *t, int stop, uint64_t 
 }
 
 /* The executor's run after the plan, with the targets when asked for. */
-static recio_err recio__jpeg_run(recio__exec *x, int next, recio_image *out, uint64_t seed, int w, int h, const recio_apply_desc *d) {
+static recio_err recio__jpeg_run(recio__exec *x, int next, recio_image *out, uint64_t seed, int w, int h,
+                                 const recio_apply_desc *d, char *errmsg, size_t cap) {
     recio__tgt tg;
     recio_err e;
     if (!d) return recio__exec_run(x, next, out);
-    if ((e = recio__tgt_init(&tg, x->t, w, h, d)) == RECIO_OK && (e = recio__tgt_replay(x->t, next, seed, w, h, &tg)) == RECIO_OK)
+    if ((e = recio__tgt_init(&tg, x->t, w, h, d, errmsg, cap)) == RECIO_OK &&
+        (e = recio__tgt_replay(x->t, next, seed, w, h, &tg)) == RECIO_OK)
         e = recio__tgt_run(x, next, out, &tg, d);
     else
         recio__arena_free(&x->a);
@@ -11544,9 +11913,9 @@ static void recio__plan_need(int sn, int dn, int o, int n, recio_filter f, int *
 /* The plan on a JPEG: the strongest DCT scale 1/den that still leaves the source rectangle at least
    the resize's target, the rectangle on that scale, and only its rows and columns that the pass
    reads (plus one pixel: libjpeg-turbo's chroma upsampling differs at a window's own edge). */
-static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char *b, size_t n, recio_image *out, uint64_t seed,
-                                   const recio_encoded_desc *d, const recio_apply_desc *ap, const recio__scratch *sc, char *errmsg,
-                                   size_t cap) {
+static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char *b, size_t n, recio_image *out,
+                                   uint64_t seed, const recio__enc *d, const recio_apply_desc *ap,
+                                   const recio__scratch *sc, char *errmsg, size_t cap) {
     recio__jdec j;
     recio__plan p;
     recio__exec x;
@@ -11576,8 +11945,10 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
     cx = r[0] + lo[0] - 1, cy = r[1] + lo[1] - 1;
     if (cx < 0) cx = 0;
     if (cy < 0) cy = 0;
-    if ((e = recio__jdec_run(&j, den, &cx, r[0] + hi[0] + 1, cy, r[1] + hi[1] + 1, &t->alloc, errmsg, cap)) != RECIO_OK) return e;
-    if (recio_image_crop(&j.img, &view, r[0] + lo[0] - cx, r[1] + lo[1] - cy, hi[0] - lo[0], hi[1] - lo[1]) != RECIO_OK) {
+    if ((e = recio__jdec_run(&j, den, &cx, r[0] + hi[0] + 1, cy, r[1] + hi[1] + 1, &t->alloc, errmsg, cap)) != RECIO_OK)
+        return e;
+    if (recio_image_crop(&j.img, &view, r[0] + lo[0] - cx, r[1] + lo[1] - cy, hi[0] - lo[0], hi[1] - lo[1]) !=
+        RECIO_OK) {
         recio_image_free(&j.img); /* a header that lied about its size: fewer pixels than it said */
         if (errmsg) recio__fmt(errmsg, cap, "decode: image smaller than its header says");
         return RECIO_ERR_DECODE;
@@ -11588,17 +11959,17 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
     x.dw = p.dw, x.dh = p.dh, x.ox = p.o[0], x.oy = p.o[1], x.ow = p.o[2], x.oh = p.o[3];
     x.filt = p.filt;
     if (!p.resized) x.next_filt = p.filt; /* `area` planned, its resize not: it still applies */
-    e = recio__jpeg_run(&x, p.next, out, seed, W, H, ap);
+    e = recio__jpeg_run(&x, p.next, out, seed, W, H, ap, errmsg, cap);
     if (e != RECIO_OK) recio__exec_msg(&x, e, errmsg, cap);
-    if (e == RECIO_ERR_NOMEM) recio__scratch_why(t, sc, W, H, j.img.channels, errmsg, cap);
+    if (e == RECIO_ERR_SMALL) recio__scratch_why(t, sc, W, H, j.img.channels, errmsg, cap);
     recio_image_free(&j.img);
     return e;
 }
 #endif
 
-static recio_err recio__apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out, uint64_t seed,
-                                      const recio_encoded_desc *d, const recio_apply_desc *ap, const recio__scratch *sc, char *errmsg,
-                                      size_t errmsg_size) {
+static recio_err recio__apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
+                                      uint64_t seed, const recio__enc *d, const recio_apply_desc *ap,
+                                      const recio__scratch *sc, char *errmsg, size_t errmsg_size) {
     recio_image img;
     recio_err e;
     if (errmsg && errmsg_size) errmsg[0] = 0;
@@ -11611,37 +11982,60 @@ static recio_err recio__apply_encoded(const recio_transform *t, const void *byte
         return RECIO_ERR_ARG;
     }
 #ifdef RECIO_TURBOJPEG
-    if (n >= 3 && ((const unsigned char *)bytes)[0] == 0xff && ((const unsigned char *)bytes)[1] == 0xd8)
-        return recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, d, ap, sc, errmsg, errmsg_size);
+    if (n >= 3 && ((const unsigned char *)bytes)[0] == 0xff && ((const unsigned char *)bytes)[1] == 0xd8) {
+        char why[RECIO_ERRMSG_SIZE];
+        char *w = errmsg && errmsg_size ? errmsg : why;
+        w[0] = 0;
+        e = recio__apply_jpeg(t, (const unsigned char *)bytes, n, out, seed, d, ap, sc, w,
+                              w == why ? sizeof why : errmsg_size);
+        return recio__decode_code(e, w);
+    }
 #endif
     if ((e = recio__decode(&img, bytes, n, d->channels, 0, errmsg, errmsg_size, &t->alloc)) != RECIO_OK) return e;
-    e = ap ? recio__apply_tgt(t, &img, out, seed, sc, ap) : recio__apply_in(t, &img, out, seed, sc, errmsg, errmsg_size);
-    if (e != RECIO_OK && ap && errmsg) recio__fmt(errmsg, errmsg_size, "transform: %s", recio_strerror(e));
-    if (e == RECIO_ERR_NOMEM) recio__scratch_why(t, sc, img.width, img.height, img.channels, errmsg, errmsg_size);
+    e = recio__apply_tgt(t, &img, out, seed, sc, ap, errmsg, errmsg_size);
+    if (e == RECIO_ERR_SMALL) recio__scratch_why(t, sc, img.width, img.height, img.channels, errmsg, errmsg_size);
     recio_image_free(&img);
     return e;
 }
 
-RECIODEF recio_err recio_transform_apply_encoded_ex(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
-                                                    uint64_t seed, const recio_encoded_desc *desc, const recio_apply_desc *apply,
-                                                    char *errmsg, size_t errmsg_size) {
-    recio_encoded_desc d;
-    recio__scratch sc;
-    char why[96];
-    memset(&d, 0, sizeof d);
-    if (desc) d = *desc;
-    memset(&sc, 0, sizeof sc);
-    sc.p = d.scratch, sc.n = d.scratch_size;
-    if (apply && apply->count > 0 && apply->boxes && recio_boxes_check(apply->boxes, apply->count, apply->stride, NULL, why, sizeof why)) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "transform: boxes: %s", why);
-        return RECIO_ERR_ARG;
-    }
-    return recio__apply_encoded(t, bytes, n, out, seed, &d, apply, &sc, errmsg, errmsg_size);
+/* The desc's input: an image, or encoded bytes (exactly one); words for the wrong mix. */
+static recio_err recio__apply_desc_check(const recio_transform *t, const recio_apply_desc *d) {
+    const char *bad = NULL;
+    if (!t) bad = "no transform";
+    else if (!d->out) bad = "no output image (out)";
+    else if (d->image && d->bytes) bad = "both an image and encoded bytes: give one";
+    else if (!d->image && !d->bytes) bad = "no input: give an image or encoded bytes";
+    else if (d->image && !recio__valid(d->image)) bad = "the input image is not a valid image";
+    else if (d->scratch_size && !d->scratch) bad = "scratch_size without scratch";
+    if (!bad) return RECIO_OK;
+    if (d->errmsg) recio__fmt(d->errmsg, RECIO_ERRMSG_SIZE, "transform: %s", bad);
+    return RECIO_ERR_ARG;
 }
 
-RECIODEF recio_err recio_transform_apply_encoded(const recio_transform *t, const void *bytes, size_t n, recio_image *out,
-                                                 uint64_t seed, const recio_encoded_desc *desc, char *errmsg, size_t errmsg_size) {
-    return recio_transform_apply_encoded_ex(t, bytes, n, out, seed, desc, NULL, errmsg, errmsg_size);
+RECIODEF recio_err recio_transform_apply_desc(const recio_transform *t, const recio_apply_desc *d) {
+    recio__scratch sc;
+    recio__enc enc;
+    recio_err e;
+    const recio_apply_desc *ap;
+    if (!d) return RECIO_ERR_ARG;
+    if (d->errmsg) d->errmsg[0] = 0;
+    if ((e = recio__apply_desc_check(t, d)) != RECIO_OK) return e;
+    memset(&sc, 0, sizeof sc);
+    sc.p = d->scratch, sc.n = d->scratch_size;
+    ap = d->count || d->mask || d->boxes || d->mask_out || d->boxes_out || d->count_out || d->mask_fill || d->stride
+             ? d
+             : NULL;
+    if (d->image) {
+        e = recio__apply_tgt(t, d->image, d->out, d->seed, &sc, ap, d->errmsg, d->errmsg ? RECIO_ERRMSG_SIZE : 0);
+        if (e == RECIO_ERR_SMALL)
+            recio__scratch_why(t, &sc, d->image->width, d->image->height, d->image->channels, d->errmsg,
+                               RECIO_ERRMSG_SIZE);
+        return e;
+    }
+    memset(&enc, 0, sizeof enc);
+    enc.channels = d->channels, enc.full_scale = d->full_scale;
+    return recio__apply_encoded(t, d->bytes, d->size, d->out, d->seed, &enc, ap, &sc, d->errmsg,
+                                d->errmsg ? RECIO_ERRMSG_SIZE : 0);
 }
 
 /* ---- shapes without pixels: output shape and a scratch bound, by the ops' own shape rules and
@@ -11689,15 +12083,15 @@ RECIODEF size_t recio_transform_scratch_size(const recio_transform *t, int w, in
     return recio__shp_add(s.scratch, 16 * RECIO__ALIGN);
 }
 
-RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w, int h, int channels, recio_image *shape) {
+RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w, int h, int channels,
+                                                recio_image *shape) {
     recio__shp s = recio__shape_of(t, w, h, channels);
     if (!shape) return RECIO_ERR_ARG;
     memset(shape, 0, sizeof *shape);
     if (s.bad || s.varies) return RECIO_ERR_ARG;
-    *shape = recio_image_shape(s.w, s.h, s.c, s.t, s.l);
+    *shape = recio__image_shape(s.w, s.h, s.c, s.t, s.l);
     return RECIO_OK;
 }
-
 
 #endif /* RECIO_NO_IMAGE */
 
@@ -12084,7 +12478,7 @@ typedef struct recio__it_slot {
     unsigned count, pad;
     unsigned char *out;
     uint64_t seq, epoch;
-    char *errmsg;      /* RECIO__ERRMSG bytes */
+    char *errmsg;      /* RECIO_ERRMSG_SIZE bytes */
     float lam;         /* mixing: this batch's lam and kind (0 none, 1 MixUp, 2 CutMix) */
     int mix;
     uint64_t base;     /* batches a restore skipped in this run, as the fetch saw it (mixing draws by
@@ -12148,8 +12542,8 @@ struct recio_iter {
     recio_iter_bad *skipped;
     unsigned nskipped_kept;
     recio_err sticky;
-    char errmsg[RECIO__ERRMSG];
-    char pull_msg[RECIO__ERRMSG];
+    char errmsg[RECIO_ERRMSG_SIZE];
+    char pull_msg[RECIO_ERRMSG_SIZE];
 #ifdef RECIO_THREADS
     recio__mutex mu;
     int mu_ok;
@@ -12221,7 +12615,7 @@ static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t ep
     }
     if (!it->src.names) it->src.nfiles = it->src.split->nfiles; /* then fixed: workers read it */
     else if (it->src.split->nfiles != it->src.nfiles)
-        return recio__fmt(msg, RECIO__ERRMSG, "%s: the file list changed since the iterator opened", it->d.uris), RECIO_ERR_IO;
+        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "%s: the file list changed since the iterator opened", it->d.uris), RECIO_ERR_IO;
     return RECIO_OK;
 }
 
@@ -12231,7 +12625,7 @@ static recio_err recio__it_src_init(recio_iter *it) {
     unsigned i;
     s->aux_file = UINT_MAX;
     if (e != RECIO_OK) return e;
-    if (s->nfiles > 0xffffu) return recio__fmt(it->errmsg, RECIO__ERRMSG, "more than 65535 files"), RECIO_ERR_ARG;
+    if (s->nfiles > 0xffffu) return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "more than 65535 files"), RECIO_ERR_ARG;
     if (!(s->names = (char **)recio__it_calloc(&it->d.alloc, s->nfiles, sizeof *s->names))) return RECIO_ERR_NOMEM;
     for (i = 0; i < s->nfiles; i++)
         if (!(s->names[i] = recio__strdup(&it->d.alloc, s->split->files[i].path))) return RECIO_ERR_NOMEM;
@@ -12256,7 +12650,7 @@ static recio_err recio__it_src_begin(recio_iter *it, uint64_t epoch, char *msg) 
     unsigned part = it->d.rotate_shards ? (unsigned)((it->d.rank + epoch) % it->d.nsplit) : it->d.rank;
     recio_err e;
     if (!it->src.split || part != it->src.part) return recio__it_split_open(it, part, epoch, msg);
-    if ((e = recio_split_reset(it->src.split, epoch)) != RECIO_OK) recio__fmt(msg, RECIO__ERRMSG, "%s", it->src.split->errmsg);
+    if ((e = recio_split_reset(it->src.split, epoch)) != RECIO_OK) recio__fmt(msg, RECIO_ERRMSG_SIZE, "%s", it->src.split->errmsg);
     return e;
 }
 
@@ -12268,7 +12662,7 @@ static recio_err recio__it_src_next(recio_iter *it, recio_record *rec, uint64_t 
         if (rec->offset > RECIO__IT_OFFMASK) return recio__errf(msg, w.path, rec->offset, "offset beyond 2^48"), RECIO_ERR_UNSUPPORTED;
         *key = RECIO__IT_KEY(w.file, rec->offset);
     } else if (e != RECIO_END) {
-        recio__fmt(msg, RECIO__ERRMSG, "%s", it->src.split->errmsg);
+        recio__fmt(msg, RECIO_ERRMSG_SIZE, "%s", it->src.split->errmsg);
     }
     return e;
 }
@@ -12287,7 +12681,7 @@ static recio_err recio__it_src_read_at(recio_iter *it, uint64_t key, recio_recor
     unsigned file = (unsigned)(key >> 48);
     const char *path = file < s->nfiles ? s->names[file] : NULL;
     recio_err e;
-    if (!path) return recio__fmt(msg, RECIO__ERRMSG, "record key %U names no file", key), RECIO_ERR_ARG;
+    if (!path) return recio__fmt(msg, RECIO_ERRMSG_SIZE, "record key %U names no file", key), RECIO_ERR_ARG;
     if (s->aux_file != file) {
         recio_reader_close(s->aux);
         s->aux = NULL;
@@ -12298,7 +12692,7 @@ static recio_err recio__it_src_read_at(recio_iter *it, uint64_t key, recio_recor
     e = recio_reader_seek(s->aux, key & RECIO__IT_OFFMASK);
     if (e == RECIO_OK) e = recio_reader_next(s->aux, rec);
     if (e == RECIO_END) e = RECIO_ERR_CORRUPT, recio__errf(msg, path, key & RECIO__IT_OFFMASK, "no record here any more");
-    else if (e != RECIO_OK) recio__fmt(msg, RECIO__ERRMSG, "%s", s->aux->errmsg);
+    else if (e != RECIO_OK) recio__fmt(msg, RECIO_ERRMSG_SIZE, "%s", s->aux->errmsg);
     return e;
 }
 
@@ -12324,7 +12718,7 @@ static recio_err recio__it_sbuf_fill(recio_iter *it, size_t j, char *msg) {
     recio_err e = recio__it_src_next(it, &rec, &it->skey[j], msg);
     if (e == RECIO_END) it->src_end = 1;
     if (e != RECIO_OK) return e;
-    if (recio__it_reserve(&it->d.alloc, &it->sbuf[j], rec.size)) return recio__fmt(msg, RECIO__ERRMSG, "out of memory in the shuffle buffer"), RECIO_ERR_NOMEM;
+    if (recio__it_reserve(&it->d.alloc, &it->sbuf[j], rec.size)) return recio__fmt(msg, RECIO_ERRMSG_SIZE, "out of memory in the shuffle buffer"), RECIO_ERR_NOMEM;
     if (rec.size) memcpy(it->sbuf[j].p, rec.data, rec.size);
     it->sbuf[j].size = rec.size;
     return RECIO_OK;
@@ -12526,7 +12920,7 @@ static recio_err recio__it_cache_init(recio_iter *it) {
 static recio_err recio__it_run(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, recio_image *dst,
                               const recio_apply_desc *ap, unsigned worker, char *what) {
     recio__it_bytes *blk = &it->scratch[worker];
-    recio_encoded_desc d;
+    recio__enc d;
     recio__scratch sc;
     recio_image pre;
     recio_err e;
@@ -12580,7 +12974,8 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     e = recio__it_run(it, ir, key, seed, &dst, ap, worker, what);
     if (e == RECIO_OK && it->cache.mode == RECIO_CACHE_ITEMS) recio__it_keep_item(it, key, out);
     /* a shape that differs from the first record's (the executor's own words are kept) */
-    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 && strcmp(what + 11, recio_strerror(e)) == 0 && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
+    if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 &&
+        (strcmp(what + 11, recio_strerror(e)) == 0 || strncmp(what + 11, "mask: ", 6) == 0) && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
         recio_image got; /* sizes as WxH, as everywhere */
         if (ap && ap->mask && (ap->mask->width != w || ap->mask->height != h)) /* the record is bad, not the chain */
             e = RECIO_ERR_FORMAT, recio__fmt(what, RECIO_ERRMSG_SIZE, "mask: %dx%d, not the %dx%d (WxH) of its image", ap->mask->width, ap->mask->height, w, h);
@@ -12598,8 +12993,8 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
    One with a NaN or an inverted box is not an object to move or count: the record is refused,
    naming the object (skip_bad leaves it out and counts it). */
 static recio_err recio__it_boxes(const float *row, unsigned objects, char *what) {
-    char why[96];
-    if (!objects || recio_boxes_check(row + (size_t)row[0], (int)objects, (int)row[1], NULL, why, sizeof why) == RECIO_OK) return RECIO_OK;
+    char why[RECIO_ERRMSG_SIZE];
+    if (!objects || recio_boxes_check(row + (size_t)row[0], (int)objects, (int)row[1], NULL, why) == RECIO_OK) return RECIO_OK;
     return recio__fmt(what, RECIO_ERRMSG_SIZE, "detection labels: %s", why), RECIO_ERR_FORMAT;
 }
 
@@ -12770,8 +13165,8 @@ static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, u
 
 /* The errors that mean "this record's image is bad", which desc.skip_bad passes over. Running out of
    memory, a chain whose output size varies, or I/O stay errors. */
-static int recio__it_undecodable(recio_err e) {
-    return e == RECIO_ERR_DECODE || e == RECIO_ERR_FORMAT || e == RECIO_ERR_UNSUPPORTED;
+static int recio__it_undecodable(recio_err e) { /* LIMIT: a header over RECIO_MAX_PIXELS */
+    return e == RECIO_ERR_DECODE || e == RECIO_ERR_FORMAT || e == RECIO_ERR_UNSUPPORTED || e == RECIO_ERR_LIMIT;
 }
 
 /* Item j of the batch becomes a copy of item i (pixels, labels, id, key, checksum, counts, mask);
@@ -12841,7 +13236,7 @@ static const char *recio__it_mix_why(const recio_iter *it) {
 static recio_err recio__it_mix_check(recio_iter *it) {
     const char *why = !RECIO__IT_TF(it) ? "a spec (the item's shape)" : recio__it_mix_why(it);
     if (!why) return RECIO_OK;
-    recio__fmt(it->errmsg, RECIO__ERRMSG, "mixing (mixup_alpha or cutmix_alpha set) needs %s", why);
+    recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "mixing (mixup_alpha or cutmix_alpha set) needs %s", why);
     return RECIO_ERR_ARG;
 }
 
@@ -13135,24 +13530,24 @@ static void recio__it_defaults(recio_iter_desc *d) {
 static recio_err recio__it_desc_source(const recio_iter_desc *d, char *msg) {
     const recio_split_desc *sd = &d->source;
     if (sd->epoch || sd->errmsg || sd->alloc.alloc || sd->alloc.free || sd->alloc.user)
-        return recio__fmt(msg, RECIO__ERRMSG, "bad options: source.epoch, source.alloc and source.errmsg are the iterator's own "
+        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "bad options: source.epoch, source.alloc and source.errmsg are the iterator's own "
                           "(recio_iter_reset, desc.alloc, desc.errmsg): leave them zero"), RECIO_ERR_ARG;
     if ((unsigned)sd->mode > RECIO_SPLIT_INDEX || (unsigned)sd->shuffle > RECIO_SHUFFLE_CHUNK || (unsigned)sd->equalize > RECIO_EQUALIZE_DROP)
-        return recio__fmt(msg, RECIO__ERRMSG, "bad options: source.mode %d, shuffle %d, equalize %d (each 0, 1 or 2; mode 0 or 1)",
+        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "bad options: source.mode %d, shuffle %d, equalize %d (each 0, 1 or 2; mode 0 or 1)",
                           (int)sd->mode, (int)sd->shuffle, (int)sd->equalize), RECIO_ERR_ARG;
-    if (d->rank >= d->nsplit) return recio__fmt(msg, RECIO__ERRMSG, "bad options: rank %u of %u", d->rank, d->nsplit), RECIO_ERR_ARG;
+    if (d->rank >= d->nsplit) return recio__fmt(msg, RECIO_ERRMSG_SIZE, "bad options: rank %u of %u", d->rank, d->nsplit), RECIO_ERR_ARG;
     return RECIO_OK;
 }
 
 static recio_err recio__it_desc_run(recio_iter_desc *d, char *msg) {
     recio_iter_run_desc *r = &d->run;
     if ((unsigned)r->last_batch > RECIO_LAST_ROLL_OVER || r->batch > (1u << 24) || d->labels.width > (1u << 16))
-        return recio__fmt(msg, RECIO__ERRMSG, "bad options: last_batch %d, batch %u, label width %u", (int)r->last_batch, r->batch,
+        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "bad options: last_batch %d, batch %u, label width %u", (int)r->last_batch, r->batch,
                           d->labels.width), RECIO_ERR_ARG;
 #ifndef RECIO_THREADS
     r->workers = 0;
 #endif
-    if (r->workers > 256 || r->prefetch > 4096) return recio__fmt(msg, RECIO__ERRMSG, "bad options: %u workers, prefetch %u", r->workers, r->prefetch), RECIO_ERR_ARG;
+    if (r->workers > 256 || r->prefetch > 4096) return recio__fmt(msg, RECIO_ERRMSG_SIZE, "bad options: %u workers, prefetch %u", r->workers, r->prefetch), RECIO_ERR_ARG;
     if (r->workers && r->prefetch < 2) r->prefetch = 2; /* one batch with the consumer, one being made */
     return RECIO_OK;
 }
@@ -13160,11 +13555,11 @@ static recio_err recio__it_desc_run(recio_iter_desc *d, char *msg) {
 static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
     const recio_iter_item_desc *item = &d->item;
     recio_err e;
-    if (!d->uris || !*d->uris) return recio__fmt(msg, RECIO__ERRMSG, "no dataset: uris is empty"), RECIO_ERR_ARG;
-    if (!item->spec && (!item->transform || !item->item_bytes)) return recio__fmt(msg, RECIO__ERRMSG, "no spec, and no transform callback with item_bytes"), RECIO_ERR_ARG;
+    if (!d->uris || !*d->uris) return recio__fmt(msg, RECIO_ERRMSG_SIZE, "no dataset: uris is empty"), RECIO_ERR_ARG;
+    if (!item->spec && (!item->transform || !item->item_bytes)) return recio__fmt(msg, RECIO_ERRMSG_SIZE, "no spec, and no transform callback with item_bytes"), RECIO_ERR_ARG;
     recio__it_defaults(d);
     if (item->spec && item->channels != 1 && item->channels != 3 && item->channels != 4)
-        return recio__fmt(msg, RECIO__ERRMSG, "bad options: channels %d (decode to 1, 3 or 4 channels)", item->channels), RECIO_ERR_ARG;
+        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "bad options: channels %d (decode to 1, 3 or 4 channels)", item->channels), RECIO_ERR_ARG;
     if ((e = recio__it_desc_source(d, msg)) != RECIO_OK) return e;
     return recio__it_desc_run(d, msg);
 }
@@ -13181,9 +13576,9 @@ static recio_err recio__it_shape_of(recio_iter *it, const recio_record *rec, cha
     memset(&out, 0, sizeof out);
     what[0] = 0;
     if ((e = recio_irecord_unpack(&ir, rec->data, rec->size)) == RECIO_OK &&
-        (e = recio__decode(&img, ir.image, ir.image_size, it->d.item.channels, 0, what, RECIO__ERRMSG, &it->d.alloc)) == RECIO_OK &&
-        (e = recio__apply_in(it->tf, &img, &out, 0, &sc, what, RECIO__ERRMSG)) == RECIO_OK) { /* what: the op that refused */
-        it->shape = recio_image_shape(out.width, out.height, out.channels, out.dtype, out.layout);
+        (e = recio__decode(&img, ir.image, ir.image_size, it->d.item.channels, 0, what, RECIO_ERRMSG_SIZE, &it->d.alloc)) == RECIO_OK &&
+        (e = recio__apply_in(it->tf, &img, &out, 0, &sc, what, RECIO_ERRMSG_SIZE)) == RECIO_OK) { /* what: the op that refused */
+        it->shape = recio__image_shape(out.width, out.height, out.channels, out.dtype, out.layout);
         it->d.item.item_bytes = recio_image_bytes(&it->shape);
     }
     recio_image_free(&img);
@@ -13205,11 +13600,12 @@ static uint64_t recio__it_first_key(const recio_iter *it) {
 /* The item's chain from a spec (recio__it_spec at open, recio_iter_set_spec later): words in it->errmsg. */
 static recio_err recio__it_parse(recio_iter *it, const char *spec, recio_transform **tf) {
     recio_transform_desc td;
-    char what[RECIO__ERRMSG];
+    char what[RECIO_ERRMSG_SIZE];
     recio_err e;
     memset(&td, 0, sizeof td);
     td.alloc = it->d.alloc;
-    if ((e = recio_transform_parse_ex(tf, spec, &td, what, sizeof what)) != RECIO_OK) recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", what);
+    td.errmsg = what;
+    if ((e = recio_transform_parse_desc(tf, spec, &td)) != RECIO_OK) recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s", what);
     return e;
 }
 
@@ -13217,7 +13613,7 @@ static recio_err recio__it_parse(recio_iter *it, const char *spec, recio_transfo
    1000 of its file): its output is the item's shape (it->shape, item.item_bytes). */
 static recio_err recio__it_shape_first(recio_iter *it) {
     recio_record rec;
-    char what[RECIO__ERRMSG];
+    char what[RECIO_ERRMSG_SIZE];
     recio_err e;
     unsigned tries;
     uint64_t first = recio__it_first_key(it);
@@ -13241,7 +13637,7 @@ static recio_err recio__it_spec(recio_iter *it) {
 #else
 static recio_err recio__it_spec(recio_iter *it) {
     if (!it->d.item.spec) return RECIO_OK;
-    recio__fmt(it->errmsg, RECIO__ERRMSG, "a spec needs the image section, and this build has RECIO_NO_IMAGE: give a transform callback");
+    recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "a spec needs the image section, and this build has RECIO_NO_IMAGE: give a transform callback");
     return RECIO_ERR_UNSUPPORTED;
 }
 #define recio_transform_free(t) ((void)(t))
@@ -13292,7 +13688,7 @@ static recio_err recio__it_imglist(recio_iter *it) {
     qsort(it->lines, it->lst.count, sizeof *it->lines, recio__it_line_cmp);
     for (i = 1; i < it->lst.count; i++)
         if (it->lines[i].id == it->lines[i - 1].id)
-            return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: index %U is on two lines (path_imglist needs one line per image id)", it->d.labels.imglist, it->lines[i].id), RECIO_ERR_FORMAT;
+            return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s: index %U is on two lines (path_imglist needs one line per image id)", it->d.labels.imglist, it->lines[i].id), RECIO_ERR_FORMAT;
     return RECIO_OK;
 }
 
@@ -13377,20 +13773,20 @@ static recio_err recio__npy_header(const char *t, size_t n, recio__npy *np, char
     size_t hl, at;
     char hdr[4096], descr[16];
     memset(np, 0, sizeof *np);
-    if (n < 10 || memcmp(t, "\x93NUMPY", 6) != 0) return recio__fmt(why, RECIO__ERRMSG, "not a NumPy .npy file"), RECIO_ERR_FORMAT;
+    if (n < 10 || memcmp(t, "\x93NUMPY", 6) != 0) return recio__fmt(why, RECIO_ERRMSG_SIZE, "not a NumPy .npy file"), RECIO_ERR_FORMAT;
     hl = t[6] == 1 ? (size_t)((unsigned char)t[8] | (unsigned char)t[9] << 8) : n >= 12 ? (size_t)recio_load_u32le(t + 8) : n;
     at = t[6] == 1 ? 10 : 12;
-    if (hl >= sizeof hdr || at + hl > n) return recio__fmt(why, RECIO__ERRMSG, ".npy header of %U bytes does not fit", (uint64_t)hl), RECIO_ERR_FORMAT;
+    if (hl >= sizeof hdr || at + hl > n) return recio__fmt(why, RECIO_ERRMSG_SIZE, ".npy header of %U bytes does not fit", (uint64_t)hl), RECIO_ERR_FORMAT;
     memcpy(hdr, t + at, hl);
     hdr[hl] = 0;
     np->data_at = at + hl;
     while (hl && (hdr[hl - 1] == ' ' || hdr[hl - 1] == '\n')) hdr[--hl] = 0; /* the padding, out of the messages */
     if (memchr(hdr, 0, hl) || recio__npy_dict(hdr, np, descr, sizeof descr))
-        return recio__fmt(why, RECIO__ERRMSG, "the .npy header is not a dict of descr, fortran_order and shape: %s", hdr), RECIO_ERR_FORMAT;
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "the .npy header is not a dict of descr, fortran_order and shape: %s", hdr), RECIO_ERR_FORMAT;
     if (strcmp(descr, "<f4") != 0 && strcmp(descr, ">f4") != 0)
-        return recio__fmt(why, RECIO__ERRMSG, "the .npy must be float32 ('<f4' or '>f4'), not '%s'", descr), RECIO_ERR_FORMAT;
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "the .npy must be float32 ('<f4' or '>f4'), not '%s'", descr), RECIO_ERR_FORMAT;
     np->big = descr[0] == '>';
-    if (np->ndim != 3) return recio__fmt(why, RECIO__ERRMSG, "the .npy shape must have three dimensions, (C,H,W) or (H,W,C): %s", hdr), RECIO_ERR_FORMAT;
+    if (np->ndim != 3) return recio__fmt(why, RECIO_ERRMSG_SIZE, "the .npy shape must have three dimensions, (C,H,W) or (H,W,C): %s", hdr), RECIO_ERR_FORMAT;
     return RECIO_OK;
 }
 
@@ -13405,7 +13801,7 @@ static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const recio_
     same = chw ? dim[0] == C && dim[1] == H && dim[2] == W : dim[0] == H && dim[1] == W && dim[2] == C;
     other = chw ? dim[0] == H && dim[1] == W && dim[2] == C : dim[0] == C && dim[1] == H && dim[2] == W;
     if (!same && !other)
-        return recio__fmt(why, RECIO__ERRMSG, "its shape (%U, %U, %U) is not the item's (C,H,W) = (%U, %U, %U) nor (H,W,C)",
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "its shape (%U, %U, %U) is not the item's (C,H,W) = (%U, %U, %U) nor (H,W,C)",
                           (uint64_t)dim[0], (uint64_t)dim[1], (uint64_t)dim[2], (uint64_t)C, (uint64_t)H, (uint64_t)W), RECIO_ERR_ARG;
     for (c = 0; c < C; c++)
         for (y = 0; y < H; y++)
@@ -13425,7 +13821,7 @@ static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const recio_
 
 /* The .npy of desc.mean_img into it->mean. */
 static recio_err recio__it_mean_load(recio_iter *it) {
-    char *t, why[RECIO__ERRMSG];
+    char *t, why[RECIO_ERRMSG_SIZE];
     size_t n, floats = it->d.item.item_bytes / 4, d01;
     recio__npy np;
     recio_err e;
@@ -13433,15 +13829,15 @@ static recio_err recio__it_mean_load(recio_iter *it) {
     if ((e = recio__npy_header(t, n, &np, why)) == RECIO_OK) {
         d01 = np.dim[0] * np.dim[1]; /* each below 2^31: no wrap */
         if (!d01 || floats % d01 || np.dim[2] != floats / d01 || n - np.data_at < it->d.item.item_bytes)
-            recio__fmt(why, RECIO__ERRMSG, "shape (%U, %U, %U) with %U bytes of data, and an item has %U bytes", (uint64_t)np.dim[0], (uint64_t)np.dim[1],
+            recio__fmt(why, RECIO_ERRMSG_SIZE, "shape (%U, %U, %U) with %U bytes of data, and an item has %U bytes", (uint64_t)np.dim[0], (uint64_t)np.dim[1],
                        (uint64_t)np.dim[2], (uint64_t)(n - np.data_at), (uint64_t)it->d.item.item_bytes), e = RECIO_ERR_ARG;
         else if (!(it->mean = (float *)recio__malloc(&it->d.alloc, it->d.item.item_bytes)))
-            e = RECIO_ERR_NOMEM, recio__fmt(why, RECIO__ERRMSG, "out of memory");
+            e = RECIO_ERR_NOMEM, recio__fmt(why, RECIO_ERRMSG_SIZE, "out of memory");
         else
             e = recio__it_mean_fill(it, t + np.data_at, &np, why);
     }
     recio__free(&it->d.alloc, t);
-    if (e != RECIO_OK) recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img: %s", it->d.item.mean_img, why);
+    if (e != RECIO_OK) recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s: mean_img: %s", it->d.item.mean_img, why);
     return e;
 }
 #else
@@ -13455,7 +13851,7 @@ static recio_err recio__it_mean_load(recio_iter *it) {
 static recio_err recio__it_mean(recio_iter *it) {
     if (!it->d.item.mean_img) return RECIO_OK;
     if (!RECIO__IT_TF(it) || it->shape.dtype != RECIO_F32)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "%s: mean_img needs a spec whose output is float32 (end it with `float`, or `float chw`)", it->d.item.mean_img), RECIO_ERR_ARG;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s: mean_img needs a spec whose output is float32 (end it with `float`, or `float chw`)", it->d.item.mean_img), RECIO_ERR_ARG;
     return recio__it_mean_load(it);
 }
 
@@ -13479,7 +13875,7 @@ static recio_err recio__it_budget(recio_iter *it) {
     if (per <= lim / b) return RECIO_OK;
     recio__fmt(parts, sizeof parts, "%U of image, %U of soft labels, %U of labels, %U of mask, %U of ids, keys and counts",
                part[0], part[1], part[2], part[3], part[4]);
-    recio__fmt(it->errmsg, RECIO__ERRMSG, "a batch of %U items of %U bytes each (%s) is more than %s (%U bytes): make the batch or %s smaller",
+    recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "a batch of %U items of %U bytes each (%s) is more than %s (%U bytes): make the batch or %s smaller",
                b, per, parts, lim == RECIO_MAX_BATCH_BYTES ? "RECIO_MAX_BATCH_BYTES" : "what this host's size_t holds", lim, knob[big]);
     return RECIO_ERR_LIMIT;
 }
@@ -13490,7 +13886,7 @@ static recio_err recio__it_layout(recio_iter *it) {
     size_t b = it->d.run.batch, items, labs;
     recio_err e;
     if ((uint64_t)it->d.item.item_bytes * b > RECIO_MAX_BATCH_BYTES || it->d.item.item_bytes > SIZE_MAX / b) {
-        recio__fmt(it->errmsg, RECIO__ERRMSG,
+        recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE,
                    "a batch of %U items of %U bytes is %U bytes, more than RECIO_MAX_BATCH_BYTES (%U): make the batch smaller",
                    (uint64_t)b, (uint64_t)it->d.item.item_bytes, (uint64_t)it->d.item.item_bytes * b,
                    (uint64_t)RECIO_MAX_BATCH_BYTES);
@@ -13705,7 +14101,7 @@ static recio_err recio__it_produce(recio_iter *it, recio__it_slot **s) {
         recio_prefetch_slot *ps;
         recio_err e = recio_prefetch_next(it->pf, &ps);
         if (e != RECIO_OK) {
-            recio__fmt(it->pull_msg, RECIO__ERRMSG, "%s", recio_prefetch_errmsg(it->pf));
+            recio__fmt(it->pull_msg, RECIO_ERRMSG_SIZE, "%s", recio_prefetch_errmsg(it->pf));
             return e;
         }
         it->held = ps;
@@ -13733,7 +14129,7 @@ RECIODEF recio_err recio_iter_next(recio_iter *it, recio_batch *b) {
         return e;
     }
     if (e != RECIO_OK) {
-        recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", it->pull_msg[0] ? it->pull_msg : recio_strerror(e));
+        recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s", it->pull_msg[0] ? it->pull_msg : recio_strerror(e));
         return it->sticky = e;
     }
     recio__it_view(it, s, b);
@@ -13776,7 +14172,7 @@ RECIODEF recio_err recio_iter_set_spec(recio_iter *it, const char *spec) {
     if (!it) return RECIO_ERR_ARG;
     if (!spec) return recio__it_drop_next(it), RECIO_OK;
     if (!it->tf || it->d.item.mean_img)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "set_spec: %s", !it->tf ? "the iterator was opened with a transform callback, not a spec"
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "set_spec: %s", !it->tf ? "the iterator was opened with a transform callback, not a spec"
                           : "item.mean_img is shaped as the item of the spec the iterator was opened with"), RECIO_ERR_ARG;
     if ((e = recio__it_parse(it, spec, &tf)) != RECIO_OK) return e; /* the words name the column */
     if (!(copy = recio__strdup(&it->d.alloc, spec))) return recio_transform_free(tf), RECIO_ERR_NOMEM;
@@ -13802,7 +14198,7 @@ static recio_err recio__it_take_next(recio_iter *it) {
     recio_image shape = it->shape;
     size_t bytes = it->d.item.item_bytes;
     recio_err e;
-    char why[RECIO__ERRMSG];
+    char why[RECIO_ERRMSG_SIZE];
     it->tf = it->next_tf;
     if ((e = recio__it_shape_first(it)) == RECIO_OK && (e = recio__it_layout(it)) == RECIO_OK && (e = recio__it_pull_buffer(it)) == RECIO_OK) {
         recio_transform_free(old);
@@ -13812,7 +14208,7 @@ static recio_err recio__it_take_next(recio_iter *it) {
         return RECIO_OK;
     }
     recio__fmt(why, sizeof why, "set_spec: the new spec '%s' is not taken: %s", it->next_spec, it->errmsg[0] ? it->errmsg : recio_strerror(e));
-    recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", why);
+    recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s", why);
     it->tf = old, it->shape = shape, it->d.item.item_bytes = bytes;
     recio__it_layout(it); /* it held before: it holds again */
     recio__it_drop_next(it);
@@ -13838,7 +14234,7 @@ static recio_err recio__it_switch(recio_iter *it) {
 #else
 RECIODEF recio_err recio_iter_set_spec(recio_iter *it, const char *spec) {
     (void)spec;
-    if (it) recio__fmt(it->errmsg, RECIO__ERRMSG, "set_spec: a spec needs the image section (this build has RECIO_NO_IMAGE)");
+    if (it) recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "set_spec: a spec needs the image section (this build has RECIO_NO_IMAGE)");
     return it ? RECIO_ERR_UNSUPPORTED : RECIO_ERR_ARG;
 }
 static recio_err recio__it_switch(recio_iter *it) { (void)it; return RECIO_OK; }
@@ -13860,7 +14256,7 @@ static recio_err recio__it_restart_workers(recio_iter *it) {
 #ifdef RECIO_THREADS
     recio_err e;
     if (it->d.run.workers && (e = recio__it_pf_create(it)) != RECIO_OK)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "set_spec: cannot start the workers again"), it->sticky = e;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "set_spec: cannot start the workers again"), it->sticky = e;
 #else
     (void)it;
 #endif
@@ -13869,7 +14265,7 @@ static recio_err recio__it_restart_workers(recio_iter *it) {
 
 RECIODEF recio_err recio_iter_reset(recio_iter *it) {
     recio_err e = RECIO_OK, w;
-    char why[RECIO__ERRMSG];
+    char why[RECIO_ERRMSG_SIZE];
     int switching;
     if (!it) return RECIO_ERR_ARG;
     switching = it->next_tf != NULL;
@@ -13879,7 +14275,7 @@ RECIODEF recio_err recio_iter_reset(recio_iter *it) {
     recio__it_restart(it, 0, it->carry_next, it->ended ? it->ncarry_next : 0);
     it->ncarry_next = 0;
     if (switching && (w = recio__it_restart_workers(it)) != RECIO_OK) return w;
-    if (e != RECIO_OK) recio__fmt(it->errmsg, RECIO__ERRMSG, "%s", why); /* the restart cleared the switch's words */
+    if (e != RECIO_OK) recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s", why); /* the restart cleared the switch's words */
     return e;
 }
 
@@ -13908,19 +14304,19 @@ RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, 
 static recio_err recio__it_blob_check(recio_iter *it, const unsigned char *p, size_t size) {
     uint32_t n, v;
     if (size < 8 || recio_load_u32le(p) != RECIO__IT_MAGIC)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "not a recio iterator checkpoint (no RCIT magic)"), RECIO_ERR_FORMAT;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "not a recio iterator checkpoint (no RCIT magic)"), RECIO_ERR_FORMAT;
     if ((v = recio_load_u32le(p + 4)) != RECIO__IT_VERSION)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint of version %u: this recio reads version %u (save it again with this recio)", v, RECIO__IT_VERSION), RECIO_ERR_FORMAT;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "checkpoint of version %u: this recio reads version %u (save it again with this recio)", v, RECIO__IT_VERSION), RECIO_ERR_FORMAT;
     if (size < RECIO__IT_BLOB(0))
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is cut short: %U bytes, less than %U", (uint64_t)size, (uint64_t)RECIO__IT_BLOB(0)), RECIO_ERR_FORMAT;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "checkpoint is cut short: %U bytes, less than %U", (uint64_t)size, (uint64_t)RECIO__IT_BLOB(0)), RECIO_ERR_FORMAT;
     if ((uint64_t)size != 48 + 8 * (uint64_t)(n = recio_load_u32le(p + 36)))
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged: %U bytes, and its header says %U (48 + 8 per rolled-over record)", (uint64_t)size, 48 + 8 * (uint64_t)n), RECIO_ERR_FORMAT;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "checkpoint is damaged: %U bytes, and its header says %U (48 + 8 per rolled-over record)", (uint64_t)size, 48 + 8 * (uint64_t)n), RECIO_ERR_FORMAT;
     if (recio_load_u64le(p + size - 8) != recio_fnv1a64(RECIO_FNV1A_INIT, p, size - 8))
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged: its check sum does not match its bytes"), RECIO_ERR_FORMAT;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "checkpoint is damaged: its check sum does not match its bytes"), RECIO_ERR_FORMAT;
     if (n >= it->d.run.batch || recio_load_u32le(p + 32) > 1)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint is damaged: %u rolled-over records for a batch of %u", n, it->d.run.batch), RECIO_ERR_FORMAT;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "checkpoint is damaged: %u rolled-over records for a batch of %u", n, it->d.run.batch), RECIO_ERR_FORMAT;
     if (recio_load_u64le(p + 8) != it->fingerprint)
-        return recio__fmt(it->errmsg, RECIO__ERRMSG, "checkpoint was made with other options or files"), RECIO_ERR_ARG;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "checkpoint was made with other options or files"), RECIO_ERR_ARG;
     return RECIO_OK;
 }
 
@@ -13969,7 +14365,7 @@ RECIODEF void recio_iter_stats(recio_iter *it, recio_iter_info *info) {
     recio__fmt(info->cache.why, sizeof info->cache.why, "%s", it->cache.why);
 }
 
-RECIODEF uint64_t recio_batch_checksum(const recio_batch *b) {
+static uint64_t recio__batch_sum_bytes(const recio_batch *b) {
     const unsigned char *p = (const unsigned char *)b->data;
     size_t n = (size_t)(b->count + b->pad) * b->item_bytes, es = b->item.width ? recio_dtype_size(b->item.dtype) : 1, i, k;
     uint64_t h = RECIO_FNV1A_INIT;
@@ -13985,7 +14381,7 @@ RECIODEF uint64_t recio_batch_checksum(const recio_batch *b) {
     return h;
 }
 
-RECIODEF uint64_t recio_batch_checksum_fast(const recio_batch *b) {
+static uint64_t recio__batch_sum_items(const recio_batch *b) {
     size_t es = b->item.width ? recio_dtype_size(b->item.dtype) : 1;
     uint64_t h = RECIO_FNV1A_INIT;
     const recio__kern *kn = b->sums ? NULL : recio__kern_pick();
@@ -13996,6 +14392,10 @@ RECIODEF uint64_t recio_batch_checksum_fast(const recio_batch *b) {
         h = recio_fnv1a64(h, le, 8);
     }
     return h;
+}
+
+RECIODEF uint64_t recio_batch_checksum(const recio_batch *b, recio_batch_sum kind) {
+    return kind == RECIO_SUM_ITEMS ? recio__batch_sum_items(b) : recio__batch_sum_bytes(b);
 }
 
 #ifdef __cplusplus

@@ -105,19 +105,19 @@ int main() {
 
     auto apply = [&](recio_transform *t, const recio_image *in, uint64_t seed) {
         recio_image out = recio_image_wrap(tensor.data(), 224, 224, 3, RECIO_F32, RECIO_CHW, 0);
-        if (recio_transform_apply_scratch(t, in, &out, seed, scratch.data(), scratch.size()) != RECIO_OK) std::abort();
+        recio_apply_desc d = {};
+        d.image = in, d.out = &out, d.seed = seed, d.scratch = scratch.data(), d.scratch_size = scratch.size();
+        if (recio_transform_apply_desc(t, &d) != RECIO_OK) std::abort();
     };
     auto resize_short = [&](int i, recio_filter f) {
-        int w, h;
-        recio_resize_short_size(pixels[i].width, pixels[i].height, 256, &w, &h);
+        cv::Size sz = cv_short_size(pixels[i].width, pixels[i].height, 256);
+        int w = sz.width, h = sz.height;
         recio_image out = recio_image_wrap(resized.data(), w, h, 3, RECIO_U8, RECIO_HWC, 0);
         if (recio_image_resize(&pixels[i], &out, w, h, f) != RECIO_OK) std::abort();
     };
     auto cv_resize_short = [&](int i, int mode) {
-        int w, h;
         cv::Mat r;
-        recio_resize_short_size(cvpixels[i].cols, cvpixels[i].rows, 256, &w, &h);
-        cv::resize(cvpixels[i], r, cv::Size(w, h), 0, 0, mode);
+        cv::resize(cvpixels[i], r, cv_short_size(cvpixels[i].cols, cvpixels[i].rows, 256), 0, 0, mode);
         sink = r.data[0];
     };
     auto decode = [&](int i, recio_image *img) { // stb_image, as recio decodes without RECIO_TURBOJPEG
@@ -149,17 +149,18 @@ int main() {
 
 #ifdef RECIO_BENCH_TURBO
     auto decode_tj = [&](int i, recio_image *img, int min_short) {
-        if (recio_image_decode_scaled(img, jpegs[i].data(), jpegs[i].size(), 3, min_short, NULL, 0) != RECIO_OK) std::abort();
+        recio_decode_desc d = {};
+        d.bytes = jpegs[i].data(), d.size = jpegs[i].size(), d.channels = 3, d.min_short = min_short;
+        if (recio_image_decode_desc(img, &d) != RECIO_OK) std::abort();
     };
     pair([&](int i, int) { recio_image img; decode_tj(i, &img, 0); recio_image_free(&img); }, [&](int i, int) { sink = cv_decode(i).data[0]; }, 3, &a, &b);
     line("JPEG decode, RECIO_TURBOJPEG full size", a, b);
-    recio_encoded_desc ed = {};
-    ed.channels = 3;
-    ed.scratch = scratch.data();
-    ed.scratch_size = scratch.size();
     auto apply_encoded = [&](recio_transform *t, int i, uint64_t seed) {
         recio_image out = recio_image_wrap(tensor.data(), 224, 224, 3, RECIO_F32, RECIO_CHW, 0);
-        if (recio_transform_apply_encoded(t, jpegs[i].data(), jpegs[i].size(), &out, seed, &ed, NULL, 0) != RECIO_OK) std::abort();
+        recio_apply_desc ed = {};
+        ed.bytes = jpegs[i].data(), ed.size = jpegs[i].size(), ed.channels = 3, ed.out = &out, ed.seed = seed;
+        ed.scratch = scratch.data(), ed.scratch_size = scratch.size();
+        if (recio_transform_apply_desc(t, &ed) != RECIO_OK) std::abort();
     };
     pair([&](int i, int) { apply_encoded(eval, i, 0); }, [&](int i, int) { cv_eval(cv_decode(i)); }, 3, &a, &b);
     line("eval chain, RECIO_TURBOJPEG window + DCT scale (LINEAR, no AA)", a, b);

@@ -59,6 +59,7 @@ static double eager_chain(const recio_transform *t) {
     recio_record rec;
     recio_irecord ir;
     recio_image img, out;
+    recio_apply_desc ad;
     size_t n = 0, scratch_size = 0;
     void *scratch = NULL;
     float *buf = (float *)malloc(3 * 224 * 224 * sizeof(float));
@@ -72,7 +73,9 @@ static double eager_chain(const recio_transform *t) {
             scratch_size = recio_transform_scratch_size(t, img.width, img.height, 3);
             scratch = realloc(scratch, scratch_size);
         }
-        if (recio_transform_apply_scratch(t, &img, &out, recio_seed_for(1, 0, rec.offset), scratch, scratch_size)) exit(1);
+        memset(&ad, 0, sizeof ad);
+        ad.image = &img, ad.out = &out, ad.seed = recio_seed_for(1, 0, rec.offset), ad.scratch = scratch, ad.scratch_size = scratch_size;
+        if (recio_transform_apply_desc(t, &ad)) exit(1);
         recio_image_free(&img);
         n++;
     }

@@ -19,7 +19,7 @@ static inline cv::Mat cv_decode(const unsigned char *jpeg, size_t n) {
     return cv::imdecode(buf, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION);
 }
 
-// shorter side to s, the longer floor(long * s / short): recio_resize_short_size, im2rec's rule
+// shorter side to s, the longer floor(long * s / short): resize_short(S), im2rec's rule
 static inline cv::Size cv_short_size(int w, int h, int s) {
     if (w <= h) return cv::Size(s, (int)((long long)h * s / w));
     return cv::Size((int)((long long)w * s / h), s);

@@ -98,7 +98,7 @@ static void bv_records_close(void *r) { recio_reader_close((recio_reader *)r); }
 static int bv_decode(const void *bytes, size_t n, unsigned char **px, int *w, int *h) {
     recio_image img;
     memset(&img, 0, sizeof img);
-    if (recio_image_decode_scaled(&img, bytes, n, 3, 0, NULL, 0) != RECIO_OK) return -1;
+    if (recio_image_decode(&img, bytes, n, 3) != RECIO_OK) return -1;
     *px = (unsigned char *)img.owned;
     *w = img.width;
     *h = img.height;
@@ -134,7 +134,10 @@ static int bv_transform_apply(void *th, const unsigned char *px, int w, int h, f
         if (!(t->scratch = malloc(need))) return -1;
         t->size = need;
     }
-    return recio_transform_apply_scratch(t->t, &in, &o, seed, t->scratch, t->size) == RECIO_OK ? 0 : -1;
+    recio_apply_desc d;
+    memset(&d, 0, sizeof d);
+    d.image = &in, d.out = &o, d.seed = seed, d.scratch = t->scratch, d.scratch_size = t->size;
+    return recio_transform_apply_desc(t->t, &d) == RECIO_OK ? 0 : -1;
 }
 
 static void bv_transform_free(void *th) {
@@ -151,6 +154,12 @@ static int bv_resize(const unsigned char *px, int w, int h, unsigned char *out, 
     return recio_image_resize(&in, &o, ow, oh, RECIO_LINEAR) == RECIO_OK ? 0 : -1;
 }
 
+/* Shorter side to s, the other floor(long * s / short): resize_short's rule (im2rec's). */
+static void bv_short_size(int w, int h, int s, int *ow, int *oh) {
+    if (w <= h) *ow = s, *oh = (int)((int64_t)h * s / w);
+    else *oh = s, *ow = (int)((int64_t)w * s / h);
+}
+
 const bench_variant BV_CAT(bench_variant_, BENCH_VARIANT) = {
     BV_STR(BENCH_VARIANT),
 #ifdef RECIO_TURBOJPEG
@@ -160,4 +169,4 @@ const bench_variant BV_CAT(bench_variant_, BENCH_VARIANT) = {
 #endif
     bv_kernels,
     bv_iter_epoch, bv_records_open, bv_records_next, bv_records_close, bv_decode, bv_free_pixels,
-    bv_transform_new, bv_transform_apply, bv_transform_free, bv_resize, recio_checksum, recio_resize_short_size};
+    bv_transform_new, bv_transform_apply, bv_transform_free, bv_resize, recio_checksum, bv_short_size};

@@ -34,7 +34,7 @@ typedef struct bench_variant {
     int (*decode)(const void *bytes, size_t n, unsigned char **px, int *w, int *h);
     void (*free_pixels)(unsigned char *px);
     /* A transform spec ending in a 3x224x224 f32 CHW tensor, applied to decoded u8 RGB pixels into
-       `out` with recio_transform_apply_scratch (scratch kept in the handle, grown when needed). */
+       `out` with recio_transform_apply_desc (scratch kept in the handle, grown when needed). */
     void *(*transform_new)(const char *spec);
     int (*transform_apply)(void *t, const unsigned char *px, int w, int h, float *out, uint64_t seed);
     void (*transform_free)(void *t);

@@ -1,6 +1,6 @@
 /* Inference preprocessing on a board without an OS (Cortex-M4 in `make freestanding`): a JPEG held
    in a const array (as in flash), every byte recio and stb need taken from one fixed arena, and the
-   model's input tensor a static array. recio_transform_apply_encoded decodes and runs
+   model's input tensor a static array. recio_transform_apply_desc (encoded bytes in) decodes and runs
    "resize_short(72) center_crop(64) normalize(imagenet) chw" straight into the tensor.
    After setup nothing is allocated from a heap: the heap hooks below count their calls and fail,
    and the arena goes back to its mark after every frame. Prints "board_infer: N passed, N failed"
@@ -52,9 +52,9 @@ int main(void) {
     arena a = {arena_mem, 0, 0, 0, ARENA_BYTES, 0};
     recio_transform_desc td;
     recio_transform *t = 0;
-    recio_encoded_desc ed;
+    recio_apply_desc ad;
     recio_image out;
-    char msg[128];
+    char msg[RECIO_ERRMSG_SIZE];
     size_t mark;
     uint64_t first = 0;
     int frame, passed = 0, failed = 0;
@@ -65,22 +65,23 @@ int main(void) {
     td.alloc.alloc = arena_alloc;
     td.alloc.free = arena_free;
     td.alloc.user = &a;
-    if (recio_transform_parse_ex(&t, "resize_short(72) center_crop(64) normalize(imagenet) chw", &td, msg, sizeof msg)) {
+    td.errmsg = msg;
+    if (recio_transform_parse_desc(&t, "resize_short(72) center_crop(64) normalize(imagenet) chw", &td)) {
         printf("board_infer: %s\nboard_infer: 0 passed, 1 failed\n", msg);
         return 1;
     }
-    memset(&ed, 0, sizeof ed);
-    ed.channels = 3;
-    ed.scratch_size = recio_transform_scratch_size(t, 128, 96, 3);
-    ed.scratch = arena_alloc(ed.scratch_size, &a);
     out = recio_image_wrap(tensor, 64, 64, 3, RECIO_F32, RECIO_CHW, 0);
+    memset(&ad, 0, sizeof ad);
+    ad.bytes = board_jpeg, ad.size = sizeof board_jpeg, ad.channels = 3, ad.out = &out, ad.errmsg = msg;
+    ad.scratch_size = recio_transform_scratch_size(t, 128, 96, 3);
+    ad.scratch = arena_alloc(ad.scratch_size, &a);
     mark = a.top;
     setup_heap = heap_calls;
 
     /* frames: decode + transform into the tensor; the arena returns to the mark each time */
     for (frame = 0; frame < 3; frame++) {
         unsigned long calls = a.calls;
-        recio_err e = recio_transform_apply_encoded(t, board_jpeg, sizeof board_jpeg, &out, 0, &ed, msg, sizeof msg);
+        recio_err e = recio_transform_apply_desc(t, &ad);
         uint64_t sum = recio_checksum(tensor, sizeof tensor, 4);
         int ok = e == RECIO_OK && (frame == 0 || sum == first);
         if (frame == 0) first = sum;

@@ -29,16 +29,17 @@ int main(int argc, char **argv) {
         size_t n = 0;
         unsigned char *jpeg = slurp(argv[i], &n);
         recio_image out = recio_image_wrap(tensor, 224, 224, 3, RECIO_F32, RECIO_CHW, 0);
-        recio_encoded_desc d = {0};
-        char why[256] = "cannot read the file";
+        recio_apply_desc d = {0};
+        char why[RECIO_ERRMSG_SIZE] = "cannot read the file";
         int w = 0, h = 0;
         recio_err e = RECIO_ERR_IO;
-        d.channels = 3;
+        d.bytes = jpeg, d.size = n, d.channels = 3, d.out = &out;
         if (jpeg && recio_image_info(jpeg, n, &w, &h, NULL) == RECIO_OK && recio_transform_scratch_size(t, w, h, 3) <= sizeof scratch) {
             d.scratch = scratch; /* else NULL: recio allocates for this unusually large image */
             d.scratch_size = sizeof scratch;
         }
-        if (jpeg) e = recio_transform_apply_encoded(t, jpeg, n, &out, 0, &d, why, sizeof why);
+        d.errmsg = why; /* set after the read: "" on success */
+        if (jpeg) e = recio_transform_apply_desc(t, &d);
         free(jpeg);
         if (e != RECIO_OK) {
             fprintf(stderr, "%s: %s\n", argv[i], why);

@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
     while ((e = recio_iter_next(it, &b)) == RECIO_OK) {
         if (batches++ == 0)
             printf("first batch: %u images of %dx%dx%d float, labels[0] = %g, checksum %016llx\n", b.count, b.item.channels,
-                   b.item.height, b.item.width, (double)b.labels[0], (unsigned long long)recio_batch_checksum(&b));
+                   b.item.height, b.item.width, (double)b.labels[0], (unsigned long long)recio_batch_checksum(&b, RECIO_SUM_BYTES));
         images += b.count; /* a real job would run the model on b.data here */
     }
     dt = now_s() - t0;

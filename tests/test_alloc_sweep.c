@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "test.h"
+#include "img_desc.h"
 #include "tmpdir.h"
 #include "image_write.h"
 #include <pthread.h>
@@ -218,7 +219,7 @@ static recio_err op_transform(void *user, recio_allocator a, char *msg, int *rig
     (void)user;
     memset(&d, 0, sizeof d);
     d.alloc = a;
-    e = recio_transform_parse_ex(&t, "random_apply(0.5, rotate(10)) resize(4,4) random_flip(0.5) brightness(0.2)", &d, msg,
+    e = t_parse_ex(&t, "random_apply(0.5, rotate(10)) resize(4,4) random_flip(0.5) brightness(0.2)", &d, msg,
                                  RECIO_ERRMSG_SIZE);
     if (e != RECIO_OK) return CHECK(t == NULL), e;
     for (k = 0; k < sizeof px; k++) px[k] = (unsigned char)(k * 13);

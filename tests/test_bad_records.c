@@ -143,7 +143,7 @@ static recio_err run_epochs(const char *uris, unsigned batch, unsigned workers, 
             r->count[r->batches] = b.count;
             r->pad[r->batches] = b.pad;
             for (i = 0; i < b.count + b.pad && i < 4; i++) r->ids[r->batches][i] = b.ids[i];
-            r->sums[r->batches++] = recio_batch_checksum(&b);
+            r->sums[r->batches++] = recio_batch_checksum(&b, RECIO_SUM_BYTES);
             r->skipped += b.skipped;
         }
         if (e != RECIO_END) break;

@@ -1,10 +1,11 @@
 /* Boxes and masks through the chain, checked against an independent model: solid rectangles, one
    per colour channel (so they may overlap), on a plain grey background; the spec runs on image +
    boxes + mask; then the rectangles are found again in the output image (pixels whose channel is
-   at least half on) and compared with the boxes recio_transform_apply_ex returns, and the mask's
+   at least half on) and compared with the boxes recio_transform_apply_desc returns, and the mask's
    labels with the image's flat regions. Over every geometric op, chains and policies, many seeds. */
 #include "recio.h"
 #include "test.h"
+#include "img_desc.h"
 #include "image_write.h"
 #include <math.h>
 #include <stdlib.h>
@@ -83,7 +84,7 @@ static recio_err run_spec(const char *spec, const scene *s, uint64_t seed, resul
     memset(&d, 0, sizeof d);
     d.boxes = s->obj, d.count = s->n, d.stride = 6, d.boxes_out = r->obj, d.count_out = &r->kept;
     d.mask = &s->mask, d.mask_out = &r->mask;
-    e = recio_transform_apply_ex(t, &s->img, &r->out, seed, &d);
+    e = t_apply_ex(t, &s->img, &r->out, seed, &d);
     /* the same seed gives the same image with and without boxes and mask (but the SSD crop's draw
        reads the boxes: without them the whole image is its one box) */
     if (e == RECIO_OK && !strstr(spec, "bbox") && recio_transform_apply(t, &s->img, &plain, seed) == RECIO_OK)
@@ -326,8 +327,8 @@ static void test_bbox_crop_meets_constraint(void) {
                 }
                 memset(&d, 0, sizeof d);
                 d.boxes = obj, d.count = n, d.boxes_out = got, d.count_out = &kept;
-                CHECK(recio_transform_apply_ex(t, &in, &out, (uint64_t)seed, &d) == RECIO_OK);
-                CHECK(recio_transform_apply_ex(t, &in, &again, (uint64_t)seed, &d) == RECIO_OK);
+                CHECK(t_apply_ex(t, &in, &out, (uint64_t)seed, &d) == RECIO_OK);
+                CHECK(t_apply_ex(t, &in, &again, (uint64_t)seed, &d) == RECIO_OK);
                 CHECK(same_pixels(&out, &again));
                 if (!crop_of(&out, c)) {
                     bad++;
@@ -403,7 +404,7 @@ static void test_bbox_crop_fallback(void) {
         memset(&d, 0, sizeof d);
         kept = -1;
         d.boxes = obj, d.count = 1, d.boxes_out = got, d.count_out = &kept;
-        CHECK(recio_transform_apply_ex(t, &in, &out, (uint64_t)seed, &d) == RECIO_OK);
+        CHECK(t_apply_ex(t, &in, &out, (uint64_t)seed, &d) == RECIO_OK);
         CHECK(crop_of(&out, c) && c[0] == 0 && c[1] == 0 && c[2] == 100 && c[3] == 100);
         CHECK(kept == 1 && memcmp(got, obj, sizeof obj) == 0);
         recio_image_free(&out);
@@ -440,7 +441,7 @@ static void test_mask_labels_never_blended(void) {
             memset(&d, 0, sizeof d);
             d.mask = &mask, d.mask_out = &m;
             CHECK(recio_transform_parse(&t, specs[i]) == RECIO_OK);
-            CHECK(recio_transform_apply_ex(t, &img, &out, (uint64_t)seed, &d) == RECIO_OK);
+            CHECK(t_apply_ex(t, &img, &out, (uint64_t)seed, &d) == RECIO_OK);
             for (y = 0; y < m.height; y++)
                 for (x = 0; x < m.width; x++) {
                     unsigned char v = ((unsigned char *)m.data)[(size_t)y * m.stride + (size_t)x];
@@ -469,7 +470,7 @@ static void test_drop_and_clip(void) {
     CHECK(recio_transform_parse(&t, "crop(21,0,79,100)") == RECIO_OK); /* box 1's centre x = 20: out */
     memset(&d, 0, sizeof d);
     d.boxes = obj, d.count = 2, d.boxes_out = obj, d.count_out = &kept;
-    CHECK(recio_transform_apply_ex(t, &in, &out, 0, &d) == RECIO_OK);
+    CHECK(t_apply_ex(t, &in, &out, 0, &d) == RECIO_OK);
     CHECK_EQ_INT(kept, 1);
     CHECK(obj[0] == 2 && obj[1] == 0 && fabsf(obj[3] - 41.0f / 79) < 1e-6f && fabsf(obj[2] - 0.5f) < 1e-6f);
     recio_image_free(&out);
@@ -477,7 +478,7 @@ static void test_drop_and_clip(void) {
     CHECK(recio_transform_parse(&t, "crop(19,0,81,100)") == RECIO_OK); /* centre x = 20 - 19 = 1: in, clipped at 0 */
     obj[0] = 1, obj[1] = 0.1f, obj[2] = 0.1f, obj[3] = 0.3f, obj[4] = 0.3f;
     kept = -1;
-    CHECK(recio_transform_apply_ex(t, &in, &out, 0, &d) == RECIO_OK);
+    CHECK(t_apply_ex(t, &in, &out, 0, &d) == RECIO_OK);
     CHECK_EQ_INT(kept, 2); /* box 2 (centre 41 - 19) stays too */
     CHECK(obj[0] == 1 && obj[1] == 0 && fabsf(obj[3] - 11.0f / 81) < 1e-6f && obj[5] == 2);
     recio_image_free(&out);
@@ -503,8 +504,8 @@ static void test_invalid_boxes_refused(void) {
     for (i = 0; i < 6; i++) {
         float two[10];
         memcpy(two, ok, 5 * sizeof(float)), memcpy(two + 5, bad[i], 5 * sizeof(float));
-        CHECK(recio_boxes_check(bad[i], 1, 5, &at, msg, sizeof msg) == RECIO_ERR_ARG && at == 0 && strcmp(msg, why[i]) == 0);
-        CHECK(recio_boxes_check(two, 2, 5, &at, msg, sizeof msg) == RECIO_ERR_ARG && at == 1 && strncmp(msg, "object 1: ", 10) == 0);
+        CHECK(t_boxes_check(bad[i], 1, 5, &at, msg, sizeof msg) == RECIO_ERR_ARG && at == 0 && strcmp(msg, why[i]) == 0);
+        CHECK(t_boxes_check(two, 2, 5, &at, msg, sizeof msg) == RECIO_ERR_ARG && at == 1 && strncmp(msg, "object 1: ", 10) == 0);
         for (k = 0; k < 5; k++) {
             recio_transform *t = NULL;
             recio_image o = {0};
@@ -512,16 +513,16 @@ static void test_invalid_boxes_refused(void) {
             memset(&d, 0, sizeof d);
             d.boxes = bad[i], d.count = 1, d.boxes_out = out, d.count_out = &kept;
             CHECK(recio_transform_parse(&t, specs[k]) == RECIO_OK);
-            CHECK_EQ_INT(recio_transform_apply_ex(t, &sc.img, &o, 3, &d), RECIO_ERR_ARG);
+            CHECK_EQ_INT(t_apply_ex(t, &sc.img, &o, 3, &d), RECIO_ERR_ARG);
             CHECK(o.data == NULL);
             recio_transform_free(t);
         }
     }
     /* a zero-area box is a box; the floats after the fifth are the object's own, never checked */
     ok[5] = nan_;
-    CHECK(recio_boxes_check(ok, 1, 6, &at, msg, sizeof msg) == RECIO_OK && at == -1 && msg[0] == 0);
-    CHECK(recio_boxes_check(ok, 1, 4, &at, NULL, 0) == RECIO_ERR_ARG);
-    CHECK(recio_boxes_check(NULL, 0, 0, NULL, NULL, 0) == RECIO_OK);
+    CHECK(t_boxes_check(ok, 1, 6, &at, msg, sizeof msg) == RECIO_OK && at == -1 && msg[0] == 0);
+    CHECK(t_boxes_check(ok, 1, 4, &at, NULL, 0) == RECIO_ERR_ARG);
+    CHECK(t_boxes_check(NULL, 0, 0, NULL, NULL, 0) == RECIO_OK);
     { /* the encoded path says which */
         t_mem_out png;
         recio_transform *t = NULL;
@@ -532,7 +533,7 @@ static void test_invalid_boxes_refused(void) {
         memset(&d, 0, sizeof d);
         d.boxes = bad[0], d.count = 1, d.boxes_out = out, d.count_out = &kept;
         CHECK(recio_transform_parse(&t, "flip") == RECIO_OK);
-        CHECK(recio_transform_apply_encoded_ex(t, png.b, (size_t)png.n, &o, 0, NULL, &d, msg, sizeof msg) == RECIO_ERR_ARG);
+        CHECK(t_apply_encoded_ex(t, png.b, (size_t)png.n, &o, 0, NULL, &d, msg, sizeof msg) == RECIO_ERR_ARG);
         CHECK(strcmp(msg, "transform: boxes: object 0: xmin is NaN") == 0);
         recio_transform_free(t);
     }
@@ -559,7 +560,7 @@ static void test_clip_without_geometry(void) {
         memset(&d, 0, sizeof d);
         d.boxes = &in[0][0], d.count = 4, d.boxes_out = out, d.count_out = &kept;
         CHECK(recio_transform_parse(&t, specs[k]) == RECIO_OK);
-        CHECK(recio_transform_apply_ex(t, &sc.img, &o, 0, &d) == RECIO_OK);
+        CHECK(t_apply_ex(t, &sc.img, &o, 0, &d) == RECIO_OK);
         CHECK_EQ_INT(kept, 2);
         for (i = 0; i < 2 && kept == 2; i++)
             for (j = 0; j < 5; j++)
@@ -582,21 +583,21 @@ static void test_mask_fill_and_args(void) {
     for (i = 0; i < 3; i++) {
         memset(&d, 0, sizeof d);
         d.mask = &s.mask, d.mask_out = &m, d.mask_fill = fills[i];
-        CHECK(recio_transform_apply_ex(t, &s.img, &out, 0, &d) == RECIO_OK);
+        CHECK(t_apply_ex(t, &s.img, &out, 0, &d) == RECIO_OK);
         CHECK(m.width == 44 && m.height == 34 && ((unsigned char *)m.data)[0] == want[i] && ((unsigned char *)m.data)[2 * m.stride + 2] == LABEL0);
         recio_image_free(&out);
         recio_image_free(&m);
     }
     memset(&d, 0, sizeof d);
-    CHECK(recio_transform_apply_ex(t, &s.img, &out, 0, &d) == RECIO_OK); /* zero desc: a plain apply */
+    CHECK(t_apply_ex(t, &s.img, &out, 0, &d) == RECIO_OK); /* zero desc: a plain apply */
     recio_image_free(&out);
     d.boxes = s.obj, d.count = 1; /* no boxes_out */
-    CHECK(recio_transform_apply_ex(t, &s.img, &out, 0, &d) == RECIO_ERR_ARG);
+    CHECK(t_apply_ex(t, &s.img, &out, 0, &d) == RECIO_ERR_ARG);
     d.boxes_out = o, d.count_out = &kept, d.stride = 4;
-    CHECK(recio_transform_apply_ex(t, &s.img, &out, 0, &d) == RECIO_ERR_ARG);
+    CHECK(t_apply_ex(t, &s.img, &out, 0, &d) == RECIO_ERR_ARG);
     memset(&d, 0, sizeof d);
     d.mask = &s.img, d.mask_out = &m; /* three channels */
-    CHECK(recio_transform_apply_ex(t, &s.img, &out, 0, &d) == RECIO_ERR_ARG);
+    CHECK(t_apply_ex(t, &s.img, &out, 0, &d) == RECIO_ERR_ARG);
     recio_transform_free(t);
     free_scene(&s);
 }
@@ -624,16 +625,16 @@ static void test_encoded_path(void) {
                 recio_transform *t = NULL;
                 recio_image oa = {0}, ob = {0}, ma = {0}, mb = {0};
                 recio_apply_desc d;
-                recio_encoded_desc ed;
+                t_enc ed;
                 memset(&d, 0, sizeof d);
                 memset(&ed, 0, sizeof ed);
                 d.boxes = obj, d.count = 3, d.mask = &mask;
                 d.boxes_out = a, d.count_out = &ka, d.mask_out = &ma;
                 CHECK(recio_transform_parse(&t, specs[i]) == RECIO_OK);
-                CHECK(recio_transform_apply_ex(t, &dec, &oa, (uint64_t)seed, &d) == RECIO_OK);
+                CHECK(t_apply_ex(t, &dec, &oa, (uint64_t)seed, &d) == RECIO_OK);
                 d.boxes_out = b, d.count_out = &kb, d.mask_out = &mb;
                 ed.full_scale = !scale;
-                CHECK(recio_transform_apply_encoded_ex(t, jpg, n, &ob, (uint64_t)seed, &ed, &d, NULL, 0) == RECIO_OK);
+                CHECK(t_apply_encoded_ex(t, jpg, n, &ob, (uint64_t)seed, &ed, &d, NULL, 0) == RECIO_OK);
                 if (ka != kb || memcmp(a, b, sizeof(float) * 5 * (size_t)(ka > 0 ? ka : 0)) != 0 || !same_pixels(&ma, &mb) ||
                     (!scale && !same_pixels(&oa, &ob)))
                     fprintf(stderr, "  '%s' seed %d%s: the encoded path differs\n", specs[i], seed, scale ? " (DCT-scaled)" : ""), CHECK(0);

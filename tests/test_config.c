@@ -14,6 +14,7 @@ static void t_free(void *p) { if (p) t_frees++, t_live--; free(p); }
 #include "recio.h"
 #include "test.h"
 #include "rec_util.h"
+#include "img_desc.h"
 
 static void test_no_stdio_roundtrip_with_counted_allocations(void) {
     recio_buffer out;
@@ -99,11 +100,11 @@ static void test_stb_allocates_through_the_desc_allocator(void) {
     td.alloc.alloc = a_alloc;
     td.alloc.free = a_free;
     td.alloc.user = &a;
-    CHECK(recio_transform_parse_ex(&t, "resize_short(64) center_crop(56) normalize(imagenet) chw", &td, NULL, 0) == RECIO_OK);
+    CHECK(t_parse_ex(&t, "resize_short(64) center_crop(56) normalize(imagenet) chw", &td, NULL, 0) == RECIO_OK);
     before = t_allocs;
     a.calls = 0;
     out = recio_image_wrap(tensor, 56, 56, 3, RECIO_F32, RECIO_CHW, 0);
-    CHECK(recio_transform_apply_encoded(t, png, n, &out, 1, NULL, NULL, 0) == RECIO_OK);
+    CHECK(t_apply_encoded(t, png, n, &out, 1, NULL, NULL, 0) == RECIO_OK);
     CHECK_EQ_INT(t_allocs - before, 0); /* nothing through RECIO_MALLOC */
     CHECK(a.calls >= 5);                /* stb's buffers, the pixels, the scratch */
     recio_transform_free(t);

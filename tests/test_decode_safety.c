@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "test.h"
+#include "img_desc.h"
 #include "cli_util.h"
 #include <sys/wait.h>
 
@@ -20,7 +21,7 @@ static const char hdr50[] = "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 1 +X 8\n\x
 
 static int decode_msg(const unsigned char *b, size_t n, char *msg, size_t cap) {
     recio_image img = {0};
-    recio_err e = recio_image_decode_ex(&img, b, n, 0, msg, cap);
+    recio_err e = t_decode_ex(&img, b, n, 0, msg, cap);
     if (e == RECIO_OK) recio_image_free(&img);
     return (int)e;
 }
@@ -30,6 +31,14 @@ static int refused(const unsigned char *b, size_t n, const char *want) {
     int e = decode_msg(b, n, msg, sizeof msg);
     if (e != RECIO_ERR_DECODE || !strstr(msg, want)) fprintf(stderr, "  got %d '%s', want '%s'\n", e, msg, want);
     return e == RECIO_ERR_DECODE && strstr(msg, want) != NULL;
+}
+
+/* Over RECIO_MAX_PIXELS: a limit (RECIO_ERR_LIMIT), not damage, refused before any allocation. */
+static int limited(const unsigned char *b, size_t n, const char *want) {
+    char msg[256] = "";
+    int e = decode_msg(b, n, msg, sizeof msg);
+    if (e != RECIO_ERR_LIMIT || !strstr(msg, want)) fprintf(stderr, "  got %d '%s', want LIMIT '%s'\n", e, msg, want);
+    return e == RECIO_ERR_LIMIT && strstr(msg, want) != NULL;
 }
 
 static void test_unsupported_formats(void) {
@@ -50,7 +59,7 @@ static void test_unsupported_formats(void) {
         recio_transform *t = NULL;
         char msg[256] = "";
         CHECK(recio_transform_parse(&t, "resize(8,8)") == RECIO_OK);
-        CHECK(recio_transform_apply_encoded(t, hdr50, 50, &img, 0, NULL, msg, sizeof msg) == RECIO_ERR_DECODE);
+        CHECK(t_apply_encoded(t, hdr50, 50, &img, 0, NULL, msg, sizeof msg) == RECIO_ERR_DECODE);
         CHECK(strstr(msg, "unsupported image format") != NULL);
         recio_transform_free(t);
     }
@@ -81,7 +90,6 @@ static void test_bmp(void) {
     size_t n = make_bmp(b, 5, 3), k;
     int x, y, good = 1;
     recio_image img = {0};
-    char msg[256];
     CHECK(make_bmp(c, 5, -3) == n);
     CHECK(recio_image_decode(&img, c, n, 3) == RECIO_OK && img.width == 5 && img.height == 3); /* top down */
     for (y = 0; y < 3 && img.data; y++)
@@ -103,7 +111,7 @@ static void test_bmp(void) {
     recio_store_u32le(c + 22, 16000);
     CHECK(refused(c, n, "needs 768000054 bytes"));
     recio_store_u32le(c + 22, 0x80000000u);
-    CHECK(decode_msg(c, n, msg, sizeof msg) == RECIO_ERR_DECODE);
+    CHECK(limited(c, n, "more than RECIO_MAX_PIXELS"));
 }
 
 static uint32_t be32(const unsigned char *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
@@ -132,7 +140,7 @@ static void test_png(void) {
     recio_image_free(&e);
     memcpy(c, b, n); /* 65535^2: the limit, named */
     memcpy(c + 16, "\0\0\xff\xff\0\0\xff\xff", 8);
-    CHECK(refused(c, n, "65535x65535 PNG is more than RECIO_MAX_PIXELS"));
+    CHECK(limited(c, n, "65535x65535 PNG is more than RECIO_MAX_PIXELS"));
     memcpy(c + 16, "\0\0\x27\x10\0\0\x27\x10", 8); /* 10000^2 RGBA (400 MB) from 80 KB: a lie */
     CHECK(refused(c, n, "cannot fit"));
     CHECK(decode_msg(c, 20, msg, sizeof msg) == RECIO_ERR_DECODE);
@@ -160,11 +168,11 @@ static void test_jpeg(void) {
     memcpy(c + at + 5, "\x40\x00\x40\x00", 4);
     CHECK(refused(c, n, "cannot fit"));
     CHECK(recio_transform_parse(&t, "random_resized_crop(32)") == RECIO_OK);
-    CHECK(recio_transform_apply_encoded(t, c, n, &img, 1, NULL, msg, sizeof msg) == RECIO_ERR_DECODE);
+    CHECK(t_apply_encoded(t, c, n, &img, 1, NULL, msg, sizeof msg) == RECIO_ERR_DECODE);
     CHECK(strstr(msg, "cannot fit") != NULL);
     for (k = 3; k < 10; k += 3) { /* cut short: an error from both decoders, never grey */
         CHECK(decode_msg(b, n * k / 10, msg, sizeof msg) == RECIO_ERR_DECODE);
-        CHECK(recio_transform_apply_encoded(t, b, n * k / 10, &img, 1, NULL, msg, sizeof msg) == RECIO_ERR_DECODE);
+        CHECK(t_apply_encoded(t, b, n * k / 10, &img, 1, NULL, msg, sizeof msg) == RECIO_ERR_DECODE);
     }
     c = (unsigned char *)realloc(c, n + 1); /* stb's JPEG decoder in every build (a fill byte first) */
     c[0] = 0xff;
@@ -196,7 +204,7 @@ static void test_jpeg_marker_in_scan(void) {
         c[0] = 0xff;
         memcpy(c + 1, b, n);
         c[1 + m] = 0xff, c[2 + m] = (unsigned char)(k & 1 ? 0xd9 : 0xc4);
-        e = recio_image_decode_ex(&img, c, n + 1, 3, msg, sizeof msg);
+        e = t_decode_ex(&img, c, n + 1, 3, msg, sizeof msg);
         CHECK(e == RECIO_ERR_DECODE); /* the scan stops at the marker: stb alone would fill it with zeros */
         if (e == RECIO_OK) recio_image_free(&img);
 #ifdef RECIO_TURBOJPEG
@@ -235,7 +243,7 @@ static void test_jpeg_scan_cut_then_marker(void) {
             memcpy(c + 1, b, p);
             c[1 + p] = 0xff, c[2 + p] = 0xd9;
             cuts++;
-            if (recio_image_decode_ex(&img, c, p + 3, 3, msg, sizeof msg) == RECIO_OK) {
+            if (t_decode_ex(&img, c, p + 3, 3, msg, sizeof msg) == RECIO_OK) {
                 if (bad++ < 3) printf("  %s cut at %zu of %zu: decoded\n", files[f], p, end);
                 recio_image_free(&img);
             }
@@ -271,12 +279,12 @@ static void test_jpeg_progressive_cut_then_marker(void) {
             for (end = data; end + 1 < n && !(b[end] == 0xff && b[end + 1] != 0 && (b[end + 1] < 0xd0 || b[end + 1] > 0xd7)); end++) {}
             memcpy(c + 1, b, end); /* the scans up to this one's end: sound */
             c[1 + end] = 0xff, c[2 + end] = 0xd9;
-            ends += recio_image_decode_ex(&whole, c, end + 3, 3, msg, sizeof msg) == RECIO_OK;
+            ends += t_decode_ex(&whole, c, end + 3, 3, msg, sizeof msg) == RECIO_OK;
             for (p = data + 1; whole.data && p < end; p++) {
                 recio_image img = {0};
                 memcpy(c + 1, b, p);
                 c[1 + p] = 0xff, c[2 + p] = 0xd9;
-                if (recio_image_decode_ex(&img, c, p + 3, 3, msg, sizeof msg) != RECIO_OK) {
+                if (t_decode_ex(&img, c, p + 3, 3, msg, sizeof msg) != RECIO_OK) {
                     refused++;
                     continue;
                 }
@@ -324,7 +332,7 @@ static void test_jpeg_shift34(void) {
     recio_err e;
     j[0] = 0xff; /* a fill byte: stb decodes it in every build */
     n = 1 + shift34_jpeg(j + 1);
-    e = recio_image_decode_ex(&img, j, n, 0, msg, sizeof msg);
+    e = t_decode_ex(&img, j, n, 0, msg, sizeof msg);
     CHECK(e == RECIO_ERR_DECODE && strstr(msg, "truncated JPEG") != NULL);
     if (e == RECIO_OK) recio_image_free(&img);
 #ifdef RECIO_TURBOJPEG

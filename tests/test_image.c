@@ -4,6 +4,7 @@
    scripts are quoted next to their numbers. */
 #include "recio.h"
 #include "test.h"
+#include "img_desc.h"
 #include <math.h>
 
 static recio_image gray_from(const int *v, int w, int h) {
@@ -121,13 +122,25 @@ static void test_resize_matches_opencv(void) {
     check_cv("tests/data/image/retina-cv-area-50x37.rgb", "tests/data/image/retina.png", 50, 37, RECIO_AREA, 1);
 }
 
+/* resize_short's size, without pixels: recio_transform_output_shape (recio_resize_short_size went). */
+static void resize_short_size(int w, int h, int s, int *ow, int *oh) {
+    char spec[64];
+    recio_transform *t = NULL;
+    recio_image shape;
+    *ow = *oh = -1;
+    snprintf(spec, sizeof spec, "resize_short(%d)", s);
+    if (recio_transform_parse(&t, spec) == RECIO_OK && recio_transform_output_shape(t, w, h, 3, &shape) == RECIO_OK)
+        *ow = shape.width, *oh = shape.height;
+    recio_transform_free(t);
+}
+
 static void test_resize_short_size(void) {
     int w, h;
-    recio_resize_short_size(500, 375, 256, &w, &h); /* floor(500*256/375) = floor(341.33) */
+    resize_short_size(500, 375, 256, &w, &h); /* floor(500*256/375) = floor(341.33) */
     CHECK(w == 341 && h == 256);
-    recio_resize_short_size(333, 500, 256, &w, &h); /* floor(500*256/333) = floor(384.38) */
+    resize_short_size(333, 500, 256, &w, &h); /* floor(500*256/333) = floor(384.38) */
     CHECK(w == 256 && h == 384);
-    recio_resize_short_size(300, 300, 224, &w, &h);
+    resize_short_size(300, 300, 224, &w, &h);
     CHECK(w == 224 && h == 224);
 }
 
@@ -331,7 +344,7 @@ static void test_rotate_pad(void) {
     CHECK(recio_image_crop(&in, &t, 1, 0, 3, 3) == RECIO_OK);
     CHECK(recio_image_rotate(&t, &f, 90, RECIO_BORDER_CONSTANT, 0) == RECIO_OK);
     CHECK(recio_image_get(&f, 0, 0, 0) == recio_image_get(&t, 2, 0, 0) && recio_image_get(&f, 2, 0, 0) == recio_image_get(&t, 2, 2, 0));
-    CHECK(recio_image_pad(&in, &p, 2, 7) == RECIO_OK && p.width == 9 && p.height == 7);
+    CHECK(recio_image_pad(&in, &p, 2, 2, 2, 2, 7) == RECIO_OK && p.width == 9 && p.height == 7);
     CHECK(recio_image_get(&p, 0, 0, 0) == 7 && recio_image_get(&p, 8, 6, 2) == 7 && recio_image_get(&p, 1, 3, 1) == 7);
     CHECK(recio_image_get(&p, 2, 2, 1) == recio_image_get(&in, 0, 0, 1) && recio_image_get(&p, 6, 4, 2) == recio_image_get(&in, 4, 2, 2));
     recio_image_free(&in);
@@ -435,7 +448,7 @@ static void test_decode_errors(void) {
     static const unsigned char junk[16] = "not an image!!!";
     char msg[128];
     recio_image img = {0};
-    CHECK(recio_image_decode_ex(&img, junk, sizeof junk, 3, msg, sizeof msg) == RECIO_ERR_DECODE);
+    CHECK(t_decode_ex(&img, junk, sizeof junk, 3, msg, sizeof msg) == RECIO_ERR_DECODE);
     CHECK(strncmp(msg, "decode: ", 8) == 0 && strlen(msg) > 9);
     CHECK(img.data == NULL);
     CHECK(recio_image_decode(&img, junk, sizeof junk, 2) == RECIO_ERR_ARG);
@@ -452,7 +465,7 @@ static void test_decode_huge_header(void) {
     CHECK(b && n > 24);
     if (!b) return;
     memcpy(b + 16, "\0\0\x4e\x20\0\0\x4e\x20", 8);
-    CHECK(recio_image_decode_ex(&img, b, n, 3, msg, sizeof msg) == RECIO_ERR_DECODE);
+    CHECK(t_decode_ex(&img, b, n, 3, msg, sizeof msg) == RECIO_ERR_LIMIT); /* a limit, not damage */
     CHECK(strstr(msg, "20000x20000 PNG is more than RECIO_MAX_PIXELS") != NULL);
     free(b);
 }
@@ -474,7 +487,7 @@ static size_t find_marker(const unsigned char *b, size_t n, unsigned char m) {
 static void expect_bad_huffman(const unsigned char *b, size_t n, const char *what) {
     char msg[128] = "";
     recio_image img = {0};
-    recio_err e = recio_image_decode_ex(&img, b, n, 3, msg, sizeof msg);
+    recio_err e = t_decode_ex(&img, b, n, 3, msg, sizeof msg);
 #ifdef RECIO_TURBOJPEG /* libjpeg-turbo decodes JPEG and refuses these itself, in its own words */
     const char *want = "decode: ";
 #else
@@ -551,7 +564,7 @@ static void test_decode_damaged(void) {
                     d[(s >> 33) % n] ^= (unsigned char)(1u << ((s >> 20) & 7));
                 }
             }
-            e = recio_image_decode_ex(&img, d, len, 3, msg, sizeof msg);
+            e = t_decode_ex(&img, d, len, 3, msg, sizeof msg);
             if (e == RECIO_OK) {
                 ok++;
                 CHECK(img.width > 0 && img.height > 0 && img.channels == 3);

@@ -1,7 +1,12 @@
 /* Transform specs: parsing and its errors, seeded randomness, fused == op-by-op, caller memory,
    threads, and `recio apply`. Expected values by hand unless noted. */
+/* The implementation is included: the tests turn fusion off through the transform's struct
+   (recio_transform.fuse: a test hook, not public API) and read the policies' spec text. */
+#define RECIO_STATIC
+#define RECIO_IMPLEMENTATION
 #include "recio.h"
 #include "test.h"
+#include "img_desc.h"
 #include <math.h>
 #include <pthread.h>
 
@@ -20,7 +25,7 @@ static recio_image photo_img(const char *name) {
 static int parse_err(const char *spec, const char *want) {
     recio_transform *t = (recio_transform *)&t;
     char msg[256];
-    recio_err e = recio_transform_parse_ex(&t, spec, NULL, msg, sizeof msg);
+    recio_err e = t_parse_ex(&t, spec, NULL, msg, sizeof msg);
     if (e != RECIO_ERR_SPEC || t != NULL || strcmp(msg, want) != 0) {
         fprintf(stderr, "  spec \"%s\": got %d \"%s\", want \"%s\"\n", spec, (int)e, msg, want);
         return 0;
@@ -29,7 +34,8 @@ static int parse_err(const char *spec, const char *want) {
 }
 
 static void test_parse_errors(void) {
-    CHECK(parse_err("resize_short(256)     flipp", "spec:1:23: unknown op 'flipp'"));
+    CHECK(parse_err("resize_short(256)     flipp", "spec:1:23: unknown op 'flipp' (did you mean 'flip'?)"));
+    CHECK(parse_err("qqqqqq", "spec:1:1: unknown op 'qqqqqq'")); /* nothing near: no guess */
     CHECK(parse_err("flip\n  gray hue", "spec:2:11: hue: expected '(' and arguments"));
     CHECK(parse_err("resize(10)", "spec:1:1: resize: too few arguments"));
     CHECK(parse_err("resize(10,20,30)", "spec:1:14: resize: too many arguments"));
@@ -75,7 +81,7 @@ static void test_parse_every_op(void) {
     for (i = 0; ok[i]; i++) {
         recio_transform *t = NULL;
         char msg[256];
-        recio_err e = recio_transform_parse_ex(&t, ok[i], NULL, msg, sizeof msg);
+        recio_err e = t_parse_ex(&t, ok[i], NULL, msg, sizeof msg);
         if (i == 46) { /* "1e0" is not an op */
             CHECK(e == RECIO_ERR_SPEC);
             continue;
@@ -123,8 +129,10 @@ static recio_image run(const char *spec, const recio_image *in, uint64_t seed, i
     recio_transform_desc d;
     recio_image out = {0};
     memset(&d, 0, sizeof d);
-    d.no_fuse = !fuse;
-    if (recio_transform_parse_ex(&t, spec, &d, NULL, 0) == RECIO_OK) recio_transform_apply(t, in, &out, seed);
+    if (t_parse_ex(&t, spec, &d, NULL, 0) == RECIO_OK) {
+        t->fuse = fuse;
+        recio_transform_apply(t, in, &out, seed);
+    }
     recio_transform_free(t);
     return out;
 }
@@ -305,7 +313,7 @@ static void scratch_case(const char *file) {
         memset(&d, 0, sizeof d);
         d.alloc.alloc = count_alloc;
         d.alloc.free = count_free;
-        CHECK(recio_transform_parse_ex(&t, specs[i], &d, NULL, 0) == RECIO_OK);
+        CHECK(t_parse_ex(&t, specs[i], &d, NULL, 0) == RECIO_OK);
         CHECK(recio_transform_output_shape(t, in.width, in.height, 3, &shape) == RECIO_OK);
         CHECK(shape.layout == RECIO_CHW && shape.dtype == RECIO_F32 && shape.channels == 3);
         need = recio_transform_scratch_size(t, in.width, in.height, 3);
@@ -314,7 +322,7 @@ static void scratch_case(const char *file) {
         for (seed = 0; seed < 6; seed++) {
             out = recio_image_wrap(buf, shape.width, shape.height, 3, RECIO_F32, RECIO_CHW, 0);
             n_allocs = 0;
-            CHECK(recio_transform_apply_scratch(t, &in, &out, seed, scratch, need) == RECIO_OK);
+            CHECK(t_apply_scratch(t, &in, &out, seed, scratch, need) == RECIO_OK);
             CHECK_EQ_INT(n_allocs, 0);
             CHECK(out.data == buf);
             ref = run(specs[i], &in, seed, 1);
@@ -322,9 +330,9 @@ static void scratch_case(const char *file) {
             recio_image_free(&ref);
         }
         out = recio_image_wrap(buf, shape.width, shape.height, 3, RECIO_F32, RECIO_CHW, 0);
-        CHECK(recio_transform_apply_scratch(t, &in, &out, 0, scratch, 64) == RECIO_ERR_NOMEM);
+        CHECK(t_apply_scratch(t, &in, &out, 0, scratch, 64) == RECIO_ERR_SMALL);
         out = recio_image_wrap(buf, shape.width, shape.height, 3, RECIO_F32, RECIO_HWC, 0);
-        CHECK(recio_transform_apply_scratch(t, &in, &out, 0, scratch, need) == RECIO_ERR_ARG); /* wrong layout */
+        CHECK(t_apply_scratch(t, &in, &out, 0, scratch, need) == RECIO_ERR_ARG); /* wrong layout */
         free(scratch);
         free(buf);
         recio_transform_free(t);
@@ -333,7 +341,7 @@ static void scratch_case(const char *file) {
 }
 
 /* With caller scratch of recio_transform_scratch_size bytes and a wrapped output: no allocation,
-   the same numbers as the allocating path, and too little scratch is RECIO_ERR_NOMEM. */
+   the same numbers as the allocating path, and too little scratch is RECIO_ERR_SMALL. */
 static void test_scratch_zero_alloc(void) {
     scratch_case("chelsea-500x375.jpg");
     /* every op on 1.9 Mpx takes two CPU minutes under qemu's soft float: a cross run (RUN set) keeps
@@ -411,8 +419,8 @@ static void test_threads_share_transform(void) {
 
 static void test_autoaugment_preset(void) {
     recio_transform *t = NULL;
-    CHECK(strncmp(recio_autoaugment_imagenet(), "random_subpolicy(", 17) == 0);
-    CHECK(recio_transform_parse(&t, recio_autoaugment_imagenet()) == RECIO_OK);
+    CHECK(strncmp(recio__autoaugment_imagenet(), "random_subpolicy(", 17) == 0);
+    CHECK(recio_transform_parse(&t, recio__autoaugment_imagenet()) == RECIO_OK);
     recio_transform_free(t);
 }
 
@@ -450,7 +458,7 @@ static void test_cli_apply(void) {
     snprintf(cmd, sizeof cmd, "%s apply --spec 'center_crop(50) flip' tests/data/photos/retina-120x90.jpg build/test_apply.png 2>/dev/null", recio);
     CHECK(sh(cmd) == 0);
     b = t_slurp("build/test_apply.png", &n);
-    in = recio_image_shape(0, 0, 0, RECIO_U8, RECIO_HWC);
+    in = recio__image_shape(0, 0, 0, RECIO_U8, RECIO_HWC);
     CHECK(b && recio_image_decode(&in, b, n, 0) == RECIO_OK && in.width == 50 && in.height == 50);
     recio_image_free(&in);
     free(b);
@@ -480,7 +488,7 @@ static void test_scratch_too_small_says_need(void) {
     recio_transform *t = NULL;
     static float tensor[3 * 64 * 64];
     static unsigned char small[64];
-    recio_encoded_desc d;
+    t_enc d;
     char msg[256], want[128];
     recio_image out = recio_image_wrap(tensor, 64, 64, 3, RECIO_F32, RECIO_CHW, 0);
     memset(&d, 0, sizeof d);
@@ -489,7 +497,7 @@ static void test_scratch_too_small_says_need(void) {
         d.channels = 3, d.scratch = small, d.scratch_size = sizeof small;
         need = recio_transform_scratch_size(t, 256, 256, 3);
         snprintf(want, sizeof want, "transform: scratch too small: need %llu bytes, have 64", (unsigned long long)need);
-        CHECK(recio_transform_apply_encoded(t, b, n, &out, 0, &d, msg, sizeof msg) == RECIO_ERR_NOMEM);
+        CHECK(t_apply_encoded(t, b, n, &out, 0, &d, msg, sizeof msg) == RECIO_ERR_SMALL);
         CHECK(strcmp(msg, want) == 0);
     }
     recio_transform_free(t);

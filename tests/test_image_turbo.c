@@ -8,6 +8,7 @@
 #define RECIO_IMPLEMENTATION
 #include "recio.h"
 #include "test.h"
+#include "img_desc.h"
 
 static void test_decode_hint(void) {
     static const struct { const char *spec; int hint; } cases[] = {
@@ -17,7 +18,7 @@ static void test_decode_hint(void) {
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         recio_transform *t = NULL;
         CHECK(recio_transform_parse(&t, cases[i].spec) == RECIO_OK);
-        CHECK_EQ_INT(recio_transform_decode_hint(t), cases[i].hint);
+        CHECK_EQ_INT(recio__decode_hint(t), cases[i].hint);
         recio_transform_free(t);
     }
 }
@@ -67,14 +68,14 @@ static void test_turbo_dct_scaling(void) {
     unsigned char *hub = photo("hubble-1600x1200.jpg", &n), *che;
     size_t m;
     recio_image img = {0};
-    CHECK(recio_image_decode_scaled(&img, hub, n, 3, 256, NULL, 0) == RECIO_OK && img.width == 400 && img.height == 300);
+    CHECK(t_decode_scaled(&img, hub, n, 3, 256, NULL, 0) == RECIO_OK && img.width == 400 && img.height == 300);
     recio_image_free(&img);
-    CHECK(recio_image_decode_scaled(&img, hub, n, 3, 1200, NULL, 0) == RECIO_OK && img.width == 1600);
+    CHECK(t_decode_scaled(&img, hub, n, 3, 1200, NULL, 0) == RECIO_OK && img.width == 1600);
     recio_image_free(&img);
     che = photo("chelsea-500x375.jpg", &m);
-    CHECK(recio_image_decode_scaled(&img, che, m, 3, 256, NULL, 0) == RECIO_OK && img.width == 500 && img.height == 375);
+    CHECK(t_decode_scaled(&img, che, m, 3, 256, NULL, 0) == RECIO_OK && img.width == 500 && img.height == 375);
     recio_image_free(&img);
-    CHECK(recio_image_decode_scaled(&img, che, m, 3, 100, NULL, 0) == RECIO_OK && img.width == 250 && img.height == 188);
+    CHECK(t_decode_scaled(&img, che, m, 3, 100, NULL, 0) == RECIO_OK && img.width == 250 && img.height == 188);
     recio_image_free(&img);
     free(hub);
     free(che);
@@ -139,7 +140,7 @@ static void test_window_equals_full_decode(void) {
             recio_transform *t = NULL;
             CHECK(recio_transform_parse(&t, window_specs[s]) == RECIO_OK);
             for (seed = 0; seed < 6 && t; seed++) {
-                recio_encoded_desc d = {0};
+                t_enc d = {0};
                 recio_image full = {0}, a = {0}, b2 = {0};
                 recio_err e1, e2;
                 char msg[128];
@@ -148,7 +149,7 @@ static void test_window_equals_full_decode(void) {
                 d.full_scale = 1;
                 CHECK(recio_image_decode(&full, b, n, ch) == RECIO_OK);
                 e1 = recio_transform_apply(t, &full, &a, seed * 7919 + s);
-                e2 = recio_transform_apply_encoded(t, b, n, &b2, seed * 7919 + s, &d, msg, sizeof msg);
+                e2 = t_apply_encoded(t, b, n, &b2, seed * 7919 + s, &d, msg, sizeof msg);
                 cases++;
                 if (e1 != e2 || (e1 == RECIO_OK && !same_pixels(&a, &b2))) {
                     if (bad++ < 5) fprintf(stderr, "  %s, '%s', seed %d: %s vs %s\n", photos[i], window_specs[s], (int)seed,
@@ -174,7 +175,7 @@ static void test_window_equals_full_decode(void) {
 static void test_window_scaled_close(void) {
     size_t i, n, k;
     recio_transform *t = NULL, *area = NULL;
-    recio_encoded_desc d = {0};
+    t_enc d = {0};
     d.channels = 3;
     CHECK(recio_transform_parse(&t, "resize_short(256) center_crop(224)") == RECIO_OK);
     CHECK(recio_transform_parse(&area, "area resize_short(256) center_crop(224)") == RECIO_OK);
@@ -185,7 +186,7 @@ static void test_window_scaled_close(void) {
         if (!b) continue;
         CHECK(recio_image_decode(&full, b, n, 3) == RECIO_OK);
         CHECK(recio_transform_apply(area, &full, &a, 1) == RECIO_OK);
-        CHECK(recio_transform_apply_encoded(t, b, n, &s, 1, &d, NULL, 0) == RECIO_OK);
+        CHECK(t_apply_encoded(t, b, n, &s, 1, &d, NULL, 0) == RECIO_OK);
         CHECK(s.width == a.width && s.height == a.height && s.channels == 3);
         if (s.width == a.width && s.height == a.height && s.channels == 3)
             for (k = 0; k < (size_t)a.width * a.height * 3; k++) sum += abs((int)((unsigned char *)a.data)[k] - (int)((unsigned char *)s.data)[k]);
@@ -207,7 +208,7 @@ static void test_window_scratch(void) {
     unsigned char *b = photo("hubble-1600x1200.jpg", &n);
     recio_transform *t = NULL;
     static float tensor[3 * 224 * 224];
-    recio_encoded_desc d = {0};
+    t_enc d = {0};
     char msg[256], want[128];
     size_t need;
     CHECK(b && recio_transform_parse(&t, "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw") == RECIO_OK);
@@ -216,12 +217,12 @@ static void test_window_scratch(void) {
         d.channels = 3;
         d.scratch_size = recio_transform_scratch_size(t, 1600, 1200, 3);
         d.scratch = malloc(d.scratch_size);
-        CHECK(recio_transform_apply_encoded(t, b, n, &out, 5, &d, NULL, 0) == RECIO_OK && out.data == tensor);
+        CHECK(t_apply_encoded(t, b, n, &out, 5, &d, NULL, 0) == RECIO_OK && out.data == tensor);
         need = d.scratch_size;
-        d.scratch_size = 16; /* too small: NOMEM, as apply_scratch, and the words say how much it needs */
-        CHECK(recio_transform_apply_encoded(t, b, n, &out, 5, &d, NULL, 0) == RECIO_ERR_NOMEM);
+        d.scratch_size = 16; /* too small: RECIO_ERR_SMALL, as with an image in, and the words say how much it needs */
+        CHECK(t_apply_encoded(t, b, n, &out, 5, &d, NULL, 0) == RECIO_ERR_SMALL);
         snprintf(want, sizeof want, "transform: scratch too small: need %llu bytes, have 16", (unsigned long long)need);
-        CHECK(recio_transform_apply_encoded(t, b, n, &out, 5, &d, msg, sizeof msg) == RECIO_ERR_NOMEM);
+        CHECK(t_apply_encoded(t, b, n, &out, 5, &d, msg, sizeof msg) == RECIO_ERR_SMALL);
         CHECK(strcmp(msg, want) == 0);
         free(d.scratch);
     }
@@ -254,7 +255,7 @@ static void test_window_damaged(void) {
                     d[(s >> 33) % n] ^= (unsigned char)(1u << ((s >> 20) & 7));
                 }
             }
-            e = recio_transform_apply_encoded(t, d, len, &out, k, NULL, msg, sizeof msg);
+            e = t_apply_encoded(t, d, len, &out, k, NULL, msg, sizeof msg);
             if (e == RECIO_OK) CHECK(out.width == 64 && out.height == 64);
             else errors++, CHECK(strncmp(msg, "decode: ", 8) == 0 || strncmp(msg, "transform: ", 11) == 0);
             recio_image_free(&out);
@@ -321,8 +322,8 @@ static void test_iter_through_window(void) {
                     if (recio_reader_open(&r, rec) != RECIO_OK) break;
                     CHECK(recio_reader_seek(r, b.keys[k] & (((uint64_t)1 << 48) - 1)) == RECIO_OK);
                     CHECK(recio_reader_next(r, &rr) == RECIO_OK && recio_irecord_unpack(&ir, rr.data, rr.size) == RECIO_OK);
-                    CHECK(recio_transform_apply_encoded(t, ir.image, ir.image_size, &out, recio_seed_for(11, b.epoch, b.keys[k]),
-                                                        &(recio_encoded_desc){3, NULL, 0, 0}, NULL, 0) == RECIO_OK);
+                    CHECK(t_apply_encoded(t, ir.image, ir.image_size, &out, recio_seed_for(11, b.epoch, b.keys[k]),
+                                                        &(t_enc){3, NULL, 0, 0}, NULL, 0) == RECIO_OK);
                     CHECK(out.data && memcmp(out.data, (const unsigned char *)b.data + k * b.item_bytes, b.item_bytes) == 0);
                     recio_image_free(&out);
                     recio_reader_close(r);
@@ -355,7 +356,7 @@ static void test_turbo_damaged(void) {
             s = s * 6364136223846793005ULL + 1442695040888963407ULL;
             d[(s >> 33) % n] ^= (unsigned char)(1u << ((s >> 20) & 7));
         }
-        recio_err e = recio_image_decode_ex(&img, d, len, 3, msg, sizeof msg);
+        recio_err e = t_decode_ex(&img, d, len, 3, msg, sizeof msg);
         if (e == RECIO_OK) {
             CHECK(img.width > 0 && img.height > 0); /* a flipped bit may change the stored size */
             recio_image_free(&img);

@@ -11,6 +11,7 @@
 #define RECIO_IMPLEMENTATION
 #include "recio.h"
 #include "test.h"
+#include "img_desc.h"
 #include "iter_util.h"
 
 #define DIR "build/test_iter_cache"
@@ -313,8 +314,8 @@ static int fused_equals_split(const char *whole, const char *head, const char *t
         recio_image a, p, q;
         recio_err ea, ep, eq = RECIO_ERR_ARG;
         memset(&a, 0, sizeof a), memset(&p, 0, sizeof p), memset(&q, 0, sizeof q);
-        ea = recio_transform_apply_encoded(tw, jpg, n, &a, (uint64_t)s * 7919 + 1, NULL, NULL, 0);
-        ep = recio_transform_apply_encoded(th, jpg, n, &p, (uint64_t)s * 7919 + 1, NULL, NULL, 0);
+        ea = t_apply_encoded(tw, jpg, n, &a, (uint64_t)s * 7919 + 1, NULL, NULL, 0);
+        ep = t_apply_encoded(th, jpg, n, &p, (uint64_t)s * 7919 + 1, NULL, NULL, 0);
         if (ep == RECIO_OK) eq = recio_transform_apply(tt, &p, &q, (uint64_t)s * 7919 + 1);
         if (ea == RECIO_OK) {
             ++*ran;

@@ -3,11 +3,12 @@
    (dropped ones gone, the row padded), the mask into batch.masks. Expected boxes and masks are worked
    out by hand for flips, crops, resizes and pads of a 64x32 scene, on PNG records and on JPEG ones
    (whose crops the decoder plans); a random chain must give, item by item, what the eager
-   recio_transform_apply_ex gives for the item's seed (test_boxes checks that path against its
+   recio_transform_apply_desc gives for the item's seed (test_boxes checks that path against its
    rectangle model); 0 and 2 workers give the same bytes. */
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "test.h"
+#include "img_desc.h"
 #include "tmpdir.h"
 #include "image_write.h"
 #include <math.h>
@@ -208,7 +209,7 @@ static void test_random_matches_eager(void) {
                     memcpy(boxes, objs, sizeof objs);
                     ap.boxes = ap.boxes_out = boxes, ap.count = 3, ap.stride = 5, ap.count_out = &kept;
                     ap.mask = &mask, ap.mask_out = &mout;
-                    CHECK(recio_transform_apply_ex(t, &img, &out, recio_seed_for(d.source.seed, b.epoch, b.keys[i]), &ap) == RECIO_OK);
+                    CHECK(t_apply_ex(t, &img, &out, recio_seed_for(d.source.seed, b.epoch, b.keys[i]), &ap) == RECIO_OK);
                     {
                         int same = (unsigned)kept == b.objects[i] && (size_t)mout.width * mout.height == (size_t)b.item.width * b.item.height &&
                                    memcmp(mout.data, b.masks + (size_t)i * b.item.width * b.item.height, (size_t)mout.width * mout.height) == 0 &&

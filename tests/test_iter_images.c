@@ -56,8 +56,8 @@ static void test_center_crop_checksum(void) {
         CHECK_EQ_INT(b.item.dtype, RECIO_U8);
         CHECK_EQ_INT(b.item_bytes, 16 * 16 * 3);
         CHECK(iu_fnv(b.data, 2 * b.item_bytes) == SUM_CHELSEA_ROCKET);
-        CHECK(recio_batch_checksum(&b) == SUM_CHELSEA_ROCKET); /* u8: the bytes as they are */
-        CHECK(recio_batch_checksum_fast(&b) == iu_batch_checksum((const unsigned char *)b.data, 2, b.item_bytes));
+        CHECK(recio_batch_checksum(&b, RECIO_SUM_BYTES) == SUM_CHELSEA_ROCKET); /* u8: the bytes as they are */
+        CHECK(recio_batch_checksum(&b, RECIO_SUM_ITEMS) == iu_batch_checksum((const unsigned char *)b.data, 2, b.item_bytes));
         CHECK(b.sums == NULL); /* not asked for */
         CHECK(b.labels[0] == 0.0f && b.labels[1] == 1.0f);
         CHECK_EQ_INT(b.ids[1], 1001);
@@ -131,9 +131,9 @@ static void test_checksum_little_endian(void) {
     b.data = v;
     b.count = 2;
     b.item_bytes = 4;
-    b.item = recio_image_shape(1, 1, 1, RECIO_F32, RECIO_HWC);
-    CHECK(recio_batch_checksum(&b) == iu_fnv(le, 8));
-    CHECK(recio_batch_checksum_fast(&b) == iu_batch_checksum(le, 2, 4));
+    b.item = recio_image_wrap(NULL, 1, 1, 1, RECIO_F32, RECIO_HWC, 0);
+    CHECK(recio_batch_checksum(&b, RECIO_SUM_BYTES) == iu_fnv(le, 8));
+    CHECK(recio_batch_checksum(&b, RECIO_SUM_ITEMS) == iu_batch_checksum(le, 2, 4));
 }
 
 /* Items of several lane blocks plus a tail, in f32: the library's lanes (whatever kernel column
@@ -163,11 +163,11 @@ static void test_checksum_lanes_and_worker_sums(void) {
         n = (size_t)2 * b.item_bytes; /* 21*13*3 floats = 3276 bytes: 12 blocks and a tail of 204 */
         le = (unsigned char *)malloc(n);
         for (i = 0; i < n / 4; i++) recio_store_f32le(le + 4 * i, ((const float *)b.data)[i]);
-        CHECK(recio_batch_checksum_fast(&b) == iu_batch_checksum(le, 2, b.item_bytes));
-        CHECK(recio_batch_checksum(&b) == iu_fnv(le, n));
+        CHECK(recio_batch_checksum(&b, RECIO_SUM_ITEMS) == iu_batch_checksum(le, 2, b.item_bytes));
+        CHECK(recio_batch_checksum(&b, RECIO_SUM_BYTES) == iu_fnv(le, n));
         copy = b;
         copy.sums = NULL; /* recomputed from the items */
-        CHECK(recio_batch_checksum_fast(&copy) == recio_batch_checksum_fast(&b));
+        CHECK(recio_batch_checksum(&copy, RECIO_SUM_ITEMS) == recio_batch_checksum(&b, RECIO_SUM_ITEMS));
         CHECK(recio_checksum(b.data, b.item_bytes, 4) == iu_checksum(le, b.item_bytes));
         free(le);
         recio_iter_close(it);

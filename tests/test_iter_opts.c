@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "test.h"
+#include "img_desc.h"
 #include "iter_util.h"
 #ifndef _WIN32
 #include "cli_util.h"
@@ -576,7 +577,7 @@ static void test_crop_too_large(void) {
     CHECK((img = t_slurp(IMG, &n)) != NULL);
     CHECK_EQ_INT(recio_transform_parse(&t, "random_resized_crop(64,0.08,1) random_crop(100,50)"), RECIO_OK);
     memset(&out, 0, sizeof out);
-    CHECK_EQ_INT(recio_transform_apply_encoded(t, img, n, &out, 1, NULL, msg, sizeof msg), RECIO_ERR_ARG);
+    CHECK_EQ_INT(t_apply_encoded(t, img, n, &out, 1, NULL, msg, sizeof msg), RECIO_ERR_ARG);
     CHECK(strcmp(msg, "transform: random_crop(100,50) cannot take the 64x64 image (WxH, 3 channels) that reaches it") == 0);
     if (strcmp(msg, "transform: random_crop(100,50) cannot take the 64x64 image (WxH, 3 channels) that reaches it")) fprintf(stderr, "  %s\n", msg);
     recio_transform_free(t);
@@ -695,7 +696,7 @@ static void test_cli_same_as_library(void) {
     d.item.mean_img = DIR "/mean_hwc.npy", d.item.mean_scale = 0.25f;
     if (!(it = must_open(&d))) return;
     CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
-    snprintf(want, sizeof want, "0\t0\t4\t0\t1000,1001,1002,1003\t%016llx\n", (unsigned long long)recio_batch_checksum(&b));
+    snprintf(want, sizeof want, "0\t0\t4\t0\t1000,1001,1002,1003\t%016llx\n", (unsigned long long)recio_batch_checksum(&b, RECIO_SUM_BYTES));
     recio_iter_close(it);
     cli_has(DIR "/photos.rec --spec 'random_crop(8,6) float chw' --batch 4 --seed 3 --seed-aug 9 --mean-img " DIR "/mean_hwc.npy --mean-scale 0.25", 0, want);
 }

@@ -4,11 +4,12 @@
    VOC palette's 1 became 38, a 16-bit grey's 3000 became 11, a grey JPEG's labels blurred. The PNGs
    are written here from the PNG specification (chunks, CRC-32, stored deflate blocks, Adler-32), the
    expected labels are the ones written, and each kind goes through each entry point: the library
-   (recio_mask_decode), the iterator (desc.labels.masks), `recio apply --mask`, `recio pack --mask-root`
+   (recio_decode_desc.mask), the iterator (desc.labels.masks), `recio apply --mask`, `recio pack --mask-root`
    (then read back by the iterator), `recio verify --decode` and `recio show`. */
 #define _POSIX_C_SOURCE 200809L /* popen, mkdtemp */
 #include "recio.h"
 #include "test.h"
+#include "img_desc.h"
 #include "cli_util.h"
 #include "tmpdir.h"
 #include "image_write.h"
@@ -153,7 +154,7 @@ static void test_decode_rule(void) {
     size_t cut;
     for (k = 0; k < NK; k++) {
         recio_image m;
-        recio_err e = recio_mask_decode(&m, masks[k].b, (size_t)masks[k].n, msg, sizeof msg);
+        recio_err e = t_mask_decode(&m, masks[k].b, (size_t)masks[k].n, msg, sizeof msg);
         if (k < NGOOD) {
             CHECK_EQ_INT(e, RECIO_OK);
             if (e == RECIO_OK) {
@@ -172,10 +173,10 @@ static void test_decode_rule(void) {
     /* damaged: every cut of a palette mask is an error, never a crash or made-up labels */
     for (cut = 0; cut < (size_t)masks[K_PAL8].n; cut++) {
         recio_image m;
-        recio_err e = recio_mask_decode(&m, masks[K_PAL8].b, cut, msg, sizeof msg);
+        recio_err e = t_mask_decode(&m, masks[K_PAL8].b, cut, msg, sizeof msg);
         CHECK(e == RECIO_ERR_DECODE && m.data == NULL && strncmp(msg, "mask: ", 6) == 0);
     }
-    CHECK(recio_mask_decode(NULL, masks[0].b, 10, msg, sizeof msg) == RECIO_ERR_ARG);
+    CHECK(t_mask_decode(NULL, masks[0].b, 10, msg, sizeof msg) == RECIO_ERR_ARG);
 }
 
 /* ---- segmentation records: the iterator, and recio verify --decode ---- */

@@ -62,9 +62,9 @@ static void test_formatter_matches_snprintf(void) {
     CHECK(strcmp(got, "-1 2 ff 4 five 6 7 abc") == 0);
 }
 
-/* "NAME: offset N: what", cut to RECIO__ERRMSG - 1 characters however long NAME is. */
+/* "NAME: offset N: what", cut to RECIO_ERRMSG_SIZE - 1 characters however long NAME is. */
 static void test_handle_message_prefix(void) {
-    char msg[RECIO__ERRMSG], name[700], want[1400];
+    char msg[RECIO_ERRMSG_SIZE], name[700], want[1400];
     size_t len;
     for (len = 0; len < sizeof name; len += 37) {
         memset(name, 'n', len);
@@ -72,7 +72,7 @@ static void test_handle_message_prefix(void) {
         memset(msg, '#', sizeof msg);
         recio__errf(msg, name, 18446744073709551615ull, "bad %s %u", "thing", 7u);
         snprintf(want, sizeof want, "%s: offset 18446744073709551615: bad thing 7", name);
-        t_same(RECIO__ERRMSG, want, msg);
+        t_same(RECIO_ERRMSG_SIZE, want, msg);
     }
     recio__errf(msg, NULL, 0, "x");
     CHECK(strcmp(msg, "?: offset 0: x") == 0);

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "test.h"
+#include "img_desc.h"
 #include "image_write.h"
 #include "tmpdir.h"
 #ifndef _WIN32
@@ -108,7 +109,7 @@ static void test_mask_size_message(void) {
 static void test_channels_two(void) {
     recio_iter_desc d;
     recio_transform *t = NULL;
-    recio_encoded_desc ed;
+    t_enc ed;
     recio_image out = {0};
     t_mem_out *png = (t_mem_out *)malloc(sizeof *png);
     char msg[RECIO_ERRMSG_SIZE];
@@ -120,9 +121,9 @@ static void test_channels_two(void) {
     memset(&ed, 0, sizeof ed);
     ed.channels = 2;
     if (png && t) { /* Python's Transform(channels=2) */
-        CHECK_EQ_INT(recio_transform_apply_encoded(t, png->b, (size_t)png->n, &out, 0, &ed, msg, sizeof msg), RECIO_ERR_ARG);
+        CHECK_EQ_INT(t_apply_encoded(t, png->b, (size_t)png->n, &out, 0, &ed, msg, sizeof msg), RECIO_ERR_ARG);
         CHECK(strcmp(msg, "decode: channels 2: decode to 0 (as stored), 1, 3 or 4 channels") == 0);
-        CHECK_EQ_INT(recio_image_decode_ex(&out, png->b, (size_t)png->n, 2, msg, sizeof msg), RECIO_ERR_ARG);
+        CHECK_EQ_INT(t_decode_ex(&out, png->b, (size_t)png->n, 2, msg, sizeof msg), RECIO_ERR_ARG);
         CHECK(strcmp(msg, "decode: channels 2: decode to 0 (as stored), 1, 3 or 4 channels") == 0);
     }
     recio_transform_free(t);

@@ -5,6 +5,7 @@
 #define RECIO_IMPLEMENTATION
 #include "recio.h"
 #include "test.h"
+#include "img_desc.h"
 
 #define NOPS ((int)(sizeof recio__ops / sizeof recio__ops[0]))
 
@@ -110,7 +111,7 @@ static void op_text(const recio__opdef *d, char *s, size_t cap, int depth) {
 
 static int parses(recio_transform **t, const char *spec) {
     char msg[200];
-    if (recio_transform_parse_ex(t, spec, NULL, msg, sizeof msg) == RECIO_OK) return 1;
+    if (t_parse_ex(t, spec, NULL, msg, sizeof msg) == RECIO_OK) return 1;
     fprintf(stderr, "  '%s': %s\n", spec, msg);
     CHECK(0);
     return 0;
@@ -147,7 +148,7 @@ static recio_err check_chain(const char *spec, const recio_image *in, uint64_t s
         if (es == RECIO_OK)
             CHECK(shape.width == out.width && shape.height == out.height && shape.dtype == out.dtype && shape.layout == out.layout);
         scratch = malloc(bound);
-        CHECK(recio_transform_apply_scratch(t, in, &out2, seed, scratch, bound) == RECIO_OK);
+        CHECK(t_apply_scratch(t, in, &out2, seed, scratch, bound) == RECIO_OK);
         if (out2.width != out.width || out2.height != out.height || out2.dtype != out.dtype ||
             memcmp(out2.data, out.data, recio_image_bytes(&out)) != 0)
             fprintf(stderr, "  '%s' on %dx%dx%d: other bytes with caller scratch\n", spec, in->width, in->height, in->channels), CHECK(0);
@@ -254,13 +255,13 @@ static void test_planner_matches_plain_chain(void) {
         for (seed = 0; seed < 4; seed++) {
             recio_transform *t = NULL;
             recio_image dec = {0}, a = {0}, b = {0};
-            recio_encoded_desc d;
+            t_enc d;
             memset(&d, 0, sizeof d);
             d.full_scale = 1;
             CHECK(recio_transform_parse(&t, specs[i]) == RECIO_OK);
             CHECK(recio_image_decode(&dec, jpg, (size_t)n, 0) == RECIO_OK);
             CHECK(recio_transform_apply(t, &dec, &a, seed) == RECIO_OK);
-            CHECK(recio_transform_apply_encoded(t, jpg, (size_t)n, &b, seed, &d, NULL, 0) == RECIO_OK);
+            CHECK(t_apply_encoded(t, jpg, (size_t)n, &b, seed, &d, NULL, 0) == RECIO_OK);
             if (a.data && b.data && (a.width != b.width || a.height != b.height || memcmp(a.data, b.data, recio_image_bytes(&a)) != 0))
                 fprintf(stderr, "  '%s' seed %d: window decode differs\n", specs[i], (int)seed), CHECK(0);
             recio_image_free(&dec), recio_image_free(&a), recio_image_free(&b);
@@ -320,7 +321,7 @@ static void test_doc_specs_parse(void) {
             {
                 recio_transform *t = NULL;
                 char msg[256];
-                if (recio_transform_parse_ex(&t, span, NULL, msg, sizeof msg) != RECIO_OK)
+                if (t_parse_ex(&t, span, NULL, msg, sizeof msg) != RECIO_OK)
                     fprintf(stderr, "  %s:%d: `%s`: %s\n", docs[k], line, span, msg), CHECK(0);
                 recio_transform_free(t);
                 checked++;

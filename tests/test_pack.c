@@ -866,7 +866,7 @@ static void test_progress_width(void) {
     CHECK(widest > 0 && widest < 50);
 }
 
-/* `recio help pack`; apply's errors name the op and the sizes (WxH); an unknown op lists the valid ones. */
+/* `recio help pack`; apply's errors name the op and the sizes (WxH); an unknown op names the nearest valid one. */
 static void test_help_and_spec_errors(void) {
     CHECK_EQ_INT(recio("help pack"), 0);
     CHECK(strncmp(out_text, "usage: recio pack", 17) == 0);
@@ -875,7 +875,10 @@ static void test_help_and_spec_errors(void) {
     CHECK(strstr(err_text, "center_crop(900) cannot take the 100x80 image (WxH, 3 channels)") != NULL);
     CHECK_EQ_INT(recio("apply --spec 'flipp' " PHOTOS "/retina-120x90.jpg " T "/x.png"), 2);
     CHECK(strstr(err_text, "unknown op 'flipp'") != NULL);
-    CHECK(strstr(err_text, "valid ops: resize resize_short center_crop") != NULL && strstr(err_text, " autoaugment") != NULL);
+    CHECK(strstr(err_text, "unknown op 'flipp' (did you mean 'flip'?)") != NULL); /* the library names the nearest op */
+    CHECK(strstr(err_text, "docs/image.md") != NULL);
+    CHECK_EQ_INT(recio("apply --spec 'randaugmnt(2,9)' " PHOTOS "/retina-120x90.jpg " T "/x.png"), 2);
+    CHECK(strstr(err_text, "unknown op 'randaugmnt' (did you mean 'randaugment'?)") != NULL);
 }
 
 int main(void) {

@@ -622,7 +622,7 @@ def test_transform_array_and_shapes():
 
 
 def test_transform_boxes_and_mask():
-    """boxes= and mask= ride along (recio_transform_apply_ex): a flip and an integer crop against
+    """boxes= and mask= ride along (recio_transform_apply_desc): a flip and an integer crop against
     hand-computed boxes and NumPy's own slicing of the mask; mask_fill; the very files
     `recio apply --boxes/--mask` writes, for encoded input and a random chain; bad input refused."""
     rng = np.random.RandomState(0)
@@ -704,7 +704,7 @@ def _png(labels, colour_type, depth, palette=None):
 
 
 def test_mask_kinds():
-    """One mask rule for recio.pack(mask=), Transform(mask=) and the iterator (recio_mask_decode): a
+    """One mask rule for recio.pack(mask=), Transform(mask=) and the iterator (recio_decode_desc.mask): a
     VOC palette PNG's index 1 stays label 1 (it became 38, the grey of its colour), an 8-bit grey
     PNG's bytes are the labels; a 1-bit grey PNG (1 became 255), a 16-bit grey one (3000 became 11),
     a grey JPEG and an RGB PNG are refused, naming the kind."""
@@ -994,7 +994,8 @@ def test_struct_mirrors_match_the_header():
                "recio_iter_item_desc": _lib.IterItemDesc, "recio_iter_label_desc": _lib.IterLabelDesc,
                "recio_iter_mix_desc": _lib.IterMixDesc, "recio_iter_run_desc": _lib.IterRunDesc,
                "recio_iter_info": _lib.IterInfo, "recio_iter_bad": _lib.IterBad,
-               "recio_encoded_desc": _lib.EncodedDesc, "recio_record": _lib.Record, "recio_irecord": _lib.IRecord,
+               "recio_decode_desc": _lib.DecodeDesc, "recio_transform_desc": _lib.TransformDesc, "recio_record": _lib.Record,
+               "recio_irecord": _lib.IRecord,
                "recio_io": _lib.IO, "recio_reader_desc": _lib.ReaderDesc, "recio_writer_desc": _lib.WriterDesc,
                "recio_split_desc": _lib.SplitDesc, "recio_split_where": _lib.SplitWhere, "recio_lst": _lib.Lst,
                "recio_lst_item": _lib.LstItem, "recio_allocator": _lib.Allocator, "recio_apply_desc": _lib.ApplyDesc,

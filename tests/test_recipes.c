@@ -3,8 +3,13 @@
    and AutoAugment's CIFAR-10 / SVHN policies. Expected values come from outside recio: hand-computed
    (noted at each test), from images whose pixels encode their own coordinates, or from torchvision /
    PIL / OpenCV through tests/data/recipes/make_refs.py (the reference files it writes). */
+/* The implementation is included: the tests turn fusion off through the transform's struct
+   (recio_transform.fuse: a test hook, not public API) and read the policies' spec text. */
+#define RECIO_STATIC
+#define RECIO_IMPLEMENTATION
 #include "recio.h"
 #include "test.h"
+#include "img_desc.h"
 #include <math.h>
 
 static recio_image gray_from(const unsigned char *v, int w, int h) {
@@ -17,7 +22,7 @@ static recio_image gray_from(const unsigned char *v, int w, int h) {
 static recio_err run(const char *spec, const recio_image *in, recio_image *out, uint64_t seed) {
     recio_transform *t = NULL;
     char msg[200];
-    recio_err e = recio_transform_parse_ex(&t, spec, NULL, msg, sizeof msg);
+    recio_err e = t_parse_ex(&t, spec, NULL, msg, sizeof msg);
     if (e != RECIO_OK) {
         fprintf(stderr, "  '%s': %s\n", spec, msg);
         return e;
@@ -40,16 +45,16 @@ static void test_pad_sides(void) {
     CHECK(run("pad(1,2,0,1,9)", &in, &out, 0) == RECIO_OK);
     CHECK(out.width == 3 && out.height == 5);
     if (out.width == 3 && out.height == 5) CHECK(memcmp(out.data, want, 15) == 0);
-    CHECK(recio_image_pad_sides(&in, &out2, 1, 2, 0, 1, 9) == RECIO_OK);
+    CHECK(recio_image_pad(&in, &out2, 1, 2, 0, 1, 9) == RECIO_OK);
     if (out2.data && out.data) CHECK(memcmp(out2.data, want, 15) == 0);
     recio_image_free(&out), recio_image_free(&out2);
     /* pad(1) and pad(1,5) keep their meaning: N on every side, VALUE 5 */
     CHECK(run("pad(1,5)", &in, &out, 0) == RECIO_OK);
     CHECK(out.width == 4 && out.height == 4 && px(&out, 0, 0, 0) == 5 && px(&out, 1, 1, 0) == 1 && px(&out, 3, 3, 0) == 5);
     recio_image_free(&out);
-    CHECK(recio_transform_parse_ex(&t, "pad(1,2,3)", NULL, msg, sizeof msg) == RECIO_ERR_SPEC);
+    CHECK(t_parse_ex(&t, "pad(1,2,3)", NULL, msg, sizeof msg) == RECIO_ERR_SPEC);
     CHECK(strstr(msg, "LEFT,TOP,RIGHT,BOTTOM") != NULL);
-    CHECK(recio_transform_parse_ex(&t, "pad(1,2.5,3,4)", NULL, msg, sizeof msg) == RECIO_ERR_SPEC);
+    CHECK(t_parse_ex(&t, "pad(1,2.5,3,4)", NULL, msg, sizeof msg) == RECIO_ERR_SPEC);
     recio_image_free(&in);
 }
 
@@ -496,8 +501,8 @@ static void test_interp_op(void) {
         CHECK(run(c[i].spec, &in, &a, 0) == RECIO_OK);
         CHECK(recio_image_resize(&in, &b, 50, 40, c[i].f) == RECIO_OK);
         CHECK(a.data && b.data && memcmp(a.data, b.data, recio_image_bytes(&b)) == 0);
-        d.no_fuse = 1;
-        CHECK(recio_transform_parse_ex(&t, c[i].spec, &d, NULL, 0) == RECIO_OK);
+        CHECK(t_parse_ex(&t, c[i].spec, &d, NULL, 0) == RECIO_OK);
+        t->fuse = 0;
         CHECK(recio_transform_apply(t, &in, &c2, 0) == RECIO_OK);
         CHECK(c2.data && memcmp(c2.data, b.data, recio_image_bytes(&b)) == 0);
         recio_transform_free(t);
@@ -509,9 +514,9 @@ static void test_interp_op(void) {
     CHECK(recio_image_resize(&b, &c2, 50, 40, RECIO_LINEAR) == RECIO_OK);
     CHECK(a.data && c2.data && memcmp(a.data, c2.data, recio_image_bytes(&c2)) == 0);
     recio_image_free(&a), recio_image_free(&b), recio_image_free(&c2);
-    CHECK(recio_transform_parse_ex(&t, "interp(bicubic) resize(4,4)", NULL, msg, sizeof msg) == RECIO_ERR_SPEC);
+    CHECK(t_parse_ex(&t, "interp(bicubic) resize(4,4)", NULL, msg, sizeof msg) == RECIO_ERR_SPEC);
     CHECK(strstr(msg, "expected nearest, linear, cubic, lanczos, area or auto") != NULL);
-    CHECK(recio_transform_parse_ex(&t, "interp(cubic, fast)", NULL, msg, sizeof msg) == RECIO_ERR_SPEC);
+    CHECK(t_parse_ex(&t, "interp(cubic, fast)", NULL, msg, sizeof msg) == RECIO_ERR_SPEC);
     CHECK(recio_image_resize(&in, &a, 5, 5, (recio_filter)9) == RECIO_ERR_ARG);
     /* interp(auto), MXNet's inter_method 9 (GetInterMethod): both sides larger -> CUBIC, both smaller
        -> AREA, anything else -> LINEAR; the retina photo is 120x90 */
@@ -595,25 +600,25 @@ static void test_policies_match_torchvision(void) {
     char *buf;
     size_t n;
     if (!cifar || !svhn || !ra || !ta) return;
-    CHECK(strcmp(recio_autoaugment_cifar10(), cifar) == 0);
-    CHECK(strcmp(recio_autoaugment_svhn(), svhn) == 0);
-    n = recio_randaugment_spec(NULL, 0, 2, 9);
+    CHECK(strcmp(recio__autoaugment_cifar10(), cifar) == 0);
+    CHECK(strcmp(recio__autoaugment_svhn(), svhn) == 0);
+    n = recio__randaugment_spec(NULL, 0, 2, 9);
     buf = (char *)malloc(n + 1);
-    CHECK(recio_randaugment_spec(buf, n + 1, 2, 9) == n);
+    CHECK(recio__randaugment_spec(buf, n + 1, 2, 9) == n);
     if (strcmp(buf, ra) != 0) fprintf(stderr, "  randaugment:\n  %s\n  %s\n", buf, ra), CHECK(0);
     free(buf);
-    n = recio_trivialaugment_spec(NULL, 0);
+    n = recio__trivialaugment_spec(NULL, 0);
     buf = (char *)malloc(n + 1);
-    CHECK(recio_trivialaugment_spec(buf, n + 1) == n);
+    CHECK(recio__trivialaugment_spec(buf, n + 1) == n);
     if (strcmp(buf, ta) != 0) fprintf(stderr, "  trivialaugment:\n  %s\n  %s\n", buf, ta), CHECK(0);
-    CHECK(recio_trivialaugment_spec(buf, 10) == n && strlen(buf) == 9); /* cut, NUL-terminated, full length */
+    CHECK(recio__trivialaugment_spec(buf, 10) == n && strlen(buf) == 9); /* cut, NUL-terminated, full length */
     free(buf);
     same_outputs("autoaugment(cifar10)", cifar, 40);
     same_outputs("autoaugment(svhn)", svhn, 40);
     same_outputs("randaugment(2,9)", ra, 40);
     same_outputs("randaugment", ra, 10);
     same_outputs("trivialaugment", ta, 40);
-    same_outputs("autoaugment(imagenet)", recio_autoaugment_imagenet(), 10);
+    same_outputs("autoaugment(imagenet)", recio__autoaugment_imagenet(), 10);
     free(cifar), free(svhn), free(ra), free(ta);
 }
 

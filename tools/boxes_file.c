@@ -9,7 +9,7 @@
 /* Line ln's five numbers as floats; 0, or -1 with the error printed: a number a float cannot hold
    (1e40 would become inf), or a box that is not one (recio_boxes_check: NaN, infinite, inverted). */
 static int box_line(const char *path, int ln, const char *const names[5], const double d[5], float v[5]) {
-    char why[96];
+    char why[RECIO_ERRMSG_SIZE];
     const char *c;
     int k;
     for (k = 0; k < 5; k++) {
@@ -17,7 +17,7 @@ static int box_line(const char *path, int ln, const char *const names[5], const 
             return cli_err("%s: line %d: %s %g does not fit in a float", path, ln, names[k], d[k]), -1;
         v[k] = (float)d[k];
     }
-    if (recio_boxes_check(v, 1, 5, NULL, why, sizeof why) == RECIO_OK) return 0;
+    if (recio_boxes_check(v, 1, 5, NULL, why) == RECIO_OK) return 0;
     c = strchr(why, ':'); /* "object 0: what" */
     cli_err("%s: line %d: %s (a box is 'class xmin ymin xmax ymax': finite numbers, xmin <= xmax, ymin <= ymax)", path, ln,
             c ? c + 2 : why);

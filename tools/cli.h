@@ -25,7 +25,7 @@ void cli_spec_hint(const char *msg);
 /* A streaming reader on path; on failure its words ("PATH: offset 0: cannot open: ...") on stderr
    and -1. */
 int cli_open_reader(recio_reader **r, const char *path);
-/* recio_iter_open_ex; on failure its message (and the valid ops for an unknown one) on stderr and
+/* recio_iter_open; on failure its message (and the valid ops for an unknown one) on stderr and
    the exit status: usage for a bad spec or option, else an error. 0 when open. */
 int cli_open_iter(recio_iter **it, const recio_iter_desc *d);
 /* Finish and close a writer: its message on stderr (the error, or a note after a good commit, such as

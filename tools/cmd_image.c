@@ -241,15 +241,18 @@ static int write_boxes(cli_out *out, const float *obj, int count) {
     return 0;
 }
 
-/* The mask by the library's one rule (recio_mask_decode: the labels of an 8-bit grey or a palette
+/* The mask by the library's one rule (recio_decode_desc.mask: the labels of an 8-bit grey or a palette
    PNG, any other kind refused by name), the image's size. */
 static int read_mask(const char *path, const recio_image *img, recio_image *m) {
     unsigned char *bytes;
     size_t n;
     int rc = -1;
-    char err[256];
+    char err[RECIO_ERRMSG_SIZE];
+    recio_decode_desc dd;
     if (read_all(path, &bytes, &n) != 0) return -1;
-    if (recio_mask_decode(m, bytes, n, err, sizeof err) != RECIO_OK) cli_err("%s: offset 0: %s", path, err);
+    memset(&dd, 0, sizeof dd);
+    dd.bytes = bytes, dd.size = n, dd.mask = 1, dd.errmsg = err;
+    if (recio_image_decode_desc(m, &dd) != RECIO_OK) cli_err("%s: offset 0: %s", path, err);
     else if (m->width != img->width || m->height != img->height)
         cli_err("%s: mask is %dx%d, the image %dx%d", path, m->width, m->height, img->width, img->height), recio_image_free(m);
     else rc = 0;
@@ -264,23 +267,16 @@ static int apply_run(const apply_args *a, const recio_transform *t, const recio_
     recio_image mask = {0}, mask_out = {0};
     float *obj = NULL;
     int kept = 0, rc = -1;
+    char why[RECIO_ERRMSG_SIZE];
     recio_err e;
     memset(&d, 0, sizeof d);
+    d.image = src, d.out = dst, d.seed = a->seed, d.errmsg = why;
     if (a->boxes && cli_read_boxes(a->boxes, &obj, &d.count) != 0) goto done;
     if (a->mask && read_mask(a->mask, src, &mask) != 0) goto done;
     d.boxes = obj, d.boxes_out = obj, d.count_out = &kept;
     if (a->mask) d.mask = &mask, d.mask_out = &mask_out;
-    if ((e = recio_transform_apply_ex(t, src, dst, a->seed, &d)) != RECIO_OK) {
-        char why[256] = "";
-        recio_image again = {0}; /* the same run once more, for the op's own words */
-        recio_encoded_desc ed;
-        memset(&ed, 0, sizeof ed);
-        ed.full_scale = 1;
-        if (recio_transform_apply_encoded(t, a->bytes, a->n, &again, a->seed, &ed, why, sizeof why) == RECIO_OK ||
-            strncmp(why, "transform: ", 11) != 0)
-            why[0] = 0;
-        recio_image_free(&again);
-        which_op_failed(a->spec, src, a->seed, e, a->in, why[0] ? why + 11 : NULL);
+    if ((e = recio_transform_apply_desc(t, &d)) != RECIO_OK) { /* errmsg: the op's own words */
+        which_op_failed(a->spec, src, a->seed, e, a->in, strncmp(why, "transform: ", 11) == 0 ? why + 11 : NULL);
         goto done;
     }
     if (a->boxes_out && write_boxes(&outs[1], obj, kept) != 0) goto done;
@@ -313,7 +309,9 @@ static int claim_outputs(apply_args *a, cli_out *outs, size_t *n) {
 
 CLI_COMMAND(cli_cmd_apply) {
     apply_args a;
-    char err[256];
+    char err[RECIO_ERRMSG_SIZE];
+    recio_transform_desc td;
+    recio_decode_desc dd;
     recio_transform *t = NULL;
     recio_image src = {0}, dst = {0};
     unsigned char *bytes = NULL;
@@ -322,7 +320,9 @@ CLI_COMMAND(cli_cmd_apply) {
     int rc = CLI_EXIT_ERR, w;
     recio_err e;
     if ((w = apply_parse(argc, argv, &a)) >= 0) return w;
-    if (recio_transform_parse_ex(&t, a.spec, NULL, err, sizeof err) != RECIO_OK) {
+    memset(&td, 0, sizeof td);
+    td.errmsg = err;
+    if (recio_transform_parse_desc(&t, a.spec, &td) != RECIO_OK) {
         int u = cli_usage_error("apply", "%s", err);
         return cli_spec_hint(err), u;
     }
@@ -332,7 +332,9 @@ CLI_COMMAND(cli_cmd_apply) {
         goto done;
     }
     if (read_all(a.in, &bytes, &n) != 0) goto done;
-    if ((e = recio_image_decode_ex(&src, bytes, n, 0, err, sizeof err)) != RECIO_OK) {
+    memset(&dd, 0, sizeof dd);
+    dd.bytes = bytes, dd.size = n, dd.errmsg = err;
+    if ((e = recio_image_decode_desc(&src, &dd)) != RECIO_OK) {
         cli_err("%s: offset 0: %s", a.in, e == RECIO_ERR_DECODE ? err : recio_strerror(e));
         goto done;
     }

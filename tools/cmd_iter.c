@@ -32,7 +32,7 @@ static const char iter_help[] =
     "  --channels C         decode to 1, 3 or 4 (default 3)     --label-width labels per image (default 1)\n"
     "  --checksum fast      a checksum that costs little next to decoding: FNV-1a 64 over each item's\n"
     "                       recio_checksum (64 lanes, a word at a time), computed by the workers while\n"
-    "                       the item is in cache (recio_batch_checksum_fast). The byte-by-byte default\n"
+    "                       the item is in cache (RECIO_SUM_ITEMS). The byte-by-byte default\n"
     "                       costs about as much as decoding: use this (or --no-checksum) to time a pipeline\n"
     "  --no-checksum        print '-' for the checksum\n"
     "  --skip-bad           leave out records whose image does not decode instead of stopping: the\n"
@@ -107,7 +107,7 @@ static void print_batch(const recio_batch *b, sum_kind sum, int labels) {
     printf("%llu\t%llu\t%u\t%u\t", (unsigned long long)b->epoch, (unsigned long long)b->index, b->count, b->pad);
     for (i = 0; i < b->count + b->pad; i++) printf(i ? ",%llu" : "%llu", (unsigned long long)b->ids[i]);
     if (sum == SUM_NONE) printf("\t-");
-    else printf("\t%016llx", (unsigned long long)(sum == SUM_FAST ? recio_batch_checksum_fast(b) : recio_batch_checksum(b)));
+    else printf("\t%016llx", (unsigned long long)recio_batch_checksum(b, sum == SUM_FAST ? RECIO_SUM_ITEMS : RECIO_SUM_BYTES));
     if (labels) print_labels(b);
     putchar('\n');
 }

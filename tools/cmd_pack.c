@@ -73,7 +73,7 @@ static int transcode(const unsigned char *src, size_t n, const recio_lst_item *i
     return 0;
 }
 
-/* A mask resized by nearest neighbour with the rule recio_transform_apply_ex uses: output pixel x
+/* A mask resized by nearest neighbour with the rule recio_apply_desc.mask uses: output pixel x
    takes source pixel floor((x + 0.5) * sw / w), computed in integers. Labels are never blended. */
 static int mask_nearest(recio_image *m, int w, int h) {
     recio_image o;
@@ -90,13 +90,13 @@ static int mask_nearest(recio_image *m, int w, int h) {
 }
 
 /* The mask's PNG for an image stored dims[0] x dims[1] and packed dims[2] x dims[3]: the file's own
-   bytes when the size is kept (an 8-bit grey or a palette PNG: recio_mask_decode's rule, which the
+   bytes when the size is kept (an 8-bit grey or a palette PNG: recio_decode_desc.mask's rule, which the
    iterator reads them by), else its labels cropped and resized as the image was and encoded again
    as a grey PNG (lossless either way). */
 static int mask_png(unsigned char *src, size_t n, const int dims[4], const pack_opts *o, unsigned char **png, size_t *pn, char *why, size_t cap) {
     recio_image m;
     int bad;
-    if (recio_mask_decode(&m, src, n, why, cap) != RECIO_OK) { /* "mask: why": the caller names the mask */
+    if (codec_mask(src, n, &m, why, cap) != RECIO_OK) { /* "mask: why": the caller names the mask */
         if (!strncmp(why, "mask: ", 6)) memmove(why, why + 6, strlen(why + 6) + 1);
         return -1;
     }

@@ -1,5 +1,6 @@
 /* recio dump / verify / index: the RecordIO commands. */
 #include "cli.h"
+#include "pack_codec.h"
 #include "pack.h"
 #include <errno.h>
 #include <string.h>
@@ -121,7 +122,7 @@ static int verify_all(const char *path) {
     return t.regions ? -1 : 0;
 }
 
-/* A segmentation record's mask by the iterator's rule (recio_mask_decode: an 8-bit grey or a
+/* A segmentation record's mask by the iterator's rule (recio_decode_desc.mask: an 8-bit grey or a
    palette PNG) and of its image's w x h. A record that ends in "RMSK" but where recio_irecord_unpack
    finds no PNG mask is named too, since training with masks would fail on it: a JPEG or BMP there
    by its kind, else as a damaged tail. 0 when sound, else -1 with why. */
@@ -135,12 +136,12 @@ static int mask_check(const recio_irecord *ir, int w, int h, char *why, size_t c
         n = recio_load_u32le(end - 8);
         t = n >= 3 && n <= ir->image_size - RECIO_MASK_TAIL_SIZE ? end - 8 - n : NULL;
         if (t && ((t[0] == 0xff && t[1] == 0xd8) || (t[0] == 'B' && t[1] == 'M'))) /* refused by kind: never a mask */
-            return recio_mask_decode(&m, t, n, why, cap) == RECIO_OK ? (recio_image_free(&m), 0) : -1;
+            return codec_mask(t, n, &m, why, cap) == RECIO_OK ? (recio_image_free(&m), 0) : -1;
         snprintf(why, cap, "mask: the record ends in a mask tail (\"RMSK\") that holds no mask: its length (%llu) or the mask's signature is damaged",
                  (unsigned long long)n);
         return -1;
     }
-    if (recio_mask_decode(&m, ir->mask, ir->mask_size, why, cap) != RECIO_OK) return -1;
+    if (codec_mask(ir->mask, ir->mask_size, &m, why, cap) != RECIO_OK) return -1;
     if ((bad = m.width != w || m.height != h) != 0) snprintf(why, cap, "mask: %dx%d, the image is %dx%d", m.width, m.height, w, h);
     recio_image_free(&m);
     return bad ? -1 : 0;
@@ -151,7 +152,8 @@ static int mask_check(const recio_irecord *ir, int w, int h, char *why, size_t c
 static int decode_check(const char *path, const recio_record *rec, int skip_empty) {
     recio_irecord ir;
     recio_image img;
-    char why[256] = "";
+    char why[RECIO_ERRMSG_SIZE] = "";
+    recio_decode_desc dd;
     recio_err e;
     if (recio_irecord_unpack(&ir, rec->data, rec->size) != RECIO_OK) {
         cli_err("%s: offset %llu: record of %llu bytes is too short for its image header", path,
@@ -160,7 +162,9 @@ static int decode_check(const char *path, const recio_record *rec, int skip_empt
     }
     if (ir.image_size == 0 && skip_empty) return 1;
     memset(&img, 0, sizeof img);
-    e = recio_image_decode_ex(&img, ir.image, ir.image_size, 0, why, sizeof why);
+    memset(&dd, 0, sizeof dd);
+    dd.bytes = ir.image, dd.size = ir.image_size, dd.errmsg = why;
+    e = recio_image_decode_desc(&img, &dd);
     if (e == RECIO_OK && mask_check(&ir, img.width, img.height, why, sizeof why) != 0) e = RECIO_ERR_DECODE;
     recio_image_free(&img);
     if (e == RECIO_OK) return 0;

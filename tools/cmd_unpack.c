@@ -373,6 +373,7 @@ static int record_tile(const recio_irecord *ir, const recio_transform *t, uint64
                        det_objects *d, char *why, size_t cap) {
     recio_image dec, tr, mask, mtr;
     recio_apply_desc ad;
+    char aw[RECIO_ERRMSG_SIZE];
     recio_err e;
     memset(&tr, 0, sizeof tr);
     memset(&mask, 0, sizeof mask);
@@ -380,16 +381,15 @@ static int record_tile(const recio_irecord *ir, const recio_transform *t, uint64
     memset(&ad, 0, sizeof ad);
     ad.boxes = ad.boxes_out = d->obj, ad.count = d->count, ad.count_out = &d->count;
     if (codec_decode(ir->image, ir->image_size, 3, 0, &dec, why, cap)) return -1;
-    if (ir->mask && (recio_mask_decode(&mask, ir->mask, ir->mask_size, why, cap) != RECIO_OK || mask.width != dec.width || mask.height != dec.height)) {
+    if (ir->mask && (codec_mask(ir->mask, ir->mask_size, &mask, why, cap) != RECIO_OK || mask.width != dec.width || mask.height != dec.height)) {
         if (mask.data) snprintf(why, cap, "mask: %dx%d, the image is %dx%d", mask.width, mask.height, dec.width, dec.height);
         recio_image_free(&dec), recio_image_free(&mask);
         return -1;
     }
     if (ir->mask) ad.mask = &mask, ad.mask_out = &mtr;
-    if (t && (e = recio_transform_apply_ex(t, &dec, &tr, recio_seed_for(seed, 0, ir->id), &ad)) != RECIO_OK) {
-        char bw[96] = "";
-        if (recio_boxes_check(ad.boxes, ad.count, 0, NULL, bw, sizeof bw) != RECIO_OK) snprintf(why, cap, "boxes: %s", bw);
-        else snprintf(why, cap, "transform: %s", recio_strerror(e));
+    ad.image = &dec, ad.out = &tr, ad.seed = recio_seed_for(seed, 0, ir->id), ad.errmsg = aw;
+    if (t && (e = recio_transform_apply_desc(t, &ad)) != RECIO_OK) { /* "transform: the op's words" */
+        snprintf(why, cap, "%.250s", strncmp(aw, "transform: boxes: ", 18) == 0 ? aw + 11 : aw[0] ? aw : recio_strerror(e));
         recio_image_free(&dec), recio_image_free(&mask);
         return -1;
     }
@@ -573,13 +573,16 @@ static int show_run(const show_opts *o, const recio_transform *t, cli_out *out) 
 CLI_COMMAND(cli_cmd_show) {
     show_opts o = {NULL, NULL, NULL, 64, 128, 0, 0, 0};
     recio_transform *t = NULL;
-    char msg[256];
+    char msg[RECIO_ERRMSG_SIZE];
+    recio_transform_desc td;
     cli_out out;
     int i, rc;
     for (i = 1; i < argc; i++)
         if (cli_is_help(argv[i])) return fputs(show_help, stdout), 0;
     if ((rc = show_args(argc, argv, &o)) != 0) return rc;
-    if (o.spec && recio_transform_parse_ex(&t, o.spec, NULL, msg, sizeof msg) != RECIO_OK) {
+    memset(&td, 0, sizeof td);
+    td.errmsg = msg;
+    if (o.spec && recio_transform_parse_desc(&t, o.spec, &td) != RECIO_OK) {
         rc = cli_usage_error("show", "%s", msg);
         return cli_spec_hint(msg), rc;
     }

@@ -148,8 +148,27 @@ int codec_orient(recio_image *img, int o) {
     return take(img, &d, RECIO_OK);
 }
 
+/* recio_image_decode_desc with its words (RECIO_ERRMSG_SIZE bytes) in why (cap bytes): mask or image. */
+static recio_err codec_desc(const void *bytes, size_t n, int channels, int mask, recio_image *out, char *why, size_t cap) {
+    char msg[RECIO_ERRMSG_SIZE];
+    recio_decode_desc d;
+    recio_err e;
+    memset(&d, 0, sizeof d);
+    d.bytes = bytes, d.size = n, d.channels = channels, d.mask = mask, d.errmsg = msg;
+    if ((e = recio_image_decode_desc(out, &d)) != RECIO_OK && why && cap) { /* cut to cap, as the words always were */
+        size_t n = strlen(msg) < cap ? strlen(msg) : cap - 1;
+        memcpy(why, msg, n);
+        why[n] = 0;
+    }
+    return e;
+}
+
+recio_err codec_mask(const void *bytes, size_t n, recio_image *out, char *why, size_t cap) {
+    return codec_desc(bytes, n, 0, 1, out, why, cap);
+}
+
 int codec_decode(const void *bytes, size_t n, int channels, int apply_exif, recio_image *out, char *why, size_t cap) {
-    if (recio_image_decode_ex(out, bytes, n, channels, why, cap) != RECIO_OK) return -1;
+    if (codec_desc(bytes, n, channels, 0, out, why, cap) != RECIO_OK) return -1;
     if (apply_exif && codec_orient(out, codec_exif_orientation(bytes, n))) {
         recio_image_free(out);
         snprintf(why, cap, "out of memory");

@@ -14,6 +14,8 @@ int codec_probe(const void *bytes, size_t n, const char **why);
 /* Decode to `channels` (1, 3, or 0 = as stored; gray+alpha becomes 4). 16-bit PNGs come down to 8
    bits; CMYK JPEGs come back as RGB. With apply_exif, a JPEG's EXIF orientation (1..8) is applied. */
 int codec_decode(const void *bytes, size_t n, int channels, int apply_exif, recio_image *out, char *why, size_t cap);
+/* A label mask by the library's rule (recio_decode_desc.mask), its words ("mask: why") into why (cap bytes). */
+recio_err codec_mask(const void *bytes, size_t n, recio_image *out, char *why, size_t cap);
 
 /* EXIF orientation of a JPEG (1..8); 1 when absent, malformed or not a JPEG. */
 int codec_exif_orientation(const void *bytes, size_t n);

@@ -81,17 +81,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
     return CLI_EXIT_USAGE;
 }
 
+/* After "unknown op" (whose words name the nearest op, when one is near): where the ops are listed. */
 void cli_spec_hint(const char *msg) {
-    const char *name;
-    size_t i, col = 10;
-    if (!strstr(msg, "unknown op")) return;
-    fputs("valid ops:", stderr);
-    for (i = 0; (name = recio_transform_op_name(i)) != NULL; i++) {
-        if (col + strlen(name) + 1 > 100) fputs("\n   ", stderr), col = 3;
-        fprintf(stderr, " %s", name);
-        col += strlen(name) + 1;
-    }
-    fputs("\n(see docs/image.md)\n", stderr);
+    if (strstr(msg, "unknown op")) fputs("(the ops and their arguments: docs/image.md, \"SPEC GRAMMAR\" in recio.h)\n", stderr);
 }
 
 static void usage(FILE *f) {

@@ -296,7 +296,7 @@ class Batch:
     def checksum(self, fast: bool = False) -> int:
         """What `recio iter` prints for this batch: FNV-1a 64 of the bytes of its count + pad items
         (elements little-endian), recio_batch_checksum; with fast, what `recio iter --checksum fast`
-        prints: FNV-1a 64 over recio_checksum of each item (recio_batch_checksum_fast)."""
+        prints: FNV-1a 64 over recio_checksum of each item (recio_batch_checksum with RECIO_SUM_ITEMS)."""
         n = self.count + self.pad
         if fast:
             if self._sums is not None:
@@ -726,13 +726,13 @@ class Transform(_Handle):
     from a full decode). A Transform may be called from several threads at once.
 
     Detection and segmentation: t(image, seed, boxes=B, mask=M, mask_fill=255) moves boxes and/or a
-    label mask with the image, as recio_transform_apply_ex does (docs/image.md, "Boxes and masks"),
+    label mask with the image, as recio_transform_apply_desc does (docs/image.md, "Boxes and masks"),
     and returns a tuple (image, boxes, mask), None for what was not given. B: (N, 5 or more) floats,
     class, xmin, ymin, xmax, ymax normalised to the input (0..1), extra columns carried along; the
     result holds the kept objects, in order, normalised to the output; a box that is not one (NaN or
     infinite values, xmin > xmax or ymin > ymax) raises ArgError naming it. M: a uint8 (H, W) array
     of the input's size, or the bytes of an 8-bit grey PNG or of a palette PNG whose indices are the
-    labels (other kinds raise DecodeError, as recio_mask_decode); the result is uint8 (H', W'), moved by
+    labels (other kinds raise DecodeError, as recio_decode_desc.mask); the result is uint8 (H', W'), moved by
     nearest neighbour, mask_fill (default 255) where the geometry uncovers. The image is the one
     t(image, seed) gives, except after random_bbox_crop/_cover, whose draw reads the boxes.
 
@@ -751,8 +751,9 @@ class Transform(_Handle):
 
     def _open(self) -> Any:
         t = c_void_p()
-        msg = ctypes.create_string_buffer(512)
-        e = L.lib.recio_transform_parse_ex(byref(t), L.cstr(self.spec), None, msg, len(msg))
+        msg, d = ctypes.create_string_buffer(L.ERRMSG_SIZE), L.TransformDesc()
+        d.errmsg = ctypes.cast(msg, c_void_p)
+        e = L.lib.recio_transform_parse_desc(byref(t), L.cstr(self.spec), byref(d))
         if e != L.OK:
             raise _error(e, msg.value)
         return t
@@ -820,7 +821,7 @@ class Transform(_Handle):
             self._leave()
 
     def _apply_encoded(self, t: Any, image: Any, seed: int, channels: int, fast: bool) -> np.ndarray:
-        buf = bytes(image) if not isinstance(image, (bytes, bytearray)) else image
+        buf = bytes(image) if not isinstance(image, bytes) else image
         return self._apply_buf(t, buf, len(buf), seed, channels, fast)
 
     def _apply_buf(self, t: Any, buf: Any, n: int, seed: int, channels: int, fast: bool, into: Any = None) -> np.ndarray:
@@ -833,10 +834,11 @@ class Transform(_Handle):
         if L.lib.recio_image_info(buf, n, byref(w), byref(h), byref(c)) == L.OK:
             ch = channels or (4 if c.value == 2 else c.value)
             arr, out = self._wrap_out(t, w.value, h.value, ch, into)
-        d = L.EncodedDesc()
-        d.channels, d.full_scale = channels, 0 if fast else 1
-        msg = ctypes.create_string_buffer(512)
-        e = L.lib.recio_transform_apply_encoded(t, buf, n, byref(out), seed, byref(d), msg, len(msg))
+        d, msg = L.ApplyDesc(), ctypes.create_string_buffer(L.ERRMSG_SIZE)
+        d.bytes = buf if isinstance(buf, int) else ctypes.cast(ctypes.c_char_p(buf), c_void_p)
+        d.size, d.channels, d.full_scale = n, channels, 0 if fast else 1
+        d.out, d.seed, d.errmsg = ctypes.pointer(out), seed, ctypes.cast(msg, c_void_p)
+        e = L.lib.recio_transform_apply_desc(t, byref(d))
         return self._finish(e, msg.value, arr, out)
 
     @staticmethod
@@ -853,8 +855,10 @@ class Transform(_Handle):
     def _apply_array(self, t, image, seed):
         a, src, w, h, c = self._u8_image(image)
         arr, out = self._wrap_out(t, w, h, c)
-        e = L.lib.recio_transform_apply(t, byref(src), byref(out), seed)
-        return self._finish(e, b"transform: " + L.strerror(e).encode() if e else b"", arr, out)
+        d, msg = L.ApplyDesc(), ctypes.create_string_buffer(L.ERRMSG_SIZE)
+        d.image, d.out, d.seed, d.errmsg = ctypes.pointer(src), ctypes.pointer(out), seed, ctypes.cast(msg, c_void_p)
+        e = L.lib.recio_transform_apply_desc(t, byref(d))  # the op's own words on failure
+        return self._finish(e, msg.value, arr, out)
 
     @staticmethod
     def _mask_image(mask):
@@ -871,7 +875,7 @@ class Transform(_Handle):
         return m, img
 
     def _apply_targets(self, t, image, seed, channels, fast, boxes, mask, mask_fill):
-        """The image with boxes and/or a mask riding along (recio_transform_apply_ex / _encoded_ex)."""
+        """The image with boxes and/or a mask riding along (recio_transform_apply_desc)."""
         d, keep = L.ApplyDesc(), []
         kept, bx, bout, mout = ctypes.c_int(0), None, None, L.Image()
         if boxes is not None:
@@ -881,8 +885,8 @@ class Transform(_Handle):
             if bx.ndim != 2 or bx.shape[1] < 5:
                 raise ArgError("Transform: boxes are (N, 5 or more): class, xmin, ymin, xmax, ymax, ...; not %s"
                                % (bx.shape,), L.ERR_ARG)
-            why = ctypes.create_string_buffer(128)
-            e = L.lib.recio_boxes_check(bx.ctypes.data_as(POINTER(c_float)), bx.shape[0], bx.shape[1], None, why, len(why))
+            why = ctypes.create_string_buffer(L.ERRMSG_SIZE)
+            e = L.lib.recio_boxes_check(bx.ctypes.data_as(POINTER(c_float)), bx.shape[0], bx.shape[1], None, why)
             if e != L.OK:
                 raise _error(e, b"Transform: boxes: " + why.value)
             bout = np.zeros((max(bx.shape[0], 1), bx.shape[1]), dtype=np.float32)
@@ -895,22 +899,22 @@ class Transform(_Handle):
             if not 0 <= int(mask_fill) <= 255:
                 raise ArgError("Transform: mask_fill is a label 0..255", L.ERR_ARG)
             d.mask_fill = L.MASK_FILL_ZERO if int(mask_fill) == 0 else int(mask_fill)
-        msg = ctypes.create_string_buffer(512)
+        msg = ctypes.create_string_buffer(L.ERRMSG_SIZE)
+        d.seed, d.errmsg = seed, ctypes.cast(msg, c_void_p)
         if isinstance(image, np.ndarray):
             a, src, w, h, c = self._u8_image(image)
             arr, out = self._wrap_out(t, w, h, c)
-            e = L.lib.recio_transform_apply_ex(t, byref(src), byref(out), seed, byref(d))
-            if e:
-                msg.value = b"transform: " + L.strerror(e).encode()
+            d.image, d.out = ctypes.pointer(src), ctypes.pointer(out)
+            e = L.lib.recio_transform_apply_desc(t, byref(d))
         else:
-            buf = bytes(image) if not isinstance(image, (bytes, bytearray)) else image
+            buf = bytes(image) if not isinstance(image, bytes) else image
             w, h, c = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
             arr, out = None, L.Image()
             if L.lib.recio_image_info(buf, len(buf), byref(w), byref(h), byref(c)) == L.OK:
                 arr, out = self._wrap_out(t, w.value, h.value, channels or (4 if c.value == 2 else c.value))
-            ed = L.EncodedDesc()
-            ed.channels, ed.full_scale = int(channels), 0 if fast else 1
-            e = L.lib.recio_transform_apply_encoded_ex(t, buf, len(buf), byref(out), seed, byref(ed), byref(d), msg, len(msg))
+            d.bytes, d.size = ctypes.cast(ctypes.c_char_p(buf), c_void_p), len(buf)
+            d.channels, d.full_scale, d.out = int(channels), 0 if fast else 1, ctypes.pointer(out)
+            e = L.lib.recio_transform_apply_desc(t, byref(d))
         try:
             img = self._finish(e, msg.value, arr, out)
             mk = None
@@ -1226,12 +1230,11 @@ def unpack_mask(payload: Any) -> "tuple[IRHeader, bytes, Optional[bytes]]":
 
 
 def _mask_labels(buf):
-    """A mask's PNG bytes -> its labels, uint8 (H, W), by recio_mask_decode's rule: an 8-bit grey PNG,
+    """A mask's PNG bytes -> its labels, uint8 (H, W), by recio_decode_desc.mask's rule: an 8-bit grey PNG,
     or a palette PNG whose indices are the labels; any other kind raises DecodeError naming it."""
-    dec, msg = L.Image(), ctypes.create_string_buffer(512)
-    e = L.lib.recio_mask_decode(byref(dec), buf, len(buf), msg, len(msg))
+    e, dec, msg = L.decode_desc(bytes(buf), mask=True)
     if e != L.OK:
-        raise _error(e, msg.value)
+        raise _error(e, msg)
     try:
         raw = ctypes.string_at(dec.data, dec.stride * dec.height)
         return np.frombuffer(raw, dtype=np.uint8).reshape(dec.height, dec.stride)[:, :dec.width].copy()
@@ -1244,7 +1247,7 @@ def pack(header: Any, image: Any, mask: Optional[bytes] = None) -> bytes:
     the header (flag 0), an array of labels after it (flag = their count; the header label is 0).
     mask: the bytes of a label mask PNG, stored after the image with its 8-byte tail (a segmentation
     record, as recio pack --mask-root writes): an 8-bit grey PNG, or a palette PNG whose indices are
-    the labels (VOC's masks); any other kind raises DecodeError naming it (recio_mask_decode)."""
+    the labels (VOC's masks); any other kind raises DecodeError naming it (recio_decode_desc.mask)."""
     tail = b""
     if mask is not None:
         mask = bytes(mask)

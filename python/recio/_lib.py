@@ -54,14 +54,21 @@ class Batch(Structure):
                 ("soft_labels", c_void_p), ("lam", c_float), ("mix", c_int)]
 
 
-class EncodedDesc(Structure):
-    _fields_ = [("channels", c_int), ("scratch", c_void_p), ("scratch_size", c_size_t), ("full_scale", c_int)]
+class DecodeDesc(Structure):  # recio_decode_desc
+    _fields_ = [("bytes", c_void_p), ("size", c_size_t), ("channels", c_int), ("min_short", c_int),
+                ("transform", c_void_p), ("mask", c_int), ("alloc", Allocator), ("errmsg", c_void_p)]
 
 
-class ApplyDesc(Structure):
-    _fields_ = [("boxes", POINTER(c_float)), ("count", c_int), ("stride", c_int), ("boxes_out", POINTER(c_float)),
-                ("count_out", POINTER(c_int)), ("mask", POINTER(Image)), ("mask_out", POINTER(Image)),
-                ("mask_fill", c_int), ("scratch", c_void_p), ("scratch_size", c_size_t)]
+class TransformDesc(Structure):  # recio_transform_desc
+    _fields_ = [("alloc", Allocator), ("errmsg", c_void_p)]
+
+
+class ApplyDesc(Structure):  # recio_apply_desc
+    _fields_ = [("image", POINTER(Image)), ("bytes", c_void_p), ("size", c_size_t), ("channels", c_int),
+                ("full_scale", c_int), ("out", POINTER(Image)), ("seed", c_uint64), ("scratch", c_void_p),
+                ("scratch_size", c_size_t), ("boxes", POINTER(c_float)), ("count", c_int), ("stride", c_int),
+                ("boxes_out", POINTER(c_float)), ("count_out", POINTER(c_int)), ("mask", POINTER(Image)),
+                ("mask_out", POINTER(Image)), ("mask_fill", c_int), ("errmsg", c_void_p)]
 
 
 MASK_FILL_ZERO = -1
@@ -255,7 +262,7 @@ def _declare(lib):
         "recio_fnv1a64": (U64, [U64, P, S]),
         "recio_checksum": (U64, [P, S, S]),
         "recio_seed_for": (U64, [U64, U64, U64]),
-        "recio_batch_checksum": (U64, [POINTER(Batch)]),
+        "recio_batch_checksum": (U64, [POINTER(Batch), c_int]),
         # iterator
         "recio_iter_open": (E, [POINTER(P), POINTER(IterDesc)]),
         "recio_iter_set_spec": (E, [P, c_char_p]),
@@ -267,17 +274,13 @@ def _declare(lib):
         "recio_iter_close": (None, [P]),
         "recio_iter_stats": (None, [P, POINTER(IterInfo)]),
         # transforms
-        "recio_transform_parse_ex": (E, [POINTER(P), c_char_p, P, c_char_p, S]),
+        "recio_transform_parse_desc": (E, [POINTER(P), c_char_p, POINTER(TransformDesc)]),
         "recio_transform_free": (None, [P]),
         "recio_transform_apply": (E, [P, POINTER(Image), POINTER(Image), U64]),
-        "recio_transform_apply_encoded": (E, [P, P, S, POINTER(Image), U64, POINTER(EncodedDesc), c_char_p, S]),
-        "recio_transform_apply_ex": (E, [P, POINTER(Image), POINTER(Image), U64, POINTER(ApplyDesc)]),
-        "recio_transform_apply_encoded_ex": (E, [P, P, S, POINTER(Image), U64, POINTER(EncodedDesc), POINTER(ApplyDesc),
-                                                 c_char_p, S]),
+        "recio_transform_apply_desc": (E, [P, POINTER(ApplyDesc)]),
         "recio_image_decode": (E, [POINTER(Image), P, S, I]),
-        "recio_image_decode_ex": (E, [POINTER(Image), P, S, I, c_char_p, S]),
-        "recio_mask_decode": (E, [POINTER(Image), P, S, c_char_p, S]),
-        "recio_boxes_check": (E, [POINTER(c_float), I, I, POINTER(I), c_char_p, S]),
+        "recio_image_decode_desc": (E, [POINTER(Image), POINTER(DecodeDesc)]),
+        "recio_boxes_check": (E, [POINTER(c_float), I, I, POINTER(I), c_char_p]),
         "recio_transform_output_shape": (E, [P, I, I, I, POINTER(Image)]),
         "recio_image_info": (E, [P, S, POINTER(I), POINTER(I), POINTER(I)]),
         "recio_image_free": (None, [POINTER(Image)]),
@@ -362,3 +365,12 @@ def numpy():
     except ImportError as e:
         return _NoNumpy(e)
 ELEM_SIZE = {U8: 1, F32: 4, I8: 1, F16: 2}
+
+
+def decode_desc(buf, channels=0, mask=False):
+    """recio_image_decode_desc over bytes buf: (error code, Image, the words)."""
+    img, msg, d = Image(), ctypes.create_string_buffer(ERRMSG_SIZE), DecodeDesc()
+    d.bytes, d.size, d.channels, d.mask = ctypes.cast(ctypes.c_char_p(buf), c_void_p), len(buf), channels, int(mask)
+    d.errmsg = ctypes.cast(msg, c_void_p)
+    e = lib.recio_image_decode_desc(ctypes.byref(img), ctypes.byref(d))
+    return e, img, msg.value

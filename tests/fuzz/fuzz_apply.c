@@ -1,13 +1,14 @@
-/* libFuzzer harness: recio_transform_apply_ex with boxes and a mask, all from the input (a small
+/* libFuzzer harness: recio_transform_apply_desc with boxes and a mask, all from the input (a small
    image, up to 8 objects of 5..7 floats, any float bits, a mask of a few labels, a chain from a table
    or the input's own spec text). Beyond crashes it checks recio.h's promises on what apply_ex gives:
    every kept box is finite, inside [0,1] and ordered (xmin <= xmax, ymin <= ymax), its extra floats
    carried unchanged; no more objects come out than went in; every mask label is one of the input's
    or the fill; the pixels are those of plain recio_transform_apply with the same seed (unless boxes
    steer a random_bbox_crop/_cover); and the
-   encoded path (the image as a PNG, recio_transform_apply_encoded_ex) gives the same pixels, boxes
+   encoded path (the image as a PNG, encoded bytes in the same desc) gives the same pixels, boxes
    and mask as decode-then-apply. */
 #include "recio.h"
+#include "../img_desc.h"
 #include "tests/image_write.h"
 #include <math.h>
 #include <stdio.h>
@@ -105,12 +106,12 @@ static void fa_run(const recio_transform *t, const recio_image *img, const float
                    const recio_image *mask, int fill, uint64_t seed, int bbox_ops) {
     static t_mem_out png;
     recio_apply_desc d;
-    recio_encoded_desc ed;
+    t_enc ed;
     fa_res a, e;
     recio_image plain;
     char msg[256];
     fa_desc(&d, &a, boxes, count, stride, mask, fill);
-    a.err = recio_transform_apply_ex(t, img, &a.out, seed, &d);
+    a.err = t_apply_ex(t, img, &a.out, seed, &d);
     memset(&plain, 0, sizeof plain);
     if (a.err == RECIO_OK) {
         fa_check(&a, boxes, count, stride, mask, fill);
@@ -126,7 +127,7 @@ static void fa_run(const recio_transform *t, const recio_image *img, const float
         memset(&ed, 0, sizeof ed);
         ed.channels = img->channels;
         fa_desc(&d, &e, boxes, count, stride, mask, fill);
-        e.err = recio_transform_apply_encoded_ex(t, png.b, (size_t)png.n, &e.out, seed, &ed, &d, msg, sizeof msg);
+        e.err = t_apply_encoded_ex(t, png.b, (size_t)png.n, &e.out, seed, &ed, &d, msg, sizeof msg);
         if (e.err != a.err) FA_FAIL();
         if (e.err == RECIO_OK && (!fa_same_img(&a.out, &e.out) || e.count != a.count ||
                                   memcmp(a.boxes, e.boxes, sizeof(float) * (size_t)(a.count * stride)) != 0 ||
@@ -175,7 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else {
         strcpy(spec, fa_specs[(flags >> 5 | (flags & 4) << 1) % (sizeof fa_specs / sizeof fa_specs[0])]);
     }
-    if (recio_transform_parse_ex(&t, spec, NULL, msg, sizeof msg) == RECIO_OK) {
+    if (t_parse_ex(&t, spec, NULL, msg, sizeof msg) == RECIO_OK) {
         fa_run(t, &img, boxes, count, stride, flags & 8 ? &mask : NULL, fill, seed, strstr(spec, "bbox") != NULL);
         recio_transform_free(t);
     }

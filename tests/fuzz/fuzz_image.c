@@ -3,6 +3,7 @@
    the decode + transform path that decodes only a JPEG's window, on any bytes. A crash, a sanitizer
    report or an output of the wrong shape is a failure. */
 #include "recio.h"
+#include "../img_desc.h"
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -17,21 +18,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (img.width <= 0 || img.height <= 0 || !img.data || (ch && img.channels != ch)) __builtin_trap();
         recio_image_free(&img);
     }
-    if (recio_image_decode_scaled(&img, data, size, ch, (int)(size % 97), NULL, 0) == RECIO_OK) { /* DCT-scaled */
+    if (t_decode_scaled(&img, data, size, ch, (int)(size % 97), NULL, 0) == RECIO_OK) { /* DCT-scaled */
         if (img.width <= 0 || img.height <= 0 || !img.data || (ch && img.channels != ch)) __builtin_trap();
         recio_image_free(&img);
     }
     for (k = 0; k < sizeof specs / sizeof specs[0]; k++) {
         recio_transform *t = NULL;
         recio_image out;
-        recio_encoded_desc d;
+        t_enc d;
         char msg[256];
         memset(&out, 0, sizeof out);
         memset(&d, 0, sizeof d);
         d.channels = 3;
         d.full_scale = (int)(size & 1);
         if (recio_transform_parse(&t, specs[k]) != RECIO_OK) __builtin_trap();
-        if (recio_transform_apply_encoded(t, data, size, &out, size * 31 + k, &d, msg, sizeof msg) == RECIO_OK) {
+        if (t_apply_encoded(t, data, size, &out, size * 31 + k, &d, msg, sizeof msg) == RECIO_OK) {
             if (out.width != side[k] || out.channels != 3) __builtin_trap();
             recio_image_free(&out);
         } else if (strncmp(msg, "decode: ", 8) != 0 && strncmp(msg, "transform: ", 11) != 0) {

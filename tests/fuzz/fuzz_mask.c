@@ -1,15 +1,16 @@
-/* libFuzzer harness: label masks (recio_mask_decode, the rule every mask entry point calls) on any
+/* libFuzzer harness: label masks (recio_decode_desc.mask, the rule every mask entry point calls) on any
    bytes. A crash or sanitizer report is a failure, and so is a mask that is not u8 1-channel HWC, a
    PNG accepted whose header says neither 8-bit grey nor 1/2/4/8-bit palette, a palette index past
    what its bit depth can hold, or a refusal whose words do not start "mask: ". */
 #include "recio.h"
+#include "../img_desc.h"
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     recio_image m;
     char msg[256];
     size_t i;
-    if (recio_mask_decode(&m, data, size, msg, sizeof msg) != RECIO_OK) {
+    if (t_mask_decode(&m, data, size, msg, sizeof msg) != RECIO_OK) {
         if (strncmp(msg, "mask: ", 6) != 0) __builtin_trap();
         return 0;
     }

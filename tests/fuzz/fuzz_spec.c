@@ -3,6 +3,7 @@
    recio_transform_scratch_size bytes of caller scratch and gives the same bytes there, and its shape
    is the one recio_transform_output_shape announced. */
 #include "recio.h"
+#include "../img_desc.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +21,7 @@ static void check_apply(const recio_transform *t, const recio_image *in, uint64_
         (shape.width != out.width || shape.height != out.height || shape.dtype != out.dtype || shape.layout != out.layout))
         __builtin_trap();
     scratch = malloc(need ? need : 1);
-    if (scratch && recio_transform_apply_scratch(t, in, &out2, seed, scratch, need) != RECIO_OK) __builtin_trap();
+    if (scratch && t_apply_scratch(t, in, &out2, seed, scratch, need) != RECIO_OK) __builtin_trap();
     if (scratch && memcmp(out.data, out2.data, recio_image_bytes(&out)) != 0) __builtin_trap();
     free(scratch);
     recio_image_free(&out);
@@ -38,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memcpy(spec, data + 1, size - 1);
     spec[size - 1] = 0;
     c = data[0] % 3 == 0 ? 1 : data[0] % 3 == 1 ? 3 : 4;
-    if (recio_transform_parse_ex(&t, spec, NULL, msg, sizeof msg) == RECIO_OK) {
+    if (t_parse_ex(&t, spec, NULL, msg, sizeof msg) == RECIO_OK) {
         if (recio_image_alloc(&in, 23, 17, c, RECIO_U8, RECIO_HWC, NULL) == RECIO_OK) {
             for (i = 0; i < recio_image_bytes(&in); i++) ((unsigned char *)in.data)[i] = (unsigned char)(i * 37 + data[0]);
             check_apply(t, &in, data[0]);

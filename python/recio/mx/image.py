@@ -1,6 +1,6 @@
 """``mx.image.imdecode`` on recio's C decoder, and the OpenCV-style decode behind ``mx.recordio.unpack_img``.
 
-Images decode through the recio library (``recio_image_decode_ex``: libjpeg-turbo for JPEG when the
+Images decode through the recio library (``recio_image_decode_desc``: libjpeg-turbo for JPEG when the
 library was built with it, else stb_image; PNG and BMP through stb_image), always to 8 bits per channel.
 EXIF orientation: OpenCV 4's ``cv::imdecode`` turns a JPEG upright by its EXIF Orientation tag unless it
 is asked for the image unchanged (``IMREAD_UNCHANGED``, -1) or told ``IMREAD_IGNORE_ORIENTATION`` (128),
@@ -37,13 +37,11 @@ class _Pixels:
 
 
 def _decode(buf: bytes, channels: int) -> np.ndarray:
-    """(H, W, C) uint8, RGB(A) or grey, from recio_image_decode_ex (channels 1, 3, 4, or 0 = as stored,
+    """(H, W, C) uint8, RGB(A) or grey, from recio_image_decode_desc (channels 1, 3, 4, or 0 = as stored,
     grey + alpha as 4): a view of the C library's pixels, no copy. recio.DecodeError on failure."""
-    img = L.Image()
-    msg = ctypes.create_string_buffer(L.ERRMSG_SIZE)
-    e = L.lib.recio_image_decode_ex(byref(img), buf, len(buf), channels, msg, len(msg))
+    e, img, msg = L.decode_desc(bytes(buf), channels)
     if e != L.OK:
-        raise _error(e, msg.value)
+        raise _error(e, msg)
     owner = _Pixels(img)
     h, w, c = img.height, img.width, img.channels
     rows = _view(img.data, (h, img.stride), "|u1", owner)  # the rows as stored, padding included

@@ -35,8 +35,8 @@ for w, h in ((61, 37), (23, 17), (144, 108)):
         save('tv-%s-%dx%d.rgb' % (name, w, h), F.resize(t, [h, w], interpolation=m, antialias=True).permute(1, 2, 0).numpy())
 
 # torchvision's policies written in recio's spec grammar, from torchvision's own tables: AutoAugment's
-# CIFAR-10 and SVHN policies (recio_autoaugment_cifar10/svhn must return these strings), RandAugment
-# (2, 9) and TrivialAugmentWide (recio_randaugment_spec / recio_trivialaugment_spec must write these).
+# CIFAR-10 and SVHN policies (the specs autoaugment(cifar10|svhn) expand to these strings: tests/test_recipes.c), RandAugment
+# (2, 9) and TrivialAugmentWide (randaugment(2,9) / trivialaugment expand to these).
 # Signed magnitudes pick either sign with equal chance; translations of AutoAugment and RandAugment
 # are fractions of the image size (translate_rel), TrivialAugmentWide's are pixels (translate).
 import torchvision.transforms as T
