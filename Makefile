@@ -206,7 +206,7 @@ test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records $(BUILD)/examples/board_
 	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO_PY_SKIP="$(PY_SKIP)" \
 	  RECIO_PY_PRELOAD="$(strip $(PY_PRELOAD))" RECIO_BUILD="$(BUILD)" RECIO_TEST_JPEG="$(if $(JPEG_LIBS),turbo,stb)" RECIO_CFLAGS="$(EXTRA_CFLAGS)" RECIO_LDFLAGS="$(LDFLAGS)" \
 	  RECIO_HAS_CURL="$(if $(CURL_CFLAGS),1)" $(if $(STB_ONLY),RECIO_PY_TESTS="test_python.py test_mx.py") \
-	  tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh $(PACKAGING_TESTS) \
+	  tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh tests/test_api_shape.py $(PACKAGING_TESTS) \
 	  $(if $(STB_ONLY),,tests/test_remote.sh)
 
 # The Python tests' packages (Debian's, for /usr/bin/python3), installed when one is missing and allowed

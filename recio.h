@@ -237,9 +237,6 @@ typedef struct recio_io {
 } recio_io;
 
 #ifndef RECIO_NO_STDIO
-/* Fill io with the stdio file backend for path; mode as fopen ("rb", "wb"). */
-RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode);
-
 /* OUTPUT FILES THAT APPEAR WHOLE OR NOT AT ALL, on any filesystem that can write (FILESYSTEMS:
    PATH's scheme picks it; s3:// too). recio_outfile_open creates PATH's new version through its
    filesystem's create (local files: a temporary name beside PATH, PATH.tmp.PID, created exclusively,
@@ -267,7 +264,8 @@ typedef struct recio_outfile_desc {
     const struct recio_fs *fs; /* your filesystems, asked before the built-in ones (FILESYSTEMS) */
 } recio_outfile_desc;
 /* io NULL: the new version of PATH is no file; the commit removes PATH (kept aside with undo). */
-RECIODEF recio_err recio_outfile_open(recio_outfile **f, recio_io *io, const char *path, const recio_outfile_desc *desc);
+RECIODEF recio_err recio_outfile_open(recio_outfile **f, recio_io *io, const char *path,
+                                      const recio_outfile_desc *desc);
 /* Sync, close and rename (or link) the new file into place; on error the temporary file is gone and
    PATH is as it was. A second commit returns RECIO_ERR_ARG. With undo on a filesystem other than the
    local files (which keep the previous file aside under a hard link), nothing can be kept aside: the
@@ -405,7 +403,6 @@ RECIODEF void recio_store_f32le(void *p, float v);
 typedef struct recio_rng {
     uint64_t state;
 } recio_rng;
-RECIODEF uint64_t recio_hash64(uint64_t x);                 /* splitmix64 finaliser */
 RECIODEF uint64_t recio_seed_for(uint64_t seed, uint64_t epoch, uint64_t index);
 RECIODEF uint64_t recio_rng_next(recio_rng *r);
 RECIODEF uint64_t recio_rng_below(recio_rng *r, uint64_t n); /* uniform in [0, n), n > 0, no bias */
@@ -1499,7 +1496,8 @@ RECIODEF uint64_t recio_batch_checksum(const recio_batch *b, recio_batch_sum kin
 #define RECIO__PTHREADS 1
 #include <pthread.h>
 #else
-#error "recio: RECIO_THREADS needs POSIX or Win32 threads, and this target has neither: build without RECIO_THREADS (the iterator then runs on the calling thread), or define RECIO_HAVE_PTHREADS if <pthread.h> works here"
+/* This target has neither thread API: without RECIO_THREADS the iterator runs on the calling thread. */
+#error "recio: RECIO_THREADS needs POSIX or Win32 threads: build without it, or define RECIO_HAVE_PTHREADS"
 #undef RECIO_THREADS /* the message above is the only one: nothing below asks for threads */
 #endif
 #endif
@@ -1851,7 +1849,7 @@ RECIODEF void recio_store_f32le(void *p, float v) {
     recio_store_u32le(p, u);
 }
 
-RECIODEF uint64_t recio_hash64(uint64_t z) {
+static uint64_t recio__hash64(uint64_t z) { /* splitmix64's finaliser */
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
@@ -1864,15 +1862,15 @@ static unsigned char recio__mask_fill_value(int fill) {
 }
 
 RECIODEF uint64_t recio_seed_for(uint64_t seed, uint64_t epoch, uint64_t index) {
-    uint64_t h = recio_hash64(seed + 0x9e3779b97f4a7c15ULL);
-    h = recio_hash64(h ^ (epoch + 0x632be59bd9b4e019ULL));
-    return recio_hash64(h ^ (index + 0x85157af5b7a2d2c7ULL));
+    uint64_t h = recio__hash64(seed + 0x9e3779b97f4a7c15ULL);
+    h = recio__hash64(h ^ (epoch + 0x632be59bd9b4e019ULL));
+    return recio__hash64(h ^ (index + 0x85157af5b7a2d2c7ULL));
 }
 
 
 RECIODEF uint64_t recio_rng_next(recio_rng *r) {
     r->state += 0x9e3779b97f4a7c15ULL;
-    return recio_hash64(r->state);
+    return recio__hash64(r->state);
 }
 
 RECIODEF uint64_t recio_rng_below(recio_rng *r, uint64_t n) {
@@ -2094,8 +2092,8 @@ static int recio__rm_enc(char *out, size_t cap, const char *s, int keep_slash) {
     size_t at = 0;
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        int plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-                    c == '_' || c == '~' || (keep_slash && c == '/');
+        int plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                    c == '.' || c == '_' || c == '~' || (keep_slash && c == '/');
         if (at + 4 >= cap) return -1;
         if (plain) out[at++] = (char)c;
         else out[at++] = '%', out[at++] = "0123456789ABCDEF"[c >> 4], out[at++] = "0123456789ABCDEF"[c & 15];
@@ -2216,7 +2214,8 @@ static int recio__rm_url(const recio__rm_cfg *c, char *out, const char *key, con
     if (!c->s3) return recio__rm_put(out, RECIO__RM_URL, c->uri, strlen(c->uri));
     if (recio__rm_enc(k, sizeof k, key ? key : "", 1)) return -1;
     if (c->endpoint[0]) recio__fmt(out, RECIO__RM_URL, "%s/%s", c->endpoint, c->bucket);
-    else if (strchr(c->bucket, '.')) recio__fmt(out, RECIO__RM_URL, "https://s3.%s.amazonaws.com/%s", c->region, c->bucket);
+    else if (strchr(c->bucket, '.'))
+        recio__fmt(out, RECIO__RM_URL, "https://s3.%s.amazonaws.com/%s", c->region, c->bucket);
     else recio__fmt(out, RECIO__RM_URL, "https://%s.s3.%s.amazonaws.com", c->bucket, c->region);
     n = strlen(out);
     if (key || !c->endpoint[0]) recio__fmt(out + n, RECIO__RM_URL - n, "/%s", k); /* virtual host: "/" at least */
@@ -2420,7 +2419,8 @@ static double recio__rm_backoff(recio__rm_xfer *x) {
     double d = 100.0 * (double)(1u << (x->tries < 8 ? x->tries - 1 : 7));
     if (d > 10000) d = 10000;
     d *= 0.5 + 0.5 * recio_rng_uniform(&x->s->rng);
-    if (x->retry_after >= 0 && (double)x->retry_after * 1000 > d) d = (double)(x->retry_after < 60 ? x->retry_after : 60) * 1000;
+    if (x->retry_after >= 0 && (double)x->retry_after * 1000 > d)
+        d = (double)(x->retry_after < 60 ? x->retry_after : 60) * 1000;
     return d;
 }
 
@@ -2429,8 +2429,10 @@ static void recio__rm_settle(recio__rm_xfer *x, CURLcode rc) {
     curl_multi_remove_handle(x->s->m, x->h);
     x->rc = x->overflow ? CURLE_OK : rc;
     if (x->overflow) x->state = RECIO__RM_FAILED;
-    else if (rc == CURLE_OK && x->status >= 200 && x->status <= 299 && !(x->len && x->got < x->len)) x->state = RECIO__RM_DONE;
-    else if (recio__rm_transient(x) && x->tries < RECIO__RM_TRIES) x->state = RECIO__RM_WAIT, x->at = recio__rm_now() + recio__rm_backoff(x);
+    else if (rc == CURLE_OK && x->status >= 200 && x->status <= 299 && !(x->len && x->got < x->len))
+        x->state = RECIO__RM_DONE;
+    else if (recio__rm_transient(x) && x->tries < RECIO__RM_TRIES)
+        x->state = RECIO__RM_WAIT, x->at = recio__rm_now() + recio__rm_backoff(x);
     else x->state = RECIO__RM_FAILED;
 }
 
@@ -2509,33 +2511,44 @@ static void recio__rm_fail_words(recio__rm_sess *s, const recio__rm_xfer *x) {
     const char *p = x->err, *q = x->err, *what;
     if (x->tries > 1) recio__fmt(tries, sizeof tries, " after %d tries", x->tries);
     if (x->overflow) {
-        if (x->overflow == 5) recio__fmt(s->why, sizeof s->why, "the object changed while it was read (ETag %s, then %s)",
-                                         x->if_match ? x->if_match : "", x->etag);
+        if (x->overflow == 5)
+            recio__fmt(s->why, sizeof s->why, "the object changed while it was read (ETag %s, then %s)",
+                       x->if_match ? x->if_match : "", x->etag);
         else recio__fmt(s->why, sizeof s->why, x->overflow == 2 ? "out of memory"
                         : x->overflow == 3 ? "HTTP %d: not the byte range asked (the server must answer Range requests)"
                         : "HTTP %d: the server sent more than was asked", (int)x->status);
         return;
     }
     if (x->rc != CURLE_OK) {
-        recio__fmt(s->why, sizeof s->why, "%s%s: %s", curl_easy_strerror(x->rc), tries, x->iferr[0] ? x->iferr : "no answer");
+        recio__fmt(s->why, sizeof s->why, "%s%s: %s", curl_easy_strerror(x->rc), tries,
+                   x->iferr[0] ? x->iferr : "no answer");
         return;
     }
     recio__rm_xml(&p, x->err + x->err_len, "Code", code, sizeof code);
     recio__rm_xml(&q, x->err + x->err_len, "Message", text, sizeof text);
-    what = x->status == 404 ? "not found" : x->status == 403 ? "access denied" : x->status == 412 ? "the object changed" : "";
-    if (x->status == 412) recio__fmt(s->why, sizeof s->why, "HTTP 412: the object changed while it was read (If-Match failed)");
-    else if (x->status >= 200 && x->status <= 299) recio__fmt(s->why, sizeof s->why, "HTTP %d%s: the body ended after %U of %U bytes",
-                                                         (int)x->status, tries, (uint64_t)x->got, x->len);
-    else if (code[0]) recio__fmt(s->why, sizeof s->why, "HTTP %d%s: %s%s%s%s", (int)x->status, tries, code, text[0] ? " (" : "", text,
-                                 text[0] ? ")" : "");
-    else recio__fmt(s->why, sizeof s->why, "HTTP %d%s%s%s%s", (int)x->status, tries, what[0] ? " (" : "", what, what[0] ? ")" : "");
+    what = x->status == 404   ? "not found"
+           : x->status == 403 ? "access denied"
+           : x->status == 412 ? "the object changed"
+                              : "";
+    if (x->status == 412)
+        recio__fmt(s->why, sizeof s->why, "HTTP 412: the object changed while it was read (If-Match failed)");
+    else if (x->status >= 200 && x->status <= 299)
+        recio__fmt(s->why, sizeof s->why, "HTTP %d%s: the body ended after %U of %U bytes", (int)x->status, tries,
+                   (uint64_t)x->got, x->len);
+    else if (code[0])
+        recio__fmt(s->why, sizeof s->why, "HTTP %d%s: %s%s%s%s", (int)x->status, tries, code, text[0] ? " (" : "", text,
+                   text[0] ? ")" : "");
+    else
+        recio__fmt(s->why, sizeof s->why, "HTTP %d%s%s%s%s", (int)x->status, tries, what[0] ? " (" : "", what,
+                   what[0] ? ")" : "");
 }
 
 static recio_err recio__rm_code(const recio__rm_xfer *x) { return x->overflow == 2 ? RECIO_ERR_NOMEM : RECIO_ERR_IO; }
 
 /* One request, waited for, retried as any: method on url; body for PUT/POST; the answer's body into
    x->buf (growing). Failure words in s->why. */
-static recio_err recio__rm_call(recio__rm_sess *s, recio__rm_xfer *x, const char *method, const unsigned char *body, size_t n) {
+static recio_err recio__rm_call(recio__rm_sess *s, recio__rm_xfer *x, const char *method, const unsigned char *body,
+                                size_t n) {
     x->s = s, x->method = method, x->body = body, x->body_len = n, x->grow = 1, x->tries = 0, x->len = 0, x->off = 0;
     if (recio__rm_start(x)) return recio__fmt(s->why, sizeof s->why, "cannot start a transfer (libcurl)"), RECIO_ERR_IO;
     if (recio__rm_wait(s, x, NULL, 0) == 0) return RECIO_OK;
@@ -2630,7 +2643,8 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
     recio__rm_file *f = (recio__rm_file *)user;
     size_t done = 0;
     if (f->msg[0]) return -1;
-    if (recio__rm_ahead(f) || recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 0)) /* the transfers move on at every call */
+    if (recio__rm_ahead(f) ||
+        recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 0)) /* the transfers move on at every call */
         return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), recio__rm_fail_read(f, f->pos);
     while (done < n && f->pos < f->size) {
         recio__rm_xfer *x = recio__rm_slot(f);
@@ -2654,7 +2668,8 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
             if (x->dst_got) {
                 done += x->dst_got, f->pos += x->dst_got;
                 if (f->pos >= x->off + x->len) x->state = RECIO__RM_IDLE;
-                if (recio__rm_ahead(f)) return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
+                if (recio__rm_ahead(f))
+                    return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
                 continue;
             }
         }
@@ -2669,7 +2684,8 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
         memcpy((unsigned char *)buf + done, x->buf + (f->pos - x->off), k);
         done += k, f->pos += k;
         if (f->pos >= x->off + x->len) x->state = RECIO__RM_IDLE;
-        if (recio__rm_ahead(f)) return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
+        if (recio__rm_ahead(f))
+            return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
     }
     return (int64_t)done;
 }
@@ -2716,7 +2732,8 @@ static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const rec
         e = RECIO_ERR_NOMEM;
         goto fail;
     }
-    x->cap = RECIO__RM_FIRST, x->method = "GET", x->if_match = x->adopt = f->etag, x->len = RECIO__RM_FIRST, x->want_total = UINT64_MAX;
+    x->cap = RECIO__RM_FIRST, x->method = "GET", x->if_match = x->adopt = f->etag, x->len = RECIO__RM_FIRST,
+    x->want_total = UINT64_MAX;
     if (recio__rm_start(x)) {
         recio__fmt(f->s.why, sizeof f->s.why, "cannot start a transfer (libcurl)");
         e = RECIO_ERR_IO;
@@ -2778,7 +2795,8 @@ static const char *recio__rm_body_text(recio__rm_xfer *x, char *tmp, size_t cap,
 static int recio__rm_w_settled(recio__rm_writer *w, recio__rm_xfer *x) {
     if (x->state == RECIO__RM_IDLE) return 0;
     if (recio__rm_wait(&w->s, x, NULL, 0)) return recio__rm_fail_words(&w->s, x), recio__rm_w_fail(w);
-    if (!x->etag[0]) return recio__fmt(w->s.why, sizeof w->s.why, "part %d: no ETag in the answer", x->part), recio__rm_w_fail(w);
+    if (!x->etag[0])
+        return recio__fmt(w->s.why, sizeof w->s.why, "part %d: no ETag in the answer", x->part), recio__rm_w_fail(w);
     recio__fmt(w->etags[x->part - 1], RECIO__RM_TAG, "%s", x->etag);
     x->state = RECIO__RM_IDLE;
     return 0;
@@ -2800,15 +2818,19 @@ static int recio__rm_w_send(recio__rm_writer *w) {
     }
     if (w->nparts >= w->etag_cap) {
         size_t cap = w->etag_cap ? w->etag_cap * 2 : 64;
-        char(*t)[RECIO__RM_TAG] = (char(*)[RECIO__RM_TAG])recio__realloc(&w->s.alloc, w->etags, w->etag_cap * RECIO__RM_TAG, cap * RECIO__RM_TAG);
+        char(*t)[RECIO__RM_TAG] = (char(*)[RECIO__RM_TAG])recio__realloc(
+            &w->s.alloc, w->etags, w->etag_cap * RECIO__RM_TAG, cap * RECIO__RM_TAG);
         if (!t) return recio__fmt(w->s.why, sizeof w->s.why, "out of memory"), recio__rm_w_fail(w);
         w->etags = t, w->etag_cap = cap;
     }
     x->part = (int)++w->nparts;
     recio__fmt(q, sizeof q, "partNumber=%u&uploadId=%s", w->nparts, w->upload);
-    if (recio__rm_url(&w->s.cfg, x->url, w->s.cfg.key, q)) return recio__fmt(w->s.why, sizeof w->s.why, "URI too long"), recio__rm_w_fail(w);
-    x->method = "PUT", x->body = x->buf, x->body_len = w->fill, x->len = 0, x->grow = 0, x->cap = RECIO__RM_PART, x->tries = 0;
-    if (recio__rm_start(x)) return recio__fmt(w->s.why, sizeof w->s.why, "cannot start a transfer"), recio__rm_w_fail(w);
+    if (recio__rm_url(&w->s.cfg, x->url, w->s.cfg.key, q))
+        return recio__fmt(w->s.why, sizeof w->s.why, "URI too long"), recio__rm_w_fail(w);
+    x->method = "PUT", x->body = x->buf, x->body_len = w->fill, x->len = 0, x->grow = 0, x->cap = RECIO__RM_PART,
+    x->tries = 0;
+    if (recio__rm_start(x))
+        return recio__fmt(w->s.why, sizeof w->s.why, "cannot start a transfer"), recio__rm_w_fail(w);
     w->cur ^= 1, w->fill = 0;
     return recio__rm_w_settled(w, &w->part[w->cur]);
 }
@@ -2847,7 +2869,8 @@ static void recio__rm_w_abort(recio__rm_writer *w) {
     } else {
         char why[RECIO_ERRMSG_SIZE];
         recio__fmt(why, sizeof why, "%s", w->s.why);
-        recio__fmt(w->s.why, sizeof w->s.why, "%s%s(the upload could not be aborted: %s)", keep, keep[0] ? " " : "", why);
+        recio__fmt(w->s.why, sizeof w->s.why, "%s%s(the upload could not be aborted: %s)", keep, keep[0] ? " " : "",
+                   why);
     }
     w->upload[0] = 0;
 }
@@ -2892,7 +2915,8 @@ static recio_err recio__rm_w_commit(recio__rm_writer *w, char *why) {
     if (!w->failed && w->fill) recio__rm_w_send(w);
     if (!w->failed) recio__rm_w_settled(w, &w->part[0]);
     if (!w->failed) recio__rm_w_settled(w, &w->part[1]);
-    if (!w->failed && recio__rm_w_manifest(w, &b)) recio__fmt(w->s.why, sizeof w->s.why, "out of memory"), w->failed = 1;
+    if (!w->failed && recio__rm_w_manifest(w, &b))
+        recio__fmt(w->s.why, sizeof w->s.why, "out of memory"), w->failed = 1;
     if (!w->failed) {
         char q[1100];
         recio__fmt(q, sizeof q, "uploadId=%s", w->upload);
@@ -2911,13 +2935,16 @@ static recio_err recio__rm_w_commit(recio__rm_writer *w, char *why) {
 }
 
 /* A writer to uri: S3 only (an http(s) URL is read-only). Nothing is sent before the first part. */
-static recio_err recio__rm_w_open(recio__rm_writer **out, const char *uri, const recio_allocator *a, recio_io *io, char *why) {
+static recio_err recio__rm_w_open(recio__rm_writer **out, const char *uri, const recio_allocator *a, recio_io *io,
+                                  char *why) {
     recio__rm_writer *w;
     recio_err e;
     *out = NULL;
     if (!recio__rm_ieq(uri, "s3://", 5))
-        return recio__fmt(why, RECIO_ERRMSG_SIZE, "http(s) URLs are read-only: write to s3:// or a file"), RECIO_ERR_UNSUPPORTED;
-    if (!(w = (recio__rm_writer *)recio__malloc(a, sizeof *w))) return recio__fmt(why, RECIO_ERRMSG_SIZE, "out of memory"), RECIO_ERR_NOMEM;
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "http(s) URLs are read-only: write to s3:// or a file"),
+               RECIO_ERR_UNSUPPORTED;
+    if (!(w = (recio__rm_writer *)recio__malloc(a, sizeof *w)))
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "out of memory"), RECIO_ERR_NOMEM;
     memset(w, 0, sizeof *w);
     if ((e = recio__rm_sess_open(&w->s, uri, a)) != RECIO_OK) {
         recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", w->s.why);
@@ -2944,18 +2971,24 @@ static recio_err recio__rm_ls(recio__rm_sess *s, const char *prefix, int dirs, u
     recio_err e = RECIO_OK;
     memset(&x, 0, sizeof x);
     x.s = s;
-    if (recio__rm_enc(p, sizeof p, prefix, 0)) return recio__fmt(s->why, sizeof s->why, "prefix too long"), RECIO_ERR_ARG;
+    if (recio__rm_enc(p, sizeof p, prefix, 0))
+        return recio__fmt(s->why, sizeof s->why, "prefix too long"), RECIO_ERR_ARG;
     do {
         const char *at, *end;
         int stop = 0;
         size_t n;
-        recio__fmt(q, sizeof q, "%s%s%s%slist-type=2", token[0] ? "continuation-token=" : "", token, token[0] ? "&" : "",
+        recio__fmt(q, sizeof q, "%s%s%s%slist-type=2", token[0] ? "continuation-token=" : "", token,
+                   token[0] ? "&" : "",
                    dirs ? "delimiter=%2F&" : ""); /* the parameters sorted: SigV4 signs them as sent */
         n = strlen(q);
         if (max) recio__fmt(q + n, sizeof q - n, "&max-keys=%u", max);
         n = strlen(q);
         recio__fmt(q + n, sizeof q - n, "&prefix=%s", p);
-        if (recio__rm_url(&s->cfg, x.url, NULL, q)) { e = RECIO_ERR_ARG; recio__fmt(s->why, sizeof s->why, "URI too long"); break; }
+        if (recio__rm_url(&s->cfg, x.url, NULL, q)) {
+            e = RECIO_ERR_ARG;
+            recio__fmt(s->why, sizeof s->why, "URI too long");
+            break;
+        }
         if ((e = recio__rm_call(s, &x, "GET", NULL, 0)) != RECIO_OK) break;
         end = (const char *)x.buf + x.got;
         for (at = (const char *)x.buf; !stop && recio__rm_xml(&at, end, "Key", name, sizeof name) == 0;) {
@@ -2964,12 +2997,14 @@ static recio_err recio__rm_ls(recio__rm_sess *s, const char *prefix, int dirs, u
             stop = entry(ctx, name + strlen(prefix), 0, (uint64_t)strtoull(size, NULL, 10));
         }
         for (at = (const char *)x.buf; !stop && recio__rm_xml(&at, end, "Prefix", name, sizeof name) == 0;)
-            if (strlen(name) > strlen(prefix)) name[strlen(name) - 1] = 0, stop = entry(ctx, name + strlen(prefix), 1, 0);
+            if (strlen(name) > strlen(prefix))
+                name[strlen(name) - 1] = 0, stop = entry(ctx, name + strlen(prefix), 1, 0);
         at = (const char *)x.buf;
         token[0] = 0;
         if (!stop && recio__rm_xml(&at, end, "IsTruncated", more, sizeof more) == 0 && !strcmp(more, "true")) {
             at = (const char *)x.buf;
-            if (recio__rm_xml(&at, end, "NextContinuationToken", t, sizeof t) || !t[0] || recio__rm_enc(token, sizeof token, t, 0)) {
+            if (recio__rm_xml(&at, end, "NextContinuationToken", t, sizeof t) || !t[0] ||
+                recio__rm_enc(token, sizeof token, t, 0)) {
                 recio__fmt(s->why, sizeof s->why, "a truncated listing without a continuation token");
                 e = RECIO_ERR_IO;
             }
@@ -2994,7 +3029,8 @@ static recio_err recio__rm_stat(const char *uri, const recio_allocator *a, int *
     curl_off_t len = -1;
     *kind = 0, *size = 0;
     memset(&x, 0, sizeof x);
-    if ((e = recio__rm_sess_open(&s, uri, a)) != RECIO_OK) return recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", s.why), recio__rm_sess_close(&s), e;
+    if ((e = recio__rm_sess_open(&s, uri, a)) != RECIO_OK)
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", s.why), recio__rm_sess_close(&s), e;
     if (s.cfg.s3 && (!s.cfg.key[0] || s.cfg.key[strlen(s.cfg.key) - 1] == '/')) {
         e = RECIO_OK;
     } else if (recio__rm_url(&s.cfg, x.url, s.cfg.key, NULL)) {
@@ -3009,7 +3045,8 @@ static recio_err recio__rm_stat(const char *uri, const recio_allocator *a, int *
     if (e == RECIO_OK && s.cfg.s3 && *kind == 0) { /* a prefix with keys under it is a directory */
         char dir[1100];
         int found = 0;
-        recio__fmt(dir, sizeof dir, "%s%s", s.cfg.key, s.cfg.key[0] && s.cfg.key[strlen(s.cfg.key) - 1] != '/' ? "/" : "");
+        recio__fmt(dir, sizeof dir, "%s%s", s.cfg.key,
+                   s.cfg.key[0] && s.cfg.key[strlen(s.cfg.key) - 1] != '/' ? "/" : "");
         if (!s.cfg.key[0]) found = 1; /* the bucket: listed to see that it answers */
         if ((e = recio__rm_ls(&s, dir, 1, 1, recio__rm_any, &found)) == RECIO_OK && found) *kind = 2;
     }
@@ -3025,11 +3062,14 @@ static recio_err recio__rm_remove(const char *uri, const recio_allocator *a, cha
     recio__rm_xfer x;
     recio_err e;
     if (!recio__rm_ieq(uri, "s3://", 5))
-        return recio__fmt(why, RECIO_ERRMSG_SIZE, "http(s) URLs are read-only: write to s3:// or a file"), RECIO_ERR_UNSUPPORTED;
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "http(s) URLs are read-only: write to s3:// or a file"),
+               RECIO_ERR_UNSUPPORTED;
     memset(&x, 0, sizeof x);
     if ((e = recio__rm_sess_open(&s, uri, a)) == RECIO_OK) {
-        if (recio__rm_url(&s.cfg, x.url, s.cfg.key, NULL)) e = RECIO_ERR_ARG, recio__fmt(s.why, sizeof s.why, "URI too long");
-        else if ((e = recio__rm_call(&s, &x, "DELETE", NULL, 0)) != RECIO_OK && x.rc == CURLE_OK && x.status == 404) e = RECIO_OK;
+        if (recio__rm_url(&s.cfg, x.url, s.cfg.key, NULL))
+            e = RECIO_ERR_ARG, recio__fmt(s.why, sizeof s.why, "URI too long");
+        else if ((e = recio__rm_call(&s, &x, "DELETE", NULL, 0)) != RECIO_OK && x.rc == CURLE_OK && x.status == 404)
+            e = RECIO_OK;
     }
     if (e != RECIO_OK) recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", s.why);
     recio__rm_xfer_free(&s, &x);
@@ -3072,15 +3112,16 @@ static int recio__rmfs_entry(void *ctx, const char *name, int dir, uint64_t size
 }
 
 /* A "directory" of S3 is a prefix: dir's keys up to the next '/' (ListObjectsV2, delimiter '/'). */
-static recio_err recio__rmfs_list(void *user, const char *dir, int (*entry)(void *ctx, const char *name, recio_fs_kind kind),
-                                  void *ctx, char *why) {
+static recio_err recio__rmfs_list(void *user, const char *dir,
+                                  int (*entry)(void *ctx, const char *name, recio_fs_kind kind), void *ctx, char *why) {
     recio__rm_sess s;
     recio__rmfs_ls l;
     char prefix[1100];
     recio_err e;
     (void)user;
     if (!recio__rm_ieq(dir, "s3://", 5))
-        return recio__fmt(why, RECIO_ERRMSG_SIZE, "an http(s) URL cannot be listed: name each file"), RECIO_ERR_UNSUPPORTED;
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "an http(s) URL cannot be listed: name each file"),
+               RECIO_ERR_UNSUPPORTED;
     l.entry = entry, l.ctx = ctx;
     if ((e = recio__rm_sess_open(&s, dir, NULL)) == RECIO_OK) {
         size_t n = strlen(s.cfg.key);
@@ -3119,7 +3160,8 @@ static recio_err recio__rmfs_taken(recio__rm_writer *w, char *why) {
     uint64_t size;
     int kind;
     recio_err e = recio__rm_stat(w->s.cfg.uri, NULL, &kind, &size, why);
-    if (e == RECIO_OK && kind == 1) return recio__fmt(why, RECIO_ERRMSG_SIZE, "was made by someone else meanwhile: not replaced"), RECIO_ERR_IO;
+    if (e == RECIO_OK && kind == 1)
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "was made by someone else meanwhile: not replaced"), RECIO_ERR_IO;
     return e;
 }
 
@@ -3138,8 +3180,10 @@ static recio_err recio__rmfs_commit(void *user, void *const *pending, int n, cha
         if (e == RECIO_OK) done++;
         else if (done && !strstr(why, "already")) { /* say what stays */
             size_t k = strlen(why);
-            recio__fmt(why + k, RECIO_ERRMSG_SIZE - k, " (%d output%s before it already written: S3 has no transaction over "
-                       "several objects)", done, done > 1 ? "s" : "");
+            recio__fmt(why + k, RECIO_ERRMSG_SIZE - k,
+                       " (%d output%s before it already written: S3 has no transaction over "
+                       "several objects)",
+                       done, done > 1 ? "s" : "");
         }
     }
     return e;
@@ -3150,9 +3194,11 @@ static recio_err recio__rmfs_remove(void *user, const char *path, char *why) {
     return recio__rm_remove(path, NULL, why);
 }
 
-#define RECIO__RMFS_ROW(scheme, next) \
-    {scheme, NULL, 0, recio__rmfs_open_read, recio__rmfs_stat, recio__rmfs_list, recio__rmfs_create, recio__rmfs_commit, \
-     recio__rmfs_discard, recio__rmfs_remove, NULL, NULL, next}
+#define RECIO__RMFS_ROW(scheme, next)                                                                                  \
+    {                                                                                                                  \
+        scheme, NULL, 0, recio__rmfs_open_read, recio__rmfs_stat, recio__rmfs_list, recio__rmfs_create,                \
+            recio__rmfs_commit, recio__rmfs_discard, recio__rmfs_remove, NULL, NULL, next                              \
+    }
 #elif !defined(RECIO_NO_STDIO) /* no RECIO_CURL: the schemes are known, and say why they cannot be used */
 
 #define RECIO__RM_NONE "this build has no remote filesystems (built without RECIO_CURL)"
@@ -3183,7 +3229,7 @@ static const recio_fs recio__fs_s3 = RECIO__RMFS_ROW("s3", &recio__fs_http);
 
 /* ---- the local filesystem: one column per platform, then what every column shares ----
    Each column defines the same few functions, chosen whole by #if (as the kernel table's columns
-   are): the file stream's hooks and recio_io_open_file, recio__lfs_stat_raw, recio__lfs_excl (create
+   are): the file stream's hooks and recio__io_open_file, recio__lfs_stat_raw, recio__lfs_excl (create
    a name exclusively), recio__lfs_link, recio__lfs_replace, recio__lfs_tag (what keeps temporary
    names of writers apart), and the table's list / map entries (NULL where the platform has none).
    Under RECIO_NO_STDIO there is no column and no local filesystem at all. */
@@ -3268,7 +3314,7 @@ static void recio__io_from_fd(recio_io *io, int fd) {
     io->user = (void *)(intptr_t)fd;
 }
 
-RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode) {
+static recio_err recio__io_open_file(recio_io *io, const char *path, const char *mode) {
     int fd, flags, plus;
     memset(io, 0, sizeof *io);
     if (!path || !mode || (mode[0] != 'r' && mode[0] != 'w' && mode[0] != 'a')) return RECIO_ERR_ARG;
@@ -3373,7 +3419,7 @@ static int recio__file_seek(void *user, uint64_t off);
 static int64_t recio__file_size(void *user);
 static int recio__file_sync(void *user);
 
-RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char *mode) {
+static recio_err recio__io_open_file(recio_io *io, const char *path, const char *mode) {
     FILE *f;
     memset(io, 0, sizeof *io);
     if (!path || !mode) return RECIO_ERR_ARG;
@@ -3390,7 +3436,9 @@ RECIODEF recio_err recio_io_open_file(recio_io *io, const char *path, const char
 }
 
 /* No exclusive create in C99's fopen: the handle's address (recio__lfs_tag) keeps names apart. */
-static int recio__lfs_excl(const char *name, recio_io *io) { return recio_io_open_file(io, name, "wb") == RECIO_OK ? 0 : -1; }
+static int recio__lfs_excl(const char *name, recio_io *io) {
+    return recio__io_open_file(io, name, "wb") == RECIO_OK ? 0 : -1;
+}
 static uint64_t recio__lfs_tag(const void *self) { return (uint64_t)(uintptr_t)self; }
 static int recio__lfs_link(const char *from, const char *to) { return (void)from, (void)to, errno = ENOSYS, -1; }
 #endif
@@ -3416,7 +3464,9 @@ static int recio__file_sync(void *user) {
 static int recio__lfs_stat_raw(const char *path, recio_fs_stat *st) {
     struct _stati64 s;
     if (_stati64(path, &s) != 0) return -1;
-    st->kind = (s.st_mode & _S_IFMT) == _S_IFREG ? RECIO_FS_FILE : (s.st_mode & _S_IFMT) == _S_IFDIR ? RECIO_FS_DIR : RECIO_FS_OTHER;
+    st->kind = (s.st_mode & _S_IFMT) == _S_IFREG   ? RECIO_FS_FILE
+               : (s.st_mode & _S_IFMT) == _S_IFDIR ? RECIO_FS_DIR
+                                                   : RECIO_FS_OTHER;
     st->size = st->kind == RECIO_FS_FILE ? (uint64_t)s.st_size : 0;
     return 0;
 }
@@ -3436,7 +3486,9 @@ static int recio__lfs_take(const char *tmp, const char *path) {
     DWORD err;
     if (MoveFileExA(tmp, path, MOVEFILE_WRITE_THROUGH)) return 0;
     err = GetLastError();
-    errno = err == ERROR_ALREADY_EXISTS || err == ERROR_FILE_EXISTS ? EEXIST : err == ERROR_ACCESS_DENIED ? EACCES : EIO;
+    errno = err == ERROR_ALREADY_EXISTS || err == ERROR_FILE_EXISTS ? EEXIST
+            : err == ERROR_ACCESS_DENIED                            ? EACCES
+                                                                    : EIO;
     return -1;
 }
 
@@ -3469,15 +3521,17 @@ static recio_err recio__lfs_list(void *u, const char *dir, int (*entry)(void *, 
 }
 
 static recio_err recio__lfs_map(void *u, const char *path, recio_fs_map *m, char *why) {
-    HANDLE f = CreateFileA(recio__lfs_path(path), GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
-                           OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL | FILE_FLAG_SEQUENTIAL_SCAN, NULL), mh;
+    HANDLE f = CreateFileA(recio__lfs_path(path), GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                           NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL | FILE_FLAG_SEQUENTIAL_SCAN, NULL),
+           mh;
     LARGE_INTEGER size;
     void *v = NULL;
     (void)u;
     memset(m, 0, sizeof *m);
     m->data = "";
     if (f == INVALID_HANDLE_VALUE) return errno = ENOENT, recio__lfs_why(why, RECIO_ERR_IO);
-    if (!GetFileSizeEx(f, &size) || size.QuadPart < 0 || (uint64_t)size.QuadPart > (uint64_t)SIZE_MAX) size.QuadPart = -1;
+    if (!GetFileSizeEx(f, &size) || size.QuadPart < 0 || (uint64_t)size.QuadPart > (uint64_t)SIZE_MAX)
+        size.QuadPart = -1;
     if (size.QuadPart > 0) {
         mh = CreateFileMappingA(f, NULL, PAGE_READONLY, 0, 0, NULL);
         v = mh ? MapViewOfFile(mh, FILE_MAP_READ, 0, 0, 0) : NULL;
@@ -3520,7 +3574,7 @@ static int recio__file_sync(void *user) { return fflush((FILE *)user) != 0 ? -1 
 static int recio__lfs_stat_raw(const char *path, recio_fs_stat *st) {
     recio_io io;
     int64_t n;
-    if (recio_io_open_file(&io, path, "rb") != RECIO_OK) return -1;
+    if (recio__io_open_file(&io, path, "rb") != RECIO_OK) return -1;
     n = recio__file_size(io.user);
     recio__file_close(io.user);
     st->kind = RECIO_FS_FILE;
@@ -3538,7 +3592,8 @@ static int recio__lfs_take(const char *tmp, const char *path) { return (void)tmp
 #ifndef RECIO_NO_STDIO
 static recio_err recio__lfs_open_read(void *u, const char *path, recio_io *io, char *why) {
     (void)u;
-    return recio_io_open_file(io, recio__lfs_path(path), "rb") == RECIO_OK ? RECIO_OK : recio__lfs_why(why, RECIO_ERR_IO);
+    return recio__io_open_file(io, recio__lfs_path(path), "rb") == RECIO_OK ? RECIO_OK
+                                                                            : recio__lfs_why(why, RECIO_ERR_IO);
 }
 
 static recio_err recio__lfs_stat(void *u, const char *path, recio_fs_stat *st, char *why) {
@@ -3594,7 +3649,7 @@ static recio_err recio__lfs_create(void *u, const char *path, recio_fs_mode mode
         else if (mode == RECIO_FS_NEW) return recio__fmt(why, RECIO_ERRMSG_SIZE, "exists: not replaced"), RECIO_ERR_ARG;
     }
     if (mode == RECIO_FS_IN_PLACE)
-        return recio_io_open_file(&out->io, path, "wb") == RECIO_OK ? RECIO_OK : recio__lfs_why(why, RECIO_ERR_IO);
+        return recio__io_open_file(&out->io, path, "wb") == RECIO_OK ? RECIO_OK : recio__lfs_why(why, RECIO_ERR_IO);
     n = strlen(path);
     if (!(p = (recio__lfs_pending *)recio__malloc(NULL, sizeof *p + 3 * n + 100))) return RECIO_ERR_NOMEM;
     memset(p, 0, sizeof *p);
@@ -3642,7 +3697,8 @@ static int recio__lfs_settle(recio__lfs_pending *p, int bad, char *why) {
     else if (bad && p->done && p->tmp) rc = remove(p->path); /* there was none: neither file is replaced */
     if (p->tmp && !p->done) remove(p->tmp);
     if (!bad && p->kept && remove(p->bak) != 0)
-        recio__fmt(why, RECIO_ERRMSG_SIZE, "note: replaced, but the old copy %s could not be removed (%s): remove it by hand", p->bak,
+        recio__fmt(why, RECIO_ERRMSG_SIZE,
+                   "note: replaced, but the old copy %s could not be removed (%s): remove it by hand", p->bak,
                    recio__errno_str(errno));
     return rc == 0 ? 0 : -1;
 }
@@ -3654,7 +3710,8 @@ static int recio__lfs_put_new(recio__lfs_pending *p, char *why) {
     recio_fs_stat st;
     int rc = recio__lfs_take(p->tmp, p->path);
     if (rc == 0 && remove(p->tmp) != 0 && errno != ENOENT)
-        recio__fmt(why, RECIO_ERRMSG_SIZE, "note: written, but the temporary name %s could not be removed: remove it by hand", p->tmp);
+        recio__fmt(why, RECIO_ERRMSG_SIZE,
+                   "note: written, but the temporary name %s could not be removed: remove it by hand", p->tmp);
     if (rc <= 0) return rc;
     if (recio__lfs_stat_raw(p->path, &st) == 0) return errno = EEXIST, -1;
     return recio__lfs_replace(p->tmp, p->path);
@@ -3685,7 +3742,8 @@ static int recio__lfs_place(void *const *pending, int n, int keep_all, char *why
         if (!(p = (recio__lfs_pending *)pending[i])) continue;
         if ((i < last || keep_all) && !p->fresh && (p->kept = recio__lfs_keep(p)) < 0) {
             p->kept = 0;
-            recio__fmt(why, RECIO_ERRMSG_SIZE, "cannot keep the old %s aside while replacing it: %s", p->path, recio__errno_str(errno));
+            recio__fmt(why, RECIO_ERRMSG_SIZE, "cannot keep the old %s aside while replacing it: %s", p->path,
+                       recio__errno_str(errno));
             return -1;
         }
         if (recio__lfs_put(p, why) != 0) return -1;
@@ -3715,9 +3773,18 @@ static recio_err recio__lfs_remove(void *u, const char *path, char *why) {
 }
 
 /* The local filesystem: plain paths and file://, this platform's column. */
-static const recio_fs recio__fs_local = {NULL, NULL, RECIO__LFS_FLAGS, recio__lfs_open_read, recio__lfs_stat, RECIO__LFS_LIST,
-                                         recio__lfs_create, recio__lfs_commit, recio__lfs_discard, recio__lfs_remove,
-                                         RECIO__LFS_MAP, RECIO__FS_REMOTE};
+static const recio_fs recio__fs_local = {NULL,
+                                         NULL,
+                                         RECIO__LFS_FLAGS,
+                                         recio__lfs_open_read,
+                                         recio__lfs_stat,
+                                         RECIO__LFS_LIST,
+                                         recio__lfs_create,
+                                         recio__lfs_commit,
+                                         recio__lfs_discard,
+                                         recio__lfs_remove,
+                                         RECIO__LFS_MAP,
+                                         RECIO__FS_REMOTE};
 #define RECIO__FS_BUILTIN (&recio__fs_local)
 #endif /* RECIO_NO_STDIO */
 
@@ -3734,7 +3801,8 @@ static const recio_fs recio__fs_local = {NULL, NULL, RECIO__LFS_FLAGS, recio__lf
 static size_t recio__scheme_len(const char *p) {
     size_t n = 0;
     int c;
-    while ((c = recio__lower(p[n])) != 0 && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'))
+    while ((c = recio__lower(p[n])) != 0 &&
+           ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'))
         n++;
     return n > 1 && strncmp(p + n, "://", 3) == 0 && !recio__scheme_is(p, "file") ? n : 0;
 }
@@ -3910,7 +3978,8 @@ static recio_err recio__rd_fill(recio_reader *r, size_t need) {
         if (r->end == r->cap) {
             size_t ncap = r->cap * 2 < r->pos + need ? r->pos + need : r->cap * 2;
             if (ncap < r->cap || recio__rd_setbuf(r, ncap))
-                return recio__rd_fail(r, RECIO_ERR_NOMEM, recio__rd_off(r), "cannot grow read buffer to %U bytes", ncap, 0);
+                return recio__rd_fail(r, RECIO_ERR_NOMEM, recio__rd_off(r), "cannot grow read buffer to %U bytes", ncap,
+                                      0);
         }
         n = r->io.read(r->io.user, r->buf + r->end, r->cap - r->end);
         if (n < 0) return recio__rd_fail_sys(r, RECIO_ERR_IO, r->base + r->end, "read failed");
@@ -4028,7 +4097,9 @@ RECIODEF recio_err recio_reader_next(recio_reader *r, recio_record *rec) {
     const unsigned char *body;
     recio_err e;
     if (!r) return RECIO_ERR_ARG;
-    if (!rec) return recio__errf(r->errmsg, r->name, recio__rd_off(r), "%s", "next: the record pointer is NULL"), RECIO_ERR_ARG;
+    if (!rec)
+        return recio__errf(r->errmsg, r->name, recio__rd_off(r), "%s", "next: the record pointer is NULL"),
+               RECIO_ERR_ARG;
     if (r->sticky) return r->sticky;
     rec_off = recio__rd_off(r);
     for (;;) { /* cflag 0: whole; 1, 2..., 3: parts joined at r->join[at], the magic word between */
@@ -4116,7 +4187,8 @@ RECIODEF recio_err recio_reader_open_desc(recio_reader **out, const char *path, 
     if (desc) d = *desc;
     if (d.errmsg) d.errmsg[0] = 0;
     if (!path && !d.io.read)
-        return recio__errf(d.errmsg, "<reader>", 0, "%s", "no path and no desc.io.read: nothing to read"), RECIO_ERR_ARG;
+        return recio__errf(d.errmsg, "<reader>", 0, "%s", "no path and no desc.io.read: nothing to read"),
+               RECIO_ERR_ARG;
     if (!d.name) d.name = path ? path : "<io>";
     if (!d.buffer_size) d.buffer_size = RECIO__DEFAULT_BUFFER;
     if ((e = recio__rd_alloc(&r, d.name, &d.alloc)) != RECIO_OK) return recio__open_msg(d.errmsg, d.name, NULL, e), e;
@@ -4151,7 +4223,8 @@ RECIODEF recio_err recio_reader_seek(recio_reader *r, uint64_t offset) {
     r->sticky = RECIO_OK;
     r->errmsg[0] = 0;
     if (r->mem) {
-        if (offset > r->mem_size) return recio__rd_fail(r, RECIO_ERR_ARG, offset, "seek past end of file (size %U)", r->mem_size, 0);
+        if (offset > r->mem_size)
+            return recio__rd_fail(r, RECIO_ERR_ARG, offset, "seek past end of file (size %U)", r->mem_size, 0);
         r->pos = (size_t)offset;
         return RECIO_OK;
     }
@@ -4400,11 +4473,15 @@ static recio_err recio__wr_record(recio_writer *w, uint64_t key, const void *dat
     uint64_t rec_off;
     unsigned cflag = 0;
     if (!w) return RECIO_ERR_ARG;
-    if (!data && size) return recio__errf(w->errmsg, w->name, w->offset, "write: data is NULL with size %U", (uint64_t)size), RECIO_ERR_ARG;
-    if (w->finished) return recio__errf(w->errmsg, w->name, w->offset, "%s", "write: the writer is finished"), RECIO_ERR_ARG;
+    if (!data && size)
+        return recio__errf(w->errmsg, w->name, w->offset, "write: data is NULL with size %U", (uint64_t)size),
+               RECIO_ERR_ARG;
+    if (w->finished)
+        return recio__errf(w->errmsg, w->name, w->offset, "%s", "write: the writer is finished"), RECIO_ERR_ARG;
     if (w->sticky) return w->sticky;
     if (size > RECIO_MAX_RECORD) {
-        recio__errf(w->errmsg, w->name, w->offset, "record of %U bytes: RecordIO allows at most 2^29-1", (uint64_t)size);
+        recio__errf(w->errmsg, w->name, w->offset, "record of %U bytes: RecordIO allows at most 2^29-1",
+                    (uint64_t)size);
         return RECIO_ERR_TOO_BIG; /* nothing written: the file stays sound */
     }
     rec_off = w->offset;
@@ -4436,7 +4513,8 @@ static recio_err recio__wr_gather(recio_writer *w, const recio_writer_item *it, 
     uint64_t start = w->offset;
     for (; *i < n && k < 21 && bytes < (1u << 20); (*i)++, k++) {
         size_t sz = it[*i].size, pad = RECIO__ALIGN4(sz) - sz;
-        if (sz > RECIO_MAX_RECORD || !it[*i].data || recio__find_magic((const unsigned char *)it[*i].data, 0, sz) < sz) break;
+        if (sz > RECIO_MAX_RECORD || !it[*i].data || recio__find_magic((const unsigned char *)it[*i].data, 0, sz) < sz)
+            break;
         recio_store_u32le(hdr[k], RECIO_MAGIC);
         recio_store_u32le(hdr[k] + 4, (uint32_t)sz);
         v[nv].base = hdr[k], v[nv++].len = 8;
@@ -4454,8 +4532,11 @@ static recio_err recio__wr_gather(recio_writer *w, const recio_writer_item *it, 
 RECIODEF recio_err recio_writer_write_batch(recio_writer *w, const recio_writer_item *items, size_t n) {
     size_t i = 0;
     if (!w) return RECIO_ERR_ARG;
-    if (!items && n) return recio__errf(w->errmsg, w->name, w->offset, "write_batch: items is NULL with n %U", (uint64_t)n), RECIO_ERR_ARG;
-    if (w->finished) return recio__errf(w->errmsg, w->name, w->offset, "%s", "write_batch: the writer is finished"), RECIO_ERR_ARG;
+    if (!items && n)
+        return recio__errf(w->errmsg, w->name, w->offset, "write_batch: items is NULL with n %U", (uint64_t)n),
+               RECIO_ERR_ARG;
+    if (w->finished)
+        return recio__errf(w->errmsg, w->name, w->offset, "%s", "write_batch: the writer is finished"), RECIO_ERR_ARG;
     if (w->sticky) return w->sticky;
     while (i < n) {
         size_t before = i;
@@ -4497,7 +4578,8 @@ static void recio__wr_free(recio_writer *w) {
 }
 
 /* One output (which: 0 the data, 1 the .idx) created through its filesystem, atomic or in place. */
-static recio_err recio__wr_create(recio_writer *w, const recio_writer_desc *d, const char *path, int which, recio_io *io) {
+static recio_err recio__wr_create(recio_writer *w, const recio_writer_desc *d, const char *path, int which,
+                                  recio_io *io) {
     char why[RECIO_ERRMSG_SIZE];
     const recio_fs *fs = recio__fs_for(d->fs, path, why);
     recio_fs_out out;
@@ -4548,7 +4630,8 @@ RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, 
     if (desc) d = *desc;
     if (d.errmsg) d.errmsg[0] = 0;
     if (d.tmp_names) d.tmp_names[0] = d.tmp_names[1] = NULL;
-    if (!out) return recio__errf(d.errmsg, path ? path : "<writer>", 0, "%s", "the handle pointer is NULL"), RECIO_ERR_ARG;
+    if (!out)
+        return recio__errf(d.errmsg, path ? path : "<writer>", 0, "%s", "the handle pointer is NULL"), RECIO_ERR_ARG;
     *out = NULL;
     if ((e = recio__wr_check(&d, path)) != RECIO_OK) return e;
     if (d.mem) recio__wr_mem_desc(&d);
@@ -4709,7 +4792,8 @@ static void recio__of_say(char *msg, const char *path, const char *what, ...) {
 
 /* Why PATH may not be written, into msg: an input, a folder, (without replace) a file, (io NULL)
    something that is not a file; or what its filesystem could not tell. */
-static recio_err recio__of_check(const recio_fs *fs, const char *path, const recio_outfile_desc *d, int del, char *msg) {
+static recio_err recio__of_check(const recio_fs *fs, const char *path, const recio_outfile_desc *d, int del,
+                                 char *msg) {
     char why[RECIO_ERRMSG_SIZE];
     recio_fs_stat st;
     recio_err e;
@@ -4718,16 +4802,21 @@ static recio_err recio__of_check(const recio_fs *fs, const char *path, const rec
         if (d->inputs[i] && recio_same_file(path, d->inputs[i]))
             return recio__errf(msg, path, 0, "is the input %s (the same file): never written over", d->inputs[i]),
                    RECIO_ERR_ARG;
-    if (!fs->create) return recio__errf(msg, path, 0, "cannot create: the filesystem is read-only"), RECIO_ERR_UNSUPPORTED;
+    if (!fs->create)
+        return recio__errf(msg, path, 0, "cannot create: the filesystem is read-only"), RECIO_ERR_UNSUPPORTED;
     why[0] = 0;
-    if ((e = recio__fs_stat(fs, path, &st, why)) != RECIO_OK) return recio__fs_fail(msg, path, "cannot tell what is there", e, why);
+    if ((e = recio__fs_stat(fs, path, &st, why)) != RECIO_OK)
+        return recio__fs_fail(msg, path, "cannot tell what is there", e, why);
     if (st.kind == RECIO_FS_DIR) return recio__errf(msg, path, 0, "is a folder"), RECIO_ERR_ARG;
-    if (st.kind == RECIO_FS_FILE && !d->replace) return recio__errf(msg, path, 0, "exists: not replaced"), RECIO_ERR_ARG;
-    if (st.kind == RECIO_FS_OTHER && del) return recio__errf(msg, path, 0, "is not a regular file: not removed"), RECIO_ERR_ARG;
+    if (st.kind == RECIO_FS_FILE && !d->replace)
+        return recio__errf(msg, path, 0, "exists: not replaced"), RECIO_ERR_ARG;
+    if (st.kind == RECIO_FS_OTHER && del)
+        return recio__errf(msg, path, 0, "is not a regular file: not removed"), RECIO_ERR_ARG;
     return RECIO_OK;
 }
 
-RECIODEF recio_err recio_outfile_open(recio_outfile **out, recio_io *io, const char *path, const recio_outfile_desc *desc) {
+RECIODEF recio_err recio_outfile_open(recio_outfile **out, recio_io *io, const char *path,
+                                      const recio_outfile_desc *desc) {
     recio_outfile_desc d;
     recio_outfile *f;
     recio_fs_out o;
@@ -4740,7 +4829,8 @@ RECIODEF recio_err recio_outfile_open(recio_outfile **out, recio_io *io, const c
     if (desc) d = *desc;
     if (d.errmsg) d.errmsg[0] = 0;
     if (!path || (d.ninputs && !d.inputs)) return RECIO_ERR_ARG;
-    if (!(fs = recio__fs_for(d.fs, path, why))) e = recio__fs_fail(msg, path, "cannot create", RECIO_ERR_UNSUPPORTED, why);
+    if (!(fs = recio__fs_for(d.fs, path, why)))
+        e = recio__fs_fail(msg, path, "cannot create", RECIO_ERR_UNSUPPORTED, why);
     else e = recio__of_check(fs, path, &d, !io, msg);
     if (e == RECIO_OK) {
         e = fs->create(fs->user, path, !io ? RECIO_FS_DELETE : d.replace ? RECIO_FS_ATOMIC : RECIO_FS_NEW, &o, why);
@@ -4753,7 +4843,8 @@ RECIODEF recio_err recio_outfile_open(recio_outfile **out, recio_io *io, const c
     }
     if (e != RECIO_OK) return d.errmsg ? (void)recio__fmt(d.errmsg, RECIO_ERRMSG_SIZE, "%s", msg) : (void)0, e;
     memset(f, 0, sizeof *f);
-    f->alloc = d.alloc, f->fs = fs, f->errmsg = d.errmsg, f->undo = d.undo, f->no_sync = d.no_sync, f->pending = o.pending;
+    f->alloc = d.alloc, f->fs = fs, f->errmsg = d.errmsg, f->undo = d.undo, f->no_sync = d.no_sync,
+    f->pending = o.pending;
     if (io) f->io = *io = o.io;
     if (!(f->path = recio__strdup(&f->alloc, path))) return recio_outfile_close(f, 0), RECIO_ERR_NOMEM;
     *out = f;
@@ -4781,7 +4872,8 @@ static recio_err recio__of_place(recio_outfile *f) {
     recio_err e = RECIO_OK;
     why[0] = 0;
     if (f->undo && f->fs == &recio__fs_local) {
-        if (recio__lfs_place(&p, 1, 1, why) == 0) return f->held = 1, why[0] ? recio__of_say(f->errmsg, f->path, "%s", why) : (void)0, RECIO_OK;
+        if (recio__lfs_place(&p, 1, 1, why) == 0)
+            return f->held = 1, why[0] ? recio__of_say(f->errmsg, f->path, "%s", why) : (void)0, RECIO_OK;
         recio__lfs_settle((recio__lfs_pending *)p, 1, why), recio__free(NULL, p);
         e = RECIO_ERR_IO;
     } else if (f->undo) {
@@ -4962,7 +5054,8 @@ RECIODEF void recio_index_free(recio_index *idx) {
 }
 
 /* The rest of an opened file into memory (closes io): .idx, .lst, and the iterator's side files. */
-static recio_err recio__slurp_io(const recio_allocator *a, recio_io *io, const char *path, char **out, size_t *n, char *msg) {
+static recio_err recio__slurp_io(const recio_allocator *a, recio_io *io, const char *path, char **out, size_t *n,
+                                 char *msg) {
     recio_buffer b;
     char chunk[65536];
     int64_t k;
@@ -4988,7 +5081,8 @@ static recio_err recio__slurp_io(const recio_allocator *a, recio_io *io, const c
 
 /* A reader on path through the filesystems of list (the split's files, the iterator's re-reads);
    a failed open says why in msg (RECIO_ERRMSG_SIZE bytes), as "PATH: offset 0: cannot open: WHY". */
-static recio_err recio__open_reader(const recio_fs *list, const char *path, recio_reader_desc *rd, recio_reader **r, char *msg) {
+static recio_err recio__open_reader(const recio_fs *list, const char *path, recio_reader_desc *rd, recio_reader **r,
+                                    char *msg) {
     rd->name = path;
     rd->fs = list;
     rd->errmsg = msg;
@@ -5015,10 +5109,12 @@ RECIODEF recio_err recio_index_load(recio_index *idx, const char *path, const re
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     if (d.errmsg) d.errmsg[0] = 0;
-    if (!idx) return recio__errf(d.errmsg, path ? path : "<index>", 0, "%s", "the index pointer is NULL"), RECIO_ERR_ARG;
+    if (!idx)
+        return recio__errf(d.errmsg, path ? path : "<index>", 0, "%s", "the index pointer is NULL"), RECIO_ERR_ARG;
     memset(idx, 0, sizeof *idx);
     idx->alloc = d.alloc;
-    if (!path && !d.text) return recio__errf(d.errmsg, "<index>", 0, "%s", "no path and no desc.text: nothing to load"), RECIO_ERR_ARG;
+    if (!path && !d.text)
+        return recio__errf(d.errmsg, "<index>", 0, "%s", "no path and no desc.text: nothing to load"), RECIO_ERR_ARG;
     if (d.text) return recio__index_parse(idx, d.text, d.size, path ? path : "<memory>", d.errmsg);
     if ((e = recio__slurp(d.fs, &d.alloc, path, &text, &n, d.errmsg)) != RECIO_OK) return e;
     e = recio__index_parse(idx, text, n, path, d.errmsg);
@@ -5050,7 +5146,9 @@ RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path, co
     if (errmsg) errmsg[0] = 0;
     if (!path) return recio__errf(errmsg, "<index>", 0, "%s", "the path is NULL"), RECIO_ERR_ARG;
     if (!idx || (!idx->entries && idx->count))
-        return recio__errf(errmsg, path, 0, "%s", idx ? "the index has a count but no entries" : "the index pointer is NULL"), RECIO_ERR_ARG;
+        return recio__errf(errmsg, path, 0, "%s",
+                           idx ? "the index has a count but no entries" : "the index pointer is NULL"),
+               RECIO_ERR_ARG;
     if ((e = recio__create_plain(desc ? desc->fs : NULL, path, &io, errmsg)) != RECIO_OK) return e;
     for (i = 0; i <= idx->count && !bad; i++) {
         if (len && (i == idx->count || len > sizeof buf - 48)) {
@@ -5109,13 +5207,16 @@ static recio_err recio__lst_line(int mask_column, char *msg, recio__lines *L, co
     while (b < e && recio__is_space(*b)) b++;
     while (e > b && recio__is_space(e[-1])) e--;
     if (b == e) return RECIO_OK; /* a blank line */
-    if ((last = recio__lst_last(b, e, &path)) == b) return recio__text_fail(msg, L, "expected 'index<TAB>label...<TAB>path'");
+    if ((last = recio__lst_last(b, e, &path)) == b)
+        return recio__text_fail(msg, L, "expected 'index<TAB>label...<TAB>path'");
     pe = e;
     if (mask_column) { /* the last field is the mask; the image's path is the one before it */
         mask = path;
         for (pe = last - 1; pe > b && recio__is_space(pe[-1]); pe--) {}
-        if ((last = recio__lst_last(b, pe, &path)) == b) return recio__text_fail(msg, L, "expected 'index<TAB>label...<TAB>image<TAB>mask'");
-        if (path == pe || memchr(mask, 0, (size_t)(e - mask))) return recio__text_fail(msg, L, "a bad image or mask path");
+        if ((last = recio__lst_last(b, pe, &path)) == b)
+            return recio__text_fail(msg, L, "expected 'index<TAB>label...<TAB>image<TAB>mask'");
+        if (path == pe || memchr(mask, 0, (size_t)(e - mask)))
+            return recio__text_fail(msg, L, "a bad image or mask path");
     }
     if (memchr(path, 0, (size_t)(pe - path))) return recio__text_fail(msg, L, "a NUL byte in the path");
     memset(&it, 0, sizeof it);
@@ -5137,7 +5238,8 @@ static recio_err recio__lst_line(int mask_column, char *msg, recio__lines *L, co
     path_at = store->size;
     if (recio__mem_write(store, path, (size_t)(pe - path)) || recio__mem_write(store, "", 1)) return RECIO_ERR_NOMEM;
     mask_at = store->size;
-    if (mask && (recio__mem_write(store, mask, (size_t)(e - mask)) || recio__mem_write(store, "", 1))) return RECIO_ERR_NOMEM;
+    if (mask && (recio__mem_write(store, mask, (size_t)(e - mask)) || recio__mem_write(store, "", 1)))
+        return RECIO_ERR_NOMEM;
     /* pointers are fixed up once the storage stops moving */
     it.labels = (const float *)(uintptr_t)label_at;
     it.path = (const char *)(uintptr_t)path_at;
@@ -5162,7 +5264,8 @@ static recio_err recio__lst_parse(recio_lst *l, const char *text, size_t n, cons
     L.name = name;
     L.line = 0;
     while (!err && recio__next_line(&L, &b, &e))
-        if ((err = recio__lst_line(d->mask_column, msg, &L, b, e, &items, &store)) == RECIO_ERR_FORMAT && d->on_bad_line) {
+        if ((err = recio__lst_line(d->mask_column, msg, &L, b, e, &items, &store)) == RECIO_ERR_FORMAT &&
+            d->on_bad_line) {
             d->on_bad_line(d->user, msg);
             msg[0] = 0;
             l->skipped++;
@@ -5198,7 +5301,8 @@ RECIODEF recio_err recio_lst_load(recio_lst *l, const char *path, const recio_ls
     if (!l) return recio__errf(d.errmsg, path ? path : "<lst>", 0, "%s", "the list pointer is NULL"), RECIO_ERR_ARG;
     memset(l, 0, sizeof *l);
     l->alloc = d.alloc;
-    if (!path && !d.text) return recio__errf(d.errmsg, "<lst>", 0, "%s", "no path and no desc.text: nothing to load"), RECIO_ERR_ARG;
+    if (!path && !d.text)
+        return recio__errf(d.errmsg, "<lst>", 0, "%s", "no path and no desc.text: nothing to load"), RECIO_ERR_ARG;
     if (d.text) return recio__lst_parse(l, d.text, d.size, path ? path : "<memory>", &d);
     if ((e = recio__slurp(d.fs, &d.alloc, path, &text, &n, d.errmsg)) != RECIO_OK) return e;
     e = recio__lst_parse(l, text, n, path, &d);
@@ -5489,7 +5593,9 @@ static int recio__names_add(void *ctx, const char *name, recio_fs_kind kind) {
     return k->e != RECIO_OK;
 }
 
-static int recio__is_sep(char c, const recio_fs *fs) { return c == '/' || (c == '\\' && fs && (fs->flags & RECIO_FS_BACKSLASH)); }
+static int recio__is_sep(char c, const recio_fs *fs) {
+    return c == '/' || (c == '\\' && fs && (fs->flags & RECIO_FS_BACKSLASH));
+}
 
 /* The files pat matches go to the list: its first component with a wildcard is matched against
    the listing of the directory before it (kept with its separator: "dir/", "C:\\",
@@ -5547,7 +5653,8 @@ static recio_err recio__sp_item(recio_split *s, const char *item, size_t n) {
     if (!z) return RECIO_ERR_NOMEM;
     memcpy(z, item, n);
     z[n] = 0;
-    if (strpbrk(z, "*?[") && !recio__scheme_is(z, "http") && !recio__scheme_is(z, "https")) /* a URL's '?' starts its query */
+    if (strpbrk(z, "*?[") && !recio__scheme_is(z, "http") &&
+        !recio__scheme_is(z, "https")) /* a URL's '?' starts its query */
         e = recio__sp_glob(s, z, NULL);
     else if ((known = recio__fs_stat(s->d.fs, z, &st, why)) == RECIO_OK && st.kind == RECIO_FS_DIR)
         e = (pat = recio__cat(&s->alloc, z, "/*.rec", "")) != NULL ? recio__sp_glob(s, pat, z) : RECIO_ERR_NOMEM,
@@ -5565,7 +5672,9 @@ static recio_err recio__sp_size(recio_split *s, const char *path, uint64_t *size
     recio_fs_stat st;
     recio_err e = recio__fs_stat(s->d.fs, path, &st, why);
     if (e == RECIO_OK && st.kind == RECIO_FS_NONE) e = RECIO_ERR_IO;
-    if (e) return s->sticky = recio__fs_fail(s->errmsg, path, st.kind == RECIO_FS_FILE ? "no size" : "cannot open", e, why);
+    if (e)
+        return s->sticky =
+                   recio__fs_fail(s->errmsg, path, st.kind == RECIO_FS_FILE ? "no size" : "cannot open", e, why);
     if (st.kind != RECIO_FS_FILE) return recio__sp_fail(s, RECIO_ERR_IO, "%s: not a regular file", path);
     *size = st.size;
     return RECIO_OK;
@@ -5586,7 +5695,8 @@ static recio_err recio__sp_files(recio_split *s, const char *uris) {
         recio__sfile *f = &s->files[i];
         if (!f->sized && (e = recio__sp_size(s, f->path, &f->size)) != RECIO_OK) return e;
         if (f->size % 4)
-            return recio__sp_failat(s, RECIO_ERR_CORRUPT, i, f->size - f->size % 4, "size %U is not a multiple of 4: not a RecordIO file, or truncated", f->size);
+            return recio__sp_failat(s, RECIO_ERR_CORRUPT, i, f->size - f->size % 4,
+                                    "size %U is not a multiple of 4: not a RecordIO file, or truncated", f->size);
     }
     for (i = 0; i < s->nfiles; i++) {
         recio__sfile *f = &s->files[i];
@@ -5612,7 +5722,8 @@ static void recio__probe_close(recio__probe *p) {
 }
 
 /* Bytes [at, at+n) of file f (fewer at its end) as *out; n <= RECIO__PROBE_BLOCK. */
-static recio_err recio__probe_get(recio_split *s, unsigned f, uint64_t at, size_t n, const unsigned char **out, size_t *got) {
+static recio_err recio__probe_get(recio_split *s, unsigned f, uint64_t at, size_t n, const unsigned char **out,
+                                  size_t *got) {
     recio__probe *p = &s->probe;
     recio_err e;
     if (!p->open || p->file != f) {
@@ -5628,7 +5739,9 @@ static recio_err recio__probe_get(recio_split *s, unsigned f, uint64_t at, size_
             return recio__sp_failat(s, RECIO_ERR_IO, f, at, "seek failed");
         p->off = at;
         p->len = 0;
-        while (p->len < RECIO__PROBE_BLOCK && (k = p->io.read(p->io.user, p->buf + p->len, RECIO__PROBE_BLOCK - p->len)) > 0) p->len += (size_t)k;
+        while (p->len < RECIO__PROBE_BLOCK &&
+               (k = p->io.read(p->io.user, p->buf + p->len, RECIO__PROBE_BLOCK - p->len)) > 0)
+            p->len += (size_t)k;
         if (k < 0) return recio__sp_failat(s, RECIO_ERR_IO, f, at, "read failed: %s", recio__io_why(&p->io));
     }
     *out = p->buf + (at - p->off);
@@ -5649,7 +5762,9 @@ static recio_err recio__sp_scan(recio_split *s, unsigned f, uint64_t x, uint64_t
             x += 4;
             continue;
         }
-        if (got < 8) return recio__sp_failat(s, RECIO_ERR_CORRUPT, f, x, "magic word at end of file: not a RecordIO file, or truncated");
+        if (got < 8)
+            return recio__sp_failat(s, RECIO_ERR_CORRUPT, f, x,
+                                    "magic word at end of file: not a RecordIO file, or truncated");
         if (recio_load_u32le(p + 4) >> 29 <= 1) {
             *head = x;
             return RECIO_OK;
@@ -5688,8 +5803,12 @@ static recio_err recio__sp_hop(recio_split *s, unsigned f, uint64_t x, uint64_t 
 
 /* An index's offset `off` must start a record inside the `limit` bytes it indexes. */
 static recio_err recio__sp_check_off(recio_split *s, const char *path, uint64_t off, uint64_t limit) {
-    if (off + 8 > limit) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is past the end of the data (%U bytes): stale index?", path, off, limit);
-    if (off % 4) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is not a record head (not 4-aligned): stale index?", path, off);
+    if (off + 8 > limit)
+        return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is past the end of the data (%U bytes): stale index?",
+                              path, off, limit);
+    if (off % 4)
+        return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is not a record head (not 4-aligned): stale index?",
+                              path, off);
     return RECIO_OK;
 }
 
@@ -5715,8 +5834,10 @@ static int recio__sp_find_index(recio_split *s, recio__sfile *f, recio_err *e) {
 }
 
 static recio_err recio__sp_no_index(recio_split *s, const recio__sfile *f) {
-    return recio__sp_fail(s, RECIO_ERR_IO, "%s: no index (looked for %s.idx and the name with .rec replaced by .idx); build one with 'recio index %s'",
-                          f->path, f->path, f->path);
+    return recio__sp_fail(
+        s, RECIO_ERR_IO,
+        "%s: no index (looked for %s.idx and the name with .rec replaced by .idx); build one with 'recio index %s'",
+        f->path, f->path, f->path);
 }
 
 /* Every record head of file f: from its index, else by hopping over the headers. */
@@ -5836,7 +5957,8 @@ static recio_err recio__sp_reader(recio_split *s, unsigned f, recio_reader **out
 
 static recio_err recio__sp_read_fail(recio_split *s, recio_reader *r, recio_err e, unsigned f) {
     if (s->indexed && s->files[f].idx)
-        return recio__sp_fail(s, e, "%s (offset from %s: stale index? rebuild it with 'recio index')", r->errmsg, s->files[f].idx);
+        return recio__sp_fail(s, e, "%s (offset from %s: stale index? rebuild it with 'recio index')", r->errmsg,
+                              s->files[f].idx);
     if (s->indexed && s->index_path)
         return recio__sp_fail(s, e, "%s (offset from %s: stale index?)", r->errmsg, s->index_path);
     return recio__sp_fail(s, e, "%s", r->errmsg);
@@ -5849,7 +5971,8 @@ static recio_err recio__sp_read_at(recio_split *s, uint64_t g, recio_record *rec
     recio_reader *r;
     recio_err e;
     if ((e = recio__sp_reader(s, f, &r)) != RECIO_OK) return e;
-    if (recio_reader_tell(r) != local && (e = recio_reader_seek(r, local)) != RECIO_OK) return recio__sp_read_fail(s, r, e, f);
+    if (recio_reader_tell(r) != local && (e = recio_reader_seek(r, local)) != RECIO_OK)
+        return recio__sp_read_fail(s, r, e, f);
     if ((e = recio_reader_next(r, rec)) != RECIO_OK)
         return recio__sp_read_fail(s, r, e == RECIO_END ? RECIO_ERR_CORRUPT : e, f);
     *fi = f;
@@ -5864,7 +5987,8 @@ static recio_err recio__sp_hop_ordinal(recio_split *s, unsigned f, uint64_t x, u
     for (; at < x; n++)
         if ((e = recio__sp_hop(s, f, at, &at)) != RECIO_OK) return e;
     if (at != x)
-        return recio__sp_failat(s, RECIO_ERR_CORRUPT, f, x, "no record starts here (the headers before it lead to %U)", at);
+        return recio__sp_failat(s, RECIO_ERR_CORRUPT, f, x, "no record starts here (the headers before it lead to %U)",
+                                at);
     *ord = n;
     return RECIO_OK;
 }
@@ -5878,7 +6002,8 @@ static recio_err recio__sp_ordinal(recio_split *s, unsigned f, uint64_t x, uint6
     if (!sf->have_offs) return e;
     k = recio__sp_lower(sf->offs, sf->noffs, x);
     if (k == sf->noffs || sf->offs[k] != x)
-        return recio__sp_failat(s, RECIO_ERR_FORMAT, f, x, "record not listed in %s: stale index?", sf->idx ? sf->idx : "the header hop");
+        return recio__sp_failat(s, RECIO_ERR_FORMAT, f, x, "record not listed in %s: stale index?",
+                                sf->idx ? sf->idx : "the header hop");
     *ord = k;
     return RECIO_OK;
 }
@@ -5952,15 +6077,16 @@ typedef struct recio__ixstream {
     int global, all;
 } recio__ixstream;
 
-static recio_err recio__sp_ix_line(recio_split *s, recio__ixstream *st, const char *b, const char *e, uint64_t line, const char *path,
-                                   uint64_t base, uint64_t limit) {
+static recio_err recio__sp_ix_line(recio_split *s, recio__ixstream *st, const char *b, const char *e, uint64_t line,
+                                   const char *path, uint64_t base, uint64_t limit) {
     recio_index_entry en;
     const char *bad = recio__idx_line(b, e, &en);
     uint64_t g;
     recio_err err;
     if (bad) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U: %s", path, line, bad);
     if ((err = recio__sp_check_off(s, path, en.offset, limit)) != RECIO_OK) return err;
-    if (s->d.key_end && (en.key < s->d.key_begin || en.key >= s->d.key_end)) return RECIO_OK; /* outside the key range */
+    if (s->d.key_end && (en.key < s->d.key_begin || en.key >= s->d.key_end))
+        return RECIO_OK; /* outside the key range */
     g = base + en.offset;
     if (st->all) return recio__mem_write(&st->starts, &g, sizeof g) ? RECIO_ERR_NOMEM : (st->count++, RECIO_OK);
     if (st->count && g <= st->last) return RECIO_END;
@@ -5972,7 +6098,8 @@ static recio_err recio__sp_ix_line(recio_split *s, recio__ixstream *st, const ch
     return RECIO_OK;
 }
 
-static recio_err recio__sp_ix_stream(recio_split *s, recio__ixstream *st, const char *path, uint64_t base, uint64_t limit) {
+static recio_err recio__sp_ix_stream(recio_split *s, recio__ixstream *st, const char *path, uint64_t base,
+                                     uint64_t limit) {
     enum { BLOCK = 65536 };
     recio_io io;
     char *buf = (char *)recio__malloc(&s->alloc, BLOCK + 1);
@@ -5985,12 +6112,15 @@ static recio_err recio__sp_ix_stream(recio_split *s, recio__ixstream *st, const 
     L.line = 0;
     while (!e && k > 0) {
         const char *b, *t;
-        if ((k = io.read(io.user, buf + have, BLOCK - have)) < 0) e = recio__sp_fail(s, RECIO_ERR_IO, "%s: read failed", path);
+        if ((k = io.read(io.user, buf + have, BLOCK - have)) < 0)
+            e = recio__sp_fail(s, RECIO_ERR_IO, "%s: read failed", path);
         have += k > 0 ? (size_t)k : 0;
         if (k == 0 && have && buf[have - 1] != '\n') buf[have++] = '\n'; /* a last line without its newline */
         for (L.end = buf + have; L.end > buf && L.end[-1] != '\n'; L.end--) {} /* the whole lines */
-        for (L.p = buf; !e && recio__next_line(&L, &b, &t);) e = recio__sp_ix_line(s, st, b, t, L.line, path, base, limit);
-        if (!e && L.end == buf && have == BLOCK) e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U is too long", path, L.line + 1);
+        for (L.p = buf; !e && recio__next_line(&L, &b, &t);)
+            e = recio__sp_ix_line(s, st, b, t, L.line, path, base, limit);
+        if (!e && L.end == buf && have == BLOCK)
+            e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: line %U is too long", path, L.line + 1);
         have -= (size_t)(L.end - buf); /* the unfinished line moves to the front */
         if (have) memmove(buf, L.end, have);
     }
@@ -6026,7 +6156,8 @@ static recio_err recio__sp_ix_sorted(recio_split *s, recio__ixstream *st, const 
     for (i = 1; i < *n && !e; i++)
         if (v[i] == v[i - 1]) {
             const recio__sfile *f = &s->files[path ? 0 : recio__sp_file_at(s, v[i])];
-            e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is listed twice", path ? path : f->idx, path ? v[i] : v[i] - f->base);
+            e = recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: offset %U is listed twice", path ? path : f->idx,
+                               path ? v[i] : v[i] - f->base);
         }
     if (e) return recio__free(&s->alloc, v), *n = 0, e;
     *out = v;
@@ -6097,7 +6228,8 @@ static recio_err recio__sp_index_all(recio_split *s) {
     if ((e = recio__sp_gather(s)) != RECIO_OK) return e;
     for (i = 0; i < s->nfiles; i++) s->files[i].first = recio__sp_lower(s->offs, (size_t)s->n, s->files[i].base);
     if (s->d.shuffle != RECIO_SHUFFLE_CHUNK || s->n == 0) return RECIO_OK;
-    if (!(s->cstart = (uint64_t *)recio__malloc(&s->alloc, (size_t)((s->n + s->K - 1) / s->K + 1) * sizeof(uint64_t)))) return RECIO_ERR_NOMEM;
+    if (!(s->cstart = (uint64_t *)recio__malloc(&s->alloc, (size_t)((s->n + s->K - 1) / s->K + 1) * sizeof(uint64_t))))
+        return RECIO_ERR_NOMEM;
     for (c = 0; c * s->K < s->n; c++) s->cstart[c] = s->offs[c * s->K];
     s->cstart[c] = s->total;
     recio__free(&s->alloc, s->offs); /* from here one offset per chunk is all that is kept */
@@ -6109,11 +6241,14 @@ static recio_err recio__sp_index_open(recio_split *s) {
     recio_err e = RECIO_END;
     s->K = s->d.chunk_records ? s->d.chunk_records : 256;
     s->W = s->d.window_chunks ? s->d.window_chunks : 16;
-    if (s->K > (SIZE_MAX / 16) / s->W) return recio__sp_fail(s, RECIO_ERR_ARG, "chunk_records * window_chunks is too large");
+    if (s->K > (SIZE_MAX / 16) / s->W)
+        return recio__sp_fail(s, RECIO_ERR_ARG, "chunk_records * window_chunks is too large");
     if (s->d.shuffle == RECIO_SHUFFLE_CHUNK) e = recio__sp_chunk_stream(s);
     if (e == RECIO_END) e = recio__sp_index_all(s);
     if (e) return e;
-    if (s->n == 0) return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: the index lists no record", s->index_path ? s->index_path : s->files[0].path);
+    if (s->n == 0)
+        return recio__sp_fail(s, RECIO_ERR_FORMAT, "%s: the index lists no record",
+                              s->index_path ? s->index_path : s->files[0].path);
     recio__sp_slice(s, s->rank, &s->sbeg);
     recio__sp_slice(s, (uint64_t)s->rank + 1, &s->send);
     s->begin = !s->offs ? 0 : s->sbeg < s->n ? s->offs[s->sbeg] : s->total;
@@ -6181,7 +6316,8 @@ static recio_err recio__sp_chunk_window(recio_split *s, uint64_t w) {
         }
         if (ch + 1 < s->nchunks && g != s->cstart[ch + 1]) {
             unsigned f = recio__sp_file_at(s, g);
-            return recio__sp_failat(s, RECIO_ERR_FORMAT, f, g - s->files[f].base, "the index skips records here; chunk shuffle needs an index of every record");
+            return recio__sp_failat(s, RECIO_ERR_FORMAT, f, g - s->files[f].base,
+                                    "the index skips records here; chunk shuffle needs an index of every record");
         }
     }
     recio__sp_fisher_yates(s->went, at, 2, recio_seed_for(s->d.seed, s->epoch, w + 1)); /* the window's own shuffle */
@@ -6258,7 +6394,9 @@ static recio_err recio__sp_names(recio_split *s) {
 static recio_err recio__sp_setup(recio_split *s, const char *uris) {
     recio_err e;
     if (s->nsplit == 0) return recio__sp_fail(s, RECIO_ERR_ARG, "nsplit is 0: there must be at least one part");
-    if (s->rank >= s->nsplit) return recio__sp_fail(s, RECIO_ERR_ARG, "rank %u is out of range: nsplit is %u, so ranks are 0..%u", s->rank, s->nsplit, s->nsplit - 1);
+    if (s->rank >= s->nsplit)
+        return recio__sp_fail(s, RECIO_ERR_ARG, "rank %u is out of range: nsplit is %u, so ranks are 0..%u", s->rank,
+                              s->nsplit, s->nsplit - 1);
     if ((unsigned)s->d.shuffle > 2 || (unsigned)s->d.equalize > 2 || (unsigned)s->d.mode > 1)
         return recio__sp_fail(s, RECIO_ERR_ARG, "unknown mode, shuffle or equalize value");
     if ((e = recio__sp_files(s, uris)) != RECIO_OK) return e;
@@ -6273,12 +6411,14 @@ static recio_err recio__sp_setup(recio_split *s, const char *uris) {
     if (e) return e;
     recio__probe_close(&s->probe);
     if (s->d.equalize == RECIO_EQUALIZE_PAD && s->count == 0 && s->target > 0)
-        return recio__sp_fail(s, RECIO_ERR_ARG, "rank %u of %u has no records to repeat for padding (%s)", s->rank, s->nsplit,
+        return recio__sp_fail(s, RECIO_ERR_ARG, "rank %u of %u has no records to repeat for padding (%s)", s->rank,
+                              s->nsplit,
                               s->indexed ? "fewer records than ranks" : "byte parts can be empty: use the index mode");
     return recio_split_reset(s, s->d.epoch);
 }
 
-RECIODEF recio_err recio_split_open_desc(recio_split **out, const char *uris, unsigned rank, unsigned nsplit, const recio_split_desc *desc) {
+RECIODEF recio_err recio_split_open_desc(recio_split **out, const char *uris, unsigned rank, unsigned nsplit,
+                                         const recio_split_desc *desc) {
     recio_split *s;
     recio_allocator a;
     recio_err e;
@@ -6286,7 +6426,8 @@ RECIODEF recio_err recio_split_open_desc(recio_split **out, const char *uris, un
     *out = NULL;
     memset(&a, 0, sizeof a);
     if (desc) a = desc->alloc;
-    if (!(s = (recio_split *)recio__malloc(&a, sizeof *s))) return recio__open_msg(desc ? desc->errmsg : NULL, uris, NULL, RECIO_ERR_NOMEM), RECIO_ERR_NOMEM;
+    if (!(s = (recio_split *)recio__malloc(&a, sizeof *s)))
+        return recio__open_msg(desc ? desc->errmsg : NULL, uris, NULL, RECIO_ERR_NOMEM), RECIO_ERR_NOMEM;
     memset(s, 0, sizeof *s);
     s->alloc = s->flist.alloc = a;
     if (desc) s->d = *desc;
@@ -6313,7 +6454,8 @@ RECIODEF recio_err recio_split_next(recio_split *s, recio_record *rec) {
     recio_split_where w;
     recio_err e;
     if (!s) return RECIO_ERR_ARG;
-    if (!rec) return recio__fmt(s->errmsg, RECIO_ERRMSG_SIZE, "%s", "split next: the record pointer is NULL"), RECIO_ERR_ARG;
+    if (!rec)
+        return recio__fmt(s->errmsg, RECIO_ERRMSG_SIZE, "%s", "split next: the record pointer is NULL"), RECIO_ERR_ARG;
     if (s->sticky) return s->sticky;
     if (s->target != RECIO_SPLIT_UNKNOWN && s->seq >= s->target) return RECIO_END;
     memset(&w, 0, sizeof w);
@@ -12334,7 +12476,10 @@ RECIODEF recio_err recio_prefetch_slot_reserve(recio_prefetch_slot *slot, size_t
     if (!slot) return RECIO_ERR_ARG;
     if (n <= slot->capacity) return RECIO_OK;
     q = recio__realloc(s->alloc, slot->data, slot->size < slot->capacity ? slot->size : slot->capacity, n);
-    if (!q) return recio__fmt(slot->errmsg, RECIO_ERRMSG_SIZE, "prefetch: out of memory growing a slot to %U bytes", (uint64_t)n), RECIO_ERR_NOMEM;
+    if (!q)
+        return recio__fmt(slot->errmsg, RECIO_ERRMSG_SIZE, "prefetch: out of memory growing a slot to %U bytes",
+                          (uint64_t)n),
+               RECIO_ERR_NOMEM;
     slot->data = q;
     slot->capacity = n;
     return RECIO_OK;
@@ -12366,7 +12511,8 @@ static recio_err recio__pf_take(recio_prefetch *p, recio_prefetch_slot **out, in
         return p->sticky = p->done_err;
     }
     if (held == p->d.depth || p->stop) {
-        recio__pf_copymsg(p->errmsg, p->stop ? "prefetcher stopped" : "every slot is taken: release one before asking for more");
+        recio__pf_copymsg(p->errmsg,
+                          p->stop ? "prefetcher stopped" : "every slot is taken: release one before asking for more");
         return RECIO_ERR_ARG;
     }
     *wait = 1;
@@ -12615,7 +12761,8 @@ static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t ep
     }
     if (!it->src.names) it->src.nfiles = it->src.split->nfiles; /* then fixed: workers read it */
     else if (it->src.split->nfiles != it->src.nfiles)
-        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "%s: the file list changed since the iterator opened", it->d.uris), RECIO_ERR_IO;
+        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "%s: the file list changed since the iterator opened", it->d.uris),
+               RECIO_ERR_IO;
     return RECIO_OK;
 }
 
@@ -12650,7 +12797,8 @@ static recio_err recio__it_src_begin(recio_iter *it, uint64_t epoch, char *msg) 
     unsigned part = it->d.rotate_shards ? (unsigned)((it->d.rank + epoch) % it->d.nsplit) : it->d.rank;
     recio_err e;
     if (!it->src.split || part != it->src.part) return recio__it_split_open(it, part, epoch, msg);
-    if ((e = recio_split_reset(it->src.split, epoch)) != RECIO_OK) recio__fmt(msg, RECIO_ERRMSG_SIZE, "%s", it->src.split->errmsg);
+    if ((e = recio_split_reset(it->src.split, epoch)) != RECIO_OK)
+        recio__fmt(msg, RECIO_ERRMSG_SIZE, "%s", it->src.split->errmsg);
     return e;
 }
 
@@ -12659,7 +12807,8 @@ static recio_err recio__it_src_next(recio_iter *it, recio_record *rec, uint64_t 
     recio_err e = recio_split_next(it->src.split, rec);
     const recio_split_where w = it->src.split->where;
     if (e == RECIO_OK) {
-        if (rec->offset > RECIO__IT_OFFMASK) return recio__errf(msg, w.path, rec->offset, "offset beyond 2^48"), RECIO_ERR_UNSUPPORTED;
+        if (rec->offset > RECIO__IT_OFFMASK)
+            return recio__errf(msg, w.path, rec->offset, "offset beyond 2^48"), RECIO_ERR_UNSUPPORTED;
         *key = RECIO__IT_KEY(w.file, rec->offset);
     } else if (e != RECIO_END) {
         recio__fmt(msg, RECIO_ERRMSG_SIZE, "%s", it->src.split->errmsg);
@@ -12691,7 +12840,8 @@ static recio_err recio__it_src_read_at(recio_iter *it, uint64_t key, recio_recor
     }
     e = recio_reader_seek(s->aux, key & RECIO__IT_OFFMASK);
     if (e == RECIO_OK) e = recio_reader_next(s->aux, rec);
-    if (e == RECIO_END) e = RECIO_ERR_CORRUPT, recio__errf(msg, path, key & RECIO__IT_OFFMASK, "no record here any more");
+    if (e == RECIO_END)
+        e = RECIO_ERR_CORRUPT, recio__errf(msg, path, key & RECIO__IT_OFFMASK, "no record here any more");
     else if (e != RECIO_OK) recio__fmt(msg, RECIO_ERRMSG_SIZE, "%s", s->aux->errmsg);
     return e;
 }
@@ -12699,12 +12849,15 @@ static recio_err recio__it_src_read_at(recio_iter *it, uint64_t key, recio_recor
 /* ---- fetch: the epoch's record order, serial ---- */
 
 /* Put record bytes into entry i of s (s NULL: the record is skipped, as when restoring). */
-static recio_err recio__it_put(recio_iter *it, recio__it_slot *s, unsigned i, const void *data, size_t n, uint64_t key) {
+static recio_err recio__it_put(recio_iter *it, recio__it_slot *s, unsigned i, const void *data, size_t n,
+                               uint64_t key) {
     if (it->nfirst < it->d.run.batch) it->first[it->nfirst++] = key;
     if (!s) return RECIO_OK;
     if (i == 0) s->raw.size = 0;
     if (s->raw.size + n < n || recio__it_reserve(&it->d.alloc, &s->raw, s->raw.size + n))
-        return recio__errf(s->errmsg, recio__it_file(it, key), key & RECIO__IT_OFFMASK, "out of memory for a record of %U bytes", (uint64_t)n), RECIO_ERR_NOMEM;
+        return recio__errf(s->errmsg, recio__it_file(it, key), key & RECIO__IT_OFFMASK,
+                           "out of memory for a record of %U bytes", (uint64_t)n),
+               RECIO_ERR_NOMEM;
     if (n) memcpy(s->raw.p + s->raw.size, data, n);
     s->off[i] = s->raw.size;
     s->len[i] = n;
@@ -12718,7 +12871,8 @@ static recio_err recio__it_sbuf_fill(recio_iter *it, size_t j, char *msg) {
     recio_err e = recio__it_src_next(it, &rec, &it->skey[j], msg);
     if (e == RECIO_END) it->src_end = 1;
     if (e != RECIO_OK) return e;
-    if (recio__it_reserve(&it->d.alloc, &it->sbuf[j], rec.size)) return recio__fmt(msg, RECIO_ERRMSG_SIZE, "out of memory in the shuffle buffer"), RECIO_ERR_NOMEM;
+    if (recio__it_reserve(&it->d.alloc, &it->sbuf[j], rec.size))
+        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "out of memory in the shuffle buffer"), RECIO_ERR_NOMEM;
     if (rec.size) memcpy(it->sbuf[j].p, rec.data, rec.size);
     it->sbuf[j].size = rec.size;
     return RECIO_OK;
@@ -12886,7 +13040,8 @@ static int recio__it_cache_put(recio_iter *it, uint64_t key, recio_image *img) {
     size_t n = recio_image_bytes(img), i;
     int kept = 0;
     RECIO__IT_LOCK(it);
-    if (recio__it_cache_room(c, n, it->d.run.cache_bytes) && ((c->used + 1) * 2 <= c->cap || recio__it_cache_grow(it) == 0) &&
+    if (recio__it_cache_room(c, n, it->d.run.cache_bytes) &&
+        ((c->used + 1) * 2 <= c->cap || recio__it_cache_grow(it) == 0) &&
         !c->tab[i = recio__it_cache_slot(c, key)].img.data) {
         c->tab[i].key = key, c->tab[i].img = *img;
         c->used++, c->bytes += n, kept = 1;
@@ -12902,12 +13057,17 @@ static recio_err recio__it_cache_init(recio_iter *it) {
     int k;
     recio_err e;
     if (!it->d.run.cache_bytes) return RECIO_OK;
-    if (!it->tf) return recio__fmt(c->why, sizeof c->why, "no spec: the items of a transform callback are not kept"), RECIO_OK;
+    if (!it->tf)
+        return recio__fmt(c->why, sizeof c->why, "no spec: the items of a transform callback are not kept"), RECIO_OK;
     if (it->d.labels.detection || it->d.labels.masks) /* a kept image would skip moving the record's boxes and mask */
-        return recio__fmt(c->why, sizeof c->why, "boxes or masks move with each record's pixels (label_detection, masks): nothing is kept"), RECIO_OK;
+        return recio__fmt(c->why, sizeof c->why,
+                          "boxes or masks move with each record's pixels (label_detection, masks): nothing is kept"),
+               RECIO_OK;
     if ((k = recio__tf_cache_cut(it->tf, c->why, sizeof c->why)) < 0) return c->mode = RECIO_CACHE_ITEMS, RECIO_OK;
     if (k == 0) return RECIO_OK;
-    if ((e = recio__tf_part(it->tf, 0, k, &c->head)) != RECIO_OK || (e = recio__tf_part(it->tf, k, -1, &c->tail)) != RECIO_OK) return e;
+    if ((e = recio__tf_part(it->tf, 0, k, &c->head)) != RECIO_OK ||
+        (e = recio__tf_part(it->tf, k, -1, &c->tail)) != RECIO_OK)
+        return e;
     c->mode = RECIO_CACHE_PREFIX, c->prefix_ops = (unsigned)k;
     return RECIO_OK;
 }
@@ -12937,9 +13097,11 @@ static recio_err recio__it_run(recio_iter *it, const recio_irecord *ir, uint64_t
         memset(&pre, 0, sizeof pre);
         pre.alloc = it->d.alloc;
         size_t head_asked;
-        e = recio__apply_encoded(it->cache.head, ir->image, ir->image_size, &pre, seed, &d, NULL, &sc, what, RECIO_ERRMSG_SIZE);
+        e = recio__apply_encoded(it->cache.head, ir->image, ir->image_size, &pre, seed, &d, NULL, &sc, what,
+                                 RECIO_ERRMSG_SIZE);
         head_asked = asked; /* the rest's run below sets `asked` again: the block must fit both */
-        if (e == RECIO_OK && (e = recio__apply_in(it->cache.tail, &pre, dst, seed, &sc, what, RECIO_ERRMSG_SIZE)) == RECIO_OK)
+        if (e == RECIO_OK &&
+            (e = recio__apply_in(it->cache.tail, &pre, dst, seed, &sc, what, RECIO_ERRMSG_SIZE)) == RECIO_OK)
             recio__it_cache_put(it, key, &pre); /* only records that made an item: skip_bad's never */
         if (head_asked > asked) asked = head_asked;
         recio_image_free(&pre);
@@ -12955,7 +13117,9 @@ static void recio__it_keep_item(recio_iter *it, uint64_t key, const void *out) {
     RECIO__IT_LOCK(it);
     room = recio__it_cache_room(&it->cache, it->d.item.item_bytes, it->d.run.cache_bytes);
     RECIO__IT_UNLOCK(it);
-    if (!room || recio_image_alloc(&copy, it->shape.width, it->shape.height, it->shape.channels, it->shape.dtype, it->shape.layout, &it->d.alloc) != RECIO_OK) return;
+    if (!room || recio_image_alloc(&copy, it->shape.width, it->shape.height, it->shape.channels, it->shape.dtype,
+                                   it->shape.layout, &it->d.alloc) != RECIO_OK)
+        return;
     memcpy(copy.data, out, it->d.item.item_bytes);
     if (!recio__it_cache_put(it, key, &copy)) recio_image_free(&copy);
 }
@@ -12975,15 +13139,22 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     if (e == RECIO_OK && it->cache.mode == RECIO_CACHE_ITEMS) recio__it_keep_item(it, key, out);
     /* a shape that differs from the first record's (the executor's own words are kept) */
     if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 &&
-        (strcmp(what + 11, recio_strerror(e)) == 0 || strncmp(what + 11, "mask: ", 6) == 0) && recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
+        (strcmp(what + 11, recio_strerror(e)) == 0 || strncmp(what + 11, "mask: ", 6) == 0) &&
+        recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
         recio_image got; /* sizes as WxH, as everywhere */
         if (ap && ap->mask && (ap->mask->width != w || ap->mask->height != h)) /* the record is bad, not the chain */
-            e = RECIO_ERR_FORMAT, recio__fmt(what, RECIO_ERRMSG_SIZE, "mask: %dx%d, not the %dx%d (WxH) of its image", ap->mask->width, ap->mask->height, w, h);
-        else if (recio_transform_output_shape(it->tf, w, h, it->d.item.channels ? it->d.item.channels : c, &got) == RECIO_OK)
-            recio__fmt(what, RECIO_ERRMSG_SIZE, "the chain turns this %dx%d image into %dx%d, not the %dx%d (WxH) of the first record (end the spec with a fixed-size crop or resize)",
+            e = RECIO_ERR_FORMAT, recio__fmt(what, RECIO_ERRMSG_SIZE, "mask: %dx%d, not the %dx%d (WxH) of its image",
+                                             ap->mask->width, ap->mask->height, w, h);
+        else if (recio_transform_output_shape(it->tf, w, h, it->d.item.channels ? it->d.item.channels : c, &got) ==
+                 RECIO_OK)
+            recio__fmt(what, RECIO_ERRMSG_SIZE,
+                       "the chain turns this %dx%d image into %dx%d, not the %dx%d (WxH) of the first record (end the "
+                       "spec with a fixed-size crop or resize)",
                        w, h, got.width, got.height, sh->width, sh->height);
         else
-            recio__fmt(what, RECIO_ERRMSG_SIZE, "the chain's output for this %dx%d image is not the %dx%d (WxH, %d channels) of the first record (end the spec with a fixed-size crop or resize)",
+            recio__fmt(what, RECIO_ERRMSG_SIZE,
+                       "the chain's output for this %dx%d image is not the %dx%d (WxH, %d channels) of the first "
+                       "record (end the spec with a fixed-size crop or resize)",
                        w, h, sh->width, sh->height, sh->channels);
     }
     return e;
@@ -12994,7 +13165,8 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
    naming the object (skip_bad leaves it out and counts it). */
 static recio_err recio__it_boxes(const float *row, unsigned objects, char *what) {
     char why[RECIO_ERRMSG_SIZE];
-    if (!objects || recio_boxes_check(row + (size_t)row[0], (int)objects, (int)row[1], NULL, why) == RECIO_OK) return RECIO_OK;
+    if (!objects || recio_boxes_check(row + (size_t)row[0], (int)objects, (int)row[1], NULL, why) == RECIO_OK)
+        return RECIO_OK;
     return recio__fmt(what, RECIO_ERRMSG_SIZE, "detection labels: %s", why), RECIO_ERR_FORMAT;
 }
 
@@ -13004,18 +13176,21 @@ static void recio__it_no_mask(const recio_irecord *ir, char *what) {
     const unsigned char *end = (const unsigned char *)ir->image + ir->image_size;
     size_t n = ir->image_size >= RECIO_MASK_TAIL_SIZE && !memcmp(end - 4, "RMSK", 4) ? recio_load_u32le(end - 8) : 0;
     if (!n)
-        recio__fmt(what, RECIO_ERRMSG_SIZE, "no label mask in this record (desc.masks; recio pack --mask-root writes them)");
+        recio__fmt(what, RECIO_ERRMSG_SIZE,
+                   "no label mask in this record (desc.masks; recio pack --mask-root writes them)");
     else if (n <= ir->image_size - RECIO_MASK_TAIL_SIZE && recio__format(end - 8 - n, n) != RECIO__FMT_NONE)
         recio__mask_refuse(end - 8 - n, n, what, RECIO_ERRMSG_SIZE);
     else
-        recio__fmt(what, RECIO_ERRMSG_SIZE, "mask: the record ends in a mask tail (\"RMSK\") that holds no mask: its length (%U) or the mask's signature is damaged",
+        recio__fmt(what, RECIO_ERRMSG_SIZE,
+                   "mask: the record ends in a mask tail (\"RMSK\") that holds no mask: its length (%U) or the mask's "
+                   "signature is damaged",
                    (uint64_t)n);
 }
 
 /* With label_detection and/or masks: item i's boxes (its label row, in place) and its mask (into the
    batch's mask tensor) go through the chain with the pixels. */
-static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, unsigned char *out,
-                                       unsigned i, unsigned worker, char *what) {
+static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed,
+                                       unsigned char *out, unsigned i, unsigned worker, char *what) {
     float *row = (float *)(out + it->lab_off) + (size_t)i * it->d.labels.width;
     unsigned *objects = (unsigned *)(out + it->obj_off) + i;
     recio_apply_desc ap;
@@ -13033,14 +13208,17 @@ static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, 
     }
     if (it->d.labels.masks) {
         if (!ir->mask) return recio__it_no_mask(ir, what), RECIO_ERR_FORMAT;
-        if ((e = recio__mask_decode(&mask, ir->mask, ir->mask_size, what, RECIO_ERRMSG_SIZE, &it->d.alloc)) != RECIO_OK) return e;
-        mask_out = recio_image_wrap(out + it->mask_off + (size_t)i * it->mask_bytes, it->shape.width, it->shape.height, 1, RECIO_U8, RECIO_HWC, 0);
+        if ((e = recio__mask_decode(&mask, ir->mask, ir->mask_size, what, RECIO_ERRMSG_SIZE, &it->d.alloc)) != RECIO_OK)
+            return e;
+        mask_out = recio_image_wrap(out + it->mask_off + (size_t)i * it->mask_bytes, it->shape.width, it->shape.height,
+                                    1, RECIO_U8, RECIO_HWC, 0);
         ap.mask = &mask, ap.mask_out = &mask_out, ap.mask_fill = it->d.labels.mask_fill;
     }
     e = recio__it_decode(it, ir, key, seed, out + (size_t)i * it->d.item.item_bytes, &ap, worker, what);
     recio_image_free(&mask);
     if (e == RECIO_OK && ap.boxes) {
-        for (l = (size_t)row[0] + (size_t)kept * (size_t)row[1]; l < it->d.labels.width; l++) row[l] = it->d.labels.pad_value;
+        for (l = (size_t)row[0] + (size_t)kept * (size_t)row[1]; l < it->d.labels.width; l++)
+            row[l] = it->d.labels.pad_value;
         *objects = (unsigned)kept;
     }
     return e;
@@ -13056,16 +13234,17 @@ static void recio__it_cache_free(recio_iter *it) {
 #else
 static void recio__it_cache_free(recio_iter *it) { (void)it; } /* nothing is ever kept */
 static recio_err recio__it_cache_init(recio_iter *it) {
-    if (it->d.run.cache_bytes) recio__fmt(it->cache.why, sizeof it->cache.why, "no spec (RECIO_NO_IMAGE): nothing to keep");
+    if (it->d.run.cache_bytes)
+        recio__fmt(it->cache.why, sizeof it->cache.why, "no spec (RECIO_NO_IMAGE): nothing to keep");
     return RECIO_OK;
 }
-static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, void *out, const void *ap,
-                                  unsigned worker, char *what) {
+static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, void *out,
+                                  const void *ap, unsigned worker, char *what) {
     (void)it, (void)ir, (void)key, (void)seed, (void)out, (void)ap, (void)worker, (void)what;
     return RECIO_ERR_UNSUPPORTED; /* never reached: without the image section no spec is accepted */
 }
-static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, unsigned char *out,
-                                       unsigned i, unsigned worker, char *what) {
+static recio_err recio__it_decode_with(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed,
+                                       unsigned char *out, unsigned i, unsigned worker, char *what) {
     (void)it, (void)ir, (void)key, (void)seed, (void)out, (void)i, (void)worker, (void)what;
     return RECIO_ERR_UNSUPPORTED;
 }
@@ -13093,17 +13272,23 @@ static float recio__ir_label(const recio_irecord *r, uint32_t i) {
 
 /* desc.label_detection: n labels [A, B, header, objects of B] (recio_det_layout_of) -> *objects;
    *keep: the labels that fit label_width without cutting an object. */
-static recio_err recio__it_det(const recio_iter *it, const float *src, const recio_irecord *ir, uint32_t n, unsigned *objects, uint32_t *keep, char *what) {
+static recio_err recio__it_det(const recio_iter *it, const float *src, const recio_irecord *ir, uint32_t n,
+                               unsigned *objects, uint32_t *keep, char *what) {
     float ab[2];
     recio_det_layout lay;
     uint32_t lw = it->d.labels.width;
     ab[0] = n > 0 ? (src ? src[0] : recio__ir_label(ir, 0)) : 0;
     ab[1] = n > 1 ? (src ? src[1] : recio__ir_label(ir, 1)) : 0;
     if (recio_det_layout_of(ab, n, &lay) != RECIO_OK)
-        return recio__fmt(what, RECIO_ERRMSG_SIZE, "detection labels: %u labels are not [A, B, A-2 header floats, objects of B floats] "
-                          "(A whole in 2..%u, B whole >= 5, %u - A a multiple of B)", n, n, n), RECIO_ERR_ARG;
+        return recio__fmt(what, RECIO_ERRMSG_SIZE,
+                          "detection labels: %u labels are not [A, B, A-2 header floats, objects of B floats] "
+                          "(A whole in 2..%u, B whole >= 5, %u - A a multiple of B)",
+                          n, n, n),
+               RECIO_ERR_ARG;
     if (lay.header_width > lw)
-        return recio__fmt(what, RECIO_ERRMSG_SIZE, "detection labels: the header has %u floats, more than label_width %u", lay.header_width, lw), RECIO_ERR_ARG;
+        return recio__fmt(what, RECIO_ERRMSG_SIZE,
+                          "detection labels: the header has %u floats, more than label_width %u", lay.header_width, lw),
+               RECIO_ERR_ARG;
     *keep = n <= lw ? n : lay.header_width + (lw - lay.header_width) / lay.object_width * lay.object_width;
     *objects = (*keep - lay.header_width) / lay.object_width; /* in the row; label_counts shows a cut */
     return RECIO_OK;
@@ -13111,7 +13296,8 @@ static recio_err recio__it_det(const recio_iter *it, const float *src, const rec
 
 /* Item i's labels: the record's (or its .lst line's), cut or padded to label_width, and how many
    there really are (and objects, for detection). */
-static recio_err recio__it_labels(const recio_iter *it, const recio_irecord *ir, unsigned i, unsigned char *out, char *what) {
+static recio_err recio__it_labels(const recio_iter *it, const recio_irecord *ir, unsigned i, unsigned char *out,
+                                  char *what) {
     float *lab = (float *)(out + it->lab_off) + (size_t)i * it->d.labels.width;
     const float *src = NULL;
     uint32_t n = ir->nlabels, keep, l;
@@ -13119,11 +13305,16 @@ static recio_err recio__it_labels(const recio_iter *it, const recio_irecord *ir,
     recio_err e;
     if (it->lines) {
         const recio_lst_item *line = recio__it_line_of(it, ir->id);
-        if (!line) return recio__fmt(what, RECIO_ERRMSG_SIZE, "image id %U has no line in %s (path_imglist)", ir->id, it->d.labels.imglist), RECIO_ERR_ARG;
+        if (!line)
+            return recio__fmt(what, RECIO_ERRMSG_SIZE, "image id %U has no line in %s (path_imglist)", ir->id,
+                              it->d.labels.imglist),
+                   RECIO_ERR_ARG;
         src = line->labels, n = line->nlabels;
     }
     if (it->d.labels.strict && n > it->d.labels.width)
-        return recio__fmt(what, RECIO_ERRMSG_SIZE, "%u labels, more than label_width %u (label_strict)", n, it->d.labels.width), RECIO_ERR_ARG;
+        return recio__fmt(what, RECIO_ERRMSG_SIZE, "%u labels, more than label_width %u (label_strict)", n,
+                          it->d.labels.width),
+               RECIO_ERR_ARG;
     keep = n < it->d.labels.width ? n : it->d.labels.width;
     if (it->d.labels.detection && (e = recio__it_det(it, src, ir, n, &objects, &keep, what)) != RECIO_OK) return e;
     for (l = 0; l < keep; l++) lab[l] = src ? src[l] : recio__ir_label(ir, l);
@@ -13148,17 +13339,25 @@ static recio_err recio__it_item(recio_iter *it, recio__it_slot *s, unsigned i, u
     uint64_t key = s->key[i], aug = it->d.item.seed_aug ? it->d.item.seed_aug : it->d.source.seed;
     what[0] = 0;
     if (recio_irecord_unpack(&ir, s->raw.p + s->off[i], s->len[i]) != RECIO_OK)
-        return recio__fmt(what, RECIO_ERRMSG_SIZE, "record of %U bytes is too short for its image header", (uint64_t)s->len[i]), RECIO_ERR_FORMAT;
+        return recio__fmt(what, RECIO_ERRMSG_SIZE, "record of %U bytes is too short for its image header",
+                          (uint64_t)s->len[i]),
+               RECIO_ERR_FORMAT;
     if ((e = recio__it_labels(it, &ir, i, out, what)) != RECIO_OK) return e;
     ((uint64_t *)(out + it->ids_off))[i] = ir.id;
     ((uint64_t *)(out + it->keys_off))[i] = key;
-    if (RECIO__IT_TF(it) && (it->d.labels.detection || it->d.labels.masks)) e = recio__it_decode_with(it, &ir, key, recio_seed_for(aug, s->epoch, key), out, i, worker, what);
-    else if (RECIO__IT_TF(it)) e = recio__it_decode(it, &ir, key, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item.item_bytes, NULL, worker, what);
-    else e = it->d.item.transform(it->d.item.user, &ir, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item.item_bytes,
-                             it->d.item.item_bytes, worker, what);
-    if (e == RECIO_OK && RECIO__IT_TF(it) && it->mean) recio__it_sub_mean(it, (float *)(out + (size_t)i * it->d.item.item_bytes));
+    if (RECIO__IT_TF(it) && (it->d.labels.detection || it->d.labels.masks))
+        e = recio__it_decode_with(it, &ir, key, recio_seed_for(aug, s->epoch, key), out, i, worker, what);
+    else if (RECIO__IT_TF(it))
+        e = recio__it_decode(it, &ir, key, recio_seed_for(aug, s->epoch, key), out + (size_t)i * it->d.item.item_bytes,
+                             NULL, worker, what);
+    else
+        e = it->d.item.transform(it->d.item.user, &ir, recio_seed_for(aug, s->epoch, key),
+                                 out + (size_t)i * it->d.item.item_bytes, it->d.item.item_bytes, worker, what);
+    if (e == RECIO_OK && RECIO__IT_TF(it) && it->mean)
+        recio__it_sub_mean(it, (float *)(out + (size_t)i * it->d.item.item_bytes));
     if (e == RECIO_OK && it->d.run.checksums) /* now, while the item is in this core's cache */
-        ((uint64_t *)(out + it->sums_off))[i] = recio__checksum(it->kn, out + (size_t)i * it->d.item.item_bytes, it->d.item.item_bytes, recio__it_elem(it));
+        ((uint64_t *)(out + it->sums_off))[i] =
+            recio__checksum(it->kn, out + (size_t)i * it->d.item.item_bytes, it->d.item.item_bytes, recio__it_elem(it));
     if (e != RECIO_OK && !what[0]) recio__fmt(what, RECIO_ERRMSG_SIZE, "%s", recio_strerror(e));
     return e == RECIO_END ? RECIO_ERR_ARG : e;
 }
@@ -13175,14 +13374,17 @@ static int recio__it_undecodable(recio_err e) { /* LIMIT: a header over RECIO_MA
 static void recio__it_copy_item(recio_iter *it, recio__it_slot *s, unsigned j, int i) {
     unsigned char *o = s->out;
     size_t ib = it->d.item.item_bytes, at[8], wd[8], k, arrays = RECIO__IT_TF(it) ? 8 : 7; /* masks come with a spec */
-    at[0] = 0, at[1] = it->lab_off, at[2] = it->ids_off, at[3] = it->keys_off, at[4] = it->sums_off, at[5] = it->cnt_off, at[6] = it->obj_off, at[7] = it->mask_off;
-    wd[0] = ib, wd[1] = it->d.labels.width * sizeof(float), wd[2] = wd[3] = wd[4] = 8, wd[5] = wd[6] = 4, wd[7] = it->mask_bytes;
+    at[0] = 0, at[1] = it->lab_off, at[2] = it->ids_off, at[3] = it->keys_off, at[4] = it->sums_off,
+    at[5] = it->cnt_off, at[6] = it->obj_off, at[7] = it->mask_off;
+    wd[0] = ib, wd[1] = it->d.labels.width * sizeof(float), wd[2] = wd[3] = wd[4] = 8, wd[5] = wd[6] = 4,
+    wd[7] = it->mask_bytes;
     for (k = 0; k < arrays; k++) {
         unsigned char *d = o + at[k] + j * wd[k];
         if (i >= 0) memcpy(d, o + at[k] + (size_t)i * wd[k], wd[k]);
         else memset(d, k == 7 ? recio__mask_fill_value(it->d.labels.mask_fill) : 0, wd[k]);
     }
-    if (i < 0 && it->d.run.checksums) ((uint64_t *)(o + it->sums_off))[j] = recio__checksum(it->kn, o + j * ib, ib, recio__it_elem(it));
+    if (i < 0 && it->d.run.checksums)
+        ((uint64_t *)(o + it->sums_off))[j] = recio__checksum(it->kn, o + j * ib, ib, recio__it_elem(it));
 }
 
 /* Leave the bad entries out: the sound ones move up in order (records first, then the epoch-end
@@ -13222,11 +13424,13 @@ static int recio__it_mixes(const recio_iter *it) { return RECIO__IT_TF(it) && re
 /* What mixing with a spec still needs, or NULL. */
 static const char *recio__it_mix_why(const recio_iter *it) {
     const recio_iter_desc *d = &it->d;
-    return !d->mix.num_classes ? "num_classes (the soft labels' width)"
-                      : d->labels.detection || d->labels.masks ? "plain class labels (not with label_detection or masks)"
-                      : d->mix.mixup_alpha > 0 && it->shape.dtype != RECIO_F32 ? "f32 items for MixUp (end the chain with float or normalize)"
-                      : !(d->mix.mixup_alpha < 1e4f && d->mix.cutmix_alpha < 1e4f && d->mix.prob >= 0 && d->mix.prob <= 1) ? "alphas below 1e4 and mix_prob in [0, 1]"
-                      : NULL;
+    return !d->mix.num_classes                      ? "num_classes (the soft labels' width)"
+           : d->labels.detection || d->labels.masks ? "plain class labels (not with label_detection or masks)"
+           : d->mix.mixup_alpha > 0 && it->shape.dtype != RECIO_F32
+               ? "f32 items for MixUp (end the chain with float or normalize)"
+           : !(d->mix.mixup_alpha < 1e4f && d->mix.cutmix_alpha < 1e4f && d->mix.prob >= 0 && d->mix.prob <= 1)
+               ? "alphas below 1e4 and mix_prob in [0, 1]"
+               : NULL;
 }
 #else
 #define recio__it_mix_why(it) NULL /* never asked: without the image section there is no spec */
@@ -13265,7 +13469,8 @@ static double recio__rng_beta(recio_rng *g, double a) {
 }
 
 /* CutMix: items i and j exchange the box [x0, x1) x [y0, y1), in either layout. */
-static void recio__it_swap_box(const recio_iter *it, unsigned char *a, unsigned char *b, int x0, int y0, int x1, int y1) {
+static void recio__it_swap_box(const recio_iter *it, unsigned char *a, unsigned char *b, int x0, int y0, int x1,
+                               int y1) {
     const recio_image *sh = &it->shape;
     size_t e = recio_dtype_size(sh->dtype), planes = sh->layout == RECIO_CHW ? (size_t)sh->channels : 1;
     size_t px = sh->layout == RECIO_CHW ? e : e * (size_t)sh->channels, run = (size_t)(x1 - x0) * px, p, k;
@@ -13302,7 +13507,8 @@ static recio_err recio__it_mix(recio_iter *it, recio__it_slot *s) {
         x0 = cx - cw / 2 < 0 ? 0 : cx - cw / 2, x1 = cx + cw / 2 > W ? W : cx + cw / 2;
         y0 = cy - ch / 2 < 0 ? 0 : cy - ch / 2, y1 = cy + ch / 2 > H ? H : cy + ch / 2;
         lam = (float)(1.0 - (double)(x1 - x0) * (y1 - y0) / ((double)W * H));
-        for (i = 0; i < n / 2; i++) recio__it_swap_box(it, s->out + (size_t)i * ib, s->out + (size_t)(n - 1 - i) * ib, x0, y0, x1, y1);
+        for (i = 0; i < n / 2; i++)
+            recio__it_swap_box(it, s->out + (size_t)i * ib, s->out + (size_t)(n - 1 - i) * ib, x0, y0, x1, y1);
     }
     if (s->mix == 1)
         for (i = 0; i < n / 2; i++) {
@@ -13320,11 +13526,15 @@ static recio_err recio__it_mix(recio_iter *it, recio__it_slot *s) {
         if (!(ci >= 0 && ci < (float)nc && ci == floorf(ci)) || !(cj >= 0 && cj < (float)nc && cj == floorf(cj))) {
             unsigned bad = ci >= 0 && ci < (float)nc && ci == floorf(ci) ? n - 1 - i : i;
             float v = lab[(size_t)bad * d->labels.width];
-            const char *f = v == floorf(v) && fabsf(v) < 1e9f ? "label %d is not a class in [0, %u) (num_classes, for mixing)"
-                                                              : "a label that is not a whole number is not a class in [0, %u) (mixing)";
+            const char *f = v == floorf(v) && fabsf(v) < 1e9f
+                                ? "label %d is not a class in [0, %u) (num_classes, for mixing)"
+                                : "a label that is not a whole number is not a class in [0, %u) (mixing)";
             if (v == floorf(v) && fabsf(v) < 1e9f)
-                return recio__errf(s->errmsg, recio__it_file(it, s->key[bad]), s->key[bad] & RECIO__IT_OFFMASK, f, (int)v, nc), RECIO_ERR_ARG;
-            return recio__errf(s->errmsg, recio__it_file(it, s->key[bad]), s->key[bad] & RECIO__IT_OFFMASK, f, nc), RECIO_ERR_ARG;
+                return recio__errf(s->errmsg, recio__it_file(it, s->key[bad]), s->key[bad] & RECIO__IT_OFFMASK, f,
+                                   (int)v, nc),
+                       RECIO_ERR_ARG;
+            return recio__errf(s->errmsg, recio__it_file(it, s->key[bad]), s->key[bad] & RECIO__IT_OFFMASK, f, nc),
+                   RECIO_ERR_ARG;
         }
         soft[(size_t)i * nc + (size_t)ci] += lam;
         soft[(size_t)i * nc + (size_t)cj] += 1 - lam;
@@ -13411,25 +13621,48 @@ typedef struct recio__it_fpfield { /* 5 bytes an entry, not 12: the table is in 
     unsigned short off;
     unsigned char size, kind, when;
 } recio__it_fpfield;
-#define RECIO__FPF(f, k, w) {offsetof(recio_iter_desc, f), sizeof(((recio_iter_desc *)0)->f), RECIO__FP_##k, RECIO__FPW_##w}
+#define RECIO__FPF(f, k, w)                                                                                            \
+    { offsetof(recio_iter_desc, f), sizeof(((recio_iter_desc *)0)->f), RECIO__FP_##k, RECIO__FPW_##w }
 static const recio__it_fpfield recio__it_fpfields[] = {
-    RECIO__FPF(uris, STR, ALWAYS), RECIO__FPF(rank, INT, ALWAYS), RECIO__FPF(nsplit, INT, ALWAYS), RECIO__FPF(rotate_shards, INT, ALWAYS),
+    RECIO__FPF(uris, STR, ALWAYS),
+    RECIO__FPF(rank, INT, ALWAYS),
+    RECIO__FPF(nsplit, INT, ALWAYS),
+    RECIO__FPF(rotate_shards, INT, ALWAYS),
     /* source */
-    RECIO__FPF(source.mode, INT, ALWAYS), RECIO__FPF(source.index_path, STR, ALWAYS), RECIO__FPF(source.shuffle, INT, ALWAYS),
-    RECIO__FPF(source.seed, INT, ALWAYS), RECIO__FPF(source.chunk_records, INT, CHUNK), RECIO__FPF(source.window_chunks, INT, CHUNK),
-    RECIO__FPF(source.equalize, INT, ALWAYS), RECIO__FPF(source.key_begin, INT, ALWAYS), RECIO__FPF(source.key_end, INT, ALWAYS),
+    RECIO__FPF(source.mode, INT, ALWAYS),
+    RECIO__FPF(source.index_path, STR, ALWAYS),
+    RECIO__FPF(source.shuffle, INT, ALWAYS),
+    RECIO__FPF(source.seed, INT, ALWAYS),
+    RECIO__FPF(source.chunk_records, INT, CHUNK),
+    RECIO__FPF(source.window_chunks, INT, CHUNK),
+    RECIO__FPF(source.equalize, INT, ALWAYS),
+    RECIO__FPF(source.key_begin, INT, ALWAYS),
+    RECIO__FPF(source.key_end, INT, ALWAYS),
     /* item */
-    RECIO__FPF(item.spec, STR, ALWAYS), RECIO__FPF(item.channels, INT, ALWAYS), RECIO__FPF(item.item_bytes, INT, ALWAYS),
-    RECIO__FPF(item.mean_img, STR, ALWAYS), RECIO__FPF(item.mean_scale, F32, MEAN), RECIO__FPF(item.seed_aug, INT, ALWAYS),
+    RECIO__FPF(item.spec, STR, ALWAYS),
+    RECIO__FPF(item.channels, INT, ALWAYS),
+    RECIO__FPF(item.item_bytes, INT, ALWAYS),
+    RECIO__FPF(item.mean_img, STR, ALWAYS),
+    RECIO__FPF(item.mean_scale, F32, MEAN),
+    RECIO__FPF(item.seed_aug, INT, ALWAYS),
     /* labels */
-    RECIO__FPF(labels.width, INT, ALWAYS), RECIO__FPF(labels.pad_set, INT, ALWAYS), RECIO__FPF(labels.pad_value, F32, ALWAYS),
-    RECIO__FPF(labels.strict, INT, ALWAYS), RECIO__FPF(labels.detection, INT, ALWAYS), RECIO__FPF(labels.masks, INT, ALWAYS),
-    RECIO__FPF(labels.mask_fill, FILL, MASKS), RECIO__FPF(labels.imglist, STR, ALWAYS),
+    RECIO__FPF(labels.width, INT, ALWAYS),
+    RECIO__FPF(labels.pad_set, INT, ALWAYS),
+    RECIO__FPF(labels.pad_value, F32, ALWAYS),
+    RECIO__FPF(labels.strict, INT, ALWAYS),
+    RECIO__FPF(labels.detection, INT, ALWAYS),
+    RECIO__FPF(labels.masks, INT, ALWAYS),
+    RECIO__FPF(labels.mask_fill, FILL, MASKS),
+    RECIO__FPF(labels.imglist, STR, ALWAYS),
     /* mix */
-    RECIO__FPF(mix.mixup_alpha, F32, MIX), RECIO__FPF(mix.cutmix_alpha, F32, MIX), RECIO__FPF(mix.prob, F32, MIX),
+    RECIO__FPF(mix.mixup_alpha, F32, MIX),
+    RECIO__FPF(mix.cutmix_alpha, F32, MIX),
+    RECIO__FPF(mix.prob, F32, MIX),
     RECIO__FPF(mix.num_classes, INT, MIX),
     /* run */
-    RECIO__FPF(run.batch, INT, ALWAYS), RECIO__FPF(run.last_batch, INT, ALWAYS), RECIO__FPF(run.shuffle_buffer, INT, ALWAYS),
+    RECIO__FPF(run.batch, INT, ALWAYS),
+    RECIO__FPF(run.last_batch, INT, ALWAYS),
+    RECIO__FPF(run.shuffle_buffer, INT, ALWAYS),
     RECIO__FPF(run.skip_bad, INT, ALWAYS),
 };
 #undef RECIO__FPF
@@ -13445,8 +13678,11 @@ static uint64_t recio__it_fp_u64s(uint64_t h, const uint64_t *v, unsigned n) {
 }
 
 static int recio__it_fp_matters(const recio_iter_desc *d, unsigned when) {
-    return when == RECIO__FPW_CHUNK ? d->source.shuffle == RECIO_SHUFFLE_CHUNK : when == RECIO__FPW_MEAN ? d->item.mean_img != NULL
-         : when == RECIO__FPW_MASKS ? d->labels.masks != 0 : when == RECIO__FPW_MIX ? recio__it_mixing(d) : 1;
+    return when == RECIO__FPW_CHUNK   ? d->source.shuffle == RECIO_SHUFFLE_CHUNK
+           : when == RECIO__FPW_MEAN  ? d->item.mean_img != NULL
+           : when == RECIO__FPW_MASKS ? d->labels.masks != 0
+           : when == RECIO__FPW_MIX   ? recio__it_mixing(d)
+                                      : 1;
 }
 
 /* One field of the list: an integer of any width, a float's bits (0 for -0), a string with a mark
@@ -13504,7 +13740,8 @@ static uint64_t recio__it_fp_files(const recio_iter *it, uint64_t h) {
 static uint64_t recio__it_fingerprint(const recio_iter *it) {
     uint64_t h = RECIO_FNV1A_INIT;
     size_t i;
-    for (i = 0; i < sizeof recio__it_fpfields / sizeof recio__it_fpfields[0]; i++) h = recio__it_fp_field(h, &it->d, &recio__it_fpfields[i]);
+    for (i = 0; i < sizeof recio__it_fpfields / sizeof recio__it_fpfields[0]; i++)
+        h = recio__it_fp_field(h, &it->d, &recio__it_fpfields[i]);
     return recio__it_fp_files(it, h);
 }
 
@@ -13530,24 +13767,33 @@ static void recio__it_defaults(recio_iter_desc *d) {
 static recio_err recio__it_desc_source(const recio_iter_desc *d, char *msg) {
     const recio_split_desc *sd = &d->source;
     if (sd->epoch || sd->errmsg || sd->alloc.alloc || sd->alloc.free || sd->alloc.user)
-        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "bad options: source.epoch, source.alloc and source.errmsg are the iterator's own "
-                          "(recio_iter_reset, desc.alloc, desc.errmsg): leave them zero"), RECIO_ERR_ARG;
-    if ((unsigned)sd->mode > RECIO_SPLIT_INDEX || (unsigned)sd->shuffle > RECIO_SHUFFLE_CHUNK || (unsigned)sd->equalize > RECIO_EQUALIZE_DROP)
-        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "bad options: source.mode %d, shuffle %d, equalize %d (each 0, 1 or 2; mode 0 or 1)",
-                          (int)sd->mode, (int)sd->shuffle, (int)sd->equalize), RECIO_ERR_ARG;
-    if (d->rank >= d->nsplit) return recio__fmt(msg, RECIO_ERRMSG_SIZE, "bad options: rank %u of %u", d->rank, d->nsplit), RECIO_ERR_ARG;
+        return recio__fmt(msg, RECIO_ERRMSG_SIZE,
+                          "bad options: source.epoch, source.alloc and source.errmsg are the iterator's own "
+                          "(recio_iter_reset, desc.alloc, desc.errmsg): leave them zero"),
+               RECIO_ERR_ARG;
+    if ((unsigned)sd->mode > RECIO_SPLIT_INDEX || (unsigned)sd->shuffle > RECIO_SHUFFLE_CHUNK ||
+        (unsigned)sd->equalize > RECIO_EQUALIZE_DROP)
+        return recio__fmt(msg, RECIO_ERRMSG_SIZE,
+                          "bad options: source.mode %d, shuffle %d, equalize %d (each 0, 1 or 2; mode 0 or 1)",
+                          (int)sd->mode, (int)sd->shuffle, (int)sd->equalize),
+               RECIO_ERR_ARG;
+    if (d->rank >= d->nsplit)
+        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "bad options: rank %u of %u", d->rank, d->nsplit), RECIO_ERR_ARG;
     return RECIO_OK;
 }
 
 static recio_err recio__it_desc_run(recio_iter_desc *d, char *msg) {
     recio_iter_run_desc *r = &d->run;
     if ((unsigned)r->last_batch > RECIO_LAST_ROLL_OVER || r->batch > (1u << 24) || d->labels.width > (1u << 16))
-        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "bad options: last_batch %d, batch %u, label width %u", (int)r->last_batch, r->batch,
-                          d->labels.width), RECIO_ERR_ARG;
+        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "bad options: last_batch %d, batch %u, label width %u",
+                          (int)r->last_batch, r->batch, d->labels.width),
+               RECIO_ERR_ARG;
 #ifndef RECIO_THREADS
     r->workers = 0;
 #endif
-    if (r->workers > 256 || r->prefetch > 4096) return recio__fmt(msg, RECIO_ERRMSG_SIZE, "bad options: %u workers, prefetch %u", r->workers, r->prefetch), RECIO_ERR_ARG;
+    if (r->workers > 256 || r->prefetch > 4096)
+        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "bad options: %u workers, prefetch %u", r->workers, r->prefetch),
+               RECIO_ERR_ARG;
     if (r->workers && r->prefetch < 2) r->prefetch = 2; /* one batch with the consumer, one being made */
     return RECIO_OK;
 }
@@ -13556,10 +13802,13 @@ static recio_err recio__it_desc(recio_iter_desc *d, char *msg) {
     const recio_iter_item_desc *item = &d->item;
     recio_err e;
     if (!d->uris || !*d->uris) return recio__fmt(msg, RECIO_ERRMSG_SIZE, "no dataset: uris is empty"), RECIO_ERR_ARG;
-    if (!item->spec && (!item->transform || !item->item_bytes)) return recio__fmt(msg, RECIO_ERRMSG_SIZE, "no spec, and no transform callback with item_bytes"), RECIO_ERR_ARG;
+    if (!item->spec && (!item->transform || !item->item_bytes))
+        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "no spec, and no transform callback with item_bytes"), RECIO_ERR_ARG;
     recio__it_defaults(d);
     if (item->spec && item->channels != 1 && item->channels != 3 && item->channels != 4)
-        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "bad options: channels %d (decode to 1, 3 or 4 channels)", item->channels), RECIO_ERR_ARG;
+        return recio__fmt(msg, RECIO_ERRMSG_SIZE, "bad options: channels %d (decode to 1, 3 or 4 channels)",
+                          item->channels),
+               RECIO_ERR_ARG;
     if ((e = recio__it_desc_source(d, msg)) != RECIO_OK) return e;
     return recio__it_desc_run(d, msg);
 }
@@ -13576,8 +13825,10 @@ static recio_err recio__it_shape_of(recio_iter *it, const recio_record *rec, cha
     memset(&out, 0, sizeof out);
     what[0] = 0;
     if ((e = recio_irecord_unpack(&ir, rec->data, rec->size)) == RECIO_OK &&
-        (e = recio__decode(&img, ir.image, ir.image_size, it->d.item.channels, 0, what, RECIO_ERRMSG_SIZE, &it->d.alloc)) == RECIO_OK &&
-        (e = recio__apply_in(it->tf, &img, &out, 0, &sc, what, RECIO_ERRMSG_SIZE)) == RECIO_OK) { /* what: the op that refused */
+        (e = recio__decode(&img, ir.image, ir.image_size, it->d.item.channels, 0, what, RECIO_ERRMSG_SIZE,
+                           &it->d.alloc)) == RECIO_OK &&
+        (e = recio__apply_in(it->tf, &img, &out, 0, &sc, what, RECIO_ERRMSG_SIZE)) ==
+            RECIO_OK) { /* what: the op that refused */
         it->shape = recio__image_shape(out.width, out.height, out.channels, out.dtype, out.layout);
         it->d.item.item_bytes = recio_image_bytes(&it->shape);
     }
@@ -13605,7 +13856,8 @@ static recio_err recio__it_parse(recio_iter *it, const char *spec, recio_transfo
     memset(&td, 0, sizeof td);
     td.alloc = it->d.alloc;
     td.errmsg = what;
-    if ((e = recio_transform_parse_desc(tf, spec, &td)) != RECIO_OK) recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s", what);
+    if ((e = recio_transform_parse_desc(tf, spec, &td)) != RECIO_OK)
+        recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s", what);
     return e;
 }
 
@@ -13619,8 +13871,10 @@ static recio_err recio__it_shape_first(recio_iter *it) {
     uint64_t first = recio__it_first_key(it);
     if ((e = recio__it_src_read_at(it, first, &rec, it->errmsg)) != RECIO_OK) return e;
     for (tries = 1; (e = recio__it_shape_of(it, &rec, what)) != RECIO_OK; tries++) {
-        recio__errf(it->errmsg, recio__it_file(it, first), rec.offset, "first record: %s", what[0] ? what : recio_strerror(e));
-        if (!it->d.run.skip_bad || !recio__it_undecodable(e) || tries == 1000 || recio_reader_next(it->src.aux, &rec) != RECIO_OK)
+        recio__errf(it->errmsg, recio__it_file(it, first), rec.offset, "first record: %s",
+                    what[0] ? what : recio_strerror(e));
+        if (!it->d.run.skip_bad || !recio__it_undecodable(e) || tries == 1000 ||
+            recio_reader_next(it->src.aux, &rec) != RECIO_OK)
             return e;
     }
     it->errmsg[0] = 0;
@@ -13637,7 +13891,8 @@ static recio_err recio__it_spec(recio_iter *it) {
 #else
 static recio_err recio__it_spec(recio_iter *it) {
     if (!it->d.item.spec) return RECIO_OK;
-    recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "a spec needs the image section, and this build has RECIO_NO_IMAGE: give a transform callback");
+    recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE,
+               "a spec needs the image section, and this build has RECIO_NO_IMAGE: give a transform callback");
     return RECIO_ERR_UNSUPPORTED;
 }
 #define recio_transform_free(t) ((void)(t))
@@ -13669,7 +13924,8 @@ static recio_err recio__it_lst_parse(recio_iter *it, const char *text, size_t n)
     d.mask_column = !d.mask_column;
     memset(&it->lst, 0, sizeof it->lst);
     it->lst.alloc = d.alloc;
-    if ((e = recio__lst_parse(&it->lst, text, n, it->d.labels.imglist, &d)) == RECIO_ERR_FORMAT) recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s", first);
+    if ((e = recio__lst_parse(&it->lst, text, n, it->d.labels.imglist, &d)) == RECIO_ERR_FORMAT)
+        recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s", first);
     return e;
 }
 
@@ -13683,12 +13939,16 @@ static recio_err recio__it_imglist(recio_iter *it) {
     e = recio__it_lst_parse(it, text, n);
     recio__free(&it->d.alloc, text);
     if (e != RECIO_OK) return e; /* recio__it_lst_parse said why in it->errmsg */
-    if (!(it->lines = (recio__it_line *)recio__it_calloc(&it->d.alloc, it->lst.count + 1, sizeof *it->lines))) return RECIO_ERR_NOMEM;
+    if (!(it->lines = (recio__it_line *)recio__it_calloc(&it->d.alloc, it->lst.count + 1, sizeof *it->lines)))
+        return RECIO_ERR_NOMEM;
     for (i = 0; i < it->lst.count; i++) it->lines[i].id = it->lst.items[i].index, it->lines[i].item = i;
     qsort(it->lines, it->lst.count, sizeof *it->lines, recio__it_line_cmp);
     for (i = 1; i < it->lst.count; i++)
         if (it->lines[i].id == it->lines[i - 1].id)
-            return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s: index %U is on two lines (path_imglist needs one line per image id)", it->d.labels.imglist, it->lines[i].id), RECIO_ERR_FORMAT;
+            return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE,
+                              "%s: index %U is on two lines (path_imglist needs one line per image id)",
+                              it->d.labels.imglist, it->lines[i].id),
+                   RECIO_ERR_FORMAT;
     return RECIO_OK;
 }
 
@@ -13773,20 +14033,31 @@ static recio_err recio__npy_header(const char *t, size_t n, recio__npy *np, char
     size_t hl, at;
     char hdr[4096], descr[16];
     memset(np, 0, sizeof *np);
-    if (n < 10 || memcmp(t, "\x93NUMPY", 6) != 0) return recio__fmt(why, RECIO_ERRMSG_SIZE, "not a NumPy .npy file"), RECIO_ERR_FORMAT;
-    hl = t[6] == 1 ? (size_t)((unsigned char)t[8] | (unsigned char)t[9] << 8) : n >= 12 ? (size_t)recio_load_u32le(t + 8) : n;
+    if (n < 10 || memcmp(t, "\x93NUMPY", 6) != 0)
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "not a NumPy .npy file"), RECIO_ERR_FORMAT;
+    hl = t[6] == 1 ? (size_t)((unsigned char)t[8] | (unsigned char)t[9] << 8)
+         : n >= 12 ? (size_t)recio_load_u32le(t + 8)
+                   : n;
     at = t[6] == 1 ? 10 : 12;
-    if (hl >= sizeof hdr || at + hl > n) return recio__fmt(why, RECIO_ERRMSG_SIZE, ".npy header of %U bytes does not fit", (uint64_t)hl), RECIO_ERR_FORMAT;
+    if (hl >= sizeof hdr || at + hl > n)
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, ".npy header of %U bytes does not fit", (uint64_t)hl),
+               RECIO_ERR_FORMAT;
     memcpy(hdr, t + at, hl);
     hdr[hl] = 0;
     np->data_at = at + hl;
     while (hl && (hdr[hl - 1] == ' ' || hdr[hl - 1] == '\n')) hdr[--hl] = 0; /* the padding, out of the messages */
     if (memchr(hdr, 0, hl) || recio__npy_dict(hdr, np, descr, sizeof descr))
-        return recio__fmt(why, RECIO_ERRMSG_SIZE, "the .npy header is not a dict of descr, fortran_order and shape: %s", hdr), RECIO_ERR_FORMAT;
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "the .npy header is not a dict of descr, fortran_order and shape: %s",
+                          hdr),
+               RECIO_ERR_FORMAT;
     if (strcmp(descr, "<f4") != 0 && strcmp(descr, ">f4") != 0)
-        return recio__fmt(why, RECIO_ERRMSG_SIZE, "the .npy must be float32 ('<f4' or '>f4'), not '%s'", descr), RECIO_ERR_FORMAT;
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "the .npy must be float32 ('<f4' or '>f4'), not '%s'", descr),
+               RECIO_ERR_FORMAT;
     np->big = descr[0] == '>';
-    if (np->ndim != 3) return recio__fmt(why, RECIO_ERRMSG_SIZE, "the .npy shape must have three dimensions, (C,H,W) or (H,W,C): %s", hdr), RECIO_ERR_FORMAT;
+    if (np->ndim != 3)
+        return recio__fmt(why, RECIO_ERRMSG_SIZE, "the .npy shape must have three dimensions, (C,H,W) or (H,W,C): %s",
+                          hdr),
+               RECIO_ERR_FORMAT;
     return RECIO_OK;
 }
 
@@ -13801,8 +14072,10 @@ static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const recio_
     same = chw ? dim[0] == C && dim[1] == H && dim[2] == W : dim[0] == H && dim[1] == W && dim[2] == C;
     other = chw ? dim[0] == H && dim[1] == W && dim[2] == C : dim[0] == C && dim[1] == H && dim[2] == W;
     if (!same && !other)
-        return recio__fmt(why, RECIO_ERRMSG_SIZE, "its shape (%U, %U, %U) is not the item's (C,H,W) = (%U, %U, %U) nor (H,W,C)",
-                          (uint64_t)dim[0], (uint64_t)dim[1], (uint64_t)dim[2], (uint64_t)C, (uint64_t)H, (uint64_t)W), RECIO_ERR_ARG;
+        return recio__fmt(why, RECIO_ERRMSG_SIZE,
+                          "its shape (%U, %U, %U) is not the item's (C,H,W) = (%U, %U, %U) nor (H,W,C)",
+                          (uint64_t)dim[0], (uint64_t)dim[1], (uint64_t)dim[2], (uint64_t)C, (uint64_t)H, (uint64_t)W),
+               RECIO_ERR_ARG;
     for (c = 0; c < C; c++)
         for (y = 0; y < H; y++)
             for (x = 0; x < W; x++) {
@@ -13813,7 +14086,8 @@ static recio_err recio__it_mean_fill(recio_iter *it, const char *t, const recio_
                 else i[0] = y, i[1] = x, i[2] = c;
                 src = np->fortran ? i[0] + dim[0] * (i[1] + dim[1] * i[2]) : (i[0] * dim[1] + i[1]) * dim[2] + i[2];
                 q = (const unsigned char *)t + 4 * src;
-                u = np->big ? (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3] : recio_load_u32le(q);
+                u = np->big ? (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3]
+                            : recio_load_u32le(q);
                 memcpy(&it->mean[dst], &u, 4);
             }
     return RECIO_OK;
@@ -13829,8 +14103,10 @@ static recio_err recio__it_mean_load(recio_iter *it) {
     if ((e = recio__npy_header(t, n, &np, why)) == RECIO_OK) {
         d01 = np.dim[0] * np.dim[1]; /* each below 2^31: no wrap */
         if (!d01 || floats % d01 || np.dim[2] != floats / d01 || n - np.data_at < it->d.item.item_bytes)
-            recio__fmt(why, RECIO_ERRMSG_SIZE, "shape (%U, %U, %U) with %U bytes of data, and an item has %U bytes", (uint64_t)np.dim[0], (uint64_t)np.dim[1],
-                       (uint64_t)np.dim[2], (uint64_t)(n - np.data_at), (uint64_t)it->d.item.item_bytes), e = RECIO_ERR_ARG;
+            recio__fmt(why, RECIO_ERRMSG_SIZE, "shape (%U, %U, %U) with %U bytes of data, and an item has %U bytes",
+                       (uint64_t)np.dim[0], (uint64_t)np.dim[1], (uint64_t)np.dim[2], (uint64_t)(n - np.data_at),
+                       (uint64_t)it->d.item.item_bytes),
+                e = RECIO_ERR_ARG;
         else if (!(it->mean = (float *)recio__malloc(&it->d.alloc, it->d.item.item_bytes)))
             e = RECIO_ERR_NOMEM, recio__fmt(why, RECIO_ERRMSG_SIZE, "out of memory");
         else
@@ -13851,7 +14127,10 @@ static recio_err recio__it_mean_load(recio_iter *it) {
 static recio_err recio__it_mean(recio_iter *it) {
     if (!it->d.item.mean_img) return RECIO_OK;
     if (!RECIO__IT_TF(it) || it->shape.dtype != RECIO_F32)
-        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s: mean_img needs a spec whose output is float32 (end it with `float`, or `float chw`)", it->d.item.mean_img), RECIO_ERR_ARG;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE,
+                          "%s: mean_img needs a spec whose output is float32 (end it with `float`, or `float chw`)",
+                          it->d.item.mean_img),
+               RECIO_ERR_ARG;
     return recio__it_mean_load(it);
 }
 
@@ -13862,7 +14141,8 @@ static recio_err recio__it_mean(recio_iter *it) {
 static recio_err recio__it_budget(recio_iter *it) {
     static const char *const knob[4] = {"the item", "num_classes", "label_width", "the item"};
     const recio_iter_desc *d = &it->d;
-    uint64_t part[5], per = 0, lim = RECIO_MAX_BATCH_BYTES < SIZE_MAX / 4 ? RECIO_MAX_BATCH_BYTES : SIZE_MAX / 4, b = d->run.batch;
+    uint64_t part[5], per = 0, lim = RECIO_MAX_BATCH_BYTES < SIZE_MAX / 4 ? RECIO_MAX_BATCH_BYTES : SIZE_MAX / 4,
+                      b = d->run.batch;
     unsigned k, big = 0;
     char parts[200];
     part[0] = d->item.item_bytes, part[1] = recio__it_mixes(it) ? (uint64_t)d->mix.num_classes * 4 : 0;
@@ -13873,10 +14153,13 @@ static recio_err recio__it_budget(recio_iter *it) {
         if (k < 4 && part[k] > part[big]) big = k;
     }
     if (per <= lim / b) return RECIO_OK;
-    recio__fmt(parts, sizeof parts, "%U of image, %U of soft labels, %U of labels, %U of mask, %U of ids, keys and counts",
-               part[0], part[1], part[2], part[3], part[4]);
-    recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "a batch of %U items of %U bytes each (%s) is more than %s (%U bytes): make the batch or %s smaller",
-               b, per, parts, lim == RECIO_MAX_BATCH_BYTES ? "RECIO_MAX_BATCH_BYTES" : "what this host's size_t holds", lim, knob[big]);
+    recio__fmt(parts, sizeof parts,
+               "%U of image, %U of soft labels, %U of labels, %U of mask, %U of ids, keys and counts", part[0], part[1],
+               part[2], part[3], part[4]);
+    recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE,
+               "a batch of %U items of %U bytes each (%s) is more than %s (%U bytes): make the batch or %s smaller", b,
+               per, parts, lim == RECIO_MAX_BATCH_BYTES ? "RECIO_MAX_BATCH_BYTES" : "what this host's size_t holds",
+               lim, knob[big]);
     return RECIO_ERR_LIMIT;
 }
 
@@ -13886,10 +14169,11 @@ static recio_err recio__it_layout(recio_iter *it) {
     size_t b = it->d.run.batch, items, labs;
     recio_err e;
     if ((uint64_t)it->d.item.item_bytes * b > RECIO_MAX_BATCH_BYTES || it->d.item.item_bytes > SIZE_MAX / b) {
-        recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE,
-                   "a batch of %U items of %U bytes is %U bytes, more than RECIO_MAX_BATCH_BYTES (%U): make the batch smaller",
-                   (uint64_t)b, (uint64_t)it->d.item.item_bytes, (uint64_t)it->d.item.item_bytes * b,
-                   (uint64_t)RECIO_MAX_BATCH_BYTES);
+        recio__fmt(
+            it->errmsg, RECIO_ERRMSG_SIZE,
+            "a batch of %U items of %U bytes is %U bytes, more than RECIO_MAX_BATCH_BYTES (%U): make the batch smaller",
+            (uint64_t)b, (uint64_t)it->d.item.item_bytes, (uint64_t)it->d.item.item_bytes * b,
+            (uint64_t)RECIO_MAX_BATCH_BYTES);
         return RECIO_ERR_LIMIT;
     }
     /* masks and soft labels come with a spec only (a records-only build compiles them out) */
@@ -13918,7 +14202,8 @@ static recio_err recio__it_alloc(recio_iter *it) {
     it->slots = (recio__it_slot *)recio__it_calloc(a, it->nslots, sizeof *it->slots);
     /* the five key arrays of a batch's length are one block (first owns it; close frees first) */
     if ((it->first = (uint64_t *)recio__it_calloc(a, b, 5 * 8)) != NULL)
-        it->carry = it->first + b, it->carry_in = it->carry + b, it->carry_out = it->carry_in + b, it->carry_next = it->carry_out + b;
+        it->carry = it->first + b, it->carry_in = it->carry + b, it->carry_out = it->carry_in + b,
+        it->carry_next = it->carry_out + b;
     it->sbuf = (recio__it_bytes *)recio__it_calloc(a, sb, sizeof *it->sbuf);
     it->skey = (uint64_t *)recio__it_calloc(a, sb, 8);
     it->nscratch = it->d.run.workers ? it->d.run.workers : 1;
@@ -13934,7 +14219,8 @@ static recio_err recio__it_alloc(recio_iter *it) {
         if (!(s->bad_key = (uint64_t *)recio__it_calloc(a, b, 8 + 1)) || !s->bad_what) return RECIO_ERR_NOMEM;
         s->bad = (unsigned char *)(s->bad_key + b);
     }
-    if (it->d.run.skip_bad && !(it->skipped = (recio_iter_bad *)recio__it_calloc(a, RECIO_ITER_BAD_KEEP, sizeof *it->skipped)))
+    if (it->d.run.skip_bad &&
+        !(it->skipped = (recio_iter_bad *)recio__it_calloc(a, RECIO_ITER_BAD_KEEP, sizeof *it->skipped)))
         return RECIO_ERR_NOMEM;
     if (!it->d.run.workers) {
         it->slots[0].out = (unsigned char *)recio__it_calloc(a, it->out_bytes, 1);
@@ -14009,7 +14295,8 @@ RECIODEF void recio_iter_close(recio_iter *it) {
 static recio_err recio__it_open_steps(recio_iter *it) {
     recio_err e;
     if ((e = recio__it_desc(&it->d, it->errmsg)) == RECIO_OK && (e = recio__it_src_init(it)) == RECIO_OK &&
-        (e = recio__it_spec(it)) == RECIO_OK && (e = recio__it_cache_init(it)) == RECIO_OK && (e = recio__it_imglist(it)) == RECIO_OK && (e = recio__it_mean(it)) == RECIO_OK &&
+        (e = recio__it_spec(it)) == RECIO_OK && (e = recio__it_cache_init(it)) == RECIO_OK &&
+        (e = recio__it_imglist(it)) == RECIO_OK && (e = recio__it_mean(it)) == RECIO_OK &&
         (e = recio__it_layout(it)) == RECIO_OK && (e = recio__it_alloc(it)) == RECIO_OK) {
         it->fingerprint = recio__it_fingerprint(it);
 #ifdef RECIO_THREADS
@@ -14172,8 +14459,10 @@ RECIODEF recio_err recio_iter_set_spec(recio_iter *it, const char *spec) {
     if (!it) return RECIO_ERR_ARG;
     if (!spec) return recio__it_drop_next(it), RECIO_OK;
     if (!it->tf || it->d.item.mean_img)
-        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "set_spec: %s", !it->tf ? "the iterator was opened with a transform callback, not a spec"
-                          : "item.mean_img is shaped as the item of the spec the iterator was opened with"), RECIO_ERR_ARG;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "set_spec: %s",
+                          !it->tf ? "the iterator was opened with a transform callback, not a spec"
+                                  : "item.mean_img is shaped as the item of the spec the iterator was opened with"),
+               RECIO_ERR_ARG;
     if ((e = recio__it_parse(it, spec, &tf)) != RECIO_OK) return e; /* the words name the column */
     if (!(copy = recio__strdup(&it->d.alloc, spec))) return recio_transform_free(tf), RECIO_ERR_NOMEM;
     recio__it_drop_next(it);
@@ -14200,14 +14489,16 @@ static recio_err recio__it_take_next(recio_iter *it) {
     recio_err e;
     char why[RECIO_ERRMSG_SIZE];
     it->tf = it->next_tf;
-    if ((e = recio__it_shape_first(it)) == RECIO_OK && (e = recio__it_layout(it)) == RECIO_OK && (e = recio__it_pull_buffer(it)) == RECIO_OK) {
+    if ((e = recio__it_shape_first(it)) == RECIO_OK && (e = recio__it_layout(it)) == RECIO_OK &&
+        (e = recio__it_pull_buffer(it)) == RECIO_OK) {
         recio_transform_free(old);
         recio__free(&it->d.alloc, it->own_spec);
         it->d.item.spec = it->own_spec = it->next_spec;
         it->next_tf = NULL, it->next_spec = NULL;
         return RECIO_OK;
     }
-    recio__fmt(why, sizeof why, "set_spec: the new spec '%s' is not taken: %s", it->next_spec, it->errmsg[0] ? it->errmsg : recio_strerror(e));
+    recio__fmt(why, sizeof why, "set_spec: the new spec '%s' is not taken: %s", it->next_spec,
+               it->errmsg[0] ? it->errmsg : recio_strerror(e));
     recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s", why);
     it->tf = old, it->shape = shape, it->d.item.item_bytes = bytes;
     recio__it_layout(it); /* it held before: it holds again */
@@ -14226,7 +14517,8 @@ static recio_err recio__it_switch(recio_iter *it) {
     if (recio__it_cache_init(it) != RECIO_OK) {
         recio__it_cache_free(it);
         memset(&it->cache, 0, sizeof it->cache);
-        recio__fmt(it->cache.why, sizeof it->cache.why, "out of memory cutting the new spec's chain (recio_iter_set_spec)");
+        recio__fmt(it->cache.why, sizeof it->cache.why,
+                   "out of memory cutting the new spec's chain (recio_iter_set_spec)");
     }
     it->fingerprint = recio__it_fingerprint(it);
     return RECIO_OK;
@@ -14234,7 +14526,9 @@ static recio_err recio__it_switch(recio_iter *it) {
 #else
 RECIODEF recio_err recio_iter_set_spec(recio_iter *it, const char *spec) {
     (void)spec;
-    if (it) recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "set_spec: a spec needs the image section (this build has RECIO_NO_IMAGE)");
+    if (it)
+        recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE,
+                   "set_spec: a spec needs the image section (this build has RECIO_NO_IMAGE)");
     return it ? RECIO_ERR_UNSUPPORTED : RECIO_ERR_ARG;
 }
 static recio_err recio__it_switch(recio_iter *it) { (void)it; return RECIO_OK; }
@@ -14275,7 +14569,8 @@ RECIODEF recio_err recio_iter_reset(recio_iter *it) {
     recio__it_restart(it, 0, it->carry_next, it->ended ? it->ncarry_next : 0);
     it->ncarry_next = 0;
     if (switching && (w = recio__it_restart_workers(it)) != RECIO_OK) return w;
-    if (e != RECIO_OK) recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s", why); /* the restart cleared the switch's words */
+    if (e != RECIO_OK)
+        recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s", why); /* the restart cleared the switch's words */
     return e;
 }
 
@@ -14304,19 +14599,33 @@ RECIODEF recio_err recio_iter_save(const recio_iter *it, void *buf, size_t cap, 
 static recio_err recio__it_blob_check(recio_iter *it, const unsigned char *p, size_t size) {
     uint32_t n, v;
     if (size < 8 || recio_load_u32le(p) != RECIO__IT_MAGIC)
-        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "not a recio iterator checkpoint (no RCIT magic)"), RECIO_ERR_FORMAT;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "not a recio iterator checkpoint (no RCIT magic)"),
+               RECIO_ERR_FORMAT;
     if ((v = recio_load_u32le(p + 4)) != RECIO__IT_VERSION)
-        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "checkpoint of version %u: this recio reads version %u (save it again with this recio)", v, RECIO__IT_VERSION), RECIO_ERR_FORMAT;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE,
+                          "checkpoint of version %u: this recio reads version %u (save it again with this recio)", v,
+                          RECIO__IT_VERSION),
+               RECIO_ERR_FORMAT;
     if (size < RECIO__IT_BLOB(0))
-        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "checkpoint is cut short: %U bytes, less than %U", (uint64_t)size, (uint64_t)RECIO__IT_BLOB(0)), RECIO_ERR_FORMAT;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "checkpoint is cut short: %U bytes, less than %U",
+                          (uint64_t)size, (uint64_t)RECIO__IT_BLOB(0)),
+               RECIO_ERR_FORMAT;
     if ((uint64_t)size != 48 + 8 * (uint64_t)(n = recio_load_u32le(p + 36)))
-        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "checkpoint is damaged: %U bytes, and its header says %U (48 + 8 per rolled-over record)", (uint64_t)size, 48 + 8 * (uint64_t)n), RECIO_ERR_FORMAT;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE,
+                          "checkpoint is damaged: %U bytes, and its header says %U (48 + 8 per rolled-over record)",
+                          (uint64_t)size, 48 + 8 * (uint64_t)n),
+               RECIO_ERR_FORMAT;
     if (recio_load_u64le(p + size - 8) != recio_fnv1a64(RECIO_FNV1A_INIT, p, size - 8))
-        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "checkpoint is damaged: its check sum does not match its bytes"), RECIO_ERR_FORMAT;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE,
+                          "checkpoint is damaged: its check sum does not match its bytes"),
+               RECIO_ERR_FORMAT;
     if (n >= it->d.run.batch || recio_load_u32le(p + 32) > 1)
-        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "checkpoint is damaged: %u rolled-over records for a batch of %u", n, it->d.run.batch), RECIO_ERR_FORMAT;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE,
+                          "checkpoint is damaged: %u rolled-over records for a batch of %u", n, it->d.run.batch),
+               RECIO_ERR_FORMAT;
     if (recio_load_u64le(p + 8) != it->fingerprint)
-        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "checkpoint was made with other options or files"), RECIO_ERR_ARG;
+        return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "checkpoint was made with other options or files"),
+               RECIO_ERR_ARG;
     return RECIO_OK;
 }
 
@@ -14367,7 +14676,8 @@ RECIODEF void recio_iter_stats(recio_iter *it, recio_iter_info *info) {
 
 static uint64_t recio__batch_sum_bytes(const recio_batch *b) {
     const unsigned char *p = (const unsigned char *)b->data;
-    size_t n = (size_t)(b->count + b->pad) * b->item_bytes, es = b->item.width ? recio_dtype_size(b->item.dtype) : 1, i, k;
+    size_t n = (size_t)(b->count + b->pad) * b->item_bytes, es = b->item.width ? recio_dtype_size(b->item.dtype) : 1, i,
+           k;
     uint64_t h = RECIO_FNV1A_INIT;
     const uint16_t one = 1;
     if (es <= 1 || *(const unsigned char *)&one == 1) return recio_fnv1a64(h, p, n);
@@ -14388,7 +14698,9 @@ static uint64_t recio__batch_sum_items(const recio_batch *b) {
     unsigned i;
     for (i = 0; i < b->count + b->pad; i++) {
         unsigned char le[8];
-        recio_store_u64le(le, b->sums ? b->sums[i] : recio__checksum(kn, (const unsigned char *)b->data + (size_t)i * b->item_bytes, b->item_bytes, es));
+        recio_store_u64le(le, b->sums ? b->sums[i]
+                                      : recio__checksum(kn, (const unsigned char *)b->data + (size_t)i * b->item_bytes,
+                                                        b->item_bytes, es));
         h = recio_fnv1a64(h, le, 8);
     }
     return h;

@@ -6,7 +6,7 @@ passed=0 failed=0 skipped=0 times=""
 for t in "$@"; do
   t0=$(date +%s)
   case $t in  # scripts run on the host; binaries through $RUN
-    *.sh) out=$("$t" 2>&1); rc=$? ;;
+    *.sh|*.py) out=$("$t" 2>&1); rc=$? ;;
     *) out=$(${RUN:-} "$t" 2>&1); rc=$? ;;
   esac
   printf '%s\n' "$out"

@@ -53,6 +53,16 @@ static inline void t_skip(const char *why, int n) {
     t_skipped += n;
 }
 
+/* A local file's read hooks as recio's own filesystem opens them (the file:// row of recio_fs), for
+   tests whose recio_io hook wraps a file. */
+#ifdef RECIO_H_INCLUDED
+static inline recio_err t_open_read(recio_io *io, const char *path) {
+    char why[RECIO_ERRMSG_SIZE];
+    const recio_fs *fs = recio_fs_find(NULL, path);
+    return fs && fs->open_read ? fs->open_read(fs->user, path, io, why) : RECIO_ERR_IO;
+}
+#endif
+
 /* The recio command ($RECIO, as make test sets it) for a test that drives it; NULL after reporting
    why it cannot run: skipped on Windows (the command is POSIX-only), a failure when unset. */
 static inline const char *t_recio_tool(void) {

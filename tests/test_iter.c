@@ -50,7 +50,7 @@ static recio_io closeless[16];
 static unsigned ncloseless;
 static recio_err open_closeless(void *user, const char *path, recio_io *io, char *why) {
     size_t n = strlen(path);
-    recio_err e = recio_io_open_file(io, path, "rb");
+    recio_err e = t_open_read(io, path);
     (void)user, (void)why;
     if (e == RECIO_OK && n > 4 && (!strcmp(path + n - 4, ".lst") || !strcmp(path + n - 4, ".idx")) && ncloseless < 16)
         closeless[ncloseless++] = *io, io->close = NULL; /* the test closes it */
@@ -102,7 +102,7 @@ static recio_err open_counted(void *user, const char *path, recio_io *io, char *
     size_t k = hk_opens;
     recio_err e;
     (void)user, (void)why;
-    if (k >= 64 || (e = recio_io_open_file(&hk_inner[k], path, "rb")) != RECIO_OK) return RECIO_ERR_IO;
+    if (k >= 64 || (e = t_open_read(&hk_inner[k], path)) != RECIO_OK) return RECIO_ERR_IO;
     hk_opens++;
     memset(io, 0, sizeof *io);
     io->user = (void *)k;

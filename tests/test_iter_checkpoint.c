@@ -99,7 +99,7 @@ static void make_files(void) {
 
 static recio_err plain_open(void *user, const char *path, recio_io *io, char *why) {
     (void)user, (void)why;
-    return recio_io_open_file(io, path, "rb");
+    return t_open_read(io, path);
 }
 /* A filesystem of its own for plain paths that opens the same files: the batches do not change. */
 static const recio_fs plain_fs = {NULL, NULL, 0, plain_open, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};

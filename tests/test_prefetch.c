@@ -17,14 +17,14 @@ typedef struct prod {
     uint64_t rng, begins, fetch_running, fetch_overlap;
 } prod;
 
-static uint64_t mix(uint64_t e, uint64_t seq) { return recio_hash64(e * 1000003u + seq); }
+static uint64_t mix(uint64_t e, uint64_t seq) { return recio_seed_for(e * 1000003u + seq, 0, 0); }
 
 static void pause_random(prod *pr) {
     struct timespec ts;
     uint64_t r;
     if (!pr->max_delay_us) return;
     pthread_mutex_lock(&pr->mu);
-    r = recio_hash64(pr->rng++);
+    r = recio_seed_for(pr->rng++, 0, 0);
     pthread_mutex_unlock(&pr->mu);
     ts.tv_sec = 0;
     ts.tv_nsec = (long)(r % (pr->max_delay_us + 1)) * 1000;
@@ -208,7 +208,7 @@ static void test_holding_every_slot_is_an_error(void) {
 static void test_random_reset_and_destroy(void) {
     unsigned round;
     for (round = 0; round < 60; round++) {
-        uint64_t r = recio_hash64(round + 1000), ep;
+        uint64_t r = recio_seed_for(round + 1000, 0, 0), ep;
         unsigned threads = 1 + (unsigned)(r % 8), depth = 1 + (unsigned)((r >> 8) % 6);
         prod pr;
         recio_prefetch *p;
