@@ -201,12 +201,18 @@ PACKAGING_TESTS = $(if $(filter build,$(BUILD)),tests/test_install.sh tests/test
 # images (the rest ran against the default build), and the remote tests (no images) are not repeated.
 STB_ONLY = $(filter stb,$(JPEG))
 REMOTE_TESTS = $(if $(STB_ONLY),,$(if $(CURL_CFLAGS),$(BUILD)/tests/remote/test_remote $(if $(RUN),,remote-deps)))
-test: all $(TESTS) $(NOIMG_TESTS) $(NOIMG)/copy_records $(BUILD)/examples/board_infer $(FAULTSHIM) python-deps \
-      $(if $(RUN),,mpi-deps) $(REMOTE_TESTS)
+# Nor are the tests that hold no image (records, split, files, MPI, the no-image build): their bytes do
+# not pass through a decoder.
+RECORDS_ONLY = $(patsubst %,$(BUILD)/tests/%,test_recordio test_split_compat test_split_props test_split_mpi test_split_cli \
+               test_prefetch test_fs test_errors test_faults test_file_changes test_api_errors test_salvage test_segment \
+               fuzz_reader fuzz_writer fuzz_split fuzz_parts fuzz_salvage fuzz_walk fuzz_text fuzz_cli fuzz_boxes)
+RUN_TESTS = $(if $(STB_ONLY),$(filter-out $(RECORDS_ONLY),$(TESTS)),$(TESTS) $(NOIMG_TESTS))
+test: all $(RUN_TESTS) $(if $(STB_ONLY),,$(NOIMG)/copy_records) $(BUILD)/examples/board_infer $(FAULTSHIM) python-deps \
+      $(if $(RUN)$(STB_ONLY),,mpi-deps) $(REMOTE_TESTS)
 	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO_PY_SKIP="$(PY_SKIP)" \
 	  RECIO_PY_PRELOAD="$(strip $(PY_PRELOAD))" RECIO_BUILD="$(BUILD)" RECIO_TEST_JPEG="$(if $(JPEG_LIBS),turbo,stb)" RECIO_CFLAGS="$(EXTRA_CFLAGS)" RECIO_LDFLAGS="$(LDFLAGS)" \
 	  RECIO_HAS_CURL="$(if $(CURL_CFLAGS),1)" $(if $(STB_ONLY),RECIO_PY_TESTS="test_python.py test_mx.py") \
-	  tests/run.sh $(TESTS) $(NOIMG_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh tests/test_api_shape.py $(PACKAGING_TESTS) \
+	  tests/run.sh $(RUN_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh tests/test_api_shape.py $(PACKAGING_TESTS) \
 	  $(if $(STB_ONLY),,tests/test_remote.sh)
 
 # The Python tests' packages (Debian's, for /usr/bin/python3), installed when one is missing and allowed
