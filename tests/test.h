@@ -61,6 +61,15 @@ static inline recio_err t_open_read(recio_io *io, const char *path) {
     const recio_fs *fs = recio_fs_find(NULL, path);
     return fs && fs->open_read ? fs->open_read(fs->user, path, io, why) : RECIO_ERR_IO;
 }
+
+/* recio_iter_stats' skip_bad part: the count skipped, and the first few (bad, n) when asked. */
+static inline uint64_t skipped_of(recio_iter *it, const recio_iter_bad **bad, unsigned *n) {
+    recio_iter_info info;
+    recio_iter_stats(it, &info);
+    if (bad) *bad = info.bad;
+    if (n) *n = info.nbad;
+    return info.skipped;
+}
 #endif
 
 /* The recio command ($RECIO, as make test sets it) for a test that drives it; NULL after reporting

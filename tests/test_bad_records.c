@@ -153,15 +153,6 @@ static recio_err run_epochs(const char *uris, unsigned batch, unsigned workers, 
     return e;
 }
 
-/* recio_iter_stats' skip_bad part, as the tests below ask for it. */
-static uint64_t skipped_of(recio_iter *it, const recio_iter_bad **bad, unsigned *n) {
-    recio_iter_info info;
-    recio_iter_stats(it, &info);
-    if (bad) *bad = info.bad;
-    if (n) *n = info.nbad;
-    return info.skipped;
-}
-
 /* Strict by default: the first bad record stops the epoch, named by file and offset. */
 static void test_iter_strict_names_the_record(void) {
     recio_iter_desc d;

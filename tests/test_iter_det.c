@@ -254,15 +254,6 @@ static void test_real_layout_file(void) {
     recio_iter_close(it);
 }
 
-/* recio_iter_stats' skip_bad part, as the tests below ask for it. */
-static uint64_t skipped_of(recio_iter *it, const recio_iter_bad **bad, unsigned *n) {
-    recio_iter_info info;
-    recio_iter_stats(it, &info);
-    if (bad) *bad = info.bad;
-    if (n) *n = info.nbad;
-    return info.skipped;
-}
-
 /* Records whose objects are not boxes (record 1: a NaN xmin, record 3: xmin > xmax) are refused,
    the record's offset and the object named; with skip_bad they are left out and counted, and the
    other records keep their objects (a NaN xmin used to count, and move, as one object). */

@@ -203,15 +203,6 @@ static uint64_t put_record(recio_writer *w, uint64_t id, const unsigned char *m,
     return at;
 }
 
-/* recio_iter_stats' skip_bad part, as the tests below ask for it. */
-static uint64_t skipped_of(recio_iter *it, const recio_iter_bad **bad, unsigned *n) {
-    recio_iter_info info;
-    recio_iter_stats(it, &info);
-    if (bad) *bad = info.bad;
-    if (n) *n = info.nbad;
-    return info.skipped;
-}
-
 /* One record per kind, ids 0..NK-1: every good kind comes out with its labels (flipped by the
    spec), every other is refused naming the record's offset and the kind, left out and counted with
    skip_bad; 0 and 2 workers alike. */

@@ -68,15 +68,6 @@ static recio_iter *open_it(recio_iter_desc *d, recio_err want, char *msg) {
     return it;
 }
 
-/* recio_iter_stats' skip_bad part, as the tests below ask for it. */
-static uint64_t skipped_of(recio_iter *it, const recio_iter_bad **bad, unsigned *n) {
-    recio_iter_info info;
-    recio_iter_stats(it, &info);
-    if (bad) *bad = info.bad;
-    if (n) *n = info.nbad;
-    return info.skipped;
-}
-
 /* A mask of another size than its image: said so, not "the chain turns this 40x30 image into
    40x30, not the 40x30 of the first record"; a bad record, so skip_bad leaves it out. */
 static void test_mask_size_message(void) {
