@@ -132,13 +132,24 @@ static int cli(const char *args, int want, const char *says) {
 #endif
 
 /* The commands: --channels 2 is bad usage (exit 2) naming 1, 3 or 4; mean -o DIR says why (exit 2: a folder is
-   no output, refused before any work). */
+   no output, refused before any work); numeric values are strict and their words name the range. */
 static void test_cli_words(void) {
 #ifndef _WIN32
     char want[128];
     if (!t_recio_tool()) return;
     CHECK(cli("iter " DS " --spec 'resize(8,8)' --channels 2", 2, "bad value '2' for --channels: 1, 3 or 4"));
     CHECK(cli("mean " DS " --spec 'resize(8,8) float' --channels 2 -o " DIR "/m.npy", 2, "bad value '2' for --channels: 1, 3 or 4"));
+    /* a value the option lacks is named as such (it was "unknown option '--workers'"); the range in
+       the words is the one --help gives; a float option is strict too (strtod took " 0.5", "+0.5"
+       and hex) */
+    CHECK(cli("mean " DS " -o " DIR "/m.npy --spec 'resize(8,8) float' --workers", 2, "--workers needs a value"));
+    CHECK(cli("mean " DS " --spec 'resize(8,8) float' --workers 257 -o " DIR "/m.npy", 2, "bad value '257' for --workers: a whole number from 0 to 256"));
+    CHECK(cli("mean --help", 0, "--workers N     decode threads, 0..256"));
+    CHECK(cli("iter " DS " --spec 'resize(8,8)' --label-pad ' 0.5'", 2, "bad value ' 0.5' for --label-pad: a number from"));
+    CHECK(cli("iter " DS " --spec 'resize(8,8)' --label-pad +0.5", 2, "bad value '+0.5' for --label-pad: a number from"));
+    CHECK(cli("iter " DS " --spec 'resize(8,8) float' --mean-img " DIR "/m.npy --mean-scale 0x1p-1", 2,
+              "bad value '0x1p-1' for --mean-scale: a number from"));
+    CHECK(cli("iter " DS " --spec 'resize(8,8)' --label-pad", 2, "--label-pad needs a value"));
     snprintf(want, sizeof want, DIR ": is a folder, not a file to write"); /* the output rule's words (cli_out) */
     CHECK(cli("mean " DS " --spec 'resize(8,8) float' -o " DIR, 2, want));
 #else

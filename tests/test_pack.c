@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "test.h"
+#include "cli_util.h"
 #include <math.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -636,6 +637,69 @@ static void test_pack_usage(void) {
     CHECK(strstr(out_text, "usage: recio pack") != NULL);
 }
 
+/* pack's and list's numeric options take what their --help says and nothing else: decimal digits (a
+   '-' first only where a negative value means something: --color -1), within the range --help
+   gives; anything else is bad usage (exit 2, before any work) naming the option and its range.
+   strtol and strtod used to take " 5", "+5", "0x0.8", "" (as 0) and "5 "; list --chunks took any
+   count, and 4000000000 (or 2^64-1, whose chunk size wrapped to 0) wrote empty lists for ever. */
+static void test_numeric_options(void) {
+    static const struct {
+        const char *args, *says;
+    } bad[] = {
+        {"pack --resize ' 64'", "bad value ' 64' for --resize: a whole number from 0 to 65536"},
+        {"pack --resize +64", "bad value '+64' for --resize: a whole number from 0 to 65536"},
+        {"pack --resize '64 '", "bad value '64 ' for --resize: a whole number from 0 to 65536"},
+        {"pack --resize 64px", "bad value '64px' for --resize: a whole number from 0 to 65536"},
+        {"pack --resize 65537", "bad value '65537' for --resize: a whole number from 0 to 65536"},
+        {"pack --resize 99999999999999999999", "bad value '99999999999999999999' for --resize: a whole number from 0 to"},
+        {"pack --quality ' 90'", "bad value ' 90' for --quality: a whole number from 1 to 100"},
+        {"pack --quality +90", "bad value '+90' for --quality: a whole number from 1 to 100"},
+        {"pack --quality 0x5a", "bad value '0x5a' for --quality: a whole number from 1 to 100"},
+        {"pack --quality 101", "bad value '101' for --quality: a whole number from 1 to 100"},
+        {"pack --color +1", "bad value '+1' for --color: a whole number from -1 to 1"},
+        {"pack --color ' -1'", "bad value ' -1' for --color: a whole number from -1 to 1"},
+        {"pack --color -2", "bad value '-2' for --color: a whole number from -1 to 1"},
+        {"pack --num-thread +2", "bad value '+2' for --num-thread: a whole number from 1 to 256"},
+        {"pack --num-thread 257", "bad value '257' for --num-thread: a whole number from 1 to 256"},
+        {"list --train-ratio ' 0.5'", "bad value ' 0.5' for --train-ratio: a number from 0 to 1"},
+        {"list --train-ratio +0.5", "bad value '+0.5' for --train-ratio: a number from 0 to 1"},
+        {"list --train-ratio 0x0.8", "bad value '0x0.8' for --train-ratio: a number from 0 to 1"},
+        {"list --train-ratio ''", "bad value '' for --train-ratio: a number from 0 to 1"},
+        {"list --train-ratio nan", "bad value 'nan' for --train-ratio: a number from 0 to 1"},
+        {"list --train-ratio -0.1", "bad value '-0.1' for --train-ratio: a number from 0 to 1"},
+        {"list --train-ratio 1.5", "bad value '1.5' for --train-ratio: a number from 0 to 1"},
+        {"list --test-ratio '0.2 '", "bad value '0.2 ' for --test-ratio: a number from 0 to 1"},
+        {"list --test-ratio inf", "bad value 'inf' for --test-ratio: a number from 0 to 1"},
+        {"list --test-ratio 1e999", "bad value '1e999' for --test-ratio: a number from 0 to 1"},
+        {"list --chunks 0", "bad value '0' for --chunks: a whole number from 1 to 65536"},
+        {"list --chunks ' 2'", "bad value ' 2' for --chunks: a whole number from 1 to 65536"},
+        {"list --chunks 4000000000", "bad value '4000000000' for --chunks: a whole number from 1 to 65536"},
+        {"list --chunks 18446744073709551615", "bad value '18446744073709551615' for --chunks: a whole number from 1 to 65536"},
+        {"list --seed +5", "bad value '+5' for --seed: a whole number from 0 to 18446744073709551615"},
+    };
+    static char out[8192];
+    char cmd[512];
+    size_t i;
+    if (!t_recio_tool()) return;
+    CHECK(sh("rm -f " T "/num*") == 0);
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int st;
+        snprintf(cmd, sizeof cmd, "%s " T "/num " PHOTOS, bad[i].args);
+        st = t_recio_capture(cmd, 30, out, sizeof out); /* 124 when it runs on */
+        CHECK_EQ_INT(st, 2);
+        CHECK(strstr(out, bad[i].says) != NULL);
+        if (st != 2 || !strstr(out, bad[i].says)) fprintf(stderr, "  recio %s: exit %d, said: %s\n", cmd, st, out);
+    }
+    CHECK_EQ_INT(count_lines(T "/num.lst"), -1); /* nothing was written */
+    /* the values --help names still go through: -1 and -0, the bounds, a fraction with an exponent */
+    CHECK_EQ_INT(recio("pack --color -1 --color -0 --quality 1 --quality 100 --resize 0 --resize 65536 --num-thread 256 " T "/num " PHOTOS), 1);
+    CHECK(strstr(err_text, "num.lst") != NULL); /* parsed: the missing list is the error */
+    CHECK_EQ_INT(recio("list --no-shuffle --train-ratio 2.5e-1 --test-ratio .5 " T "/numr " PHOTOS), 0);
+    CHECK_EQ_INT(count_lines(T "/numr_test.lst"), 6); /* int(12 * 0.5) */
+    CHECK_EQ_INT(count_lines(T "/numr_train.lst"), 3); /* int(12 * 0.25) */
+    CHECK_EQ_INT(count_lines(T "/numr_val.lst"), 3);
+}
+
 /* ---- unpack and show ----------------------------------------------------------------------------- */
 
 static void test_unpack_roundtrip(void) {
@@ -903,6 +967,7 @@ int main(void) {
     RUN(test_pack_interrupted);
     RUN(test_pack_concurrent_same_prefix);
     RUN(test_pack_usage);
+    RUN(test_numeric_options);
     RUN(test_unpack_roundtrip);
     RUN(test_show_png_size);
     RUN(test_show_spec);

@@ -31,8 +31,18 @@ int cli_open_iter(recio_iter **it, const recio_iter_desc *d);
 /* Finish and close a writer: its message on stderr (the error, or a note after a good commit, such as
    a kept copy that could not be removed); 0 when the output is complete and in place, else -1. */
 int cli_close_writer(recio_writer *w);
-/* Parse an unsigned integer option value; returns 0 on success. */
+/* Parse an unsigned integer option value (decimal digits only); returns 0 on success. */
 int cli_parse_u64(const char *s, unsigned long long *out);
+/* A whole number from lo to hi: decimal digits, a '-' allowed first (no space, no '+'); 0 or -1. */
+int cli_parse_int(const char *s, long long lo, long long hi, long long *out);
+/* A finite decimal number from lo to hi: digits with an optional '.' fraction and exponent, a '-'
+   allowed first (no space, '+', hex, nan or inf); 0 or -1. */
+int cli_parse_real(const char *s, double lo, double hi, double *out);
+/* The value v of option name (the argument after it, NULL when there is none) through
+   cli_parse_int / cli_parse_real: 0, or the usage exit status after "CMD: bad value 'V' for NAME: a
+   whole number (a number) from LO to HI" or "NAME needs a value". */
+int cli_int_opt(const char *cmd, const char *name, const char *v, long long lo, long long hi, long long *out);
+int cli_real_opt(const char *cmd, const char *name, const char *v, double lo, double hi, double *out);
 
 /* ---- outputs (cli_out.c): the one policy of every command that writes a file ----
    An output is never one of the command's inputs (--force or not); an existing file is replaced

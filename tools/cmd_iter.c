@@ -144,14 +144,12 @@ static int last_batch_opt(const char *s, recio_last_batch *lb) {
     return 0;
 }
 
-/* A float option into *f. Returns 0, or the usage exit status. */
+/* A float option into *f (cli_parse_real: no space, '+', hex, nan or inf). Returns 0, or the usage exit status. */
 static int float_opt(int argc, char **argv, int *i, float *f) {
-    const char *name = argv[*i];
-    char *end;
     double v;
-    if (*i + 1 >= argc) return cli_usage_error("iter", "%s needs a value", name);
-    v = strtod(argv[++*i], &end);
-    if (end == argv[*i] || *end || v != v || v > 3.4e38 || v < -3.4e38) return cli_usage_error("iter", "bad value '%s' for %s: a number", argv[*i], name);
+    int rc = cli_real_opt("iter", argv[*i], *i + 1 < argc ? argv[*i + 1] : NULL, -3.4e38, 3.4e38, &v);
+    if (rc) return rc;
+    ++*i;
     *f = (float)v;
     return 0;
 }

@@ -152,9 +152,10 @@ static const char list_help[] =
     "  --shuffle            shuffle the list (default) with recio's RNG seeded by --seed\n"
     "  --no-shuffle         keep the sorted walk order\n"
     "  --seed S             shuffle seed (default 100, as im2rec); same seed, same list everywhere\n"
-    "  --train-ratio R      fraction for PREFIX_train.lst (default 1: one PREFIX.lst)\n"
-    "  --test-ratio R       fraction for PREFIX_test.lst (default 0); the rest goes to PREFIX_val.lst\n"
-    "  --chunks N           split into N lists PREFIX_0.lst ... (default 1)\n"
+    "  --train-ratio R      fraction for PREFIX_train.lst, 0..1 (default 1: one PREFIX.lst)\n"
+    "  --test-ratio R       fraction for PREFIX_test.lst, 0..1 (default 0); the rest goes to\n"
+    "                       PREFIX_val.lst (the two add up to at most 1)\n"
+    "  --chunks N           split into N lists PREFIX_0.lst ..., 1..65536 (default 1)\n"
     "  --mask-root DIR      segmentation: each image's label mask is DIR/its path with .png\n"
     "                       (images/a/b.jpg -> DIR/a/b.png); lines become 'index<TAB>label<TAB>\n"
     "                       path<TAB>mask' for 'recio pack --mask-root DIR' (im2rec cannot read\n"
@@ -166,14 +167,6 @@ static const char list_help[] =
     "all or none (temporary files renamed); an existing list is replaced, any other file only with\n"
     "--force.\n\n"
     "example: recio list --recursive --train-ratio 0.9 data/train images/   # -> data/train_train.lst, _val.lst\n";
-
-static int parse_ratio(const char *s, double *out) {
-    char *end;
-    double v = s ? strtod(s, &end) : -1;
-    if (!s || *end || !(v >= 0 && v <= 1)) return -1;
-    *out = v;
-    return 0;
-}
 
 /* --exts .jpg,.png, or im2rec's form --exts .jpg .png: the words after --exts that look like
    extensions (a dot, no slash, short) join the list. */
@@ -191,10 +184,15 @@ static int exts_arg(int argc, char **argv, int *i, list_opts *o) {
     return 0;
 }
 
+/* Each chunk is a list written, empty or not (as im2rec): more than this is a mistake, and
+   2^64-1 chunks ran for ever. */
+#define LIST_MAX_CHUNKS 65536
+
 static int parse_list_args(int argc, char **argv, list_opts *o, const char **prefix, const char **root) {
-    int i;
+    int i, rc;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long long x;
         if (strcmp(a, "--recursive") == 0) o->recursive = 1;
         else if (strcmp(a, "--shuffle") == 0) o->shuffle = 1;
         else if (strcmp(a, "--no-shuffle") == 0) o->shuffle = 0;
@@ -202,14 +200,16 @@ static int parse_list_args(int argc, char **argv, list_opts *o, const char **pre
         else if (strcmp(a, "--exts") == 0 && v) {
             if (exts_arg(argc, argv, &i, o)) return cli_err("out of memory"), CLI_EXIT_ERR;
         }
-        else if (strcmp(a, "--seed") == 0 && v) {
-            if (cli_parse_u64(argv[++i], &o->seed)) return cli_usage_error("list", "--seed wants a whole number");
-        } else if (strcmp(a, "--chunks") == 0 && v) {
-            if (cli_parse_u64(argv[++i], &o->chunks) || o->chunks == 0) return cli_usage_error("list", "--chunks wants a count of 1 or more");
-        } else if (strcmp(a, "--train-ratio") == 0) {
-            if (parse_ratio(argv[++i], &o->train)) return cli_usage_error("list", "--train-ratio wants a number in [0, 1]");
-        } else if (strcmp(a, "--test-ratio") == 0) {
-            if (parse_ratio(argv[++i], &o->test)) return cli_usage_error("list", "--test-ratio wants a number in [0, 1]");
+        else if (strcmp(a, "--seed") == 0) {
+            if (!v) return cli_usage_error("list", "--seed needs a value");
+            if (cli_parse_u64(argv[++i], &o->seed)) return cli_usage_error("list", "bad value '%s' for --seed: a whole number from 0 to %llu", v, ~0ull);
+        } else if (strcmp(a, "--chunks") == 0) {
+            if ((rc = cli_int_opt("list", a, v, 1, LIST_MAX_CHUNKS, &x)) != 0) return rc;
+            o->chunks = (unsigned long long)x, i++;
+        } else if (strcmp(a, "--train-ratio") == 0 || strcmp(a, "--test-ratio") == 0) {
+            double *r = strcmp(a, "--train-ratio") == 0 ? &o->train : &o->test;
+            if ((rc = cli_real_opt("list", a, v, 0, 1, r)) != 0) return rc;
+            i++;
         } else if (strcmp(a, "--mask-root") == 0 && v) {
             o->mask_root = argv[++i];
         } else if (a[0] == '-' && a[1]) return cli_usage_error("list", "unknown option '%s'", a);

@@ -18,7 +18,7 @@ static const char mean_help[] =
     "  --spec SPEC     e.g. 'resize_short(256) center_crop(224) float chw'; u8 or float32 items\n"
     "  -o OUT.npy      where to write the mean\n"
     "  --channels C    decode to C channels: 1, 3 or 4 (default 3)\n"
-    "  --workers N     decode threads (default 0: this thread)\n"
+    "  --workers N     decode threads, 0..256 (default 0: this thread)\n"
     "  --force         replace an existing OUT.npy that is not a .npy (it is never one of URIS)\n"
     "OUT.npy is written whole or not at all (a temporary file renamed); an existing .npy is replaced.\n\n"
     "example: recio mean train.rec --spec 'resize_short(256) center_crop(224) float chw' -o mean.npy\n"
@@ -34,7 +34,7 @@ typedef struct mean_opts {
     size_t ninputs;
 } mean_opts;
 
-static int parse(int argc, char **argv, mean_opts *o) {
+static int parse_mean_args(int argc, char **argv, mean_opts *o) {
     int i;
     unsigned long long v;
     memset(o, 0, sizeof *o);
@@ -45,9 +45,12 @@ static int parse(int argc, char **argv, mean_opts *o) {
         if (strcmp(a, "--spec") == 0 && has) o->d.item.spec = argv[++i];
         else if (strcmp(a, "-o") == 0 && has) o->out = argv[++i];
         else if (strcmp(a, "--force") == 0) o->force = 1;
-        else if ((strcmp(a, "--channels") == 0 || strcmp(a, "--workers") == 0) && has) {
+        else if (!has && (strcmp(a, "--channels") == 0 || strcmp(a, "--workers") == 0 || strcmp(a, "--spec") == 0 ||
+                          strcmp(a, "-o") == 0))
+            return cli_usage_error("mean", "%s needs a value", a);
+        else if (strcmp(a, "--channels") == 0 || strcmp(a, "--workers") == 0) {
             if (cli_parse_u64(argv[++i], &v) || (a[2] == 'c' ? v != 1 && v != 3 && v != 4 : v > 256))
-                return cli_usage_error("mean", a[2] == 'c' ? "bad value '%s' for %s: 1, 3 or 4" : "bad value '%s' for %s: a whole number up to 256", argv[i], a);
+                return cli_usage_error("mean", a[2] == 'c' ? "bad value '%s' for %s: 1, 3 or 4" : "bad value '%s' for %s: a whole number from 0 to 256", argv[i], a);
             if (a[2] == 'c') o->d.item.channels = (int)v;
             else o->d.run.workers = (unsigned)v;
         } else if (a[0] == '-' && a[1]) return cli_usage_error("mean", "unknown option '%s'", a);
@@ -117,7 +120,7 @@ static int write_npy(cli_out *out, const recio_image *item, const double *sum, s
     return cli_out_commit(out);
 }
 
-static int run(recio_iter *it, const mean_opts *o, cli_out *out) {
+static int mean_run(recio_iter *it, const mean_opts *o, cli_out *out) {
     recio_batch b;
     recio_image item;
     recio_err e;
@@ -154,11 +157,11 @@ CLI_COMMAND(cli_cmd_mean) {
     mean_opts o;
     cli_out out;
     recio_iter *it = NULL;
-    int rc = parse(argc, argv, &o);
+    int rc = parse_mean_args(argc, argv, &o);
     if (rc) return rc < 0 ? 0 : rc;
     if (uri_files(&o)) rc = (cli_err("out of memory"), CLI_EXIT_ERR);
     else if ((rc = cli_out_claim(&out, o.out, CLI_KIND_NPY, o.inputs, o.ninputs, o.force)) == 0) { /* before the work */
-        if ((rc = cli_open_iter(&it, &o.d)) == 0) rc = run(it, &o, &out);
+        if ((rc = cli_open_iter(&it, &o.d)) == 0) rc = mean_run(it, &o, &out);
         recio_iter_close(it);
         cli_out_free(&out);
     }

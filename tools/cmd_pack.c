@@ -354,8 +354,8 @@ static const char pack_help[] =
     ".rec; a folder packs every .lst in it. Fields are stripped of spaces; a malformed line is\n"
     "reported ('FILE: line N: what'), skipped and counted, and the pack goes on; an index on two lines\n"
     "is warned about.\n\n"
-    "  --resize S           shorter side to S pixels (longer: floor(long*S/short)); 0 = keep (default);\n"
-    "                       bilinear, exactly OpenCV's INTER_LINEAR as im2rec uses\n"
+    "  --resize S           shorter side to S pixels, 0..65536 (longer: floor(long*S/short)); 0 = keep\n"
+    "                       (default); bilinear, exactly OpenCV's INTER_LINEAR as im2rec uses\n"
     "  --area               resize with the antialiased area filter (OpenCV INTER_AREA) instead\n"
     "  --center-crop        crop the largest centred square first\n"
     "  --quality Q          JPEG quality 1..100 (default 95); with --encoding .png the PNG compression\n"
@@ -376,7 +376,8 @@ static const char pack_help[] =
     "                       --resize/--center-crop cut and resized as the image by nearest neighbour\n"
     "                       (labels are never blended) and stored as PNG: lossless either way. EXIF\n"
     "                       orientation is not applied then (the mask labels the stored pixels)\n"
-    "  --num-thread N       N workers decode/resize/encode (default 1); output is the same for any N\n"
+    "  --num-thread N       N workers decode/resize/encode, 1..256 (default 1); output is the same for\n"
+    "                       any N\n"
     "  --strict             exit 1 when any image or list line was skipped\n"
     "  --quiet              no progress\n\n"
     "  --force              replace existing outputs whatever they hold (see below)\n\n"
@@ -392,31 +393,32 @@ static const char pack_help[] =
     "example: recio list --recursive data/train photos/ && recio pack --resize 256 --quality 90 \\\n"
     "           --num-thread 4 data/train photos/\n";
 
-static int int_opt(const char *v, long lo, long hi, int *out) {
-    char *end;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (!v || !*v || *end || x < lo || x > hi) return -1;
-    *out = (int)x;
-    return 0;
+/* An int option from lo to hi (cli_int_opt: digits and '-' only, the range said on failure). */
+static int int_opt(const char *name, const char *v, long long lo, long long hi, int *out) {
+    long long x;
+    int rc = cli_int_opt("pack", name, v, lo, hi, &x);
+    if (!rc) *out = (int)x;
+    return rc;
 }
 
 static int parse_pack_args(int argc, char **argv, pack_opts *o, const char **prefix, const char **root) {
-    int i;
+    int i, rc;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = 1;
+        long long x;
         if (strcmp(a, "--resize") == 0) {
-            if (int_opt(v, 0, 1 << 16, &o->resize)) return cli_usage_error("pack", "--resize wants a size in pixels");
+            if ((rc = int_opt(a, v, 0, 1 << 16, &o->resize)) != 0) return rc;
         } else if (strcmp(a, "--quality") == 0) {
-            if (int_opt(v, 1, 100, &o->quality)) return cli_usage_error("pack", "--quality wants 1..100");
+            if ((rc = int_opt(a, v, 1, 100, &o->quality)) != 0) return rc;
         } else if (strcmp(a, "--color") == 0) {
-            if (int_opt(v, -1, 1, &o->color)) return cli_usage_error("pack", "--color wants 1, 0 or -1");
+            if ((rc = int_opt(a, v, -1, 1, &o->color)) != 0) return rc;
         } else if (strcmp(a, "--encoding") == 0) {
             if (!v || (strcmp(v, ".jpg") && strcmp(v, ".png"))) return cli_usage_error("pack", "--encoding wants .jpg or .png");
             o->png = strcmp(v, ".png") == 0;
         } else if (strcmp(a, "--num-thread") == 0) {
-            if (cli_parse_u64(v, &o->threads) || o->threads < 1 || o->threads > 256)
-                return cli_usage_error("pack", "--num-thread wants 1..256");
+            if ((rc = cli_int_opt("pack", a, v, 1, 256, &x)) != 0) return rc;
+            o->threads = (unsigned long long)x;
         } else {
             takes = 0;
             if (strcmp(a, "--center-crop") == 0) o->center_crop = 1;
