@@ -143,7 +143,7 @@ $(BUILD)/tests/test_cpp$(EXE): tests/cpp_unit.cpp tests/test.h $(HDR) | deps
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(WARN) $(OPT) $(EXTRA_CFLAGS) $< -o $@ $(LDFLAGS) $(LDLIBS)
 # Each libFuzzer harness also builds as a test that replays its corpus (tests/data/fuzz/NAME); fuzz_walk
-# (recio list's folder walk), fuzz_cli (recio iter's parser) and fuzz_parts (POSIX mkdir) are POSIX-only.
+# (recio list's folder walk), fuzz_cli (the commands' option parsers) and fuzz_parts (POSIX mkdir) are POSIX-only.
 $(BUILD)/tests/fuzz_%$(EXE): tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/librecio.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_R) -DFUZZ_NAME='"$*"' $< tests/fuzz/replay.c -o $@ $(BUILD)/librecio.a $(LDFLAGS) $(LDLIBS)
