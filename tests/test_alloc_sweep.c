@@ -4,7 +4,9 @@
    until the operation (the open and its first record or batch) no longer reaches k, and checks each
    time: the error is RECIO_ERR_NOMEM with words for the caller (errmsg, or the handle's message),
    nothing is left allocated (counted by the allocator itself, so it holds without ASan too), and an
-   open that succeeded, with or without a failure on the way, gives the right first record or batch. */
+   open that succeeded, with or without a failure on the way, gives the right first record or batch.
+   The iterator is also swept over whole epochs: after a refusal in the middle of one (in next, a
+   worker, the cache), no wrong batch, then or after the reset (test_iter_no_wrong_batch_after). */
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "test.h"
@@ -303,6 +305,120 @@ static recio_err op_iter(void *user, recio_allocator a, char *msg, int *right) {
     return e;
 }
 
+/* ---- no wrong batch afterwards: a failure in the middle of an epoch ----
+   recio.h promises that recio_iter_next's error is kept until recio_iter_reset, which starts the next
+   epoch. So: every batch delivered, before or after a refused allocation (in next, in a worker, in the
+   cache, in reset), must be the batch of the same (epoch, index) in a run with the plain allocator
+   (checksum of the tensor, ids and labels), taken in order; an error is NOMEM with words and comes
+   again from next until the reset; a failed reset is NOMEM and the next one works; and a whole epoch
+   follows the failure. Batch 1 over 3 records: a failure can land between batches. */
+#define EP_EPOCHS 6
+#define EP_BATCHES 3
+typedef struct ep_batch {
+    uint64_t sum, id;
+    float labels[2];
+} ep_batch;
+
+typedef struct ep_case {
+    unsigned workers;
+    ep_batch want[EP_EPOCHS][EP_BATCHES]; /* from the plain allocator, never from a failing run */
+    long reported, absorbed, in_reset;    /* refusals after the open: next's error, or none (the batch
+                                             must be right all the same), or in reset */
+} ep_case;
+
+static void ep_desc(recio_iter_desc *d, const ep_case *c) {
+    memset(d, 0, sizeof *d);
+    d->uris = as_rec, d->source.index_path = as_idx, d->source.shuffle = RECIO_SHUFFLE_FULL, d->source.seed = 9;
+    d->item.spec = "resize(4,4) random_flip(0.5) float chw";
+    d->labels.imglist = as_lst, d->item.mean_img = as_npy, d->run.cache_bytes = 1 << 20;
+    d->run.batch = 1, d->labels.width = 2, d->run.workers = c->workers;
+}
+
+static ep_batch ep_of(const recio_batch *b) {
+    ep_batch e;
+    e.sum = recio_batch_checksum(b, RECIO_SUM_BYTES), e.id = b->ids[0];
+    e.labels[0] = b->labels[0], e.labels[1] = b->labels[1];
+    return e;
+}
+
+/* The reference: EP_EPOCHS epochs with the default allocator. */
+static void ep_reference(ep_case *c) {
+    recio_iter_desc d;
+    recio_iter *it = NULL;
+    recio_batch b;
+    unsigned e, i;
+    ep_desc(&d, c);
+    CHECK_EQ_INT(recio_iter_open(&it, &d), RECIO_OK);
+    if (!it) return;
+    for (e = 0; e < EP_EPOCHS; e++) {
+        for (i = 0; i < EP_BATCHES; i++) {
+            CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_OK);
+            CHECK(b.epoch == e && b.index == i && b.count == 1);
+            c->want[e][i] = ep_of(&b);
+        }
+        CHECK_EQ_INT(recio_iter_next(it, &b), RECIO_END);
+        CHECK_EQ_INT(recio_iter_reset(it), RECIO_OK);
+    }
+    recio_iter_close(it);
+    /* the epochs differ (shuffle and flips), so a batch of another epoch would show */
+    CHECK(memcmp(&c->want[0][0], &c->want[1][0], sizeof c->want[0][0]) || memcmp(&c->want[0][1], &c->want[1][1], sizeof c->want[0][0]));
+}
+
+/* One epoch from where the iterator is: 1 when it ended whole, 0 after an error (checked). */
+static int ep_epoch(recio_iter *it, const ep_case *c, int *right) {
+    recio_batch b;
+    recio_err e;
+    unsigned next = 0;
+    uint64_t epoch = 0;
+    while ((e = recio_iter_next(it, &b)) == RECIO_OK) {
+        ep_batch got = ep_of(&b);
+        if (next == 0) epoch = b.epoch;
+        if (b.epoch != epoch || b.index != next || b.epoch >= EP_EPOCHS || b.index >= EP_BATCHES || b.count != 1 ||
+            memcmp(&got, &c->want[b.epoch][b.index], sizeof got) != 0)
+            return *right = 0, 0;
+        next++;
+    }
+    if (e == RECIO_END) return next == EP_BATCHES ? 1 : (*right = 0, 0);
+    CHECK_EQ_INT(e, RECIO_ERR_NOMEM);
+    CHECK(recio_iter_errmsg(it)[0] != 0);
+    CHECK_EQ_INT(recio_iter_next(it, &b), e); /* kept until the reset */
+    return 0;
+}
+
+static recio_err op_iter_epochs(void *user, recio_allocator a, char *msg, int *right) {
+    ep_case *c = (ep_case *)user;
+    recio_iter_desc d;
+    recio_iter *it = NULL;
+    as_ctx *ctx = (as_ctx *)a.user;
+    recio_err e;
+    int epochs, whole, failed_before;
+    ep_desc(&d, c);
+    d.alloc = a, d.errmsg = msg;
+    if ((e = recio_iter_open(&it, &d)) != RECIO_OK) return CHECK(it == NULL), e;
+    *right = 1;
+    for (epochs = 0; epochs < EP_EPOCHS - 1; epochs++) {
+        failed_before = ctx->failed;
+        whole = ep_epoch(it, c, right);
+        if (!*right) break;
+        if (!failed_before && ctx->failed) {
+            if (whole) c->absorbed++;
+            else c->reported++;
+        }
+        if (whole && (ctx->failed || epochs >= 1)) break; /* a whole epoch after the failure (or none came) */
+        failed_before = ctx->failed;
+        if ((e = recio_iter_reset(it)) != RECIO_OK) {
+            CHECK_EQ_INT(e, RECIO_ERR_NOMEM);
+            CHECK(recio_iter_errmsg(it)[0] != 0);
+            CHECK_EQ_INT(recio_iter_reset(it), RECIO_OK); /* the allocator refuses once */
+        }
+        if (!failed_before && ctx->failed) c->in_reset++;
+    }
+    *right = *right && epochs < EP_EPOCHS - 1;
+    if (!*right) fprintf(stderr, "  wrong or missing batch after allocation %ld was refused\n", ctx->fail_at);
+    recio_iter_close(it);
+    return RECIO_OK;
+}
+
 /* ---- the cases: a failure-free run first sets the reference, then the sweep ---- */
 static void as_reference(as_op op, void *user) {
     as_ctx c;
@@ -355,6 +471,21 @@ static void test_iter_side_files(void) {
     CHECK(memcmp(c0.data, c1.data, sizeof c0.data) == 0); /* the same batch whatever the workers */
 }
 
+/* Failures after the open, in pull mode and with 2 workers: the sweep reaches next (and reset). */
+static void test_iter_no_wrong_batch_after(void) {
+    static ep_case c0, c2;
+    c0.workers = 0, c2.workers = 2;
+    ep_reference(&c0);
+    as_sweep("iterator epochs, pull mode", op_iter_epochs, &c0);
+    printf("    refusals after the open: %ld reported by next, %ld absorbed, %ld in reset\n", c0.reported, c0.absorbed, c0.in_reset);
+    CHECK(c0.reported > 0 && c0.absorbed > 0);
+    ep_reference(&c2);
+    CHECK(memcmp(c0.want, c2.want, sizeof c0.want) == 0); /* the same batches whatever the workers */
+    as_sweep("iterator epochs, 2 workers", op_iter_epochs, &c2);
+    printf("    refusals after the open: %ld reported by next, %ld absorbed, %ld in reset\n", c2.reported, c2.absorbed, c2.in_reset);
+    CHECK(c2.reported > 0); /* which refusals a worker absorbs depends on timing */
+}
+
 int main(void) {
     as_make();
     RUN(test_reader);
@@ -363,6 +494,7 @@ int main(void) {
     RUN(test_transform);
     RUN(test_prefetch);
     RUN(test_iter_side_files);
+    RUN(test_iter_no_wrong_batch_after);
     t_rmtree(as_dir);
     return t_done("test_alloc_sweep");
 }
