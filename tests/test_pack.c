@@ -907,17 +907,13 @@ static void test_index_default_output(void) {
 }
 
 /* The bar fits the terminal: no redraw wider than the window (here 50 columns). */
-static void test_progress_width(void) {
+/* The widest bar drawn on a terminal with $COLUMNS set to columns; 0 when none. */
+static int bar_width(const char *columns) {
     char cmd[1024], *p, *line;
     const char *exe = getenv("RECIO");
     int widest = 0;
-    if (system("command -v script >/dev/null 2>&1") != 0) {
-        t_skip("script(1) is missing: the progress bar needs a terminal", 1);
-        return;
-    }
-    write_photo_lst(T "/bar.lst");
-    snprintf(cmd, sizeof cmd, "COLUMNS=50 script -qec '%s pack --resize 32 " T "/bar " PHOTOS "' /dev/null </dev/null >" T "/bar.txt 2>&1",
-             exe && *exe ? exe : "build/recio");
+    snprintf(cmd, sizeof cmd, "COLUMNS=%s script -qec '%s pack --resize 32 " T "/bar " PHOTOS "' /dev/null </dev/null >" T "/bar.txt 2>&1",
+             columns, exe && *exe ? exe : "build/recio");
     CHECK(system(cmd) == 0);
     read_text(T "/bar.txt", out_text, sizeof out_text);
     CHECK(strstr(out_text, "12/12") != NULL);
@@ -927,7 +923,21 @@ static void test_progress_width(void) {
             if (!*p) break;
             line = p + 1;
         }
-    CHECK(widest > 0 && widest < 50);
+    return widest;
+}
+
+static void test_progress_width(void) {
+    int w;
+    if (system("command -v script >/dev/null 2>&1") != 0) {
+        t_skip("script(1) is missing: the progress bar needs a terminal", 1);
+        return;
+    }
+    write_photo_lst(T "/bar.lst");
+    w = bar_width("50");
+    CHECK(w > 0 && w < 50);
+    /* 2^32 + 50 is no width: the default 80 (atoi wrapped it to 50, and its overflow is undefined) */
+    w = bar_width("4294967346");
+    CHECK(w >= 50 && w < 80);
 }
 
 /* `recio help pack`; apply's errors name the op and the sizes (WxH); an unknown op names the nearest valid one. */

@@ -232,13 +232,13 @@ typedef struct progress {
     size_t total;
 } progress;
 
-/* The terminal's width: the window size of stderr, else $COLUMNS, else 80. */
+/* The terminal's width: the window size of stderr, else $COLUMNS (digits; atoi's overflow is
+   undefined), else 80. */
 static int terminal_columns(void) {
     struct winsize ws;
-    const char *c = getenv("COLUMNS");
-    int n = c ? atoi(c) : 0;
+    long long n;
     if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-    return n > 0 ? n : 80;
+    return cli_parse_int(getenv("COLUMNS"), 1, 1 << 16, &n) == 0 ? (int)n : 80;
 }
 
 static void progress_show(progress *pg, size_t done, int final) {
