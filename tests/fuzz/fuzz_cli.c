@@ -100,14 +100,19 @@ static int model_u64(const char *s, size_t len, unsigned long long *v) {
     return 0;
 }
 
-/* The model of a whole number with an optional '-' first, from lo to hi (lo <= 0 <= hi here). */
+/* The model of a whole number with an optional '-' first, from lo to hi (hi >= 0 here). */
 static int model_int(const char *s, long long lo, long long hi, long long *v) {
     unsigned long long u;
     int neg = *s == '-';
     if (model_u64(s + neg, strlen(s + neg), &u)) return -1;
-    if (neg ? u > (unsigned long long)-lo : u > (unsigned long long)hi) return -1;
-    *v = neg ? -(long long)u : (long long)u;
-    return *v >= lo ? 0 : -1;
+    if (neg && u != 0) { /* -u >= lo, counted without overflow */
+        if (lo >= 0 || u - 1 > (unsigned long long)-(lo + 1)) return -1;
+        *v = -(long long)(u - 1) - 1;
+    } else {
+        if (u > (unsigned long long)hi) return -1;
+        *v = (long long)u;
+    }
+    return *v >= lo && *v <= hi ? 0 : -1;
 }
 
 /* The model of a real: [-] digits [. digits] [e [+-] digits], at least one digit before the
