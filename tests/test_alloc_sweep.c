@@ -385,6 +385,15 @@ static int ep_epoch(recio_iter *it, const ep_case *c, int *right) {
     return 0;
 }
 
+/* Whether the refusal happened yet: workers allocate too, so under the allocator's lock. */
+static int as_failed(as_ctx *c) {
+    int f;
+    pthread_mutex_lock(&c->lock);
+    f = c->failed;
+    pthread_mutex_unlock(&c->lock);
+    return f;
+}
+
 static recio_err op_iter_epochs(void *user, recio_allocator a, char *msg, int *right) {
     ep_case *c = (ep_case *)user;
     recio_iter_desc d;
@@ -397,21 +406,21 @@ static recio_err op_iter_epochs(void *user, recio_allocator a, char *msg, int *r
     if ((e = recio_iter_open(&it, &d)) != RECIO_OK) return CHECK(it == NULL), e;
     *right = 1;
     for (epochs = 0; epochs < EP_EPOCHS - 1; epochs++) {
-        failed_before = ctx->failed;
+        failed_before = as_failed(ctx);
         whole = ep_epoch(it, c, right);
         if (!*right) break;
-        if (!failed_before && ctx->failed) {
+        if (!failed_before && as_failed(ctx)) {
             if (whole) c->absorbed++;
             else c->reported++;
         }
-        if (whole && (ctx->failed || epochs >= 1)) break; /* a whole epoch after the failure (or none came) */
-        failed_before = ctx->failed;
+        if (whole && (as_failed(ctx) || epochs >= 1)) break; /* a whole epoch after the failure (or none came) */
+        failed_before = as_failed(ctx);
         if ((e = recio_iter_reset(it)) != RECIO_OK) {
             CHECK_EQ_INT(e, RECIO_ERR_NOMEM);
             CHECK(recio_iter_errmsg(it)[0] != 0);
             CHECK_EQ_INT(recio_iter_reset(it), RECIO_OK); /* the allocator refuses once */
         }
-        if (!failed_before && ctx->failed) c->in_reset++;
+        if (!failed_before && as_failed(ctx)) c->in_reset++;
     }
     *right = *right && epochs < EP_EPOCHS - 1;
     if (!*right) fprintf(stderr, "  wrong or missing batch after allocation %ld was refused\n", ctx->fail_at);
