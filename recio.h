@@ -917,10 +917,10 @@ RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h,
 RECIODEF recio_err recio_image_crop(const recio_image *in, recio_image *view, int x, int y, int w, int h);
 RECIODEF recio_err recio_image_center_crop(const recio_image *in, recio_image *view, int w, int h);
 RECIODEF recio_err recio_image_flip(const recio_image *in, recio_image *out); /* horizontal mirror, any type */
-RECIODEF recio_err recio_image_vflip(const recio_image *in, recio_image *out); /* vertical mirror, any type */
+/* (The vertical mirror is the spec's `vflip` op: recio_transform_parse(&t, "vflip").) */
 /* u8 HWC to w x h. */
 RECIODEF recio_err recio_image_resize(const recio_image *in, recio_image *out, int w, int h, recio_filter f);
-/* Shorter side to s, the other floor(long*s/short) (recio_transform_output_shape of "resize_short(S)"
+/* Shorter side to s, the other floor(long*s/short) (recio_transform_query of "resize_short(S)"
    gives that size without pixels). */
 RECIODEF recio_err recio_image_resize_short(const recio_image *in, recio_image *out, int s, recio_filter f);
 /* Affine warp, u8 HWC: out(x,y) = in(M * (x,y,1)), M maps output to input coordinates (2x3,
@@ -1042,7 +1042,7 @@ RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_i
    decode + apply. The decoded pixels are one allocation through the transform's allocator
    (libjpeg-turbo also allocates with malloc).
 
-   SCRATCH: with `out` wrapped and `scratch` of recio_transform_scratch_size bytes, apply allocates
+   SCRATCH: with `out` wrapped and `scratch` of recio_transform_query's scratch_size bytes, apply allocates
    nothing for the pixels (RECIO_ERR_SMALL "transform: scratch too small: need N bytes, have M" when
    it is smaller).
 
@@ -1093,15 +1093,22 @@ typedef struct recio_apply_desc {
 } recio_apply_desc;
 RECIODEF recio_err recio_transform_apply_desc(const recio_transform *t, const recio_apply_desc *d);
 
-/* Upper bound of the scratch bytes for an input of w x h x channels (u8 HWC), whatever the seed:
-   the sum of what each op takes, by the same size functions the ops allocate with. After a policy
-   whose branches differ in size, the largest of them is carried on; SIZE_MAX when that cannot be
-   bounded within the image limits. */
-RECIODEF size_t recio_transform_scratch_size(const recio_transform *t, int w, int h, int channels);
-/* Output shape (data NULL) for that input; RECIO_ERR_ARG when it depends on the seed or cannot fit
-   (e.g. a crop larger than the image). */
-RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w, int h, int channels,
-                                                recio_image *shape);
+/* What the chain makes of an input of w x h x channels (u8 HWC), found by one walk of the chain
+   with the same size functions the ops run with:
+   - shape: the output's size, dtype and layout (data NULL), so batches can be preallocated; all
+     zero when the shape depends on the seed or the input cannot take the chain (a crop larger than
+     the image);
+   - scratch_size: an upper bound of the scratch bytes, whatever the seed: the sum of what each op
+     takes; after a policy whose branches differ in size, the largest of them is carried on; SIZE_MAX
+     when that cannot be bounded within the image limits.
+   RECIO_OK when the shape is one shape; RECIO_ERR_ARG when it is not (scratch_size is filled all the
+   same) or t or info is NULL. */
+typedef struct recio_transform_info {
+    recio_image shape;
+    size_t scratch_size;
+} recio_transform_info;
+RECIODEF recio_err recio_transform_query(const recio_transform *t, int w, int h, int channels,
+                                         recio_transform_info *info);
 /* Boxes that are not boxes: the first of count objects of stride floats (0 = 5; as
    recio_apply_desc.boxes) whose class or a coordinate is not a finite number (NaN; infinite, as a
    value too large for a float becomes) or that is inverted (xmin > xmax or ymin > ymax). RECIO_OK
@@ -8418,7 +8425,7 @@ RECIODEF recio_err recio_image_flip(const recio_image *in, recio_image *out) {
     return RECIO_OK;
 }
 
-RECIODEF recio_err recio_image_vflip(const recio_image *in, recio_image *out) {
+static recio_err recio__image_vflip(const recio_image *in, recio_image *out) {
     size_t rb;
     int y, c, planes;
     recio_err e;
@@ -8759,7 +8766,7 @@ static int recio__taps_inside(const recio__axis *ax, int sx0, int n, int rows, i
 }
 
 /* The memory of one pass, carved from one block in this order. recio__rs_carve(NULL, ...) only adds
-   the sizes up: the pass and recio_transform_scratch_size call the same function, so the bound and
+   the sizes up: the pass and recio_transform_query call the same function, so the bound and
    the allocation cannot drift apart. kx == 0: a copy pass (no resampling), one output line only. */
 typedef struct recio__rs_mem {
     int *xofs, *yofs;
@@ -9346,7 +9353,7 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out) {
    functions): its name and how its arguments are checked, and up to five functions, each for one
    consumer of the chain:
      parse  its text, when not "numbers in parentheses" (normalize's `imagenet`, the policies);
-     shape  its output size, dtype and layout: recio_transform_output_shape, the scratch walk and the
+     shape  its output size, dtype and layout: recio_transform_query, the scratch walk and the
             executor's output images all use it;
      plan   its role for the JPEG window planner, which works out leading crops and the first resize
             on the header before decoding (NULL: the planner stops there);
@@ -10163,7 +10170,7 @@ static int recio__g_vflip(recio__exec *x, const recio__node *n, int w, int h, re
 }
 static recio_err recio__p_vflip(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
     (void)x, (void)n;
-    return recio_image_vflip(in, o);
+    return recio__image_vflip(in, o);
 }
 
 /* area, interp(NAME[,antialias]): the filter of the next resize (area's is AREA; interp's its arg[0]) */
@@ -11972,10 +11979,11 @@ static recio_err recio__apply_tgt(const recio_transform *t, const recio_image *i
 /* A run out of the caller's fixed scratch: say how much a w x h x c input needs. */
 static void recio__scratch_why(const recio_transform *t, const recio__scratch *sc, int w, int h, int c, char *errmsg,
                                size_t cap) {
-    size_t need;
+    recio_transform_info ti;
     if (!errmsg || !sc->p || sc->grow) return;
-    if ((need = recio_transform_scratch_size(t, w, h, c)) > sc->n)
-        recio__fmt(errmsg, cap, "transform: scratch too small: need %U bytes, have %U", (uint64_t)need,
+    recio_transform_query(t, w, h, c, &ti); /* the bound is filled whatever the shape */
+    if (ti.scratch_size > sc->n)
+        recio__fmt(errmsg, cap, "transform: scratch too small: need %U bytes, have %U", (uint64_t)ti.scratch_size,
                    (uint64_t)sc->n);
 }
 
@@ -12219,19 +12227,21 @@ static recio__shp recio__shape_of(const recio_transform *t, int w, int h, int ch
     return s;
 }
 
-RECIODEF size_t recio_transform_scratch_size(const recio_transform *t, int w, int h, int channels) {
-    recio__shp s = recio__shape_of(t, w, h, channels);
-    if (s.bad && s.loose) return SIZE_MAX; /* branches too large to bound together */
-    return recio__shp_add(s.scratch, 16 * RECIO__ALIGN);
+static size_t recio__scratch_bound(const recio__shp *s) {
+    if (s->bad && s->loose) return SIZE_MAX; /* branches too large to bound together */
+    return recio__shp_add(s->scratch, 16 * RECIO__ALIGN);
 }
 
-RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w, int h, int channels,
-                                                recio_image *shape) {
-    recio__shp s = recio__shape_of(t, w, h, channels);
-    if (!shape) return RECIO_ERR_ARG;
-    memset(shape, 0, sizeof *shape);
+RECIODEF recio_err recio_transform_query(const recio_transform *t, int w, int h, int channels,
+                                         recio_transform_info *info) {
+    recio__shp s;
+    if (!info) return RECIO_ERR_ARG;
+    memset(info, 0, sizeof *info);
+    if (!t) return RECIO_ERR_ARG;
+    s = recio__shape_of(t, w, h, channels);
+    info->scratch_size = recio__scratch_bound(&s);
     if (s.bad || s.varies) return RECIO_ERR_ARG;
-    *shape = recio__image_shape(s.w, s.h, s.c, s.t, s.l);
+    info->shape = recio__image_shape(s.w, s.h, s.c, s.t, s.l);
     return RECIO_OK;
 }
 
@@ -13141,16 +13151,15 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 &&
         (strcmp(what + 11, recio_strerror(e)) == 0 || strncmp(what + 11, "mask: ", 6) == 0) &&
         recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
-        recio_image got; /* sizes as WxH, as everywhere */
+        recio_transform_info got; /* sizes as WxH, as everywhere */
         if (ap && ap->mask && (ap->mask->width != w || ap->mask->height != h)) /* the record is bad, not the chain */
             e = RECIO_ERR_FORMAT, recio__fmt(what, RECIO_ERRMSG_SIZE, "mask: %dx%d, not the %dx%d (WxH) of its image",
                                              ap->mask->width, ap->mask->height, w, h);
-        else if (recio_transform_output_shape(it->tf, w, h, it->d.item.channels ? it->d.item.channels : c, &got) ==
-                 RECIO_OK)
+        else if (recio_transform_query(it->tf, w, h, it->d.item.channels ? it->d.item.channels : c, &got) == RECIO_OK)
             recio__fmt(what, RECIO_ERRMSG_SIZE,
                        "the chain turns this %dx%d image into %dx%d, not the %dx%d (WxH) of the first record (end the "
                        "spec with a fixed-size crop or resize)",
-                       w, h, got.width, got.height, sh->width, sh->height);
+                       w, h, got.shape.width, got.shape.height, sh->width, sh->height);
         else
             recio__fmt(what, RECIO_ERRMSG_SIZE,
                        "the chain's output for this %dx%d image is not the %dx%d (WxH, %d channels) of the first "

@@ -2,7 +2,7 @@
 """recio.h's public shape, as issue 24 set it for 1.0 (run by make test through tests/run.sh):
 
 - at most MAX_FUNCTIONS public functions (RECIODEF declarations before the implementation): issue 24
-  asks for 110; 112 is where 1.0 stands, and the check keeps it from growing;
+  asks for 110, and 1.0 has 110;
 - no public name ending in _ex, _scratch, _scaled or _fast (a desc form carries the options);
 - no (char *errmsg, size_t) parameter pair: words come through a desc's errmsg or a handle;
 - recio_iter_desc has at most 12 top-level members and its source is a recio_split_desc;
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TEXT = (ROOT / "recio.h").read_text()
 DECL = TEXT[: TEXT.index("#if defined(RECIO_IMPLEMENTATION)")]
 passed = failed = 0
-MAX_FUNCTIONS = 112
+MAX_FUNCTIONS = 110
 
 
 def check(ok: bool, what: str) -> None:

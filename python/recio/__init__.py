@@ -777,9 +777,10 @@ class Transform(_Handle):
 
     @staticmethod
     def _shape(t: Any, w: int, h: int, c: int) -> Optional[tuple]:
-        s = L.Image()
-        if L.lib.recio_transform_output_shape(t, w, h, c, byref(s)) != L.OK:
+        i = L.TransformInfo()
+        if L.lib.recio_transform_query(t, w, h, c, byref(i)) != L.OK:
             return None
+        s = i.shape
         return ((s.channels, s.height, s.width) if s.layout == L.CHW else (s.height, s.width, s.channels)), L.DTYPES[s.dtype]
 
     def _wrap_out(self, t: Any, w: int, h: int, c: int, into: Any = None) -> tuple:
@@ -793,8 +794,9 @@ class Transform(_Handle):
             arr = into
         else:
             arr = np.empty(shape, dtype=dt)
-        s = L.Image()
-        L.lib.recio_transform_output_shape(t, w, h, c, byref(s))
+        i = L.TransformInfo()
+        L.lib.recio_transform_query(t, w, h, c, byref(i))
+        s = i.shape
         s.data = arr.ctypes.data
         return arr, s
 
