@@ -905,6 +905,13 @@ typedef struct recio_decode_desc {
     const struct recio_transform *transform; /* with min_short 0: the min_short this transform's first
                               resize needs (S of a leading resize_short(S) or random_resized_crop(S)) */
     int mask;              /* 1: a label mask by the rule above */
+    int check;             /* 1: check, decode nothing: every check decode makes before the pixels (the
+                              format, the size against RECIO_MAX_PIXELS and against the bytes present,
+                              a PNG's chunks up to IEND, every scan of a baseline JPEG complete, a
+                              JPEG's end-of-image marker), whatever the decoder; out gets
+                              the shape (data NULL). Costs a walk of the bytes, not a decode (a mask
+                              is decoded and dropped: its labels need its pixels). recio pack's
+                              probe of images it stores as they are */
     recio_allocator alloc; /* the pixels and stb's working memory; zero = RECIO_MALLOC */
     char *errmsg;          /* optional out, RECIO_ERRMSG_SIZE bytes: "" or "decode: why" / "mask: why" */
 } recio_decode_desc;
@@ -8167,37 +8174,69 @@ static recio_err recio__decode_run(recio_image *out, const void *bytes, size_t n
     return e;
 }
 
-static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
-                                   size_t errmsg_size, const recio_allocator *a) {
-    static const char *names[4] = {"", "JPEG", "PNG", "BMP"};
-    const unsigned char *b = (const unsigned char *)bytes;
-    unsigned char *copy = NULL;
-    int w = 0, h = 0, c = 0, fmt = recio__format(b, n), empty_idat = 0, scans = 1;
-    stbi_io_callbacks io;
-    recio__stbin in;
-    stbi_uc *px;
-    if (fmt == RECIO__FMT_NONE) {
+/* stb said no: its own allocation failing says nothing of the image (RECIO_ERR_NOMEM, so skip_bad
+   keeps it); anything else is the image's fault. */
+static recio_err recio__stb_fail(char *errmsg, size_t errmsg_size) {
+    if (recio__stb_out_of_memory()) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: out of memory");
+        return RECIO_ERR_NOMEM;
+    }
+    if (errmsg)
+        recio__fmt(errmsg, errmsg_size, "decode: %s", stbi_failure_reason() ? stbi_failure_reason() : "unknown");
+    return RECIO_ERR_DECODE;
+}
+
+/* Everything decode checks before it allocates pixels, in one place for the decoder and for
+   recio_decode_desc.check: the format, a JPEG's Huffman tables, a PNG's chunks, a BMP's header, the
+   size against RECIO_MAX_PIXELS and against the bytes present, and (unless trust_scans) that every
+   scan of a baseline JPEG is complete. k->scans: 1, or 2 for a progressive JPEG, whose last scan
+   only its pixels can tell (recio__jpeg_same_with_filler). Runs inside recio__stb_begin. */
+typedef struct recio__dchk {
+    int fmt, w, h, c, empty_idat, scans;
+} recio__dchk;
+static recio_err recio__decode_checks(const unsigned char *b, size_t n, int trust_scans, recio__dchk *k, char *errmsg,
+                                      size_t errmsg_size) {
+    int bmp;
+    memset(k, 0, sizeof *k);
+    k->fmt = recio__format(b, n), k->scans = 1, bmp = k->fmt == RECIO__FMT_BMP;
+    if (k->fmt == RECIO__FMT_NONE) {
         if (errmsg)
             recio__fmt(errmsg, errmsg_size, "decode: unsupported image format (recio decodes JPEG, PNG and BMP)");
         return RECIO_ERR_DECODE;
     }
-    if (fmt == RECIO__FMT_JPEG && !recio__jpeg_dht_ok(b, n)) {
+    if (k->fmt == RECIO__FMT_JPEG && !recio__jpeg_dht_ok(b, n)) {
         if (errmsg)
             recio__fmt(errmsg, errmsg_size,
                        "decode: bad Huffman table (more than 256 symbols, or used before it is defined)");
         return RECIO_ERR_DECODE;
     }
-    if ((fmt == RECIO__FMT_PNG && !recio__png_check(b, n, &empty_idat, errmsg, errmsg_size)) ||
-        (fmt == RECIO__FMT_BMP && !recio__bmp_check(b, n, &w, &h, errmsg, errmsg_size)))
+    if ((k->fmt == RECIO__FMT_PNG && !recio__png_check(b, n, &k->empty_idat, errmsg, errmsg_size)) ||
+        (bmp && !recio__bmp_check(b, n, &k->w, &k->h, errmsg, errmsg_size)))
         return RECIO_ERR_DECODE;
-    if (!stbi_info_from_memory(b, (int)n, fmt == RECIO__FMT_BMP ? NULL : &w, fmt == RECIO__FMT_BMP ? NULL : &h, &c))
-        goto fail;
-    if (fmt == RECIO__FMT_JPEG && !recio__jpeg_claim_ok((uint64_t)w, (uint64_t)h, n, errmsg, errmsg_size))
+    if (!stbi_info_from_memory(b, (int)n, bmp ? NULL : &k->w, bmp ? NULL : &k->h, &k->c))
+        return recio__stb_fail(errmsg, errmsg_size);
+    if (k->fmt == RECIO__FMT_JPEG && !recio__jpeg_claim_ok((uint64_t)k->w, (uint64_t)k->h, n, errmsg, errmsg_size))
         return RECIO_ERR_DECODE;
-    if (fmt == RECIO__FMT_JPEG && !RECIO__TRUST_SCANS && (scans = recio__jpeg_scans_complete(b, n)) == 0) {
+    if (k->fmt == RECIO__FMT_JPEG && !trust_scans && (k->scans = recio__jpeg_scans_complete(b, n)) == 0) {
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: truncated JPEG (a scan stops before its last block)");
         return RECIO_ERR_DECODE;
     }
+    return RECIO_OK;
+}
+
+static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
+                                   size_t errmsg_size, const recio_allocator *a) {
+    static const char *names[4] = {"", "JPEG", "PNG", "BMP"};
+    const unsigned char *b = (const unsigned char *)bytes;
+    unsigned char *copy = NULL;
+    int w, h, c, fmt, empty_idat, scans;
+    stbi_io_callbacks io;
+    recio__stbin in;
+    stbi_uc *px;
+    recio__dchk k;
+    recio_err e = recio__decode_checks(b, n, RECIO__TRUST_SCANS, &k, errmsg, errmsg_size);
+    if (e != RECIO_OK) return e;
+    w = k.w, h = k.h, c = k.c, fmt = k.fmt, empty_idat = k.empty_idat, scans = k.scans;
     if (want == 0) want = c == 2 ? 4 : c;
     memset(&in, 0, sizeof in);
     in.b = b, in.n = n;
@@ -8222,7 +8261,7 @@ static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n
             recio__fmt(errmsg, errmsg_size, "decode: truncated %s (the data ends before the image does)", names[fmt]);
         return RECIO_ERR_DECODE;
     }
-    if (!px) goto fail;
+    if (!px) return recio__stb_fail(errmsg, errmsg_size);
     if (scans == 2 && !recio__jpeg_same_with_filler(b, n, px, w, h, want, a)) {
         stbi_image_free(px);
         if (errmsg)
@@ -8253,14 +8292,6 @@ static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n
 #endif
     return RECIO_OK;
 #endif
-fail: /* stb's own allocation failing says nothing of the image: RECIO_ERR_NOMEM, so skip_bad keeps it */
-    if (recio__stb_out_of_memory()) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: out of memory");
-        return RECIO_ERR_NOMEM;
-    }
-    if (errmsg)
-        recio__fmt(errmsg, errmsg_size, "decode: %s", stbi_failure_reason() ? stbi_failure_reason() : "unknown");
-    return RECIO_ERR_DECODE;
 }
 
 RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_t n, int channels) {
@@ -8357,6 +8388,40 @@ static recio_err recio__mask_decode(recio_image *out, const void *bytes, size_t 
 
 static int recio__decode_hint(const recio_transform *t); /* with the op table */
 
+/* Without pixels, a JPEG's end-of-image marker (within the last 4 KiB: cameras and editors append
+   bytes after it) says what the scan walk cannot: that no header was cut (the walk leaves those to
+   stb's reads) and that a progressive JPEG's last scan is there (told otherwise only by its pixels). */
+static int recio__jpeg_ends(const unsigned char *b, size_t n) {
+    size_t i = n > 4096 ? n - 4096 : 0;
+    for (; i + 2 <= n; i++)
+        if (b[i] == 0xff && b[i + 1] == 0xd9) return 1;
+    return 0;
+}
+
+/* recio_decode_desc.check: the decoder's checks without its pixels (a mask's kind and labels need
+   its pixels: it is decoded and dropped). */
+static recio_err recio__check_only(recio_image *out, const recio_decode_desc *d, const recio_allocator *a, char *why) {
+    char own[RECIO_ERRMSG_SIZE];
+    char *w = why ? why : own;
+    const unsigned char *b = (const unsigned char *)d->bytes;
+    const recio_allocator *saved;
+    recio__dchk k;
+    recio_err e;
+    if (!out || !b || d->size == 0 || d->size > INT_MAX || !recio__channels_ok(d->channels) || d->mask)
+        return d->mask ? recio__mask_decode(out, d->bytes, d->size, w, sizeof own, a)
+                       : recio__decode(out, d->bytes, d->size, d->channels, 0, w, sizeof own, a); /* their words */
+    w[0] = 0;
+    memset(out, 0, sizeof *out);
+    saved = recio__stb_begin(a);
+    e = recio__decode_checks(b, d->size, 0, &k, w, sizeof own);
+    recio__stb_end(saved);
+    if (e == RECIO_OK && k.fmt == RECIO__FMT_JPEG && !recio__jpeg_ends(b, d->size))
+        e = RECIO_ERR_DECODE, recio__fmt(w, sizeof own, "decode: truncated JPEG (no end-of-image marker)");
+    if (e != RECIO_OK) return recio__decode_code(e, w);
+    *out = recio__image_shape(k.w, k.h, d->channels ? d->channels : k.c == 2 ? 4 : k.c, RECIO_U8, RECIO_HWC);
+    return RECIO_OK;
+}
+
 RECIODEF recio_err recio_image_decode_desc(recio_image *out, const recio_decode_desc *d) {
     const recio_allocator *a;
     char *why;
@@ -8371,6 +8436,15 @@ RECIODEF recio_err recio_image_decode_desc(recio_image *out, const recio_decode_
         if (why)
             recio__fmt(why, RECIO_ERRMSG_SIZE, "mask: channels %d: a mask decodes to 1 channel (or 0)", d->channels);
         return RECIO_ERR_ARG;
+    }
+    if (d->check) {
+        recio_err e = recio__check_only(out, d, a, why);
+        if (d->mask && e == RECIO_OK) { /* the mask's shape, without its pixels */
+            recio_image s = recio__image_shape(out->width, out->height, 1, RECIO_U8, RECIO_HWC);
+            recio_image_free(out);
+            *out = s;
+        }
+        return e;
     }
     if (d->mask) return recio__mask_decode(out, d->bytes, d->size, why, why ? RECIO_ERRMSG_SIZE : 0, a);
     return recio__decode(out, d->bytes, d->size, d->channels,

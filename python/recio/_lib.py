@@ -60,7 +60,7 @@ class Batch(Structure):
 
 class DecodeDesc(Structure):  # recio_decode_desc
     _fields_ = [("bytes", c_void_p), ("size", c_size_t), ("channels", c_int), ("min_short", c_int),
-                ("transform", c_void_p), ("mask", c_int), ("alloc", Allocator), ("errmsg", c_void_p)]
+                ("transform", c_void_p), ("mask", c_int), ("check", c_int), ("alloc", Allocator), ("errmsg", c_void_p)]
 
 
 class TransformDesc(Structure):  # recio_transform_desc
