@@ -2007,10 +2007,18 @@ static recio_err recio__lfs_why(char *why, recio_err e) {
 #if LIBCURL_VERSION_NUM < 0x074b00
 #error "RECIO_CURL needs libcurl 7.75 or later (CURLOPT_AWS_SIGV4 signs the S3 requests)"
 #endif
+/* Milliseconds for backoff waits (a wall clock: a jump only moves one retry, see recio__rm_pump): the
+   remote column's one OS call outside libcurl, a column per OS. */
 #ifdef _WIN32
 #include <windows.h>
+static double recio__rm_now(void) { return (double)GetTickCount64(); }
 #else
 #include <sys/time.h> /* gettimeofday: declared whatever the feature macros (clock_gettime is not) */
+static double recio__rm_now(void) {
+    struct timeval t;
+    gettimeofday(&t, NULL);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_usec / 1e3;
+}
 #endif
 
 #define RECIO__RM_TRIES 5              /* tries of one request before its error is the caller's */
@@ -2069,17 +2077,6 @@ typedef struct recio__rm_sess {
     recio_rng rng;                            /* backoff jitter */
     char why[RECIO_ERRMSG_SIZE];              /* the last failure, without the URI */
 } recio__rm_sess;
-
-/* Milliseconds for backoff waits (a wall clock: a jump only moves one retry, see recio__rm_pump). */
-static double recio__rm_now(void) {
-#ifdef _WIN32
-    return (double)GetTickCount64();
-#else
-    struct timeval t;
-    gettimeofday(&t, NULL);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_usec / 1e3;
-#endif
-}
 
 /* a and b agree on n bytes, ignoring ASCII case (b may be shorter: its 0 ends the match). */
 static int recio__rm_ieq(const char *a, const char *b, size_t n) {
