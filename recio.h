@@ -12,10 +12,13 @@
 
    TABLE OF CONTENTS (each is a section with a banner, declarations first, then the implementation)
       1. CORE         errors (one convention: RECIO_ERRMSG_SIZE, desc.errmsg), allocator, I/O hooks,
-                      the filesystem table (recio_fs: a path's scheme picks open, info, list,
+                      the "FILE: offset N: what" formatter, threads (pthreads / Win32), the
+                      filesystem table (recio_fs: a path's scheme picks open, info, list,
                       create/commit, remove, map; the local files' POSIX / Win32 / ISO C columns;
-                      your own schemes), output files that appear whole or not at all
-                      (recio_outfile), little-endian helpers, seedable RNG
+                      the remote s3:// and http(s):// column over libcurl; your own schemes), output
+                      files that appear whole or not at all (recio_outfile: implemented after the
+                      writer, whose create and commit it is), little-endian helpers, checksums
+                      (recio_checksum runs on the kernel table of IMAGE OPS), seedable RNG
       2. RECORDIO     reader (streaming, memory, mapped) and writer (.idx, atomic), on any filesystem
       3. INDEX        .idx and .lst files, MXNet image record header (IRHeader), detection labels,
                       segmentation records (the mask tail)
@@ -23,7 +26,7 @@
                       directories expanded over the filesystem's list
       5. IMAGE OPS    decode, resize, crop, flip, colour, normalize: one image per call; the
                       kernel table (scalar / SSE2 / AVX2 / NEON columns of the hot loops)
-      6. RANDOM       the transform spec: the op table (one descriptor per op), its parser,
+      6. TRANSFORM    the transform spec: the op table (one descriptor per op), its parser,
                       executor, JPEG window planner and shape/scratch walk; random policies;
                       boxes and masks moved by each geometric op's steps; where a chain may be
                       cut for the iterator's cache (the ops flagged random)
@@ -416,7 +419,8 @@ RECIODEF uint64_t recio_fnv1a64(uint64_t h, const void *p, size_t n);
    little-endian order so every host gives the same number. It runs at memory speed (FNV-1a byte by
    byte costs as much as decoding the image): 64 lanes each hash every 64th 32-bit word (lane k:
    h = (h ^ w) * 16777619, h ^= h >> 13, from 2166136261 ^ k * 2654435769), then FNV-1a 64 over the
-   64 lane states (little-endian), the n % 256 bytes left over and n as 8 little-endian bytes. */
+   64 lane states (little-endian), the n % 256 bytes left over and n as 8 little-endian bytes.
+   (Implemented in IMAGE OPS, on the kernel table's SIMD columns; RECIO_NO_IMAGE keeps it.) */
 RECIODEF uint64_t recio_checksum(const void *p, size_t n, size_t elem_size);
 
 /* ==================================================================================================
@@ -977,7 +981,7 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); 
 #endif /* RECIO_NO_IMAGE */
 
 /* ==================================================================================================
-   6. RANDOM POLICIES AND TRANSFORM SPEC
+   6. TRANSFORM
    ================================================================================================== */
 
 /* A transform is a parsed chain of ops, immutable after parsing: one transform may be applied from
@@ -9418,7 +9422,7 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out) {
     return RECIO_OK;
 }
 
-/* ---- 6. RANDOM POLICIES AND TRANSFORM SPEC: implementation ------------------------------------- */
+/* ---- 6. TRANSFORM: implementation -------------------------------------------------------------- */
 
 /* THE OP TABLE. Everything recio knows about an op is its descriptor in recio__ops (below the op
    functions): its name and how its arguments are checked, and up to five functions, each for one
