@@ -803,6 +803,12 @@ RECIODEF void recio_split_close(recio_split *s);
    5. IMAGE OPS
    ================================================================================================== */
 
+/* A decoded image larger than this is refused, from its header, before anything is allocated (corrupt
+   sizes), and so is an op's output (see CONFIGURATION); the tools size their own images by it too. */
+#ifndef RECIO_MAX_PIXELS
+#define RECIO_MAX_PIXELS ((uint64_t)1 << 28)
+#endif
+
 /* One image, in memory. HWC: row y starts at data + y*stride and holds width*channels elements.
    CHW: plane c, row y starts at data + (c*height + y)*stride and holds width elements.
    `owned` is the block recio_image_free releases (NULL for a view of someone else's memory). */
@@ -7399,9 +7405,6 @@ static void recio__stbi_unpremultiply_thread(int flag) { (void)flag; }
 #pragma GCC diagnostic pop
 #endif
 
-#ifndef RECIO_MAX_PIXELS
-#define RECIO_MAX_PIXELS ((uint64_t)1 << 28) /* a decoded image larger than this is refused (corrupt sizes) */
-#endif
 #ifdef RECIO_TURBOJPEG /* libjpeg-turbo's libjpeg API (link -ljpeg); jpeglib.h wants FILE and size_t first */
 #include <stdio.h>
 #include <setjmp.h>

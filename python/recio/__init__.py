@@ -1077,7 +1077,8 @@ class Writer(_Handle):
         self._init_handle()
         self.path = path
         if index is True:
-            index = self.path[:-4] + ".idx" if self.path.endswith(".rec") else self.path + ".idx"
+            from ._mxnet import _index_of  # the C library's one rule for the .idx beside a .rec
+            index = _index_of(self.path)
         self._index = L.cstr(index) if index else None
         self._atomic, self._opened = bool(atomic), False
         with self._mu:
