@@ -3941,13 +3941,19 @@ struct recio_reader {
 static uint64_t recio__rd_off(const recio_reader *r) { return r->base + r->pos; }
 
 /* Records the reader's error e at off; f's conversions (numbers only) take a, then b. */
-static recio_err recio__rd_fail(recio_reader *r, recio_err e, uint64_t off, const char *f, uint64_t a, uint64_t b) {
+/* "NAME: offset OFF: " and f with up to two numbers, without a variadic call (the memory reader's
+   footprint, docs/footprint.md); the name was redacted when the reader was made (recio__rd_alloc). */
+static void recio__rd_say(recio_reader *r, uint64_t off, const char *f, uint64_t a, uint64_t b) {
     recio__arg args[4];
     args[0].s = r->name;
     args[1].u = off;
     args[2].u = a;
     args[3].u = b;
     recio__fmt_args(r->errmsg, RECIO_ERRMSG_SIZE, RECIO__AT_OFFSET, f, args, 4);
+}
+
+static recio_err recio__rd_fail(recio_reader *r, recio_err e, uint64_t off, const char *f, uint64_t a, uint64_t b) {
+    recio__rd_say(r, off, f, a, b);
     r->sticky = e;
     return e;
 }
@@ -4118,9 +4124,7 @@ RECIODEF recio_err recio_reader_next(recio_reader *r, recio_record *rec) {
     const unsigned char *body;
     recio_err e;
     if (!r) return RECIO_ERR_ARG;
-    if (!rec)
-        return recio__errf(r->errmsg, r->name, recio__rd_off(r), "%s", "next: the record pointer is NULL"),
-               RECIO_ERR_ARG;
+    if (!rec) return recio__rd_say(r, recio__rd_off(r), "next: the record pointer is NULL", 0, 0), RECIO_ERR_ARG;
     if (r->sticky) return r->sticky;
     rec_off = recio__rd_off(r);
     for (;;) { /* cflag 0: whole; 1, 2..., 3: parts joined at r->join[at], the magic word between */
@@ -4151,6 +4155,7 @@ static recio_err recio__rd_alloc(recio_reader **out, const char *name, const rec
     if (a) r->alloc = *a;
     r->size = -1;
     memcpy(r + 1, name, n);
+    recio_redact((char *)(r + 1)); /* once, so that no message of this reader carries a URL's secret */
     r->name = (const char *)(r + 1);
     *out = r;
     return RECIO_OK;
