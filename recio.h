@@ -2080,9 +2080,29 @@ typedef struct recio__rm_xfer {
     size_t err_len;
 } recio__rm_xfer;
 
+/* A split's connections, kept from one open to the next. Without it every open of a remote file
+   starts its own libcurl multi handle, and so new connections (and, over HTTPS, full TLS
+   handshakes) for each file and each HEAD; a split opens one file after another. A pool belongs to
+   one split (no global state: the split's lifetime is the pool's): an open takes an idle multi
+   handle, whose connection cache still holds the connections the last file left open, and gives it
+   back at close; the share handle keeps DNS answers and TLS sessions for all of them, so a new
+   connection resumes a TLS session instead of a full handshake. */
+#define RECIO__RM_POOL 4 /* idle multi handles kept: a split has a few files open at once at most */
+typedef struct recio__rm_pool {
+    recio_allocator alloc;
+    CURLSH *sh;                      /* made at the first open; NULL when libcurl cannot make one */
+    CURLM *idle[RECIO__RM_POOL];
+    int n, shared;                   /* shared: sh was tried */
+#ifdef RECIO_THREADS                 /* the split's files may be opened and closed on worker threads */
+    recio__mutex mu;                 /* idle, n, sh */
+    recio__mutex lk[CURL_LOCK_DATA_LAST]; /* the share's data, a lock per kind (libcurl may hold two) */
+#endif
+} recio__rm_pool;
+
 typedef struct recio__rm_sess {
     recio__rm_cfg cfg;
     recio_allocator alloc;
+    recio__rm_pool *pool;                     /* where m came from and goes back to, or NULL: m is own */
     CURLM *m;
     recio_rng rng;                            /* backoff jitter */
     char why[RECIO_ERRMSG_SIZE];              /* the last failure, without the URI */
@@ -2356,6 +2376,7 @@ static int recio__rm_prep(recio__rm_xfer *x) {
     uint64_t from = x->from = x->off + x->got;
     curl_easy_reset(h);
     if (recio__rm_headers(x)) return -1;
+    if (x->s->pool && x->s->pool->sh) curl_easy_setopt(h, CURLOPT_SHARE, x->s->pool->sh);
     curl_easy_setopt(h, CURLOPT_URL, x->url);
     curl_easy_setopt(h, CURLOPT_PRIVATE, (void *)x);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -2457,12 +2478,24 @@ static void recio__rm_settle(recio__rm_xfer *x, CURLcode rc) {
     else x->state = RECIO__RM_FAILED;
 }
 
+/* Settles every transfer of s that finished; how many. */
+static int recio__rm_settled(recio__rm_sess *s) {
+    CURLMsg *msg;
+    int left, n = 0;
+    while ((msg = curl_multi_info_read(s->m, &left)) != NULL) {
+        recio__rm_xfer *x = NULL;
+        if (msg->msg != CURLMSG_DONE) continue;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        if (x) recio__rm_settle(x, msg->data.result), n++;
+    }
+    return n;
+}
+
 /* Moves every transfer of the session on: waits up to wait_ms for the network (less when a retry
    falls due earlier), settles what finished, starts the retries whose time came. xs: the session's
    transfers that may wait for a retry (n of them). -1 when curl itself fails. */
 static int recio__rm_pump(recio__rm_sess *s, recio__rm_xfer *const *xs, int n, int wait_ms) {
-    CURLMsg *msg;
-    int running, left, i;
+    int running, i;
     double now = recio__rm_now();
     for (i = 0; i < n; i++)
         if (xs[i] && xs[i]->state == RECIO__RM_WAIT) {
@@ -2473,14 +2506,12 @@ static int recio__rm_pump(recio__rm_sess *s, recio__rm_xfer *const *xs, int n, i
             }
         }
     if (curl_multi_perform(s->m, &running) != CURLM_OK) return -1;
-    if (wait_ms > 0 && curl_multi_poll(s->m, NULL, 0, wait_ms, NULL) != CURLM_OK) return -1;
-    if (wait_ms > 0 && curl_multi_perform(s->m, &running) != CURLM_OK) return -1;
-    while ((msg = curl_multi_info_read(s->m, &left)) != NULL) {
-        recio__rm_xfer *x = NULL;
-        if (msg->msg != CURLMSG_DONE) continue;
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-        if (x) recio__rm_settle(x, msg->data.result);
-    }
+    /* A request on a kept connection may be asked and answered within that one call: then there is
+       nothing to wait for (a poll would sleep its whole time). */
+    if (recio__rm_settled(s) || wait_ms <= 0) return 0;
+    if (curl_multi_poll(s->m, NULL, 0, wait_ms, NULL) != CURLM_OK) return -1;
+    if (curl_multi_perform(s->m, &running) != CURLM_OK) return -1;
+    recio__rm_settled(s);
     return 0;
 }
 
@@ -2587,18 +2618,106 @@ static void recio__rm_xfer_free(recio__rm_sess *s, recio__rm_xfer *x) {
     memset(x, 0, sizeof *x);
 }
 
-static recio_err recio__rm_sess_open(recio__rm_sess *s, const char *uri, const recio_allocator *a) {
+#ifdef RECIO_THREADS
+static void recio__rm_lock(CURL *h, curl_lock_data d, curl_lock_access a, void *user) {
+    (void)h, (void)a;
+    recio__mutex_lock(&((recio__rm_pool *)user)->lk[d]);
+}
+static void recio__rm_unlock(CURL *h, curl_lock_data d, void *user) {
+    (void)h;
+    recio__mutex_unlock(&((recio__rm_pool *)user)->lk[d]);
+}
+#define RECIO__RM_LOCK(p) recio__mutex_lock(&(p)->mu)
+#define RECIO__RM_UNLOCK(p) recio__mutex_unlock(&(p)->mu)
+#else
+#define RECIO__RM_LOCK(p) (void)(p)
+#define RECIO__RM_UNLOCK(p) (void)(p)
+#endif
+
+/* 0 when p is ready (nothing of libcurl's is made before the first remote open). */
+static int recio__rm_pool_init(recio__rm_pool *p, const recio_allocator *a) {
+    memset(p, 0, sizeof *p);
+    if (a) p->alloc = *a;
+#ifdef RECIO_THREADS
+    {
+        int i;
+        if (recio__mutex_init(&p->mu)) return -1;
+        for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
+            if (recio__mutex_init(&p->lk[i])) {
+                while (i--) recio__mutex_destroy(&p->lk[i]);
+                return recio__mutex_destroy(&p->mu), -1;
+            }
+    }
+#endif
+    return 0;
+}
+
+/* Every open of the pool was closed: its connections and sessions go. */
+static void recio__rm_pool_free(recio__rm_pool *p) {
+    while (p->n) curl_multi_cleanup(p->idle[--p->n]); /* before the share: they may close TLS sessions */
+    if (p->sh) curl_share_cleanup(p->sh);
+#ifdef RECIO_THREADS
+    {
+        int i;
+        for (i = 0; i < CURL_LOCK_DATA_LAST; i++) recio__mutex_destroy(&p->lk[i]);
+        recio__mutex_destroy(&p->mu);
+    }
+#endif
+    memset(p, 0, sizeof *p);
+}
+
+/* The share handle (first call only; without one the pool still keeps connections). */
+static void recio__rm_pool_share(recio__rm_pool *p) {
+    CURLSH *sh;
+    p->shared = 1;
+    if (!(sh = curl_share_init())) return;
+#ifdef RECIO_THREADS
+    curl_share_setopt(sh, CURLSHOPT_LOCKFUNC, recio__rm_lock);
+    curl_share_setopt(sh, CURLSHOPT_UNLOCKFUNC, recio__rm_unlock);
+    curl_share_setopt(sh, CURLSHOPT_USERDATA, (void *)p);
+#endif
+    if (curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) != CURLSHE_OK ||
+        curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK)
+        curl_share_cleanup(sh), sh = NULL;
+    p->sh = sh;
+}
+
+/* An idle multi handle of the pool (its connections with it), else a new one. */
+static CURLM *recio__rm_pool_take(recio__rm_pool *p) {
+    CURLM *m = NULL;
+    RECIO__RM_LOCK(p);
+    if (!p->shared) recio__rm_pool_share(p);
+    if (p->n) m = p->idle[--p->n];
+    RECIO__RM_UNLOCK(p);
+    if (!m && (m = curl_multi_init()) != NULL) curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, 2L * RECIO__RM_DEPTH);
+    return m;
+}
+
+/* m back to the pool (none of its transfers left in it), or closed when the pool is full. */
+static void recio__rm_pool_give(recio__rm_pool *p, CURLM *m) {
+    RECIO__RM_LOCK(p);
+    if (p->n < RECIO__RM_POOL) p->idle[p->n++] = m, m = NULL;
+    RECIO__RM_UNLOCK(p);
+    if (m) curl_multi_cleanup(m);
+}
+
+static recio_err recio__rm_sess_open(recio__rm_sess *s, const char *uri, const recio_allocator *a,
+                                     recio__rm_pool *pool) {
     recio_err e;
     memset(s, 0, sizeof *s);
     if (a) s->alloc = *a;
     if ((e = recio__rm_cfg_load(&s->cfg, uri, s->why)) != RECIO_OK) return e;
-    if (!(s->m = curl_multi_init())) return recio__fmt(s->why, sizeof s->why, "cannot start libcurl"), RECIO_ERR_NOMEM;
+    s->pool = pool;
+    if (!(s->m = pool ? recio__rm_pool_take(pool) : curl_multi_init()))
+        return recio__fmt(s->why, sizeof s->why, "cannot start libcurl"), RECIO_ERR_NOMEM;
     s->rng.state = (uint64_t)(uintptr_t)s ^ (uint64_t)recio__rm_now();
     return RECIO_OK;
 }
 
+/* After every transfer of s was freed (so none is left in s->m). */
 static void recio__rm_sess_close(recio__rm_sess *s) {
-    if (s->m) curl_multi_cleanup(s->m);
+    if (s->m && s->pool) recio__rm_pool_give(s->pool, s->m);
+    else if (s->m) curl_multi_cleanup(s->m);
     s->m = NULL;
 }
 
@@ -2730,7 +2849,8 @@ static int recio__rm_close(void *user) {
 
 /* Opens uri for reading: the first range's answer gives the size and the ETag (and an error's words,
    which a HEAD's answer has no body for). */
-static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const recio_allocator *a, char *why) {
+static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const recio_allocator *a, recio__rm_pool *pool,
+                                char *why) {
     recio__rm_file *f = (recio__rm_file *)recio__malloc(a, sizeof *f);
     recio__rm_xfer *x;
     recio_err e;
@@ -2738,7 +2858,7 @@ static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const rec
     *out = NULL;
     if (!f) return recio__fmt(why, RECIO_ERRMSG_SIZE, "out of memory"), RECIO_ERR_NOMEM;
     memset(f, 0, sizeof *f);
-    if ((e = recio__rm_sess_open(&f->s, uri, a)) != RECIO_OK) goto fail;
+    if ((e = recio__rm_sess_open(&f->s, uri, a, pool)) != RECIO_OK) goto fail;
     for (i = 0; i < RECIO__RM_DEPTH; i++) {
         f->x[i].s = &f->s, f->xs[i] = &f->x[i];
         if (recio__rm_url(&f->s.cfg, f->x[i].url, f->s.cfg.key, NULL)) {
@@ -2967,7 +3087,7 @@ static recio_err recio__rm_w_open(recio__rm_writer **out, const char *uri, const
     if (!(w = (recio__rm_writer *)recio__malloc(a, sizeof *w)))
         return recio__fmt(why, RECIO_ERRMSG_SIZE, "out of memory"), RECIO_ERR_NOMEM;
     memset(w, 0, sizeof *w);
-    if ((e = recio__rm_sess_open(&w->s, uri, a)) != RECIO_OK) {
+    if ((e = recio__rm_sess_open(&w->s, uri, a, NULL)) != RECIO_OK) {
         recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", w->s.why);
         recio__rm_w_free(w);
         return e;
@@ -3043,14 +3163,15 @@ static int recio__rm_any(void *ctx, const char *name, int dir, uint64_t size) {
 
 /* What is at uri: an object (kind 1, its size), a "directory" on S3 (kind 2: keys under uri/), or
    nothing (kind 0, RECIO_OK). An error when the server cannot tell (403, 5xx, no connection). */
-static recio_err recio__rm_stat(const char *uri, const recio_allocator *a, int *kind, uint64_t *size, char *why) {
+static recio_err recio__rm_stat(const char *uri, const recio_allocator *a, recio__rm_pool *pool, int *kind,
+                                uint64_t *size, char *why) {
     recio__rm_sess s;
     recio__rm_xfer x;
     recio_err e;
     curl_off_t len = -1;
     *kind = 0, *size = 0;
     memset(&x, 0, sizeof x);
-    if ((e = recio__rm_sess_open(&s, uri, a)) != RECIO_OK)
+    if ((e = recio__rm_sess_open(&s, uri, a, pool)) != RECIO_OK)
         return recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", s.why), recio__rm_sess_close(&s), e;
     if (s.cfg.s3 && (!s.cfg.key[0] || s.cfg.key[strlen(s.cfg.key) - 1] == '/')) {
         e = RECIO_OK;
@@ -3086,7 +3207,7 @@ static recio_err recio__rm_remove(const char *uri, const recio_allocator *a, cha
         return recio__fmt(why, RECIO_ERRMSG_SIZE, "http(s) URLs are read-only: write to s3:// or a file"),
                RECIO_ERR_UNSUPPORTED;
     memset(&x, 0, sizeof x);
-    if ((e = recio__rm_sess_open(&s, uri, a)) == RECIO_OK) {
+    if ((e = recio__rm_sess_open(&s, uri, a, NULL)) == RECIO_OK) {
         if (recio__rm_url(&s.cfg, x.url, s.cfg.key, NULL))
             e = RECIO_ERR_ARG, recio__fmt(s.why, sizeof s.why, "URI too long");
         else if ((e = recio__rm_call(&s, &x, "DELETE", NULL, 0)) != RECIO_OK && x.rc == CURLE_OK && x.status == 404)
@@ -3104,8 +3225,8 @@ static const char *recio__rmfs_error(void *user) { return ((recio__rm_file *)use
 
 static recio_err recio__rmfs_open_read(void *user, const char *path, recio_io *io, char *why) {
     recio__rm_file *f;
-    recio_err e = recio__rm_open(&f, path, NULL, why);
-    (void)user;
+    recio__rm_pool *pool = (recio__rm_pool *)user; /* a split's (recio__rm_rows), or NULL */
+    recio_err e = recio__rm_open(&f, path, pool ? &pool->alloc : NULL, pool, why);
     if (e != RECIO_OK) return e;
     memset(io, 0, sizeof *io);
     io->read = recio__rm_read, io->seek = recio__rm_seek, io->size = recio__rm_size, io->close = recio__rm_close;
@@ -3115,8 +3236,8 @@ static recio_err recio__rmfs_open_read(void *user, const char *path, recio_io *i
 
 static recio_err recio__rmfs_stat(void *user, const char *path, recio_fs_stat *st, char *why) {
     int kind;
-    recio_err e = recio__rm_stat(path, NULL, &kind, &st->size, why);
-    (void)user;
+    recio__rm_pool *pool = (recio__rm_pool *)user;
+    recio_err e = recio__rm_stat(path, pool ? &pool->alloc : NULL, pool, &kind, &st->size, why);
     st->kind = kind == 1 ? RECIO_FS_FILE : kind == 2 ? RECIO_FS_DIR : RECIO_FS_NONE;
     return e;
 }
@@ -3138,13 +3259,13 @@ static recio_err recio__rmfs_list(void *user, const char *dir,
     recio__rm_sess s;
     recio__rmfs_ls l;
     char prefix[1100];
+    recio__rm_pool *pool = (recio__rm_pool *)user;
     recio_err e;
-    (void)user;
     if (!recio__rm_ieq(dir, "s3://", 5))
         return recio__fmt(why, RECIO_ERRMSG_SIZE, "an http(s) URL cannot be listed: name each file"),
                RECIO_ERR_UNSUPPORTED;
     l.entry = entry, l.ctx = ctx;
-    if ((e = recio__rm_sess_open(&s, dir, NULL)) == RECIO_OK) {
+    if ((e = recio__rm_sess_open(&s, dir, pool ? &pool->alloc : NULL, pool)) == RECIO_OK) {
         size_t n = strlen(s.cfg.key);
         recio__fmt(prefix, sizeof prefix, "%s%s", s.cfg.key, n && s.cfg.key[n - 1] != '/' ? "/" : "");
         e = recio__rm_ls(&s, prefix, 1, 0, recio__rmfs_entry, &l);
@@ -3180,7 +3301,7 @@ static void recio__rmfs_discard(void *user, void *pending) {
 static recio_err recio__rmfs_taken(recio__rm_writer *w, char *why) {
     uint64_t size;
     int kind;
-    recio_err e = recio__rm_stat(w->s.cfg.uri, NULL, &kind, &size, why);
+    recio_err e = recio__rm_stat(w->s.cfg.uri, NULL, NULL, &kind, &size, why);
     if (e == RECIO_OK && kind == 1)
         return recio__fmt(why, RECIO_ERRMSG_SIZE, "was made by someone else meanwhile: not replaced"), RECIO_ERR_IO;
     return e;
@@ -3213,6 +3334,22 @@ static recio_err recio__rmfs_commit(void *user, void *const *pending, int n, cha
 static recio_err recio__rmfs_remove(void *user, const char *path, char *why) {
     (void)user;
     return recio__rm_remove(path, NULL, why);
+}
+
+/* A split's remote rows: for each of s3, http and https that the caller's own filesystems (list) leave
+   to the built-in row, a copy of that row whose user is the split's pool, chained before list; the
+   new head (list itself when no scheme is left). rows: 3, as long as the split. */
+#define RECIO__RM_POOLED 1
+static const recio_fs *recio__rm_rows(recio_fs *rows, recio__rm_pool *pool, const recio_fs *list) {
+    static const char *const probe[3] = {"s3://", "http://", "https://"};
+    const recio_fs *head = list;
+    int i;
+    for (i = 2; i >= 0; i--) {
+        const recio_fs *f = recio_fs_find(list, probe[i]);
+        if (!f || f->open_read != recio__rmfs_open_read || f->user) continue;
+        rows[i] = *f, rows[i].user = (void *)pool, rows[i].next = head, head = &rows[i];
+    }
+    return head;
 }
 
 #define RECIO__RMFS_ROW(scheme, next)                                                                                  \
@@ -5491,6 +5628,11 @@ struct recio_split {
     size_t rbuf; /* reader buffer when not set in the desc (0: the reader's default) */
     uint64_t tick;
     recio__probe probe;
+#ifdef RECIO__RM_POOLED
+    recio__rm_pool rm;   /* the remote files' connections, kept from one open to the next */
+    recio_fs rm_rows[3]; /* the built-in remote rows with rm as user, before d.fs */
+    int rm_on;
+#endif
     recio_err sticky;
     char errmsg[RECIO_ERRMSG_SIZE];
 };
@@ -6457,6 +6599,9 @@ RECIODEF recio_err recio_split_open_desc(recio_split **out, const char *uris, un
     memset(s, 0, sizeof *s);
     s->alloc = s->flist.alloc = a;
     if (desc) s->d = *desc;
+#ifdef RECIO__RM_POOLED
+    if ((s->rm_on = recio__rm_pool_init(&s->rm, &a) == 0) != 0) s->d.fs = recio__rm_rows(s->rm_rows, &s->rm, s->d.fs);
+#endif
     s->rank = rank;
     s->nsplit = nsplit;
     s->win = RECIO_SPLIT_UNKNOWN;
@@ -6535,6 +6680,9 @@ RECIODEF void recio_split_close(recio_split *s) {
     recio__free(&s->alloc, s->cperm);
     recio__free(&s->alloc, s->wstart);
     recio__free(&s->alloc, s->went);
+#ifdef RECIO__RM_POOLED
+    if (s->rm_on) recio__rm_pool_free(&s->rm); /* after every file of the split was closed */
+#endif
     recio__free(&s->alloc, s);
 }
 
