@@ -208,12 +208,20 @@ RECORDS_ONLY = $(patsubst %,$(BUILD)/tests/%,test_recordio test_split_compat tes
                fuzz_reader fuzz_writer fuzz_split fuzz_parts fuzz_salvage fuzz_walk fuzz_text fuzz_cli fuzz_boxes)
 RUN_TESTS = $(if $(STB_ONLY),$(filter-out $(RECORDS_ONLY),$(TESTS)),$(TESTS) $(NOIMG_TESTS))
 test: all $(RUN_TESTS) $(if $(STB_ONLY),,$(NOIMG)/copy_records) $(BUILD)/examples/board_infer $(FAULTSHIM) python-deps \
-      $(if $(RUN)$(STB_ONLY),,mpi-deps) $(REMOTE_TESTS)
+      $(if $(RUN)$(STB_ONLY),,mpi-deps) $(REMOTE_TESTS) format-deps
 	@RUN="$(RUN)" RECIO="$(RUN) $(abspath $(TOOLS))" RECIO_LIBRARY="$(abspath $(BUILD))/librecio.so" RECIO_PY_SKIP="$(PY_SKIP)" \
 	  RECIO_PY_PRELOAD="$(strip $(PY_PRELOAD))" RECIO_BUILD="$(BUILD)" RECIO_TEST_JPEG="$(if $(JPEG_LIBS),turbo,stb)" RECIO_CFLAGS="$(EXTRA_CFLAGS)" RECIO_LDFLAGS="$(LDFLAGS)" \
 	  RECIO_HAS_CURL="$(if $(CURL_CFLAGS),1)" $(if $(STB_ONLY),RECIO_PY_TESTS="test_python.py test_mx.py") \
 	  tests/run.sh $(RUN_TESTS) $(BUILD)/examples/board_infer tests/test_python.sh tests/test_api_shape.py $(PACKAGING_TESTS) \
 	  $(if $(STB_ONLY),,tests/test_remote.sh)
+
+# Debian's clang-format (14 on Debian 12), for tests/test_api_shape.py's check that recio.h is as
+# .clang-format formats it; installed when missing and allowed.
+.PHONY: format-deps
+format-deps:
+	@command -v clang-format >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1 || \
+	  { echo "recio: installing clang-format (the header's format check)"; \
+	    apt-get update -qq && apt-get install -y -qq clang-format >/dev/null || true; }
 
 # The Python tests' packages (Debian's, for /usr/bin/python3), installed when one is missing and allowed
 # (root, apt): NumPy, Pillow, PyTorch, pytest, OpenCV (the reference for recio.mx's image decoding and

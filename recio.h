@@ -12,10 +12,13 @@
 
    TABLE OF CONTENTS (each is a section with a banner, declarations first, then the implementation)
       1. CORE         errors (one convention: RECIO_ERRMSG_SIZE, desc.errmsg), allocator, I/O hooks,
-                      the filesystem table (recio_fs: a path's scheme picks open, info, list,
+                      the "FILE: offset N: what" formatter, threads (pthreads / Win32), the
+                      filesystem table (recio_fs: a path's scheme picks open, info, list,
                       create/commit, remove, map; the local files' POSIX / Win32 / ISO C columns;
-                      your own schemes), output files that appear whole or not at all
-                      (recio_outfile), little-endian helpers, seedable RNG
+                      the remote s3:// and http(s):// column over libcurl; your own schemes), output
+                      files that appear whole or not at all (recio_outfile: implemented after the
+                      writer, whose create and commit it is), little-endian helpers, checksums
+                      (recio_checksum runs on the kernel table of IMAGE OPS), seedable RNG
       2. RECORDIO     reader (streaming, memory, mapped) and writer (.idx, atomic), on any filesystem
       3. INDEX        .idx and .lst files, MXNet image record header (IRHeader), detection labels,
                       segmentation records (the mask tail)
@@ -23,7 +26,7 @@
                       directories expanded over the filesystem's list
       5. IMAGE OPS    decode, resize, crop, flip, colour, normalize: one image per call; the
                       kernel table (scalar / SSE2 / AVX2 / NEON columns of the hot loops)
-      6. RANDOM       the transform spec: the op table (one descriptor per op), its parser,
+      6. TRANSFORM    the transform spec: the op table (one descriptor per op), its parser,
                       executor, JPEG window planner and shape/scratch walk; random policies;
                       boxes and masks moved by each geometric op's steps; where a chain may be
                       cut for the iterator's cache (the ops flagged random)
@@ -173,18 +176,18 @@ extern "C" {
 
 typedef enum recio_err {
     RECIO_OK = 0,
-    RECIO_END = 1,               /* no more records: not an error */
-    RECIO_ERR_ARG = -1,          /* invalid argument or usage */
-    RECIO_ERR_NOMEM = -2,        /* allocation failed or size overflow */
-    RECIO_ERR_IO = -3,           /* open, read, write, seek, sync or close failed */
-    RECIO_ERR_CORRUPT = -4,      /* malformed RecordIO data */
-    RECIO_ERR_TOO_BIG = -5,      /* a record of 2^29 bytes or more */
-    RECIO_ERR_FORMAT = -6,       /* malformed .idx / .lst text or image record header */
-    RECIO_ERR_DECODE = -7,       /* an image that cannot be decoded */
-    RECIO_ERR_SPEC = -8,         /* transform spec syntax or argument */
-    RECIO_ERR_UNSUPPORTED = -9,  /* not available in this build or on this platform */
-    RECIO_ERR_LIMIT = -10,       /* over a limit: RECIO_MAX_PIXELS, RECIO_MAX_BATCH_BYTES, a count */
-    RECIO_ERR_SMALL = -11        /* a caller's buffer (scratch, output) is too small */
+    RECIO_END = 1,              /* no more records: not an error */
+    RECIO_ERR_ARG = -1,         /* invalid argument or usage */
+    RECIO_ERR_NOMEM = -2,       /* allocation failed or size overflow */
+    RECIO_ERR_IO = -3,          /* open, read, write, seek, sync or close failed */
+    RECIO_ERR_CORRUPT = -4,     /* malformed RecordIO data */
+    RECIO_ERR_TOO_BIG = -5,     /* a record of 2^29 bytes or more */
+    RECIO_ERR_FORMAT = -6,      /* malformed .idx / .lst text or image record header */
+    RECIO_ERR_DECODE = -7,      /* an image that cannot be decoded */
+    RECIO_ERR_SPEC = -8,        /* transform spec syntax or argument */
+    RECIO_ERR_UNSUPPORTED = -9, /* not available in this build or on this platform */
+    RECIO_ERR_LIMIT = -10,      /* over a limit: RECIO_MAX_PIXELS, RECIO_MAX_BATCH_BYTES, a count */
+    RECIO_ERR_SMALL = -11       /* a caller's buffer (scratch, output) is too small */
 } recio_err;
 
 /* Words for an error code; never NULL. */
@@ -258,8 +261,8 @@ typedef struct recio_outfile_desc {
     const char *const *inputs; /* optional: ninputs paths PATH must not be (recio_same_file): the
                                   files a job reads are never written over (RECIO_ERR_ARG) */
     size_t ninputs;
-    char *errmsg;              /* optional, RECIO_ERRMSG_SIZE bytes that outlive the handle: why open,
-                                  commit or close failed, or a note; "" after a call with nothing to say */
+    char *errmsg; /* optional, RECIO_ERRMSG_SIZE bytes that outlive the handle: why open,
+                     commit or close failed, or a note; "" after a call with nothing to say */
     recio_allocator alloc;
     const struct recio_fs *fs; /* your filesystems, asked before the built-in ones (FILESYSTEMS) */
 } recio_outfile_desc;
@@ -296,10 +299,10 @@ RECIODEF int recio_same_file(const char *a, const char *b);
    bytes, "" on entry): only the reason, e.g. "No such file or directory"; recio puts "PATH: offset N:
    what it was doing: " in front (recio_strerror(e) when why is left empty). */
 typedef enum recio_fs_kind {
-    RECIO_FS_NONE = 0,  /* nothing there */
-    RECIO_FS_FILE = 1,  /* bytes that can be read (size known) */
-    RECIO_FS_DIR = 2,   /* a directory, or a prefix that has entries (object stores) */
-    RECIO_FS_OTHER = 3  /* something else: a device, a FIFO (written in place, never replaced) */
+    RECIO_FS_NONE = 0, /* nothing there */
+    RECIO_FS_FILE = 1, /* bytes that can be read (size known) */
+    RECIO_FS_DIR = 2,  /* a directory, or a prefix that has entries (object stores) */
+    RECIO_FS_OTHER = 3 /* something else: a device, a FIFO (written in place, never replaced) */
 } recio_fs_kind;
 
 typedef struct recio_fs_stat {
@@ -311,7 +314,7 @@ typedef struct recio_fs_stat {
 typedef struct recio_fs_map {
     const void *data; /* not NULL, also for 0 bytes */
     uint64_t size;
-    void *token;      /* the fs's, for unmap */
+    void *token; /* the fs's, for unmap */
 } recio_fs_map;
 
 /* How create writes PATH. */
@@ -328,10 +331,10 @@ typedef enum recio_fs_mode {
 
 /* What create gives: the sink and, for an atomic mode, what commit or discard takes. */
 typedef struct recio_fs_out {
-    recio_io io;       /* the sink: recio writes, syncs and closes it before commit or discard */
-    void *pending;     /* the fs's token for commit / discard; NULL: nothing to commit */
-    const char *tmp;   /* optional: the temporary file's name while pending, for a signal handler
-                          that removes it (recio_writer_desc.tmp_names, recio pack); NULL when none */
+    recio_io io;     /* the sink: recio writes, syncs and closes it before commit or discard */
+    void *pending;   /* the fs's token for commit / discard; NULL: nothing to commit */
+    const char *tmp; /* optional: the temporary file's name while pending, for a signal handler
+                        that removes it (recio_writer_desc.tmp_names, recio pack); NULL when none */
 } recio_fs_out;
 
 typedef struct recio_fs {
@@ -416,7 +419,8 @@ RECIODEF uint64_t recio_fnv1a64(uint64_t h, const void *p, size_t n);
    little-endian order so every host gives the same number. It runs at memory speed (FNV-1a byte by
    byte costs as much as decoding the image): 64 lanes each hash every 64th 32-bit word (lane k:
    h = (h ^ w) * 16777619, h ^= h >> 13, from 2166136261 ^ k * 2654435769), then FNV-1a 64 over the
-   64 lane states (little-endian), the n % 256 bytes left over and n as 8 little-endian bytes. */
+   64 lane states (little-endian), the n % 256 bytes left over and n as 8 little-endian bytes.
+   (Implemented in IMAGE OPS, on the kernel table's SIMD columns; RECIO_NO_IMAGE keeps it.) */
 RECIODEF uint64_t recio_checksum(const void *p, size_t n, size_t elem_size);
 
 /* ==================================================================================================
@@ -435,17 +439,17 @@ typedef struct recio_record {
 typedef struct recio_reader recio_reader;
 
 typedef struct recio_reader_desc {
-    recio_io io;           /* custom source, used when path is NULL: recio_reader_close closes it;
-                              a failed open leaves it to the caller, open */
-    const char *name;      /* name in messages (default: path, or "<memory>" / "<io>") */
-    size_t buffer_size;    /* streaming buffer (default 1 MiB); grows for larger records */
-    int use_mmap;          /* map the file and hand out pointers into it, where its filesystem maps
-                              (local files on POSIX and Windows; else it is streamed); a local file
-                              truncated while mapped kills the process (SIGBUS): map only files
-                              nothing else changes while they are read */
-    char *errmsg;          /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed */
+    recio_io io;        /* custom source, used when path is NULL: recio_reader_close closes it;
+                           a failed open leaves it to the caller, open */
+    const char *name;   /* name in messages (default: path, or "<memory>" / "<io>") */
+    size_t buffer_size; /* streaming buffer (default 1 MiB); grows for larger records */
+    int use_mmap;       /* map the file and hand out pointers into it, where its filesystem maps
+                           (local files on POSIX and Windows; else it is streamed); a local file
+                           truncated while mapped kills the process (SIGBUS): map only files
+                           nothing else changes while they are read */
+    char *errmsg;       /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed */
     recio_allocator alloc;
-    const recio_fs *fs;    /* your filesystems, asked before the built-in ones (see FILESYSTEMS) */
+    const recio_fs *fs; /* your filesystems, asked before the built-in ones (see FILESYSTEMS) */
 } recio_reader_desc;
 
 /* Open a reader. On error *r is NULL. A streaming reader reads through one reusable buffer;
@@ -459,7 +463,7 @@ RECIODEF recio_err recio_reader_open_desc(recio_reader **r, const char *path, co
 RECIODEF recio_err recio_reader_next(recio_reader *r, recio_record *rec);
 /* Continue at byte offset `offset` (a record head, e.g. from a .idx); clears a stored error. */
 RECIODEF recio_err recio_reader_seek(recio_reader *r, uint64_t offset);
-RECIODEF uint64_t recio_reader_tell(const recio_reader *r); /* offset of the next record head */
+RECIODEF uint64_t recio_reader_tell(const recio_reader *r);      /* offset of the next record head */
 RECIODEF const char *recio_reader_errmsg(const recio_reader *r); /* "" when no error */
 RECIODEF void recio_reader_close(recio_reader *r);
 
@@ -536,8 +540,8 @@ typedef struct recio_index {
 
 /* How an .idx is loaded or saved; zero (or a NULL desc) means the defaults. */
 typedef struct recio_index_desc {
-    const char *text;      /* load: parse these size bytes instead of reading path (path, or
-                              "<memory>" when NULL, names them in messages) */
+    const char *text; /* load: parse these size bytes instead of reading path (path, or
+                         "<memory>" when NULL, names them in messages) */
     size_t size;
     char *errmsg;          /* optional, RECIO_ERRMSG_SIZE bytes: "FILE: line N: what" (load) or
                               "FILE: offset N: what" (save) after a failure, "" after success */
@@ -567,8 +571,8 @@ typedef struct recio_lst_item {
     uint64_t index;
     const float *labels; /* into recio_lst storage */
     uint32_t nlabels;
-    const char *path;    /* into recio_lst storage */
-    const char *mask;    /* the mask's path with mask_column (into recio_lst storage), else NULL */
+    const char *path; /* into recio_lst storage */
+    const char *mask; /* the mask's path with mask_column (into recio_lst storage), else NULL */
 } recio_lst_item;
 
 typedef struct recio_lst {
@@ -581,15 +585,15 @@ typedef struct recio_lst {
 
 /* How a .lst is loaded; zero (or a NULL desc) means the defaults. */
 typedef struct recio_lst_desc {
-    const char *text;  /* parse these size bytes instead of reading path (path, or "<memory>" when
-                          NULL, names them in messages) */
+    const char *text; /* parse these size bytes instead of reading path (path, or "<memory>" when
+                         NULL, names them in messages) */
     size_t size;
-    char *errmsg;      /* optional, RECIO_ERRMSG_SIZE bytes: "FILE: line N: what" after a failure */
+    char *errmsg; /* optional, RECIO_ERRMSG_SIZE bytes: "FILE: line N: what" after a failure */
     void (*on_bad_line)(void *user, const char *msg); /* optional: report and skip malformed lines */
     void *user;                                       /* passed to on_bad_line */
     int mask_column;                                  /* lines end with image and mask paths */
     recio_allocator alloc;
-    const recio_fs *fs;                               /* your filesystems (FILESYSTEMS) */
+    const recio_fs *fs; /* your filesystems (FILESYSTEMS) */
 } recio_lst_desc;
 
 /* Load (or parse desc->text) into lst, which is overwritten: free a loaded one first. */
@@ -613,15 +617,15 @@ typedef struct recio_irecord {
     uint32_t flag;
     float label;
     uint64_t id, id2;
-    const void *labels;      /* flag little-endian float32s, unaligned; NULL when flag == 0 */
-    const void *image;       /* encoded image bytes inside the payload (without a mask tail) */
+    const void *labels; /* flag little-endian float32s, unaligned; NULL when flag == 0 */
+    const void *image;  /* encoded image bytes inside the payload (without a mask tail) */
     size_t image_size;
-    const void *mask;        /* the label mask's PNG bytes of a segmentation record; NULL when none */
+    const void *mask; /* the label mask's PNG bytes of a segmentation record; NULL when none */
     size_t mask_size;
-    uint32_t nlabels;        /* the record's labels: flag, or 1 (the header's label) when flag == 0 */
-    const void *all_labels;  /* nlabels little-endian float32s, unaligned: labels, or the header's
-                                label inside the payload when flag == 0; label i is
-                                recio_load_f32le((const char *)all_labels + 4 * i) */
+    uint32_t nlabels;       /* the record's labels: flag, or 1 (the header's label) when flag == 0 */
+    const void *all_labels; /* nlabels little-endian float32s, unaligned: labels, or the header's
+                               label inside the payload when flag == 0; label i is
+                               recio_load_f32le((const char *)all_labels + 4 * i) */
 } recio_irecord;
 
 /* Parse a payload; RECIO_ERR_FORMAT when it is too short for its header and labels. */
@@ -725,28 +729,28 @@ typedef enum recio_split_equalize {
 
 typedef struct recio_split_desc {
     recio_split_mode mode;
-    const char *index_path;         /* one index over the whole list, global offsets (implies INDEX) */
-    recio_split_shuffle shuffle;    /* implies INDEX mode */
-    uint64_t seed;                  /* shuffle seed */
-    uint64_t epoch;                 /* first epoch (recio_split_reset picks later ones) */
-    uint32_t chunk_records;         /* CHUNK: records per chunk (default 256) */
-    uint32_t window_chunks;         /* CHUNK: chunks shuffled together (default 16) */
+    const char *index_path;      /* one index over the whole list, global offsets (implies INDEX) */
+    recio_split_shuffle shuffle; /* implies INDEX mode */
+    uint64_t seed;               /* shuffle seed */
+    uint64_t epoch;              /* first epoch (recio_split_reset picks later ones) */
+    uint32_t chunk_records;      /* CHUNK: records per chunk (default 256) */
+    uint32_t window_chunks;      /* CHUNK: chunks shuffled together (default 16) */
     recio_split_equalize equalize;
-    int ordinals;                   /* byte mode: also find the ordinal of the first record when a
-                                       part starts inside a file (FILE.idx, else a header hop) */
-    int use_mmap;                   /* 1: map the files where their filesystem maps (local files on
-                                       POSIX and Windows; fastest for shuffled reads, but a file
-                                       truncated while mapped kills the process with SIGBUS);
-                                       0 (default) or -1: read through a buffer (a clean error then) */
-    size_t buffer_size;             /* reader buffer (default 1 MiB; shuffled: about 2 records) */
-    const recio_fs *fs;             /* your filesystems, asked before the built-in ones (FILESYSTEMS):
-                                       the files, their .idx, wildcards and directories go through it */
-    char *errmsg;                   /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed */
+    int ordinals;       /* byte mode: also find the ordinal of the first record when a
+                           part starts inside a file (FILE.idx, else a header hop) */
+    int use_mmap;       /* 1: map the files where their filesystem maps (local files on
+                           POSIX and Windows; fastest for shuffled reads, but a file
+                           truncated while mapped kills the process with SIGBUS);
+                           0 (default) or -1: read through a buffer (a clean error then) */
+    size_t buffer_size; /* reader buffer (default 1 MiB; shuffled: about 2 records) */
+    const recio_fs *fs; /* your filesystems, asked before the built-in ones (FILESYSTEMS):
+                           the files, their .idx, wildcards and directories go through it */
+    char *errmsg;       /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed */
     recio_allocator alloc;
-    uint64_t key_begin, key_end;    /* key_end > 0: only the index lines whose key is in [key_begin,
-                                       key_end) (implies INDEX; UINT64_MAX: no upper end). For a file
-                                       whose first or last records are not images (insightface's:
-                                       images [1, label[0]) of record 0's label, then identities) */
+    uint64_t key_begin, key_end; /* key_end > 0: only the index lines whose key is in [key_begin,
+                                    key_end) (implies INDEX; UINT64_MAX: no upper end). For a file
+                                    whose first or last records are not images (insightface's:
+                                    images [1, label[0]) of record 0's label, then identities) */
 } recio_split_desc;
 
 #define RECIO_SPLIT_UNKNOWN UINT64_MAX
@@ -792,12 +796,18 @@ RECIODEF recio_err recio_split_next(recio_split *s, recio_record *rec);
 RECIODEF recio_err recio_split_reset(recio_split *s, uint64_t epoch);
 /* The part's bounds, count, files, and where the last record came from (recio_split_info). */
 RECIODEF recio_err recio_split_query(const recio_split *s, recio_split_info *info);
-RECIODEF const char *recio_split_errmsg(const recio_split *s);   /* "" when no error */
+RECIODEF const char *recio_split_errmsg(const recio_split *s); /* "" when no error */
 RECIODEF void recio_split_close(recio_split *s);
 
 /* ==================================================================================================
    5. IMAGE OPS
    ================================================================================================== */
+
+/* A decoded image larger than this is refused, from its header, before anything is allocated (corrupt
+   sizes), and so is an op's output (see CONFIGURATION); the tools size their own images by it too. */
+#ifndef RECIO_MAX_PIXELS
+#define RECIO_MAX_PIXELS ((uint64_t)1 << 28)
+#endif
 
 /* One image, in memory. HWC: row y starts at data + y*stride and holds width*channels elements.
    CHW: plane c, row y starts at data + (c*height + y)*stride and holds width elements.
@@ -815,10 +825,10 @@ typedef struct recio_image {
     int width, height, channels; /* channels 1, 3 or 4 */
     recio_dtype dtype;
     recio_layout layout;
-    size_t stride;               /* bytes between rows (HWC) or between a plane's rows (CHW) */
+    size_t stride; /* bytes between rows (HWC) or between a plane's rows (CHW) */
     void *data;
-    void *owned;                 /* NULL for a view */
-    recio_allocator alloc;       /* frees `owned` */
+    void *owned;           /* NULL for a view */
+    recio_allocator alloc; /* frees `owned` */
 } recio_image;
 
 /* Resampling filters. LINEAR is OpenCV INTER_LINEAR (half-pixel centres, 2x2 taps, no antialiasing
@@ -865,7 +875,7 @@ RECIODEF recio_image recio_image_wrap(void *data, int w, int h, int channels, re
 /* Allocate a packed image (alloc may be NULL). */
 RECIODEF recio_err recio_image_alloc(recio_image *img, int w, int h, int channels, recio_dtype t, recio_layout l,
                                      const recio_allocator *alloc);
-RECIODEF void recio_image_free(recio_image *img);  /* frees an owned image; a view is only cleared */
+RECIODEF void recio_image_free(recio_image *img); /* frees an owned image; a view is only cleared */
 RECIODEF recio_err recio_image_copy(const recio_image *in, recio_image *out); /* any stride to out */
 
 /* Element (x, y, c) as float / store with rounding and saturation (u8, i8). Slow, for tests and tools. */
@@ -898,13 +908,20 @@ RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_
    truncated scan, filled with grey) is accepted. A zero-initialised desc (bytes and size set) is
    recio_image_decode. */
 typedef struct recio_decode_desc {
-    const void *bytes;     /* in: the encoded image */
-    size_t size;           /* its bytes */
-    int channels;          /* 1, 3, 4; 0 = as stored */
-    int min_short;         /* > 0: DCT-scaled JPEG decode (above); 0 = full size */
+    const void *bytes;                       /* in: the encoded image */
+    size_t size;                             /* its bytes */
+    int channels;                            /* 1, 3, 4; 0 = as stored */
+    int min_short;                           /* > 0: DCT-scaled JPEG decode (above); 0 = full size */
     const struct recio_transform *transform; /* with min_short 0: the min_short this transform's first
                               resize needs (S of a leading resize_short(S) or random_resized_crop(S)) */
-    int mask;              /* 1: a label mask by the rule above */
+    int mask;                                /* 1: a label mask by the rule above */
+    int check;             /* 1: check, decode nothing: every check decode makes before the pixels (the
+                              format, the size against RECIO_MAX_PIXELS and against the bytes present,
+                              a PNG's chunks up to IEND, every scan of a baseline JPEG complete, a
+                              JPEG's end-of-image marker), whatever the decoder; out gets
+                              the shape (data NULL). Costs a walk of the bytes, not a decode (a mask
+                              is decoded and dropped: its labels need its pixels). recio pack's
+                              probe of images it stores as they are */
     recio_allocator alloc; /* the pixels and stb's working memory; zero = RECIO_MALLOC */
     char *errmsg;          /* optional out, RECIO_ERRMSG_SIZE bytes: "" or "decode: why" / "mask: why" */
 } recio_decode_desc;
@@ -917,10 +934,10 @@ RECIODEF recio_err recio_image_info(const void *bytes, size_t n, int *w, int *h,
 RECIODEF recio_err recio_image_crop(const recio_image *in, recio_image *view, int x, int y, int w, int h);
 RECIODEF recio_err recio_image_center_crop(const recio_image *in, recio_image *view, int w, int h);
 RECIODEF recio_err recio_image_flip(const recio_image *in, recio_image *out); /* horizontal mirror, any type */
-RECIODEF recio_err recio_image_vflip(const recio_image *in, recio_image *out); /* vertical mirror, any type */
+/* (The vertical mirror is the spec's `vflip` op: recio_transform_parse(&t, "vflip").) */
 /* u8 HWC to w x h. */
 RECIODEF recio_err recio_image_resize(const recio_image *in, recio_image *out, int w, int h, recio_filter f);
-/* Shorter side to s, the other floor(long*s/short) (recio_transform_output_shape of "resize_short(S)"
+/* Shorter side to s, the other floor(long*s/short) (recio_transform_query of "resize_short(S)"
    gives that size without pixels). */
 RECIODEF recio_err recio_image_resize_short(const recio_image *in, recio_image *out, int s, recio_filter f);
 /* Affine warp, u8 HWC: out(x,y) = in(M * (x,y,1)), M maps output to input coordinates (2x3,
@@ -967,10 +984,10 @@ RECIODEF recio_err recio_image_convert(const recio_image *in, recio_image *out, 
 RECIODEF recio_err recio_image_normalize(const recio_image *in, recio_image *out, const float mean[4],
                                          const float std[4]);
 RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out); /* any dtype */
-#endif /* RECIO_NO_IMAGE */
+#endif                                                                          /* RECIO_NO_IMAGE */
 
 /* ==================================================================================================
-   6. RANDOM POLICIES AND TRANSFORM SPEC
+   6. TRANSFORM
    ================================================================================================== */
 
 /* A transform is a parsed chain of ops, immutable after parsing: one transform may be applied from
@@ -1042,7 +1059,7 @@ RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_i
    decode + apply. The decoded pixels are one allocation through the transform's allocator
    (libjpeg-turbo also allocates with malloc).
 
-   SCRATCH: with `out` wrapped and `scratch` of recio_transform_scratch_size bytes, apply allocates
+   SCRATCH: with `out` wrapped and `scratch` of recio_transform_query's scratch_size bytes, apply allocates
    nothing for the pixels (RECIO_ERR_SMALL "transform: scratch too small: need N bytes, have M" when
    it is smaller).
 
@@ -1069,17 +1086,17 @@ RECIODEF recio_err recio_transform_apply(const recio_transform *t, const recio_i
 enum { RECIO_MASK_FILL_ZERO = -1 }; /* mask_fill for label 0 (0 itself means the default, 255) */
 typedef struct recio_apply_desc {
     const recio_image *image; /* in: the image, or NULL with bytes */
-    const void *bytes;       /* in: an encoded image instead of `image` */
-    size_t size;             /* its bytes */
-    int channels;            /* bytes: decode to 1, 3 or 4 channels; 0 = as stored */
-    int full_scale;          /* bytes: 1 = never DCT-scale (windows only) */
-    recio_image *out;        /* out, by the output convention above */
-    uint64_t seed;           /* the draws (recio_seed_for(seed, epoch, id) in the iterator) */
-    void *scratch;           /* optional: the pixels' working memory (above); NULL = allocate */
+    const void *bytes;        /* in: an encoded image instead of `image` */
+    size_t size;              /* its bytes */
+    int channels;             /* bytes: decode to 1, 3 or 4 channels; 0 = as stored */
+    int full_scale;           /* bytes: 1 = never DCT-scale (windows only) */
+    recio_image *out;         /* out, by the output convention above */
+    uint64_t seed;            /* the draws (recio_seed_for(seed, epoch, id) in the iterator) */
+    void *scratch;            /* optional: the pixels' working memory (above); NULL = allocate */
     size_t scratch_size;
-    const float *boxes;      /* optional in: count objects of `stride` floats: class, xmin, ymin, xmax,
-                                ymax (normalised to the input: 0..1, x right, y down), then any extra
-                                floats of the object, carried along unchanged */
+    const float *boxes; /* optional in: count objects of `stride` floats: class, xmin, ymin, xmax,
+                           ymax (normalised to the input: 0..1, x right, y down), then any extra
+                           floats of the object, carried along unchanged */
     int count;
     int stride;              /* floats per object, >= 5; 0 = 5 */
     float *boxes_out;        /* out (with boxes): room for count objects; may be `boxes` itself. The kept
@@ -1093,15 +1110,22 @@ typedef struct recio_apply_desc {
 } recio_apply_desc;
 RECIODEF recio_err recio_transform_apply_desc(const recio_transform *t, const recio_apply_desc *d);
 
-/* Upper bound of the scratch bytes for an input of w x h x channels (u8 HWC), whatever the seed:
-   the sum of what each op takes, by the same size functions the ops allocate with. After a policy
-   whose branches differ in size, the largest of them is carried on; SIZE_MAX when that cannot be
-   bounded within the image limits. */
-RECIODEF size_t recio_transform_scratch_size(const recio_transform *t, int w, int h, int channels);
-/* Output shape (data NULL) for that input; RECIO_ERR_ARG when it depends on the seed or cannot fit
-   (e.g. a crop larger than the image). */
-RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w, int h, int channels,
-                                                recio_image *shape);
+/* What the chain makes of an input of w x h x channels (u8 HWC), found by one walk of the chain
+   with the same size functions the ops run with:
+   - shape: the output's size, dtype and layout (data NULL), so batches can be preallocated; all
+     zero when the shape depends on the seed or the input cannot take the chain (a crop larger than
+     the image);
+   - scratch_size: an upper bound of the scratch bytes, whatever the seed: the sum of what each op
+     takes; after a policy whose branches differ in size, the largest of them is carried on; SIZE_MAX
+     when that cannot be bounded within the image limits.
+   RECIO_OK when the shape is one shape; RECIO_ERR_ARG when it is not (scratch_size is filled all the
+   same) or t or info is NULL. */
+typedef struct recio_transform_info {
+    recio_image shape;
+    size_t scratch_size;
+} recio_transform_info;
+RECIODEF recio_err recio_transform_query(const recio_transform *t, int w, int h, int channels,
+                                         recio_transform_info *info);
 /* Boxes that are not boxes: the first of count objects of stride floats (0 = 5; as
    recio_apply_desc.boxes) whose class or a coordinate is not a finite number (NaN; infinite, as a
    value too large for a float becomes) or that is inverted (xmin > xmax or ymin > ymax). RECIO_OK
@@ -1134,13 +1158,13 @@ RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, 
 typedef struct recio_prefetch recio_prefetch;
 
 typedef struct recio_prefetch_slot {
-    void *data;       /* slot_size bytes at create; recio_prefetch_slot_reserve grows it */
-    size_t capacity;  /* bytes at data */
-    size_t size;      /* bytes the producer filled (free for the producer to use) */
-    uint64_t seq;     /* item number in the epoch */
+    void *data;      /* slot_size bytes at create; recio_prefetch_slot_reserve grows it */
+    size_t capacity; /* bytes at data */
+    size_t size;     /* bytes the producer filled (free for the producer to use) */
+    uint64_t seq;    /* item number in the epoch */
     uint64_t epoch;
-    uint64_t tag;     /* free for the producer, e.g. the record's offset */
-    unsigned index;   /* 0 .. depth-1: lets the user keep side arrays per slot */
+    uint64_t tag;   /* free for the producer, e.g. the record's offset */
+    unsigned index; /* 0 .. depth-1: lets the user keep side arrays per slot */
     char errmsg[RECIO_ERRMSG_SIZE];
 } recio_prefetch_slot;
 
@@ -1152,12 +1176,12 @@ typedef struct recio_prefetch_desc {
     recio_prefetch_fn work;        /* optional */
     recio_prefetch_begin_fn begin; /* optional */
     void *user;
-    unsigned depth;                /* slots in the ring (default 4) */
-    unsigned threads;              /* producer threads (default 1) */
-    size_t slot_size;              /* initial bytes per slot (default 0: grow on demand) */
-    uint64_t epoch;                /* first epoch (default 0) */
+    unsigned depth;   /* slots in the ring (default 4) */
+    unsigned threads; /* producer threads (default 1) */
+    size_t slot_size; /* initial bytes per slot (default 0: grow on demand) */
+    uint64_t epoch;   /* first epoch (default 0) */
     recio_allocator alloc;
-    char *errmsg;                  /* optional, RECIO_ERRMSG_SIZE bytes: why create failed */
+    char *errmsg; /* optional, RECIO_ERRMSG_SIZE bytes: why create failed */
 } recio_prefetch_desc;
 
 /* Make the ring and start the threads; production of `desc->epoch` starts at once. */
@@ -1210,47 +1234,47 @@ typedef recio_err (*recio_iter_record_fn)(void *user, const recio_irecord *rec, 
 
 /* What each record becomes: a transform spec, or your function. */
 typedef struct recio_iter_item_desc {
-    const char *spec;           /* e.g. "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw";
-                                   the output of the first record fixes the item's shape and dtype, so
-                                   end the chain with a fixed size (crop, resize); recio_iter_set_spec
-                                   changes it from the next epoch on */
-    int channels;               /* decode to 1, 3 or 4 channels (default 3; others refused at open) */
+    const char *spec;               /* e.g. "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw";
+                                       the output of the first record fixes the item's shape and dtype, so
+                                       end the chain with a fixed size (crop, resize); recio_iter_set_spec
+                                       changes it from the next epoch on */
+    int channels;                   /* decode to 1, 3 or 4 channels (default 3; others refused at open) */
     recio_iter_record_fn transform; /* used when spec is NULL */
-    void *user;                 /* passed to transform */
-    size_t item_bytes;          /* bytes of one item in the batch tensor (required with transform) */
+    void *user;                     /* passed to transform */
+    size_t item_bytes;              /* bytes of one item in the batch tensor (required with transform) */
     /* Per-pixel mean image (MXNet's mean_img): a NumPy .npy file of float32, shaped as the item,
        (C,H,W) or (H,W,C) (`recio mean` makes one; any header NumPy writes: either byte order, C or
        Fortran order). It is the chain's last step: the item becomes
        (item - mean) x mean_scale, so end the spec with the crop and `float` (and `chw`), not normalize:
        MXNet too subtracts it after the crop and before scaling. Needs a spec whose output is f32. */
     const char *mean_img;
-    float mean_scale;           /* with mean_img (MXNet's scale); 0: 1 */
-    uint64_t seed_aug;          /* of every record's random choices (MXNet's seed_aug); 0: source.seed */
+    float mean_scale;  /* with mean_img (MXNet's scale); 0: 1 */
+    uint64_t seed_aug; /* of every record's random choices (MXNet's seed_aug); 0: source.seed */
 } recio_iter_item_desc;
 
 /* Labels: batch.labels has `width` floats per item. */
 typedef struct recio_iter_label_desc {
-    unsigned width;             /* labels per item (default 1); for detection, MXNet's label_pad_width */
-    int pad_set;                /* 1: pad_value fills the places of missing labels; 0 (default): they
-                                   are -1, as MXNet's label_pad_value (so pad with 0: set this and
-                                   leave pad_value 0) */
+    unsigned width; /* labels per item (default 1); for detection, MXNet's label_pad_width */
+    int pad_set;    /* 1: pad_value fills the places of missing labels; 0 (default): they
+                       are -1, as MXNet's label_pad_value (so pad with 0: set this and
+                       leave pad_value 0) */
     float pad_value;
-    int strict;                 /* 1: a record with more labels than width is an error (MXNet's
-                                   ImageRecordIter); 0: they are cut, and batch.label_counts shows it */
-    int detection;              /* 1: labels are MXNet's detection layout [A, B, A-2 header floats,
-                                   objects of B floats]: checked per record, cut at whole objects,
-                                   batch.objects counts each row's objects (ImageDetRecordIter). With
-                                   a spec the boxes move with the pixels (recio_apply_desc's
-                                   rules: clipped, dropped when the centre leaves the image) */
-    int masks;                  /* 1: every record carries a label mask (a segmentation record, recio
-                                   pack --mask-root), read by recio_decode_desc.mask's rule; the spec moves
-                                   it with the pixels (nearest neighbour, mask_fill where nothing
-                                   maps) into batch.masks */
-    int mask_fill;              /* with masks: as recio_apply_desc.mask_fill (0: 255, "ignore") */
-    const char *imglist;        /* a .lst whose labels replace the records' (MXNet's path_imglist),
-                                   matched by image-header id = the .lst index; a record whose id has no
-                                   line is an error. im2rec's list, or a segmentation list with the mask
-                                   column (recio list --mask-root; the column is not used) */
+    int strict;          /* 1: a record with more labels than width is an error (MXNet's
+                            ImageRecordIter); 0: they are cut, and batch.label_counts shows it */
+    int detection;       /* 1: labels are MXNet's detection layout [A, B, A-2 header floats,
+                            objects of B floats]: checked per record, cut at whole objects,
+                            batch.objects counts each row's objects (ImageDetRecordIter). With
+                            a spec the boxes move with the pixels (recio_apply_desc's
+                            rules: clipped, dropped when the centre leaves the image) */
+    int masks;           /* 1: every record carries a label mask (a segmentation record, recio
+                            pack --mask-root), read by recio_decode_desc.mask's rule; the spec moves
+                            it with the pixels (nearest neighbour, mask_fill where nothing
+                            maps) into batch.masks */
+    int mask_fill;       /* with masks: as recio_apply_desc.mask_fill (0: 255, "ignore") */
+    const char *imglist; /* a .lst whose labels replace the records' (MXNet's path_imglist),
+                            matched by image-header id = the .lst index; a record whose id has no
+                            line is an error. im2rec's list, or a segmentation list with the mask
+                            column (recio list --mask-root; the column is not used) */
 } recio_iter_label_desc;
 
 /* Batch-level mixing, as timm's Mixup in batch mode: each batch is mixed with itself reversed (item i
@@ -1258,45 +1282,45 @@ typedef struct recio_iter_label_desc {
    source.seed, epoch, 2^63 + batch number); labels become soft (batch.soft_labels). Needs a spec; not
    with labels.detection or labels.masks. */
 typedef struct recio_iter_mix_desc {
-    float mixup_alpha;          /* > 0: MixUp (Zhang et al. 2018): x_i = lam x_i + (1 - lam) x_j (f32 items) */
-    float cutmix_alpha;         /* > 0: CutMix (Yun et al. 2019): x_j's pixels in a box of about (1 - lam) of
-                                   the area replace x_i's; lam is then 1 - the box's exact share */
-    float prob;                 /* the chance a batch is mixed (0: 1); with both alphas, CutMix half the time */
-    unsigned num_classes;       /* with mixing (required): label 0 of each item is its class in
-                                   [0, num_classes); soft_labels[i] = lam onehot(c_i) + (1 - lam) onehot(c_j) */
+    float mixup_alpha;    /* > 0: MixUp (Zhang et al. 2018): x_i = lam x_i + (1 - lam) x_j (f32 items) */
+    float cutmix_alpha;   /* > 0: CutMix (Yun et al. 2019): x_j's pixels in a box of about (1 - lam) of
+                             the area replace x_i's; lam is then 1 - the box's exact share */
+    float prob;           /* the chance a batch is mixed (0: 1); with both alphas, CutMix half the time */
+    unsigned num_classes; /* with mixing (required): label 0 of each item is its class in
+                             [0, num_classes); soft_labels[i] = lam onehot(c_i) + (1 - lam) onehot(c_j) */
 } recio_iter_mix_desc;
 
 /* How batches are made. */
 typedef struct recio_iter_run_desc {
-    unsigned batch;             /* items per batch (default 1) */
+    unsigned batch; /* items per batch (default 1) */
     recio_last_batch last_batch;
-    unsigned workers;           /* decode threads (RECIO_THREADS); 0: pull mode on the caller's thread.
-                                   Without RECIO_THREADS any value runs in pull mode (batch.workers
-                                   is then 0: the batches are the same, made on your thread) */
-    unsigned prefetch;          /* batches in flight with workers (default workers + 1) */
-    size_t shuffle_buffer;      /* streaming shuffle through a buffer of this many records (0: off),
-                                   like DALI's initial_fill: cheap, no index needed */
-    int checksums;              /* each worker checksums its items while they are still in cache
-                                   (recio_batch.sums, for recio_batch_checksum) */
-    int skip_bad;               /* leave out records whose image does not decode instead of failing
-                                   (RECIO_ERR_DECODE, _FORMAT or _UNSUPPORTED from the decode or your
-                                   transform): the batch's sound items move up, in order, and the places
-                                   freed at its end become padding (batch.pad), copies of its first
-                                   sound item (zeros when it has none). See recio_iter_stats.
-                                   Default 0: such a record is an error, as every other failure is */
-    size_t cache_bytes;         /* decoded-image cache, a memory budget (0, the default: off). With a spec,
-                                   each record's result up to the chain's first random op is kept the
-                                   first time it is made (the whole item when no op is random), never
-                                   evicted, until the budget is spent; later epochs start from it and
-                                   skip the decode. The batches are the same bytes with and without it.
-                                   Some chains cannot be cut: recio_iter_stats says so and why */
+    unsigned workers;      /* decode threads (RECIO_THREADS); 0: pull mode on the caller's thread.
+                              Without RECIO_THREADS any value runs in pull mode (batch.workers
+                              is then 0: the batches are the same, made on your thread) */
+    unsigned prefetch;     /* batches in flight with workers (default workers + 1) */
+    size_t shuffle_buffer; /* streaming shuffle through a buffer of this many records (0: off),
+                              like DALI's initial_fill: cheap, no index needed */
+    int checksums;         /* each worker checksums its items while they are still in cache
+                              (recio_batch.sums, for recio_batch_checksum) */
+    int skip_bad;          /* leave out records whose image does not decode instead of failing
+                              (RECIO_ERR_DECODE, _FORMAT or _UNSUPPORTED from the decode or your
+                              transform): the batch's sound items move up, in order, and the places
+                              freed at its end become padding (batch.pad), copies of its first
+                              sound item (zeros when it has none). See recio_iter_stats.
+                              Default 0: such a record is an error, as every other failure is */
+    size_t cache_bytes;    /* decoded-image cache, a memory budget (0, the default: off). With a spec,
+                              each record's result up to the chain's first random op is kept the
+                              first time it is made (the whole item when no op is random), never
+                              evicted, until the budget is spent; later epochs start from it and
+                              skip the decode. The batches are the same bytes with and without it.
+                              Some chains cannot be cut: recio_iter_stats says so and why */
 } recio_iter_run_desc;
 
 /* The iterator's options, one sub-desc per concern; all zero means defaults. */
 typedef struct recio_iter_desc {
-    const char *uris;           /* "a.rec;b.rec" (required) */
-    unsigned rank, nsplit;      /* read part `rank` of `nsplit` (default: all, nsplit 1) */
-    int rotate_shards;          /* epoch e reads part (rank + e) % nsplit (default: stick to `rank`) */
+    const char *uris;      /* "a.rec;b.rec" (required) */
+    unsigned rank, nsplit; /* read part `rank` of `nsplit` (default: all, nsplit 1) */
+    int rotate_shards;     /* epoch e reads part (rank + e) % nsplit (default: stick to `rank`) */
     /* How the files are split and read, as recio_split_open_desc takes it: mode (RECIO_SPLIT_INDEX:
        by record count with each file's .idx; index_path, shuffle and key_end imply it), index_path,
        shuffle and its chunks (MXNet's shuffle_chunk_size), equalize, use_mmap (0, the default: read
@@ -1311,37 +1335,37 @@ typedef struct recio_iter_desc {
     recio_iter_label_desc labels;
     recio_iter_mix_desc mix;
     recio_iter_run_desc run;
-    char *errmsg;               /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed ("" after success) */
+    char *errmsg; /* optional, RECIO_ERRMSG_SIZE bytes: why the open failed ("" after success) */
     recio_allocator alloc;
 } recio_iter_desc;
 
 /* One batch; the pointers stay valid until the next call on the iterator. */
 typedef struct recio_batch {
-    void *data;                 /* batch x item_bytes: `count` records, then `pad` padding items */
-    const float *labels;        /* batch x label_width */
-    const uint64_t *ids;        /* image-header id of each item */
-    const uint64_t *keys;       /* record key of each item (file index << 48 | offset) */
-    const uint64_t *sums;       /* recio_checksum of each item with desc.checksums, else NULL */
-    unsigned count, pad;        /* real items; padding items after them (RECIO_LAST_PAD) */
-    unsigned batch;             /* batch size */
+    void *data;           /* batch x item_bytes: `count` records, then `pad` padding items */
+    const float *labels;  /* batch x label_width */
+    const uint64_t *ids;  /* image-header id of each item */
+    const uint64_t *keys; /* record key of each item (file index << 48 | offset) */
+    const uint64_t *sums; /* recio_checksum of each item with desc.checksums, else NULL */
+    unsigned count, pad;  /* real items; padding items after them (RECIO_LAST_PAD) */
+    unsigned batch;       /* batch size */
     size_t item_bytes;
-    recio_image item;           /* with a spec: one item's width, height, channels, dtype, layout
-                                   (data NULL; items are packed); zero with a callback */
+    recio_image item; /* with a spec: one item's width, height, channels, dtype, layout
+                         (data NULL; items are packed); zero with a callback */
     unsigned label_width;
-    uint64_t epoch, index;      /* epoch, and this batch's number in it */
-    unsigned skipped;           /* records of this batch left out by desc.skip_bad */
-    unsigned workers;           /* threads that built it: desc.workers, or 0 in pull mode (also when
-                                   desc.workers > 0 but recio was built without RECIO_THREADS) */
+    uint64_t epoch, index;        /* epoch, and this batch's number in it */
+    unsigned skipped;             /* records of this batch left out by desc.skip_bad */
+    unsigned workers;             /* threads that built it: desc.workers, or 0 in pull mode (also when
+                                     desc.workers > 0 but recio was built without RECIO_THREADS) */
     const unsigned *label_counts; /* labels each item's record (or .lst line) really has: more than
                                    label_width means they were cut, fewer that the rest is padding */
-    const unsigned *objects;    /* desc.label_detection: the objects each item's label row holds (whole
-                                   ones that fit label_width and, with a spec, that the chain kept; the
-                                   record's own count is in label_counts); else NULL */
-    const unsigned char *masks; /* desc.masks: batch x item.height x item.width labels, item i's mask
-                                   at i * height * width; else NULL */
-    const float *soft_labels;   /* with mixing: batch x num_classes; else NULL */
-    float lam;                  /* with mixing: this batch's lam (1: not mixed); else 1 */
-    int mix;                    /* with mixing: 0 not mixed, 1 MixUp, 2 CutMix */
+    const unsigned *objects;      /* desc.label_detection: the objects each item's label row holds (whole
+                                     ones that fit label_width and, with a spec, that the chain kept; the
+                                     record's own count is in label_counts); else NULL */
+    const unsigned char *masks;   /* desc.masks: batch x item.height x item.width labels, item i's mask
+                                     at i * height * width; else NULL */
+    const float *soft_labels;     /* with mixing: batch x num_classes; else NULL */
+    float lam;                    /* with mixing: this batch's lam (1: not mixed); else 1 */
+    int mix;                      /* with mixing: 0 not mixed, 1 MixUp, 2 CutMix */
 } recio_batch;
 
 /* A record desc.run.skip_bad left out. */
@@ -1387,36 +1411,36 @@ RECIODEF recio_err recio_iter_restore(recio_iter *it, const void *blob, size_t s
 RECIODEF const char *recio_iter_errmsg(const recio_iter *it); /* "" when no error */
 /* The decoded-image cache (desc.run.cache_bytes): what it keeps. */
 typedef enum recio_iter_cache_mode {
-    RECIO_CACHE_OFF = 0,    /* cache_bytes 0, a transform callback, or a chain it cannot cut (see why) */
-    RECIO_CACHE_ITEMS = 1,  /* no op is random: each record's finished item is kept */
-    RECIO_CACHE_PREFIX = 2  /* the output of the first prefix_ops ops, all before the first random op */
+    RECIO_CACHE_OFF = 0,   /* cache_bytes 0, a transform callback, or a chain it cannot cut (see why) */
+    RECIO_CACHE_ITEMS = 1, /* no op is random: each record's finished item is kept */
+    RECIO_CACHE_PREFIX = 2 /* the output of the first prefix_ops ops, all before the first random op */
 } recio_iter_cache_mode;
 typedef struct recio_iter_cache_info {
     recio_iter_cache_mode mode;
-    unsigned prefix_ops;          /* RECIO_CACHE_PREFIX: top-level ops whose output is kept */
-    uint64_t records;             /* records kept */
-    uint64_t bytes;               /* allocated for them and their table (never above cache_bytes) */
-    uint64_t hits, misses;        /* items made from a kept record / without one */
-    char why[RECIO_ERRMSG_SIZE];  /* RECIO_CACHE_OFF with cache_bytes set: why, e.g. "the chain starts
-                                     with a random op (random_resized_crop): nothing before it to keep" */
+    unsigned prefix_ops;         /* RECIO_CACHE_PREFIX: top-level ops whose output is kept */
+    uint64_t records;            /* records kept */
+    uint64_t bytes;              /* allocated for them and their table (never above cache_bytes) */
+    uint64_t hits, misses;       /* items made from a kept record / without one */
+    char why[RECIO_ERRMSG_SIZE]; /* RECIO_CACHE_OFF with cache_bytes set: why, e.g. "the chain starts
+                                    with a random op (random_resized_crop): nothing before it to keep" */
 } recio_iter_cache_info;
 /* What an open iterator knows of its epoch, its items and what it has done so far. */
 typedef struct recio_iter_info {
-    uint64_t records;             /* records an epoch of this part reads (the part of the epoch under
-                                     way with rotate_shards); RECIO_SPLIT_UNKNOWN in byte mode without
-                                     equalize (the split does not count: recio_split_query) */
-    uint64_t batches;             /* batches such an epoch gives: records / batch rounded up
-                                     (RECIO_LAST_PAD) or down (DISCARD, ROLL_OVER, whose later epochs
-                                     may give one more); RECIO_SPLIT_UNKNOWN when records is */
-    recio_image item;             /* with a spec: the shape of the items of the epoch under way (data
-                                     NULL), as batch.item; zero with a callback */
-    size_t item_bytes;            /* bytes of one item */
-    uint64_t skipped;             /* desc.run.skip_bad: records left out so far, over every epoch (a
-                                     bad record counts once per epoch it is read in), counted as their
-                                     batches are delivered: the same for every worker count */
-    const recio_iter_bad *bad;    /* the first RECIO_ITER_BAD_KEEP distinct ones, valid until close */
+    uint64_t records;          /* records an epoch of this part reads (the part of the epoch under
+                                  way with rotate_shards); RECIO_SPLIT_UNKNOWN in byte mode without
+                                  equalize (the split does not count: recio_split_query) */
+    uint64_t batches;          /* batches such an epoch gives: records / batch rounded up
+                                  (RECIO_LAST_PAD) or down (DISCARD, ROLL_OVER, whose later epochs
+                                  may give one more); RECIO_SPLIT_UNKNOWN when records is */
+    recio_image item;          /* with a spec: the shape of the items of the epoch under way (data
+                                  NULL), as batch.item; zero with a callback */
+    size_t item_bytes;         /* bytes of one item */
+    uint64_t skipped;          /* desc.run.skip_bad: records left out so far, over every epoch (a
+                                  bad record counts once per epoch it is read in), counted as their
+                                  batches are delivered: the same for every worker count */
+    const recio_iter_bad *bad; /* the first RECIO_ITER_BAD_KEEP distinct ones, valid until close */
     unsigned nbad;
-    recio_iter_cache_info cache;  /* the decoded-image cache, how often it served */
+    recio_iter_cache_info cache; /* the decoded-image cache, how often it served */
 } recio_iter_info;
 /* Fill *info (all zero and "" for a NULL it). Safe while workers run: the counts are a snapshot. */
 RECIODEF void recio_iter_stats(recio_iter *it, recio_iter_info *info);
@@ -1618,11 +1642,17 @@ typedef struct recio__thread {
 #ifdef RECIO__WINTHREADS
 typedef SRWLOCK recio__mutex;
 typedef CONDITION_VARIABLE recio__cond;
-static int recio__mutex_init(recio__mutex *m) { InitializeSRWLock(m); return 0; }
+static int recio__mutex_init(recio__mutex *m) {
+    InitializeSRWLock(m);
+    return 0;
+}
 static void recio__mutex_destroy(recio__mutex *m) { (void)m; }
 static void recio__mutex_lock(recio__mutex *m) { AcquireSRWLockExclusive(m); }
 static void recio__mutex_unlock(recio__mutex *m) { ReleaseSRWLockExclusive(m); }
-static int recio__cond_init(recio__cond *c) { InitializeConditionVariable(c); return 0; }
+static int recio__cond_init(recio__cond *c) {
+    InitializeConditionVariable(c);
+    return 0;
+}
 static void recio__cond_destroy(recio__cond *c) { (void)c; }
 static void recio__cond_wait(recio__cond *c, recio__mutex *m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
 static void recio__cond_broadcast(recio__cond *c) { WakeAllConditionVariable(c); }
@@ -1812,7 +1842,6 @@ static void recio__open_msg(char *dst, const char *name, const char *have, recio
     else recio__errf(dst, name, 0, "%s", recio_strerror(e));
 }
 
-
 RECIODEF uint32_t recio_load_u32le(const void *p) {
     const unsigned char *b = (const unsigned char *)p;
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
@@ -1866,7 +1895,6 @@ RECIODEF uint64_t recio_seed_for(uint64_t seed, uint64_t epoch, uint64_t index) 
     h = recio__hash64(h ^ (epoch + 0x632be59bd9b4e019ULL));
     return recio__hash64(h ^ (index + 0x85157af5b7a2d2c7ULL));
 }
-
 
 RECIODEF uint64_t recio_rng_next(recio_rng *r) {
     r->state += 0x9e3779b97f4a7c15ULL;
@@ -1993,27 +2021,35 @@ static recio_err recio__lfs_why(char *why, recio_err e) {
 #if LIBCURL_VERSION_NUM < 0x074b00
 #error "RECIO_CURL needs libcurl 7.75 or later (CURLOPT_AWS_SIGV4 signs the S3 requests)"
 #endif
+/* Milliseconds for backoff waits (a wall clock: a jump only moves one retry, see recio__rm_pump): the
+   remote column's one OS call outside libcurl, a column per OS. */
 #ifdef _WIN32
 #include <windows.h>
+static double recio__rm_now(void) { return (double)GetTickCount64(); }
 #else
 #include <sys/time.h> /* gettimeofday: declared whatever the feature macros (clock_gettime is not) */
+static double recio__rm_now(void) {
+    struct timeval t;
+    gettimeofday(&t, NULL);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_usec / 1e3;
+}
 #endif
 
-#define RECIO__RM_TRIES 5              /* tries of one request before its error is the caller's */
-#define RECIO__RM_DEPTH 4              /* ranged GETs in flight ahead of the reader */
-#define RECIO__RM_FIRST (256u << 10)   /* the first range after an open or a seek */
-#define RECIO__RM_CHUNK (8u << 20)     /* the largest range */
-#define RECIO__RM_PART (8u << 20)      /* a multipart upload's part (S3's least is 5 MiB) */
+#define RECIO__RM_TRIES 5            /* tries of one request before its error is the caller's */
+#define RECIO__RM_DEPTH 4            /* ranged GETs in flight ahead of the reader */
+#define RECIO__RM_FIRST (256u << 10) /* the first range after an open or a seek */
+#define RECIO__RM_CHUNK (8u << 20)   /* the largest range */
+#define RECIO__RM_PART (8u << 20)    /* a multipart upload's part (S3's least is 5 MiB) */
 #define RECIO__RM_URL 3072
-#define RECIO__RM_TAG 160              /* an ETag, quotes included */
+#define RECIO__RM_TAG 160 /* an ETag, quotes included */
 
 typedef struct recio__rm_cfg {
-    int s3;                                   /* s3://BUCKET/KEY, else an http(s) URL */
-    char id[256], secret[256], token[4096];   /* S3 credentials; id "" = anonymous */
+    int s3;                                 /* s3://BUCKET/KEY, else an http(s) URL */
+    char id[256], secret[256], token[4096]; /* S3 credentials; id "" = anonymous */
     char region[64], endpoint[1024], bucket[256];
-    char name[1024];                          /* the URI as messages show it */
-    char ca[1024];                            /* a CA bundle to trust instead of the system's, or "" */
-    const char *uri, *key;                    /* key: into uri, after "s3://BUCKET/" */
+    char name[1024];       /* the URI as messages show it */
+    char ca[1024];         /* a CA bundle to trust instead of the system's, or "" */
+    const char *uri, *key; /* key: into uri, after "s3://BUCKET/" */
 } recio__rm_cfg;
 
 enum { RECIO__RM_IDLE, RECIO__RM_RUN, RECIO__RM_WAIT, RECIO__RM_DONE, RECIO__RM_FAILED };
@@ -2024,48 +2060,57 @@ typedef struct recio__rm_xfer {
     CURL *h;
     struct curl_slist *hdrs;
     char url[RECIO__RM_URL], range[48], iferr[CURL_ERROR_SIZE];
-    const char *method;                       /* "GET", "HEAD", "PUT", "POST", "DELETE" */
-    const char *if_match;                     /* ETag the object must still have, or NULL */
-    char *adopt;                              /* the open's range: where the first answer's ETag goes */
-    uint64_t off, len;                        /* GET: the range asked; len 0: the whole body */
-    const unsigned char *body;                /* PUT / POST: body_len bytes */
+    const char *method;        /* "GET", "HEAD", "PUT", "POST", "DELETE" */
+    const char *if_match;      /* ETag the object must still have, or NULL */
+    char *adopt;               /* the open's range: where the first answer's ETag goes */
+    uint64_t off, len;         /* GET: the range asked; len 0: the whole body */
+    const unsigned char *body; /* PUT / POST: body_len bytes */
     size_t body_len, body_pos;
-    unsigned char *buf;                       /* the answer's body: cap bytes, or growing when grow */
+    unsigned char *buf; /* the answer's body: cap bytes, or growing when grow */
     size_t cap, got;
     int grow, state, tries, part, overflow;
-    int if_none_match;                        /* PUT / POST: "If-None-Match: *" (RECIO_FS_NEW) */
-    unsigned char *dst;                       /* GET: the reader's buffer while it waits for the bytes at
-                                                 off + got: they go there, not through buf (one copy) */
+    int if_none_match;  /* PUT / POST: "If-None-Match: *" (RECIO_FS_NEW) */
+    unsigned char *dst; /* GET: the reader's buffer while it waits for the bytes at
+                           off + got: they go there, not through buf (one copy) */
     size_t dst_cap, dst_got;
-    uint64_t skip;                            /* buf holds [off + skip, off + got): the rest went to dst */
-    double at;                                /* WAIT: when to try again (ms, monotonic) */
+    uint64_t skip; /* buf holds [off + skip, off + got): the rest went to dst */
+    double at;     /* WAIT: when to try again (ms, monotonic) */
     CURLcode rc;
     long status, retry_after;
-    uint64_t total, first;                    /* Content-Range's size and first byte, UINT64_MAX when absent */
-    uint64_t want_total;                      /* GET: the object's size as the open saw it */
-    uint64_t from;                            /* GET: the first byte this try asks for */
-    char etag[RECIO__RM_TAG], err[512];       /* the answer's ETag; the first bytes of an error body */
+    uint64_t total, first;              /* Content-Range's size and first byte, UINT64_MAX when absent */
+    uint64_t want_total;                /* GET: the object's size as the open saw it */
+    uint64_t from;                      /* GET: the first byte this try asks for */
+    char etag[RECIO__RM_TAG], err[512]; /* the answer's ETag; the first bytes of an error body */
     size_t err_len;
 } recio__rm_xfer;
+
+/* A split's connections, kept from one open to the next. Without it every open of a remote file
+   starts its own libcurl multi handle, and so new connections (and, over HTTPS, full TLS
+   handshakes) for each file and each HEAD; a split opens one file after another. A pool belongs to
+   one split (no global state: the split's lifetime is the pool's): an open takes an idle multi
+   handle, whose connection cache still holds the connections the last file left open, and gives it
+   back at close; the share handle keeps DNS answers and TLS sessions for all of them, so a new
+   connection resumes a TLS session instead of a full handshake. */
+#define RECIO__RM_POOL 4 /* idle multi handles kept: a split has a few files open at once at most */
+typedef struct recio__rm_pool {
+    recio_allocator alloc;
+    CURLSH *sh; /* made at the first open; NULL when libcurl cannot make one */
+    CURLM *idle[RECIO__RM_POOL];
+    int n, shared;                        /* shared: sh was tried */
+#ifdef RECIO_THREADS                      /* the split's files may be opened and closed on worker threads */
+    recio__mutex mu;                      /* idle, n, sh */
+    recio__mutex lk[CURL_LOCK_DATA_LAST]; /* the share's data, a lock per kind (libcurl may hold two) */
+#endif
+} recio__rm_pool;
 
 typedef struct recio__rm_sess {
     recio__rm_cfg cfg;
     recio_allocator alloc;
+    recio__rm_pool *pool; /* where m came from and goes back to, or NULL: m is own */
     CURLM *m;
-    recio_rng rng;                            /* backoff jitter */
-    char why[RECIO_ERRMSG_SIZE];              /* the last failure, without the URI */
+    recio_rng rng;               /* backoff jitter */
+    char why[RECIO_ERRMSG_SIZE]; /* the last failure, without the URI */
 } recio__rm_sess;
-
-/* Milliseconds for backoff waits (a wall clock: a jump only moves one retry, see recio__rm_pump). */
-static double recio__rm_now(void) {
-#ifdef _WIN32
-    return (double)GetTickCount64();
-#else
-    struct timeval t;
-    gettimeofday(&t, NULL);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_usec / 1e3;
-#endif
-}
 
 /* a and b agree on n bytes, ignoring ASCII case (b may be shorter: its 0 ends the match). */
 static int recio__rm_ieq(const char *a, const char *b, size_t n) {
@@ -2335,12 +2380,13 @@ static int recio__rm_prep(recio__rm_xfer *x) {
     uint64_t from = x->from = x->off + x->got;
     curl_easy_reset(h);
     if (recio__rm_headers(x)) return -1;
+    if (x->s->pool && x->s->pool->sh) curl_easy_setopt(h, CURLOPT_SHARE, x->s->pool->sh);
     curl_easy_setopt(h, CURLOPT_URL, x->url);
     curl_easy_setopt(h, CURLOPT_PRIVATE, (void *)x);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->iferr);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);  /* a connection silent for 30 s is dead: try again */
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L); /* a connection silent for 30 s is dead: try again */
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 30L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
@@ -2403,10 +2449,16 @@ static int recio__rm_start(recio__rm_xfer *x) {
 static int recio__rm_transient(const recio__rm_xfer *x) {
     switch (x->rc) {
     case CURLE_OK: break;
-    case CURLE_COULDNT_CONNECT: case CURLE_OPERATION_TIMEDOUT: case CURLE_RECV_ERROR: case CURLE_SEND_ERROR:
-    case CURLE_GOT_NOTHING: case CURLE_PARTIAL_FILE: case CURLE_HTTP2: case CURLE_HTTP2_STREAM:
-    case CURLE_SSL_CONNECT_ERROR: case CURLE_COULDNT_RESOLVE_HOST:
-        return 1;
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_COULDNT_RESOLVE_HOST: return 1;
     default: return 0;
     }
     return x->status >= 500 || x->status == 429 || x->status == 408 ||
@@ -2436,12 +2488,24 @@ static void recio__rm_settle(recio__rm_xfer *x, CURLcode rc) {
     else x->state = RECIO__RM_FAILED;
 }
 
+/* Settles every transfer of s that finished; how many. */
+static int recio__rm_settled(recio__rm_sess *s) {
+    CURLMsg *msg;
+    int left, n = 0;
+    while ((msg = curl_multi_info_read(s->m, &left)) != NULL) {
+        recio__rm_xfer *x = NULL;
+        if (msg->msg != CURLMSG_DONE) continue;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        if (x) recio__rm_settle(x, msg->data.result), n++;
+    }
+    return n;
+}
+
 /* Moves every transfer of the session on: waits up to wait_ms for the network (less when a retry
    falls due earlier), settles what finished, starts the retries whose time came. xs: the session's
    transfers that may wait for a retry (n of them). -1 when curl itself fails. */
 static int recio__rm_pump(recio__rm_sess *s, recio__rm_xfer *const *xs, int n, int wait_ms) {
-    CURLMsg *msg;
-    int running, left, i;
+    int running, i;
     double now = recio__rm_now();
     for (i = 0; i < n; i++)
         if (xs[i] && xs[i]->state == RECIO__RM_WAIT) {
@@ -2452,14 +2516,12 @@ static int recio__rm_pump(recio__rm_sess *s, recio__rm_xfer *const *xs, int n, i
             }
         }
     if (curl_multi_perform(s->m, &running) != CURLM_OK) return -1;
-    if (wait_ms > 0 && curl_multi_poll(s->m, NULL, 0, wait_ms, NULL) != CURLM_OK) return -1;
-    if (wait_ms > 0 && curl_multi_perform(s->m, &running) != CURLM_OK) return -1;
-    while ((msg = curl_multi_info_read(s->m, &left)) != NULL) {
-        recio__rm_xfer *x = NULL;
-        if (msg->msg != CURLMSG_DONE) continue;
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-        if (x) recio__rm_settle(x, msg->data.result);
-    }
+    /* A request on a kept connection may be asked and answered within that one call: then there is
+       nothing to wait for (a poll would sleep its whole time). */
+    if (recio__rm_settled(s) || wait_ms <= 0) return 0;
+    if (curl_multi_poll(s->m, NULL, 0, wait_ms, NULL) != CURLM_OK) return -1;
+    if (curl_multi_perform(s->m, &running) != CURLM_OK) return -1;
+    recio__rm_settled(s);
     return 0;
 }
 
@@ -2474,7 +2536,7 @@ static int recio__rm_wait(recio__rm_sess *s, recio__rm_xfer *x, recio__rm_xfer *
 }
 
 /* The text of element tag in an XML body (the first from *from on), entities decoded, into out;
-   *from moves past it. 0 when found. */
+ *from moves past it. 0 when found. */
 static int recio__rm_xml(const char **from, const char *end, const char *tag, char *out, size_t cap) {
     char open[64], close[64];
     const char *a, *b, *p;
@@ -2514,9 +2576,12 @@ static void recio__rm_fail_words(recio__rm_sess *s, const recio__rm_xfer *x) {
         if (x->overflow == 5)
             recio__fmt(s->why, sizeof s->why, "the object changed while it was read (ETag %s, then %s)",
                        x->if_match ? x->if_match : "", x->etag);
-        else recio__fmt(s->why, sizeof s->why, x->overflow == 2 ? "out of memory"
-                        : x->overflow == 3 ? "HTTP %d: not the byte range asked (the server must answer Range requests)"
-                        : "HTTP %d: the server sent more than was asked", (int)x->status);
+        else
+            recio__fmt(s->why, sizeof s->why,
+                       x->overflow == 2   ? "out of memory"
+                       : x->overflow == 3 ? "HTTP %d: not the byte range asked (the server must answer Range requests)"
+                                          : "HTTP %d: the server sent more than was asked",
+                       (int)x->status);
         return;
     }
     if (x->rc != CURLE_OK) {
@@ -2566,18 +2631,106 @@ static void recio__rm_xfer_free(recio__rm_sess *s, recio__rm_xfer *x) {
     memset(x, 0, sizeof *x);
 }
 
-static recio_err recio__rm_sess_open(recio__rm_sess *s, const char *uri, const recio_allocator *a) {
+#ifdef RECIO_THREADS
+static void recio__rm_lock(CURL *h, curl_lock_data d, curl_lock_access a, void *user) {
+    (void)h, (void)a;
+    recio__mutex_lock(&((recio__rm_pool *)user)->lk[d]);
+}
+static void recio__rm_unlock(CURL *h, curl_lock_data d, void *user) {
+    (void)h;
+    recio__mutex_unlock(&((recio__rm_pool *)user)->lk[d]);
+}
+#define RECIO__RM_LOCK(p) recio__mutex_lock(&(p)->mu)
+#define RECIO__RM_UNLOCK(p) recio__mutex_unlock(&(p)->mu)
+#else
+#define RECIO__RM_LOCK(p) (void)(p)
+#define RECIO__RM_UNLOCK(p) (void)(p)
+#endif
+
+/* 0 when p is ready (nothing of libcurl's is made before the first remote open). */
+static int recio__rm_pool_init(recio__rm_pool *p, const recio_allocator *a) {
+    memset(p, 0, sizeof *p);
+    if (a) p->alloc = *a;
+#ifdef RECIO_THREADS
+    {
+        int i;
+        if (recio__mutex_init(&p->mu)) return -1;
+        for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
+            if (recio__mutex_init(&p->lk[i])) {
+                while (i--) recio__mutex_destroy(&p->lk[i]);
+                return recio__mutex_destroy(&p->mu), -1;
+            }
+    }
+#endif
+    return 0;
+}
+
+/* Every open of the pool was closed: its connections and sessions go. */
+static void recio__rm_pool_free(recio__rm_pool *p) {
+    while (p->n) curl_multi_cleanup(p->idle[--p->n]); /* before the share: they may close TLS sessions */
+    if (p->sh) curl_share_cleanup(p->sh);
+#ifdef RECIO_THREADS
+    {
+        int i;
+        for (i = 0; i < CURL_LOCK_DATA_LAST; i++) recio__mutex_destroy(&p->lk[i]);
+        recio__mutex_destroy(&p->mu);
+    }
+#endif
+    memset(p, 0, sizeof *p);
+}
+
+/* The share handle (first call only; without one the pool still keeps connections). */
+static void recio__rm_pool_share(recio__rm_pool *p) {
+    CURLSH *sh;
+    p->shared = 1;
+    if (!(sh = curl_share_init())) return;
+#ifdef RECIO_THREADS
+    curl_share_setopt(sh, CURLSHOPT_LOCKFUNC, recio__rm_lock);
+    curl_share_setopt(sh, CURLSHOPT_UNLOCKFUNC, recio__rm_unlock);
+    curl_share_setopt(sh, CURLSHOPT_USERDATA, (void *)p);
+#endif
+    if (curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) != CURLSHE_OK ||
+        curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK)
+        curl_share_cleanup(sh), sh = NULL;
+    p->sh = sh;
+}
+
+/* An idle multi handle of the pool (its connections with it), else a new one. */
+static CURLM *recio__rm_pool_take(recio__rm_pool *p) {
+    CURLM *m = NULL;
+    RECIO__RM_LOCK(p);
+    if (!p->shared) recio__rm_pool_share(p);
+    if (p->n) m = p->idle[--p->n];
+    RECIO__RM_UNLOCK(p);
+    if (!m && (m = curl_multi_init()) != NULL) curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, 2L * RECIO__RM_DEPTH);
+    return m;
+}
+
+/* m back to the pool (none of its transfers left in it), or closed when the pool is full. */
+static void recio__rm_pool_give(recio__rm_pool *p, CURLM *m) {
+    RECIO__RM_LOCK(p);
+    if (p->n < RECIO__RM_POOL) p->idle[p->n++] = m, m = NULL;
+    RECIO__RM_UNLOCK(p);
+    if (m) curl_multi_cleanup(m);
+}
+
+static recio_err recio__rm_sess_open(recio__rm_sess *s, const char *uri, const recio_allocator *a,
+                                     recio__rm_pool *pool) {
     recio_err e;
     memset(s, 0, sizeof *s);
     if (a) s->alloc = *a;
     if ((e = recio__rm_cfg_load(&s->cfg, uri, s->why)) != RECIO_OK) return e;
-    if (!(s->m = curl_multi_init())) return recio__fmt(s->why, sizeof s->why, "cannot start libcurl"), RECIO_ERR_NOMEM;
+    s->pool = pool;
+    if (!(s->m = pool ? recio__rm_pool_take(pool) : curl_multi_init()))
+        return recio__fmt(s->why, sizeof s->why, "cannot start libcurl"), RECIO_ERR_NOMEM;
     s->rng.state = (uint64_t)(uintptr_t)s ^ (uint64_t)recio__rm_now();
     return RECIO_OK;
 }
 
+/* After every transfer of s was freed (so none is left in s->m). */
 static void recio__rm_sess_close(recio__rm_sess *s) {
-    if (s->m) curl_multi_cleanup(s->m);
+    if (s->m && s->pool) recio__rm_pool_give(s->pool, s->m);
+    else if (s->m) curl_multi_cleanup(s->m);
     s->m = NULL;
 }
 
@@ -2585,12 +2738,12 @@ static void recio__rm_sess_close(recio__rm_sess *s) {
 
 typedef struct recio__rm_file {
     recio__rm_sess s;
-    char etag[RECIO__RM_TAG];               /* the object's, from the HEAD of the open */
-    uint64_t size, pos, next;                /* next: where the next range ahead starts */
-    size_t ramp;                             /* that range's length */
+    char etag[RECIO__RM_TAG]; /* the object's, from the HEAD of the open */
+    uint64_t size, pos, next; /* next: where the next range ahead starts */
+    size_t ramp;              /* that range's length */
     recio__rm_xfer x[RECIO__RM_DEPTH];
     recio__rm_xfer *xs[RECIO__RM_DEPTH];
-    char msg[RECIO_ERRMSG_SIZE];             /* "URI: offset N: why" after a failed read */
+    char msg[RECIO_ERRMSG_SIZE]; /* "URI: offset N: why" after a failed read */
 } recio__rm_file;
 
 static void recio__rm_cancel(recio__rm_file *f, recio__rm_xfer *x) {
@@ -2657,7 +2810,7 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
                 return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
         }
         if (done && f->pos >= x->off + x->got) break; /* what came so far: the caller works while the rest comes */
-        if (f->pos == x->off + x->got) { /* waiting: the bytes go straight into the caller's buffer */
+        if (f->pos == x->off + x->got) {              /* waiting: the bytes go straight into the caller's buffer */
             x->dst = (unsigned char *)buf + done, x->dst_cap = n - done, x->dst_got = 0;
             while (!x->dst_got && (x->state == RECIO__RM_RUN || x->state == RECIO__RM_WAIT))
                 if (recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 100)) {
@@ -2709,7 +2862,8 @@ static int recio__rm_close(void *user) {
 
 /* Opens uri for reading: the first range's answer gives the size and the ETag (and an error's words,
    which a HEAD's answer has no body for). */
-static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const recio_allocator *a, char *why) {
+static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const recio_allocator *a, recio__rm_pool *pool,
+                                char *why) {
     recio__rm_file *f = (recio__rm_file *)recio__malloc(a, sizeof *f);
     recio__rm_xfer *x;
     recio_err e;
@@ -2717,7 +2871,7 @@ static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const rec
     *out = NULL;
     if (!f) return recio__fmt(why, RECIO_ERRMSG_SIZE, "out of memory"), RECIO_ERR_NOMEM;
     memset(f, 0, sizeof *f);
-    if ((e = recio__rm_sess_open(&f->s, uri, a)) != RECIO_OK) goto fail;
+    if ((e = recio__rm_sess_open(&f->s, uri, a, pool)) != RECIO_OK) goto fail;
     for (i = 0; i < RECIO__RM_DEPTH; i++) {
         f->x[i].s = &f->s, f->xs[i] = &f->x[i];
         if (recio__rm_url(&f->s.cfg, f->x[i].url, f->s.cfg.key, NULL)) {
@@ -2754,7 +2908,7 @@ static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const rec
         goto fail;
     }
     f->next = x->state == RECIO__RM_IDLE ? 0 : x->len; /* the ranges ahead start at the first read: */
-    f->ramp = RECIO__RM_FIRST * 2;                      /* an open for the size alone costs one range */
+    f->ramp = RECIO__RM_FIRST * 2;                     /* an open for the size alone costs one range */
     x->adopt = NULL;
     *out = f;
     return RECIO_OK;
@@ -2768,16 +2922,16 @@ fail:
 
 typedef struct recio__rm_writer {
     recio__rm_sess s;
-    char upload[1024];                      /* the UploadId, "" until the first part */
-    recio__rm_xfer part[2];                 /* one fills while the other goes up */
-    recio__rm_xfer call;                    /* create, complete, abort, a single PUT */
-    int cur;                                /* the part that fills */
+    char upload[1024];      /* the UploadId, "" until the first part */
+    recio__rm_xfer part[2]; /* one fills while the other goes up */
+    recio__rm_xfer call;    /* create, complete, abort, a single PUT */
+    int cur;                /* the part that fills */
     size_t fill;
     unsigned nparts;
-    char (*etags)[RECIO__RM_TAG];           /* part n's ETag at n - 1 */
+    char (*etags)[RECIO__RM_TAG]; /* part n's ETag at n - 1 */
     size_t etag_cap;
-    int failed, del;                        /* del: RECIO_FS_DELETE's pending (nothing written) */
-    int fresh;                              /* RECIO_FS_NEW: never replaces an object */
+    int failed, del; /* del: RECIO_FS_DELETE's pending (nothing written) */
+    int fresh;       /* RECIO_FS_NEW: never replaces an object */
 } recio__rm_writer;
 
 static int recio__rm_w_fail(recio__rm_writer *w) {
@@ -2946,7 +3100,7 @@ static recio_err recio__rm_w_open(recio__rm_writer **out, const char *uri, const
     if (!(w = (recio__rm_writer *)recio__malloc(a, sizeof *w)))
         return recio__fmt(why, RECIO_ERRMSG_SIZE, "out of memory"), RECIO_ERR_NOMEM;
     memset(w, 0, sizeof *w);
-    if ((e = recio__rm_sess_open(&w->s, uri, a)) != RECIO_OK) {
+    if ((e = recio__rm_sess_open(&w->s, uri, a, NULL)) != RECIO_OK) {
         recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", w->s.why);
         recio__rm_w_free(w);
         return e;
@@ -3022,14 +3176,15 @@ static int recio__rm_any(void *ctx, const char *name, int dir, uint64_t size) {
 
 /* What is at uri: an object (kind 1, its size), a "directory" on S3 (kind 2: keys under uri/), or
    nothing (kind 0, RECIO_OK). An error when the server cannot tell (403, 5xx, no connection). */
-static recio_err recio__rm_stat(const char *uri, const recio_allocator *a, int *kind, uint64_t *size, char *why) {
+static recio_err recio__rm_stat(const char *uri, const recio_allocator *a, recio__rm_pool *pool, int *kind,
+                                uint64_t *size, char *why) {
     recio__rm_sess s;
     recio__rm_xfer x;
     recio_err e;
     curl_off_t len = -1;
     *kind = 0, *size = 0;
     memset(&x, 0, sizeof x);
-    if ((e = recio__rm_sess_open(&s, uri, a)) != RECIO_OK)
+    if ((e = recio__rm_sess_open(&s, uri, a, pool)) != RECIO_OK)
         return recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", s.why), recio__rm_sess_close(&s), e;
     if (s.cfg.s3 && (!s.cfg.key[0] || s.cfg.key[strlen(s.cfg.key) - 1] == '/')) {
         e = RECIO_OK;
@@ -3065,7 +3220,7 @@ static recio_err recio__rm_remove(const char *uri, const recio_allocator *a, cha
         return recio__fmt(why, RECIO_ERRMSG_SIZE, "http(s) URLs are read-only: write to s3:// or a file"),
                RECIO_ERR_UNSUPPORTED;
     memset(&x, 0, sizeof x);
-    if ((e = recio__rm_sess_open(&s, uri, a)) == RECIO_OK) {
+    if ((e = recio__rm_sess_open(&s, uri, a, NULL)) == RECIO_OK) {
         if (recio__rm_url(&s.cfg, x.url, s.cfg.key, NULL))
             e = RECIO_ERR_ARG, recio__fmt(s.why, sizeof s.why, "URI too long");
         else if ((e = recio__rm_call(&s, &x, "DELETE", NULL, 0)) != RECIO_OK && x.rc == CURLE_OK && x.status == 404)
@@ -3083,8 +3238,8 @@ static const char *recio__rmfs_error(void *user) { return ((recio__rm_file *)use
 
 static recio_err recio__rmfs_open_read(void *user, const char *path, recio_io *io, char *why) {
     recio__rm_file *f;
-    recio_err e = recio__rm_open(&f, path, NULL, why);
-    (void)user;
+    recio__rm_pool *pool = (recio__rm_pool *)user; /* a split's (recio__rm_rows), or NULL */
+    recio_err e = recio__rm_open(&f, path, pool ? &pool->alloc : NULL, pool, why);
     if (e != RECIO_OK) return e;
     memset(io, 0, sizeof *io);
     io->read = recio__rm_read, io->seek = recio__rm_seek, io->size = recio__rm_size, io->close = recio__rm_close;
@@ -3094,8 +3249,8 @@ static recio_err recio__rmfs_open_read(void *user, const char *path, recio_io *i
 
 static recio_err recio__rmfs_stat(void *user, const char *path, recio_fs_stat *st, char *why) {
     int kind;
-    recio_err e = recio__rm_stat(path, NULL, &kind, &st->size, why);
-    (void)user;
+    recio__rm_pool *pool = (recio__rm_pool *)user;
+    recio_err e = recio__rm_stat(path, pool ? &pool->alloc : NULL, pool, &kind, &st->size, why);
     st->kind = kind == 1 ? RECIO_FS_FILE : kind == 2 ? RECIO_FS_DIR : RECIO_FS_NONE;
     return e;
 }
@@ -3117,13 +3272,13 @@ static recio_err recio__rmfs_list(void *user, const char *dir,
     recio__rm_sess s;
     recio__rmfs_ls l;
     char prefix[1100];
+    recio__rm_pool *pool = (recio__rm_pool *)user;
     recio_err e;
-    (void)user;
     if (!recio__rm_ieq(dir, "s3://", 5))
         return recio__fmt(why, RECIO_ERRMSG_SIZE, "an http(s) URL cannot be listed: name each file"),
                RECIO_ERR_UNSUPPORTED;
     l.entry = entry, l.ctx = ctx;
-    if ((e = recio__rm_sess_open(&s, dir, NULL)) == RECIO_OK) {
+    if ((e = recio__rm_sess_open(&s, dir, pool ? &pool->alloc : NULL, pool)) == RECIO_OK) {
         size_t n = strlen(s.cfg.key);
         recio__fmt(prefix, sizeof prefix, "%s%s", s.cfg.key, n && s.cfg.key[n - 1] != '/' ? "/" : "");
         e = recio__rm_ls(&s, prefix, 1, 0, recio__rmfs_entry, &l);
@@ -3159,7 +3314,7 @@ static void recio__rmfs_discard(void *user, void *pending) {
 static recio_err recio__rmfs_taken(recio__rm_writer *w, char *why) {
     uint64_t size;
     int kind;
-    recio_err e = recio__rm_stat(w->s.cfg.uri, NULL, &kind, &size, why);
+    recio_err e = recio__rm_stat(w->s.cfg.uri, NULL, NULL, &kind, &size, why);
     if (e == RECIO_OK && kind == 1)
         return recio__fmt(why, RECIO_ERRMSG_SIZE, "was made by someone else meanwhile: not replaced"), RECIO_ERR_IO;
     return e;
@@ -3178,8 +3333,7 @@ static recio_err recio__rmfs_commit(void *user, void *const *pending, int n, cha
         else if (w->del) e = recio__rm_remove(w->s.cfg.uri, NULL, why), recio__rm_w_free(w);
         else e = recio__rm_w_commit(w, why), recio__rm_w_free(w);
         if (e == RECIO_OK) done++;
-        else if (done && !strstr(why, "already")) { /* say what stays */
-            size_t k = strlen(why);
+        else if (done && !strstr(why, "already")) { /* say what stays */ size_t k = strlen(why);
             recio__fmt(why + k, RECIO_ERRMSG_SIZE - k,
                        " (%d output%s before it already written: S3 has no transaction over "
                        "several objects)",
@@ -3192,6 +3346,22 @@ static recio_err recio__rmfs_commit(void *user, void *const *pending, int n, cha
 static recio_err recio__rmfs_remove(void *user, const char *path, char *why) {
     (void)user;
     return recio__rm_remove(path, NULL, why);
+}
+
+/* A split's remote rows: for each of s3, http and https that the caller's own filesystems (list) leave
+   to the built-in row, a copy of that row whose user is the split's pool, chained before list; the
+   new head (list itself when no scheme is left). rows: 3, as long as the split. */
+#define RECIO__RM_POOLED 1
+static const recio_fs *recio__rm_rows(recio_fs *rows, recio__rm_pool *pool, const recio_fs *list) {
+    static const char *const probe[3] = {"s3://", "http://", "https://"};
+    const recio_fs *head = list;
+    int i;
+    for (i = 2; i >= 0; i--) {
+        const recio_fs *f = recio_fs_find(list, probe[i]);
+        if (!f || f->open_read != recio__rmfs_open_read || f->user) continue;
+        rows[i] = *f, rows[i].user = (void *)pool, rows[i].next = head, head = &rows[i];
+    }
+    return head;
 }
 
 #define RECIO__RMFS_ROW(scheme, next)                                                                                  \
@@ -3212,8 +3382,8 @@ static recio_err recio__rmfs_none_stat(void *user, const char *path, recio_fs_st
     recio__fmt(why, RECIO_ERRMSG_SIZE, RECIO__RM_NONE);
     return RECIO_ERR_UNSUPPORTED;
 }
-#define RECIO__RMFS_ROW(scheme, next) \
-    {scheme, NULL, 0, recio__rmfs_none, recio__rmfs_none_stat, NULL, NULL, NULL, NULL, NULL, NULL, NULL, next}
+#define RECIO__RMFS_ROW(scheme, next)                                                                                  \
+    { scheme, NULL, 0, recio__rmfs_none, recio__rmfs_none_stat, NULL, NULL, NULL, NULL, NULL, NULL, NULL, next }
 #endif /* RECIO_CURL */
 
 #ifdef RECIO__RMFS_ROW /* the remote rows, chained after the local filesystem (RECIO__FS_REMOTE: the first) */
@@ -3477,7 +3647,8 @@ static int recio__lfs_replace(const char *tmp, const char *path) {
     if (MoveFileExA(tmp, path, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) return 0;
     err = GetLastError();
     errno = err == ERROR_ACCESS_DENIED || err == ERROR_SHARING_VIOLATION ? EACCES
-            : err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND ? ENOENT : EIO;
+            : err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND ? ENOENT
+                                                                         : EIO;
     return -1;
 }
 
@@ -3692,9 +3863,9 @@ static int recio__lfs_keep(recio__lfs_pending *p) {
    set) when the old PATH or the new one's absence could not be restored (it stays as bak). */
 static int recio__lfs_settle(recio__lfs_pending *p, int bad, char *why) {
     int rc = 0;
-    if (bad && p->kept == 1 && !p->done) remove(p->bak); /* PATH never changed: drop the extra name */
+    if (bad && p->kept == 1 && !p->done) remove(p->bak);               /* PATH never changed: drop the extra name */
     else if (bad && p->kept) rc = recio__lfs_replace(p->bak, p->path); /* the old file back */
-    else if (bad && p->done && p->tmp) rc = remove(p->path); /* there was none: neither file is replaced */
+    else if (bad && p->done && p->tmp) rc = remove(p->path);           /* there was none: neither file is replaced */
     if (p->tmp && !p->done) remove(p->tmp);
     if (!bad && p->kept && remove(p->bak) != 0)
         recio__fmt(why, RECIO_ERRMSG_SIZE,
@@ -3875,7 +4046,7 @@ RECIODEF recio_err recio_index_path(char *out, size_t cap, const char *rec, cons
     int k, there = 0;
     if (!out || !rec) return RECIO_ERR_ARG;
     if (cap < (n = strlen(rec)) + 5) return RECIO_ERR_SMALL; /* the caller's buffer */
-    for (k = 0; k < 2 && !there; k++) { /* REC.idx, then REC with .rec replaced */
+    for (k = 0; k < 2 && !there; k++) {                      /* REC.idx, then REC with .rec replaced */
         memcpy(out, rec, n + 1);
         if (k && n > 4 && strcmp(rec + n - 4, ".rec") == 0) out[n - 4] = 0;
         memcpy(out + strlen(out), ".idx", 5);
@@ -3913,20 +4084,26 @@ struct recio_reader {
     recio_err sticky;
     const char *name; /* after the struct in the same allocation, or a literal (open_mem) */
     char errmsg[RECIO_ERRMSG_SIZE];
-    recio_fs_map map; /* a mapped file, and the filesystem that unmaps it (last: the fields above */
+    recio_fs_map map;       /* a mapped file, and the filesystem that unmaps it (last: the fields above */
     const recio_fs *map_fs; /* are the parser's, kept at small offsets for its code) */
 };
 
 static uint64_t recio__rd_off(const recio_reader *r) { return r->base + r->pos; }
 
 /* Records the reader's error e at off; f's conversions (numbers only) take a, then b. */
-static recio_err recio__rd_fail(recio_reader *r, recio_err e, uint64_t off, const char *f, uint64_t a, uint64_t b) {
+/* "NAME: offset OFF: " and f with up to two numbers, without a variadic call (the memory reader's
+   footprint, docs/footprint.md); the name was redacted when the reader was made (recio__rd_alloc). */
+static void recio__rd_say(recio_reader *r, uint64_t off, const char *f, uint64_t a, uint64_t b) {
     recio__arg args[4];
     args[0].s = r->name;
     args[1].u = off;
     args[2].u = a;
     args[3].u = b;
     recio__fmt_args(r->errmsg, RECIO_ERRMSG_SIZE, RECIO__AT_OFFSET, f, args, 4);
+}
+
+static recio_err recio__rd_fail(recio_reader *r, recio_err e, uint64_t off, const char *f, uint64_t a, uint64_t b) {
+    recio__rd_say(r, off, f, a, b);
     r->sticky = e;
     return e;
 }
@@ -4097,9 +4274,7 @@ RECIODEF recio_err recio_reader_next(recio_reader *r, recio_record *rec) {
     const unsigned char *body;
     recio_err e;
     if (!r) return RECIO_ERR_ARG;
-    if (!rec)
-        return recio__errf(r->errmsg, r->name, recio__rd_off(r), "%s", "next: the record pointer is NULL"),
-               RECIO_ERR_ARG;
+    if (!rec) return recio__rd_say(r, recio__rd_off(r), "next: the record pointer is NULL", 0, 0), RECIO_ERR_ARG;
     if (r->sticky) return r->sticky;
     rec_off = recio__rd_off(r);
     for (;;) { /* cflag 0: whole; 1, 2..., 3: parts joined at r->join[at], the magic word between */
@@ -4130,6 +4305,7 @@ static recio_err recio__rd_alloc(recio_reader **out, const char *name, const rec
     if (a) r->alloc = *a;
     r->size = -1;
     memcpy(r + 1, name, n);
+    recio_redact((char *)(r + 1)); /* once, so that no message of this reader carries a URL's secret */
     r->name = (const char *)(r + 1);
     *out = r;
     return RECIO_OK;
@@ -4262,9 +4438,9 @@ struct recio_writer {
     int has_idx;
     unsigned char idx_buf[4096];
     size_t idx_len;
-    const recio_fs *fs[2];      /* filesystems of the data file and of the .idx (NULL: desc.io, none) */
-    void *pend[2];              /* their outputs waiting for the commit (atomic), else NULL */
-    const char *tmp[2];         /* their temporary names while pending, for desc.tmp_names */
+    const recio_fs *fs[2]; /* filesystems of the data file and of the .idx (NULL: desc.io, none) */
+    void *pend[2];         /* their outputs waiting for the commit (atomic), else NULL */
+    const char *tmp[2];    /* their temporary names while pending, for desc.tmp_names */
     int finished;
     recio_err sticky;
     char *name;
@@ -4644,7 +4820,7 @@ RECIODEF recio_err recio_writer_open_desc(recio_writer **out, const char *path, 
 #endif
     recio__open_msg(d.errmsg, d.name, w ? w->errmsg : NULL, e);
     if (e != RECIO_OK && w && !path) memset(&w->io, 0, sizeof w->io); /* desc.io stays the caller's */
-    if (e != RECIO_OK) return recio_writer_abort(w), e; /* closes what opened, removes what it created */
+    if (e != RECIO_OK) return recio_writer_abort(w), e;               /* closes what opened, removes what it created */
     if (d.tmp_names) d.tmp_names[0] = w->tmp[0], d.tmp_names[1] = w->tmp[1];
     *out = w;
     return RECIO_OK;
@@ -4773,12 +4949,12 @@ RECIODEF int recio_same_file(const char *a, const char *b) {
 struct recio_outfile {
     recio_allocator alloc;
     const recio_fs *fs;
-    recio_io io;          /* the new version's sink (zeroed once closed) */
-    void *pending;        /* the fs's token until settled; NULL: written in place, or settled */
-    char *path, *errmsg;  /* errmsg: the caller's buffer, or NULL */
+    recio_io io;         /* the new version's sink (zeroed once closed) */
+    void *pending;       /* the fs's token until settled; NULL: written in place, or settled */
+    char *path, *errmsg; /* errmsg: the caller's buffer, or NULL */
     int undo, no_sync, committed;
-    int held;             /* committed with the old file kept aside (local column): settled at close */
-    int deferred;         /* committed with undo where nothing can be kept aside: made at close(f, 0) */
+    int held;     /* committed with the old file kept aside (local column): settled at close */
+    int deferred; /* committed with undo where nothing can be kept aside: made at close(f, 0) */
 };
 
 /* "PATH: offset 0: what" into the caller's buffer, when there is one. */
@@ -5167,7 +5343,6 @@ RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path, co
     return bad ? RECIO_ERR_IO : RECIO_OK;
 }
 
-
 /* Parse a float at *s: delegates to strtod on a bounded copy (the line is not NUL-terminated). */
 static int recio__parse_float(const char **s, const char *e, float *out) {
     char tmp[64], *end;
@@ -5405,15 +5580,15 @@ RECIODEF size_t recio_det_labels(float *dst, size_t cap, const float *extra, uin
 /* ---- 4. SPLIT: implementation ------------------------------------------------------------------ */
 
 #define RECIO__SPLIT_READERS 16 /* open files kept by shuffled reads when mapped (no descriptor each) */
-#define RECIO__SPLIT_FDS 4       /* ... and when each holds a descriptor and a buffer */
+#define RECIO__SPLIT_FDS 4      /* ... and when each holds a descriptor and a buffer */
 #define RECIO__PROBE_BLOCK 16384u
 
 typedef struct recio__sfile {
     char *path;
-    char *idx;            /* the index file its offsets came from, or NULL */
-    uint64_t size, base;  /* base: offset of its byte 0 in the concatenation */
-    uint64_t first;       /* index mode: global position of its first record */
-    uint64_t *offs;       /* sorted local record offsets (byte-mode ordinals and counts) */
+    char *idx;           /* the index file its offsets came from, or NULL */
+    uint64_t size, base; /* base: offset of its byte 0 in the concatenation */
+    uint64_t first;      /* index mode: global position of its first record */
+    uint64_t *offs;      /* sorted local record offsets (byte-mode ordinals and counts) */
     size_t noffs;
     int have_offs, sized;
 } recio__sfile;
@@ -5465,6 +5640,11 @@ struct recio_split {
     size_t rbuf; /* reader buffer when not set in the desc (0: the reader's default) */
     uint64_t tick;
     recio__probe probe;
+#ifdef RECIO__RM_POOLED
+    recio__rm_pool rm;   /* the remote files' connections, kept from one open to the next */
+    recio_fs rm_rows[3]; /* the built-in remote rows with rm as user, before d.fs */
+    int rm_on;
+#endif
     recio_err sticky;
     char errmsg[RECIO_ERRMSG_SIZE];
 };
@@ -5524,7 +5704,6 @@ static int recio__sp_cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
-
 
 /* ---- file list: ';'-separated items, wildcards and directories expanded in sorted order ---- */
 
@@ -5586,7 +5765,7 @@ static int recio__names_add(void *ctx, const char *name, recio_fs_kind kind) {
     (void)kind;
     if ((name[0] == '.' && k->pattern[0] != '.') || !recio__wildmatch(k->pattern, name, k->fold)) return 0;
     full = recio__cat(&k->s->alloc, k->prefix, name, k->rest);
-    k->e = !full       ? RECIO_ERR_NOMEM
+    k->e = !full      ? RECIO_ERR_NOMEM
            : *k->rest ? recio__sp_expand(k->s, full, 0)
                       : recio__sp_push(k->s, full, strlen(full));
     recio__free(&k->s->alloc, full);
@@ -6073,7 +6252,7 @@ static void recio__sp_iota(uint64_t *v, uint64_t n) {
 typedef struct recio__ixstream {
     recio_buffer starts; /* global offset of every K-th record (all: of every record, in file order) */
     uint64_t count, last;
-    unsigned fi;         /* one global index: the file holding `last` */
+    unsigned fi; /* one global index: the file holding `last` */
     int global, all;
 } recio__ixstream;
 
@@ -6115,7 +6294,7 @@ static recio_err recio__sp_ix_stream(recio_split *s, recio__ixstream *st, const 
         if ((k = io.read(io.user, buf + have, BLOCK - have)) < 0)
             e = recio__sp_fail(s, RECIO_ERR_IO, "%s: read failed", path);
         have += k > 0 ? (size_t)k : 0;
-        if (k == 0 && have && buf[have - 1] != '\n') buf[have++] = '\n'; /* a last line without its newline */
+        if (k == 0 && have && buf[have - 1] != '\n') buf[have++] = '\n';       /* a last line without its newline */
         for (L.end = buf + have; L.end > buf && L.end[-1] != '\n'; L.end--) {} /* the whole lines */
         for (L.p = buf; !e && recio__next_line(&L, &b, &t);)
             e = recio__sp_ix_line(s, st, b, t, L.line, path, base, limit);
@@ -6431,6 +6610,9 @@ RECIODEF recio_err recio_split_open_desc(recio_split **out, const char *uris, un
     memset(s, 0, sizeof *s);
     s->alloc = s->flist.alloc = a;
     if (desc) s->d = *desc;
+#ifdef RECIO__RM_POOLED
+    if ((s->rm_on = recio__rm_pool_init(&s->rm, &a) == 0) != 0) s->d.fs = recio__rm_rows(s->rm_rows, &s->rm, s->d.fs);
+#endif
     s->rank = rank;
     s->nsplit = nsplit;
     s->win = RECIO_SPLIT_UNKNOWN;
@@ -6509,6 +6691,9 @@ RECIODEF void recio_split_close(recio_split *s) {
     recio__free(&s->alloc, s->cperm);
     recio__free(&s->alloc, s->wstart);
     recio__free(&s->alloc, s->went);
+#ifdef RECIO__RM_POOLED
+    if (s->rm_on) recio__rm_pool_free(&s->rm); /* after every file of the split was closed */
+#endif
     recio__free(&s->alloc, s);
 }
 
@@ -6547,7 +6732,8 @@ RECIODEF void recio_split_close(recio_split *s) {
    not: another library could interpose it) */
 static size_t recio__esize(recio_dtype t) {
     switch (t) {
-    case RECIO_U8: case RECIO_I8: return 1;
+    case RECIO_U8:
+    case RECIO_I8: return 1;
     case RECIO_F16: return 2;
     case RECIO_F32: return 4;
     }
@@ -6677,8 +6863,16 @@ static float recio__ldf(const unsigned char *p, recio_dtype t) {
     switch (t) {
     case RECIO_U8: return (float)*p;
     case RECIO_I8: return (float)(signed char)*p;
-    case RECIO_F16: { uint16_t h; memcpy(&h, p, 2); return recio__h2f(h); }
-    case RECIO_F32: { float f; memcpy(&f, p, 4); return f; }
+    case RECIO_F16: {
+        uint16_t h;
+        memcpy(&h, p, 2);
+        return recio__h2f(h);
+    }
+    case RECIO_F32: {
+        float f;
+        memcpy(&f, p, 4);
+        return f;
+    }
     }
     return 0;
 }
@@ -6697,7 +6891,11 @@ static void recio__stf(unsigned char *p, recio_dtype t, float v) {
     case RECIO_I8:
         *p = (unsigned char)(signed char)(v <= -128 ? -128 : v >= 127 ? 127 : recio__floor_int(v + 0.5f));
         break;
-    case RECIO_F16: { uint16_t h = recio__f2h(v); memcpy(p, &h, 2); break; }
+    case RECIO_F16: {
+        uint16_t h = recio__f2h(v);
+        memcpy(p, &h, 2);
+        break;
+    }
     case RECIO_F32: memcpy(p, &v, 4); break;
     }
 }
@@ -6950,7 +7148,7 @@ __attribute__((target("avx2"))) static void recio__hrow2_avx2(const unsigned cha
 }
 
 __attribute__((target("avx2"))) static void recio__vrow2_avx2(const int32_t *r0, const int32_t *r1, int b0, int b1,
-                                                             unsigned char *line, int n) {
+                                                              unsigned char *line, int n) {
     __m256i vb0 = _mm256_set1_epi16((short)b0), vb1 = _mm256_set1_epi16((short)b1), two = _mm256_set1_epi16(2);
     int x = 0;
     for (; x + 16 <= n; x += 16) {
@@ -6973,7 +7171,7 @@ __attribute__((target("avx2"))) static void recio__vrow2_avx2(const int32_t *r0,
 
 /* Eight RGB pixels at a time, ((float)v - mean) / std with IEEE sub and div: the table's floats. */
 __attribute__((target("avx2"))) static void recio__norm3_avx2(const unsigned char *row, float *const d[3], int n,
-                                                             const float *lut, const float *mean, const float *std) {
+                                                              const float *lut, const float *mean, const float *std) {
     const __m128i a0 = _mm_setr_epi8(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
     const __m128i a1 = _mm_setr_epi8(1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
     const __m128i a2 = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
@@ -7034,7 +7232,7 @@ __attribute__((target("avx2"))) static __m128i recio__mix_bytes(__m256 v) { /* 8
     return _mm_packus_epi16(w, w);
 }
 __attribute__((target("avx2"))) static void recio__mix3_avx2(const unsigned char *s, unsigned char *d, int n, float a,
-                                                            float b, const float off[3]) {
+                                                             float b, const float off[3]) {
     static const signed char in_lo[3][16] = {{0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
                                              {1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
                                              {2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}};
@@ -7290,10 +7488,12 @@ static int recio__is_u8hwc(const recio_image *img) {
    which stb puts before each public function, carries the declaration in (tools/pack_codec.c does
    the same for stb_image_write). Such a scan still decodes to wrong pixels with stb; libjpeg-turbo
    (RECIO_TURBOJPEG) refuses it. */
-#if !defined(__cplusplus) && defined(__has_attribute) && !defined(STBIDEF) && defined(__STDC_VERSION__) && \
+#if !defined(__cplusplus) && defined(__has_attribute) && !defined(STBIDEF) && defined(__STDC_VERSION__) &&             \
     __STDC_VERSION__ < 202311L /* C23 reads () as (void): the declaration would clash */
 #if __has_attribute(no_sanitize)
-#define STBIDEF static void stbi__grow_buffer_unsafe() __attribute__((no_sanitize("shift"))); static
+#define STBIDEF                                                                                                        \
+    static void stbi__grow_buffer_unsafe() __attribute__((no_sanitize("shift")));                                      \
+    static
 #endif
 #endif
 /* stb keeps its failure reason in a thread-local, which needs the OS's thread pointer
@@ -7355,10 +7555,11 @@ static void recio__stb_free(void *p) { recio__free(recio__stb_alloc, p); }
 #define stbi_set_unpremultiply_on_load_thread stbi__unpremultiply_on_load_thread
 #endif
 /* Without GIF (STBI_ONLY_JPEG and STBI_ONLY_PNG, say) stb declares its GIF loader but defines none. */
-#if !defined(RECIO_NO_STB_IMPLEMENTATION) && \
-    (defined(STBI_NO_GIF) || (!defined(STBI_ONLY_GIF) && (defined(STBI_ONLY_JPEG) || defined(STBI_ONLY_PNG) || \
-     defined(STBI_ONLY_BMP) || defined(STBI_ONLY_TGA) || defined(STBI_ONLY_PSD) || defined(STBI_ONLY_HDR) || \
-     defined(STBI_ONLY_PIC) || defined(STBI_ONLY_PNM) || defined(STBI_ONLY_ZLIB))))
+#if !defined(RECIO_NO_STB_IMPLEMENTATION) &&                                                                           \
+    (defined(STBI_NO_GIF) ||                                                                                           \
+     (!defined(STBI_ONLY_GIF) && (defined(STBI_ONLY_JPEG) || defined(STBI_ONLY_PNG) || defined(STBI_ONLY_BMP) ||       \
+                                  defined(STBI_ONLY_TGA) || defined(STBI_ONLY_PSD) || defined(STBI_ONLY_HDR) ||        \
+                                  defined(STBI_ONLY_PIC) || defined(STBI_ONLY_PNM) || defined(STBI_ONLY_ZLIB))))
 #define stbi_load_gif_from_memory recio__stbi_no_gif
 #define RECIO__STB_GIF_STUB
 #endif
@@ -7384,9 +7585,6 @@ static void recio__stbi_unpremultiply_thread(int flag) { (void)flag; }
 #pragma GCC diagnostic pop
 #endif
 
-#ifndef RECIO_MAX_PIXELS
-#define RECIO_MAX_PIXELS ((uint64_t)1 << 28) /* a decoded image larger than this is refused (corrupt sizes) */
-#endif
 #ifdef RECIO_TURBOJPEG /* libjpeg-turbo's libjpeg API (link -ljpeg); jpeglib.h wants FILE and size_t first */
 #include <stdio.h>
 #include <setjmp.h>
@@ -7441,7 +7639,7 @@ static recio_err recio__info(const void *bytes, size_t n, int *w, int *h, int *c
     const recio_allocator *saved;
     if (!bytes || n == 0 || n > INT_MAX) return RECIO_ERR_ARG;
     fmt = recio__format((const unsigned char *)bytes, n);
-    if (fmt == RECIO__FMT_NONE) return RECIO_ERR_DECODE; /* not a format recio decodes */
+    if (fmt == RECIO__FMT_NONE) return RECIO_ERR_DECODE;                               /* not a format recio decodes */
     if (!recio__jpeg_dht_ok((const unsigned char *)bytes, n)) return RECIO_ERR_DECODE; /* stb reads tables here too */
     saved = recio__stb_begin(a);
     ok = stbi_info_from_memory((const stbi_uc *)bytes, (int)n, &x, &y, &c);
@@ -7690,7 +7888,7 @@ static int recio__jpeg_dht_ok(const unsigned char *b, size_t n) {
 typedef struct recio__jbits {
     const unsigned char *b;
     size_t n, i;
-    uint64_t acc; /* the low `bits` bits are the next ones, most significant first */
+    uint64_t acc;     /* the low `bits` bits are the next ones, most significant first */
     int bits, marker; /* marker: the scan's data ended at a marker (b[i] is its 0xff) */
 } recio__jbits;
 
@@ -7930,8 +8128,9 @@ static uint32_t recio__be32(const unsigned char *p) {
 /* w x h against RECIO_MAX_PIXELS; 0 (with the reason in errmsg) when it is more. */
 static int recio__pixels_ok(uint64_t w, uint64_t h, const char *fmt, char *errmsg, size_t cap) {
     if (w > 0 && h > 0 && w * h <= RECIO_MAX_PIXELS) return 1;
-    if (errmsg) recio__fmt(errmsg, cap, "decode: %Ux%U %s is more than RECIO_MAX_PIXELS (%U pixels)", w, h, fmt,
-                           (uint64_t)RECIO_MAX_PIXELS);
+    if (errmsg)
+        recio__fmt(errmsg, cap, "decode: %Ux%U %s is more than RECIO_MAX_PIXELS (%U pixels)", w, h, fmt,
+                   (uint64_t)RECIO_MAX_PIXELS);
     return 0;
 }
 
@@ -8160,37 +8359,69 @@ static recio_err recio__decode_run(recio_image *out, const void *bytes, size_t n
     return e;
 }
 
-static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
-                                   size_t errmsg_size, const recio_allocator *a) {
-    static const char *names[4] = {"", "JPEG", "PNG", "BMP"};
-    const unsigned char *b = (const unsigned char *)bytes;
-    unsigned char *copy = NULL;
-    int w = 0, h = 0, c = 0, fmt = recio__format(b, n), empty_idat = 0, scans = 1;
-    stbi_io_callbacks io;
-    recio__stbin in;
-    stbi_uc *px;
-    if (fmt == RECIO__FMT_NONE) {
+/* stb said no: its own allocation failing says nothing of the image (RECIO_ERR_NOMEM, so skip_bad
+   keeps it); anything else is the image's fault. */
+static recio_err recio__stb_fail(char *errmsg, size_t errmsg_size) {
+    if (recio__stb_out_of_memory()) {
+        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: out of memory");
+        return RECIO_ERR_NOMEM;
+    }
+    if (errmsg)
+        recio__fmt(errmsg, errmsg_size, "decode: %s", stbi_failure_reason() ? stbi_failure_reason() : "unknown");
+    return RECIO_ERR_DECODE;
+}
+
+/* Everything decode checks before it allocates pixels, in one place for the decoder and for
+   recio_decode_desc.check: the format, a JPEG's Huffman tables, a PNG's chunks, a BMP's header, the
+   size against RECIO_MAX_PIXELS and against the bytes present, and (unless trust_scans) that every
+   scan of a baseline JPEG is complete. k->scans: 1, or 2 for a progressive JPEG, whose last scan
+   only its pixels can tell (recio__jpeg_same_with_filler). Runs inside recio__stb_begin. */
+typedef struct recio__dchk {
+    int fmt, w, h, c, empty_idat, scans;
+} recio__dchk;
+static recio_err recio__decode_checks(const unsigned char *b, size_t n, int trust_scans, recio__dchk *k, char *errmsg,
+                                      size_t errmsg_size) {
+    int bmp;
+    memset(k, 0, sizeof *k);
+    k->fmt = recio__format(b, n), k->scans = 1, bmp = k->fmt == RECIO__FMT_BMP;
+    if (k->fmt == RECIO__FMT_NONE) {
         if (errmsg)
             recio__fmt(errmsg, errmsg_size, "decode: unsupported image format (recio decodes JPEG, PNG and BMP)");
         return RECIO_ERR_DECODE;
     }
-    if (fmt == RECIO__FMT_JPEG && !recio__jpeg_dht_ok(b, n)) {
+    if (k->fmt == RECIO__FMT_JPEG && !recio__jpeg_dht_ok(b, n)) {
         if (errmsg)
             recio__fmt(errmsg, errmsg_size,
                        "decode: bad Huffman table (more than 256 symbols, or used before it is defined)");
         return RECIO_ERR_DECODE;
     }
-    if ((fmt == RECIO__FMT_PNG && !recio__png_check(b, n, &empty_idat, errmsg, errmsg_size)) ||
-        (fmt == RECIO__FMT_BMP && !recio__bmp_check(b, n, &w, &h, errmsg, errmsg_size)))
+    if ((k->fmt == RECIO__FMT_PNG && !recio__png_check(b, n, &k->empty_idat, errmsg, errmsg_size)) ||
+        (bmp && !recio__bmp_check(b, n, &k->w, &k->h, errmsg, errmsg_size)))
         return RECIO_ERR_DECODE;
-    if (!stbi_info_from_memory(b, (int)n, fmt == RECIO__FMT_BMP ? NULL : &w, fmt == RECIO__FMT_BMP ? NULL : &h, &c))
-        goto fail;
-    if (fmt == RECIO__FMT_JPEG && !recio__jpeg_claim_ok((uint64_t)w, (uint64_t)h, n, errmsg, errmsg_size))
+    if (!stbi_info_from_memory(b, (int)n, bmp ? NULL : &k->w, bmp ? NULL : &k->h, &k->c))
+        return recio__stb_fail(errmsg, errmsg_size);
+    if (k->fmt == RECIO__FMT_JPEG && !recio__jpeg_claim_ok((uint64_t)k->w, (uint64_t)k->h, n, errmsg, errmsg_size))
         return RECIO_ERR_DECODE;
-    if (fmt == RECIO__FMT_JPEG && !RECIO__TRUST_SCANS && (scans = recio__jpeg_scans_complete(b, n)) == 0) {
+    if (k->fmt == RECIO__FMT_JPEG && !trust_scans && (k->scans = recio__jpeg_scans_complete(b, n)) == 0) {
         if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: truncated JPEG (a scan stops before its last block)");
         return RECIO_ERR_DECODE;
     }
+    return RECIO_OK;
+}
+
+static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n, int want, char *errmsg,
+                                   size_t errmsg_size, const recio_allocator *a) {
+    static const char *names[4] = {"", "JPEG", "PNG", "BMP"};
+    const unsigned char *b = (const unsigned char *)bytes;
+    unsigned char *copy = NULL;
+    int w, h, c, fmt, empty_idat, scans;
+    stbi_io_callbacks io;
+    recio__stbin in;
+    stbi_uc *px;
+    recio__dchk k;
+    recio_err e = recio__decode_checks(b, n, RECIO__TRUST_SCANS, &k, errmsg, errmsg_size);
+    if (e != RECIO_OK) return e;
+    w = k.w, h = k.h, c = k.c, fmt = k.fmt, empty_idat = k.empty_idat, scans = k.scans;
     if (want == 0) want = c == 2 ? 4 : c;
     memset(&in, 0, sizeof in);
     in.b = b, in.n = n;
@@ -8215,7 +8446,7 @@ static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n
             recio__fmt(errmsg, errmsg_size, "decode: truncated %s (the data ends before the image does)", names[fmt]);
         return RECIO_ERR_DECODE;
     }
-    if (!px) goto fail;
+    if (!px) return recio__stb_fail(errmsg, errmsg_size);
     if (scans == 2 && !recio__jpeg_same_with_filler(b, n, px, w, h, want, a)) {
         stbi_image_free(px);
         if (errmsg)
@@ -8246,14 +8477,6 @@ static recio_err recio__decode_stb(recio_image *out, const void *bytes, size_t n
 #endif
     return RECIO_OK;
 #endif
-fail: /* stb's own allocation failing says nothing of the image: RECIO_ERR_NOMEM, so skip_bad keeps it */
-    if (recio__stb_out_of_memory()) {
-        if (errmsg) recio__fmt(errmsg, errmsg_size, "decode: out of memory");
-        return RECIO_ERR_NOMEM;
-    }
-    if (errmsg)
-        recio__fmt(errmsg, errmsg_size, "decode: %s", stbi_failure_reason() ? stbi_failure_reason() : "unknown");
-    return RECIO_ERR_DECODE;
 }
 
 RECIODEF recio_err recio_image_decode(recio_image *out, const void *bytes, size_t n, int channels) {
@@ -8350,6 +8573,40 @@ static recio_err recio__mask_decode(recio_image *out, const void *bytes, size_t 
 
 static int recio__decode_hint(const recio_transform *t); /* with the op table */
 
+/* Without pixels, a JPEG's end-of-image marker (within the last 4 KiB: cameras and editors append
+   bytes after it) says what the scan walk cannot: that no header was cut (the walk leaves those to
+   stb's reads) and that a progressive JPEG's last scan is there (told otherwise only by its pixels). */
+static int recio__jpeg_ends(const unsigned char *b, size_t n) {
+    size_t i = n > 4096 ? n - 4096 : 0;
+    for (; i + 2 <= n; i++)
+        if (b[i] == 0xff && b[i + 1] == 0xd9) return 1;
+    return 0;
+}
+
+/* recio_decode_desc.check: the decoder's checks without its pixels (a mask's kind and labels need
+   its pixels: it is decoded and dropped). */
+static recio_err recio__check_only(recio_image *out, const recio_decode_desc *d, const recio_allocator *a, char *why) {
+    char own[RECIO_ERRMSG_SIZE];
+    char *w = why ? why : own;
+    const unsigned char *b = (const unsigned char *)d->bytes;
+    const recio_allocator *saved;
+    recio__dchk k;
+    recio_err e;
+    if (!out || !b || d->size == 0 || d->size > INT_MAX || !recio__channels_ok(d->channels) || d->mask)
+        return d->mask ? recio__mask_decode(out, d->bytes, d->size, w, sizeof own, a)
+                       : recio__decode(out, d->bytes, d->size, d->channels, 0, w, sizeof own, a); /* their words */
+    w[0] = 0;
+    memset(out, 0, sizeof *out);
+    saved = recio__stb_begin(a);
+    e = recio__decode_checks(b, d->size, 0, &k, w, sizeof own);
+    recio__stb_end(saved);
+    if (e == RECIO_OK && k.fmt == RECIO__FMT_JPEG && !recio__jpeg_ends(b, d->size))
+        e = RECIO_ERR_DECODE, recio__fmt(w, sizeof own, "decode: truncated JPEG (no end-of-image marker)");
+    if (e != RECIO_OK) return recio__decode_code(e, w);
+    *out = recio__image_shape(k.w, k.h, d->channels ? d->channels : k.c == 2 ? 4 : k.c, RECIO_U8, RECIO_HWC);
+    return RECIO_OK;
+}
+
 RECIODEF recio_err recio_image_decode_desc(recio_image *out, const recio_decode_desc *d) {
     const recio_allocator *a;
     char *why;
@@ -8364,6 +8621,15 @@ RECIODEF recio_err recio_image_decode_desc(recio_image *out, const recio_decode_
         if (why)
             recio__fmt(why, RECIO_ERRMSG_SIZE, "mask: channels %d: a mask decodes to 1 channel (or 0)", d->channels);
         return RECIO_ERR_ARG;
+    }
+    if (d->check) {
+        recio_err e = recio__check_only(out, d, a, why);
+        if (d->mask && e == RECIO_OK) { /* the mask's shape, without its pixels */
+            recio_image s = recio__image_shape(out->width, out->height, 1, RECIO_U8, RECIO_HWC);
+            recio_image_free(out);
+            *out = s;
+        }
+        return e;
     }
     if (d->mask) return recio__mask_decode(out, d->bytes, d->size, why, why ? RECIO_ERRMSG_SIZE : 0, a);
     return recio__decode(out, d->bytes, d->size, d->channels,
@@ -8418,7 +8684,7 @@ RECIODEF recio_err recio_image_flip(const recio_image *in, recio_image *out) {
     return RECIO_OK;
 }
 
-RECIODEF recio_err recio_image_vflip(const recio_image *in, recio_image *out) {
+static recio_err recio__image_vflip(const recio_image *in, recio_image *out) {
     size_t rb;
     int y, c, planes;
     recio_err e;
@@ -8507,7 +8773,7 @@ static int recio__axis_k(int sn, int dn, recio_filter f, int rows) {
     if (f == RECIO_LANCZOS) K = 8;
     if (recio__is_aa(f)) K = (int)ceil(recio__aa_support(f) * (scale > 1.0 ? scale : 1.0)) * 2 + 1; /* PIL's bound */
     if (K > 2 && K > sn) K = sn; /* the whole source row already */
-    if (sn == 1 && !rows) K = 1;  /* one column: nothing to blend, and no second tap to read */
+    if (sn == 1 && !rows) K = 1; /* one column: nothing to blend, and no second tap to read */
     return K;
 }
 
@@ -8705,10 +8971,10 @@ static void recio__vrowk64(const int32_t *const *rp, const int16_t *b, int K, un
 
 /* Where a materialised row goes: u8 into an image, or through a per-channel table into f32 (HWC/CHW). */
 typedef struct recio__sink {
-    recio_image *img;              /* n x rows output */
-    const float *lut;              /* C*256 floats, NULL = u8 */
-    const float *mean, *std;       /* not NULL: lut[c][v] is exactly ((float)v - mean[c]) / std[c] */
-    const recio__kern *kn;         /* the transform's column; NULL: pick one (an eager op) */
+    recio_image *img;        /* n x rows output */
+    const float *lut;        /* C*256 floats, NULL = u8 */
+    const float *mean, *std; /* not NULL: lut[c][v] is exactly ((float)v - mean[c]) / std[c] */
+    const recio__kern *kn;   /* the transform's column; NULL: pick one (an eager op) */
 } recio__sink;
 
 static void recio__emit(const recio__sink *k, int y, const unsigned char *row, int n, int C, const recio__kern *kn) {
@@ -8759,7 +9025,7 @@ static int recio__taps_inside(const recio__axis *ax, int sx0, int n, int rows, i
 }
 
 /* The memory of one pass, carved from one block in this order. recio__rs_carve(NULL, ...) only adds
-   the sizes up: the pass and recio_transform_scratch_size call the same function, so the bound and
+   the sizes up: the pass and recio_transform_query call the same function, so the bound and
    the allocation cannot drift apart. kx == 0: a copy pass (no resampling), one output line only. */
 typedef struct recio__rs_mem {
     int *xofs, *yofs;
@@ -9340,13 +9606,13 @@ RECIODEF recio_err recio_image_to_chw(const recio_image *in, recio_image *out) {
     return RECIO_OK;
 }
 
-/* ---- 6. RANDOM POLICIES AND TRANSFORM SPEC: implementation ------------------------------------- */
+/* ---- 6. TRANSFORM: implementation -------------------------------------------------------------- */
 
 /* THE OP TABLE. Everything recio knows about an op is its descriptor in recio__ops (below the op
    functions): its name and how its arguments are checked, and up to five functions, each for one
    consumer of the chain:
      parse  its text, when not "numbers in parentheses" (normalize's `imagenet`, the policies);
-     shape  its output size, dtype and layout: recio_transform_output_shape, the scratch walk and the
+     shape  its output size, dtype and layout: recio_transform_query, the scratch walk and the
             executor's output images all use it;
      plan   its role for the JPEG window planner, which works out leading crops and the first resize
             on the header before decoding (NULL: the planner stops there);
@@ -9379,7 +9645,6 @@ struct recio_transform {
     const recio__kern *kn; /* the kernel column, picked once at parse (the pick costs a cpuid trap) */
 };
 
-
 typedef struct recio__parser {
     const char *p, *line0;
     int line, depth;
@@ -9387,7 +9652,6 @@ typedef struct recio__parser {
     char *err;
     size_t errcap;
 } recio__parser;
-
 
 /* Shapes without pixels: what the chain makes of a w x h x c u8 image, and a scratch bound. After a
    policy whose branches give different shapes (`varies`), w and h are the largest of any branch and
@@ -9420,9 +9684,9 @@ typedef struct recio__tgt recio__tgt;
 enum { RECIO__GEO_CROP = 1, RECIO__GEO_RESIZE, RECIO__GEO_FLIP, RECIO__GEO_PIX };
 typedef struct recio__geo {
     int kind;
-    int x0, y0;  /* crop: the corner */
-    int w, h;    /* the step's output size */
-    int sw, sh;  /* its input size */
+    int x0, y0; /* crop: the corner */
+    int w, h;   /* the step's output size */
+    int sw, sh; /* its input size */
     double m[6];
 } recio__geo;
 
@@ -9437,35 +9701,45 @@ struct recio__tgt {
     unsigned char fill;
 };
 
-enum { /* what an op needs */
-    RECIO__OPF_GEOM = 1,     /* moves pixels (it has geom): boxes and masks move with it */
-    RECIO__OPF_U8 = 2,       /* needs u8 HWC pixels, else RECIO_ERR_UNSUPPORTED */
-    RECIO__OPF_RESAMPLE = 4, /* one resampling pass: the scratch walk counts its taps and rows */
-    RECIO__OPF_PREFIX = 16,  /* changes only how the next op runs (area): the hint looks past it */
-    RECIO__OPF_LIST = 32,    /* runs child ops: its shape function counts their scratch */
-    RECIO__OPF_RANDOM = 64   /* draws from the seed's generator (its result may depend on the seed); a
-                                LIST row without it is random when any child is (recio__node_random).
-                                The iterator's cache keeps what comes before the first such op */
+enum {                          /* what an op needs */
+       RECIO__OPF_GEOM = 1,     /* moves pixels (it has geom): boxes and masks move with it */
+       RECIO__OPF_U8 = 2,       /* needs u8 HWC pixels, else RECIO_ERR_UNSUPPORTED */
+       RECIO__OPF_RESAMPLE = 4, /* one resampling pass: the scratch walk counts its taps and rows */
+       RECIO__OPF_PREFIX = 16,  /* changes only how the next op runs (area): the hint looks past it */
+       RECIO__OPF_LIST = 32,    /* runs child ops: its shape function counts their scratch */
+       RECIO__OPF_RANDOM = 64   /* draws from the seed's generator (its result may depend on the seed); a
+                                   LIST row without it is random when any child is (recio__node_random).
+                                   The iterator's cache keeps what comes before the first such op */
 };
 
 /* How an op's arguments are checked: sizes are whole pixels > 0, probabilities in [0, 1], ... */
-enum { RECIO__A_NUM = 1, RECIO__A_SIZE, RECIO__A_PROB, RECIO__A_NONNEG, RECIO__A_POS, RECIO__A_INT, RECIO__A_BITS,
-       RECIO__A_FRAC, RECIO__A_IOU, RECIO__A_ODD };
+enum {
+    RECIO__A_NUM = 1,
+    RECIO__A_SIZE,
+    RECIO__A_PROB,
+    RECIO__A_NONNEG,
+    RECIO__A_POS,
+    RECIO__A_INT,
+    RECIO__A_BITS,
+    RECIO__A_FRAC,
+    RECIO__A_IOU,
+    RECIO__A_ODD
+};
 
 struct recio__opdef {
     const char *name;
-    unsigned char min, max;  /* how many arguments */
-    unsigned char check[6];  /* per argument; 0 = as the one before */
-    unsigned char flags;     /* RECIO__OPF_* */
-    unsigned char images;    /* most images of its output size it takes from scratch; 0 = 2 (a pending
-                                pass's result and its own) */
+    unsigned char min, max; /* how many arguments */
+    unsigned char check[6]; /* per argument; 0 = as the one before */
+    unsigned char flags;    /* RECIO__OPF_* */
+    unsigned char images;   /* most images of its output size it takes from scratch; 0 = 2 (a pending
+                               pass's result and its own) */
     recio_err (*parse)(recio__parser *ps, const recio__opdef *d, int self, const char *at);
     void (*shape)(const recio_transform *t, const recio__node *n, recio__shp *s);
     int (*plan)(const recio__node *n, recio_rng *g, recio__plan *p); /* 1 planned, 0 stop, -1 would fail */
     int (*geom)(recio__exec *x, const recio__node *n, int w, int h, recio__geo g[2]); /* steps, -1 cannot run */
     recio_err (*exec)(recio__exec *x, const recio__node *n);
     recio_err (*pix)(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *out);
-    recio__colour_fn fop; /* or a colour op of arg[0] (recio__brightness and the like) */
+    recio__colour_fn fop;              /* or a colour op of arg[0] (recio__brightness and the like) */
     int (*hint)(const recio__node *n); /* the shorter side its resize needs, as the chain's first resize:
                                           the min_short of recio_decode_desc.transform; NULL = none */
 };
@@ -9482,8 +9756,7 @@ static void recio__skip_ws(recio__parser *ps) {
         if (*ps->p == '\n') {
             ps->line++;
             ps->line0 = ps->p + 1;
-        } else if (*ps->p != ' ' && *ps->p != '\t' && *ps->p != '\r')
-            return;
+        } else if (*ps->p != ' ' && *ps->p != '\t' && *ps->p != '\r') return;
     }
 }
 
@@ -9510,7 +9783,6 @@ static int recio__number(recio__parser *ps, float *out) {
     ps->p = p;
     return 1;
 }
-
 
 static int recio__new_node(recio_transform *t, const recio__opdef *op) {
     recio__node *n;
@@ -9541,16 +9813,16 @@ typedef struct recio__argkind {
     unsigned char flags;
 } recio__argkind;
 static const recio__argkind recio__argkinds[] = {
-    {"a number", -1e30f, 1e30f, 0},                                        /* 0: none given, as NUM */
-    {"a number", -1e30f, 1e30f, 0},                                        /* RECIO__A_NUM */
-    {"a size (whole pixels)", 1, 65535, RECIO__AK_WHOLE},                  /* RECIO__A_SIZE */
-    {"a probability", 0, 1, 0},                                            /* RECIO__A_PROB */
-    {"a number", 0, 1e6f, RECIO__AK_HI_OPEN},                              /* RECIO__A_NONNEG */
-    {"a number", 0, 1e6f, RECIO__AK_LO_OPEN | RECIO__AK_HI_OPEN},          /* RECIO__A_POS */
-    {"a whole number", 0, 65535, RECIO__AK_WHOLE},                         /* RECIO__A_INT */
-    {"a whole number of bits", 0, 8, RECIO__AK_WHOLE},                     /* RECIO__A_BITS */
-    {"a fraction", 0, 1, RECIO__AK_LO_OPEN},                               /* RECIO__A_FRAC */
-    {"an overlap", 0, 1, RECIO__AK_MINUS1},                                /* RECIO__A_IOU */
+    {"a number", -1e30f, 1e30f, 0},                                              /* 0: none given, as NUM */
+    {"a number", -1e30f, 1e30f, 0},                                              /* RECIO__A_NUM */
+    {"a size (whole pixels)", 1, 65535, RECIO__AK_WHOLE},                        /* RECIO__A_SIZE */
+    {"a probability", 0, 1, 0},                                                  /* RECIO__A_PROB */
+    {"a number", 0, 1e6f, RECIO__AK_HI_OPEN},                                    /* RECIO__A_NONNEG */
+    {"a number", 0, 1e6f, RECIO__AK_LO_OPEN | RECIO__AK_HI_OPEN},                /* RECIO__A_POS */
+    {"a whole number", 0, 65535, RECIO__AK_WHOLE},                               /* RECIO__A_INT */
+    {"a whole number of bits", 0, 8, RECIO__AK_WHOLE},                           /* RECIO__A_BITS */
+    {"a fraction", 0, 1, RECIO__AK_LO_OPEN},                                     /* RECIO__A_FRAC */
+    {"an overlap", 0, 1, RECIO__AK_MINUS1},                                      /* RECIO__A_IOU */
     {"an odd kernel size", 1, RECIO__BLUR_MAX, RECIO__AK_WHOLE | RECIO__AK_ODD}, /* RECIO__A_ODD */
 };
 
@@ -9640,29 +9912,28 @@ static recio_err recio__parse_normalize(recio__parser *ps, const recio__opdef *d
     return RECIO_OK;
 }
 
-
 /* ---- the executor: ops run left to right; crops, resizes, flips and the float/normalize/chw
    conversion are kept pending and done in one resampling pass when another op (or the end) needs
    pixels. Each output pixel is computed from its own coordinates, so pending or not, the numbers
    are the same. ---- */
 struct recio__exec {
     recio__arena a;
-    size_t *asked;    /* receives the arena's total at the end (the iterator sizes its scratch by it) */
+    size_t *asked; /* receives the arena's total at the end (the iterator sizes its scratch by it) */
     recio_rng rng;
     const recio_transform *t;
-    recio_image cur;  /* the current pixels (when lazy: the u8 HWC source of the pending pass) */
-    recio__srcwin win; /* the source is win.sw x win.sh, of which cur holds the part from (sx0, sy0) */
-    int lazy;         /* cur is u8 HWC: the pending geometry and conversion below apply */
+    recio_image cur;                  /* the current pixels (when lazy: the u8 HWC source of the pending pass) */
+    recio__srcwin win;                /* the source is win.sw x win.sh, of which cur holds the part from (sx0, sy0) */
+    int lazy;                         /* cur is u8 HWC: the pending geometry and conversion below apply */
     int dw, dh, ox, oy, ow, oh, flip; /* cur resized to dw x dh, window, mirrored */
     recio_filter filt, next_filt;
-    int conv, chw;    /* conversion through lut to f32 pending; CHW layout pending */
+    int conv, chw; /* conversion through lut to f32 pending; CHW layout pending */
     float lut[4 * 256];
-    int affine;       /* lut[c][v] is ((float)v - am[c]) / as[c] exactly (one normalize, or float) */
+    int affine; /* lut[c][v] is ((float)v - am[c]) / as[c] exactly (one normalize, or float) */
     float am[4], as[4];
-    const recio__geo *geo; /* the step a geometric op's pix runs */
-    recio__tgt *tg;        /* boxes and mask riding along; NULL = none */
+    const recio__geo *geo;   /* the step a geometric op's pix runs */
+    recio__tgt *tg;          /* boxes and mask riding along; NULL = none */
     const recio__node *node; /* the op running, for messages */
-    char why[160];    /* what an op refused, in words ("" = recio_strerror of the code says it) */
+    char why[160];           /* what an op refused, in words ("" = recio_strerror of the code says it) */
 };
 
 static void recio__exec_reset(recio__exec *x) {
@@ -9887,8 +10158,6 @@ static void recio__rrc_rect(recio_rng *g, const recio__node *n, int W, int H, in
     r[0] = (W - r[2]) / 2;
     r[1] = (H - r[3]) / 2;
 }
-
-
 
 /* ---- the ops: shape rules, planner roles, executors and pixel work; the table follows ---- */
 
@@ -10163,7 +10432,7 @@ static int recio__g_vflip(recio__exec *x, const recio__node *n, int w, int h, re
 }
 static recio_err recio__p_vflip(recio__exec *x, const recio__node *n, const recio_image *in, recio_image *o) {
     (void)x, (void)n;
-    return recio_image_vflip(in, o);
+    return recio__image_vflip(in, o);
 }
 
 /* area, interp(NAME[,antialias]): the filter of the next resize (area's is AREA; interp's its arg[0]) */
@@ -10595,7 +10864,6 @@ static recio_err recio__x_jitter(recio__exec *x, const recio__node *n) {
     return RECIO_OK;
 }
 
-
 /* ---- u8 ops only reachable from specs (AutoAugment's vocabulary, PIL ImageOps semantics) ---- */
 
 static void recio__lut_apply(const recio_image *in, recio_image *out, unsigned char lut[3][256]) {
@@ -10887,8 +11155,8 @@ static recio_err recio__x_identity(recio__exec *x, const recio__node *n) {
 }
 
 /* A group of ops run in order: a sub-policy, or the AutoAugment preset; not written in specs. */
-static const recio__opdef recio__op_group = {"group", 0, 0, {0}, RECIO__OPF_LIST, 0, NULL, recio__sh_group, NULL, NULL,
-                                              recio__x_group, NULL, NULL, NULL};
+static const recio__opdef recio__op_group = {
+    "group", 0, 0, {0}, RECIO__OPF_LIST, 0, NULL, recio__sh_group, NULL, NULL, recio__x_group, NULL, NULL, NULL};
 
 /* The list after the name: "(P, OPS...)" for random_apply (p set), "(OPS...)" or "((OPS...),...)". */
 static recio_err recio__parse_policy(recio__parser *ps, const recio__opdef *d, int self, const char *name_at, int prob,
@@ -11013,7 +11281,6 @@ static recio_err recio__parse_trivialaugment(recio__parser *ps, const recio__opd
     return recio__parse_generated(ps, self, -1, 0);
 }
 
-
 /* The hints (recio__opdef.hint): resize_short(S) needs S; random_resized_crop(W,H) the shorter of W, H. */
 static int recio__hint_arg0(const recio__node *n) { return (int)n->arg[0]; }
 static int recio__hint_rrc(const recio__node *n) {
@@ -11023,6 +11290,9 @@ static int recio__hint_rrc(const recio__node *n) {
 }
 
 /* ---- the table ---- */
+/* One op per three-line group (name and arguments; shape, plan and geometry; the executors and the
+   decode hint), which the formatter would pack by width: */
+/* clang-format off */
 #define RECIO__G RECIO__OPF_GEOM
 #define RECIO__R RECIO__OPF_RANDOM
 static const recio__opdef recio__ops[] = {
@@ -11208,6 +11478,7 @@ static const recio__opdef recio__ops[] = {
      NULL, NULL, NULL, NULL,
      recio__x_identity, NULL, NULL, NULL},
 };
+/* clang-format on */
 #undef RECIO__G
 #undef RECIO__R
 
@@ -11350,7 +11621,6 @@ RECIODEF recio_err recio_transform_parse_desc(recio_transform **t, const char *s
     *t = tr;
     return RECIO_OK;
 }
-
 
 /* The smallest shorter side the transform's first resize needs (S of a leading resize_short(S) or
    random_resized_crop(S)), 0 when it needs full resolution: its row's `hint` says (recio_decode_desc.transform). */
@@ -11683,8 +11953,14 @@ RECIODEF recio_err recio_boxes_check(const float *boxes, int count, int stride, 
     if (why) why[0] = 0;
     if (!stride) stride = 5;
     if (count < 0 || stride < 5 || (count && !boxes)) {
-        if (why) recio__fmt(why, cap, count < 0 ? "count %d < 0" : stride < 5 ? "stride %d < 5" : "no boxes (count %d)",
-                            count < 0 ? count : stride < 5 ? stride : count);
+        if (why)
+            recio__fmt(why, cap,
+                       count < 0    ? "count %d < 0"
+                       : stride < 5 ? "stride %d < 5"
+                                    : "no boxes (count %d)",
+                       count < 0    ? count
+                       : stride < 5 ? stride
+                                    : count);
         return RECIO_ERR_ARG;
     }
     for (i = 0; i < count; i++) {
@@ -11806,8 +12082,7 @@ static recio_err recio__tgt_init(recio__tgt *tg, const recio_transform *t, int w
     if (bad) {
         if (errmsg && m && strcmp(bad, "mask: not the input's size") == 0)
             recio__fmt(errmsg, cap, "transform: %s (mask %dx%d, input %dx%d)", bad, m->width, m->height, w, h);
-        else if (errmsg)
-            recio__fmt(errmsg, cap, "transform: %s", bad);
+        else if (errmsg) recio__fmt(errmsg, cap, "transform: %s", bad);
         return RECIO_ERR_ARG;
     }
     tg->fill = recio__mask_fill_value(d->mask_fill);
@@ -11972,10 +12247,11 @@ static recio_err recio__apply_tgt(const recio_transform *t, const recio_image *i
 /* A run out of the caller's fixed scratch: say how much a w x h x c input needs. */
 static void recio__scratch_why(const recio_transform *t, const recio__scratch *sc, int w, int h, int c, char *errmsg,
                                size_t cap) {
-    size_t need;
+    recio_transform_info ti;
     if (!errmsg || !sc->p || sc->grow) return;
-    if ((need = recio_transform_scratch_size(t, w, h, c)) > sc->n)
-        recio__fmt(errmsg, cap, "transform: scratch too small: need %U bytes, have %U", (uint64_t)need,
+    recio_transform_query(t, w, h, c, &ti); /* the bound is filled whatever the shape */
+    if (ti.scratch_size > sc->n)
+        recio__fmt(errmsg, cap, "transform: scratch too small: need %U bytes, have %U", (uint64_t)ti.scratch_size,
                    (uint64_t)sc->n);
 }
 
@@ -12011,8 +12287,7 @@ static recio_err recio__jpeg_run(recio__exec *x, int next, recio_image *out, uin
     if ((e = recio__tgt_init(&tg, x->t, w, h, d, errmsg, cap)) == RECIO_OK &&
         (e = recio__tgt_replay(x->t, next, seed, w, h, &tg)) == RECIO_OK)
         e = recio__tgt_run(x, next, out, &tg, d);
-    else
-        recio__arena_free(&x->a);
+    else recio__arena_free(&x->a);
     recio__tgt_free(&tg);
     return e;
 }
@@ -12075,7 +12350,7 @@ static recio_err recio__apply_jpeg(const recio_transform *t, const unsigned char
     }
     while (!d->full_scale && den < 8 && p.r[2] >= p.dw * den * 2 && p.r[3] >= p.dh * den * 2) den *= 2;
     SW = (W + den - 1) / den, SH = (H + den - 1) / den; /* libjpeg-turbo's scaled size */
-    for (k = 0; k < 2; k++) { /* the rectangle on the 1/den scale, rounded, never empty */
+    for (k = 0; k < 2; k++) {                           /* the rectangle on the 1/den scale, rounded, never empty */
         int a = (2 * p.r[k] + den) / (2 * den), z = (2 * (p.r[k] + p.r[k + 2]) + den) / (2 * den), lim = k ? SH : SW;
         if (z > lim) z = lim;
         if (a > z - 1) a = z - 1;
@@ -12219,19 +12494,21 @@ static recio__shp recio__shape_of(const recio_transform *t, int w, int h, int ch
     return s;
 }
 
-RECIODEF size_t recio_transform_scratch_size(const recio_transform *t, int w, int h, int channels) {
-    recio__shp s = recio__shape_of(t, w, h, channels);
-    if (s.bad && s.loose) return SIZE_MAX; /* branches too large to bound together */
-    return recio__shp_add(s.scratch, 16 * RECIO__ALIGN);
+static size_t recio__scratch_bound(const recio__shp *s) {
+    if (s->bad && s->loose) return SIZE_MAX; /* branches too large to bound together */
+    return recio__shp_add(s->scratch, 16 * RECIO__ALIGN);
 }
 
-RECIODEF recio_err recio_transform_output_shape(const recio_transform *t, int w, int h, int channels,
-                                                recio_image *shape) {
-    recio__shp s = recio__shape_of(t, w, h, channels);
-    if (!shape) return RECIO_ERR_ARG;
-    memset(shape, 0, sizeof *shape);
+RECIODEF recio_err recio_transform_query(const recio_transform *t, int w, int h, int channels,
+                                         recio_transform_info *info) {
+    recio__shp s;
+    if (!info) return RECIO_ERR_ARG;
+    memset(info, 0, sizeof *info);
+    if (!t) return RECIO_ERR_ARG;
+    s = recio__shape_of(t, w, h, channels);
+    info->scratch_size = recio__scratch_bound(&s);
     if (s.bad || s.varies) return RECIO_ERR_ARG;
-    *shape = recio__image_shape(s.w, s.h, s.c, s.t, s.l);
+    info->shape = recio__image_shape(s.w, s.h, s.c, s.t, s.l);
     return RECIO_OK;
 }
 
@@ -12269,9 +12546,9 @@ struct recio_prefetch {
     recio__pf_thread *threads;
     unsigned started;
     uint64_t gen, epoch, claim, want;
-    int fetching;   /* a fetch or begin runs: they are serialised */
-    int begun;      /* begin has run for this generation */
-    int done;       /* no item `done_seq` in this generation: done_err says why */
+    int fetching; /* a fetch or begin runs: they are serialised */
+    int begun;    /* begin has run for this generation */
+    int done;     /* no item `done_seq` in this generation: done_err says why */
     uint64_t done_seq;
     recio_err done_err, sticky;
     int stop;
@@ -12579,7 +12856,7 @@ RECIODEF const char *recio_prefetch_errmsg(const recio_prefetch *p) { return p ?
 #define RECIO__IT_KEY(file, off) (((uint64_t)(file) << 48) | (off))
 #define RECIO__IT_OFFMASK ((((uint64_t)1) << 48) - 1)
 #define RECIO__IT_MAGIC 0x54494352u /* "RCIT" */
-#define RECIO__IT_VERSION 2u /* 2: a check sum at the end; the fingerprint covers every batch option */
+#define RECIO__IT_VERSION 2u        /* 2: a check sum at the end; the fingerprint covers every batch option */
 /* A checkpoint: magic, version, fingerprint, epoch, batches taken, ended, n, n rolled-over keys, then
    a FNV-1a 64 of every byte before it, so damage anywhere is refused (changing any one byte always
    changes the hash) instead of restoring somewhere else. */
@@ -12624,16 +12901,16 @@ typedef struct recio__it_slot {
     unsigned count, pad;
     unsigned char *out;
     uint64_t seq, epoch;
-    char *errmsg;      /* RECIO_ERRMSG_SIZE bytes */
-    float lam;         /* mixing: this batch's lam and kind (0 none, 1 MixUp, 2 CutMix) */
+    char *errmsg; /* RECIO_ERRMSG_SIZE bytes */
+    float lam;    /* mixing: this batch's lam and kind (0 none, 1 MixUp, 2 CutMix) */
     int mix;
-    uint64_t base;     /* batches a restore skipped in this run, as the fetch saw it (mixing draws by
-                          base + seq: the worker must not read the consumer's it->base) */
+    uint64_t base; /* batches a restore skipped in this run, as the fetch saw it (mixing draws by
+                      base + seq: the worker must not read the consumer's it->base) */
     /* desc.skip_bad: which entries did not decode, their keys and (the first few) why */
     unsigned char *bad;
     unsigned nbad;
     uint64_t *bad_key;
-    char *bad_what;    /* RECIO_ITER_BAD_KEEP x RECIO_ERRMSG_SIZE */
+    char *bad_what; /* RECIO_ITER_BAD_KEEP x RECIO_ERRMSG_SIZE */
 } recio__it_slot;
 
 /* The records of this part (a recio_split); `aux` reads single records anywhere (padding,
@@ -12650,16 +12927,16 @@ struct recio_iter {
     recio_iter_desc d;
     size_t lab_off, ids_off, keys_off, sums_off, cnt_off, obj_off, mask_off, mask_bytes, soft_off, out_bytes;
     uint64_t fingerprint;
-    float *mean;           /* desc.mean_img in the item's layout (item_bytes / 4 floats) */
-    recio_lst lst;         /* desc.path_imglist, and its lines sorted by index */
+    float *mean;   /* desc.mean_img in the item's layout (item_bytes / 4 floats) */
+    recio_lst lst; /* desc.path_imglist, and its lines sorted by index */
     struct recio__it_line *lines;
-    recio_transform *tf;   /* from desc.item.spec */
-    recio_transform *next_tf; /* recio_iter_set_spec: the chain of the next epoch, and its spec */
+    recio_transform *tf;        /* from desc.item.spec */
+    recio_transform *next_tf;   /* recio_iter_set_spec: the chain of the next epoch, and its spec */
     char *next_spec, *own_spec; /* own_spec: a set spec in force (desc.item.spec points at it) */
-    const recio__kern *kn; /* the checksum's kernel column, picked once (a cpuid trap per pick) */
-    recio_image shape;     /* of one item with a spec */
-    recio__it_bytes *scratch; /* per worker, for the transform */
-    recio__it_cache cache;    /* desc.cache_bytes */
+    const recio__kern *kn;      /* the checksum's kernel column, picked once (a cpuid trap per pick) */
+    recio_image shape;          /* of one item with a spec */
+    recio__it_bytes *scratch;   /* per worker, for the transform */
+    recio__it_cache cache;      /* desc.cache_bytes */
     unsigned nscratch;
     recio__it_slot *slots;
     unsigned nslots;
@@ -12670,11 +12947,11 @@ struct recio_iter {
     uint64_t *skey;
     size_t sfill;
     int src_end, epoch_over;
-    uint64_t *first;       /* keys of the epoch's first records, for padding */
+    uint64_t *first; /* keys of the epoch's first records, for padding */
     unsigned nfirst;
-    uint64_t *carry;       /* roll-over records feeding this epoch's first batch */
+    uint64_t *carry; /* roll-over records feeding this epoch's first batch */
     unsigned ncarry, carry_pos;
-    uint64_t run_base;     /* batches skipped at this run's start (the fetch side's copy of skip) */
+    uint64_t run_base; /* batches skipped at this run's start (the fetch side's copy of skip) */
     /* handed between consumer and producer under mu */
     uint64_t *carry_in, *carry_out;
     unsigned ncarry_in, ncarry_out;
@@ -12684,7 +12961,7 @@ struct recio_iter {
     uint64_t *carry_next;
     unsigned ncarry_next;
     int ended, need_begin;
-    uint64_t nskipped;     /* desc.skip_bad: records left out, and the first few */
+    uint64_t nskipped; /* desc.skip_bad: records left out, and the first few */
     recio_iter_bad *skipped;
     unsigned nskipped_kept;
     recio_err sticky;
@@ -13078,7 +13355,7 @@ static recio_err recio__it_cache_init(recio_iter *it) {
    chain reads is decoded. With the cache keeping prefixes, every record runs in two halves, the
    second from the kept (or just made) output of the first: the same bytes, by the cut's rule. */
 static recio_err recio__it_run(recio_iter *it, const recio_irecord *ir, uint64_t key, uint64_t seed, recio_image *dst,
-                              const recio_apply_desc *ap, unsigned worker, char *what) {
+                               const recio_apply_desc *ap, unsigned worker, char *what) {
     recio__it_bytes *blk = &it->scratch[worker];
     recio__enc d;
     recio__scratch sc;
@@ -13141,16 +13418,15 @@ static recio_err recio__it_decode(recio_iter *it, const recio_irecord *ir, uint6
     if (e == RECIO_ERR_ARG && strncmp(what, "transform: ", 11) == 0 &&
         (strcmp(what + 11, recio_strerror(e)) == 0 || strncmp(what + 11, "mask: ", 6) == 0) &&
         recio__info(ir->image, ir->image_size, &w, &h, &c, &it->d.alloc) == RECIO_OK) {
-        recio_image got; /* sizes as WxH, as everywhere */
+        recio_transform_info got;                                              /* sizes as WxH, as everywhere */
         if (ap && ap->mask && (ap->mask->width != w || ap->mask->height != h)) /* the record is bad, not the chain */
             e = RECIO_ERR_FORMAT, recio__fmt(what, RECIO_ERRMSG_SIZE, "mask: %dx%d, not the %dx%d (WxH) of its image",
                                              ap->mask->width, ap->mask->height, w, h);
-        else if (recio_transform_output_shape(it->tf, w, h, it->d.item.channels ? it->d.item.channels : c, &got) ==
-                 RECIO_OK)
+        else if (recio_transform_query(it->tf, w, h, it->d.item.channels ? it->d.item.channels : c, &got) == RECIO_OK)
             recio__fmt(what, RECIO_ERRMSG_SIZE,
                        "the chain turns this %dx%d image into %dx%d, not the %dx%d (WxH) of the first record (end the "
                        "spec with a fixed-size crop or resize)",
-                       w, h, got.width, got.height, sh->width, sh->height);
+                       w, h, got.shape.width, got.shape.height, sh->width, sh->height);
         else
             recio__fmt(what, RECIO_ERRMSG_SIZE,
                        "the chain's output for this %dx%d image is not the %dx%d (WxH, %d channels) of the first "
@@ -13271,7 +13547,7 @@ static float recio__ir_label(const recio_irecord *r, uint32_t i) {
 }
 
 /* desc.label_detection: n labels [A, B, header, objects of B] (recio_det_layout_of) -> *objects;
-   *keep: the labels that fit label_width without cutting an object. */
+ *keep: the labels that fit label_width without cutting an object. */
 static recio_err recio__it_det(const recio_iter *it, const float *src, const recio_irecord *ir, uint32_t n,
                                unsigned *objects, uint32_t *keep, char *what) {
     float ab[2];
@@ -13444,7 +13720,7 @@ static recio_err recio__it_mix_check(recio_iter *it) {
     return RECIO_ERR_ARG;
 }
 
-#ifndef RECIO_NO_IMAGE /* mixing needs a spec; libm stays out of records-only builds */
+#ifndef RECIO_NO_IMAGE                          /* mixing needs a spec; libm stays out of records-only builds */
 static double recio__rng_normal(recio_rng *g) { /* Box-Muller */
     double u = 1.0 - recio_rng_uniform(g), v = recio_rng_uniform(g);
     return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
@@ -13995,7 +14271,7 @@ static const char *recio__py_shape(const char *p, recio__npy *np) {
         if (*p < '0' || *p > '9') return NULL;
         for (; *p >= '0' && *p <= '9'; p++)
             if ((v = v * 10 + (uint64_t)(*p - '0')) > ((uint64_t)1 << 31)) return NULL; /* no item is that big */
-        if (*p == 'L') p++;                                                          /* Python 2's long */
+        if (*p == 'L') p++;                                                             /* Python 2's long */
         if (np->ndim < 3) np->dim[np->ndim] = (size_t)v;
         np->ndim++;
         p = recio__py_ws(p);
@@ -14109,8 +14385,7 @@ static recio_err recio__it_mean_load(recio_iter *it) {
                 e = RECIO_ERR_ARG;
         else if (!(it->mean = (float *)recio__malloc(&it->d.alloc, it->d.item.item_bytes)))
             e = RECIO_ERR_NOMEM, recio__fmt(why, RECIO_ERRMSG_SIZE, "out of memory");
-        else
-            e = recio__it_mean_fill(it, t + np.data_at, &np, why);
+        else e = recio__it_mean_fill(it, t + np.data_at, &np, why);
     }
     recio__free(&it->d.alloc, t);
     if (e != RECIO_OK) recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "%s: mean_img: %s", it->d.item.mean_img, why);
@@ -14266,7 +14541,7 @@ RECIODEF void recio_iter_close(recio_iter *it) {
 #endif
     for (i = 0; it->slots && i < it->nslots; i++) {
         recio__free(a, it->slots[i].raw.p);
-        recio__free(a, it->slots[i].key); /* and off, len */
+        recio__free(a, it->slots[i].key);     /* and off, len */
         recio__free(a, it->slots[i].bad_key); /* and bad */
         recio__free(a, it->slots[i].bad_what);
         if (!it->d.run.workers) recio__free(a, it->slots[i].out);
@@ -14531,7 +14806,10 @@ RECIODEF recio_err recio_iter_set_spec(recio_iter *it, const char *spec) {
                    "set_spec: a spec needs the image section (this build has RECIO_NO_IMAGE)");
     return it ? RECIO_ERR_UNSUPPORTED : RECIO_ERR_ARG;
 }
-static recio_err recio__it_switch(recio_iter *it) { (void)it; return RECIO_OK; }
+static recio_err recio__it_switch(recio_iter *it) {
+    (void)it;
+    return RECIO_OK;
+}
 #endif
 
 /* A pending spec at a reset: stop the workers (they use the chain and the layout) and switch; the

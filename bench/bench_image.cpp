@@ -88,14 +88,13 @@ int main() {
     recio_transform_parse(&eval, "resize_short(256) center_crop(224) normalize(imagenet) chw");
     recio_transform_parse(&eval_area, "area resize_short(256) center_crop(224) normalize(imagenet) chw");
     recio_transform_parse(&train, "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw");
-    recio_image shape;
-    recio_transform_output_shape(eval, 500, 375, 3, &shape);
+    recio_transform_info ti;
     size_t scratch_n = 0;
-    for (int i = 0; i < nfiles; i++) {
-        scratch_n = std::max(scratch_n, recio_transform_scratch_size(eval, pixels[i].width, pixels[i].height, 3));
-        scratch_n = std::max(scratch_n, recio_transform_scratch_size(eval_area, pixels[i].width, pixels[i].height, 3));
-        scratch_n = std::max(scratch_n, recio_transform_scratch_size(train, pixels[i].width, pixels[i].height, 3));
-    }
+    for (int i = 0; i < nfiles; i++)
+        for (const recio_transform *t : {eval, eval_area, train}) {
+            recio_transform_query(t, pixels[i].width, pixels[i].height, 3, &ti);
+            scratch_n = std::max(scratch_n, ti.scratch_size);
+        }
     std::vector<unsigned char> scratch(scratch_n);
     std::vector<unsigned char> resized(3 * 2048 * 2048);
 

@@ -60,6 +60,7 @@ static double eager_chain(const recio_transform *t) {
     recio_irecord ir;
     recio_image img, out;
     recio_apply_desc ad;
+    recio_transform_info ti;
     size_t n = 0, scratch_size = 0;
     void *scratch = NULL;
     float *buf = (float *)malloc(3 * 224 * 224 * sizeof(float));
@@ -69,8 +70,9 @@ static double eager_chain(const recio_transform *t) {
         memset(&img, 0, sizeof img);
         out = recio_image_wrap(buf, 224, 224, 3, RECIO_F32, RECIO_CHW, 0);
         if (recio_irecord_unpack(&ir, rec.data, rec.size) || recio_image_decode(&img, ir.image, ir.image_size, 3)) exit(1);
-        if (recio_transform_scratch_size(t, img.width, img.height, 3) > scratch_size) {
-            scratch_size = recio_transform_scratch_size(t, img.width, img.height, 3);
+        recio_transform_query(t, img.width, img.height, 3, &ti);
+        if (ti.scratch_size > scratch_size) {
+            scratch_size = ti.scratch_size;
             scratch = realloc(scratch, scratch_size);
         }
         memset(&ad, 0, sizeof ad);

@@ -13,9 +13,13 @@
                  across rounds, bytes dropped: what loopback HTTP gives here (the ceiling for nginx)
      nginx https  the nginx row over TLS (servers.py's self-signed certificate, trusted through
                  AWS_CA_BUNDLE)                                  ratio to nginx
+     shards http  the same records cut into 50 shards (SHARDS), read through one split over the
+                 ';' list of their http:// URLs: an open per shard, so what connections cost shows
+     shards https the shards over TLS                          ratio to shards http
    Medians and the spread (min..max) of the rounds, in MB/s. The servers are started for the run by
    tests/remote/servers.py on 127.0.0.1 (this program runs itself under it when started alone).
-   Usage: bench_remote [FILE.rec [ROUNDS]]   (default build/bench-data/imagenet1k.rec, 7 rounds) */
+   Usage: bench_remote [FILE.rec [ROUNDS]]   (default build/bench-data/imagenet1k.rec, 7 rounds)
+   RECIO_BENCH_ROWS=0,1,8,9,10 times only those rows (a row's ratio needs its base row). */
 #define _POSIX_C_SOURCE 200809L
 #include "recio.h"
 #include "bench.h"
@@ -23,11 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <curl/curl.h>
 
-#define ROWS 9
+#define ROWS 11
+#define SHARDS 50
 static const char *NAMES[ROWS] = {"local", "nginx", "s3rver", "curl whole", "proxy+0", "proxy+20ms", "curl nginx", "libcurl nginx",
-                                  "nginx https"};
+                                  "nginx https", "shards http", "shards https"};
 static const char *S3, *HTTP, *PROXY, *WWW, *HTTPS;
 static CURL *keep; /* libcurl nginx: one handle, so its connection is kept between rounds */
 static volatile uint64_t sink;
@@ -124,11 +130,41 @@ static void stage(const char *path, const char *base) {
     free(b);
 }
 
+/* The records of path cut into SHARDS files under nginx's root (shards/part-NN.rec), and the ';' list
+   of their URLs under base (http or https) into list. */
+static void stage_shards(const char *path, const char *base, char *list, size_t cap) {
+    recio_reader *r;
+    recio_writer *w = NULL;
+    recio_record rec;
+    size_t n = 0, per, at = 0;
+    char dst[1024];
+    int k = -1;
+    if (recio_reader_open(&r, path) != RECIO_OK) exit(1);
+    while (recio_reader_next(r, &rec) == RECIO_OK) n++;
+    per = (n + SHARDS - 1) / SHARDS;
+    snprintf(dst, sizeof dst, "%s/shards", WWW);
+    mkdir(dst, 0755);
+    if (recio_reader_seek(r, 0) != RECIO_OK) exit(1);
+    for (n = 0; recio_reader_next(r, &rec) == RECIO_OK; n++) {
+        if (n % per == 0) {
+            if (w && recio_writer_close(w) != RECIO_OK) exit(1);
+            snprintf(dst, sizeof dst, "%s/shards/part-%02d.rec", WWW, ++k);
+            if (recio_writer_open(&w, dst) != RECIO_OK) exit(1);
+            at += (size_t)snprintf(list + at, cap - at, "%s%s/shards/part-%02d.rec", k ? ";" : "", base, k);
+            if (at >= cap) exit(1);
+        }
+        if (recio_writer_write(w, rec.data, rec.size) != RECIO_OK) exit(1);
+    }
+    if (!w || recio_writer_close(w) != RECIO_OK) exit(1);
+    recio_reader_close(r);
+}
+
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "build/bench-data/imagenet1k.rec", *base;
     int rounds = argc > 2 ? atoi(argv[2]) : 7, r, k;
     double t[ROWS][64], mb[ROWS][64];
-    char uri[ROWS][1024];
+    int on[ROWS];
+    static char uri[ROWS][8192];
     uint64_t bytes = 0;
     S3 = getenv("RECIO_TEST_S3"), HTTP = getenv("RECIO_TEST_HTTP"), PROXY = getenv("RECIO_TEST_PROXY_S3"), WWW = getenv("RECIO_TEST_WWW");
     HTTPS = getenv("RECIO_TEST_HTTPS");
@@ -145,6 +181,16 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (rounds < 1 || rounds > 64) rounds = 7;
+    for (k = 0; k < ROWS; k++) on[k] = !getenv("RECIO_BENCH_ROWS");
+    if (getenv("RECIO_BENCH_ROWS")) {
+        const char *p = getenv("RECIO_BENCH_ROWS");
+        for (; *p; p += *p == ',') {
+            char *e;
+            long v = strtol(p, &e, 10);
+            if (e == p || v < 0 || v >= ROWS) fprintf(stderr, "bench_remote: RECIO_BENCH_ROWS: rows 0..%d\n", ROWS - 1), exit(2);
+            on[v] = 1, p = e;
+        }
+    }
     setenv("AWS_ACCESS_KEY_ID", "RECIOTESTKEY", 1);
     setenv("AWS_SECRET_ACCESS_KEY", "recio-test-secret/+=", 1);
     setenv("AWS_REGION", "us-east-1", 1);
@@ -156,6 +202,8 @@ int main(int argc, char **argv) {
     snprintf(uri[2], sizeof uri[2], "s3://bench/%s", base);
     snprintf(uri[7], sizeof uri[7], "%s/%s", HTTP, base);
     snprintf(uri[8], sizeof uri[8], "%s/%s", HTTPS ? HTTPS : HTTP, base);
+    stage_shards(path, HTTP, uri[9], sizeof uri[9]);
+    stage_shards(path, HTTPS ? HTTPS : HTTP, uri[10], sizeof uri[10]);
     unsetenv("CURL_CA_BUNDLE"), unsetenv("SSL_CERT_FILE"); /* the first set of AWS_CA_BUNDLE, CURL_CA_BUNDLE... counts */
     if (HTTPS && getenv("RECIO_TEST_CA")) setenv("AWS_CA_BUNDLE", getenv("RECIO_TEST_CA"), 1);
     split_read(uri[0], 0, &bytes); /* warm: the page cache, the servers' caches */
@@ -164,6 +212,7 @@ int main(int argc, char **argv) {
     for (r = 0; r < rounds; r++)
         for (k = 0; k < ROWS; k++) {
             uint64_t n = bytes;
+            if (!on[k]) continue;
             setenv("AWS_ENDPOINT_URL", k == 4 || k == 5 ? PROXY : S3, 1);
             if (k == 4 || k == 5) proxy_delay(k == 5 ? 20 : 0);
             if (k == 3 || k == 6) t[k][r] = curl_whole(k == 3 ? S3 : HTTP, base);
@@ -177,14 +226,16 @@ int main(int argc, char **argv) {
     printf("%-12s %10s %22s %8s %s\n", "row", "MB/s", "min..max", "ratio", "to");
     for (k = 0; k < ROWS; k++) {
         double lo, hi, ratio[64], m;
-        int base_row = k == 1 ? 0 : k == 2 ? 3 : k == 5 ? 4 : k == 8 ? 1 : -1;
+        int base_row = k == 1 ? 0 : k == 2 ? 3 : k == 5 ? 4 : k == 8 ? 1 : k == 10 ? 9 : -1;
+        if (!on[k]) continue;
+        if (base_row >= 0 && !on[base_row]) base_row = -1;
         bench_range(mb[k], rounds, &lo, &hi);
         for (r = 0; r < rounds; r++) ratio[r] = base_row < 0 ? 0 : t[base_row][r] / t[k][r];
         m = bench_median(mb[k], rounds);
         if (base_row < 0) printf("%-12s %10.1f %10.1f..%-10.1f\n", NAMES[k], m, lo, hi);
         else printf("%-12s %10.1f %10.1f..%-10.1f %7.2fx %s\n", NAMES[k], m, lo, hi, bench_median(ratio, rounds), NAMES[base_row]);
     }
-    {
+    if (on[1] && on[6] && on[7]) {
         double ratio[64], lo, hi;
         for (r = 0; r < rounds; r++) ratio[r] = t[6][r] / t[1][r];
         printf("nginx split / curl nginx whole: %.2fx (median of the rounds' ratios)\n", bench_median(ratio, rounds));

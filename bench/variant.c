@@ -128,7 +128,8 @@ static int bv_transform_apply(void *th, const unsigned char *px, int w, int h, f
     bv_transform *t = (bv_transform *)th;
     recio_image in = recio_image_wrap((void *)(uintptr_t)px, w, h, 3, RECIO_U8, RECIO_HWC, 0);
     recio_image o = recio_image_wrap(out, 224, 224, 3, RECIO_F32, RECIO_CHW, 0);
-    size_t need = recio_transform_scratch_size(t->t, w, h, 3);
+    recio_transform_info ti;
+    size_t need = (recio_transform_query(t->t, w, h, 3, &ti), ti.scratch_size);
     if (need > t->size) {
         free(t->scratch);
         if (!(t->scratch = malloc(need))) return -1;

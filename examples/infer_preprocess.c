@@ -31,10 +31,12 @@ int main(int argc, char **argv) {
         recio_image out = recio_image_wrap(tensor, 224, 224, 3, RECIO_F32, RECIO_CHW, 0);
         recio_apply_desc d = {0};
         char why[RECIO_ERRMSG_SIZE] = "cannot read the file";
+        recio_transform_info ti;
         int w = 0, h = 0;
         recio_err e = RECIO_ERR_IO;
         d.bytes = jpeg, d.size = n, d.channels = 3, d.out = &out;
-        if (jpeg && recio_image_info(jpeg, n, &w, &h, NULL) == RECIO_OK && recio_transform_scratch_size(t, w, h, 3) <= sizeof scratch) {
+        if (jpeg && recio_image_info(jpeg, n, &w, &h, NULL) == RECIO_OK &&
+            (recio_transform_query(t, w, h, 3, &ti), ti.scratch_size <= sizeof scratch)) {
             d.scratch = scratch; /* else NULL: recio allocates for this unusually large image */
             d.scratch_size = sizeof scratch;
         }

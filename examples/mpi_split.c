@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
         else uris = argv[i];
     }
     bad = read_part(uris, (unsigned)rank, (unsigned)size, &d, &mine);
-    printf("rank %d of %d: %llu records, %llu bytes\n", rank, size, mine.records, mine.bytes);
+    printf("rank %d of %d: %llu records, %llu bytes, hash %016llx\n", rank, size, mine.records, mine.bytes, mine.hash);
     fflush(stdout);
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(&mine, &sum, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);

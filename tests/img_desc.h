@@ -73,6 +73,20 @@ static inline recio_err t_apply_scratch(const recio_transform *t, const recio_im
     return recio_transform_apply_desc(t, &d);
 }
 
+/* The two halves of recio_transform_query, as the tests ask them one at a time. */
+static inline size_t t_scratch_size(const recio_transform *t, int w, int h, int channels) {
+    recio_transform_info i;
+    recio_transform_query(t, w, h, channels, &i);
+    return i.scratch_size;
+}
+
+static inline recio_err t_output_shape(const recio_transform *t, int w, int h, int channels, recio_image *shape) {
+    recio_transform_info i;
+    recio_err e = recio_transform_query(t, w, h, channels, &i);
+    *shape = i.shape;
+    return e;
+}
+
 /* Boxes and mask from `targets` (may be NULL), input an image. */
 static inline recio_err t_apply_ex(const recio_transform *t, const recio_image *in, recio_image *out, uint64_t seed,
                                    const recio_apply_desc *targets) {

@@ -342,6 +342,69 @@ static void test_jpeg_shift34(void) {
 }
 
 /* "recio ARGS 2>&1" under a 30 s timeout into out_text; the exit status (124: it hung). (tests/cli_util.h) */
+/* recio_decode_desc.check (recio pack's probe of the images it stores as they are): the decoder's
+   checks without its pixels. On cuts of a baseline JPEG (stb's path in every build: a fill byte
+   first) and of a PNG it refuses what decode refuses, as the same kind of damage (a cut header is
+   told by the missing end marker where stb tells it by reading past the end); a progressive JPEG
+   without its end marker is refused; a whole image gives decode's shape and no pixels. */
+static recio_err check_only(const unsigned char *b, size_t n, recio_image *shape, char *msg) {
+    recio_decode_desc d;
+    memset(&d, 0, sizeof d);
+    d.bytes = b, d.size = n, d.check = 1, d.errmsg = msg;
+    return recio_image_decode_desc(shape, &d);
+}
+
+static void check_whole(const unsigned char *b, size_t n) {
+    recio_image img = {0}, shape;
+    char msg[RECIO_ERRMSG_SIZE];
+    CHECK(t_decode_ex(&img, b, n, 0, msg, sizeof msg) == RECIO_OK);
+    CHECK(check_only(b, n, &shape, msg) == RECIO_OK && msg[0] == 0);
+    CHECK(shape.width == img.width && shape.height == img.height && shape.channels == img.channels);
+    CHECK(shape.data == NULL && shape.stride == img.stride);
+    recio_image_free(&img);
+}
+
+static void check_cuts(const unsigned char *b, size_t n, int steps, const char *want) {
+    int k, same = 0;
+    for (k = 1; k < steps; k++) {
+        char m1[RECIO_ERRMSG_SIZE] = "", m2[RECIO_ERRMSG_SIZE] = "";
+        recio_image shape;
+        size_t cut = n * (size_t)k / (size_t)steps;
+        int e1 = decode_msg(b, cut, m1, sizeof m1), e2 = check_only(b, cut, &shape, m2);
+        if (e1 == RECIO_ERR_DECODE && e2 == RECIO_ERR_DECODE && (strcmp(m1, m2) == 0 || (strstr(m1, want) && strstr(m2, want))))
+            same++;
+        else printf("  cut at %zu of %zu: decode %d '%s', check %d '%s'\n", cut, n, e1, m1, e2, m2);
+    }
+    CHECK(same == steps - 1);
+}
+
+static void test_check_only(void) {
+    size_t n = 0, np = 0, nq = 0, nh = 0;
+    unsigned char *j = t_slurp(PHOTOS "retina-120x90.jpg", &n), *c;
+    unsigned char *png = t_slurp(PHOTOS "rocket-alpha-256x256.png", &np);
+    unsigned char *prog = t_slurp("tests/data/image/prog-37x29.jpg", &nq);
+    unsigned char *huge = t_slurp("tests/data/pack/huge-header-20000x20000.jpg", &nh);
+    recio_image shape;
+    char msg[RECIO_ERRMSG_SIZE];
+    CHECK(j && png && prog && huge);
+    if (!j || !png || !prog || !huge) return;
+    c = (unsigned char *)malloc(n + 1);
+    c[0] = 0xff; /* stb in every build */
+    memcpy(c + 1, j, n);
+    check_whole(c, n + 1);
+    check_whole(png, np);
+    check_whole(prog, nq);
+    check_cuts(c, n + 1, 40, "truncated JPEG");
+    check_cuts(png, np, 20, "truncated PNG");
+    CHECK(check_only(png, np - 12, &shape, msg) == RECIO_ERR_DECODE && strstr(msg, "truncated PNG")); /* no IEND */
+    CHECK(check_only(prog, nq - 2, &shape, msg) == RECIO_ERR_DECODE && strstr(msg, "truncated JPEG"));
+    CHECK(check_only(prog, nq / 2, &shape, msg) == RECIO_ERR_DECODE);
+    CHECK(check_only(huge, nh, &shape, msg) == RECIO_ERR_LIMIT && strstr(msg, "20000x20000 JPEG is more than RECIO_MAX_PIXELS"));
+    CHECK(check_only(j, 0, &shape, msg) == RECIO_ERR_DECODE && strstr(msg, "empty image"));
+    CHECK(check_only((const unsigned char *)"GIF89a....", 10, &shape, msg) == RECIO_ERR_DECODE && strstr(msg, "unsupported image format"));
+    free(c), free(j), free(png), free(prog), free(huge);
+}
+
 static int recio(const char *args) { return t_recio_capture(args, 30, out_text, sizeof out_text); }
 
 static int put_file(const char *path, const void *b, size_t n) {
@@ -386,6 +449,7 @@ int main(void) {
     RUN(test_jpeg_scan_cut_then_marker);
     RUN(test_jpeg_progressive_cut_then_marker);
     RUN(test_jpeg_shift34);
+    RUN(test_check_only);
     RUN(test_commands_refuse_hdr);
     return t_done("test_decode_safety");
 }

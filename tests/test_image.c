@@ -122,14 +122,14 @@ static void test_resize_matches_opencv(void) {
     check_cv("tests/data/image/retina-cv-area-50x37.rgb", "tests/data/image/retina.png", 50, 37, RECIO_AREA, 1);
 }
 
-/* resize_short's size, without pixels: recio_transform_output_shape (recio_resize_short_size went). */
+/* resize_short's size, without pixels: recio_transform_query (recio_resize_short_size went). */
 static void resize_short_size(int w, int h, int s, int *ow, int *oh) {
     char spec[64];
     recio_transform *t = NULL;
     recio_image shape;
     *ow = *oh = -1;
     snprintf(spec, sizeof spec, "resize_short(%d)", s);
-    if (recio_transform_parse(&t, spec) == RECIO_OK && recio_transform_output_shape(t, w, h, 3, &shape) == RECIO_OK)
+    if (recio_transform_parse(&t, spec) == RECIO_OK && t_output_shape(t, w, h, 3, &shape) == RECIO_OK)
         *ow = shape.width, *oh = shape.height;
     recio_transform_free(t);
 }

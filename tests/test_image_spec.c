@@ -115,7 +115,7 @@ static void test_apply_every_op(void) {
             e = recio_transform_apply(t, &in, &out, seed);
             if (e != RECIO_OK) fprintf(stderr, "  '%s': %s\n", specs[i], recio_strerror(e));
             CHECK(e == RECIO_OK);
-            if (recio_transform_output_shape(t, in.width, in.height, 3, &shape) == RECIO_OK)
+            if (t_output_shape(t, in.width, in.height, 3, &shape) == RECIO_OK)
                 CHECK(shape.width == out.width && shape.height == out.height && shape.dtype == out.dtype && shape.layout == out.layout);
             recio_image_free(&out);
         }
@@ -314,9 +314,9 @@ static void scratch_case(const char *file) {
         d.alloc.alloc = count_alloc;
         d.alloc.free = count_free;
         CHECK(t_parse_ex(&t, specs[i], &d, NULL, 0) == RECIO_OK);
-        CHECK(recio_transform_output_shape(t, in.width, in.height, 3, &shape) == RECIO_OK);
+        CHECK(t_output_shape(t, in.width, in.height, 3, &shape) == RECIO_OK);
         CHECK(shape.layout == RECIO_CHW && shape.dtype == RECIO_F32 && shape.channels == 3);
-        need = recio_transform_scratch_size(t, in.width, in.height, 3);
+        need = t_scratch_size(t, in.width, in.height, 3);
         scratch = malloc(need);
         buf = malloc(recio_image_bytes(&shape));
         for (seed = 0; seed < 6; seed++) {
@@ -340,7 +340,7 @@ static void scratch_case(const char *file) {
     recio_image_free(&in);
 }
 
-/* With caller scratch of recio_transform_scratch_size bytes and a wrapped output: no allocation,
+/* With caller scratch of recio_transform_query's scratch_size bytes and a wrapped output: no allocation,
    the same numbers as the allocating path, and too little scratch is RECIO_ERR_SMALL. */
 static void test_scratch_zero_alloc(void) {
     scratch_case("chelsea-500x375.jpg");
@@ -352,20 +352,26 @@ static void test_scratch_zero_alloc(void) {
 
 static void test_output_shape(void) {
     recio_transform *t = NULL;
+    recio_transform_info i;
     recio_image s;
     CHECK(recio_transform_parse(&t, "resize_short(256) center_crop(224) normalize(imagenet) chw") == RECIO_OK);
-    CHECK(recio_transform_output_shape(t, 500, 375, 3, &s) == RECIO_OK);
+    CHECK(recio_transform_query(t, 500, 375, 3, &i) == RECIO_OK);
+    s = i.shape;
     CHECK(s.width == 224 && s.height == 224 && s.channels == 3 && s.dtype == RECIO_F32 && s.layout == RECIO_CHW);
-    CHECK(s.stride == 224 * 4 && recio_image_bytes(&s) == 3 * 224 * 224 * 4);
+    CHECK(s.stride == 224 * 4 && recio_image_bytes(&s) == 3 * 224 * 224 * 4 && s.data == NULL);
+    CHECK(i.scratch_size >= 341 * 256 * 3); /* the resize's u8 HWC output at least */
     recio_transform_free(t);
     CHECK(recio_transform_parse(&t, "resize_short(256)") == RECIO_OK);
-    CHECK(recio_transform_output_shape(t, 500, 375, 3, &s) == RECIO_OK && s.width == 341 && s.height == 256);
+    CHECK(recio_transform_query(t, 500, 375, 3, &i) == RECIO_OK && i.shape.width == 341 && i.shape.height == 256);
     recio_transform_free(t);
-    CHECK(recio_transform_parse(&t, "random_choice(center_crop(10), center_crop(20))") == RECIO_OK);
-    CHECK(recio_transform_output_shape(t, 50, 50, 3, &s) == RECIO_ERR_ARG); /* depends on the seed */
+    CHECK(recio_transform_parse(&t, "random_choice(resize(10,10), resize(20,20))") == RECIO_OK);
+    CHECK(recio_transform_query(t, 50, 50, 3, &i) == RECIO_ERR_ARG); /* depends on the seed */
+    CHECK(i.shape.width == 0 && i.shape.height == 0);
+    CHECK(i.scratch_size >= 20 * 20 * 3 && i.scratch_size != SIZE_MAX); /* the larger branch, bounded all the same */
     recio_transform_free(t);
     CHECK(recio_transform_parse(&t, "center_crop(100)") == RECIO_OK);
-    CHECK(recio_transform_output_shape(t, 50, 50, 3, &s) == RECIO_ERR_ARG); /* does not fit */
+    CHECK(recio_transform_query(t, 50, 50, 3, &i) == RECIO_ERR_ARG); /* does not fit */
+    CHECK(i.shape.width == 0);
     recio_transform_free(t);
 }
 
@@ -495,7 +501,7 @@ static void test_scratch_too_small_says_need(void) {
     CHECK(b && recio_transform_parse(&t, "resize(64,64) normalize(imagenet) chw") == RECIO_OK);
     if (b && t) {
         d.channels = 3, d.scratch = small, d.scratch_size = sizeof small;
-        need = recio_transform_scratch_size(t, 256, 256, 3);
+        need = t_scratch_size(t, 256, 256, 3);
         snprintf(want, sizeof want, "transform: scratch too small: need %llu bytes, have 64", (unsigned long long)need);
         CHECK(t_apply_encoded(t, b, n, &out, 0, &d, msg, sizeof msg) == RECIO_ERR_SMALL);
         CHECK(strcmp(msg, want) == 0);

@@ -215,7 +215,7 @@ static void test_window_scratch(void) {
     if (b && t) {
         recio_image out = recio_image_wrap(tensor, 224, 224, 3, RECIO_F32, RECIO_CHW, 0);
         d.channels = 3;
-        d.scratch_size = recio_transform_scratch_size(t, 1600, 1200, 3);
+        d.scratch_size = t_scratch_size(t, 1600, 1200, 3);
         d.scratch = malloc(d.scratch_size);
         CHECK(t_apply_encoded(t, b, n, &out, 5, &d, NULL, 0) == RECIO_OK && out.data == tensor);
         need = d.scratch_size;

@@ -126,8 +126,8 @@ static recio_image random_u8(int w, int h, int c) {
 }
 
 /* One chain on one image, checked against the table's promises: when it runs, its output has the
-   shape recio_transform_output_shape gave (when it gave one); it never asks the arena for more than
-   recio_transform_scratch_size; and with exactly that much caller scratch it runs without
+   shape recio_transform_query gave (when it gave one); it never asks the arena for more than
+   its scratch_size; and with exactly that much caller scratch it runs without
    allocating and gives the same bytes. Returns the apply's result. */
 static recio_err check_chain(const char *spec, const recio_image *in, uint64_t seed) {
     recio_transform *t = NULL;
@@ -140,8 +140,8 @@ static recio_err check_chain(const char *spec, const recio_image *in, uint64_t s
     memset(&sc, 0, sizeof sc);
     sc.asked = &asked;
     e = recio__apply_in(t, in, &out, seed, &sc, NULL, 0);
-    bound = recio_transform_scratch_size(t, in->width, in->height, in->channels);
-    es = recio_transform_output_shape(t, in->width, in->height, in->channels, &shape);
+    bound = t_scratch_size(t, in->width, in->height, in->channels);
+    es = t_output_shape(t, in->width, in->height, in->channels, &shape);
     if (e == RECIO_OK) {
         if (asked > bound)
             fprintf(stderr, "  '%s' on %dx%dx%d asked %zu > bound %zu\n", spec, in->width, in->height, in->channels, asked, bound), CHECK(0);

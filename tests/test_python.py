@@ -845,6 +845,13 @@ def test_reader_writer_pack():
     check([g[0] for g in got] == payloads)
     check([str(g[1]) for g in got] == [d[1] for d in dump])
     check(open(tmp("w.idx")).read().split() == sum(([str(i), d[1]] for i, d in enumerate(dump)), []))
+    with open(tmp("w2.rec.idx"), "w") as f:  # the .idx readers take (recio_index_path): REC.idx when there
+        f.write("0\t0\n")
+    with recio.Writer(tmp("w2.rec"), index=True) as w:
+        for p in payloads:
+            w.write(p)
+    check(open(tmp("w2.rec.idx")).read().split() == sum(([str(i), d[1]] for i, d in enumerate(dump)), []))
+    check(not os.path.exists(tmp("w2.idx")))
     r.seek(got[2][1])
     check(r.read() == payloads[2] and r.read() == payloads[3] and r.read() is None)
     with recio.Reader(tmp("w.rec"), mmap=True) as r:

@@ -161,6 +161,19 @@ static void test_sound_file_and_verify_all(void) {
     put(DIR "/bad.rec", sound, n);
     CHECK(run("verify --all " DIR "/bad.rec") == 1);
     CHECK(run("salvage " DIR "/bad.rec " DIR "/bad.rec") == 2); /* never over its input */
+    { /* the .idx readers take for OUT.rec (recio_index_path): OUT.rec.idx when one is there, never a
+         fresh OUT.idx beside a stale OUT.rec.idx */
+        recio_index idx;
+        recio_index_desc d;
+        put(DIR "/two.rec.idx", (const unsigned char *)"0\t0\n", 4);
+        remove(DIR "/two.idx");
+        CHECK(run("salvage " DIR "/sound.rec " DIR "/two.rec") == 0);
+        memset(&d, 0, sizeof d);
+        CHECK(recio_index_load(&idx, DIR "/two.rec.idx", &d) == RECIO_OK && idx.count == NREC);
+        if (idx.count == NREC) CHECK(idx.entries[NREC - 1].offset == start[NREC - 1]);
+        recio_index_free(&idx);
+        CHECK(fopen(DIR "/two.idx", "rb") == NULL);
+    }
     free(out);
     free(sound);
 }

@@ -57,9 +57,8 @@ static size_t header_size(const recio_lst_item *it, const pack_opts *o) { return
 /* dims: the image's stored width and height, then its packed ones (for its mask). */
 static int transcode(const unsigned char *src, size_t n, const recio_lst_item *it, const pack_opts *o, pack_result *r, int dims[4]) {
     recio_image img;
-    const char *why;
     int bad;
-    if (codec_probe(src, n, &why)) return snprintf(r->why, sizeof r->why, "%s", why), -1;
+    if (codec_probe(src, n, r->why, sizeof r->why)) return -1;
     /* a mask labels the stored pixels: EXIF's turn would leave it behind */
     if (codec_decode(src, n, o->color == 1 ? 3 : o->color == 0 ? 1 : 0, o->exif && !o->mask_root, &img, r->why, sizeof r->why)) return -1;
     dims[0] = img.width, dims[1] = img.height;
@@ -148,7 +147,6 @@ static void pack_one(const char *root, const recio_lst_item *it, const pack_opts
     char *path = pack_join(root, it->path);
     unsigned char *src = NULL;
     size_t n = 0;
-    const char *why;
     int dims[4] = {0, 0, 0, 0}, c;
     memset(r, 0, sizeof *r);
     if (!path || pack_read_file(path, &src, &n)) {
@@ -157,9 +155,11 @@ static void pack_one(const char *root, const recio_lst_item *it, const pack_opts
         r->fatal = 1;
     } else if (o->pass_through) {
         size_t h = header_size(it, o);
-        if (codec_probe(src, n, &why)) snprintf(r->why, sizeof r->why, "%s", why);
-        else if ((r->rec = (unsigned char *)malloc(h + n)) == NULL) snprintf(r->why, sizeof r->why, "out of memory");
-        else {
+        if (codec_probe(src, n, r->why, sizeof r->why)) {
+            /* skipped with the library's words */
+        } else if ((r->rec = (unsigned char *)malloc(h + n)) == NULL) {
+            snprintf(r->why, sizeof r->why, "out of memory");
+        } else {
             put_header(r->rec, it, o);
             memcpy(r->rec + h, src, n);
             r->n = h + n;

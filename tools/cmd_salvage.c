@@ -78,7 +78,8 @@ static int note_damage(void *user, const recio_record *rec, size_t from, size_t 
 
 static const char salvage_help[] =
     "usage: recio salvage [--force] IN.rec OUT.rec\n\n"
-    "Copy every record of a damaged IN.rec that still reads into OUT.rec, with a new OUT.idx.\n"
+    "Copy every record of a damaged IN.rec that still reads into OUT.rec, with a new OUT.idx (or OUT.rec.idx,\n"
+    "when one is there: readers take it first).\n"
     "After damage (a cut, a bit flip, inserted or lost bytes, at any byte offset) the scan looks for\n"
     "the next record head at every byte, so records after the damage are found even when the damage\n"
     "shifted their alignment. A head counts when its record reads in full and is followed by another\n"
@@ -91,14 +92,13 @@ static const char salvage_help[] =
     "OUT is never IN. An existing RecordIO OUT.rec and index OUT.idx are replaced; other files only with\n"
     "  --force   replace an existing OUT.rec or OUT.idx whatever it holds\n";
 
-/* OUT.idx beside OUT.rec (malloc'd), as im2rec names it. */
+/* The .idx that goes with OUT.rec (malloc'd), by the library's rule (recio_index_path): OUT.idx, as
+   im2rec names it, unless an OUT.rec.idx is there, which readers would take first. */
 static char *idx_name(const char *rec) {
-    size_t n = strlen(rec);
-    char *idx = (char *)malloc(n + 5);
-    if (!idx) return NULL;
-    strcpy(idx, rec);
-    if (n > 4 && strcmp(idx + n - 4, ".rec") == 0) idx[n - 4] = 0;
-    return strcat(idx, ".idx");
+    size_t cap = strlen(rec) + 5;
+    char *idx = (char *)malloc(cap);
+    if (idx && recio_index_path(idx, cap, rec, NULL, NULL) != RECIO_OK) free(idx), idx = NULL;
+    return idx;
 }
 
 /* The scan into an atomic writer of OUT.rec (and OUT.idx); 0 or the exit status. */

@@ -560,7 +560,7 @@ static int show_run(const show_opts *o, const recio_transform *t, cli_out *out) 
     rows = (count + s.cols - 1) / s.cols;
     s.w = s.cols * (s.tile + 2 * SHOW_PAD);
     s.h = rows * (s.tile + 2 * SHOW_PAD + band(&s));
-    if ((double)s.w * s.h > 1 << 28 || !(s.px = (unsigned char *)malloc((size_t)s.w * s.h * 3)))
+    if ((double)s.w * s.h > (double)RECIO_MAX_PIXELS || !(s.px = (unsigned char *)malloc((size_t)s.w * s.h * 3)))
         return cli_err("%s: a %dx%d sheet is too large", o->out, s.w, s.h), CLI_EXIT_ERR;
     memset(s.px, 32, (size_t)s.w * s.h * 3);
     rc = draw_sheet(o->in, &s, count) || write_sheet(&s, out, count) ? CLI_EXIT_ERR : 0;

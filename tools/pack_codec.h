@@ -7,9 +7,9 @@
 #define RECIO_PACK_CODEC_H
 #include "recio.h"
 
-/* A quick look at encoded bytes without decoding the pixels: 0 when they look like a whole image
-   (a known format whose header parses, and for JPEG/PNG an end marker in the tail). */
-int codec_probe(const void *bytes, size_t n, const char **why);
+/* The decoder's checks without decoding the pixels (recio_decode_desc.check): 0 when the bytes hold
+   a whole image recio decodes; else -1 and the library's words ("decode: why") in why (cap bytes). */
+int codec_probe(const void *bytes, size_t n, char *why, size_t cap);
 
 /* Decode to `channels` (1, 3, or 0 = as stored; gray+alpha becomes 4). 16-bit PNGs come down to 8
    bits; CMYK JPEGs come back as RGB. With apply_exif, a JPEG's EXIF orientation (1..8) is applied. */

@@ -777,9 +777,10 @@ class Transform(_Handle):
 
     @staticmethod
     def _shape(t: Any, w: int, h: int, c: int) -> Optional[tuple]:
-        s = L.Image()
-        if L.lib.recio_transform_output_shape(t, w, h, c, byref(s)) != L.OK:
+        i = L.TransformInfo()
+        if L.lib.recio_transform_query(t, w, h, c, byref(i)) != L.OK:
             return None
+        s = i.shape
         return ((s.channels, s.height, s.width) if s.layout == L.CHW else (s.height, s.width, s.channels)), L.DTYPES[s.dtype]
 
     def _wrap_out(self, t: Any, w: int, h: int, c: int, into: Any = None) -> tuple:
@@ -793,8 +794,9 @@ class Transform(_Handle):
             arr = into
         else:
             arr = np.empty(shape, dtype=dt)
-        s = L.Image()
-        L.lib.recio_transform_output_shape(t, w, h, c, byref(s))
+        i = L.TransformInfo()
+        L.lib.recio_transform_query(t, w, h, c, byref(i))
+        s = i.shape
         s.data = arr.ctypes.data
         return arr, s
 
@@ -1075,7 +1077,8 @@ class Writer(_Handle):
         self._init_handle()
         self.path = path
         if index is True:
-            index = self.path[:-4] + ".idx" if self.path.endswith(".rec") else self.path + ".idx"
+            from ._mxnet import _index_of  # the C library's one rule for the .idx beside a .rec
+            index = _index_of(self.path)
         self._index = L.cstr(index) if index else None
         self._atomic, self._opened = bool(atomic), False
         with self._mu:

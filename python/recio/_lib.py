@@ -37,6 +37,10 @@ class Image(Structure):
                 ("stride", c_size_t), ("data", c_void_p), ("owned", c_void_p), ("alloc", Allocator)]
 
 
+class TransformInfo(Structure):
+    _fields_ = [("shape", Image), ("scratch_size", c_size_t)]
+
+
 class CacheInfo(Structure):
     _fields_ = [("mode", c_int), ("prefix_ops", c_uint), ("records", c_uint64), ("bytes", c_uint64), ("hits", c_uint64),
                 ("misses", c_uint64), ("why", ctypes.c_char * ERRMSG_SIZE)]
@@ -56,7 +60,7 @@ class Batch(Structure):
 
 class DecodeDesc(Structure):  # recio_decode_desc
     _fields_ = [("bytes", c_void_p), ("size", c_size_t), ("channels", c_int), ("min_short", c_int),
-                ("transform", c_void_p), ("mask", c_int), ("alloc", Allocator), ("errmsg", c_void_p)]
+                ("transform", c_void_p), ("mask", c_int), ("check", c_int), ("alloc", Allocator), ("errmsg", c_void_p)]
 
 
 class TransformDesc(Structure):  # recio_transform_desc
@@ -281,7 +285,7 @@ def _declare(lib):
         "recio_image_decode": (E, [POINTER(Image), P, S, I]),
         "recio_image_decode_desc": (E, [POINTER(Image), POINTER(DecodeDesc)]),
         "recio_boxes_check": (E, [POINTER(c_float), I, I, POINTER(I), c_char_p]),
-        "recio_transform_output_shape": (E, [P, I, I, I, POINTER(Image)]),
+        "recio_transform_query": (E, [P, I, I, I, POINTER(TransformInfo)]),
         "recio_image_info": (E, [P, S, POINTER(I), POINTER(I), POINTER(I)]),
         "recio_image_free": (None, [POINTER(Image)]),
         "recio_image_bytes": (S, [POINTER(Image)]),

@@ -1,7 +1,7 @@
 /* libFuzzer harness: any text as a transform spec (every op, any arguments), applied to a small
    image when it parses. Beyond crashes it checks the table's promises: an apply that succeeds fits in
-   recio_transform_scratch_size bytes of caller scratch and gives the same bytes there, and its shape
-   is the one recio_transform_output_shape announced. */
+   recio_transform_query's scratch_size bytes of caller scratch and gives the same bytes there, and its shape
+   is the one recio_transform_query announced. */
 #include "recio.h"
 #include "../img_desc.h"
 #include <stdlib.h>
@@ -11,13 +11,13 @@
 
 static void check_apply(const recio_transform *t, const recio_image *in, uint64_t seed) {
     recio_image out, out2, shape;
-    size_t need = recio_transform_scratch_size(t, in->width, in->height, in->channels);
+    size_t need = t_scratch_size(t, in->width, in->height, in->channels);
     void *scratch;
     if (need > FUZZ_SCRATCH_CAP) return;
     memset(&out, 0, sizeof out);
     memset(&out2, 0, sizeof out2);
     if (recio_transform_apply(t, in, &out, seed) != RECIO_OK) return;
-    if (recio_transform_output_shape(t, in->width, in->height, in->channels, &shape) == RECIO_OK &&
+    if (t_output_shape(t, in->width, in->height, in->channels, &shape) == RECIO_OK &&
         (shape.width != out.width || shape.height != out.height || shape.dtype != out.dtype || shape.layout != out.layout))
         __builtin_trap();
     scratch = malloc(need ? need : 1);

@@ -17,6 +17,8 @@ COMMAND's status:
                          when openssl cannot make one)
     RECIO_TEST_CA        that certificate (PEM): the CA bundle a client must trust for RECIO_TEST_HTTPS
     RECIO_TEST_WWW       nginx's document root (compat/ holds the golden files)
+    RECIO_TEST_NGINX_LOG nginx's access log, a line per request: "CONNECTION METHOD PATH" (the
+                         connection's serial number: the tests count the connections a client made)
     RECIO_TEST_PROXY_S3  the fault proxy before s3rver      RECIO_TEST_PROXY_HTTP  before nginx
 
 The proxies forward every request unchanged unless told otherwise by GET /__proxy/set?FIELD=VALUE...
@@ -105,7 +107,8 @@ pid {state}/nginx.pid;
 error_log {state}/nginx.err warn;
 events {{ worker_connections 256; }}
 http {{
-    access_log off;
+    log_format conn '$connection $request_method $uri';
+    access_log {state}/nginx.access conn;
     client_body_temp_path {state}/nginx-tmp/body;
     proxy_temp_path {state}/nginx-tmp/proxy;
     fastcgi_temp_path {state}/nginx-tmp/fastcgi;
@@ -328,6 +331,7 @@ def main():
         seed(s3_port, www)
         env = dict(os.environ, RECIO_TEST_S3=f"http://127.0.0.1:{s3_port}", RECIO_TEST_S3_DIR=s3_dir,
                    RECIO_TEST_HTTP=f"http://127.0.0.1:{http_port}", RECIO_TEST_WWW=www,
+                   RECIO_TEST_NGINX_LOG=os.path.join(state, "nginx.access"),
                    RECIO_TEST_PROXY_S3=f"http://127.0.0.1:{make_proxy(s3_port)}",
                    RECIO_TEST_PROXY_HTTP=f"http://127.0.0.1:{make_proxy(http_port)}")
         if cert:

@@ -835,6 +835,73 @@ static int same_but_names(const char *a, const char *b) {
     return !*a && !*b && lines > 0;
 }
 
+/* The nginx requests logged from byte `from` of its access log on: how many, and over how many
+   connections (distinct $connection numbers). */
+static void nginx_requests(long from, size_t *requests, size_t *conns) {
+    const char *log = getenv("RECIO_TEST_NGINX_LOG");
+    static unsigned long seen[4096];
+    unsigned long c;
+    char method[16], path[512];
+    size_t i;
+    FILE *f = log ? fopen(log, "r") : NULL;
+    *requests = *conns = 0;
+    if (!f) return;
+    fseek(f, from, SEEK_SET);
+    while (fscanf(f, "%lu %15s %511s", &c, method, path) == 3) {
+        for (i = 0; i < *conns && seen[i] != c; i++) continue;
+        if (i == *conns && *conns < sizeof seen / sizeof seen[0]) seen[(*conns)++] = c;
+        (*requests)++;
+    }
+    fclose(f);
+}
+
+static long nginx_log_end(void) {
+    const char *log = getenv("RECIO_TEST_NGINX_LOG");
+    FILE *f = log ? fopen(log, "r") : NULL;
+    long n = 0;
+    if (f && fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+    if (f) fclose(f);
+    return n;
+}
+
+/* A split opens its files one after another (and asks each one's size first): the connections (and
+   over HTTPS the TLS sessions) of one open serve the next, so 12 files take far fewer than 12
+   connections (each open making its own took two per file: the size's HEAD and the reads). The
+   records are the local ones. */
+static void connections_kept(const char *base, const char *what) {
+    char local[2048], list[8192];
+    size_t nl, nr, requests, conns, i, at = 0, lat = 0;
+    recio_err el, er;
+    uint64_t hl, hr;
+    long from;
+    for (i = 0; i < 12; i++) {
+        lat += (size_t)snprintf(local + lat, sizeof local - lat, "%s%s/%s", i ? ";" : "", COMPAT, FILES[i % 4]);
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s%s/compat/%s", i ? ";" : "", base, FILES[i % 4]);
+    }
+    from = nginx_log_end();
+    hl = split_digest(local, 0, 1, 0, 0, &nl, &el);
+    hr = split_digest(list, 0, 1, 1, 0, &nr, &er);
+    CHECK(el == RECIO_END && er == RECIO_END && nr == nl && hr == hl && nl > 0);
+    nginx_requests(from, &requests, &conns);
+    fprintf(stderr, "  %s: a split over 12 files: %zu requests over %zu connections\n", what, requests, conns);
+    CHECK(requests >= 12);
+    CHECK(conns >= 1 && conns <= 6);
+}
+
+static void test_connections_kept(void) {
+    const char *https = getenv("RECIO_TEST_HTTPS"), *ca = getenv("RECIO_TEST_CA");
+    CHECK(getenv("RECIO_TEST_NGINX_LOG") != NULL);
+    connections_kept(HTTP, "http");
+    if (!https || !ca) {
+        t_skip(getenv("RECIO_TEST_HTTPS_SKIP") ? getenv("RECIO_TEST_HTTPS_SKIP") : "no HTTPS server", 1);
+        return;
+    }
+    no_ca_vars();
+    setenv("AWS_CA_BUNDLE", ca, 1);
+    connections_kept(https, "https");
+    no_ca_vars();
+}
+
 static void test_https(void) {
     static const unsigned NS[] = {1, 2, 3, 5};
     const char *https = getenv("RECIO_TEST_HTTPS"), *ca = getenv("RECIO_TEST_CA");
@@ -987,6 +1054,7 @@ int main(void) {
     RUN(test_no_wrong_record);
     RUN(test_credentials);
     RUN(test_https);
+    RUN(test_connections_kept);
     RUN(test_no_secret_in_messages);
     free(big);
     return t_done("test_remote");
