@@ -28,6 +28,8 @@
 #include "../../tools/cmd_list.c"
 #include "../../tools/cmd_mean.c"
 #include "../../tools/pack_files.c" /* pack_cat: list's --exts */
+#include "../../tools/pack_codec.c" /* what pack links (never called from its parser) */
+#include "../../tools/walk.c"       /* what list links (never called from its parser) */
 #include <stdarg.h>
 #include <stdint.h>
 
@@ -49,8 +51,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
     return CLI_EXIT_USAGE;
 }
 
-/* Never reached: the harness calls the parsers, not the commands (whose outputs, images and walk
-   these are). */
+/* Never reached: the harness calls the parsers, not the commands (whose outputs these are). */
 #define NEVER __builtin_trap()
 int cli_open_iter(recio_iter **it, const recio_iter_desc *d) { (void)it, (void)d, NEVER; }
 int cli_close_writer(recio_writer *w) { (void)w, NEVER; }
@@ -66,22 +67,6 @@ int cli_out_printf(cli_out *o, const char *fmt, ...) { (void)o, (void)fmt, NEVER
 int cli_out_write(cli_out *o, const void *p, size_t n) { (void)o, (void)p, (void)n, NEVER; }
 int cli_out_commit(cli_out *o) { (void)o, NEVER; }
 int cli_out_commit_all(cli_out *const *outs, size_t n) { (void)outs, (void)n, NEVER; }
-int codec_probe(const void *b, size_t n, const char **why) { (void)b, (void)n, (void)why, NEVER; }
-int codec_decode(const void *b, size_t n, int c, int exif, recio_image *out, char *why, size_t cap) {
-    (void)b, (void)n, (void)c, (void)exif, (void)out, (void)why, (void)cap, NEVER;
-}
-recio_err codec_mask(const void *b, size_t n, recio_image *out, char *why, size_t cap) {
-    (void)b, (void)n, (void)out, (void)why, (void)cap, NEVER;
-}
-int codec_center_square(recio_image *img) { (void)img, NEVER; }
-int codec_resize_short(recio_image *img, int s, recio_filter f) { (void)img, (void)s, (void)f, NEVER; }
-void codec_set_png_level(int level) { (void)level, NEVER; }
-int codec_encode(const recio_image *img, int png, int quality, size_t reserve, unsigned char **out, size_t *n) {
-    (void)img, (void)png, (void)quality, (void)reserve, (void)out, (void)n, NEVER;
-}
-int walk_collect(const char *root, int recursive, const char *exts, list_item **items, size_t *count, FILE *labels) {
-    (void)root, (void)recursive, (void)exts, (void)items, (void)count, (void)labels, NEVER;
-}
 
 static void check(int ok) {
     if (!ok) __builtin_trap();
