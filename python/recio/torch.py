@@ -22,6 +22,8 @@ when this module is.
 
 RecordMapDataset reads record i (the i-th key of the .idx, or of keys=) by its offset and decodes and
 transforms it in C: DataLoader's shuffle, samplers and DistributedSampler see an ordinary Dataset.
+Normalize turns the uint8 (B, H, W, 3) batches of a chain ending before normalize into the float32
+(B, 3, H, W) batch normalize(...) chw gives, in one C pass (docs/python.md, "Fast batches").
 """
 import ctypes
 import operator
@@ -386,6 +388,96 @@ class RecordMapDataset(torch.utils.data.Dataset):
 
     def __repr__(self) -> str:
         return "recio.torch.RecordMapDataset(%r, %d records, transform=%r)" % (self.rec, len(self), self.transform.spec)
+
+
+_IMAGENET = ((123.68, 116.28, 103.53), (58.395, 57.12, 57.375))  # normalize(imagenet)'s, on 0..255
+
+
+class Normalize:
+    """uint8 images (B, H, W, 3), or one (H, W, 3), to float32 (B, 3, H, W) / (3, H, W) holding
+    (pixel - mean[c]) / std[c]: what `normalize(mean, std) chw` at the end of a recio chain gives, bit
+    for bit (float32 subtraction, then division, as x.float().sub_(mean).div_(std) computes too).
+    mean and std are three numbers each, on the pixels' 0..255 scale (torchvision's Normalize takes
+    them on 0..1: multiply by 255); mean="imagenet" (std None) is normalize(imagenet)'s.
+
+    It is the second half of docs/python.md's worker recipe: RecordMapDataset workers make uint8 HWC
+    batches (a chain ending before normalize and chw: a quarter of the bytes to cross processes) and
+    the main process normalises each batch in one C pass per image (recio's SIMD normalize kernel,
+    reading the uint8 pixels once and writing each float once), in place of the three passes of
+    torch's float(), sub_ and div_. out: a float32 (B, 3, H, W) contiguous CPU tensor to write into;
+    by default a new one each call (a batch you still hold is never overwritten). The C calls run
+    without the GIL. Pickles by its numbers (DataLoader workers, spawn)."""
+
+    def __init__(self, mean: Union[str, Any] = "imagenet", std: Any = None) -> None:
+        if isinstance(mean, str):
+            if mean != "imagenet" or std is not None:
+                raise ValueError("Normalize: mean: three numbers (with std), or 'imagenet' alone, not %r" % (mean,))
+            mean, std = _IMAGENET
+        self.mean, self.std = self._three(mean, "mean"), self._three(std, "std")
+        if not all(s > 0 for s in self.std):
+            raise ValueError("Normalize: std: three positive numbers, not %r" % (self.std,))
+        # each number as the float32 it becomes, written so that the spec parser reads that float back
+        nums = ",".join(repr(float(v)) for v in self.mean + self.std)
+        self.transform = recio.Transform("normalize(%s) chw" % nums)
+
+    @staticmethod
+    def _three(v: Any, name: str) -> tuple:
+        try:
+            a = np.asarray(v, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError("Normalize: %s: three numbers, not %r" % (name, v)) from None
+        if a.shape != (3,) or not np.isfinite(a).all():
+            raise ValueError("Normalize: %s: three finite numbers (one per channel), not %r" % (name, v))
+        return tuple(float(x) for x in a.astype(np.float32))
+
+    def __call__(self, images: Any, out: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """images (a uint8 tensor or NumPy array, (B, H, W, 3) or (H, W, 3)) normalised into out, or
+        into a new float32 tensor: (B, 3, H, W) or (3, H, W)."""
+        x = torch.from_numpy(images) if isinstance(images, np.ndarray) else images
+        if not isinstance(x, torch.Tensor):
+            raise TypeError("Normalize: images: a uint8 tensor or array, not %s" % type(images).__name__)
+        if x.dtype != torch.uint8 or x.dim() not in (3, 4) or x.shape[-1] != 3 or x.device.type != "cpu":
+            raise ValueError("Normalize: images: uint8 (B, H, W, 3) or (H, W, 3) on the CPU (a recio chain ending "
+                             "before normalize and chw), not %s %s on %s" % (x.dtype, tuple(x.shape), x.device))
+        one = x.dim() == 3
+        x = x.contiguous().view((1,) + tuple(x.shape) if one else tuple(x.shape))
+        b, h, w = x.shape[0], x.shape[1], x.shape[2]
+        shape = (3, h, w) if one else (b, 3, h, w)
+        if out is None:  # NumPy's allocation: malloc reuses freed memory (no new pages to fault in)
+            out = torch.from_numpy(np.empty(shape, dtype=np.float32))
+        elif (not isinstance(out, torch.Tensor) or out.dtype != torch.float32 or out.device.type != "cpu"
+              or tuple(out.shape) != shape or not out.is_contiguous()):
+            raise ValueError("Normalize: out: a contiguous float32 CPU tensor of shape %s, not %s"
+                             % (shape, _describe(out)))
+        self._run(x, out, b, h, w)
+        return out
+
+    def _run(self, x: torch.Tensor, out: torch.Tensor, b: int, h: int, w: int) -> None:
+        """One recio_transform_apply_desc per image, over the two tensors' memory (no copy)."""
+        src = L.Image(width=w, height=h, channels=3, dtype=L.U8, layout=L.HWC, stride=w * 3)
+        dst = L.Image(width=w, height=h, channels=3, dtype=L.F32, layout=L.CHW, stride=w * 4)
+        msg, d = ctypes.create_string_buffer(L.ERRMSG_SIZE), L.ApplyDesc()
+        d.image, d.out, d.errmsg = ctypes.pointer(src), ctypes.pointer(dst), ctypes.cast(msg, ctypes.c_void_p)
+        at, to, step, ostep = x.data_ptr(), out.data_ptr(), h * w * 3, h * w * 3 * 4
+        apply, pd = L.lib.recio_transform_apply_desc, byref(d)
+        t = self.transform._enter()
+        try:
+            for i in range(b):
+                src.data, dst.data = at + i * step, to + i * ostep
+                e = apply(t, pd)
+                if e != L.OK:
+                    raise recio._error(e, b"Normalize: image %d of %d: " % (i, b) + msg.value)
+        finally:
+            self.transform._leave()
+
+    def __repr__(self) -> str:
+        return "recio.torch.Normalize(mean=%r, std=%r)" % (self.mean, self.std)
+
+
+def _describe(t: Any) -> str:
+    if isinstance(t, torch.Tensor):
+        return "%s %s on %s%s" % (t.dtype, tuple(t.shape), t.device, "" if t.is_contiguous() else " (not contiguous)")
+    return type(t).__name__
 
 
 def _transform(transform: Any) -> "recio.Transform":
