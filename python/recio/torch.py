@@ -293,8 +293,12 @@ class RecordMapDataset(torch.utils.data.Dataset):
         if isinstance(i, (list, tuple, np.ndarray, torch.Tensor)):
             return self._batch(i)
         i = self._position(i)
-        image, label = self._item(i)
-        return torch.from_numpy(image), label
+        t = self.transform._enter()
+        try:
+            image, label = self._item(t, i)
+        finally:
+            self.transform._leave()
+        return torch.from_numpy(image), self._labels([label])[0]
 
     def _position(self, i: Any) -> int:
         try:
@@ -314,26 +318,40 @@ class RecordMapDataset(torch.utils.data.Dataset):
         pos = [self._position(p) for p in (positions.tolist() if hasattr(positions, "tolist") else positions)]
         if not pos:
             raise IndexError("RecordMapDataset: an empty list of positions")
-        first, label = self._item(pos[0])
-        if torch.utils.data.get_worker_info() is not None:  # shared memory: the DataLoader sends it as it is
-            out = torch.empty((len(pos),) + first.shape, dtype=torch.from_numpy(first[:0]).dtype).share_memory_()
-        else:  # NumPy's allocation: malloc reuses the last batch's memory (torch.empty faults in fresh pages)
-            out = torch.from_numpy(np.empty((len(pos),) + first.shape, dtype=first.dtype))
-        rows = out.numpy()
-        rows[0] = first
+        t = self.transform._enter()  # once for the batch: every row runs on the same C chain
+        try:
+            first, label = self._item(t, pos[0])
+            out = self._rows((len(pos),) + first.shape, first.dtype)
+            rows = out.numpy()
+            rows[0] = first
 
-        def row(k: int) -> torch.Tensor:
-            r = rows[k]
-            got, lab = self._item(pos[k], into=r)
-            if got is not r:  # the chain's output did not have the first item's shape
-                raise ValueError("RecordMapDataset: %s: offset %d: item %d is %s, item %d %s: a batch needs one "
-                                 "shape (end the chain with a fixed-size crop or resize)"
-                                 % (self.rec, int(self.offsets[pos[k]]), pos[k], tuple(got.shape), pos[0],
-                                    tuple(first.shape)))
-            return lab
-        rest = range(1, len(pos))
-        labels = [label] + (list(self._threads().map(row, rest)) if self.threads > 1 else [row(k) for k in rest])
-        return out, torch.stack(labels)
+            def row(k: int) -> Any:
+                r = rows[k]
+                got, lab = self._item(t, pos[k], into=r)
+                if got is not r:  # the chain's output did not have the first item's shape
+                    raise ValueError("RecordMapDataset: %s: offset %d: item %d is %s, item %d %s: a batch needs one "
+                                     "shape (end the chain with a fixed-size crop or resize)"
+                                     % (self.rec, int(self.offsets[pos[k]]), pos[k], tuple(got.shape), pos[0],
+                                        tuple(first.shape)))
+                return lab
+            rest = range(1, len(pos))
+            labels = [label] + (list(self._threads().map(row, rest)) if self.threads > 1 else [row(k) for k in rest])
+        finally:
+            self.transform._leave()
+        return out, self._labels(labels)
+
+    @staticmethod
+    def _rows(shape: tuple, dtype: Any) -> torch.Tensor:
+        """A batch's tensor. In a DataLoader worker, new shared memory made as such (the DataLoader
+        sends it as it is; torch.empty(...).share_memory_() would copy a private allocation into it,
+        every page faulted in twice); elsewhere NumPy's allocation: malloc reuses the last batch's
+        memory (torch.empty faults in fresh pages)."""
+        if torch.utils.data.get_worker_info() is not None:  # as torch's default_collate makes its batch
+            e = torch.empty(0, dtype=_torch_dtype(dtype))
+            storage = (e._typed_storage() if hasattr(e, "_typed_storage") else e.storage())._new_shared(
+                int(np.prod(shape)), device="cpu")
+            return e.new(storage).resize_(shape)
+        return torch.from_numpy(np.empty(shape, dtype=dtype))
 
     def _threads(self) -> Any:
         """This process's thread pool for threads= (the C decode runs without the GIL)."""
@@ -348,9 +366,10 @@ class RecordMapDataset(torch.utils.data.Dataset):
         d["_pool"], d["_pool_pid"] = None, None
         return d
 
-    def _item(self, i: int, into: Any = None) -> tuple:
-        """(image array, label tensor) of position i; into: the array to decode into when it fits. The
-        IRecord points into the payload: everything is read from it before the payload goes."""
+    def _item(self, t: Any, i: int, into: Any = None) -> tuple:
+        """(image array, label values) of position i, run on the C chain t (between the transform's
+        _enter and _leave); into: the array to decode into when it fits. The IRecord points into the
+        payload: everything is read from it before the payload goes."""
         off = int(self.offsets[i])
         payload = self._reader.read_at(off)
         ir = L.IRecord()
@@ -361,30 +380,34 @@ class RecordMapDataset(torch.utils.data.Dataset):
             raise recio.DecodeError("%s: offset %d: key %d: empty image (0 bytes): not an image record (insightface's "
                                     "record 0 and identity records: give keys=)" % (self.rec, off, int(self.keys[i])),
                                     L.ERR_DECODE)
-        return self._decode(ir, off, L.lib.recio_seed_for(self.seed, self.epoch, i), into), self._label(ir)
-
-    def _decode(self, ir: Any, off: int, seed: int, into: Any = None) -> np.ndarray:
-        """The chain on the record's image, read where it lies in the payload (no copy)."""
-        tf = self.transform
-        t = tf._enter()
-        try:
-            return tf._apply_buf(t, ir.image, ir.image_size, seed, self.channels, self.fast, into)
+        try:  # the chain on the record's image, read where it lies in the payload (no copy)
+            image = self.transform._apply_buf(t, ir.image, ir.image_size, L.lib.recio_seed_for(self.seed, self.epoch, i),
+                                              self.channels, self.fast, into)
         except recio.Error as err:  # the chain's words, with the file and the record's offset
             raise type(err)("%s: offset %d: %s" % (self.rec, off, err.message), err.code) from None
-        finally:
-            tf._leave()
+        return image, self._label(ir)
 
-    def _label(self, ir: Any) -> torch.Tensor:
+    def _label(self, ir: Any) -> Any:
+        """The record's label: a float (label_width 1), else label_width float32 values, padded."""
+        if self.label_width == 1:
+            if ir.flag > 0:
+                return float(np.frombuffer(ctypes.string_at(ir.labels, 4), dtype="<f4")[0])
+            return float(ir.label)
         if ir.flag > 0:
             labels = np.frombuffer(ctypes.string_at(ir.labels, 4 * ir.flag), dtype="<f4")
         else:
             labels = np.array([ir.label], dtype=np.float32)
-        if self.label_width == 1:
-            return torch.tensor(float(labels[0]), dtype=self.label_dtype)
         out = np.full(self.label_width, self.label_pad_value, dtype=np.float32)
         k = min(len(labels), self.label_width)
         out[:k] = labels[:k]
-        return torch.tensor(out, dtype=self.label_dtype)
+        return out
+
+    def _labels(self, values: list) -> torch.Tensor:
+        """_label's values of a batch as one tensor of label_dtype ((B,) or (B, label_width)), made at
+        once rather than a tensor per item and a stack."""
+        if self.label_width == 1:
+            return torch.tensor(values, dtype=self.label_dtype)
+        return torch.tensor(np.stack(values), dtype=self.label_dtype)
 
     def __repr__(self) -> str:
         return "recio.torch.RecordMapDataset(%r, %d records, transform=%r)" % (self.rec, len(self), self.transform.spec)
