@@ -211,9 +211,10 @@ class RecordMapDataset(torch.utils.data.Dataset):
     default_collate's copy. threads=N decodes a batch's rows on N threads of the calling process (the
     C decode runs without the GIL): with num_workers=0 no batch crosses processes at all (the fastest
     form on few cores). With worker processes every batch is new shared memory, which costs about as
-    much as decoding it in float32: end the chain before normalize (uint8 batches, a quarter of the
-    bytes) and normalise where the batch is used, x.float().sub_(mean).div_(std), which gives
-    normalize(mean, std)'s float32 values bit for bit (docs/python.md, "Fast batches").
+    much as decoding it in float32: end the chain before normalize and chw (uint8 (B, H, W, 3)
+    batches, a quarter of the bytes) and normalise where the batch is used: recio.torch.Normalize
+    (one C pass, on the CPU) or x.permute(0, 3, 1, 2).float().sub_(mean).div_(std) (on the GPU), both
+    normalize(mean, std) chw's float32 values bit for bit (docs/python.md, "Fast batches").
 
     Processes: the file is opened by each process on its first read (forked and spawned DataLoader
     workers included: the dataset pickles by path, its index arrays with it); threads of one process
