@@ -335,6 +335,8 @@ def test_normalize_every_value():
         assert got.dtype == torch.float32 and got.shape == (5, 3, 19, 27)
         assert torch.equal(got, ref), (mean, std, (got - ref).abs().max())
     assert torch.equal(Normalize("imagenet")(x), Normalize((123.68, 116.28, 103.53), (58.395, 57.12, 57.375))(x))
+    import pickle  # spawn workers, or a Normalize sent to another process: by its numbers
+    assert torch.equal(pickle.loads(pickle.dumps(Normalize((1, 2, 3), (4, 5, 6))))(x), Normalize((1, 2, 3), (4, 5, 6))(x))
     out = torch.full((5, 3, 19, 27), float("nan"))
     assert Normalize()(x, out=out) is out and torch.equal(out, Normalize()(x))
     assert torch.equal(Normalize()(x[:, :, ::2]), Normalize()(x[:, :, ::2].contiguous()))  # a strided view
