@@ -282,6 +282,8 @@ def test_map_dataset_batches():
         for data, label in loader:
             ids = [pixels_id(data[k]) for k in range(data.shape[0])]
             assert [(k - 1) // 10 for k in ids] == label.tolist()
+            # labels come by value, as a plain tensor (not recio's pickling subclass), images in shared memory
+            assert type(label) is torch.Tensor and label.dtype == torch.long and data.is_shared(), ctx
             seen += ids
         assert sorted(seen) == list(range(1, 201)), ctx
     ds = RecordMapDataset(photos(), transform="resize_short(20) chw")  # 120x90 -> 26x20, 500x333 -> 30x20
