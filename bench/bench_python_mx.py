@@ -294,16 +294,17 @@ def cpu_seconds():
 
 
 def bench_map_vs_imagefolder(name, rec, faces, repeat, rounds):
-    """RecordMapDataset four ways (per item with default_collate; whole batches from a BatchSampler;
-    whole uint8 batches from a chain without normalize, normalised in the main process (the same
-    tensors, checked); whole batches on 2 threads of the main process) against ImageFolder +
+    """RecordMapDataset five ways (per item with default_collate; whole batches from a BatchSampler;
+    whole uint8 batches from a chain without normalize, normalised in the main process by torch's ops
+    (CHW) or by recio.torch.Normalize (HWC: the chain without chw either), the same tensors, checked;
+    whole batches on 2 threads of the main process) against ImageFolder +
     transforms in DataLoader(num_workers=2), batch 32, `repeat` passes over the set per timed epoch,
     interleaved. Two figures per run: images per wall second, and images per CPU second of every
     process (main and workers: what a loaded machine changes least)."""
     import torch
     import torch.utils.data as tud
     from torchvision import datasets, transforms as T
-    from recio.torch import RecordMapDataset
+    from recio.torch import Normalize, RecordMapDataset
     torch.set_num_threads(1)
     h = recio.unpack(recio.Reader(rec).read())[0]
     keys = (1, int(h.label[0])) if h.flag > 0 else None
@@ -315,9 +316,13 @@ def bench_map_vs_imagefolder(name, rec, faces, repeat, rounds):
     std = torch.tensor(std, dtype=torch.float32).view(1, 3, 1, 1)
     ours = RecordMapDataset(rec, keys=keys, transform=spec, label_dtype=torch.long)
     ours8 = RecordMapDataset(rec, keys=keys, transform=spec8, label_dtype=torch.long)
+    # ... and without chw: uint8 HWC items, normalised (and made CHW) by Normalize in one C pass
+    oursh = RecordMapDataset(rec, keys=keys, transform=spec8.replace(" chw", ""), label_dtype=torch.long)
+    norm = Normalize(mean.flatten().tolist(), std.flatten().tolist())
     threaded = RecordMapDataset(rec, keys=keys, transform=spec, label_dtype=torch.long, threads=2)
     first = list(range(64))
     assert torch.equal(ours[first][0], ours8[first][0].float().sub_(mean).div_(std))  # the same tensors
+    assert torch.equal(ours[first][0], norm(oursh[first][0]))
     with tempfile.TemporaryDirectory(prefix="recio-bench-folder-") as d:
         write_jpegs(rec, ours.keys.tolist(), d)
         if faces:  # arcface_torch's: RandomHorizontalFlip, ToTensor, Normalize(0.5, 0.5)
@@ -338,6 +343,7 @@ def bench_map_vs_imagefolder(name, rec, faces, repeat, rounds):
             return {"per item": tud.DataLoader(ours, batch_size=32, sampler=o, num_workers=2, drop_last=True),
                     "batches": tud.DataLoader(ours, batch_size=None, sampler=batches, num_workers=2),
                     "uint8": tud.DataLoader(ours8, batch_size=None, sampler=batches, num_workers=2),
+                    "Normalize": tud.DataLoader(oursh, batch_size=None, sampler=batches, num_workers=2),
                     "threads": tud.DataLoader(threaded, batch_size=None, sampler=batches, num_workers=0),
                     "torchvision": tud.DataLoader(theirs, batch_size=32, sampler=o, num_workers=2, drop_last=True)}
 
@@ -346,11 +352,13 @@ def bench_map_vs_imagefolder(name, rec, faces, repeat, rounds):
             for x, _ in dl:
                 if k == "uint8":  # the train loop's first step: the float32 normalised batch
                     x = x.float().sub_(mean).div_(std)
+                elif k == "Normalize":
+                    x = norm(x)
                 n += x.shape[0]
             return n / (time.perf_counter() - t0), n / (cpu_seconds() - c0)
         for k, dl in loaders(0).items():  # warm the page cache
             run(k, dl)
-        got = {k: [] for k in ("per item", "batches", "uint8", "threads", "torchvision")}
+        got = {k: [] for k in ("per item", "batches", "uint8", "Normalize", "threads", "torchvision")}
         for r in range(rounds):
             ls = list(loaders(r + 1).items())
             for k, dl in (ls if r % 2 == 0 else ls[::-1]):
@@ -361,6 +369,8 @@ def bench_map_vs_imagefolder(name, rec, faces, repeat, rounds):
         rows = (("per item (batch_size=32, shuffle), 2 workers", "per item"),
                 ("whole batches (BatchSampler), 2 workers", "batches"),
                 ("whole uint8 batches (chain without normalize), normalised in the main process, 2 workers", "uint8"),
+                ("whole uint8 HWC batches (chain without normalize and chw), recio.torch.Normalize in the main "
+                 "process, 2 workers", "Normalize"),
                 ("whole batches, threads=2, in the main process (num_workers=0)", "threads"))
         tv = got["torchvision"]
         for label, k in rows:
@@ -374,11 +384,11 @@ def bench_map_vs_imagefolder(name, rec, faces, repeat, rounds):
         print("| %s: DataLoader(num_workers=2) passing empty batches of that size (the ceiling of any "
               "worker-process Dataset here): float32 %.0f, uint8 %.0f | | | | |" % (name, ceiling, ceiling8))
         if not faces:
-            map_breakdown(ours, ours8, theirs, tf, mean, std)
+            map_breakdown(ours, ours8, oursh, norm, theirs, tf, mean, std)
         sys.stdout.flush()
 
 
-def map_breakdown(ours, ours8, theirs, tf, mean, std, n=192):
+def map_breakdown(ours, ours8, oursh, norm, theirs, tf, mean, std, n=192):
     """Where an image goes on each side (CPU µs an image in one process, best of 3 over n images):
     torchvision's steps, recio's batch, and the new shared memory a worker's batch needs."""
     import torch
@@ -390,6 +400,7 @@ def map_breakdown(ours, ours8, theirs, tf, mean, std, n=192):
     tens = [tt(c) for c in crops]
     items = [theirs[i][0] for i in range(32)]
     x8 = ours8[list(range(32))][0]
+    xh = oursh[list(range(32))][0]
 
     def best(fn):
         ts = []
@@ -416,10 +427,16 @@ def map_breakdown(ours, ours8, theirs, tf, mean, std, n=192):
             ("recio: ds[i], float32", lambda: [ours[i] for i in range(n)]),
             ("recio: ds[[32 positions]], float32", lambda: [ours[list(range(b, b + 32))] for b in range(0, n, 32)]),
             ("recio: ds[[32 positions]], uint8 (no normalize)", lambda: [ours8[list(range(b, b + 32))] for b in range(0, n, 32)]),
+            ("recio: ds[[32 positions]], uint8 HWC (no normalize, no chw)",
+             lambda: [oursh[list(range(b, b + 32))] for b in range(0, n, 32)]),
             ("a new shared-memory float32 batch", shared(torch.float32)),
             ("a new shared-memory uint8 batch", shared(torch.uint8)),
+            ("a new shared-memory uint8 batch made as such, every page written once (a worker's now)",
+             lambda: [torch.empty(0, dtype=torch.uint8).new(torch.empty(0, dtype=torch.uint8).storage()._new_shared(
+                 xh.numel())).fill_(1) for _ in range(n // 32)]),
             ("main process: uint8 batch -> x.float().sub_(mean).div_(std)",
-             lambda: [x8.float().sub_(mean).div_(std) for _ in range(n // 32)])]
+             lambda: [x8.float().sub_(mean).div_(std) for _ in range(n // 32)]),
+            ("main process: uint8 HWC batch -> recio.torch.Normalize", lambda: [norm(xh) for _ in range(n // 32)])]
     print("\n[%s] where an image goes (CPU µs an image, one process, best of 3 over %d):" % (load(), n))
     for label, fn in rows:
         print("    %-62s %7.0f" % (label, best(fn)))

@@ -282,6 +282,8 @@ def test_map_dataset_batches():
         for data, label in loader:
             ids = [pixels_id(data[k]) for k in range(data.shape[0])]
             assert [(k - 1) // 10 for k in ids] == label.tolist()
+            # labels come by value, as a plain tensor (not recio's pickling subclass), images in shared memory
+            assert type(label) is torch.Tensor and label.dtype == torch.long and data.is_shared(), ctx
             seen += ids
         assert sorted(seen) == list(range(1, 201)), ctx
     ds = RecordMapDataset(photos(), transform="resize_short(20) chw")  # 120x90 -> 26x20, 500x333 -> 30x20
@@ -295,7 +297,7 @@ def test_map_dataset_uint8_batches_normalised_after():
     bit for bit (normalize(imagenet)'s numbers as written in the docs)."""
     need_torch()
     import torch
-    from recio.torch import RecordMapDataset
+    from recio.torch import Normalize, RecordMapDataset
     rec = faces(40, 10)
     for norm, mean, std in (("normalize(imagenet)", (123.68, 116.28, 103.53), (58.395, 57.12, 57.375)),
                             ("normalize(127.5,127.5,127.5,127.5,127.5,127.5)", (127.5,) * 3, (127.5,) * 3)):
@@ -307,6 +309,47 @@ def test_map_dataset_uint8_batches_normalised_after():
         mean_t = torch.tensor(mean, dtype=torch.float32).view(1, 3, 1, 1)
         std_t = torch.tensor(std, dtype=torch.float32).view(1, 3, 1, 1)
         assert torch.equal(x8.float().sub_(mean_t).div_(std_t), x), norm
+        # recio.torch.Normalize: uint8 HWC batches (the chain without chw) to the same float32 batch
+        hwc = RecordMapDataset(rec, keys=(1, 41), transform="random_resized_crop(24) random_flip(0.5)")
+        h8 = hwc[pos][0]
+        assert h8.shape == (40, 24, 24, 3) and h8.dtype == torch.uint8
+        n = Normalize(mean, std)
+        assert torch.equal(n(h8), x), norm
+        assert torch.equal(n(h8[3].numpy()), x[3]), norm  # one image, a NumPy array
+
+
+def test_normalize_every_value():
+    """recio.torch.Normalize on uint8 pixels holding every value 0..255 in every channel gives what
+    torch's float32 ops give, (x - mean) / std bit for bit, for several means and stds; out= is
+    written and returned; wrong shapes, dtypes and numbers are refused by name."""
+    need_torch()
+    import torch
+    from recio.torch import Normalize
+    g = torch.Generator().manual_seed(5)
+    # 5 images of 19 x 27 (odd widths: the SIMD loop's tail too), every value in each channel
+    x = torch.randint(0, 256, (5, 19, 27, 3), dtype=torch.uint8, generator=g)
+    x[0].view(-1, 3)[:256] = torch.arange(256, dtype=torch.uint8).view(256, 1)
+    for mean, std in (((123.68, 116.28, 103.53), (58.395, 57.12, 57.375)), ((127.5,) * 3, (127.5,) * 3),
+                      ((0.0, 0.0, 0.0), (1.0, 1.0, 1.0)), ((-3.25, 300.1, 1e-3), (0.7, 1e3, 3.0))):
+        ref = x.permute(0, 3, 1, 2).float().sub_(torch.tensor(mean).view(1, 3, 1, 1)).div_(
+            torch.tensor(std).view(1, 3, 1, 1))
+        got = Normalize(mean, std)(x)
+        assert got.dtype == torch.float32 and got.shape == (5, 3, 19, 27)
+        assert torch.equal(got, ref), (mean, std, (got - ref).abs().max())
+    assert torch.equal(Normalize("imagenet")(x), Normalize((123.68, 116.28, 103.53), (58.395, 57.12, 57.375))(x))
+    import pickle  # spawn workers, or a Normalize sent to another process: by its numbers
+    assert torch.equal(pickle.loads(pickle.dumps(Normalize((1, 2, 3), (4, 5, 6))))(x), Normalize((1, 2, 3), (4, 5, 6))(x))
+    out = torch.full((5, 3, 19, 27), float("nan"))
+    assert Normalize()(x, out=out) is out and torch.equal(out, Normalize()(x))
+    assert torch.equal(Normalize()(x[:, :, ::2]), Normalize()(x[:, :, ::2].contiguous()))  # a strided view
+    raises(ValueError, lambda: Normalize()(x.float()), "uint8 (B, H, W, 3)", "torch.float32")
+    raises(ValueError, lambda: Normalize()(x.permute(0, 3, 1, 2)), "uint8 (B, H, W, 3)", "(5, 3, 19, 27)")
+    raises(ValueError, lambda: Normalize()(x, out=torch.empty(5, 3, 19, 26)), "out:", "(5, 3, 19, 26)")
+    raises(ValueError, lambda: Normalize()(x, out=torch.empty(5, 3, 27, 19).transpose(2, 3)), "not contiguous")
+    raises(TypeError, lambda: Normalize()([1, 2, 3]), "images:", "list")
+    raises(ValueError, lambda: Normalize((1, 2), (1, 2, 3)), "mean:")
+    raises(ValueError, lambda: Normalize((1, 2, 3), (1, 0, 3)), "std:", "positive")
+    raises(ValueError, lambda: Normalize("cifar"), "'imagenet'")
 
 # ---- ImageRecordIter: keys= and skip_bad= ----
 

@@ -22,6 +22,8 @@ when this module is.
 
 RecordMapDataset reads record i (the i-th key of the .idx, or of keys=) by its offset and decodes and
 transforms it in C: DataLoader's shuffle, samplers and DistributedSampler see an ordinary Dataset.
+Normalize turns the uint8 (B, H, W, 3) batches of a chain ending before normalize into the float32
+(B, 3, H, W) batch normalize(...) chw gives, in one C pass (docs/python.md, "Fast batches").
 """
 import ctypes
 import operator
@@ -177,6 +179,21 @@ def _interleave(kwargs: dict) -> None:
     kwargs["shuffle"] = True
 
 
+class _ByValue(torch.Tensor):
+    """A batch's labels as a DataLoader worker returns them: pickled by value (B numbers) and rebuilt
+    as a plain tensor in the main process. torch's pickler gives every tensor a worker returns new
+    shared memory and a file descriptor passed over a socket (then mapped, unmapped and freed): for
+    32 labels that costs about as much as for the 4.8 MB image batch beside them."""
+
+    def __reduce_ex__(self, protocol: Any) -> tuple:
+        return _plain_tensor, (self.as_subclass(torch.Tensor).tolist(), self.dtype)
+
+
+def _plain_tensor(values: Any, dtype: Any) -> torch.Tensor:
+    """_ByValue's rebuild: the same numbers, as a plain tensor of that dtype."""
+    return torch.tensor(values, dtype=dtype)
+
+
 def _torch_dtype(np_dtype: Any) -> Any:
     return torch.from_numpy(np.empty(0, dtype=np_dtype)).dtype
 
@@ -209,9 +226,10 @@ class RecordMapDataset(torch.utils.data.Dataset):
     default_collate's copy. threads=N decodes a batch's rows on N threads of the calling process (the
     C decode runs without the GIL): with num_workers=0 no batch crosses processes at all (the fastest
     form on few cores). With worker processes every batch is new shared memory, which costs about as
-    much as decoding it in float32: end the chain before normalize (uint8 batches, a quarter of the
-    bytes) and normalise where the batch is used, x.float().sub_(mean).div_(std), which gives
-    normalize(mean, std)'s float32 values bit for bit (docs/python.md, "Fast batches").
+    much as decoding it in float32: end the chain before normalize and chw (uint8 (B, H, W, 3)
+    batches, a quarter of the bytes) and normalise where the batch is used: recio.torch.Normalize
+    (one C pass, on the CPU) or x.permute(0, 3, 1, 2).float().sub_(mean).div_(std) (on the GPU), both
+    normalize(mean, std) chw's float32 values bit for bit (docs/python.md, "Fast batches").
 
     Processes: the file is opened by each process on its first read (forked and spawned DataLoader
     workers included: the dataset pickles by path, its index arrays with it); threads of one process
@@ -291,8 +309,12 @@ class RecordMapDataset(torch.utils.data.Dataset):
         if isinstance(i, (list, tuple, np.ndarray, torch.Tensor)):
             return self._batch(i)
         i = self._position(i)
-        image, label = self._item(i)
-        return torch.from_numpy(image), label
+        t = self.transform._enter()
+        try:
+            image, label = self._item(t, i)
+        finally:
+            self.transform._leave()
+        return torch.from_numpy(image), self._labels([label])[0]
 
     def _position(self, i: Any) -> int:
         try:
@@ -312,26 +334,43 @@ class RecordMapDataset(torch.utils.data.Dataset):
         pos = [self._position(p) for p in (positions.tolist() if hasattr(positions, "tolist") else positions)]
         if not pos:
             raise IndexError("RecordMapDataset: an empty list of positions")
-        first, label = self._item(pos[0])
-        if torch.utils.data.get_worker_info() is not None:  # shared memory: the DataLoader sends it as it is
-            out = torch.empty((len(pos),) + first.shape, dtype=torch.from_numpy(first[:0]).dtype).share_memory_()
-        else:  # NumPy's allocation: malloc reuses the last batch's memory (torch.empty faults in fresh pages)
-            out = torch.from_numpy(np.empty((len(pos),) + first.shape, dtype=first.dtype))
-        rows = out.numpy()
-        rows[0] = first
+        t = self.transform._enter()  # once for the batch: every row runs on the same C chain
+        try:
+            first, label = self._item(t, pos[0])
+            out = self._rows((len(pos),) + first.shape, first.dtype)
+            rows = out.numpy()
+            rows[0] = first
 
-        def row(k: int) -> torch.Tensor:
-            r = rows[k]
-            got, lab = self._item(pos[k], into=r)
-            if got is not r:  # the chain's output did not have the first item's shape
-                raise ValueError("RecordMapDataset: %s: offset %d: item %d is %s, item %d %s: a batch needs one "
-                                 "shape (end the chain with a fixed-size crop or resize)"
-                                 % (self.rec, int(self.offsets[pos[k]]), pos[k], tuple(got.shape), pos[0],
-                                    tuple(first.shape)))
-            return lab
-        rest = range(1, len(pos))
-        labels = [label] + (list(self._threads().map(row, rest)) if self.threads > 1 else [row(k) for k in rest])
-        return out, torch.stack(labels)
+            def row(k: int) -> Any:
+                r = rows[k]
+                got, lab = self._item(t, pos[k], into=r)
+                if got is not r:  # the chain's output did not have the first item's shape
+                    raise ValueError("RecordMapDataset: %s: offset %d: item %d is %s, item %d %s: a batch needs one "
+                                     "shape (end the chain with a fixed-size crop or resize)"
+                                     % (self.rec, int(self.offsets[pos[k]]), pos[k], tuple(got.shape), pos[0],
+                                        tuple(first.shape)))
+                return lab
+            rest = range(1, len(pos))
+            labels = [label] + (list(self._threads().map(row, rest)) if self.threads > 1 else [row(k) for k in rest])
+        finally:
+            self.transform._leave()
+        labels = self._labels(labels)
+        if torch.utils.data.get_worker_info() is not None:  # a worker's: sent by value, not new shared memory
+            labels = labels.as_subclass(_ByValue)
+        return out, labels
+
+    @staticmethod
+    def _rows(shape: tuple, dtype: Any) -> torch.Tensor:
+        """A batch's tensor. In a DataLoader worker, new shared memory made as such (the DataLoader
+        sends it as it is; torch.empty(...).share_memory_() would copy a private allocation into it,
+        every page faulted in twice); elsewhere NumPy's allocation: malloc reuses the last batch's
+        memory (torch.empty faults in fresh pages)."""
+        if torch.utils.data.get_worker_info() is not None:  # as torch's default_collate makes its batch
+            e = torch.empty(0, dtype=_torch_dtype(dtype))
+            storage = (e._typed_storage() if hasattr(e, "_typed_storage") else e.storage())._new_shared(
+                int(np.prod(shape)), device="cpu")
+            return e.new(storage).resize_(shape)
+        return torch.from_numpy(np.empty(shape, dtype=dtype))
 
     def _threads(self) -> Any:
         """This process's thread pool for threads= (the C decode runs without the GIL)."""
@@ -346,9 +385,10 @@ class RecordMapDataset(torch.utils.data.Dataset):
         d["_pool"], d["_pool_pid"] = None, None
         return d
 
-    def _item(self, i: int, into: Any = None) -> tuple:
-        """(image array, label tensor) of position i; into: the array to decode into when it fits. The
-        IRecord points into the payload: everything is read from it before the payload goes."""
+    def _item(self, t: Any, i: int, into: Any = None) -> tuple:
+        """(image array, label values) of position i, run on the C chain t (between the transform's
+        _enter and _leave); into: the array to decode into when it fits. The IRecord points into the
+        payload: everything is read from it before the payload goes."""
         off = int(self.offsets[i])
         payload = self._reader.read_at(off)
         ir = L.IRecord()
@@ -359,33 +399,127 @@ class RecordMapDataset(torch.utils.data.Dataset):
             raise recio.DecodeError("%s: offset %d: key %d: empty image (0 bytes): not an image record (insightface's "
                                     "record 0 and identity records: give keys=)" % (self.rec, off, int(self.keys[i])),
                                     L.ERR_DECODE)
-        return self._decode(ir, off, L.lib.recio_seed_for(self.seed, self.epoch, i), into), self._label(ir)
-
-    def _decode(self, ir: Any, off: int, seed: int, into: Any = None) -> np.ndarray:
-        """The chain on the record's image, read where it lies in the payload (no copy)."""
-        tf = self.transform
-        t = tf._enter()
-        try:
-            return tf._apply_buf(t, ir.image, ir.image_size, seed, self.channels, self.fast, into)
+        try:  # the chain on the record's image, read where it lies in the payload (no copy)
+            image = self.transform._apply_buf(t, ir.image, ir.image_size, L.lib.recio_seed_for(self.seed, self.epoch, i),
+                                              self.channels, self.fast, into)
         except recio.Error as err:  # the chain's words, with the file and the record's offset
             raise type(err)("%s: offset %d: %s" % (self.rec, off, err.message), err.code) from None
-        finally:
-            tf._leave()
+        return image, self._label(ir)
 
-    def _label(self, ir: Any) -> torch.Tensor:
+    def _label(self, ir: Any) -> Any:
+        """The record's label: a float (label_width 1), else label_width float32 values, padded."""
+        if self.label_width == 1:
+            if ir.flag > 0:
+                return float(np.frombuffer(ctypes.string_at(ir.labels, 4), dtype="<f4")[0])
+            return float(ir.label)
         if ir.flag > 0:
             labels = np.frombuffer(ctypes.string_at(ir.labels, 4 * ir.flag), dtype="<f4")
         else:
             labels = np.array([ir.label], dtype=np.float32)
-        if self.label_width == 1:
-            return torch.tensor(float(labels[0]), dtype=self.label_dtype)
         out = np.full(self.label_width, self.label_pad_value, dtype=np.float32)
         k = min(len(labels), self.label_width)
         out[:k] = labels[:k]
-        return torch.tensor(out, dtype=self.label_dtype)
+        return out
+
+    def _labels(self, values: list) -> torch.Tensor:
+        """_label's values of a batch as one tensor of label_dtype ((B,) or (B, label_width)), made at
+        once rather than a tensor per item and a stack."""
+        if self.label_width == 1:
+            return torch.tensor(values, dtype=self.label_dtype)
+        return torch.tensor(np.stack(values), dtype=self.label_dtype)
 
     def __repr__(self) -> str:
         return "recio.torch.RecordMapDataset(%r, %d records, transform=%r)" % (self.rec, len(self), self.transform.spec)
+
+
+_IMAGENET = ((123.68, 116.28, 103.53), (58.395, 57.12, 57.375))  # normalize(imagenet)'s, on 0..255
+
+
+class Normalize:
+    """uint8 images (B, H, W, 3), or one (H, W, 3), to float32 (B, 3, H, W) / (3, H, W) holding
+    (pixel - mean[c]) / std[c]: what `normalize(mean, std) chw` at the end of a recio chain gives, bit
+    for bit (float32 subtraction, then division, as x.float().sub_(mean).div_(std) computes too).
+    mean and std are three numbers each, on the pixels' 0..255 scale (torchvision's Normalize takes
+    them on 0..1: multiply by 255); mean="imagenet" (std None) is normalize(imagenet)'s.
+
+    It is the second half of docs/python.md's worker recipe: RecordMapDataset workers make uint8 HWC
+    batches (a chain ending before normalize and chw: a quarter of the bytes to cross processes) and
+    the main process normalises each batch in one C pass per image (recio's SIMD normalize kernel,
+    reading the uint8 pixels once and writing each float once), in place of the three passes of
+    torch's float(), sub_ and div_. out: a float32 (B, 3, H, W) contiguous CPU tensor to write into;
+    by default a new one each call (a batch you still hold is never overwritten). The C calls run
+    without the GIL. Pickles by its numbers (DataLoader workers, spawn)."""
+
+    def __init__(self, mean: Union[str, Any] = "imagenet", std: Any = None) -> None:
+        if isinstance(mean, str):
+            if mean != "imagenet" or std is not None:
+                raise ValueError("Normalize: mean: three numbers (with std), or 'imagenet' alone, not %r" % (mean,))
+            mean, std = _IMAGENET
+        self.mean, self.std = self._three(mean, "mean"), self._three(std, "std")
+        if not all(s > 0 for s in self.std):
+            raise ValueError("Normalize: std: three positive numbers, not %r" % (self.std,))
+        # each number as the float32 it becomes, written so that the spec parser reads that float back
+        nums = ",".join(repr(float(v)) for v in self.mean + self.std)
+        self.transform = recio.Transform("normalize(%s) chw" % nums)
+
+    @staticmethod
+    def _three(v: Any, name: str) -> tuple:
+        try:
+            a = np.asarray(v, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError("Normalize: %s: three numbers, not %r" % (name, v)) from None
+        if a.shape != (3,) or not np.isfinite(a).all():
+            raise ValueError("Normalize: %s: three finite numbers (one per channel), not %r" % (name, v))
+        return tuple(float(x) for x in a.astype(np.float32))
+
+    def __call__(self, images: Any, out: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """images (a uint8 tensor or NumPy array, (B, H, W, 3) or (H, W, 3)) normalised into out, or
+        into a new float32 tensor: (B, 3, H, W) or (3, H, W)."""
+        x = torch.from_numpy(images) if isinstance(images, np.ndarray) else images
+        if not isinstance(x, torch.Tensor):
+            raise TypeError("Normalize: images: a uint8 tensor or array, not %s" % type(images).__name__)
+        if x.dtype != torch.uint8 or x.dim() not in (3, 4) or x.shape[-1] != 3 or x.device.type != "cpu":
+            raise ValueError("Normalize: images: uint8 (B, H, W, 3) or (H, W, 3) on the CPU (a recio chain ending "
+                             "before normalize and chw), not %s %s on %s" % (x.dtype, tuple(x.shape), x.device))
+        one = x.dim() == 3
+        x = x.contiguous().view((1,) + tuple(x.shape) if one else tuple(x.shape))
+        b, h, w = x.shape[0], x.shape[1], x.shape[2]
+        shape = (3, h, w) if one else (b, 3, h, w)
+        if out is None:  # NumPy's allocation: malloc reuses freed memory (no new pages to fault in)
+            out = torch.from_numpy(np.empty(shape, dtype=np.float32))
+        elif (not isinstance(out, torch.Tensor) or out.dtype != torch.float32 or out.device.type != "cpu"
+              or tuple(out.shape) != shape or not out.is_contiguous()):
+            raise ValueError("Normalize: out: a contiguous float32 CPU tensor of shape %s, not %s"
+                             % (shape, _describe(out)))
+        self._run(x, out, b, h, w)
+        return out
+
+    def _run(self, x: torch.Tensor, out: torch.Tensor, b: int, h: int, w: int) -> None:
+        """One recio_transform_apply_desc per image, over the two tensors' memory (no copy)."""
+        src = L.Image(width=w, height=h, channels=3, dtype=L.U8, layout=L.HWC, stride=w * 3)
+        dst = L.Image(width=w, height=h, channels=3, dtype=L.F32, layout=L.CHW, stride=w * 4)
+        msg, d = ctypes.create_string_buffer(L.ERRMSG_SIZE), L.ApplyDesc()
+        d.image, d.out, d.errmsg = ctypes.pointer(src), ctypes.pointer(dst), ctypes.cast(msg, ctypes.c_void_p)
+        at, to, step, ostep = x.data_ptr(), out.data_ptr(), h * w * 3, h * w * 3 * 4
+        apply, pd = L.lib.recio_transform_apply_desc, byref(d)
+        t = self.transform._enter()
+        try:
+            for i in range(b):
+                src.data, dst.data = at + i * step, to + i * ostep
+                e = apply(t, pd)
+                if e != L.OK:
+                    raise recio._error(e, b"Normalize: image %d of %d: " % (i, b) + msg.value)
+        finally:
+            self.transform._leave()
+
+    def __repr__(self) -> str:
+        return "recio.torch.Normalize(mean=%r, std=%r)" % (self.mean, self.std)
+
+
+def _describe(t: Any) -> str:
+    if isinstance(t, torch.Tensor):
+        return "%s %s on %s%s" % (t.dtype, tuple(t.shape), t.device, "" if t.is_contiguous() else " (not contiguous)")
+    return type(t).__name__
 
 
 def _transform(transform: Any) -> "recio.Transform":
