@@ -8592,9 +8592,16 @@ static recio_err recio__check_only(recio_image *out, const recio_decode_desc *d,
     const recio_allocator *saved;
     recio__dchk k;
     recio_err e;
-    if (!out || !b || d->size == 0 || d->size > INT_MAX || !recio__channels_ok(d->channels) || d->mask)
-        return d->mask ? recio__mask_decode(out, d->bytes, d->size, w, sizeof own, a)
-                       : recio__decode(out, d->bytes, d->size, d->channels, 0, w, sizeof own, a); /* their words */
+    if (d->mask) { /* a mask's kind and labels need its pixels: decoded, then dropped */
+        if ((e = recio__mask_decode(out, d->bytes, d->size, w, sizeof own, a)) == RECIO_OK) {
+            recio_image s = recio__image_shape(out->width, out->height, 1, RECIO_U8, RECIO_HWC);
+            recio_image_free(out);
+            *out = s;
+        }
+        return e;
+    }
+    if (!out || !b || d->size == 0 || d->size > INT_MAX || !recio__channels_ok(d->channels))
+        return recio__decode(out, d->bytes, d->size, d->channels, 0, w, sizeof own, a); /* its words */
     w[0] = 0;
     memset(out, 0, sizeof *out);
     saved = recio__stb_begin(a);
@@ -8622,15 +8629,7 @@ RECIODEF recio_err recio_image_decode_desc(recio_image *out, const recio_decode_
             recio__fmt(why, RECIO_ERRMSG_SIZE, "mask: channels %d: a mask decodes to 1 channel (or 0)", d->channels);
         return RECIO_ERR_ARG;
     }
-    if (d->check) {
-        recio_err e = recio__check_only(out, d, a, why);
-        if (d->mask && e == RECIO_OK) { /* the mask's shape, without its pixels */
-            recio_image s = recio__image_shape(out->width, out->height, 1, RECIO_U8, RECIO_HWC);
-            recio_image_free(out);
-            *out = s;
-        }
-        return e;
-    }
+    if (d->check) return recio__check_only(out, d, a, why);
     if (d->mask) return recio__mask_decode(out, d->bytes, d->size, why, why ? RECIO_ERRMSG_SIZE : 0, a);
     return recio__decode(out, d->bytes, d->size, d->channels,
                          d->min_short || !d->transform ? d->min_short : recio__decode_hint(d->transform), why,

@@ -401,6 +401,18 @@ static void test_check_only(void) {
     CHECK(check_only(prog, nq / 2, &shape, msg) == RECIO_ERR_DECODE);
     CHECK(check_only(huge, nh, &shape, msg) == RECIO_ERR_LIMIT && strstr(msg, "20000x20000 JPEG is more than RECIO_MAX_PIXELS"));
     CHECK(check_only(j, 0, &shape, msg) == RECIO_ERR_DECODE && strstr(msg, "empty image"));
+    { /* a mask by the mask rule: its shape, one channel, no pixels; a kind that is no mask refused */
+        size_t nm = 0;
+        unsigned char *m = t_slurp("tests/data/fuzz/mask/seed-grey8.png", &nm);
+        recio_decode_desc d;
+        memset(&d, 0, sizeof d);
+        d.bytes = m, d.size = nm, d.check = 1, d.mask = 1, d.errmsg = msg;
+        CHECK(m && recio_image_decode_desc(&shape, &d) == RECIO_OK && shape.width == 12 && shape.height == 10 &&
+              shape.channels == 1 && shape.data == NULL);
+        d.bytes = png, d.size = np;
+        CHECK(recio_image_decode_desc(&shape, &d) == RECIO_ERR_DECODE && strstr(msg, "mask: ") && shape.data == NULL);
+        free(m);
+    }
     CHECK(check_only((const unsigned char *)"GIF89a....", 10, &shape, msg) == RECIO_ERR_DECODE && strstr(msg, "unsupported image format"));
     free(c), free(j), free(png), free(prog), free(huge);
 }
