@@ -3364,6 +3364,26 @@ static const recio_fs *recio__rm_rows(recio_fs *rows, recio__rm_pool *pool, cons
     return head;
 }
 
+/* The connections of a handle that opens remote files one after another: a split, or an iterator,
+   whose splits come and go (one per epoch with rotate_shards). k's pool, and the filesystem list
+   whose remote rows use it (list itself when list's rows have a pool already: an iterator's split
+   uses the iterator's). Zero k before, free it after the handle's last file was closed. */
+typedef struct recio__rm_keep {
+    recio__rm_pool pool;
+    recio_fs rows[3];
+    int on;
+} recio__rm_keep;
+
+static const recio_fs *recio__rm_keep_init(recio__rm_keep *k, const recio_allocator *a, const recio_fs *list) {
+    if (!(k->on = recio__rm_pool_init(&k->pool, a) == 0)) return list;
+    return recio__rm_rows(k->rows, &k->pool, list);
+}
+
+static void recio__rm_keep_free(recio__rm_keep *k) {
+    if (k->on) recio__rm_pool_free(&k->pool);
+    k->on = 0;
+}
+
 #define RECIO__RMFS_ROW(scheme, next)                                                                                  \
     {                                                                                                                  \
         scheme, NULL, 0, recio__rmfs_open_read, recio__rmfs_stat, recio__rmfs_list, recio__rmfs_create,                \
@@ -3395,6 +3415,14 @@ static const recio_fs recio__fs_s3 = RECIO__RMFS_ROW("s3", &recio__fs_http);
 
 #ifndef RECIO__FS_REMOTE
 #define RECIO__FS_REMOTE NULL /* no built-in remote scheme (RECIO_CURL's column sets its first entry) */
+#endif
+
+#ifndef RECIO__RM_POOLED /* no connections to keep */
+typedef struct recio__rm_keep {
+    int on;
+} recio__rm_keep;
+#define recio__rm_keep_init(k, a, list) ((void)(k), (void)(a), (list))
+#define recio__rm_keep_free(k) ((void)(k))
 #endif
 
 /* ---- the local filesystem: one column per platform, then what every column shares ----
@@ -5640,11 +5668,7 @@ struct recio_split {
     size_t rbuf; /* reader buffer when not set in the desc (0: the reader's default) */
     uint64_t tick;
     recio__probe probe;
-#ifdef RECIO__RM_POOLED
-    recio__rm_pool rm;   /* the remote files' connections, kept from one open to the next */
-    recio_fs rm_rows[3]; /* the built-in remote rows with rm as user, before d.fs */
-    int rm_on;
-#endif
+    recio__rm_keep rm; /* the remote files' connections, kept from one open to the next */
     recio_err sticky;
     char errmsg[RECIO_ERRMSG_SIZE];
 };
@@ -6610,9 +6634,7 @@ RECIODEF recio_err recio_split_open_desc(recio_split **out, const char *uris, un
     memset(s, 0, sizeof *s);
     s->alloc = s->flist.alloc = a;
     if (desc) s->d = *desc;
-#ifdef RECIO__RM_POOLED
-    if ((s->rm_on = recio__rm_pool_init(&s->rm, &a) == 0) != 0) s->d.fs = recio__rm_rows(s->rm_rows, &s->rm, s->d.fs);
-#endif
+    s->d.fs = recio__rm_keep_init(&s->rm, &a, s->d.fs);
     s->rank = rank;
     s->nsplit = nsplit;
     s->win = RECIO_SPLIT_UNKNOWN;
@@ -6691,9 +6713,7 @@ RECIODEF void recio_split_close(recio_split *s) {
     recio__free(&s->alloc, s->cperm);
     recio__free(&s->alloc, s->wstart);
     recio__free(&s->alloc, s->went);
-#ifdef RECIO__RM_POOLED
-    if (s->rm_on) recio__rm_pool_free(&s->rm); /* after every file of the split was closed */
-#endif
+    recio__rm_keep_free(&s->rm); /* after every file of the split was closed */
     recio__free(&s->alloc, s);
 }
 
@@ -12941,6 +12961,7 @@ struct recio_iter {
     unsigned nslots;
     /* producer side (fetch and begin, which never run at once) */
     recio__it_src src;
+    recio__rm_keep rm; /* the remote files' connections, kept from one epoch's split to the next */
     recio_rng rng;
     recio__it_bytes *sbuf; /* shuffle buffer: sfill records, their keys in skey */
     uint64_t *skey;
@@ -13044,8 +13065,10 @@ static recio_err recio__it_split_open(recio_iter *it, unsigned part, uint64_t ep
 
 static recio_err recio__it_src_init(recio_iter *it) {
     recio__it_src *s = &it->src;
-    recio_err e = recio__it_split_open(it, it->d.rank, 0, it->errmsg);
+    recio_err e;
     unsigned i;
+    it->d.source.fs = recio__rm_keep_init(&it->rm, &it->d.alloc, it->d.source.fs); /* every file the iterator opens */
+    e = recio__it_split_open(it, it->d.rank, 0, it->errmsg);
     s->aux_file = UINT_MAX;
     if (e != RECIO_OK) return e;
     if (s->nfiles > 0xffffu) return recio__fmt(it->errmsg, RECIO_ERRMSG_SIZE, "more than 65535 files"), RECIO_ERR_ARG;
@@ -13061,6 +13084,7 @@ static void recio__it_src_free(recio_iter *it) {
     recio__free(&it->d.alloc, it->src.names);
     recio_split_close(it->src.split);
     recio_reader_close(it->src.aux);
+    recio__rm_keep_free(&it->rm);
 }
 
 static const char *recio__it_file(const recio_iter *it, uint64_t key) {

@@ -888,10 +888,33 @@ static void connections_kept(const char *base, const char *what) {
     CHECK(conns >= 1 && conns <= 6);
 }
 
+/* The iterator with --rotate reads another part each epoch, so it opens a new split each epoch: the
+   connections of the first serve the next (they belong to the iterator, not to one split), and the
+   batches are the local ones. Eight epochs used to take new connections each (42 here); now the
+   count does not grow with the epochs: two files open at once at most (the split's, and the
+   iterator's own reader of single records), each with up to four ranges in flight (4 to 5 here). */
+static void iter_connections_kept(void) {
+    static char local[1 << 16], remote[1 << 16];
+    const char *opt = "--spec 'resize(16,12) chw' --batch 3 --nsplit 2 --rank 1 --rotate --epochs 8 --seed 1";
+    char args[3000];
+    size_t requests, conns;
+    long from;
+    snprintf(args, sizeof args, "iter %s/../photos.rec %s", S3DIR, opt);
+    CHECK(run_out(args, local, sizeof local) == 0 && strlen(local) > 100);
+    from = nginx_log_end();
+    snprintf(args, sizeof args, "iter %s/photos.rec %s", HTTP, opt);
+    CHECK(run_out(args, remote, sizeof remote) == 0 && strcmp(local, remote) == 0);
+    nginx_requests(from, &requests, &conns);
+    fprintf(stderr, "  iterator, 8 epochs with --rotate: %zu requests over %zu connections\n", requests, conns);
+    CHECK(requests >= 8);
+    CHECK(conns >= 1 && conns <= 8);
+}
+
 static void test_connections_kept(void) {
     const char *https = getenv("RECIO_TEST_HTTPS"), *ca = getenv("RECIO_TEST_CA");
     CHECK(getenv("RECIO_TEST_NGINX_LOG") != NULL);
     connections_kept(HTTP, "http");
+    iter_connections_kept();
     if (!https || !ca) {
         t_skip(getenv("RECIO_TEST_HTTPS_SKIP") ? getenv("RECIO_TEST_HTTPS_SKIP") : "no HTTPS server", 1);
         return;
