@@ -2039,7 +2039,10 @@ static double recio__rm_now(void) {
 #define RECIO__RM_DEPTH 4            /* ranged GETs in flight ahead of the reader */
 #define RECIO__RM_FIRST (256u << 10) /* the first range after an open or a seek */
 #define RECIO__RM_CHUNK (8u << 20)   /* the largest range */
-#define RECIO__RM_PART (8u << 20)    /* a multipart upload's part (S3's least is 5 MiB) */
+#define RECIO__RM_TAIL                                                                                                 \
+    4096u                         /* bytes before the reader's position kept (the split's scans for a                  \
+                                     record overlap their windows by 4: each step back was a new range) */
+#define RECIO__RM_PART (8u << 20) /* a multipart upload's part (S3's least is 5 MiB) */
 #define RECIO__RM_URL 3072
 #define RECIO__RM_TAG 160 /* an ETag, quotes included */
 
@@ -2073,7 +2076,7 @@ typedef struct recio__rm_xfer {
     unsigned char *dst; /* GET: the reader's buffer while it waits for the bytes at
                            off + got: they go there, not through buf (one copy) */
     size_t dst_cap, dst_got;
-    uint64_t skip; /* buf holds [off + skip, off + got): the rest went to dst */
+    uint64_t skip; /* buf holds [off + skip, off + got): the rest went to dst (but its last RECIO__RM_TAIL) */
     double at;     /* WAIT: when to try again (ms, monotonic) */
     CURLcode rc;
     long status, retry_after;
@@ -2096,7 +2099,10 @@ typedef struct recio__rm_pool {
     recio_allocator alloc;
     CURLSH *sh; /* made at the first open; NULL when libcurl cannot make one */
     CURLM *idle[RECIO__RM_POOL];
-    int n, shared;                        /* shared: sh was tried */
+    int n, shared;                       /* shared: sh was tried */
+    unsigned char *buf[RECIO__RM_DEPTH]; /* range buffers a closed file left (their pages mapped) */
+    size_t cap[RECIO__RM_DEPTH];
+    int nbuf;
 #ifdef RECIO_THREADS                      /* the split's files may be opened and closed on worker threads */
     recio__mutex mu;                      /* idle, n, sh */
     recio__mutex lk[CURL_LOCK_DATA_LAST]; /* the share's data, a lock per kind (libcurl may hold two) */
@@ -2313,6 +2319,7 @@ static size_t recio__rm_on_body(char *p, size_t size, size_t n, void *user) {
     if (x->len && x->off + x->len > x->want_total && x->want_total >= x->off) x->len = x->want_total - x->off;
     if (x->len && ((x->if_match && x->if_match[0] && strcmp(x->etag, x->if_match)) || (x->total != x->want_total)))
         return x->overflow = 5, 0; /* another object: a server that ignored If-Match, or a new size */
+    if (x->len && x->got + len > x->len) return x->overflow = 1, 0; /* more than the range: never kept */
     if (x->got + len > x->cap) {
         size_t cap = x->cap ? x->cap : 4096;
         unsigned char *b;
@@ -2323,8 +2330,11 @@ static size_t recio__rm_on_body(char *p, size_t size, size_t n, void *user) {
     }
     if (x->dst && x->dst_got < x->dst_cap) { /* the reader waits for these bytes: straight to it */
         size_t k = len < x->dst_cap - x->dst_got ? len : x->dst_cap - x->dst_got;
+        size_t t = k < RECIO__RM_TAIL ? k : RECIO__RM_TAIL;
         memcpy(x->dst + x->dst_got, p, k);
-        x->dst_got += k, x->got += k, x->skip = x->got, p += k, len -= k;
+        memcpy(x->buf + x->got + k - t, p + k - t, t); /* their end is kept too: a reader may step back */
+        x->dst_got += k, x->got += k, p += k, len -= k;
+        if (t < k) x->skip = x->got - t;
         if (!len) return k;
         memcpy(x->buf + x->got, p, len);
         x->got += len;
@@ -2668,6 +2678,7 @@ static int recio__rm_pool_init(recio__rm_pool *p, const recio_allocator *a) {
 /* Every open of the pool was closed: its connections and sessions go. */
 static void recio__rm_pool_free(recio__rm_pool *p) {
     while (p->n) curl_multi_cleanup(p->idle[--p->n]); /* before the share: they may close TLS sessions */
+    while (p->nbuf) recio__free(&p->alloc, p->buf[--p->nbuf]);
     if (p->sh) curl_share_cleanup(p->sh);
 #ifdef RECIO_THREADS
     {
@@ -2714,6 +2725,37 @@ static void recio__rm_pool_give(recio__rm_pool *p, CURLM *m) {
     if (m) curl_multi_cleanup(m);
 }
 
+/* x's range buffer back to the pool (or freed when there is none, or it is full). */
+static void recio__rm_buf_give(recio__rm_sess *s, recio__rm_xfer *x) {
+    recio__rm_pool *p = s->pool;
+    if (x->buf && p) {
+        RECIO__RM_LOCK(p);
+        if (p->nbuf < RECIO__RM_DEPTH) p->buf[p->nbuf] = x->buf, p->cap[p->nbuf++] = x->cap, x->buf = NULL;
+        RECIO__RM_UNLOCK(p);
+    }
+    recio__free(&s->alloc, x->buf);
+    x->buf = NULL, x->cap = 0;
+}
+
+/* A range buffer of want bytes or more for x: its own, else one the pool kept, else a new one.
+   Memory fresh from the system costs a page fault per 4 KiB on its first write: with a new buffer
+   per range, and per file, that was half the time of reading a 19 MB file from nginx. -1: no memory. */
+static int recio__rm_buf(recio__rm_sess *s, recio__rm_xfer *x, size_t want) {
+    recio__rm_pool *p = s->pool;
+    int i;
+    if (x->cap >= want) return 0;
+    recio__rm_buf_give(s, x);
+    if (p) {
+        RECIO__RM_LOCK(p);
+        for (i = 0; i < p->nbuf && p->cap[i] < want; i++) continue;
+        if (i < p->nbuf)
+            x->buf = p->buf[i], x->cap = p->cap[i], p->buf[i] = p->buf[--p->nbuf], p->cap[i] = p->cap[p->nbuf];
+        RECIO__RM_UNLOCK(p);
+    }
+    if (!x->buf && (x->buf = (unsigned char *)recio__malloc(&s->alloc, want)) != NULL) x->cap = want;
+    return x->buf ? 0 : -1;
+}
+
 static recio_err recio__rm_sess_open(recio__rm_sess *s, const char *uri, const recio_allocator *a,
                                      recio__rm_pool *pool) {
     recio_err e;
@@ -2741,6 +2783,8 @@ typedef struct recio__rm_file {
     char etag[RECIO__RM_TAG]; /* the object's, from the HEAD of the open */
     uint64_t size, pos, next; /* next: where the next range ahead starts */
     size_t ramp;              /* that range's length */
+    uint64_t seek_at;         /* pos at the last seek away from what was read ahead */
+    size_t first;             /* the length of the first range after it; 0: none since the open */
     recio__rm_xfer x[RECIO__RM_DEPTH];
     recio__rm_xfer *xs[RECIO__RM_DEPTH];
     char msg[RECIO_ERRMSG_SIZE]; /* "URI: offset N: why" after a failed read */
@@ -2751,19 +2795,31 @@ static void recio__rm_cancel(recio__rm_file *f, recio__rm_xfer *x) {
     x->state = RECIO__RM_IDLE;
 }
 
-/* Starts ranges ahead of the reader into every idle slot, each twice the last up to RECIO__RM_CHUNK. */
+/* Ranges in flight the reader's pattern earns. After a seek, one: a reader that reads a record and
+   seeks again (shuffled reads, the iterator's single records) would leave ranges ahead unread, and
+   cancelling a transfer mid-body closes its connection. One more for each half of the first range
+   read in order since, up to RECIO__RM_DEPTH; all of them from the open on. */
+static int recio__rm_depth(const recio__rm_file *f) {
+    uint64_t halves;
+    if (!f->first) return RECIO__RM_DEPTH;
+    halves = (f->pos - f->seek_at) * 2 / f->first;
+    return halves + 1 < RECIO__RM_DEPTH ? (int)halves + 1 : RECIO__RM_DEPTH;
+}
+
+/* Starts ranges ahead of the reader into idle slots (as many as recio__rm_depth allows), each twice
+   the last up to RECIO__RM_CHUNK. */
 static int recio__rm_ahead(recio__rm_file *f) {
-    int i;
-    for (i = 0; i < RECIO__RM_DEPTH && f->next < f->size; i++) {
+    int i, busy = 0, depth = recio__rm_depth(f);
+    for (i = 0; i < RECIO__RM_DEPTH; i++) busy += f->x[i].state != RECIO__RM_IDLE;
+    for (i = 0; i < RECIO__RM_DEPTH && f->next < f->size && busy < depth; i++) {
         recio__rm_xfer *x = &f->x[i];
         uint64_t len = f->size - f->next < f->ramp ? f->size - f->next : f->ramp;
         if (x->state != RECIO__RM_IDLE) continue;
-        if (x->cap < len) {
-            recio__free(&f->s.alloc, x->buf);
-            x->cap = 0;
-            if (!(x->buf = (unsigned char *)recio__malloc(&f->s.alloc, (size_t)len))) return -1;
-            x->cap = (size_t)len;
-        }
+        busy++;
+        /* as large as the largest range this file can still need: the ramp does not reallocate */
+        if (recio__rm_buf(&f->s, x,
+                          (size_t)(f->size - f->next < RECIO__RM_CHUNK ? f->size - f->next : RECIO__RM_CHUNK)))
+            return -1;
         x->method = "GET", x->if_match = f->etag, x->grow = 0, x->tries = 0;
         x->off = f->next, x->len = len, x->got = 0, x->skip = 0, x->want_total = f->size;
         if (recio__rm_start(x)) return -1;
@@ -2796,16 +2852,22 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
     recio__rm_file *f = (recio__rm_file *)user;
     size_t done = 0;
     if (f->msg[0]) return -1;
-    if (recio__rm_ahead(f) ||
-        recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 0)) /* the transfers move on at every call */
+    /* the transfers move on at every call; ranges ahead start when the reader reads in order (a
+       seek starts again below) */
+    if (((recio__rm_slot(f) || f->pos == f->next) && recio__rm_ahead(f)) ||
+        recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 0))
         return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), recio__rm_fail_read(f, f->pos);
     while (done < n && f->pos < f->size) {
         recio__rm_xfer *x = recio__rm_slot(f);
         size_t k;
-        if (!x) { /* a seek away from what was read ahead: start again from pos */
+        if (!x && f->pos != f->next) { /* a seek away from what was read ahead: start again from pos */
             int i;
             for (i = 0; i < RECIO__RM_DEPTH; i++) recio__rm_cancel(f, &f->x[i]);
-            f->next = f->pos, f->ramp = RECIO__RM_FIRST;
+            /* the first range: what the caller asked for (64 KiB at least, RECIO__RM_FIRST at most) */
+            f->ramp = n - done < (64u << 10) ? 64u << 10 : n - done > RECIO__RM_FIRST ? RECIO__RM_FIRST : n - done;
+            f->next = f->seek_at = f->pos, f->first = f->ramp;
+        }
+        if (!x) {
             if (recio__rm_ahead(f) || !(x = recio__rm_slot(f)))
                 return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
         }
@@ -2854,7 +2916,11 @@ static int recio__rm_close(void *user) {
     recio__rm_file *f = (recio__rm_file *)user;
     recio_allocator a = f->s.alloc;
     int i;
-    for (i = 0; i < RECIO__RM_DEPTH; i++) recio__rm_xfer_free(&f->s, &f->x[i]);
+    for (i = 0; i < RECIO__RM_DEPTH; i++) {
+        recio__rm_cancel(f, &f->x[i]); /* no transfer may write into a buffer the pool keeps */
+        recio__rm_buf_give(&f->s, &f->x[i]);
+        recio__rm_xfer_free(&f->s, &f->x[i]);
+    }
     recio__rm_sess_close(&f->s);
     recio__free(&a, f);
     return 0;
@@ -2881,13 +2947,12 @@ static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const rec
         }
     }
     x = &f->x[0]; /* the first range gives the size (Content-Range) and the ETag, with no HEAD first */
-    if (!(x->buf = (unsigned char *)recio__malloc(&f->s.alloc, RECIO__RM_FIRST))) {
+    if (recio__rm_buf(&f->s, x, RECIO__RM_FIRST)) {
         recio__fmt(f->s.why, sizeof f->s.why, "out of memory");
         e = RECIO_ERR_NOMEM;
         goto fail;
     }
-    x->cap = RECIO__RM_FIRST, x->method = "GET", x->if_match = x->adopt = f->etag, x->len = RECIO__RM_FIRST,
-    x->want_total = UINT64_MAX;
+    x->method = "GET", x->if_match = x->adopt = f->etag, x->len = RECIO__RM_FIRST, x->want_total = UINT64_MAX;
     if (recio__rm_start(x)) {
         recio__fmt(f->s.why, sizeof f->s.why, "cannot start a transfer (libcurl)");
         e = RECIO_ERR_IO;
