@@ -2926,6 +2926,35 @@ static int recio__rm_close(void *user) {
     return 0;
 }
 
+/* The range after the first, asked with it, before the size and the ETag are known: a reader opens a
+   file to read it, and a round trip more before its first bytes showed in every open (with 20 ms
+   per request, a 19 MB file read at 0.63x). A file shorter than the first range answers it with
+   416, which recio__rm_guessed drops. */
+static int recio__rm_guess(recio__rm_file *f) {
+    recio__rm_xfer *x = &f->x[1];
+    if (recio__rm_buf(&f->s, x, 2 * RECIO__RM_FIRST)) return -1;
+    x->method = "GET", x->if_match = f->etag, x->grow = 0, x->tries = 0;
+    x->off = RECIO__RM_FIRST, x->len = 2 * RECIO__RM_FIRST, x->got = 0, x->skip = 0, x->want_total = UINT64_MAX;
+    return recio__rm_start(x);
+}
+
+/* After the open's first answer: the guessed range is kept when the file reaches it and its answer
+   (if in yet) is the same object: the first answer's ETag and size. Its request went without If-Match
+   (the ETag was not known), so bytes that came before the first answer are checked here; later ones
+   are checked as they come (recio__rm_on_body). Else it is dropped, and asked again in turn. */
+static void recio__rm_guessed(recio__rm_file *f) {
+    recio__rm_xfer *x = &f->x[1];
+    if (x->state == RECIO__RM_IDLE) return;
+    if (f->size <= x->off || x->state == RECIO__RM_FAILED || (x->status && strcmp(x->etag, f->etag)) ||
+        (x->total != UINT64_MAX && x->total != f->size)) {
+        recio__rm_cancel(f, x);
+        return;
+    }
+    x->want_total = f->size;
+    if (x->off + x->len > f->size) x->len = f->size - x->off;
+    f->next = x->off + x->len, f->ramp = RECIO__RM_FIRST * 4;
+}
+
 /* Opens uri for reading: the first range's answer gives the size and the ETag (and an error's words,
    which a HEAD's answer has no body for). */
 static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const recio_allocator *a, recio__rm_pool *pool,
@@ -2953,12 +2982,12 @@ static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const rec
         goto fail;
     }
     x->method = "GET", x->if_match = x->adopt = f->etag, x->len = RECIO__RM_FIRST, x->want_total = UINT64_MAX;
-    if (recio__rm_start(x)) {
+    if (recio__rm_start(x) || recio__rm_guess(f)) {
         recio__fmt(f->s.why, sizeof f->s.why, "cannot start a transfer (libcurl)");
         e = RECIO_ERR_IO;
         goto fail;
     }
-    if (recio__rm_wait(&f->s, x, NULL, 0) == 0) {
+    if (recio__rm_wait(&f->s, x, f->xs, RECIO__RM_DEPTH) == 0) {
         f->size = x->want_total;
     } else if (x->rc == CURLE_OK && x->status == 416 && x->total != UINT64_MAX) { /* an empty object */
         f->size = x->total, x->state = RECIO__RM_IDLE;
@@ -2972,9 +3001,10 @@ static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const rec
         e = RECIO_ERR_IO;
         goto fail;
     }
-    f->next = x->state == RECIO__RM_IDLE ? 0 : x->len; /* the ranges ahead start at the first read: */
-    f->ramp = RECIO__RM_FIRST * 2;                     /* an open for the size alone costs one range */
+    f->next = x->state == RECIO__RM_IDLE ? 0 : x->len; /* the ranges ahead start at the first read */
+    f->ramp = RECIO__RM_FIRST * 2;
     x->adopt = NULL;
+    recio__rm_guessed(f);
     *out = f;
     return RECIO_OK;
 fail:

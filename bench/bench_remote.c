@@ -258,7 +258,8 @@ int main(int argc, char **argv) {
             if (k == 3 || k == 6) t[k][r] = curl_whole(k == 3 ? S3 : HTTP, base);
             else if (k == 7) t[k][r] = libcurl_whole(uri[7]);
             else if (k == 11 || k == 12) t[k][r] = iter_epoch(uri[k == 11 ? 0 : 1]);
-            else if (k == 0 || k == 1 || k == 8) t[k][r] = split_read_kept(uri[k], &kept[k], &n);
+            else if (k == 0 || k == 1 || k == 4 || k == 5 || k == 8)
+                t[k][r] = split_read_kept(k == 4 || k == 5 ? uri[2] : uri[k], &kept[k], &n);
             else t[k][r] = split_read(k == 4 || k == 5 ? uri[2] : uri[k], k != 0, &n);
             mb[k][r] = (double)bytes * (k >= 11 ? ITER_EPOCHS : 1) / t[k][r] / 1e6;
         }

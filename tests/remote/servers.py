@@ -21,7 +21,7 @@ COMMAND's status:
                          connection's serial number: the tests count the connections a client made)
     RECIO_TEST_PROXY_S3  the fault proxy before s3rver      RECIO_TEST_PROXY_HTTP  before nginx
 
-The proxies forward every request unchanged unless told otherwise by GET /__proxy/set?FIELD=VALUE...
+The proxies forward every request unchanged (each answer passed on as it comes) unless told otherwise by GET /__proxy/set?FIELD=VALUE...
 (each call replaces the previous faults and zeroes the counters; GET /__proxy/stats gives them as
 JSON). Faults apply to the requests whose path contains `match` and whose method is in `methods`:
     delay_ms=N          wait N ms before forwarding each request
@@ -31,6 +31,10 @@ JSON). Faults apply to the requests whose path contains `match` and whose method
     replace_after=K     after K answered GETs the object "changes": later bodies have every byte
                         inverted and the ETag "replaced"; If-Match with another ETag gets 412,
                         unless ignore_if_match=1 (a server that ignores If-Match)
+    replace_from=N      the same for the GETs whose Range starts at byte N or later, from the start
+    delay_first_ms=N    wait N ms before forwarding the GETs whose Range starts at byte 0 (with
+                        replace_from: two ranges asked together, the later one answered first, from
+                        the new object)
 Nothing here ever connects anywhere but 127.0.0.1, and everything stops after RECIO_TEST_LIFETIME
 seconds (default 1800) whatever happens."""
 import ctypes
@@ -173,7 +177,7 @@ def start_nginx(state, procs, cert=None):
 
 class Faults:
     FIELDS = {"delay_ms": 0, "status": 0, "count": 0, "retry_after": -1, "cut": 0, "reset": 0,
-              "replace_after": -1, "ignore_if_match": 0}
+              "replace_after": -1, "ignore_if_match": 0, "replace_from": -1, "delay_first_ms": 0}
 
     def __init__(self):
         self.lock = threading.Lock()
@@ -240,6 +244,8 @@ def make_proxy(upstream_port):
                 st["auth"] += "Authorization" in self.headers
             if hit and faults.delay_ms:
                 time.sleep(faults.delay_ms / 1000)
+            if hit and faults.delay_first_ms and self.range_start() == 0:
+                time.sleep(faults.delay_first_ms / 1000)
             if hit and faults.take("reset"):
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
                 self.close_connection = True
@@ -252,19 +258,24 @@ def make_proxy(upstream_port):
         def forward(self, body, hit):
             c = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=60)
             headers = {k: v for k, v in self.headers.items()}
-            want = self.headers.get("If-Match") if hit and faults.replace_after >= 0 else None  # judged below
+            replacing = faults.replace_after >= 0 or faults.replace_from >= 0
+            want = self.headers.get("If-Match") if hit and replacing else None  # judged below
             c.request(self.command, self.path, body=body, headers=headers)
             r = c.getresponse()
-            data = r.read()
-            c.close()
             out = [(k, v) for k, v in r.getheaders() if k.lower() not in ("content-length", "connection", "keep-alive",
                                                                           "transfer-encoding", "server", "date")]
+            if not (hit and (replacing or faults.cut > 0)) and r.getheader("Content-Length"):
+                return self.stream(r, c, out)  # no fault changes the body: it goes on as it comes
+            data = r.read()
+            c.close()
             if hit and self.command in ("GET", "HEAD") and r.status < 300:
                 with faults.lock:
                     faults.stats["gets"] += self.command == "GET"
                     gets = faults.stats["gets"]
                 prior = gets - (self.command == "GET")  # GETs answered before this request
-                if faults.replace_after >= 0 and prior >= faults.replace_after:
+                start = self.range_start()
+                if (faults.replace_after >= 0 and prior >= faults.replace_after) or \
+                        (faults.replace_from >= 0 and start is not None and start >= faults.replace_from):
                     if want and not faults.ignore_if_match and want.strip('"') != "replaced":
                         return self.answer(412, b"<Error><Code>PreconditionFailed</Code></Error>")
                     data = bytes(b ^ 0xFF for b in data)
@@ -281,6 +292,26 @@ def make_proxy(upstream_port):
                 return
             head_length = r.getheader("Content-Length") if self.command == "HEAD" else None
             self.answer(r.status, data, out, head_length)
+
+        def range_start(self):
+            """The first byte of the request's Range ("bytes=N-M"), or None."""
+            v = self.headers.get("Range") or ""
+            return int(v[6:].split("-")[0]) if v.startswith("bytes=") and v[6:].split("-")[0].isdigit() else None
+
+        def stream(self, r, c, out):
+            """The upstream answer r passed on piece by piece (a proxy holding each answer whole adds the
+            time of the whole transfer before the first byte, which no read-ahead can hide)."""
+            self.send_response(r.status)
+            for k, v in out:
+                self.send_header(k, v)
+            self.send_header("Content-Length", r.getheader("Content-Length"))
+            self.end_headers()
+            while self.command != "HEAD":
+                piece = r.read1(1 << 18)
+                if not piece:
+                    break
+                self.wfile.write(piece)
+            c.close()
 
         do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = handle_any
 
