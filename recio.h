@@ -2006,16 +2006,18 @@ static recio_err recio__lfs_why(char *why, recio_err e) {
 
 /* ---- REMOTE: s3:// and http(s):// through libcurl (RECIO_CURL) --------------------------------------
    A remote file is a session (a curl multi handle: its connections are kept and reused) and a few
-   transfers. Reading keeps up to RECIO__RM_DEPTH ranged GETs in flight ahead of the reader, each
-   twice the last from RECIO__RM_FIRST after a seek up to RECIO__RM_CHUNK, so a worker rarely waits
-   for a round trip. Every range carries the ETag of the first answer in If-Match and its answer's
-   ETag is checked too (a server that ignores If-Match is caught): an object replaced while it is read
-   is an error, never a mix of two versions. Failures that may pass (5xx, 429, 408, a reset or timed-
-   out connection, a short body) are retried up to RECIO__RM_TRIES times with exponential backoff and
-   jitter (Retry-After honoured), resuming a short body where it stopped. Writing to S3 is a multipart
-   upload whose parts go up while the writer fills the next; the object appears only when it completes,
-   and any failure aborts it. Messages name the URI (with no user:password@ or ?query of an http URL:
-   a presigned URL's signature stays out) and the status; no secret or signature is ever in one. */
+   transfers. An open asks for its first two ranges at once; reading keeps up to RECIO__RM_DEPTH
+   ranged GETs in flight ahead of the reader, each twice the last up to RECIO__RM_CHUNK, so a worker
+   rarely waits for a round trip; after a seek, one range, and more as the reader reads on in order.
+   Every range carries the ETag of the first answer in If-Match and its answer's ETag is checked too
+   (a server that ignores If-Match is caught): an object replaced while it is read is an error, never
+   a mix of two versions. Failures that may pass (5xx, 429, 408, a reset or timed-out connection, a
+   short body) are retried up to RECIO__RM_TRIES times with exponential backoff and jitter
+   (Retry-After honoured), resuming a short body where it stopped. Writing to S3 is a multipart
+   upload whose parts go up while the writer fills the next; the object appears only when it
+   completes, and any failure aborts it. Messages name the URI (with no user:password@ or ?query of
+   an http URL: a presigned URL's signature stays out) and the status; no secret or signature is
+   ever in one. */
 #if defined(RECIO_CURL) && !defined(RECIO_NO_STDIO) /* no files at all: no remote ones either */
 #include <curl/curl.h>
 #if LIBCURL_VERSION_NUM < 0x074b00
@@ -2037,11 +2039,11 @@ static double recio__rm_now(void) {
 
 #define RECIO__RM_TRIES 5            /* tries of one request before its error is the caller's */
 #define RECIO__RM_DEPTH 4            /* ranged GETs in flight ahead of the reader */
-#define RECIO__RM_FIRST (256u << 10) /* the first range after an open or a seek */
+#define RECIO__RM_FIRST (256u << 10) /* an open's first range (and the most a seek's first asks) */
 #define RECIO__RM_CHUNK (8u << 20)   /* the largest range */
-#define RECIO__RM_TAIL                                                                                                 \
-    4096u                         /* bytes before the reader's position kept (the split's scans for a                  \
-                                     record overlap their windows by 4: each step back was a new range) */
+/* Bytes before the reader's position kept: the split's scan for a record overlaps its windows by 4,
+   and each step back was a new range. */
+#define RECIO__RM_TAIL 4096u
 #define RECIO__RM_PART (8u << 20) /* a multipart upload's part (S3's least is 5 MiB) */
 #define RECIO__RM_URL 3072
 #define RECIO__RM_TAG 160 /* an ETag, quotes included */
