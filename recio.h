@@ -2797,6 +2797,14 @@ static void recio__rm_cancel(recio__rm_file *f, recio__rm_xfer *x) {
     x->state = RECIO__RM_IDLE;
 }
 
+/* Starts x on bytes [off, off + len) of f, which must be the object of f's first answer (its ETag in
+   If-Match; total: its size, UINT64_MAX while not known). x's buffer holds len bytes. */
+static int recio__rm_get(recio__rm_file *f, recio__rm_xfer *x, uint64_t off, uint64_t len, uint64_t total) {
+    x->method = "GET", x->if_match = f->etag, x->grow = 0, x->tries = 0;
+    x->off = off, x->len = len, x->got = 0, x->skip = 0, x->want_total = total;
+    return recio__rm_start(x);
+}
+
 /* Ranges in flight the reader's pattern earns. After a seek, one: a reader that reads a record and
    seeks again (shuffled reads, the iterator's single records) would leave ranges ahead unread, and
    cancelling a transfer mid-body closes its connection. One more for each half of the first range
@@ -2822,9 +2830,7 @@ static int recio__rm_ahead(recio__rm_file *f) {
         if (recio__rm_buf(&f->s, x,
                           (size_t)(f->size - f->next < RECIO__RM_CHUNK ? f->size - f->next : RECIO__RM_CHUNK)))
             return -1;
-        x->method = "GET", x->if_match = f->etag, x->grow = 0, x->tries = 0;
-        x->off = f->next, x->len = len, x->got = 0, x->skip = 0, x->want_total = f->size;
-        if (recio__rm_start(x)) return -1;
+        if (recio__rm_get(f, x, f->next, len, f->size)) return -1;
         f->next += len;
         f->ramp = f->ramp * 2 > RECIO__RM_CHUNK ? RECIO__RM_CHUNK : f->ramp * 2;
     }
@@ -2935,9 +2941,7 @@ static int recio__rm_close(void *user) {
 static int recio__rm_guess(recio__rm_file *f) {
     recio__rm_xfer *x = &f->x[1];
     if (recio__rm_buf(&f->s, x, 2 * RECIO__RM_FIRST)) return -1;
-    x->method = "GET", x->if_match = f->etag, x->grow = 0, x->tries = 0;
-    x->off = RECIO__RM_FIRST, x->len = 2 * RECIO__RM_FIRST, x->got = 0, x->skip = 0, x->want_total = UINT64_MAX;
-    return recio__rm_start(x);
+    return recio__rm_get(f, x, RECIO__RM_FIRST, 2 * RECIO__RM_FIRST, UINT64_MAX);
 }
 
 /* After the open's first answer: the guessed range is kept when the file reaches it and its answer

@@ -50,7 +50,7 @@ static volatile uint64_t sink;
    *kept, the next epoch of that split (opened on the first call), as training reads: a split's
    first epoch pays for fresh memory a page fault per 4 KiB (its range buffers, its reader's), which
    halves a 19 MB read from nginx (0.6 against 1.4 GB/s here). Else a new split. */
-static double split_read_kept(const char *uri, recio_split **kept, uint64_t *bytes) {
+static double split_read(const char *uri, recio_split **kept, uint64_t *bytes) {
     static uint64_t epoch;
     recio_split_desc d;
     recio_split *s = kept ? *kept : NULL;
@@ -102,11 +102,6 @@ static double iter_epoch(const char *uri) {
     }
     recio_iter_close(it);
     return now() - t0;
-}
-
-static double split_read(const char *uri, int remote, uint64_t *bytes) {
-    (void)remote;
-    return split_read_kept(uri, NULL, bytes);
 }
 
 static double curl_whole(const char *endpoint, const char *key) {
@@ -246,9 +241,9 @@ int main(int argc, char **argv) {
     stage_shards(path, HTTPS ? HTTPS : HTTP, uri[10], sizeof uri[10]);
     unsetenv("CURL_CA_BUNDLE"), unsetenv("SSL_CERT_FILE"); /* the first set of AWS_CA_BUNDLE, CURL_CA_BUNDLE... counts */
     if (HTTPS && getenv("RECIO_TEST_CA")) setenv("AWS_CA_BUNDLE", getenv("RECIO_TEST_CA"), 1);
-    split_read(uri[0], 0, &bytes); /* warm: the page cache, the servers' caches */
-    split_read(uri[1], 1, &bytes);
-    split_read(uri[2], 1, &bytes);
+    split_read(uri[0], NULL, &bytes); /* warm: the page cache, the servers' caches */
+    split_read(uri[1], NULL, &bytes);
+    split_read(uri[2], NULL, &bytes);
     for (r = 0; r < rounds; r++)
         for (k = 0; k < ROWS; k++) {
             uint64_t n = bytes;
@@ -259,8 +254,8 @@ int main(int argc, char **argv) {
             else if (k == 7) t[k][r] = libcurl_whole(uri[7]);
             else if (k == 11 || k == 12) t[k][r] = iter_epoch(uri[k == 11 ? 0 : 1]);
             else if (k == 0 || k == 1 || k == 4 || k == 5 || k == 8)
-                t[k][r] = split_read_kept(k == 4 || k == 5 ? uri[2] : uri[k], &kept[k], &n);
-            else t[k][r] = split_read(k == 4 || k == 5 ? uri[2] : uri[k], k != 0, &n);
+                t[k][r] = split_read(k == 4 || k == 5 ? uri[2] : uri[k], &kept[k], &n);
+            else t[k][r] = split_read(k == 4 || k == 5 ? uri[2] : uri[k], NULL, &n);
             mb[k][r] = (double)bytes * (k >= 11 ? ITER_EPOCHS : 1) / t[k][r] / 1e6;
         }
     proxy_delay(0);

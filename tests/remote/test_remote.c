@@ -159,12 +159,25 @@ static void test_read_both_servers(void) {
 }
 
 /* The records of one part: (file, offset, payload) hashed in order. */
-static uint64_t split_digest(const char *uris, unsigned rank, unsigned nsplit, int remote, int indexed, size_t *n, recio_err *end) {
-    recio_split_desc d;
-    recio_split *s = NULL;
+/* FNV-1a of s's records to its end, with their files and offsets; *n records, *end how it ended. */
+static uint64_t split_hash(recio_split *s, size_t *n, recio_err *end) {
     recio_record rec;
     recio_split_where w;
     uint64_t h = RECIO_FNV1A_INIT;
+    *n = 0;
+    while ((*end = rec_split_next_where(s, &rec, &w)) == RECIO_OK) {
+        h = recio_fnv1a64(h, rec.data, rec.size);
+        h = recio_fnv1a64(h, &w.file, sizeof w.file);
+        h = recio_fnv1a64(h, &rec.offset, sizeof rec.offset);
+        (*n)++;
+    }
+    return h;
+}
+
+static uint64_t split_digest(const char *uris, unsigned rank, unsigned nsplit, int remote, int indexed, size_t *n, recio_err *end) {
+    recio_split_desc d;
+    recio_split *s = NULL;
+    uint64_t h;
     char msg[RECIO_ERRMSG_SIZE];
     memset(&d, 0, sizeof d);
     d.errmsg = msg;
@@ -177,12 +190,7 @@ static uint64_t split_digest(const char *uris, unsigned rank, unsigned nsplit, i
         recio_split_close(s);
         return 0;
     }
-    while ((*end = rec_split_next_where(s, &rec, &w)) == RECIO_OK) {
-        h = recio_fnv1a64(h, rec.data, rec.size);
-        h = recio_fnv1a64(h, &w.file, sizeof w.file);
-        h = recio_fnv1a64(h, &rec.offset, sizeof rec.offset);
-        (*n)++;
-    }
+    h = split_hash(s, n, end);
     if (*end != RECIO_END) fprintf(stderr, "  split %s: %s\n", uris, recio_split_errmsg(s));
     recio_split_close(s);
     return h;
@@ -912,18 +920,12 @@ static void connections_kept(const char *base, const char *what) {
 /* Epoch e of one split kept open (recio_split_reset), chunk-shuffled so that reads seek: the hash of
    its records, files and offsets. */
 static uint64_t epoch_digest(recio_split *s, uint64_t e, size_t *n) {
-    recio_record rec;
-    recio_split_where w;
-    uint64_t h = RECIO_FNV1A_INIT;
+    recio_err end;
+    uint64_t h;
     *n = 0;
     if (recio_split_reset(s, e) != RECIO_OK) return 0;
-    while (rec_split_next_where(s, &rec, &w) == RECIO_OK) {
-        h = recio_fnv1a64(h, rec.data, rec.size);
-        h = recio_fnv1a64(h, &w.file, sizeof w.file);
-        h = recio_fnv1a64(h, &rec.offset, sizeof rec.offset);
-        (*n)++;
-    }
-    return recio_split_errmsg(s)[0] ? 0 : h;
+    h = split_hash(s, n, &end);
+    return end == RECIO_END ? h : 0;
 }
 
 /* A split kept for several epochs hands its range buffers from one file to the next and from one
@@ -972,23 +974,24 @@ static int read_at(recio_io *io, uint64_t at, unsigned char *got, size_t n, cons
 }
 
 static void test_step_back(void) {
-    static unsigned char want[2 << 20], got[1 << 16];
+    static unsigned char got[1 << 16];
+    unsigned char *want;
     char uri[1024], why[RECIO_ERRMSG_SIZE], path[600];
     recio_io io;
     size_t n, i;
     long requests;
     int ok = 1;
-    FILE *f;
     snprintf(path, sizeof path, "%s/b.rec", COMPAT);
-    CHECK((f = fopen(path, "rb")) != NULL);
-    if (!f) return;
-    n = fread(want, 1, sizeof want, f);
-    fclose(f);
-    CHECK(n > 600000);
+    want = t_slurp(path, &n);
+    CHECK(want && n > 600000);
+    if (!want) return;
     snprintf(uri, sizeof uri, "%s/compat/b.rec", PROXY_HTTP);
     faults(PROXY_HTTP, "delay_ms=30");
     CHECK(open_remote(uri, &io, why) == RECIO_OK);
-    if (!io.read) return;
+    if (!io.read) {
+        free(want);
+        return;
+    }
     /* from the first byte after the open's range, in 16 KiB windows overlapping by 4, as the scan */
     for (i = 0; i < 8 && ok; i++) {
         uint64_t at = 262144 + i * (16384 - 4);
@@ -997,19 +1000,20 @@ static void test_step_back(void) {
     CHECK(ok);
     requests = stat_of(PROXY_HTTP, "requests");
     fprintf(stderr, "  8 windows stepping back 4 bytes each: %ld requests\n", requests);
-    CHECK(requests >= 2 && requests <= 3); /* the open's first range, then the range (or two) ahead */
+    CHECK(requests >= 2 && requests <= 3); /* the open's two ranges (and one ahead) */
     io.close(io.user);
+    free(want);
     /* a record here and there, past the open's two ranges (768 KiB), from a new open: one range each
        (four were started for each, and at the first read ranges from the open's end on, none read) */
-    snprintf(path, sizeof path, "%s/photos.rec", WWW);
-    CHECK((f = fopen(path, "rb")) != NULL);
-    if (!f) return;
-    n = fread(want, 1, sizeof want, f);
-    fclose(f);
-    CHECK(n > 1200000);
+    want = t_slurp(PHOTOS, &n);
+    CHECK(want && n > 1200000);
+    if (!want) return;
     snprintf(uri, sizeof uri, "%s/photos.rec", PROXY_HTTP);
     CHECK(open_remote(uri, &io, why) == RECIO_OK);
-    if (!io.read) return;
+    if (!io.read) {
+        free(want);
+        return;
+    }
     faults(PROXY_HTTP, "delay_ms=30");
     for (i = 0; i < 4 && ok; i++) {
         uint64_t at = 1150000 - i * 100000;
@@ -1020,6 +1024,7 @@ static void test_step_back(void) {
     fprintf(stderr, "  4 reads far apart: %ld requests\n", requests);
     CHECK(requests == 4);
     io.close(io.user);
+    free(want);
     faults(PROXY_HTTP, "delay_ms=0");
 }
 
