@@ -263,6 +263,7 @@ def test_map_dataset_batches():
     need_torch()
     import torch
     import torch.utils.data as tud
+    from recio import _shared
     from recio.torch import RecordMapDataset
     rec = faces(200, 10)
     spec = "random_resized_crop(16,0.5,1) random_flip(0.5) float chw"
@@ -282,13 +283,68 @@ def test_map_dataset_batches():
         for data, label in loader:
             ids = [pixels_id(data[k]) for k in range(data.shape[0])]
             assert [(k - 1) // 10 for k in ids] == label.tolist()
-            # labels come by value, as a plain tensor (not recio's pickling subclass), images in shared memory
-            assert type(label) is torch.Tensor and label.dtype == torch.long and data.is_shared(), ctx
+            # labels come by value, as a plain tensor (not recio's pickling subclass), images in a worker's
+            # shared memory (a slot this process maps), as a plain tensor too
+            assert type(label) is torch.Tensor and label.dtype == torch.long, ctx
+            assert type(data) is torch.Tensor and _shared.pooled(data), ctx
             seen += ids
         assert sorted(seen) == list(range(1, 201)), ctx
     ds = RecordMapDataset(photos(), transform="resize_short(20) chw")  # 120x90 -> 26x20, 500x333 -> 30x20
     raises(ValueError, lambda: ds[[0, 1]], "a batch needs one shape", "offset ")
 
+
+
+def test_worker_batches_reuse_shared_memory():
+    """A worker's batches come in shared memory it reuses (recio/_shared.py) and are never overwritten
+    while anything of them is alive: batches all kept (more than a worker's slots), only a view of
+    each kept, a batch kept while a forked child of the main process drops its copy, and dropped at
+    once (then slots are reused: at most 8 a worker for 25 batches), under fork and spawn, and with
+    persistent workers over 2 epochs."""
+    need_torch()
+    import torch
+    import torch.utils.data as tud
+    from recio import _shared
+    from recio.torch import RecordMapDataset
+    rec = faces(200, 10)
+    ds = RecordMapDataset(rec, keys=(1, 201), transform="resize(8,8) chw", label_dtype=torch.long)
+
+    def check(data, label, what):
+        ids = [pixels_id(data[k]) for k in range(data.shape[0])]
+        assert [(k - 1) // 10 for k in ids] == label.tolist(), what  # labels travel by value
+        return ids
+
+    def loader(ctx, persistent=False):
+        return tud.DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context=ctx, timeout=60,
+                              persistent_workers=persistent,
+                              sampler=tud.BatchSampler(tud.RandomSampler(ds), 8, drop_last=False))
+    for ctx in ("fork", "spawn"):
+        kept = list(loader(ctx))  # 25 batches kept: 12-13 a worker, more than its 8 slots
+        assert sorted(sum((check(d, y, "kept %s" % ctx) for d, y in kept), [])) == list(range(1, 201)), ctx
+        assert sum(_shared.pooled(d) for d, _ in kept) <= 16, ctx
+        views = [(d[2:5], y[2:5]) for d, y in loader(ctx)]  # the batches go, a view of each stays
+        for v, y in views:
+            check(v, y, "views %s" % ctx)
+        before = set(_shared.slots())
+        seen = []
+        for d, y in loader(ctx):  # each batch dropped before the next: its slot comes back
+            assert _shared.pooled(d), ctx
+            seen += check(d, y, "dropped %s" % ctx)
+        assert sorted(seen) == list(range(1, 201)), ctx
+        new = {t: n for t, n in _shared.slots().items() if t not in before}
+        assert len(new) == 2 and all(1 <= n <= 8 for n in new.values()), (ctx, new)
+    it = iter(loader("fork"))  # a forked child of the main process drops its copy of a kept batch
+    held = next(it)
+    pid = os.fork()
+    if pid == 0:
+        held = None  # the child's copy of the batch goes: it must not free the worker's slot
+        os._exit(0)
+    assert os.waitpid(pid, 0)[1] == 0
+    for d, y in it:  # each dropped before the next: the worker reuses every slot the main process frees
+        check(d, y, "after the child")
+    check(held[0], held[1], "held while a child dropped it")
+    dl = loader("fork", persistent=True)
+    for epoch in range(2):
+        assert sorted(sum((check(d, y, "persistent") for d, y in dl), [])) == list(range(1, 201)), epoch
 
 
 def test_map_dataset_uint8_batches_normalised_after():

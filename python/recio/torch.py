@@ -38,6 +38,7 @@ import torch.utils.data
 
 import recio
 from recio import _lib as L
+from recio import _shared
 from recio._mxnet import _index_of, key_range
 
 PARTS = ("contiguous", "interleave")
@@ -138,7 +139,7 @@ class RecordDataset(torch.utils.data.IterableDataset):
         for b in it:
             label = torch.from_numpy(np.array(b.label))
             if in_worker:
-                data = torch.empty(b.data.shape, dtype=_torch_dtype(b.data.dtype)).share_memory_()
+                data = _shared.worker_batch(b.data.shape, _torch_dtype(b.data.dtype))
                 np.copyto(data.numpy(), b.data)
             else:
                 data = torch.from_numpy(b.data)
@@ -361,15 +362,11 @@ class RecordMapDataset(torch.utils.data.Dataset):
 
     @staticmethod
     def _rows(shape: tuple, dtype: Any) -> torch.Tensor:
-        """A batch's tensor. In a DataLoader worker, new shared memory made as such (the DataLoader
-        sends it as it is; torch.empty(...).share_memory_() would copy a private allocation into it,
-        every page faulted in twice); elsewhere NumPy's allocation: malloc reuses the last batch's
-        memory (torch.empty faults in fresh pages)."""
-        if torch.utils.data.get_worker_info() is not None:  # as torch's default_collate makes its batch
-            e = torch.empty(0, dtype=_torch_dtype(dtype))
-            storage = (e._typed_storage() if hasattr(e, "_typed_storage") else e.storage())._new_shared(
-                int(np.prod(shape)), device="cpu")
-            return e.new(storage).resize_(shape)
+        """A batch's tensor. In a DataLoader worker, shared memory the worker reuses (recio/_shared.py:
+        the main process maps it once and says when a batch is let go); elsewhere NumPy's allocation:
+        malloc reuses the last batch's memory (torch.empty faults in fresh pages)."""
+        if torch.utils.data.get_worker_info() is not None:
+            return _shared.worker_batch(shape, _torch_dtype(dtype))
         return torch.from_numpy(np.empty(shape, dtype=dtype))
 
     def _threads(self) -> Any:
