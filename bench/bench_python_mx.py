@@ -366,7 +366,7 @@ def bench_map_vs_imagefolder(name, rec, faces, repeat, rounds):
         ceiling = transfer_ceiling((32, 3, 112, 112) if faces else (32, 3, 224, 224))
         ceiling8 = transfer_ceiling((32, 3, 112, 112) if faces else (32, 3, 224, 224), dtype=torch.uint8)
         what = "flip + normalize" if faces else "train chain"
-        rows = (("per item (batch_size=32, shuffle), 2 workers", "per item"),
+        rows = (("batch_size=32 (items from __getitems__, default_collate), 2 workers", "per item"),
                 ("whole batches (BatchSampler), 2 workers", "batches"),
                 ("whole uint8 batches (chain without normalize), normalised in the main process, 2 workers", "uint8"),
                 ("whole uint8 HWC batches (chain without normalize and chw), recio.torch.Normalize in the main "

@@ -233,8 +233,21 @@ def test_map_dataset_dataloader():
     import torch
     import torch.utils.data
     from recio.torch import RecordMapDataset
+    from recio import _shared
+    from torch.utils.data import default_collate
     rec = faces(200, 10)
     ds = RecordMapDataset(rec, keys=(1, int(header0(rec).label[0])), transform="resize(8,8) chw", label_dtype=torch.long)
+    items = ds.__getitems__([5, 0, 7])  # what the DataLoader asks for: [ds[i] for i in ...]
+    assert [(pixels_id(x), int(y)) for x, y in items] == [(6, 0), (1, 0), (8, 0)]
+    for k, i in enumerate((5, 0, 7)):
+        assert torch.equal(items[k][0], ds[i][0]) and torch.equal(items[k][1], ds[i][1])
+    data, label = default_collate(items)  # all the rows in order: the batch as made
+    assert data.data_ptr() == items[0][0].data_ptr() and label.tolist() == [0, 0, 0]
+    data, label = default_collate(items[::-1])  # any other list of them: stacked, as any tensors
+    assert [pixels_id(x) for x in data] == [8, 1, 6] and data.data_ptr() != items[0][0].data_ptr()
+    ragged = RecordMapDataset(photos(), transform="resize_short(20) chw")  # 120x90 -> 26x20, 500x333 -> 30x20
+    shapes = [tuple(x.shape) for x, _ in ragged.__getitems__([0, 1, 2])]  # one by one: a collate_fn of yours
+    assert shapes == [tuple(ragged[i][0].shape) for i in (0, 1, 2)] and len(set(shapes)) > 1, shapes
     for nw, ctx in ((0, None), (2, "fork"), (2, "spawn")):
         loader = torch.utils.data.DataLoader(ds, batch_size=16, shuffle=True, num_workers=nw,
                                              multiprocessing_context=ctx if nw else None, timeout=60 if nw else 0)
@@ -243,6 +256,8 @@ def test_map_dataset_dataloader():
             for data, label in loader:
                 ids = [pixels_id(data[k]) for k in range(data.shape[0])]
                 assert [(k - 1) // 10 for k in ids] == label.tolist(), "%s %d workers: pixels against labels" % (ctx, nw)
+                # made as one batch by __getitems__ and not stacked again: from workers in their slots
+                assert type(data) is torch.Tensor and (_shared.pooled(data) if nw else True), (ctx, nw)
                 seen += ids
             assert sorted(seen) == list(range(1, 201)), "%s %d workers, epoch %d" % (ctx, nw, epoch)
             assert seen != list(range(1, 201))

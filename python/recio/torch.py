@@ -13,7 +13,7 @@ Each (rank, DataLoader worker) pair reads its own part: part = rank * workers + 
 world_size * workers parts, cut as dmlc-core cuts them, so every record is read once per epoch by one
 process. In the main process (num_workers=0) the tensors are torch.from_numpy views of recio's batch
 buffer (no copy; valid until the next batch). In worker processes each batch is copied once, into
-shared memory that the DataLoader hands to the main process without another copy. torch is imported
+shared memory the worker reuses and the main process maps once (recio/_shared.py). torch is imported
 when this module is.
 
     from recio.torch import RecordMapDataset
@@ -195,6 +195,42 @@ def _plain_tensor(values: Any, dtype: Any) -> torch.Tensor:
     return torch.tensor(values, dtype=dtype)
 
 
+class _Ragged(Exception):
+    """_batch's signal that an item's shape differs from the first's."""
+
+
+class _Row(torch.Tensor):
+    """Row k of a batch RecordMapDataset.__getitems__ made: a plain tensor to everything but
+    default_collate, which gives back the batch itself when it is handed all of its rows in order."""
+
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    @staticmethod
+    def of(batch: torch.Tensor, k: int) -> "_Row":
+        row = batch.as_subclass(torch.Tensor)[k].as_subclass(_Row)
+        row._recio_row = (batch, k)
+        return row
+
+
+def _collate_rows(rows: Any, *, collate_fn_map: Any = None) -> torch.Tensor:
+    """default_collate for _Row items: their batch when they are all its rows in order, else torch's
+    stack of them as plain tensors."""
+    marks = [getattr(r, "_recio_row", (None, -1)) for r in rows]
+    whole = marks[0][0]
+    if whole is not None and len(rows) == whole.shape[0] and all(
+            b is whole and k == at for at, (b, k) in enumerate(marks)):
+        return whole
+    from torch.utils.data._utils.collate import collate_tensor_fn
+    return collate_tensor_fn([r.as_subclass(torch.Tensor) for r in rows])
+
+
+try:  # torch >= 1.13: default_collate looks an item's exact type up here first (its documented hook)
+    from torch.utils.data._utils.collate import default_collate_fn_map
+    default_collate_fn_map[_Row] = _collate_rows
+except ImportError:  # older torch stacks the rows as any tensors: the same values, with a copy
+    pass
+
+
 def _torch_dtype(np_dtype: Any) -> Any:
     return torch.from_numpy(np.empty(0, dtype=np_dtype)).dtype
 
@@ -221,16 +257,16 @@ class RecordMapDataset(torch.utils.data.Dataset):
     label as a 0-d tensor of label_dtype (default float32; torch.long for class indices), or with
     label_width=N the first N of its labels padded with label_pad_value, shape (N,).
 
-    Batches: ds[[i, j, ...]] gives (images, labels) stacked, each image decoded straight into its row
-    of one tensor (in a DataLoader worker, in shared memory): DataLoader(ds, batch_size=None,
-    sampler=BatchSampler(RandomSampler(ds), 64, drop_last=True)) skips the per-item tensors and
-    default_collate's copy. threads=N decodes a batch's rows on N threads of the calling process (the
-    C decode runs without the GIL): with num_workers=0 no batch crosses processes at all (the fastest
-    form on few cores). With worker processes every batch is new shared memory, which costs about as
-    much as decoding it in float32: end the chain before normalize and chw (uint8 (B, H, W, 3)
-    batches, a quarter of the bytes) and normalise where the batch is used: recio.torch.Normalize
-    (one C pass, on the CPU) or x.permute(0, 3, 1, 2).float().sub_(mean).div_(std) (on the GPU), both
-    normalize(mean, std) chw's float32 values bit for bit (docs/python.md, "Fast batches").
+    Batches: DataLoader(ds, batch_size=64) asks for ds.__getitems__(positions), which decodes each
+    image straight into its row of one tensor and hands default_collate views it gives back as that
+    tensor: no per-item tensors are stacked. ds[[i, j, ...]] gives the same (images, labels) at once
+    (DataLoader(ds, batch_size=None, sampler=BatchSampler(...))). threads=N decodes a batch's rows on
+    N threads of the calling process (the C decode runs without the GIL). A DataLoader worker makes
+    its batches in a few slots of shared memory it reuses, which the main process maps once
+    (recio/_shared.py; torch would make new shared memory for every batch). Ending the chain before
+    normalize and chw (uint8 (B, H, W, 3) batches, a quarter of the bytes) and normalising with
+    recio.torch.Normalize or on the GPU still saves the workers the float32 writes
+    (docs/python.md, "Fast batches").
 
     Processes: the file is opened by each process on its first read (forked and spawned DataLoader
     workers included: the dataset pickles by path, its index arrays with it); threads of one process
@@ -317,6 +353,18 @@ class RecordMapDataset(torch.utils.data.Dataset):
             self.transform._leave()
         return torch.from_numpy(image), self._labels([label])[0]
 
+    def __getitems__(self, positions: list) -> list:
+        """[ds[i] for i in positions], made as one batch: what DataLoader(ds, batch_size=B) asks a
+        worker for. Each image is decoded straight into its row of one tensor, and the items are
+        views of it that torch's default_collate gives back as that tensor (no stack, no copy; in a
+        worker, in shared memory the worker reuses). Items of different shapes come one by one, for
+        a collate_fn of your own."""
+        whole = self._batch(positions, one_shape=False)
+        if whole is None:
+            return [self[i] for i in positions]
+        images, labels = whole
+        return [(_Row.of(images, k), _Row.of(labels, k)) for k in range(images.shape[0])]
+
     def _position(self, i: Any) -> int:
         try:
             i = operator.index(i)
@@ -329,9 +377,10 @@ class RecordMapDataset(torch.utils.data.Dataset):
             raise IndexError("RecordMapDataset: index %d out of range (%d records)" % (i, n))
         return i
 
-    def _batch(self, positions: Any) -> tuple:
+    def _batch(self, positions: Any, one_shape: bool = True) -> Optional[tuple]:
         """Items at positions into one (B, ...) tensor: each decoded straight into its row (in a
-        DataLoader worker the tensor is in shared memory, so it travels without another copy)."""
+        DataLoader worker the tensor is in shared memory, so it travels without another copy). When
+        an item's shape differs from the first's: ValueError, or None with one_shape=False."""
         pos = [self._position(p) for p in (positions.tolist() if hasattr(positions, "tolist") else positions)]
         if not pos:
             raise IndexError("RecordMapDataset: an empty list of positions")
@@ -346,6 +395,8 @@ class RecordMapDataset(torch.utils.data.Dataset):
                 r = rows[k]
                 got, lab = self._item(t, pos[k], into=r)
                 if got is not r:  # the chain's output did not have the first item's shape
+                    if not one_shape:
+                        raise _Ragged()
                     raise ValueError("RecordMapDataset: %s: offset %d: item %d is %s, item %d %s: a batch needs one "
                                      "shape (end the chain with a fixed-size crop or resize)"
                                      % (self.rec, int(self.offsets[pos[k]]), pos[k], tuple(got.shape), pos[0],
@@ -353,6 +404,8 @@ class RecordMapDataset(torch.utils.data.Dataset):
                 return lab
             rest = range(1, len(pos))
             labels = [label] + (list(self._threads().map(row, rest)) if self.threads > 1 else [row(k) for k in rest])
+        except _Ragged:
+            return None
         finally:
             self.transform._leave()
         labels = self._labels(labels)
@@ -439,9 +492,9 @@ class Normalize:
     mean and std are three numbers each, on the pixels' 0..255 scale (torchvision's Normalize takes
     them on 0..1: multiply by 255); mean="imagenet" (std None) is normalize(imagenet)'s.
 
-    It is the second half of docs/python.md's worker recipe: RecordMapDataset workers make uint8 HWC
-    batches (a chain ending before normalize and chw: a quarter of the bytes to cross processes) and
-    the main process normalises each batch in one C pass per image (recio's SIMD normalize kernel,
+    It is the second half of docs/python.md's quarter-bytes form ("Fast batches" 3): RecordMapDataset
+    workers make uint8 HWC batches (a chain ending before normalize and chw) and the main process
+    normalises each batch in one C pass per image (recio's SIMD normalize kernel,
     reading the uint8 pixels once and writing each float once), in place of the three passes of
     torch's float(), sub_ and div_. out: a float32 (B, 3, H, W) contiguous CPU tensor to write into;
     by default a new one each call (a batch you still hold is never overwritten). The C calls run
