@@ -123,7 +123,7 @@ class _Pooled(torch.Tensor):
             slot.sent += 1
             mem = None if slot.mapped else DupFd(slot.fd)
             pipe = None if w.heard else DupFd(w.w)
-        return _rebuild, (w.token, i, slot.size, mem, pipe, tuple(self.shape), str(self.dtype).split(".")[-1])
+        return _rebuild, (w.token, i, slot.size, mem, pipe, tuple(self.shape), self.numpy().dtype.str)
 
 
 def worker_batch(shape: tuple, dtype: Any) -> torch.Tensor:
@@ -222,8 +222,7 @@ def _view(s: _Seen, token: str, i: int, size: int, mem: Any, pipe: Any, shape: t
         s.say(_MAPPED, i)
     if i not in s.maps:
         raise RuntimeError("recio.torch: a worker's batch (slot %d of %s) came without its shared memory" % (i, token))
-    dt = torch.empty(0, dtype=getattr(torch, dtype)).numpy().dtype
-    arr = np.frombuffer(s.maps[i], dtype=dt, count=int(np.prod(shape))).reshape(shape)
+    arr = np.frombuffer(s.maps[i], dtype=np.dtype(dtype), count=int(np.prod(shape))).reshape(shape)
     weakref.finalize(arr, s.say, _RELEASE, i)  # when no tensor, view or array of this batch is left
     return arr
 

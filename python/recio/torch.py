@@ -195,8 +195,9 @@ def _plain_tensor(values: Any, dtype: Any) -> torch.Tensor:
     return torch.tensor(values, dtype=dtype)
 
 
-class _Ragged(Exception):
-    """_batch's signal that an item's shape differs from the first's."""
+class _Ragged(ValueError):
+    """_batch's error when an item's shape differs from the first's (__getitems__ then goes item by
+    item)."""
 
 
 class _Row(torch.Tensor):
@@ -359,10 +360,10 @@ class RecordMapDataset(torch.utils.data.Dataset):
         views of it that torch's default_collate gives back as that tensor (no stack, no copy; in a
         worker, in shared memory the worker reuses). Items of different shapes come one by one, for
         a collate_fn of your own."""
-        whole = self._batch(positions, one_shape=False)
-        if whole is None:
+        try:
+            images, labels = self._batch(positions)
+        except _Ragged:
             return [self[i] for i in positions]
-        images, labels = whole
         return [(_Row.of(images, k), _Row.of(labels, k)) for k in range(images.shape[0])]
 
     def _position(self, i: Any) -> int:
@@ -377,10 +378,10 @@ class RecordMapDataset(torch.utils.data.Dataset):
             raise IndexError("RecordMapDataset: index %d out of range (%d records)" % (i, n))
         return i
 
-    def _batch(self, positions: Any, one_shape: bool = True) -> Optional[tuple]:
+    def _batch(self, positions: Any) -> tuple:
         """Items at positions into one (B, ...) tensor: each decoded straight into its row (in a
-        DataLoader worker the tensor is in shared memory, so it travels without another copy). When
-        an item's shape differs from the first's: ValueError, or None with one_shape=False."""
+        DataLoader worker the tensor is in shared memory, so it travels without another copy). An item
+        whose shape differs from the first's raises _Ragged, a ValueError."""
         pos = [self._position(p) for p in (positions.tolist() if hasattr(positions, "tolist") else positions)]
         if not pos:
             raise IndexError("RecordMapDataset: an empty list of positions")
@@ -395,17 +396,13 @@ class RecordMapDataset(torch.utils.data.Dataset):
                 r = rows[k]
                 got, lab = self._item(t, pos[k], into=r)
                 if got is not r:  # the chain's output did not have the first item's shape
-                    if not one_shape:
-                        raise _Ragged()
-                    raise ValueError("RecordMapDataset: %s: offset %d: item %d is %s, item %d %s: a batch needs one "
+                    raise _Ragged("RecordMapDataset: %s: offset %d: item %d is %s, item %d %s: a batch needs one "
                                      "shape (end the chain with a fixed-size crop or resize)"
                                      % (self.rec, int(self.offsets[pos[k]]), pos[k], tuple(got.shape), pos[0],
                                         tuple(first.shape)))
                 return lab
             rest = range(1, len(pos))
             labels = [label] + (list(self._threads().map(row, rest)) if self.threads > 1 else [row(k) for k in rest])
-        except _Ragged:
-            return None
         finally:
             self.transform._leave()
         labels = self._labels(labels)
