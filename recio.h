@@ -2041,6 +2041,9 @@ static double recio__rm_now(void) {
 #define RECIO__RM_DEPTH 4            /* ranged GETs in flight ahead of the reader */
 #define RECIO__RM_FIRST (256u << 10) /* an open's first range (and the most a seek's first asks) */
 #define RECIO__RM_CHUNK (8u << 20)   /* the largest range */
+/* The most of a range held in memory (at least CURLOPT_BUFFERSIZE + RECIO__RM_TAIL): the rest waits in
+   the socket, paused, until the reader asks, and then goes straight into the reader's buffer. */
+#define RECIO__RM_HOLD ((256u << 10) + 2 * RECIO__RM_TAIL)
 /* Bytes before the reader's position kept: the split's scan for a record overlaps its windows by 4,
    and each step back was a new range. */
 #define RECIO__RM_TAIL 4096u
@@ -2078,7 +2081,10 @@ typedef struct recio__rm_xfer {
     unsigned char *dst; /* GET: the reader's buffer while it waits for the bytes at
                            off + got: they go there, not through buf (one copy) */
     size_t dst_cap, dst_got;
-    uint64_t skip; /* buf holds [off + skip, off + got): the rest went to dst (but its last RECIO__RM_TAIL) */
+    uint64_t skip; /* buf[0..) holds bytes [skip, got) of the range (or of the body: skip 0) */
+    uint64_t used; /* GET: bytes of the range the reader has taken: all but their last RECIO__RM_TAIL may go */
+    int paused;    /* GET: its buffer was full; what came stays in curl and the socket till the reader asks */
+    int drain;     /* a guessed range past the end: its short answer (416) ends, the connection is kept */
     double at;     /* WAIT: when to try again (ms, monotonic) */
     CURLcode rc;
     long status, retry_after;
@@ -2096,13 +2102,20 @@ typedef struct recio__rm_xfer {
    handle, whose connection cache still holds the connections the last file left open, and gives it
    back at close; the share handle keeps DNS answers and TLS sessions for all of them, so a new
    connection resumes a TLS session instead of a full handshake. */
-#define RECIO__RM_POOL 4 /* idle multi handles kept: a split has a few files open at once at most */
+#define RECIO__RM_POOL 4     /* idle multi handles kept: a split has a few files open at once at most */
+#define RECIO__RM_SIZES 4096 /* file sizes a pool remembers */
 typedef struct recio__rm_pool {
     recio_allocator alloc;
     CURLSH *sh; /* made at the first open; NULL when libcurl cannot make one */
     CURLM *idle[RECIO__RM_POOL];
     int n, shared;                       /* shared: sh was tried */
     unsigned char *buf[RECIO__RM_DEPTH]; /* range buffers a closed file left (their pages mapped) */
+    int seq; /* its owner reads files in order from their start (a split that does not shuffle) */
+    /* The sizes its stats saw (a ring of RECIO__RM_SIZES: URI hash, size): an open asks no range past
+       a file's end (416s on every small file, their connections closed when cancelled). A hint only:
+       every answer is checked against the first. */
+    uint64_t (*sizes)[2];
+    unsigned nsizes, at;
     size_t cap[RECIO__RM_DEPTH];
     int nbuf;
 #ifdef RECIO_THREADS                      /* the split's files may be opened and closed on worker threads */
@@ -2304,7 +2317,29 @@ static size_t recio__rm_on_header(char *p, size_t size, size_t n, void *user) {
     return len;
 }
 
-/* The body: into buf (ranges: never past what was asked), or, for an error answer, its first bytes. */
+/* Room in x's buffer for len more bytes: first by dropping what the reader is done with (but its last
+   RECIO__RM_TAIL bytes), then, with grow, by growing it. 0 when there is room. */
+static int recio__rm_room(recio__rm_xfer *x, size_t len, int grow) {
+    uint64_t keep = x->used > RECIO__RM_TAIL ? x->used - RECIO__RM_TAIL : 0;
+    size_t held, cap;
+    unsigned char *b;
+    if (keep > x->got) keep = x->got;
+    if (keep > x->skip && x->got - x->skip + len > x->cap) {
+        memmove(x->buf, x->buf + (keep - x->skip), (size_t)(x->got - keep));
+        x->skip = keep;
+    }
+    held = (size_t)(x->got - x->skip);
+    if (held + len <= x->cap) return 0;
+    if (!grow || len > SIZE_MAX / 2 - held) return -1;
+    for (cap = x->cap ? x->cap : 4096; cap < held + len; cap *= 2) continue;
+    if (!(b = (unsigned char *)recio__realloc(&x->s->alloc, x->buf, held, cap))) return -1;
+    x->buf = b, x->cap = cap;
+    return 0;
+}
+
+/* The body: a range's bytes straight into the reader's buffer when it waits for them, else into buf,
+   which holds only so much (the transfer pauses when it is full: a range of megabytes is not copied
+   through memory twice); a body to keep (grow) whole; of an error answer, its first bytes. */
 static size_t recio__rm_on_body(char *p, size_t size, size_t n, void *user) {
     recio__rm_xfer *x = (recio__rm_xfer *)user;
     size_t len = size * n;
@@ -2322,27 +2357,25 @@ static size_t recio__rm_on_body(char *p, size_t size, size_t n, void *user) {
     if (x->len && ((x->if_match && x->if_match[0] && strcmp(x->etag, x->if_match)) || (x->total != x->want_total)))
         return x->overflow = 5, 0; /* another object: a server that ignored If-Match, or a new size */
     if (x->len && x->got + len > x->len) return x->overflow = 1, 0; /* more than the range: never kept */
-    if (x->got + len > x->cap) {
-        size_t cap = x->cap ? x->cap : 4096;
-        unsigned char *b;
-        if (!x->grow || x->got + len < x->got) return x->overflow = 1, 0;
-        while (cap < x->got + len) cap *= 2;
-        if (!(b = (unsigned char *)recio__realloc(&x->s->alloc, x->buf, x->got, cap))) return x->overflow = 2, 0;
-        x->buf = b, x->cap = cap;
-    }
     if (x->dst && x->dst_got < x->dst_cap) { /* the reader waits for these bytes: straight to it */
         size_t k = len < x->dst_cap - x->dst_got ? len : x->dst_cap - x->dst_got;
         size_t t = k < RECIO__RM_TAIL ? k : RECIO__RM_TAIL;
         memcpy(x->dst + x->dst_got, p, k);
-        memcpy(x->buf + x->got + k - t, p + k - t, t); /* their end is kept too: a reader may step back */
-        x->dst_got += k, x->got += k, p += k, len -= k;
-        if (t < k) x->skip = x->got - t;
-        if (!len) return k;
-        memcpy(x->buf + x->got, p, len);
+        x->dst_got += k, x->got += k, x->used = x->got, p += k, len -= k;
+        /* the reader had all that was held before: their end is kept alone (a reader may step back) */
+        memcpy(x->buf, p - t, t);
+        x->skip = x->got - t;
+        if (len && recio__rm_room(x, len, 1)) return x->overflow = 2, 0;
+        memcpy(x->buf + (x->got - x->skip), p, len);
         x->got += len;
         return k + len;
     }
-    memcpy(x->buf + x->got, p, len);
+    if (recio__rm_room(x, len, x->grow)) {
+        if (x->grow) return x->overflow = x->got + len < x->got ? 1 : 2, 0;
+        x->paused = 1; /* the rest waits in the socket until the reader comes for it */
+        return CURL_WRITEFUNC_PAUSE;
+    }
+    memcpy(x->buf + (x->got - x->skip), p, len);
     x->got += len;
     return len;
 }
@@ -2444,10 +2477,16 @@ static int recio__rm_prep(recio__rm_xfer *x) {
     return 0;
 }
 
+/* x out of the session's multi handle. A paused handle is dropped: its pause would outlive a reset. */
+static void recio__rm_unhook(recio__rm_xfer *x) {
+    curl_multi_remove_handle(x->s->m, x->h);
+    if (x->paused) curl_easy_cleanup(x->h), x->h = NULL, x->paused = 0;
+}
+
 /* Start x's next try on the session's multi handle. */
 static int recio__rm_start(recio__rm_xfer *x) {
     if (!x->h && !(x->h = curl_easy_init())) return -1;
-    if (!x->len) x->got = 0; /* a range keeps what came and asks for the rest */
+    if (!x->len) x->got = x->skip = 0; /* a range keeps what came and asks for the rest */
     x->status = 0, x->overflow = 0, x->err_len = 0, x->err[0] = 0, x->iferr[0] = 0, x->etag[0] = 0;
     x->total = x->first = UINT64_MAX, x->retry_after = -1;
     if (recio__rm_prep(x) || curl_multi_add_handle(x->s->m, x->h) != CURLM_OK) return -1;
@@ -2490,9 +2529,10 @@ static double recio__rm_backoff(recio__rm_xfer *x) {
 
 /* A finished try: done, again later, or failed. */
 static void recio__rm_settle(recio__rm_xfer *x, CURLcode rc) {
-    curl_multi_remove_handle(x->s->m, x->h);
+    recio__rm_unhook(x);
     x->rc = x->overflow ? CURLE_OK : rc;
-    if (x->overflow) x->state = RECIO__RM_FAILED;
+    if (x->drain) x->state = RECIO__RM_IDLE, x->drain = 0;
+    else if (x->overflow) x->state = RECIO__RM_FAILED;
     else if (rc == CURLE_OK && x->status >= 200 && x->status <= 299 && !(x->len && x->got < x->len))
         x->state = RECIO__RM_DONE;
     else if (recio__rm_transient(x) && x->tries < RECIO__RM_TRIES)
@@ -2681,6 +2721,7 @@ static int recio__rm_pool_init(recio__rm_pool *p, const recio_allocator *a) {
 static void recio__rm_pool_free(recio__rm_pool *p) {
     while (p->n) curl_multi_cleanup(p->idle[--p->n]); /* before the share: they may close TLS sessions */
     while (p->nbuf) recio__free(&p->alloc, p->buf[--p->nbuf]);
+    recio__free(&p->alloc, p->sizes);
     if (p->sh) curl_share_cleanup(p->sh);
 #ifdef RECIO_THREADS
     {
@@ -2706,6 +2747,32 @@ static void recio__rm_pool_share(recio__rm_pool *p) {
         curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK)
         curl_share_cleanup(sh), sh = NULL;
     p->sh = sh;
+}
+
+/* uri's size, as a stat saw it, for the next opens. */
+static void recio__rm_size_keep(recio__rm_pool *p, const char *uri, uint64_t size) {
+    uint64_t h = recio_fnv1a64(RECIO_FNV1A_INIT, uri, strlen(uri));
+    RECIO__RM_LOCK(p);
+    if (!p->sizes) p->sizes = (uint64_t(*)[2])recio__malloc(&p->alloc, RECIO__RM_SIZES * sizeof *p->sizes);
+    if (p->sizes) {
+        p->sizes[p->at][0] = h, p->sizes[p->at][1] = size;
+        p->at = (p->at + 1) % RECIO__RM_SIZES;
+        if (p->nsizes < RECIO__RM_SIZES) p->nsizes++;
+    }
+    RECIO__RM_UNLOCK(p);
+}
+
+/* uri's size as last seen by a stat, else UINT64_MAX. */
+static uint64_t recio__rm_size_seen(recio__rm_pool *p, const char *uri) {
+    uint64_t h = recio_fnv1a64(RECIO_FNV1A_INIT, uri, strlen(uri)), size = UINT64_MAX;
+    unsigned i;
+    RECIO__RM_LOCK(p);
+    for (i = 1; i <= p->nsizes && size == UINT64_MAX; i++) {
+        unsigned k = (p->at + RECIO__RM_SIZES - i) % RECIO__RM_SIZES;
+        if (p->sizes[k][0] == h) size = p->sizes[k][1];
+    }
+    RECIO__RM_UNLOCK(p);
+    return size;
 }
 
 /* An idle multi handle of the pool (its connections with it), else a new one. */
@@ -2792,8 +2859,8 @@ typedef struct recio__rm_file {
     char msg[RECIO_ERRMSG_SIZE]; /* "URI: offset N: why" after a failed read */
 } recio__rm_file;
 
-static void recio__rm_cancel(recio__rm_file *f, recio__rm_xfer *x) {
-    if (x->state == RECIO__RM_RUN) curl_multi_remove_handle(f->s.m, x->h);
+static void recio__rm_cancel(recio__rm_xfer *x) {
+    if (x->state == RECIO__RM_RUN) recio__rm_unhook(x);
     x->state = RECIO__RM_IDLE;
 }
 
@@ -2801,14 +2868,15 @@ static void recio__rm_cancel(recio__rm_file *f, recio__rm_xfer *x) {
    If-Match; total: its size, UINT64_MAX while not known). x's buffer holds len bytes. */
 static int recio__rm_get(recio__rm_file *f, recio__rm_xfer *x, uint64_t off, uint64_t len, uint64_t total) {
     x->method = "GET", x->if_match = f->etag, x->grow = 0, x->tries = 0;
-    x->off = off, x->len = len, x->got = 0, x->skip = 0, x->want_total = total;
+    x->off = off, x->len = len, x->got = 0, x->skip = 0, x->used = 0, x->want_total = total;
     return recio__rm_start(x);
 }
 
 /* Ranges in flight the reader's pattern earns. After a seek, one: a reader that reads a record and
    seeks again (shuffled reads, the iterator's single records) would leave ranges ahead unread, and
    cancelling a transfer mid-body closes its connection. One more for each half of the first range
-   read in order since, up to RECIO__RM_DEPTH; all of them from the open on. */
+   read in order since, up to RECIO__RM_DEPTH; all of them from the open on, and after every seek
+   when the file's owner reads in order (recio__rm_pool.seq: a split seeks to where it reads on). */
 static int recio__rm_depth(const recio__rm_file *f) {
     uint64_t halves;
     if (!f->first) return RECIO__RM_DEPTH;
@@ -2826,9 +2894,8 @@ static int recio__rm_ahead(recio__rm_file *f) {
         uint64_t len = f->size - f->next < f->ramp ? f->size - f->next : f->ramp;
         if (x->state != RECIO__RM_IDLE) continue;
         busy++;
-        /* as large as the largest range this file can still need: the ramp does not reallocate */
-        if (recio__rm_buf(&f->s, x,
-                          (size_t)(f->size - f->next < RECIO__RM_CHUNK ? f->size - f->next : RECIO__RM_CHUNK)))
+        /* what a range holds at most (the ramp does not reallocate) */
+        if (recio__rm_buf(&f->s, x, (size_t)(f->size - f->next < RECIO__RM_HOLD ? f->size - f->next : RECIO__RM_HOLD)))
             return -1;
         if (recio__rm_get(f, x, f->next, len, f->size)) return -1;
         f->next += len;
@@ -2844,7 +2911,7 @@ static recio__rm_xfer *recio__rm_slot(recio__rm_file *f) {
     for (i = 0; i < RECIO__RM_DEPTH; i++) {
         recio__rm_xfer *x = &f->x[i];
         if (x->state == RECIO__RM_IDLE) continue;
-        if (x->off + x->len <= f->pos) recio__rm_cancel(f, x);
+        if (x->off + x->len <= f->pos) recio__rm_cancel(x);
         else if (x->off + x->skip <= f->pos) hit = x; /* below skip: delivered, not kept (a seek back) */
     }
     return hit;
@@ -2855,25 +2922,43 @@ static int64_t recio__rm_fail_read(recio__rm_file *f, uint64_t at) {
     return -1;
 }
 
+/* The reader waits at pos for x: what is before it may go, and a paused x goes on (the bytes it holds
+   come in this call when the reader's buffer waits for them). */
+static int recio__rm_resume(recio__rm_xfer *x, uint64_t pos) {
+    if (pos - x->off > x->used) x->used = pos - x->off;
+    if (!x->paused) return 0;
+    x->paused = 0;
+    return curl_easy_pause(x->h, CURLPAUSE_CONT) == CURLE_OK ? 0 : -1;
+}
+
+/* A step of the reader's wait at its position for x: x resumes, every transfer moves on, and the
+   network is waited for (100 ms at most) only when that brought x nothing (x may pause again at once:
+   a wait on the sockets then would be a wait for nothing). */
+static int recio__rm_await(recio__rm_file *f, recio__rm_xfer *x) {
+    uint64_t got = x->got;
+    if (recio__rm_resume(x, f->pos) || recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 0)) return -1;
+    if (x->got != got || x->paused || (x->state != RECIO__RM_RUN && x->state != RECIO__RM_WAIT)) return 0;
+    return recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 100);
+}
+
 /* Bytes as they arrive: a range need not be complete for the reader to go on with its start. */
 static int64_t recio__rm_read(void *user, void *buf, size_t n) {
     recio__rm_file *f = (recio__rm_file *)user;
     size_t done = 0;
     if (f->msg[0]) return -1;
-    /* the transfers move on at every call; ranges ahead start when the reader reads in order (a
-       seek starts again below) */
-    if (((recio__rm_slot(f) || f->pos == f->next) && recio__rm_ahead(f)) ||
-        recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 0))
+    /* ranges ahead start when the reader reads in order (a seek starts again below); the transfers
+       move on when the reader waits, so that the bytes it waits for go straight into its buffer */
+    if ((recio__rm_slot(f) || f->pos == f->next) && recio__rm_ahead(f))
         return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), recio__rm_fail_read(f, f->pos);
     while (done < n && f->pos < f->size) {
         recio__rm_xfer *x = recio__rm_slot(f);
         size_t k;
         if (!x && f->pos != f->next) { /* a seek away from what was read ahead: start again from pos */
             int i;
-            for (i = 0; i < RECIO__RM_DEPTH; i++) recio__rm_cancel(f, &f->x[i]);
+            for (i = 0; i < RECIO__RM_DEPTH; i++) recio__rm_cancel(&f->x[i]);
             /* the first range: what the caller asked for (64 KiB at least, RECIO__RM_FIRST at most) */
             f->ramp = n - done < (64u << 10) ? 64u << 10 : n - done > RECIO__RM_FIRST ? RECIO__RM_FIRST : n - done;
-            f->next = f->seek_at = f->pos, f->first = f->ramp;
+            f->next = f->seek_at = f->pos, f->first = f->s.pool && f->s.pool->seq ? 0 : f->ramp;
         }
         if (!x) {
             if (recio__rm_ahead(f) || !(x = recio__rm_slot(f)))
@@ -2883,7 +2968,7 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
         if (f->pos == x->off + x->got) {              /* waiting: the bytes go straight into the caller's buffer */
             x->dst = (unsigned char *)buf + done, x->dst_cap = n - done, x->dst_got = 0;
             while (!x->dst_got && (x->state == RECIO__RM_RUN || x->state == RECIO__RM_WAIT))
-                if (recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 100)) {
+                if (recio__rm_await(f, x)) {
                     x->dst = NULL;
                     return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), recio__rm_fail_read(f, f->pos);
                 }
@@ -2897,15 +2982,16 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
             }
         }
         while (f->pos >= x->off + x->got && (x->state == RECIO__RM_RUN || x->state == RECIO__RM_WAIT))
-            if (recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 100))
+            if (recio__rm_await(f, x))
                 return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), recio__rm_fail_read(f, f->pos);
         if (f->pos >= x->off + x->got) { /* failed, with nothing more for pos */
             recio__rm_fail_words(&f->s, x);
             return recio__rm_fail_read(f, x->off + x->got);
         }
         k = (size_t)(x->off + x->got - f->pos) < n - done ? (size_t)(x->off + x->got - f->pos) : n - done;
-        memcpy((unsigned char *)buf + done, x->buf + (f->pos - x->off), k);
+        memcpy((unsigned char *)buf + done, x->buf + (f->pos - x->off - x->skip), k);
         done += k, f->pos += k;
+        if (f->pos - x->off > x->used) x->used = f->pos - x->off;
         if (f->pos >= x->off + x->len) x->state = RECIO__RM_IDLE;
         if (recio__rm_ahead(f))
             return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
@@ -2925,7 +3011,7 @@ static int recio__rm_close(void *user) {
     recio_allocator a = f->s.alloc;
     int i;
     for (i = 0; i < RECIO__RM_DEPTH; i++) {
-        recio__rm_cancel(f, &f->x[i]); /* no transfer may write into a buffer the pool keeps */
+        recio__rm_cancel(&f->x[i]); /* no transfer may write into a buffer the pool keeps */
         recio__rm_buf_give(&f->s, &f->x[i]);
         recio__rm_xfer_free(&f->s, &f->x[i]);
     }
@@ -2934,31 +3020,49 @@ static int recio__rm_close(void *user) {
     return 0;
 }
 
-/* The range after the first, asked with it, before the size and the ETag are known: a reader opens a
-   file to read it, and a round trip more before its first bytes showed in every open (with 20 ms
-   per request, a 19 MB file read at 0.63x). A file shorter than the first range answers it with
-   416, which recio__rm_guessed drops. */
+/* The ranges after the first, asked with it, before the size and the ETag are known: a reader opens
+   a file to read it, and a round trip more before its first bytes showed in every open (with 20 ms
+   per request, a 19 MB file read at 0.63x). One range, twice the first; every slot's (each twice the
+   last) when the file's owner reads its files in order from their start (recio__rm_pool.seq): that
+   round trip then passes while the first ranges come. A range past the end of the file is answered
+   416, which recio__rm_guessed drops, and none is asked past the size a stat saw; a range ahead
+   waits in its socket, paused, past RECIO__RM_HOLD, so a reader that reads less costs little more
+   than that. */
 static int recio__rm_guess(recio__rm_file *f) {
-    recio__rm_xfer *x = &f->x[1];
-    if (recio__rm_buf(&f->s, x, 2 * RECIO__RM_FIRST)) return -1;
-    return recio__rm_get(f, x, RECIO__RM_FIRST, 2 * RECIO__RM_FIRST, UINT64_MAX);
+    int i, n = f->s.pool && f->s.pool->seq ? RECIO__RM_DEPTH : 2;
+    uint64_t off = RECIO__RM_FIRST, len = 2 * RECIO__RM_FIRST;
+    uint64_t known = f->s.pool ? recio__rm_size_seen(f->s.pool, f->s.cfg.uri) : UINT64_MAX;
+    for (i = 1; i < n && off < known; i++, off += len, len *= 2) {
+        recio__rm_xfer *x = &f->x[i];
+        if (recio__rm_buf(&f->s, x, len < RECIO__RM_HOLD ? (size_t)len : RECIO__RM_HOLD) ||
+            recio__rm_get(f, x, off, len, UINT64_MAX))
+            return -1;
+    }
+    return 0;
 }
 
-/* After the open's first answer: the guessed range is kept when the file reaches it and its answer
-   (if in yet) is the same object: the first answer's ETag and size. Its request went without If-Match
-   (the ETag was not known), so bytes that came before the first answer are checked here; later ones
-   are checked as they come (recio__rm_on_body). Else it is dropped, and asked again in turn. */
+/* After the open's first answer: the guessed ranges are kept, in order, while the file reaches them
+   and their answers (those in yet) are the same object: the first answer's ETag and size. Their
+   requests went without If-Match (the ETag was not known), so bytes that came before the first
+   answer are checked here; later ones are checked as they come (recio__rm_on_body). From the first
+   that is not, they are dropped, and asked again in turn. */
 static void recio__rm_guessed(recio__rm_file *f) {
-    recio__rm_xfer *x = &f->x[1];
-    if (x->state == RECIO__RM_IDLE) return;
-    if (f->size <= x->off || x->state == RECIO__RM_FAILED || (x->status && strcmp(x->etag, f->etag)) ||
-        (x->total != UINT64_MAX && x->total != f->size)) {
-        recio__rm_cancel(f, x);
-        return;
+    int i, keep = 1;
+    for (i = 1; i < RECIO__RM_DEPTH; i++) {
+        recio__rm_xfer *x = &f->x[i];
+        if (x->state == RECIO__RM_IDLE) continue;
+        if (!keep || f->size <= x->off || x->state == RECIO__RM_FAILED || (x->status && strcmp(x->etag, f->etag)) ||
+            (x->total != UINT64_MAX && x->total != f->size)) {
+            /* past the end (a small file): its 416 ends it soon, and a cancel would close its connection */
+            if (f->size <= x->off && x->state == RECIO__RM_RUN && (!x->status || x->status == 416)) x->drain = 1;
+            else recio__rm_cancel(x);
+            keep = 0;
+            continue;
+        }
+        x->want_total = f->size;
+        if (x->off + x->len > f->size) x->len = f->size - x->off;
+        f->next = x->off + x->len, f->ramp = x->len * 2 > RECIO__RM_CHUNK ? RECIO__RM_CHUNK : (size_t)x->len * 2;
     }
-    x->want_total = f->size;
-    if (x->off + x->len > f->size) x->len = f->size - x->off;
-    f->next = x->off + x->len, f->ramp = RECIO__RM_FIRST * 4;
 }
 
 /* Opens uri for reading: the first range's answer gives the size and the ETag (and an error's words,
@@ -3353,6 +3457,7 @@ static recio_err recio__rmfs_stat(void *user, const char *path, recio_fs_stat *s
     recio__rm_pool *pool = (recio__rm_pool *)user;
     recio_err e = recio__rm_stat(path, pool ? &pool->alloc : NULL, pool, &kind, &st->size, why);
     st->kind = kind == 1 ? RECIO_FS_FILE : kind == 2 ? RECIO_FS_DIR : RECIO_FS_NONE;
+    if (pool && e == RECIO_OK && kind == 1) recio__rm_size_keep(pool, path, st->size);
     return e;
 }
 
@@ -3480,6 +3585,8 @@ static const recio_fs *recio__rm_keep_init(recio__rm_keep *k, const recio_alloca
     return recio__rm_rows(k->rows, &k->pool, list);
 }
 
+static void recio__rm_keep_seq(recio__rm_keep *k, int seq) { k->pool.seq = seq; }
+
 static void recio__rm_keep_free(recio__rm_keep *k) {
     if (k->on) recio__rm_pool_free(&k->pool);
     k->on = 0;
@@ -3523,6 +3630,7 @@ typedef struct recio__rm_keep {
     int on;
 } recio__rm_keep;
 #define recio__rm_keep_init(k, a, list) ((void)(k), (void)(a), (list))
+#define recio__rm_keep_seq(k, seq) ((void)(k), (void)(seq))
 #define recio__rm_keep_free(k) ((void)(k))
 #endif
 
@@ -6736,6 +6844,7 @@ RECIODEF recio_err recio_split_open_desc(recio_split **out, const char *uris, un
     s->alloc = s->flist.alloc = a;
     if (desc) s->d = *desc;
     s->d.fs = recio__rm_keep_init(&s->rm, &a, s->d.fs);
+    recio__rm_keep_seq(&s->rm, !s->d.shuffle); /* in order: its remote files' opens ask far ahead */
     s->rank = rank;
     s->nsplit = nsplit;
     s->win = RECIO_SPLIT_UNKNOWN;

@@ -319,6 +319,7 @@ static int orphan_uploads(void) {
 }
 
 static unsigned char *big;
+static uint64_t w_all; /* the hash of every record's bytes of w.rec, in order */
 static size_t big_n = (21u << 20) + 12345; /* three parts: 8 + 8 + the rest */
 
 static void test_multipart_write_read(void) {
@@ -343,6 +344,49 @@ static void test_multipart_write_read(void) {
 }
 
 /* RecordIO written to S3 through recio_writer, read back through the reader: the same records. */
+/* Live bytes through a split's allocator, and their most. */
+typedef struct counted {
+    size_t live, peak;
+} counted;
+static void *counted_alloc(size_t n, void *user) {
+    counted *c = (counted *)user;
+    size_t *p = (size_t *)malloc(n + 16);
+    if (!p) return NULL;
+    *p = n, c->live += n;
+    if (c->live > c->peak) c->peak = c->live;
+    return (char *)p + 16;
+}
+static void counted_free(void *q, void *user) {
+    if (q) ((counted *)user)->live -= *(size_t *)((char *)q - 16), free((char *)q - 16);
+}
+
+/* A split reads the 18 MiB object in order with ranges of up to 8 MiB in flight, yet holds only a
+   few hundred KiB of each in memory (the rest waits in its socket, paused, and then goes straight
+   into the reader's buffer): the same records, and at most 4 MiB through the allocator (ranges held
+   whole took 8 MiB and more). */
+static void split_memory(const char *uri, uint64_t want) {
+    recio_split_desc d;
+    recio_split *s = NULL;
+    recio_record rec;
+    counted c = {0, 0};
+    char msg[RECIO_ERRMSG_SIZE];
+    uint64_t h = RECIO_FNV1A_INIT;
+    size_t n = 0;
+    memset(&d, 0, sizeof d);
+    d.errmsg = msg, d.alloc.alloc = counted_alloc, d.alloc.free = counted_free, d.alloc.user = &c;
+    CHECK(recio_split_open_desc(&s, uri, 0, 1, &d) == RECIO_OK);
+    if (!s) {
+        note(msg);
+        return;
+    }
+    while (recio_split_next(s, &rec) == RECIO_OK) h = recio_fnv1a64(h, rec.data, rec.size), n++;
+    recio_split_close(s);
+    fprintf(stderr, "  %s through a split: %zu records, at most %zu KiB allocated\n", uri, n, c.peak >> 10);
+    CHECK(n == 3000 && h == want);
+    CHECK(c.peak > 0 && c.peak <= (4u << 20));
+    CHECK(c.live == 0);
+}
+
 static void test_writer_records(void) {
     const recio_fs *fs = fs_of("s3://scratch/w.rec");
     recio_writer_desc wd;
@@ -380,6 +424,10 @@ static void test_writer_records(void) {
     while (recio_reader_next(r, &rec) == RECIO_OK) hr = recio_fnv1a64(hr, rec.data, rec.size), n++;
     CHECK(n == 3000 && hr == hw);
     recio_reader_close(r);
+    w_all = hw;
+    snprintf(local, sizeof local, "%s/w.rec", HTTP);
+    split_memory("s3://scratch/w.rec", hw);
+    split_memory(local, hw);
 }
 
 /* The writer on an s3:// path, with its .idx: both appear on close; a failure leaves neither, and
@@ -717,6 +765,15 @@ static void test_faults_read(void) {
             CHECK(stat_of(proxy, "faults") == (i == 0 ? 2 : i == 1 ? 3 : i == 2 ? 4 : i == 5 ? 0 : 3));
             if (i == 0) CHECK(now_s() - t0 >= 0.95); /* Retry-After: 1 waited out */
         }
+        /* the 18 MiB object through a split: ranges ahead wait paused in their sockets, and are cut
+           half-way (paused or not), then resumed where they stopped: every record right */
+        faults(proxy, "cut=3&methods=GET");
+        if (k) snprintf(uri, sizeof uri, "s3://scratch/w.rec");
+        else snprintf(uri, sizeof uri, "%s/w.rec", PROXY_HTTP);
+        split_memory(uri, w_all);
+        CHECK(stat_of(proxy, "faults") == 3);
+        if (k) snprintf(uri, sizeof uri, "s3://data/compat/b.rec");
+        else snprintf(uri, sizeof uri, "%s/compat/b.rec", PROXY_HTTP);
         /* always failing from the open on: its reason, with the tries */
         faults(proxy, "status=503&count=1000&methods=GET");
         r = digest_remote(uri);
