@@ -2006,9 +2006,12 @@ static recio_err recio__lfs_why(char *why, recio_err e) {
 
 /* ---- REMOTE: s3:// and http(s):// through libcurl (RECIO_CURL) --------------------------------------
    A remote file is a session (a curl multi handle: its connections are kept and reused) and a few
-   transfers. An open asks for its first two ranges at once; reading keeps up to RECIO__RM_DEPTH
-   ranged GETs in flight ahead of the reader, each twice the last up to RECIO__RM_CHUNK, so a worker
-   rarely waits for a round trip; after a seek, one range, and more as the reader reads on in order.
+   transfers. An open asks for its first two ranges at once (a split that reads in order: all
+   RECIO__RM_DEPTH); reading keeps ranged GETs in flight ahead of the reader, each twice the last up
+   to RECIO__RM_CHUNK, as many as cover twice the bytes it takes in a round trip, so a worker rarely
+   waits for one; after a seek, one range, and more as the reader reads on in order. A range holds
+   at most RECIO__RM_HOLD bytes in memory: past that it pauses, the rest waiting in its socket, and
+   the bytes the reader waits for go straight into its buffer.
    Every range carries the ETag of the first answer in If-Match and its answer's ETag is checked too
    (a server that ignores If-Match is caught): an object replaced while it is read is an error, never
    a mix of two versions. Failures that may pass (5xx, 429, 408, a reset or timed-out connection, a
@@ -2081,11 +2084,12 @@ typedef struct recio__rm_xfer {
     unsigned char *dst; /* GET: the reader's buffer while it waits for the bytes at
                            off + got: they go there, not through buf (one copy) */
     size_t dst_cap, dst_got;
-    uint64_t skip; /* buf[0..) holds bytes [skip, got) of the range (or of the body: skip 0) */
-    uint64_t used; /* GET: bytes of the range the reader has taken: all but their last RECIO__RM_TAIL may go */
-    int paused;    /* GET: its buffer was full; what came stays in curl and the socket till the reader asks */
-    int drain;     /* a guessed range past the end: its short answer (416) ends, the connection is kept */
-    double at;     /* WAIT: when to try again (ms, monotonic) */
+    uint64_t skip;   /* buf[0..) holds bytes [skip, got) of the range (or of the body: skip 0) */
+    uint64_t used;   /* GET: bytes of the range the reader has taken: all but their last RECIO__RM_TAIL may go */
+    int paused;      /* GET: its buffer was full; what came stays in curl and the socket till the reader asks */
+    int drain;       /* a guessed range past the end: its short answer (416) ends, the connection is kept */
+    double at;       /* WAIT: when to try again (ms, monotonic) */
+    double t0, wait; /* when this try started; ms from then to its answer's status line (-1: none yet) */
     CURLcode rc;
     long status, retry_after;
     uint64_t total, first;              /* Content-Range's size and first byte, UINT64_MAX when absent */
@@ -2300,6 +2304,7 @@ static size_t recio__rm_on_header(char *p, size_t size, size_t n, void *user) {
     line[strcspn(line, "\r\n")] = 0;
     if (!strncmp(line, "HTTP/", 5)) {
         const char *sp = strchr(line, ' ');
+        if (x->wait < 0) x->wait = recio__rm_now() - x->t0;
         x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
         x->etag[0] = 0, x->total = UINT64_MAX, x->first = UINT64_MAX, x->retry_after = -1, x->err_len = 0;
         return len;
@@ -2488,7 +2493,7 @@ static int recio__rm_start(recio__rm_xfer *x) {
     if (!x->h && !(x->h = curl_easy_init())) return -1;
     if (!x->len) x->got = x->skip = 0; /* a range keeps what came and asks for the rest */
     x->status = 0, x->overflow = 0, x->err_len = 0, x->err[0] = 0, x->iferr[0] = 0, x->etag[0] = 0;
-    x->total = x->first = UINT64_MAX, x->retry_after = -1;
+    x->total = x->first = UINT64_MAX, x->retry_after = -1, x->t0 = recio__rm_now(), x->wait = -1;
     if (recio__rm_prep(x) || curl_multi_add_handle(x->s->m, x->h) != CURLM_OK) return -1;
     x->state = RECIO__RM_RUN;
     x->tries++;
@@ -2853,6 +2858,8 @@ typedef struct recio__rm_file {
     uint64_t size, pos, next; /* next: where the next range ahead starts */
     size_t ramp;              /* that range's length */
     uint64_t seek_at;         /* pos at the last seek away from what was read ahead */
+    double seek_t, lat;       /* when that was (ms); the shortest wait for an answer's first line seen */
+    double rate;              /* bytes a ms the reader took since the last seek (before it: since the one before) */
     size_t first;             /* the length of the first range after it; 0: none since the open */
     recio__rm_xfer x[RECIO__RM_DEPTH];
     recio__rm_xfer *xs[RECIO__RM_DEPTH];
@@ -2884,12 +2891,28 @@ static int recio__rm_depth(const recio__rm_file *f) {
     return halves + 1 < RECIO__RM_DEPTH ? (int)halves + 1 : RECIO__RM_DEPTH;
 }
 
+/* Bytes to have asked for ahead of the reader: twice what it takes (since a seek) in the
+   shortest wait for an answer seen (the link's round trip: a longer one waited for libcurl to send
+   it), and a range's hold; all of the file while either is not known. */
+static uint64_t recio__rm_lead(recio__rm_file *f) {
+    double ms = recio__rm_now() - f->seek_t;
+    int i;
+    for (i = 0; i < RECIO__RM_DEPTH; i++)
+        if (f->x[i].wait >= 0 && (f->lat < 0 || f->x[i].wait < f->lat)) f->lat = f->x[i].wait;
+    if (ms >= 1 && f->pos > f->seek_at + RECIO__RM_FIRST) f->rate = (double)(f->pos - f->seek_at) / ms;
+    if (f->lat < 0 || f->rate <= 0) return UINT64_MAX;
+    return (uint64_t)(2 * f->rate * f->lat) + RECIO__RM_HOLD;
+}
+
 /* Starts ranges ahead of the reader into idle slots (as many as recio__rm_depth allows), each twice
-   the last up to RECIO__RM_CHUNK. */
+   the last up to RECIO__RM_CHUNK. Beyond the range in flight, only while what was asked ahead of the
+   reader is less than its lead: twice what it takes in the longest round trip seen. Ranges in flight
+   together share the link, and on a fast one (loopback: 1.6x slower) each waits paused for its turn. */
 static int recio__rm_ahead(recio__rm_file *f) {
     int i, busy = 0, depth = recio__rm_depth(f);
+    uint64_t lead = recio__rm_lead(f);
     for (i = 0; i < RECIO__RM_DEPTH; i++) busy += f->x[i].state != RECIO__RM_IDLE;
-    for (i = 0; i < RECIO__RM_DEPTH && f->next < f->size && busy < depth; i++) {
+    for (i = 0; i < RECIO__RM_DEPTH && f->next < f->size && busy < depth && (!busy || f->next - f->pos < lead); i++) {
         recio__rm_xfer *x = &f->x[i];
         uint64_t len = f->size - f->next < f->ramp ? f->size - f->next : f->ramp;
         if (x->state != RECIO__RM_IDLE) continue;
@@ -2959,6 +2982,7 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
             /* the first range: what the caller asked for (64 KiB at least, RECIO__RM_FIRST at most) */
             f->ramp = n - done < (64u << 10) ? 64u << 10 : n - done > RECIO__RM_FIRST ? RECIO__RM_FIRST : n - done;
             f->next = f->seek_at = f->pos, f->first = f->s.pool && f->s.pool->seq ? 0 : f->ramp;
+            f->seek_t = recio__rm_now();
         }
         if (!x) {
             if (recio__rm_ahead(f) || !(x = recio__rm_slot(f)))
@@ -3085,6 +3109,7 @@ static recio_err recio__rm_open(recio__rm_file **out, const char *uri, const rec
             goto fail;
         }
     }
+    f->lat = -1, f->seek_t = recio__rm_now();
     x = &f->x[0]; /* the first range gives the size (Content-Range) and the ETag, with no HEAD first */
     if (recio__rm_buf(&f->s, x, RECIO__RM_FIRST)) {
         recio__fmt(f->s.why, sizeof f->s.why, "out of memory");
