@@ -2009,9 +2009,10 @@ static recio_err recio__lfs_why(char *why, recio_err e) {
    transfers. An open asks for its first two ranges at once (a split that reads in order: all
    RECIO__RM_DEPTH); reading keeps ranged GETs in flight ahead of the reader, each twice the last up
    to RECIO__RM_CHUNK, as many as cover twice the bytes it takes in a round trip, so a worker rarely
-   waits for one; after a seek, one range, and more as the reader reads on in order. A range holds
-   at most RECIO__RM_HOLD bytes in memory: past that it pauses, the rest waiting in its socket, and
-   the bytes the reader waits for go straight into its buffer.
+   waits for one; after a seek, one range, and more as the reader reads on in order. From a near
+   server, a range holds at most RECIO__RM_HOLD bytes in memory: past that it pauses, the rest
+   waiting in its socket; a far one's ranges are held whole (recio__rm_hold). The bytes the reader
+   waits for go straight into its buffer.
    Every range carries the ETag of the first answer in If-Match and its answer's ETag is checked too
    (a server that ignores If-Match is caught): an object replaced while it is read is an error, never
    a mix of two versions. Failures that may pass (5xx, 429, 408, a reset or timed-out connection, a
@@ -2047,6 +2048,8 @@ static double recio__rm_now(void) {
 /* The most of a range held in memory (at least CURLOPT_BUFFERSIZE + RECIO__RM_TAIL): the rest waits in
    the socket, paused, until the reader asks, and then goes straight into the reader's buffer. */
 #define RECIO__RM_HOLD ((256u << 10) + 2 * RECIO__RM_TAIL)
+/* Answers this slow (ms) mean a far server: there ranges are held whole (recio__rm_hold). */
+#define RECIO__RM_FAR 10.0
 /* Bytes before the reader's position kept: the split's scan for a record overlaps its windows by 4,
    and each step back was a new range. */
 #define RECIO__RM_TAIL 4096u
@@ -2904,13 +2907,21 @@ static uint64_t recio__rm_lead(recio__rm_file *f) {
     return (uint64_t)(2 * f->rate * f->lat) + RECIO__RM_HOLD;
 }
 
+/* What a range ahead holds in memory before it pauses. Where answers take RECIO__RM_FAR or longer
+   (object storage across a network), a connection carries about its window a round trip (S3: some
+   100 MB/s), so ranges ahead must stream at once to add up: they are held whole. Nearer (a LAN,
+   loopback) one connection fills the link, and a byte that waits in its socket is copied once. */
+static uint64_t recio__rm_hold(const recio__rm_file *f) {
+    return f->lat >= RECIO__RM_FAR ? RECIO__RM_CHUNK : RECIO__RM_HOLD;
+}
+
 /* Starts ranges ahead of the reader into idle slots (as many as recio__rm_depth allows), each twice
    the last up to RECIO__RM_CHUNK. Beyond the range in flight, only while what was asked ahead of the
    reader is less than its lead: twice what it takes in the longest round trip seen. Ranges in flight
    together share the link, and on a fast one (loopback: 1.6x slower) each waits paused for its turn. */
 static int recio__rm_ahead(recio__rm_file *f) {
     int i, busy = 0, depth = recio__rm_depth(f);
-    uint64_t lead = recio__rm_lead(f);
+    uint64_t lead = recio__rm_lead(f), hold = recio__rm_hold(f);
     for (i = 0; i < RECIO__RM_DEPTH; i++) busy += f->x[i].state != RECIO__RM_IDLE;
     for (i = 0; i < RECIO__RM_DEPTH && f->next < f->size && busy < depth && (!busy || f->next - f->pos < lead); i++) {
         recio__rm_xfer *x = &f->x[i];
@@ -2918,8 +2929,7 @@ static int recio__rm_ahead(recio__rm_file *f) {
         if (x->state != RECIO__RM_IDLE) continue;
         busy++;
         /* what a range holds at most (the ramp does not reallocate) */
-        if (recio__rm_buf(&f->s, x, (size_t)(f->size - f->next < RECIO__RM_HOLD ? f->size - f->next : RECIO__RM_HOLD)))
-            return -1;
+        if (recio__rm_buf(&f->s, x, (size_t)(f->size - f->next < hold ? f->size - f->next : hold))) return -1;
         if (recio__rm_get(f, x, f->next, len, f->size)) return -1;
         f->next += len;
         f->ramp = f->ramp * 2 > RECIO__RM_CHUNK ? RECIO__RM_CHUNK : f->ramp * 2;
