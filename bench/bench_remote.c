@@ -12,7 +12,10 @@
      curl nginx  `curl -o /dev/null` of the file whole from nginx (the tool: its exec and start-up
                  are in the time, ~10-50 ms under load: this row understates loopback HTTP)
      libcurl nginx  the file whole from nginx by libcurl in this process, one connection kept
-                 across rounds, bytes dropped: what loopback HTTP gives here (the ceiling for nginx)
+                 across rounds, bytes dropped: what loopback HTTP gives here
+     libcurl copy   the same, each byte copied once into a 1 MiB buffer (as into a reader's): the
+                 ceiling for any reader through libcurl, whose bytes come through its write callback
+                                                                ratio to local
      nginx https  the nginx row over TLS (servers.py's self-signed certificate, trusted through
                  AWS_CA_BUNDLE)                                  ratio to nginx
      shards http  the same records cut into 50 shards (SHARDS), read through one split over the
@@ -36,12 +39,12 @@
 #include <sys/stat.h>
 #include <curl/curl.h>
 
-#define ROWS 13
+#define ROWS 14
 #define ITER_EPOCHS 3
 #define ITER_SPEC "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw"
 #define SHARDS 50
 static const char *NAMES[ROWS] = {"local", "nginx", "s3rver", "curl whole", "proxy+0", "proxy+20ms", "curl nginx", "libcurl nginx",
-                                  "nginx https", "shards http", "shards https", "iter local", "iter nginx"};
+                                  "nginx https", "shards http", "shards https", "iter local", "iter nginx", "libcurl copy"};
 static const char *S3, *HTTP, *PROXY, *WWW, *HTTPS;
 static CURL *keep; /* libcurl nginx: one handle, so its connection is kept between rounds */
 static volatile uint64_t sink;
@@ -123,12 +126,26 @@ static size_t drop(char *p, size_t size, size_t n, void *user) {
     return size * n;
 }
 
-/* Seconds for libcurl to fetch url whole in this process (no exec), bytes dropped. */
-static double libcurl_whole(const char *url) {
+/* The bytes copied once into a 1 MiB buffer, round and round (a reader's buffer, in the cache). */
+static size_t copy(char *p, size_t size, size_t n, void *user) {
+    static char buf[1 << 20];
+    static size_t at;
+    size_t k = size * n, i, m;
+    (void)user;
+    for (i = 0; i < k; i += m, at = (at + m) % sizeof buf) {
+        m = k - i < sizeof buf - at ? k - i : sizeof buf - at;
+        memcpy(buf + at, p + i, m);
+    }
+    sink += (unsigned char)buf[at / 2];
+    return k;
+}
+
+/* Seconds for libcurl to fetch url whole in this process (no exec), bytes dropped or copied once. */
+static double libcurl_whole(const char *url, int copied) {
     double t0 = now();
     if (!keep) keep = curl_easy_init();
     curl_easy_setopt(keep, CURLOPT_URL, url);
-    curl_easy_setopt(keep, CURLOPT_WRITEFUNCTION, drop);
+    curl_easy_setopt(keep, CURLOPT_WRITEFUNCTION, copied ? copy : drop);
     curl_easy_setopt(keep, CURLOPT_BUFFERSIZE, 256L << 10);
     if (curl_easy_perform(keep) != CURLE_OK) fprintf(stderr, "bench_remote: libcurl failed\n"), exit(1);
     return now() - t0;
@@ -251,12 +268,12 @@ int main(int argc, char **argv) {
             setenv("AWS_ENDPOINT_URL", k == 4 || k == 5 ? PROXY : S3, 1);
             if (k == 4 || k == 5) proxy_delay(k == 5 ? 20 : 0);
             if (k == 3 || k == 6) t[k][r] = curl_whole(k == 3 ? S3 : HTTP, base);
-            else if (k == 7) t[k][r] = libcurl_whole(uri[7]);
+            else if (k == 7 || k == 13) t[k][r] = libcurl_whole(uri[7], k == 13);
             else if (k == 11 || k == 12) t[k][r] = iter_epoch(uri[k == 11 ? 0 : 1]);
             else if (k == 0 || k == 1 || k == 4 || k == 5 || k == 8)
                 t[k][r] = split_read(k == 4 || k == 5 ? uri[2] : uri[k], &kept[k], &n);
             else t[k][r] = split_read(k == 4 || k == 5 ? uri[2] : uri[k], NULL, &n);
-            mb[k][r] = (double)bytes * (k >= 11 ? ITER_EPOCHS : 1) / t[k][r] / 1e6;
+            mb[k][r] = (double)bytes * (k == 11 || k == 12 ? ITER_EPOCHS : 1) / t[k][r] / 1e6;
         }
     proxy_delay(0);
     printf("bench_remote: %s, %.1f MB, split nsplit 1, %d interleaved rounds, loopback, page cache warm\n", path, (double)bytes / 1e6,
@@ -264,7 +281,7 @@ int main(int argc, char **argv) {
     printf("%-12s %10s %22s %8s %s\n", "row", "MB/s", "min..max", "ratio", "to");
     for (k = 0; k < ROWS; k++) {
         double lo, hi, ratio[64], m;
-        int base_row = k == 1 ? 0 : k == 2 ? 3 : k == 5 ? 4 : k == 8 ? 1 : k == 10 ? 9 : k == 12 ? 11 : -1;
+        int base_row = k == 1 ? 0 : k == 2 ? 3 : k == 5 ? 4 : k == 8 ? 1 : k == 10 ? 9 : k == 12 ? 11 : k == 13 ? 0 : -1;
         if (!on[k]) continue;
         if (base_row >= 0 && !on[base_row]) base_row = -1;
         bench_range(mb[k], rounds, &lo, &hi);
@@ -281,6 +298,13 @@ int main(int argc, char **argv) {
         printf("nginx split / libcurl nginx whole: %.2fx (median of the rounds' ratios; min..max ", bench_median(ratio, rounds));
         bench_range(ratio, rounds, &lo, &hi);
         printf("%.2f..%.2f)\n", lo, hi);
+    }
+    if (on[1] && on[13]) {
+        double ratio[64], lo, hi;
+        for (r = 0; r < rounds; r++) ratio[r] = t[13][r] / t[1][r];
+        bench_range(ratio, rounds, &lo, &hi);
+        printf("nginx split / libcurl copy: %.2fx (median of the rounds' ratios; min..max %.2f..%.2f)\n",
+               bench_median(ratio, rounds), lo, hi);
     }
     for (k = 0; k < ROWS; k++) recio_split_close(kept[k]);
     return (int)(sink & 0);
