@@ -2917,8 +2917,8 @@ static uint64_t recio__rm_hold(const recio__rm_file *f) {
 
 /* Starts ranges ahead of the reader into idle slots (as many as recio__rm_depth allows), each twice
    the last up to RECIO__RM_CHUNK. Beyond the range in flight, only while what was asked ahead of the
-   reader is less than its lead: twice what it takes in the longest round trip seen. Ranges in flight
-   together share the link, and on a fast one (loopback: 1.6x slower) each waits paused for its turn. */
+   reader is less than its lead (recio__rm_lead): ranges in flight together share a near link, each
+   waiting paused for its turn (over loopback four at once read at 0.65x of one at a time). */
 static int recio__rm_ahead(recio__rm_file *f) {
     int i, busy = 0, depth = recio__rm_depth(f);
     uint64_t lead = recio__rm_lead(f), hold = recio__rm_hold(f);
