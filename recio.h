@@ -2007,8 +2007,9 @@ static recio_err recio__lfs_why(char *why, recio_err e) {
 /* ---- REMOTE: s3:// and http(s):// through libcurl (RECIO_CURL) --------------------------------------
    A remote file is a session (a curl multi handle: its connections are kept and reused) and a few
    transfers. An open asks for its first two ranges at once (a split that reads in order: all
-   RECIO__RM_DEPTH); reading keeps ranged GETs in flight ahead of the reader, each twice the last up
-   to RECIO__RM_CHUNK, as many as cover twice the bytes it takes in a round trip, so a worker rarely
+   RECIO__RM_DEPTH); reading keeps ranged GETs in flight ahead of the reader, each twice the last (four
+   times in such a split) up to RECIO__RM_CHUNK, as many as cover twice the bytes it takes in a round
+   trip, so a worker rarely
    waits for one; after a seek, one range, and more as the reader reads on in order. From a near
    server, a range holds at most RECIO__RM_HOLD bytes in memory: past that it pauses, the rest
    waiting in its socket; a far one's ranges are held whole (recio__rm_hold). The bytes the reader
@@ -2896,15 +2897,35 @@ static int recio__rm_depth(const recio__rm_file *f) {
 
 /* Bytes to have asked for ahead of the reader: twice what it takes (since a seek) in the
    shortest wait for an answer seen (the link's round trip: a longer one waited for libcurl to send
-   it), and a range's hold; all of the file while either is not known. */
+   it), and a range's hold; all of the file while either is not known, and from a far server, whose
+   connections add up (its rate, waits included, undercounts what the reader takes once bytes are
+   there: through 20 ms a request the last range was asked too late, a round trip lost an epoch). */
 static uint64_t recio__rm_lead(recio__rm_file *f) {
     double ms = recio__rm_now() - f->seek_t;
     int i;
     for (i = 0; i < RECIO__RM_DEPTH; i++)
         if (f->x[i].wait >= 0 && (f->lat < 0 || f->x[i].wait < f->lat)) f->lat = f->x[i].wait;
     if (ms >= 1 && f->pos > f->seek_at + RECIO__RM_FIRST) f->rate = (double)(f->pos - f->seek_at) / ms;
-    if (f->lat < 0 || f->rate <= 0) return UINT64_MAX;
+    if (f->lat < 0 || f->rate <= 0 || f->lat >= RECIO__RM_FAR) return UINT64_MAX; /* far: every slot (recio__rm_hold) */
     return (uint64_t)(2 * f->rate * f->lat) + RECIO__RM_HOLD;
+}
+
+/* A paused x goes on (what libcurl kept comes in this call, and may pause it again). */
+static int recio__rm_go(recio__rm_xfer *x) {
+    if (!x->paused) return 0;
+    x->paused = 0;
+    if (curl_easy_pause(x->h, CURLPAUSE_CONT) == CURLE_OK) return 0;
+    x->paused = 1;
+    return -1;
+}
+
+/* The length of the range after one of len: twice it, up to RECIO__RM_CHUNK; four times when the
+   file's owner reads in order (recio__rm_pool.seq): its first ranges are asked together, and
+   while they fill the slots, the next waits for the first to be read (20 ms a request: four
+   ranges of 0.25-2 MiB left the reader waiting a round trip twice an epoch). */
+static size_t recio__rm_after(const recio__rm_file *f, uint64_t len) {
+    uint64_t next = len * (f->s.pool && f->s.pool->seq ? 4 : 2);
+    return next > RECIO__RM_CHUNK ? RECIO__RM_CHUNK : (size_t)next;
 }
 
 /* What a range ahead holds in memory before it pauses. Where answers take RECIO__RM_FAR or longer
@@ -2915,8 +2936,8 @@ static uint64_t recio__rm_hold(const recio__rm_file *f) {
     return f->lat >= RECIO__RM_FAR ? RECIO__RM_CHUNK : RECIO__RM_HOLD;
 }
 
-/* Starts ranges ahead of the reader into idle slots (as many as recio__rm_depth allows), each twice
-   the last up to RECIO__RM_CHUNK. Beyond the range in flight, only while what was asked ahead of the
+/* Starts ranges ahead of the reader into idle slots (as many as recio__rm_depth allows), each
+   recio__rm_after the last. Beyond the range in flight, only while what was asked ahead of the
    reader is less than its lead (recio__rm_lead): ranges in flight together share a near link, each
    waiting paused for its turn (over loopback four at once read at 0.65x of one at a time). */
 static int recio__rm_ahead(recio__rm_file *f) {
@@ -2932,7 +2953,7 @@ static int recio__rm_ahead(recio__rm_file *f) {
         if (recio__rm_buf(&f->s, x, (size_t)(f->size - f->next < hold ? f->size - f->next : hold))) return -1;
         if (recio__rm_get(f, x, f->next, len, f->size)) return -1;
         f->next += len;
-        f->ramp = f->ramp * 2 > RECIO__RM_CHUNK ? RECIO__RM_CHUNK : f->ramp * 2;
+        f->ramp = recio__rm_after(f, f->ramp);
     }
     return 0;
 }
@@ -2959,9 +2980,7 @@ static int64_t recio__rm_fail_read(recio__rm_file *f, uint64_t at) {
    come in this call when the reader's buffer waits for them). */
 static int recio__rm_resume(recio__rm_xfer *x, uint64_t pos) {
     if (pos - x->off > x->used) x->used = pos - x->off;
-    if (!x->paused) return 0;
-    x->paused = 0;
-    return curl_easy_pause(x->h, CURLPAUSE_CONT) == CURLE_OK ? 0 : -1;
+    return recio__rm_go(x);
 }
 
 /* A step of the reader's wait at its position for x: x resumes, every transfer moves on, and the
@@ -3056,23 +3075,32 @@ static int recio__rm_close(void *user) {
 
 /* The ranges after the first, asked with it, before the size and the ETag are known: a reader opens
    a file to read it, and a round trip more before its first bytes showed in every open (with 20 ms
-   per request, a 19 MB file read at 0.63x). One range, twice the first; every slot's (each twice the
-   last) when the file's owner reads its files in order from their start (recio__rm_pool.seq): that
-   round trip then passes while the first ranges come. A range past the end of the file is answered
-   416, which recio__rm_guessed drops, and none is asked past the size a stat saw; a range ahead
-   waits in its socket, paused, past RECIO__RM_HOLD, so a reader that reads less costs little more
-   than that. */
+   per request, a 19 MB file read at 0.63x). One range, twice the first; every slot's (each
+   recio__rm_after the last) when the file's owner reads its files in order from their start
+   (recio__rm_pool.seq): that round trip then passes while the first ranges come. A range past the end of the file is
+   answered 416, which recio__rm_guessed drops, and none is asked past the size a stat saw; a range ahead waits in its
+   socket, paused, past RECIO__RM_HOLD, so a reader that reads less costs little more than that. */
 static int recio__rm_guess(recio__rm_file *f) {
     int i, n = f->s.pool && f->s.pool->seq ? RECIO__RM_DEPTH : 2;
-    uint64_t off = RECIO__RM_FIRST, len = 2 * RECIO__RM_FIRST;
+    uint64_t off = RECIO__RM_FIRST, len = recio__rm_after(f, RECIO__RM_FIRST);
     uint64_t known = f->s.pool ? recio__rm_size_seen(f->s.pool, f->s.cfg.uri) : UINT64_MAX;
-    for (i = 1; i < n && off < known; i++, off += len, len *= 2) {
+    for (i = 1; i < n && off < known; i++, off += len, len = recio__rm_after(f, len)) {
         recio__rm_xfer *x = &f->x[i];
         if (recio__rm_buf(&f->s, x, len < RECIO__RM_HOLD ? (size_t)len : RECIO__RM_HOLD) ||
             recio__rm_get(f, x, off, len, UINT64_MAX))
             return -1;
     }
     return 0;
+}
+
+/* x's buffer grown to cap (what it holds kept), and x going on if it paused: a far server's range,
+   asked before the first answer told that it is far, is held whole as the ranges after it. */
+static void recio__rm_widen(recio__rm_xfer *x, size_t cap) {
+    unsigned char *b;
+    if (x->cap >= cap || !(b = (unsigned char *)recio__realloc(&x->s->alloc, x->buf, (size_t)(x->got - x->skip), cap)))
+        return;
+    x->buf = b, x->cap = cap;
+    recio__rm_go(x);
 }
 
 /* After the open's first answer: the guessed ranges are kept, in order, while the file reaches them
@@ -3082,6 +3110,9 @@ static int recio__rm_guess(recio__rm_file *f) {
    that is not, they are dropped, and asked again in turn. */
 static void recio__rm_guessed(recio__rm_file *f) {
     int i, keep = 1;
+    uint64_t hold;
+    recio__rm_lead(f); /* takes the first answer's wait: how far the server is */
+    hold = recio__rm_hold(f);
     for (i = 1; i < RECIO__RM_DEPTH; i++) {
         recio__rm_xfer *x = &f->x[i];
         if (x->state == RECIO__RM_IDLE) continue;
@@ -3095,7 +3126,8 @@ static void recio__rm_guessed(recio__rm_file *f) {
         }
         x->want_total = f->size;
         if (x->off + x->len > f->size) x->len = f->size - x->off;
-        f->next = x->off + x->len, f->ramp = x->len * 2 > RECIO__RM_CHUNK ? RECIO__RM_CHUNK : (size_t)x->len * 2;
+        f->next = x->off + x->len, f->ramp = recio__rm_after(f, x->len);
+        recio__rm_widen(x, (size_t)(x->len < hold ? x->len : hold)); /* without memory it pauses as it did */
     }
 }
 
