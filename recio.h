@@ -2870,6 +2870,14 @@ typedef struct recio__rm_file {
     char msg[RECIO_ERRMSG_SIZE]; /* "URI: offset N: why" after a failed read */
 } recio__rm_file;
 
+/* f's owner reads its files in order from where it opens or seeks (recio__rm_pool.seq). */
+static int recio__rm_seq(const recio__rm_file *f) { return f->s.pool && f->s.pool->seq; }
+
+/* The reader has taken x's range up to pos: all before it but RECIO__RM_TAIL bytes may go. */
+static void recio__rm_taken(recio__rm_xfer *x, uint64_t pos) {
+    if (pos - x->off > x->used) x->used = pos - x->off;
+}
+
 static void recio__rm_cancel(recio__rm_xfer *x) {
     if (x->state == RECIO__RM_RUN) recio__rm_unhook(x);
     x->state = RECIO__RM_IDLE;
@@ -2924,7 +2932,7 @@ static int recio__rm_go(recio__rm_xfer *x) {
    while they fill the slots, the next waits for the first to be read (20 ms a request: four
    ranges of 0.25-2 MiB left the reader waiting a round trip twice an epoch). */
 static size_t recio__rm_after(const recio__rm_file *f, uint64_t len) {
-    uint64_t next = len * (f->s.pool && f->s.pool->seq ? 4 : 2);
+    uint64_t next = len * (recio__rm_seq(f) ? 4 : 2);
     return next > RECIO__RM_CHUNK ? RECIO__RM_CHUNK : (size_t)next;
 }
 
@@ -2979,7 +2987,7 @@ static int64_t recio__rm_fail_read(recio__rm_file *f, uint64_t at) {
 /* The reader waits at pos for x: what is before it may go, and a paused x goes on (the bytes it holds
    come in this call when the reader's buffer waits for them). */
 static int recio__rm_resume(recio__rm_xfer *x, uint64_t pos) {
-    if (pos - x->off > x->used) x->used = pos - x->off;
+    recio__rm_taken(x, pos);
     return recio__rm_go(x);
 }
 
@@ -3010,7 +3018,7 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
             for (i = 0; i < RECIO__RM_DEPTH; i++) recio__rm_cancel(&f->x[i]);
             /* the first range: what the caller asked for (64 KiB at least, RECIO__RM_FIRST at most) */
             f->ramp = n - done < (64u << 10) ? 64u << 10 : n - done > RECIO__RM_FIRST ? RECIO__RM_FIRST : n - done;
-            f->next = f->seek_at = f->pos, f->first = f->s.pool && f->s.pool->seq ? 0 : f->ramp;
+            f->next = f->seek_at = f->pos, f->first = recio__rm_seq(f) ? 0 : f->ramp;
             f->seek_t = recio__rm_now();
         }
         if (!x) {
@@ -3044,7 +3052,7 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
         k = (size_t)(x->off + x->got - f->pos) < n - done ? (size_t)(x->off + x->got - f->pos) : n - done;
         memcpy((unsigned char *)buf + done, x->buf + (f->pos - x->off - x->skip), k);
         done += k, f->pos += k;
-        if (f->pos - x->off > x->used) x->used = f->pos - x->off;
+        recio__rm_taken(x, f->pos);
         if (f->pos >= x->off + x->len) x->state = RECIO__RM_IDLE;
         if (recio__rm_ahead(f))
             return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
@@ -3081,7 +3089,7 @@ static int recio__rm_close(void *user) {
    answered 416, which recio__rm_guessed drops, and none is asked past the size a stat saw; a range ahead waits in its
    socket, paused, past RECIO__RM_HOLD, so a reader that reads less costs little more than that. */
 static int recio__rm_guess(recio__rm_file *f) {
-    int i, n = f->s.pool && f->s.pool->seq ? RECIO__RM_DEPTH : 2;
+    int i, n = recio__rm_seq(f) ? RECIO__RM_DEPTH : 2;
     uint64_t off = RECIO__RM_FIRST, len = recio__rm_after(f, RECIO__RM_FIRST);
     uint64_t known = f->s.pool ? recio__rm_size_seen(f->s.pool, f->s.cfg.uri) : UINT64_MAX;
     for (i = 1; i < n && off < known; i++, off += len, len = recio__rm_after(f, len)) {
