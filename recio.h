@@ -2562,9 +2562,13 @@ static int recio__rm_settled(recio__rm_sess *s) {
     return n;
 }
 
-/* Moves every transfer of the session on: waits up to wait_ms for the network (less when a retry
-   falls due earlier), settles what finished, starts the retries whose time came. xs: the session's
-   transfers that may wait for a retry (n of them). -1 when curl itself fails. */
+/* Moves every transfer of the session on: starts the retries whose time came, waits up to wait_ms
+   for the network (less when a retry falls due earlier, not at all when libcurl has work to do at
+   once: a new request, a transfer resumed), then lets libcurl work and settles what finished. xs:
+   the session's transfers that may wait for a retry (n of them). -1 when curl itself fails. The wait
+   comes before the work: a caller waits after a step that brought it nothing, and work done before
+   the wait may pause every transfer (their buffers full) and leave the wait nothing to wake it: 100
+   ms lost, about once an epoch over loopback. */
 static int recio__rm_pump(recio__rm_sess *s, recio__rm_xfer *const *xs, int n, int wait_ms) {
     int running, i;
     double now = recio__rm_now();
@@ -2576,11 +2580,7 @@ static int recio__rm_pump(recio__rm_sess *s, recio__rm_xfer *const *xs, int n, i
                 wait_ms = (int)(xs[i]->at - now) + 1;
             }
         }
-    if (curl_multi_perform(s->m, &running) != CURLM_OK) return -1;
-    /* A request on a kept connection may be asked and answered within that one call: then there is
-       nothing to wait for (a poll would sleep its whole time). */
-    if (recio__rm_settled(s) || wait_ms <= 0) return 0;
-    if (curl_multi_poll(s->m, NULL, 0, wait_ms, NULL) != CURLM_OK) return -1;
+    if (wait_ms > 0 && curl_multi_poll(s->m, NULL, 0, wait_ms, NULL) != CURLM_OK) return -1;
     if (curl_multi_perform(s->m, &running) != CURLM_OK) return -1;
     recio__rm_settled(s);
     return 0;
