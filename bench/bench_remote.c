@@ -16,6 +16,11 @@
      libcurl copy   the same, each byte copied once into a 1 MiB buffer (as into a reader's): the
                  ceiling for any reader through libcurl, whose bytes come through its write callback
                                                                 ratio to local
+     socket split   the local row's split, through a filesystem of this program's own (sock://) whose
+                 read is recv() from one plain GET of the whole file, straight into the reader's
+                 buffer: no libcurl, ranges, retries or ETags. The ceiling of any reader on this
+                 machine and server (a fresh connection per epoch, as the nginx row asks anew)
+                                                                ratio to local
      nginx https  the nginx row over TLS (servers.py's self-signed certificate, trusted through
                  AWS_CA_BUNDLE)                                  ratio to nginx
      shards http  the same records cut into 50 shards (SHARDS), read through one split over the
@@ -37,17 +42,105 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <curl/curl.h>
 
-#define ROWS 14
+#define ROWS 15
 #define ITER_EPOCHS 3
 #define ITER_SPEC "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw"
 #define SHARDS 50
 static const char *NAMES[ROWS] = {"local", "nginx", "s3rver", "curl whole", "proxy+0", "proxy+20ms", "curl nginx", "libcurl nginx",
-                                  "nginx https", "shards http", "shards https", "iter local", "iter nginx", "libcurl copy"};
+                                  "nginx https", "shards http", "shards https", "iter local", "iter nginx", "libcurl copy", "socket split"};
 static const char *S3, *HTTP, *PROXY, *WWW, *HTTPS;
 static CURL *keep; /* libcurl nginx: one handle, so its connection is kept between rounds */
 static volatile uint64_t sink;
+
+/* socket split: a read-only filesystem over bare HTTP/1.1 on loopback ("sock://127.0.0.1:PORT/KEY"),
+   the least a reader can do to take a file from a web server. It sends one GET (with a Range from the
+   position after a seek), reads its headers, and then recv()s the body into the caller's buffer. */
+typedef struct sock_file {
+    int fd;
+    uint64_t pos, size;
+    char addr[256], head[16384]; /* head: the answer's headers, and body bytes that came with them */
+    size_t hn, hi;
+} sock_file;
+
+static int sock_get(sock_file *f, uint64_t off) {
+    struct sockaddr_in a;
+    char req[1024], *end = NULL, *v;
+    const char *slash = strchr(f->addr, '/'), *colon = strchr(f->addr, ':');
+    int n;
+    long status;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET, a.sin_port = htons((unsigned short)atoi(colon + 1)), a.sin_addr.s_addr = htonl(0x7f000001);
+    if ((f->fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 || connect(f->fd, (struct sockaddr *)&a, sizeof a)) return -1;
+    n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: bytes=%llu-\r\nConnection: close\r\n\r\n", slash,
+                 (unsigned long long)off);
+    if (write(f->fd, req, (size_t)n) != n) return -1;
+    for (f->hn = 0; !end;) {
+        ssize_t k = recv(f->fd, f->head + f->hn, sizeof f->head - 1 - f->hn, 0);
+        if (k <= 0) return -1;
+        f->head[f->hn += (size_t)k] = 0;
+        end = strstr(f->head, "\r\n\r\n");
+    }
+    status = f->hn > 12 ? strtol(f->head + 9, NULL, 10) : 0;
+    if (status == 200 && off == 0 && (v = strstr(f->head, "Content-Length:")) != NULL) f->size = strtoull(v + 15, NULL, 10);
+    else if (status == 206 && (v = strstr(f->head, "Content-Range:")) != NULL && (v = strchr(v, '/')) != NULL) f->size = strtoull(v + 1, NULL, 10);
+    else return -1;
+    f->hi = (size_t)(end + 4 - f->head), f->pos = off;
+    return 0;
+}
+
+static int64_t sock_read(void *user, void *buf, size_t n) {
+    sock_file *f = (sock_file *)user;
+    ssize_t k;
+    if (f->hi < f->hn) {
+        k = (ssize_t)(n < f->hn - f->hi ? n : f->hn - f->hi);
+        memcpy(buf, f->head + f->hi, (size_t)k);
+        f->hi += (size_t)k;
+    } else if (f->pos >= f->size || (k = recv(f->fd, buf, n, 0)) <= 0) {
+        return f->pos >= f->size ? 0 : -1;
+    }
+    f->pos += (uint64_t)k;
+    return k;
+}
+
+static int sock_seek(void *user, uint64_t off) {
+    sock_file *f = (sock_file *)user;
+    if (off == f->pos) return 0;
+    close(f->fd), f->fd = -1;
+    return sock_get(f, off);
+}
+
+static int64_t sock_size(void *user) { return (int64_t)((sock_file *)user)->size; }
+
+static int sock_close(void *user) {
+    sock_file *f = (sock_file *)user;
+    close(f->fd);
+    free(f);
+    return 0;
+}
+
+static recio_err sock_open(void *user, const char *path, recio_io *io, char *why) {
+    sock_file *f = (sock_file *)calloc(1, sizeof *f);
+    (void)user;
+    if (!f) return RECIO_ERR_NOMEM;
+    f->fd = -1;
+    snprintf(f->addr, sizeof f->addr, "%s", path + 7);
+    if (!strchr(f->addr, '/') || !strchr(f->addr, ':') || sock_get(f, 0)) {
+        snprintf(why, RECIO_ERRMSG_SIZE, "no 200 answer over a bare socket");
+        if (f->fd >= 0) close(f->fd);
+        free(f);
+        return RECIO_ERR_IO;
+    }
+    memset(io, 0, sizeof *io);
+    io->read = sock_read, io->seek = sock_seek, io->size = sock_size, io->close = sock_close, io->user = f;
+    return RECIO_OK;
+}
+
+static const recio_fs SOCK_FS = {"sock", NULL, 0, sock_open, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 /* Seconds to read every record of uri through a split (remote: through the filesystem rows). With
    *kept, the next epoch of that split (opened on the first call), as training reads: a split's
@@ -65,6 +158,7 @@ static double split_read(const char *uri, recio_split **kept, uint64_t *bytes) {
     char msg[RECIO_ERRMSG_SIZE];
     memset(&d, 0, sizeof d);
     d.errmsg = msg; /* a remote URI goes through the built-in s3/http rows like any path */
+    if (!strncmp(uri, "sock://", 7)) d.fs = &SOCK_FS;
     if (s ? recio_split_reset(s, ++epoch) != RECIO_OK : recio_split_open_desc(&s, uri, 0, 1, &d) != RECIO_OK) {
         fprintf(stderr, "bench_remote: %s\n", s ? recio_split_errmsg(s) : msg);
         exit(1);
@@ -254,6 +348,7 @@ int main(int argc, char **argv) {
     snprintf(uri[2], sizeof uri[2], "s3://bench/%s", base);
     snprintf(uri[7], sizeof uri[7], "%s/%s", HTTP, base);
     snprintf(uri[8], sizeof uri[8], "%s/%s", HTTPS ? HTTPS : HTTP, base);
+    snprintf(uri[14], sizeof uri[14], "sock://%s/%s", strstr(HTTP, "://") + 3, base);
     stage_shards(path, HTTP, uri[9], sizeof uri[9]);
     stage_shards(path, HTTPS ? HTTPS : HTTP, uri[10], sizeof uri[10]);
     unsetenv("CURL_CA_BUNDLE"), unsetenv("SSL_CERT_FILE"); /* the first set of AWS_CA_BUNDLE, CURL_CA_BUNDLE... counts */
@@ -270,7 +365,7 @@ int main(int argc, char **argv) {
             if (k == 3 || k == 6) t[k][r] = curl_whole(k == 3 ? S3 : HTTP, base);
             else if (k == 7 || k == 13) t[k][r] = libcurl_whole(uri[7], k == 13);
             else if (k == 11 || k == 12) t[k][r] = iter_epoch(uri[k == 11 ? 0 : 1]);
-            else if (k == 0 || k == 1 || k == 4 || k == 5 || k == 8)
+            else if (k == 0 || k == 1 || k == 4 || k == 5 || k == 8 || k == 14)
                 t[k][r] = split_read(k == 4 || k == 5 ? uri[2] : uri[k], &kept[k], &n);
             else t[k][r] = split_read(k == 4 || k == 5 ? uri[2] : uri[k], NULL, &n);
             mb[k][r] = (double)bytes * (k == 11 || k == 12 ? ITER_EPOCHS : 1) / t[k][r] / 1e6;
@@ -281,7 +376,7 @@ int main(int argc, char **argv) {
     printf("%-12s %10s %22s %8s %s\n", "row", "MB/s", "min..max", "ratio", "to");
     for (k = 0; k < ROWS; k++) {
         double lo, hi, ratio[64], m;
-        int base_row = k == 1 ? 0 : k == 2 ? 3 : k == 5 ? 4 : k == 8 ? 1 : k == 10 ? 9 : k == 12 ? 11 : k == 13 ? 0 : -1;
+        int base_row = k == 1 ? 0 : k == 2 ? 3 : k == 5 ? 4 : k == 8 ? 1 : k == 10 ? 9 : k == 12 ? 11 : k == 13 || k == 14 ? 0 : -1;
         if (!on[k]) continue;
         if (base_row >= 0 && !on[base_row]) base_row = -1;
         bench_range(mb[k], rounds, &lo, &hi);
@@ -304,6 +399,13 @@ int main(int argc, char **argv) {
         for (r = 0; r < rounds; r++) ratio[r] = t[13][r] / t[1][r];
         bench_range(ratio, rounds, &lo, &hi);
         printf("nginx split / libcurl copy: %.2fx (median of the rounds' ratios; min..max %.2f..%.2f)\n",
+               bench_median(ratio, rounds), lo, hi);
+    }
+    if (on[1] && on[14]) {
+        double ratio[64], lo, hi;
+        for (r = 0; r < rounds; r++) ratio[r] = t[14][r] / t[1][r];
+        bench_range(ratio, rounds, &lo, &hi);
+        printf("nginx split / socket split: %.2fx (median of the rounds' ratios; min..max %.2f..%.2f)\n",
                bench_median(ratio, rounds), lo, hi);
     }
     for (k = 0; k < ROWS; k++) recio_split_close(kept[k]);
