@@ -360,33 +360,47 @@ static void counted_free(void *q, void *user) {
     if (q) ((counted *)user)->live -= *(size_t *)((char *)q - 16), free((char *)q - 16);
 }
 
-/* A split reads the 18 MiB object in order with ranges of up to 8 MiB in flight: the same records.
+/* A split reads the 18 MiB object in order with ranges of up to 8 MiB in flight: the same records,
+   epoch after epoch, whatever its reader's buffer.
    From a near server (far 0) it holds only a few hundred KiB of each range in memory (the rest waits
    in its socket, paused, and then goes straight into the reader's buffer): at most 4 MiB through
    the allocator (ranges held whole took 8 MiB and more). From a far one (far 1: answers 30 ms late)
    ranges stream whole at once, for the bandwidth of several connections: 8 MiB and more. s3rver
    (far -1) may answer slowly enough to count as far: its memory is not checked. */
 static void split_memory(const char *uri, uint64_t want, int far) {
-    recio_split_desc d;
-    recio_split *s = NULL;
-    recio_record rec;
-    counted c = {0, 0};
-    char msg[RECIO_ERRMSG_SIZE];
-    uint64_t h = RECIO_FNV1A_INIT;
-    size_t n = 0;
-    memset(&d, 0, sizeof d);
-    d.errmsg = msg, d.alloc.alloc = counted_alloc, d.alloc.free = counted_free, d.alloc.user = &c;
-    CHECK(recio_split_open_desc(&s, uri, 0, 1, &d) == RECIO_OK);
-    if (!s) {
-        note(msg);
-        return;
+    /* the default reader buffer, and two that end reads mid-range at other places (one not a power
+       of two); two epochs of each split (recio_split_reset: a seek back to 0, the ranges asked anew) */
+    static const size_t bufs[] = {0, 65536, 300000};
+    size_t b;
+    for (b = 0; b < sizeof bufs / sizeof bufs[0]; b++) {
+        recio_split_desc d;
+        recio_split *s = NULL;
+        recio_record rec;
+        counted c = {0, 0};
+        char msg[RECIO_ERRMSG_SIZE];
+        int e;
+        memset(&d, 0, sizeof d);
+        d.errmsg = msg, d.buffer_size = bufs[b];
+        d.alloc.alloc = counted_alloc, d.alloc.free = counted_free, d.alloc.user = &c;
+        CHECK(recio_split_open_desc(&s, uri, 0, 1, &d) == RECIO_OK);
+        if (!s) {
+            note(msg);
+            return;
+        }
+        for (e = 0; e < 2; e++) {
+            uint64_t h = RECIO_FNV1A_INIT;
+            size_t n = 0;
+            recio_err end;
+            CHECK(!e || recio_split_reset(s, (uint64_t)e) == RECIO_OK);
+            while ((end = recio_split_next(s, &rec)) == RECIO_OK) h = recio_fnv1a64(h, rec.data, rec.size), n++;
+            if (end != RECIO_END) fprintf(stderr, "  %s, buffer %zu, epoch %d: %s\n", uri, bufs[b], e, recio_split_errmsg(s));
+            CHECK(end == RECIO_END && n == 3000 && h == want);
+        }
+        recio_split_close(s);
+        fprintf(stderr, "  %s through a split (buffer %zu): at most %zu KiB allocated\n", uri, bufs[b], c.peak >> 10);
+        if (far >= 0) CHECK(far ? c.peak >= (8u << 20) : c.peak > 0 && c.peak <= (4u << 20));
+        CHECK(c.live == 0);
     }
-    while (recio_split_next(s, &rec) == RECIO_OK) h = recio_fnv1a64(h, rec.data, rec.size), n++;
-    recio_split_close(s);
-    fprintf(stderr, "  %s through a split: %zu records, at most %zu KiB allocated\n", uri, n, c.peak >> 10);
-    CHECK(n == 3000 && h == want);
-    if (far >= 0) CHECK(far ? c.peak >= (8u << 20) : c.peak > 0 && c.peak <= (4u << 20));
-    CHECK(c.live == 0);
 }
 
 static void test_writer_records(void) {
