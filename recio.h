@@ -2008,9 +2008,9 @@ static recio_err recio__lfs_why(char *why, recio_err e) {
    A remote file is a session (a curl multi handle: its connections are kept and reused) and a few
    transfers. An open asks for its first two ranges at once (a split that reads in order: all
    RECIO__RM_DEPTH); reading keeps ranged GETs in flight ahead of the reader, each twice the last (four
-   times in such a split) up to RECIO__RM_CHUNK, as many as cover twice the bytes it takes in a round
-   trip, so a worker rarely
-   waits for one; after a seek, one range, and more as the reader reads on in order. From a near
+   times in such a split) up to RECIO__RM_CHUNK (the last takes the rest of the file when less than
+   twice it would be left), as many as cover twice the bytes it takes in a round trip, so a worker
+   rarely waits for one; after a seek, one range, and more as the reader reads on in order. From a near
    server, a range holds at most RECIO__RM_HOLD bytes in memory: past that it pauses, the rest
    waiting in its socket; a far one's ranges are held whole (recio__rm_hold). The bytes the reader
    waits for go straight into its buffer.
@@ -2944,21 +2944,38 @@ static uint64_t recio__rm_hold(const recio__rm_file *f) {
     return f->lat >= RECIO__RM_FAR ? RECIO__RM_CHUNK : RECIO__RM_HOLD;
 }
 
+/* The buffer of a range of len bytes at off: what it holds (recio__rm_hold), as much for every range
+   of its slot (the ramp does not reallocate), or the whole range from a far server (a merged tail,
+   recio__rm_span, is longer than RECIO__RM_CHUNK). */
+static size_t recio__rm_want(const recio__rm_file *f, uint64_t off, uint64_t len) {
+    uint64_t hold = recio__rm_hold(f), want = f->size - off < hold ? f->size - off : hold;
+    return (size_t)(f->lat >= RECIO__RM_FAR && len > want ? len : want);
+}
+
+/* The length of the range at off planned as len, in a file of size bytes (UINT64_MAX: not known):
+   the rest of the file when less than twice len would be left after it (up to twice
+   RECIO__RM_CHUNK). A short range at the end is a request more, asked only when a slot frees: through
+   20 ms a request the 19 MB file's fifth range, 5 MiB, left the reader waiting 10-20 ms an epoch. */
+static uint64_t recio__rm_span(uint64_t off, uint64_t len, uint64_t size) {
+    uint64_t rest = size - off;
+    if (size == UINT64_MAX || off >= size) return len;
+    return rest < 2 * len && rest <= 2 * (uint64_t)RECIO__RM_CHUNK ? rest : len;
+}
+
 /* Starts ranges ahead of the reader into idle slots (as many as recio__rm_depth allows), each
    recio__rm_after the last. Beyond the range in flight, only while what was asked ahead of the
    reader is less than its lead (recio__rm_lead): ranges in flight together share a near link, each
    waiting paused for its turn (over loopback four at once read at 0.65x of one at a time). */
 static int recio__rm_ahead(recio__rm_file *f) {
     int i, busy = 0, depth = recio__rm_depth(f);
-    uint64_t lead = recio__rm_lead(f), hold = recio__rm_hold(f);
+    uint64_t lead = recio__rm_lead(f);
     for (i = 0; i < RECIO__RM_DEPTH; i++) busy += f->x[i].state != RECIO__RM_IDLE;
     for (i = 0; i < RECIO__RM_DEPTH && f->next < f->size && busy < depth && (!busy || f->next - f->pos < lead); i++) {
         recio__rm_xfer *x = &f->x[i];
-        uint64_t len = f->size - f->next < f->ramp ? f->size - f->next : f->ramp;
+        uint64_t len = recio__rm_span(f->next, f->ramp, f->size);
         if (x->state != RECIO__RM_IDLE) continue;
         busy++;
-        /* what a range holds at most (the ramp does not reallocate) */
-        if (recio__rm_buf(&f->s, x, (size_t)(f->size - f->next < hold ? f->size - f->next : hold))) return -1;
+        if (recio__rm_buf(&f->s, x, recio__rm_want(f, f->next, len))) return -1;
         if (recio__rm_get(f, x, f->next, len, f->size)) return -1;
         f->next += len;
         f->ramp = recio__rm_after(f, f->ramp);
@@ -3094,6 +3111,7 @@ static int recio__rm_guess(recio__rm_file *f) {
     uint64_t known = f->s.pool ? recio__rm_size_seen(f->s.pool, f->s.cfg.uri) : UINT64_MAX;
     for (i = 1; i < n && off < known; i++, off += len, len = recio__rm_after(f, len)) {
         recio__rm_xfer *x = &f->x[i];
+        len = recio__rm_span(off, len, known);
         if (recio__rm_buf(&f->s, x, len < RECIO__RM_HOLD ? (size_t)len : RECIO__RM_HOLD) ||
             recio__rm_get(f, x, off, len, UINT64_MAX))
             return -1;
@@ -3118,9 +3136,7 @@ static void recio__rm_widen(recio__rm_xfer *x, size_t cap) {
    that is not, they are dropped, and asked again in turn. */
 static void recio__rm_guessed(recio__rm_file *f) {
     int i, keep = 1;
-    uint64_t hold;
     recio__rm_lead(f); /* takes the first answer's wait: how far the server is */
-    hold = recio__rm_hold(f);
     for (i = 1; i < RECIO__RM_DEPTH; i++) {
         recio__rm_xfer *x = &f->x[i];
         if (x->state == RECIO__RM_IDLE) continue;
@@ -3135,7 +3151,7 @@ static void recio__rm_guessed(recio__rm_file *f) {
         x->want_total = f->size;
         if (x->off + x->len > f->size) x->len = f->size - x->off;
         f->next = x->off + x->len, f->ramp = recio__rm_after(f, x->len);
-        recio__rm_widen(x, (size_t)(x->len < hold ? x->len : hold)); /* without memory it pauses as it did */
+        recio__rm_widen(x, recio__rm_want(f, x->off, x->len)); /* without memory it pauses as it did */
     }
 }
 
