@@ -3033,8 +3033,12 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
         if (!x && f->pos != f->next) { /* a seek away from what was read ahead: start again from pos */
             int i;
             for (i = 0; i < RECIO__RM_DEPTH; i++) recio__rm_cancel(&f->x[i]);
-            /* the first range: what the caller asked for (64 KiB at least, RECIO__RM_FIRST at most) */
+            /* the first range: what the caller asked for (64 KiB at least, RECIO__RM_FIRST at most); from
+               a near server to a reader in order, RECIO__RM_CHUNK at once (its ranges hold
+               RECIO__RM_HOLD whatever their length, and over loopback an epoch through ranges of
+               0.25, 1 and 4 MiB took 1.1-1.3x the time of libcurl fetching the file whole; 0.9-1.1x) */
             f->ramp = n - done < (64u << 10) ? 64u << 10 : n - done > RECIO__RM_FIRST ? RECIO__RM_FIRST : n - done;
+            if (recio__rm_seq(f) && f->lat >= 0 && f->lat < RECIO__RM_FAR) f->ramp = RECIO__RM_CHUNK;
             f->next = f->seek_at = f->pos, f->first = recio__rm_seq(f) ? 0 : f->ramp;
             f->seek_t = recio__rm_now();
         }
