@@ -2903,6 +2903,9 @@ static int recio__rm_depth(const recio__rm_file *f) {
     return halves + 1 < RECIO__RM_DEPTH ? (int)halves + 1 : RECIO__RM_DEPTH;
 }
 
+/* The server of f answers in RECIO__RM_FAR or longer (its shortest wait seen; -1 while none came). */
+static int recio__rm_far(const recio__rm_file *f) { return f->lat >= RECIO__RM_FAR; }
+
 /* Bytes to have asked for ahead of the reader: twice what it takes (since a seek) in the
    shortest wait for an answer seen (the link's round trip: a longer one waited for libcurl to send
    it), and a range's hold; all of the file while either is not known, and from a far server, whose
@@ -2914,7 +2917,7 @@ static uint64_t recio__rm_lead(recio__rm_file *f) {
     for (i = 0; i < RECIO__RM_DEPTH; i++)
         if (f->x[i].wait >= 0 && (f->lat < 0 || f->x[i].wait < f->lat)) f->lat = f->x[i].wait;
     if (ms >= 1 && f->pos > f->seek_at + RECIO__RM_FIRST) f->rate = (double)(f->pos - f->seek_at) / ms;
-    if (f->lat < 0 || f->rate <= 0 || f->lat >= RECIO__RM_FAR) return UINT64_MAX; /* far: every slot (recio__rm_hold) */
+    if (f->lat < 0 || f->rate <= 0 || recio__rm_far(f)) return UINT64_MAX; /* far: every slot (recio__rm_hold) */
     return (uint64_t)(2 * f->rate * f->lat) + RECIO__RM_HOLD;
 }
 
@@ -2940,16 +2943,14 @@ static size_t recio__rm_after(const recio__rm_file *f, uint64_t len) {
    (object storage across a network), a connection carries about its window a round trip (S3: some
    100 MB/s), so ranges ahead must stream at once to add up: they are held whole. Nearer (a LAN,
    loopback) one connection fills the link, and a byte that waits in its socket is copied once. */
-static uint64_t recio__rm_hold(const recio__rm_file *f) {
-    return f->lat >= RECIO__RM_FAR ? RECIO__RM_CHUNK : RECIO__RM_HOLD;
-}
+static uint64_t recio__rm_hold(const recio__rm_file *f) { return recio__rm_far(f) ? RECIO__RM_CHUNK : RECIO__RM_HOLD; }
 
 /* The buffer of a range of len bytes at off: what it holds (recio__rm_hold), as much for every range
    of its slot (the ramp does not reallocate), or the whole range from a far server (a merged tail,
    recio__rm_span, is longer than RECIO__RM_CHUNK). */
 static size_t recio__rm_want(const recio__rm_file *f, uint64_t off, uint64_t len) {
     uint64_t hold = recio__rm_hold(f), want = f->size - off < hold ? f->size - off : hold;
-    return (size_t)(f->lat >= RECIO__RM_FAR && len > want ? len : want);
+    return (size_t)(recio__rm_far(f) && len > want ? len : want);
 }
 
 /* The length of the range at off planned as len, in a file of size bytes (UINT64_MAX: not known):
@@ -3038,7 +3039,7 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
                RECIO__RM_HOLD whatever their length, and over loopback an epoch through ranges of
                0.25, 1 and 4 MiB took 1.1-1.3x the time of libcurl fetching the file whole; 0.9-1.1x) */
             f->ramp = n - done < (64u << 10) ? 64u << 10 : n - done > RECIO__RM_FIRST ? RECIO__RM_FIRST : n - done;
-            if (recio__rm_seq(f) && f->lat >= 0 && f->lat < RECIO__RM_FAR) f->ramp = RECIO__RM_CHUNK;
+            if (recio__rm_seq(f) && f->lat >= 0 && !recio__rm_far(f)) f->ramp = RECIO__RM_CHUNK;
             f->next = f->seek_at = f->pos, f->first = recio__rm_seq(f) ? 0 : f->ramp;
             f->seek_t = recio__rm_now();
         }
