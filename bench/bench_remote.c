@@ -3,8 +3,9 @@
    round, rows in turn, so drift of this shared machine falls on all of them alike):
      local    the same file through the split from disk
      nginx    http://127.0.0.1 (nginx)                          ratio to local        (issue: >= 0.8x)
-              (these two and nginx https: one split each, an epoch per round, as training reads; the
-              other rows open a new split per round, as their base rows start a new transfer)
+              (these two, the proxy rows, nginx https and socket split: one split each, an epoch per
+              round, as training reads; the other rows open a new split per round, as their base
+              rows start a new transfer)
      s3rver   s3:// on s3rver, SigV4-signed                     ratio to curl whole   (issue: >= 0.9x)
      curl     `curl -o /dev/null` of the same object from s3rver, whole, signed: the server's own speed
      proxy+0   s3:// through the tests' fault proxy, no fault   (the proxy's own speed)
