@@ -389,7 +389,7 @@ static long nginx_log_end(void) {
     return n;
 }
 
-/* A split reads the 18 MiB object in order with ranges of up to 8 MiB in flight: the same records,
+/* A split reads the 18 MiB object in order with ranges of up to 16 MiB in flight: the same records,
    epoch after epoch, whatever its reader's buffer.
    From a near server (far 0) it holds only a few hundred KiB of each range in memory (the rest waits
    in its socket, paused, and then goes straight into the reader's buffer): at most 4 MiB through
@@ -408,11 +408,11 @@ static void split_memory(const char *uri, uint64_t want, int far) {
         counted c = {0, 0};
         char msg[RECIO_ERRMSG_SIZE];
         int e;
+        long from = nginx_log_end();
+        size_t requests, conns;
         memset(&d, 0, sizeof d);
         d.errmsg = msg, d.buffer_size = bufs[b];
         d.alloc.alloc = counted_alloc, d.alloc.free = counted_free, d.alloc.user = &c;
-        long from = nginx_log_end();
-        size_t requests, conns;
         CHECK(recio_split_open_desc(&s, uri, 0, 1, &d) == RECIO_OK);
         if (!s) {
             note(msg);
