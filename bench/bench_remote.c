@@ -305,6 +305,15 @@ static void stage_shards(const char *path, const char *base, char *list, size_t 
     recio_reader_close(r);
 }
 
+/* The nginx split's speed against another row's, round by round: the median and spread of the ratios. */
+static void nginx_against(const double *split, const double *other, int rounds, const char *name) {
+    double ratio[64], lo, hi;
+    int r;
+    for (r = 0; r < rounds; r++) ratio[r] = other[r] / split[r];
+    bench_range(ratio, rounds, &lo, &hi);
+    printf("nginx split / %s: %.2fx (median of the rounds' ratios; min..max %.2f..%.2f)\n", name, bench_median(ratio, rounds), lo, hi);
+}
+
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "build/bench-data/imagenet1k.rec", *base;
     int rounds = argc > 2 ? atoi(argv[2]) : 7, r, k;
@@ -386,29 +395,10 @@ int main(int argc, char **argv) {
         if (base_row < 0) printf("%-12s %10.1f %10.1f..%-10.1f\n", NAMES[k], m, lo, hi);
         else printf("%-12s %10.1f %10.1f..%-10.1f %7.2fx %s\n", NAMES[k], m, lo, hi, bench_median(ratio, rounds), NAMES[base_row]);
     }
-    if (on[1] && on[6] && on[7]) {
-        double ratio[64], lo, hi;
-        for (r = 0; r < rounds; r++) ratio[r] = t[6][r] / t[1][r];
-        printf("nginx split / curl nginx whole: %.2fx (median of the rounds' ratios)\n", bench_median(ratio, rounds));
-        for (r = 0; r < rounds; r++) ratio[r] = t[7][r] / t[1][r];
-        printf("nginx split / libcurl nginx whole: %.2fx (median of the rounds' ratios; min..max ", bench_median(ratio, rounds));
-        bench_range(ratio, rounds, &lo, &hi);
-        printf("%.2f..%.2f)\n", lo, hi);
-    }
-    if (on[1] && on[13]) {
-        double ratio[64], lo, hi;
-        for (r = 0; r < rounds; r++) ratio[r] = t[13][r] / t[1][r];
-        bench_range(ratio, rounds, &lo, &hi);
-        printf("nginx split / libcurl copy: %.2fx (median of the rounds' ratios; min..max %.2f..%.2f)\n",
-               bench_median(ratio, rounds), lo, hi);
-    }
-    if (on[1] && on[14]) {
-        double ratio[64], lo, hi;
-        for (r = 0; r < rounds; r++) ratio[r] = t[14][r] / t[1][r];
-        bench_range(ratio, rounds, &lo, &hi);
-        printf("nginx split / socket split: %.2fx (median of the rounds' ratios; min..max %.2f..%.2f)\n",
-               bench_median(ratio, rounds), lo, hi);
-    }
+    if (on[1] && on[6]) nginx_against(t[1], t[6], rounds, "curl nginx whole");
+    if (on[1] && on[7]) nginx_against(t[1], t[7], rounds, "libcurl nginx whole");
+    if (on[1] && on[13]) nginx_against(t[1], t[13], rounds, "libcurl copy");
+    if (on[1] && on[14]) nginx_against(t[1], t[14], rounds, "socket split");
     for (k = 0; k < ROWS; k++) recio_split_close(kept[k]);
     return (int)(sink & 0);
 }
