@@ -2092,6 +2092,7 @@ typedef struct recio__rm_xfer {
     uint64_t used;   /* GET: bytes of the range the reader has taken: all but their last RECIO__RM_TAIL may go */
     int paused;      /* GET: its buffer was full; what came stays in curl and the socket till the reader asks */
     int drain;       /* a guessed range past the end: its short answer (416) ends, the connection is kept */
+    int wrap;        /* GET: a range of the reader's next pass (recio__rm_wrap) */
     double at;       /* WAIT: when to try again (ms, monotonic) */
     double t0, wait; /* when this try started; ms from then to its answer's status line (-1: none yet) */
     CURLcode rc;
@@ -2119,6 +2120,11 @@ typedef struct recio__rm_pool {
     int n, shared;                       /* shared: sh was tried */
     unsigned char *buf[RECIO__RM_DEPTH]; /* range buffers a closed file left (their pages mapped) */
     int seq; /* its owner reads files in order from their start (a split that does not shuffle) */
+    /* Where its owner starts again at the end of each pass (recio__rm_wrap): bytes [wrap_from,
+       wrap_to) of the file named wrap (recio__rm_cfg.name), read again and again (a split's part in
+       one file, from its second epoch on); wrap "": no such pass. */
+    char wrap[1024];
+    uint64_t wrap_from, wrap_to;
     /* The sizes its stats saw (a ring of RECIO__RM_SIZES: URI hash, size): an open asks no range past
        a file's end (416s on every small file, their connections closed when cancelled). A hint only:
        every answer is checked against the first. */
@@ -2865,6 +2871,8 @@ typedef struct recio__rm_file {
     double seek_t, lat;       /* when that was (ms); the shortest wait for an answer's first line seen */
     double rate;              /* bytes a ms the reader took since the last seek (before it: since the one before) */
     size_t first;             /* the length of the first range after it; 0: none since the open */
+    int wrapped;              /* the ranges ahead went on from home, where the next pass starts */
+    uint64_t home, wrap_to;   /* that pass's start; this one's end (recio__rm_wrap) */
     recio__rm_xfer x[RECIO__RM_DEPTH];
     recio__rm_xfer *xs[RECIO__RM_DEPTH];
     char msg[RECIO_ERRMSG_SIZE]; /* "URI: offset N: why" after a failed read */
@@ -2884,10 +2892,11 @@ static void recio__rm_cancel(recio__rm_xfer *x) {
 }
 
 /* Starts x on bytes [off, off + len) of f, which must be the object of f's first answer (its ETag in
-   If-Match; total: its size, UINT64_MAX while not known). x's buffer holds len bytes. */
+   If-Match; total: its size, UINT64_MAX while not known). x's buffer holds len bytes. After
+   recio__rm_wrap, the range is the next pass's. */
 static int recio__rm_get(recio__rm_file *f, recio__rm_xfer *x, uint64_t off, uint64_t len, uint64_t total) {
     x->method = "GET", x->if_match = f->etag, x->grow = 0, x->tries = 0;
-    x->off = off, x->len = len, x->got = 0, x->skip = 0, x->used = 0, x->want_total = total;
+    x->off = off, x->len = len, x->got = 0, x->skip = 0, x->used = 0, x->want_total = total, x->wrap = f->wrapped;
     return recio__rm_start(x);
 }
 
@@ -2963,34 +2972,87 @@ static uint64_t recio__rm_span(uint64_t off, uint64_t len, uint64_t size) {
     return rest < 2 * len && rest <= 2 * (uint64_t)RECIO__RM_CHUNK ? rest : len;
 }
 
+/* Bytes of the ranges in flight that have not come yet. */
+static uint64_t recio__rm_due(const recio__rm_file *f) {
+    uint64_t due = 0;
+    int i;
+    for (i = 0; i < RECIO__RM_DEPTH; i++)
+        if (f->x[i].state == RECIO__RM_RUN || f->x[i].state == RECIO__RM_WAIT) due += f->x[i].len - f->x[i].got;
+    return due;
+}
+
+/* The next pass, asked before this one ends. An owner that reads bytes [from, to) of f again and
+   again (recio__rm_pool.wrap: a split's epochs) seeks back to `from` at `to`, and the round
+   trip of that range was an epoch's wait (through 20 ms a request, 20 ms of an epoch of 50-90).
+   Once every range to `to` was asked, and what is left for the reader, or for the link to bring,
+   takes less than twice a round trip (at the reader's rate since the last seek, waits included),
+   the ranges ahead go on from `from` (recio__rm_ahead), as the next pass's: the reader does not
+   read them (recio__rm_slot) until it seeks back among them (recio__rm_seek). A reader that closes
+   instead wasted them: the owner names the pass only from its second epoch on. */
+static void recio__rm_wrap(recio__rm_file *f) {
+    const recio__rm_pool *p = f->s.pool;
+    uint64_t to, left;
+    if (f->wrapped || !p || !p->wrap[0] || !recio__rm_seq(f) || f->rate <= 0 || f->lat < 0) return;
+    to = p->wrap_to < f->size ? p->wrap_to : f->size;
+    if (f->next < to || (f->next == to && to < f->size) || p->wrap_from >= to) return; /* the pass may end past to */
+    left = to > f->pos ? to - f->pos : 0;
+    if (recio__rm_due(f) < left) left = recio__rm_due(f);
+    if ((double)left > 2 * f->rate * f->lat + RECIO__RM_HOLD || strcmp(p->wrap, f->s.cfg.name)) return;
+    f->wrapped = 1, f->home = f->next = p->wrap_from, f->wrap_to = to, f->ramp = RECIO__RM_CHUNK;
+}
+
+/* The reader came back to where the next pass starts: its ranges are the ranges ahead now, and what
+   is left of this pass's goes. */
+static void recio__rm_land(recio__rm_file *f) {
+    int i;
+    for (i = 0; i < RECIO__RM_DEPTH; i++) {
+        if (!f->x[i].wrap) recio__rm_cancel(&f->x[i]);
+        f->x[i].wrap = 0;
+    }
+    f->wrapped = 0, f->seek_at = f->pos, f->seek_t = recio__rm_now();
+}
+
+/* Bytes asked ahead of the reader: to f->next; once the next pass began, to this one's end and from
+   the next one's start. */
+static uint64_t recio__rm_asked(const recio__rm_file *f) {
+    if (!f->wrapped) return f->next - f->pos;
+    return (f->wrap_to > f->pos ? f->wrap_to - f->pos : 0) + (f->next - f->home);
+}
+
 /* Starts ranges ahead of the reader into idle slots (as many as recio__rm_depth allows), each
    recio__rm_after the last. Beyond the range in flight, only while what was asked ahead of the
    reader is less than its lead (recio__rm_lead): ranges in flight together share a near link, each
    waiting paused for its turn (over loopback four at once read at 0.65x of one at a time). */
 static int recio__rm_ahead(recio__rm_file *f) {
-    int i, busy = 0, depth = recio__rm_depth(f);
-    uint64_t lead = recio__rm_lead(f);
+    int i, busy = 0, depth = recio__rm_depth(f), sent = 0;
+    uint64_t lead = recio__rm_lead(f), end;
+    recio__rm_wrap(f);
+    end = f->wrapped ? f->wrap_to : f->size;
     for (i = 0; i < RECIO__RM_DEPTH; i++) busy += f->x[i].state != RECIO__RM_IDLE;
-    for (i = 0; i < RECIO__RM_DEPTH && f->next < f->size && busy < depth && (!busy || f->next - f->pos < lead); i++) {
+    for (i = 0; i < RECIO__RM_DEPTH && f->next < end && busy < depth && (!busy || recio__rm_asked(f) < lead); i++) {
         recio__rm_xfer *x = &f->x[i];
-        uint64_t len = recio__rm_span(f->next, f->ramp, f->size);
+        uint64_t len = recio__rm_span(f->next, f->ramp, end);
         if (x->state != RECIO__RM_IDLE) continue;
         busy++;
         if (recio__rm_buf(&f->s, x, recio__rm_want(f, f->next, len))) return -1;
         if (recio__rm_get(f, x, f->next, len, f->size)) return -1;
         f->next += len;
         f->ramp = recio__rm_after(f, f->ramp);
+        sent |= x->wrap;
     }
-    return 0;
+    /* the next pass's requests go out now: libcurl sends them when it runs next, and the pass may
+       have ended (a split at its end: the next read comes after its reset) */
+    return sent ? recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 0) : 0;
 }
 
-/* The slot whose range holds pos, after dropping those wholly before it; NULL when none does. */
+/* The slot whose range holds pos, after dropping those wholly before it (but the next pass's);
+   NULL when none does. */
 static recio__rm_xfer *recio__rm_slot(recio__rm_file *f) {
     recio__rm_xfer *hit = NULL;
     int i;
     for (i = 0; i < RECIO__RM_DEPTH; i++) {
         recio__rm_xfer *x = &f->x[i];
-        if (x->state == RECIO__RM_IDLE) continue;
+        if (x->state == RECIO__RM_IDLE || x->wrap) continue;
         if (x->off + x->len <= f->pos) recio__rm_cancel(x);
         else if (x->off + x->skip <= f->pos) hit = x; /* below skip: delivered, not kept (a seek back) */
     }
@@ -3031,9 +3093,11 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
     while (done < n && f->pos < f->size) {
         recio__rm_xfer *x = recio__rm_slot(f);
         size_t k;
-        if (!x && f->pos != f->next) { /* a seek away from what was read ahead: start again from pos */
+        if (!x && f->wrapped && done) break;           /* past this pass's ranges: it may end here */
+        if (!x && (f->pos != f->next || f->wrapped)) { /* a seek away from what was read ahead: start again from pos */
             int i;
             for (i = 0; i < RECIO__RM_DEPTH; i++) recio__rm_cancel(&f->x[i]);
+            f->wrapped = 0;
             /* the first range: what the caller asked for (64 KiB at least, RECIO__RM_FIRST at most); from
                a near server to a reader in order, RECIO__RM_CHUNK at once (its ranges hold
                RECIO__RM_HOLD whatever their length, and over loopback an epoch through ranges of
@@ -3083,7 +3147,9 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
 }
 
 static int recio__rm_seek(void *user, uint64_t off) {
-    ((recio__rm_file *)user)->pos = off;
+    recio__rm_file *f = (recio__rm_file *)user;
+    f->pos = off;
+    if (f->wrapped && off >= f->home && off < f->next) recio__rm_land(f);
     return 0;
 }
 
@@ -3683,6 +3749,12 @@ static const recio_fs *recio__rm_keep_init(recio__rm_keep *k, const recio_alloca
 
 static void recio__rm_keep_seq(recio__rm_keep *k, int seq) { k->pool.seq = seq; }
 
+/* Bytes [from, to) of uri are read again and again (recio__rm_wrap). */
+static void recio__rm_keep_wrap(recio__rm_keep *k, const char *uri, uint64_t from, uint64_t to) {
+    recio__rm_name(k->pool.wrap, sizeof k->pool.wrap, uri);
+    k->pool.wrap_from = from, k->pool.wrap_to = to;
+}
+
 static void recio__rm_keep_free(recio__rm_keep *k) {
     if (k->on) recio__rm_pool_free(&k->pool);
     k->on = 0;
@@ -3727,6 +3799,7 @@ typedef struct recio__rm_keep {
 } recio__rm_keep;
 #define recio__rm_keep_init(k, a, list) ((void)(k), (void)(a), (list))
 #define recio__rm_keep_seq(k, seq) ((void)(k), (void)(seq))
+#define recio__rm_keep_wrap(k, uri, from, to) ((void)(k), (void)(uri), (void)(from), (void)(to))
 #define recio__rm_keep_free(k) ((void)(k))
 #endif
 
@@ -5969,6 +6042,7 @@ struct recio_split {
     uint64_t *went; /* CHUNK: the window's records, each an (offset, position) pair */
     /* the epoch stream */
     uint64_t epoch, count, target, seq;
+    unsigned resets; /* recio_split_reset's calls, the open's included */
     recio__sreader rd[RECIO__SPLIT_READERS];
     size_t rbuf; /* reader buffer when not set in the desc (0: the reader's default) */
     uint64_t tick;
@@ -6873,8 +6947,20 @@ static recio_err recio__sp_index_next(recio_split *s, recio_record *rec, recio_s
 
 /* ---- public ---- */
 
+/* A split that reads its part in order, all in one file, starts each epoch where the last started:
+   from its second epoch on (a first reset: the owner loops over epochs), its remote file asks for the
+   next epoch's first bytes before this one ends (recio__rm_wrap). */
+static void recio__sp_wrap(recio_split *s) {
+    unsigned f;
+    if (s->indexed || s->d.shuffle || s->begin >= s->end || ++s->resets < 2) return;
+    f = recio__sp_file_at(s, s->begin);
+    if (recio__sp_file_at(s, s->end - 1) == f)
+        recio__rm_keep_wrap(&s->rm, s->files[f].path, s->begin - s->files[f].base, s->end - s->files[f].base);
+}
+
 RECIODEF recio_err recio_split_reset(recio_split *s, uint64_t epoch) {
     if (!s) return RECIO_ERR_ARG;
+    recio__sp_wrap(s);
     s->sticky = RECIO_OK;
     s->errmsg[0] = 0;
     s->epoch = epoch;

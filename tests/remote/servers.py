@@ -35,6 +35,8 @@ JSON). Faults apply to the requests whose path contains `match` and whose method
     delay_first_ms=N    wait N ms before forwarding the GETs whose Range starts at byte 0 (with
                         replace_from: two ranges asked together, the later one answered first, from
                         the new object)
+    watch=N             no fault: counts the GETs whose Range starts at byte N as they come
+                        ("watched" in the stats: when a reader asked for a range, not when it ended)
 Nothing here ever connects anywhere but 127.0.0.1, and everything stops after RECIO_TEST_LIFETIME
 seconds (default 1800) whatever happens."""
 import ctypes
@@ -177,7 +179,7 @@ def start_nginx(state, procs, cert=None):
 
 class Faults:
     FIELDS = {"delay_ms": 0, "status": 0, "count": 0, "retry_after": -1, "cut": 0, "reset": 0,
-              "replace_after": -1, "ignore_if_match": 0, "replace_from": -1, "delay_first_ms": 0}
+              "replace_after": -1, "ignore_if_match": 0, "replace_from": -1, "delay_first_ms": 0, "watch": -1}
 
     def __init__(self):
         self.lock = threading.Lock()
@@ -189,7 +191,7 @@ class Faults:
                 setattr(self, k, int(q.get(k, [v])[0]))
             self.match = q.get("match", [""])[0]
             self.methods = q.get("methods", ["GET,HEAD,PUT,POST,DELETE"])[0].split(",")
-            self.stats = {"requests": 0, "faults": 0, "gets": 0, "if_match": 0, "auth": 0, "methods": {}}
+            self.stats = {"requests": 0, "faults": 0, "gets": 0, "if_match": 0, "auth": 0, "watched": 0, "methods": {}}
 
     def take(self, field):
         """One use of a counted fault: True while some remain."""
@@ -242,6 +244,7 @@ def make_proxy(upstream_port):
                 st["methods"][self.command] = st["methods"].get(self.command, 0) + 1
                 st["if_match"] += "If-Match" in self.headers
                 st["auth"] += "Authorization" in self.headers
+                st["watched"] += self.command == "GET" and faults.watch >= 0 and self.range_start() == faults.watch
             if hit and faults.delay_ms:
                 time.sleep(faults.delay_ms / 1000)
             if hit and faults.delay_first_ms and self.range_start() == 0:
