@@ -172,20 +172,19 @@ static double split_read(const char *uri, int epochs, uint64_t *bytes) {
     recio_split *s = NULL;
     double t0 = now();
     char msg[RECIO_ERRMSG_SIZE];
-    int e;
+    int e, timed = epochs ? epochs : 1;
     memset(&d, 0, sizeof d);
     d.errmsg = msg; /* a remote URI goes through the built-in s3/http rows like any path */
     if (!strncmp(uri, "sock://", 7)) d.fs = &SOCK_FS;
     if (recio_split_open_desc(&s, uri, 0, 1, &d) != RECIO_OK) fprintf(stderr, "bench_remote: %s\n", msg), exit(1);
-    *bytes = 0;
-    if (epochs) split_epoch(s, bytes);
-    for (e = 0, t0 = epochs ? now() : t0; e < (epochs ? epochs : 1); e++) {
+    if (epochs) split_epoch(s, bytes), t0 = now(); /* the untimed first epoch */
+    for (e = 0; e < timed; e++) {
         if (epochs && recio_split_reset(s, (uint64_t)e + 1) != RECIO_OK)
             fprintf(stderr, "bench_remote: %s\n", recio_split_errmsg(s)), exit(1);
         *bytes = 0;
         split_epoch(s, bytes);
     }
-    t0 = (now() - t0) / (epochs ? epochs : 1);
+    t0 = (now() - t0) / timed;
     recio_split_close(s);
     return t0;
 }
