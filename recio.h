@@ -2010,10 +2010,12 @@ static recio_err recio__lfs_why(char *why, recio_err e) {
    RECIO__RM_DEPTH); reading keeps ranged GETs in flight ahead of the reader, each twice the last (four
    times in such a split) up to RECIO__RM_CHUNK (the last takes the rest of the file when less than
    twice it would be left), as many as cover twice the bytes it takes in a round trip, so a worker
-   rarely waits for one; after a seek, one range, and more as the reader reads on in order. From a near
-   server, a range holds at most RECIO__RM_HOLD bytes in memory: past that it pauses, the rest
-   waiting in its socket; a far one's ranges are held whole (recio__rm_hold). The bytes the reader
-   waits for go straight into its buffer.
+   rarely waits for one; after a seek, one range, and more as the reader reads on in order; a split
+   that reads one file's part epoch after epoch has the next epoch's first ranges asked before an
+   epoch ends (recio__rm_wrap), so its reset waits no round trip. From a near server, a range holds
+   at most RECIO__RM_HOLD bytes in memory: past that it pauses, the rest waiting in its socket; a far
+   one's ranges are held whole (recio__rm_hold). The bytes the reader waits for go straight into its
+   buffer.
    Every range carries the ETag of the first answer in If-Match and its answer's ETag is checked too
    (a server that ignores If-Match is caught): an object replaced while it is read is an error, never
    a mix of two versions. Failures that may pass (5xx, 429, 408, a reset or timed-out connection, a
