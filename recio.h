@@ -3024,7 +3024,8 @@ static uint64_t recio__rm_asked(const recio__rm_file *f) {
 /* Starts ranges ahead of the reader into idle slots (as many as recio__rm_depth allows), each
    recio__rm_after the last. Beyond the range in flight, only while what was asked ahead of the
    reader is less than its lead (recio__rm_lead): ranges in flight together share a near link, each
-   waiting paused for its turn (over loopback four at once read at 0.65x of one at a time). */
+   waiting paused for its turn (over loopback four at once read at 0.65x of one at a time). -1, with
+   f->s.why, when one cannot start. */
 static int recio__rm_ahead(recio__rm_file *f) {
     int i, busy = 0, depth = recio__rm_depth(f), sent = 0;
     uint64_t lead = recio__rm_lead(f), end;
@@ -3036,15 +3037,19 @@ static int recio__rm_ahead(recio__rm_file *f) {
         uint64_t len = recio__rm_span(f->next, f->ramp, end);
         if (x->state != RECIO__RM_IDLE) continue;
         busy++;
-        if (recio__rm_buf(&f->s, x, recio__rm_want(f, f->next, len))) return -1;
-        if (recio__rm_get(f, x, f->next, len, f->size)) return -1;
+        if (recio__rm_buf(&f->s, x, recio__rm_want(f, f->next, len)))
+            return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), -1;
+        if (recio__rm_get(f, x, f->next, len, f->size))
+            return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), -1;
         f->next += len;
         f->ramp = recio__rm_after(f, f->ramp);
         sent |= x->wrap;
     }
     /* the next pass's requests go out now: libcurl sends them when it runs next, and the pass may
        have ended (a split at its end: the next read comes after its reset) */
-    return sent ? recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 0) : 0;
+    if (sent && recio__rm_pump(&f->s, f->xs, RECIO__RM_DEPTH, 0))
+        return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), -1;
+    return 0;
 }
 
 /* The slot whose range holds pos, after dropping those wholly before it (but the next pass's);
@@ -3090,8 +3095,7 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
     if (f->msg[0]) return -1;
     /* ranges ahead start when the reader reads in order (a seek starts again below); the transfers
        move on when the reader waits, so that the bytes it waits for go straight into its buffer */
-    if ((recio__rm_slot(f) || f->pos == f->next) && recio__rm_ahead(f))
-        return recio__fmt(f->s.why, sizeof f->s.why, "libcurl failed"), recio__rm_fail_read(f, f->pos);
+    if ((recio__rm_slot(f) || f->pos == f->next) && recio__rm_ahead(f)) return recio__rm_fail_read(f, f->pos);
     while (done < n && f->pos < f->size) {
         recio__rm_xfer *x = recio__rm_slot(f);
         size_t k;
@@ -3109,10 +3113,9 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
             f->next = f->seek_at = f->pos, f->first = recio__rm_seq(f) ? 0 : f->ramp;
             f->seek_t = recio__rm_now();
         }
-        if (!x) {
-            if (recio__rm_ahead(f) || !(x = recio__rm_slot(f)))
-                return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
-        }
+        if (!x && recio__rm_ahead(f)) return recio__rm_fail_read(f, f->pos);
+        if (!x && !(x = recio__rm_slot(f)))
+            return recio__fmt(f->s.why, sizeof f->s.why, "no range started here"), recio__rm_fail_read(f, f->pos);
         if (done && f->pos >= x->off + x->got) break; /* what came so far: the caller works while the rest comes */
         if (f->pos == x->off + x->got) {              /* waiting: the bytes go straight into the caller's buffer */
             x->dst = (unsigned char *)buf + done, x->dst_cap = n - done, x->dst_got = 0;
@@ -3125,8 +3128,7 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
             if (x->dst_got) {
                 done += x->dst_got, f->pos += x->dst_got;
                 if (f->pos >= x->off + x->len) x->state = RECIO__RM_IDLE;
-                if (recio__rm_ahead(f))
-                    return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
+                if (recio__rm_ahead(f)) return recio__rm_fail_read(f, f->pos);
                 continue;
             }
         }
@@ -3142,8 +3144,7 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
         done += k, f->pos += k;
         recio__rm_taken(x, f->pos);
         if (f->pos >= x->off + x->len) x->state = RECIO__RM_IDLE;
-        if (recio__rm_ahead(f))
-            return recio__fmt(f->s.why, sizeof f->s.why, "out of memory"), recio__rm_fail_read(f, f->pos);
+        if (recio__rm_ahead(f)) return recio__rm_fail_read(f, f->pos);
     }
     return (int64_t)done;
 }

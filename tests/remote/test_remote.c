@@ -344,13 +344,13 @@ static void test_multipart_write_read(void) {
 }
 
 /* RecordIO written to S3 through recio_writer, read back through the reader: the same records. */
-/* Live bytes through a split's allocator, and their most. */
+/* Live bytes through a split's allocator, and their most; with limit, no block over it. */
 typedef struct counted {
-    size_t live, peak;
+    size_t live, peak, limit;
 } counted;
 static void *counted_alloc(size_t n, void *user) {
     counted *c = (counted *)user;
-    size_t *p = (size_t *)malloc(n + 16);
+    size_t *p = c->limit && n > c->limit ? NULL : (size_t *)malloc(n + 16);
     if (!p) return NULL;
     *p = n, c->live += n;
     if (c->live > c->peak) c->peak = c->live;
@@ -405,7 +405,7 @@ static void split_memory(const char *uri, uint64_t want, int far) {
         recio_split_desc d;
         recio_split *s = NULL;
         recio_record rec;
-        counted c = {0, 0};
+        counted c = {0, 0, 0};
         char msg[RECIO_ERRMSG_SIZE];
         int e;
         long from = nginx_log_end();
@@ -1088,6 +1088,46 @@ static void next_epoch_early(unsigned rank, unsigned nsplit, int delay_ms) {
     faults(PROXY_HTTP, "");
 }
 
+/* A far server's ranges are held whole (8 MiB): through an allocator that gives no block over 2
+   MiB, a split over w.rec 30 ms away reads its first epoch whole (the open's ranges, asked before
+   the server was known to be far, cannot grow and pause as a near server's do), and the second,
+   whose ranges need 8 MiB, fails at its start, naming the URI, the offset and "out of memory".
+   Every record before is the local split's. */
+static void test_range_no_memory(void) {
+    char uri[1024], local[1024], msg[RECIO_ERRMSG_SIZE];
+    recio_split *sr = NULL, *sl = NULL;
+    recio_split_desc d;
+    recio_record a, b;
+    counted c = {0, 0, 2u << 20};
+    recio_err er = RECIO_OK;
+    size_t n = 0, wrong = 0;
+    const char *m;
+    int e;
+    snprintf(uri, sizeof uri, "%s/w.rec", PROXY_HTTP);
+    snprintf(local, sizeof local, "%s/w.rec", WWW);
+    faults(PROXY_HTTP, "delay_ms=30");
+    memset(&d, 0, sizeof d);
+    d.errmsg = msg;
+    CHECK(recio_split_open_desc(&sl, local, 0, 1, &d) == RECIO_OK);
+    d.alloc.alloc = counted_alloc, d.alloc.free = counted_free, d.alloc.user = &c;
+    if (recio_split_open_desc(&sr, uri, 0, 1, &d) != RECIO_OK) fprintf(stderr, "  %s\n", msg);
+    CHECK(sr != NULL && sl != NULL);
+    for (e = 0; e < 2 && sl && sr; e++) {
+        CHECK(!e || (recio_split_reset(sl, 1) == RECIO_OK && recio_split_reset(sr, 1) == RECIO_OK));
+        for (n = 0; (er = recio_split_next(sr, &b)) == RECIO_OK; n++)
+            wrong += recio_split_next(sl, &a) != RECIO_OK || a.size != b.size || memcmp(a.data, b.data, a.size);
+        if (!e) CHECK(er == RECIO_END && n == 3000 && wrong == 0);
+    }
+    m = sr ? recio_split_errmsg(sr) : "";
+    fprintf(stderr, "  (as expected) %zu records, then: %s\n", n, m);
+    CHECK(er != RECIO_OK && er != RECIO_END && wrong == 0 && n == 0);
+    CHECK(strstr(m, "/w.rec: offset 0: ") && strstr(m, "out of memory"));
+    recio_split_close(sr);
+    recio_split_close(sl);
+    CHECK(c.live == 0);
+    faults(PROXY_HTTP, "");
+}
+
 static void test_next_epoch_early(void) {
     next_epoch_early(0, 1, 0);
     next_epoch_early(0, 1, 30);
@@ -1356,6 +1396,7 @@ int main(void) {
     RUN(test_connections_kept);
     RUN(test_kept_split_epochs);
     RUN(test_next_epoch_early);
+    RUN(test_range_no_memory);
     RUN(test_step_back);
     RUN(test_no_secret_in_messages);
     free(big);
