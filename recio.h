@@ -2873,8 +2873,7 @@ typedef struct recio__rm_file {
     double seek_t, lat;       /* when that was (ms); the shortest wait for an answer's first line seen */
     double rate;              /* bytes a ms the reader took since the last seek (before it: since the one before) */
     size_t first;             /* the length of the first range after it; 0: none since the open */
-    int wrapped;              /* the ranges ahead went on from home, where the next pass starts */
-    uint64_t home, wrap_to;   /* that pass's start; this one's end (recio__rm_wrap) */
+    int wrapped;              /* the ranges ahead went on from where the next pass starts (recio__rm_wrap) */
     recio__rm_xfer x[RECIO__RM_DEPTH];
     recio__rm_xfer *xs[RECIO__RM_DEPTH];
     char msg[RECIO_ERRMSG_SIZE]; /* "URI: offset N: why" after a failed read */
@@ -2983,6 +2982,11 @@ static uint64_t recio__rm_due(const recio__rm_file *f) {
     return due;
 }
 
+/* The end of f's pass (recio__rm_pool.wrap_to, within the file). */
+static uint64_t recio__rm_pass_end(const recio__rm_file *f) {
+    return f->s.pool->wrap_to < f->size ? f->s.pool->wrap_to : f->size;
+}
+
 /* The next pass, asked before this one ends. An owner that reads bytes [from, to) of f again and
    again (recio__rm_pool.wrap: a split's epochs) seeks back to `from` at `to`, and the round
    trip of that range was an epoch's wait (through 20 ms a request, 20 ms of an epoch of 50-90).
@@ -2993,14 +2997,14 @@ static uint64_t recio__rm_due(const recio__rm_file *f) {
    instead wasted them: the owner names the pass only from its second epoch on. */
 static void recio__rm_wrap(recio__rm_file *f) {
     const recio__rm_pool *p = f->s.pool;
-    uint64_t to, left;
+    uint64_t to, left, due;
     if (f->wrapped || !p || !p->wrap[0] || !recio__rm_seq(f) || f->rate <= 0 || f->lat < 0) return;
-    to = p->wrap_to < f->size ? p->wrap_to : f->size;
+    to = recio__rm_pass_end(f);
     if (f->next < to || (f->next == to && to < f->size) || p->wrap_from >= to) return; /* the pass may end past to */
-    left = to > f->pos ? to - f->pos : 0;
-    if (recio__rm_due(f) < left) left = recio__rm_due(f);
-    if ((double)left > 2 * f->rate * f->lat + RECIO__RM_HOLD || strcmp(p->wrap, f->s.cfg.name)) return;
-    f->wrapped = 1, f->home = f->next = p->wrap_from, f->wrap_to = to, f->ramp = RECIO__RM_CHUNK;
+    left = to > f->pos ? to - f->pos : 0, due = recio__rm_due(f);
+    if ((double)(due < left ? due : left) > 2 * f->rate * f->lat + RECIO__RM_HOLD || strcmp(p->wrap, f->s.cfg.name))
+        return;
+    f->wrapped = 1, f->next = p->wrap_from, f->ramp = RECIO__RM_CHUNK;
 }
 
 /* The reader came back to where the next pass starts: its ranges are the ranges ahead now, and what
@@ -3017,8 +3021,10 @@ static void recio__rm_land(recio__rm_file *f) {
 /* Bytes asked ahead of the reader: to f->next; once the next pass began, to this one's end and from
    the next one's start. */
 static uint64_t recio__rm_asked(const recio__rm_file *f) {
+    uint64_t to;
     if (!f->wrapped) return f->next - f->pos;
-    return (f->wrap_to > f->pos ? f->wrap_to - f->pos : 0) + (f->next - f->home);
+    to = recio__rm_pass_end(f);
+    return (to > f->pos ? to - f->pos : 0) + (f->next - f->s.pool->wrap_from);
 }
 
 /* Starts ranges ahead of the reader into idle slots (as many as recio__rm_depth allows), each
@@ -3030,7 +3036,7 @@ static int recio__rm_ahead(recio__rm_file *f) {
     int i, busy = 0, depth = recio__rm_depth(f), sent = 0;
     uint64_t lead = recio__rm_lead(f), end;
     recio__rm_wrap(f);
-    end = f->wrapped ? f->wrap_to : f->size;
+    end = f->wrapped ? recio__rm_pass_end(f) : f->size;
     for (i = 0; i < RECIO__RM_DEPTH; i++) busy += f->x[i].state != RECIO__RM_IDLE;
     for (i = 0; i < RECIO__RM_DEPTH && f->next < end && busy < depth && (!busy || recio__rm_asked(f) < lead); i++) {
         recio__rm_xfer *x = &f->x[i];
@@ -3152,7 +3158,7 @@ static int64_t recio__rm_read(void *user, void *buf, size_t n) {
 static int recio__rm_seek(void *user, uint64_t off) {
     recio__rm_file *f = (recio__rm_file *)user;
     f->pos = off;
-    if (f->wrapped && off >= f->home && off < f->next) recio__rm_land(f);
+    if (f->wrapped && off >= f->s.pool->wrap_from && off < f->next) recio__rm_land(f);
     return 0;
 }
 
