@@ -23,6 +23,13 @@
                  buffer: no libcurl, ranges, retries or ETags. The ceiling of any reader on this
                  machine and server (a fresh connection per epoch, as the nginx row asks anew)
                                                                 ratio to local
+     read bytes  the file read() whole into a 1 MiB buffer, a byte of each 4 KiB touched: no split, no
+                 parse (the local row's bytes alone)
+     recv bytes  the same bytes from nginx: one plain GET over a bare socket, the body recv()ed into a
+                 1 MiB buffer and touched alike. Against read bytes: what loopback TCP gives on this
+                 machine against the page cache, the bound of any HTTP reader (nginx's sendfile and
+                 the kernel's TCP path share these cores with the reader)
+                                                                ratio to read bytes
      nginx https  the nginx row over TLS (servers.py's self-signed certificate, trusted through
                  AWS_CA_BUNDLE)                                  ratio to nginx
      shards http  the same records cut into 50 shards (SHARDS), read through one split over the
@@ -43,19 +50,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <curl/curl.h>
 
-#define ROWS 15
+#define ROWS 17
 #define ITER_EPOCHS 3
 #define RUN_EPOCHS 3 /* the rows read as training reads: epochs of one split, back to back */
 #define ITER_SPEC "random_resized_crop(224) random_flip(0.5) normalize(imagenet) chw"
 #define SHARDS 50
 static const char *NAMES[ROWS] = {"local", "nginx", "s3rver", "curl whole", "proxy+0", "proxy+20ms", "curl nginx", "libcurl nginx",
-                                  "nginx https", "shards http", "shards https", "iter local", "iter nginx", "libcurl copy", "socket split"};
+                                  "nginx https", "shards http", "shards https", "iter local", "iter nginx", "libcurl copy", "socket split",
+                                  "read bytes", "recv bytes"};
 static const char *S3, *HTTP, *PROXY, *WWW, *HTTPS;
 static CURL *keep; /* libcurl nginx: one handle, so its connection is kept between rounds */
 static volatile uint64_t sink;
@@ -144,6 +153,31 @@ static recio_err sock_open(void *user, const char *path, recio_io *io, char *why
 }
 
 static const recio_fs SOCK_FS = {"sock", NULL, 0, sock_open, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+
+/* Seconds to take path's bytes (a local file, or sock://ADDR/KEY over a bare socket) into a 1 MiB
+   buffer, round and round, a byte of each 4 KiB touched. */
+static double bytes_only(const char *path) {
+    static unsigned char buf[1 << 20];
+    sock_file f;
+    uint64_t h = 0;
+    double t0 = now();
+    ssize_t k;
+    size_t i;
+    memset(&f, 0, sizeof f);
+    if (!strncmp(path, "sock://", 7)) {
+        snprintf(f.addr, sizeof f.addr, "%s", path + 7);
+        if (sock_get(&f, 0)) fprintf(stderr, "bench_remote: no answer over a bare socket\n"), exit(1);
+        for (i = f.hi; i < f.hn; i += 4096) h += (unsigned char)f.head[i];
+    } else if ((f.fd = open(path, O_RDONLY)) < 0) {
+        perror(path), exit(1);
+    }
+    while ((k = f.size ? recv(f.fd, buf, sizeof buf, 0) : read(f.fd, buf, sizeof buf)) > 0)
+        for (i = 0; i < (size_t)k; i += 4096) h += buf[i];
+    if (k < 0) perror("bench_remote: bytes"), exit(1);
+    close(f.fd);
+    sink += h;
+    return now() - t0;
+}
 
 /* One epoch of s: its records' bytes (a byte of each 4 KiB touched) added to *bytes; exits on an error. */
 static void split_epoch(recio_split *s, uint64_t *bytes) {
@@ -382,6 +416,7 @@ int main(int argc, char **argv) {
             if (k == 4 || k == 5) proxy_delay(k == 5 ? 20 : 0);
             if (k == 3 || k == 6) t[k][r] = curl_whole(k == 3 ? S3 : HTTP, base);
             else if (k == 7 || k == 13) t[k][r] = libcurl_whole(uri[7], k == 13);
+            else if (k == 15 || k == 16) t[k][r] = bytes_only(uri[k == 15 ? 0 : 14]);
             else if (k == 11 || k == 12) t[k][r] = iter_epoch(uri[k == 11 ? 0 : 1]);
             else if (k == 0 || k == 1 || k == 4 || k == 5 || k == 8 || k == 14)
                 t[k][r] = split_read(k == 4 || k == 5 ? uri[2] : uri[k], RUN_EPOCHS, &n);
@@ -394,7 +429,7 @@ int main(int argc, char **argv) {
     printf("%-12s %10s %22s %8s %s\n", "row", "MB/s", "min..max", "ratio", "to");
     for (k = 0; k < ROWS; k++) {
         double lo, hi, ratio[64], m;
-        int base_row = k == 1 ? 0 : k == 2 ? 3 : k == 5 ? 4 : k == 8 ? 1 : k == 10 ? 9 : k == 12 ? 11 : k == 13 || k == 14 ? 0 : -1;
+        int base_row = k == 1 ? 0 : k == 2 ? 3 : k == 5 ? 4 : k == 8 ? 1 : k == 10 ? 9 : k == 12 ? 11 : k == 13 || k == 14 ? 0 : k == 16 ? 15 : -1;
         if (!on[k]) continue;
         if (base_row >= 0 && !on[base_row]) base_row = -1;
         bench_range(mb[k], rounds, &lo, &hi);
