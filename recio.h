@@ -2066,7 +2066,10 @@ typedef struct recio__rm_cfg {
     char region[64], endpoint[1024], bucket[256];
     char name[1024];       /* the URI as messages show it */
     char ca[1024];         /* a CA bundle to trust instead of the system's, or "" */
-    const char *uri, *key; /* key: into uri, after "s3://BUCKET/" */
+    const char *uri, *key; /* uri: own; key: into it, after "s3://BUCKET/" */
+    /* The URI, copied: a writer builds its part and commit URLs from it long after the open, whose
+       caller's string (a Python temporary, a stack buffer) may be gone by then. */
+    char own[RECIO__RM_URL / 2];
 } recio__rm_cfg;
 
 enum { RECIO__RM_IDLE, RECIO__RM_RUN, RECIO__RM_WAIT, RECIO__RM_DONE, RECIO__RM_FAILED };
@@ -2268,7 +2271,8 @@ static void recio__rm_ca(recio__rm_cfg *c) {
 /* uri's scheme, bucket and key, and the settings that go with them. why gets the reason on failure. */
 static recio_err recio__rm_cfg_load(recio__rm_cfg *c, const char *uri, char *why) {
     memset(c, 0, sizeof *c);
-    c->uri = uri;
+    if (strlen(uri) >= sizeof c->own) return recio__fmt(why, RECIO_ERRMSG_SIZE, "URI too long"), RECIO_ERR_ARG;
+    uri = c->uri = (const char *)memcpy(c->own, uri, strlen(uri) + 1);
     recio__rm_name(c->name, sizeof c->name, uri);
     if (recio__rm_ieq(uri, "s3://", 5)) {
         const char *b = uri + 5, *slash = strchr(b, '/');
@@ -2281,7 +2285,6 @@ static recio_err recio__rm_cfg_load(recio__rm_cfg *c, const char *uri, char *why
     } else if (!recio__rm_ieq(uri, "http://", 7) && !recio__rm_ieq(uri, "https://", 8)) {
         return recio__fmt(why, RECIO_ERRMSG_SIZE, "not a remote URI"), RECIO_ERR_ARG;
     }
-    if (strlen(uri) >= RECIO__RM_URL / 2) return recio__fmt(why, RECIO_ERRMSG_SIZE, "URI too long"), RECIO_ERR_ARG;
     recio__rm_ca(c);
     return RECIO_OK;
 }

@@ -535,6 +535,49 @@ static void test_writer_path(void) {
     CHECK(orphan_uploads() == 0);
 }
 
+/* The writer keeps no pointer into its caller's paths: the buffers they were in are written over
+   right after the open (as Python frees the temporary it passed), and the objects still appear
+   whole at the names given, with nothing at the names written over them. Parts go up while it
+   writes (about 12 MiB), and the last part, the completions and the .idx's PUT come at the finish.
+   Before the fix, the finish sent its requests to the overwritten key, or to the bucket itself. */
+static void test_writer_path_copied(void) {
+    char msg[RECIO_ERRMSG_SIZE], *rec = (char *)malloc(64), *idx = (char *)malloc(64);
+    recio_writer_desc wd;
+    recio_writer *w;
+    recio_reader *r;
+    recio_record one;
+    recio_index ix;
+    uint64_t h = RECIO_FNV1A_INIT, hr = RECIO_FNV1A_INIT;
+    size_t i, n = 0;
+    if (!rec || !idx) exit(1);
+    snprintf(rec, 64, "s3://scratch/wc.rec"), snprintf(idx, 64, "s3://scratch/wc.idx");
+    memset(&wd, 0, sizeof wd);
+    wd.index_path = idx, wd.atomic = 1, wd.errmsg = msg;
+    CHECK(recio_writer_open_desc(&w, rec, &wd) == RECIO_OK);
+    if (!w) return;
+    snprintf(rec, 64, "s3://scratch/XX.rec"), snprintf(idx, 64, "s3://scratch/XX.idx");
+    for (i = 0; i < 2000; i++) {
+        size_t len = 1 + (size_t)(t_rand() % 12000), off = (size_t)(t_rand() % (big_n - len));
+        h = recio_fnv1a64(h, big + off, len);
+        CHECK(recio_writer_write(w, big + off, len) == RECIO_OK);
+    }
+    CHECK(recio_writer_finish(w) == RECIO_OK);
+    fprintf(stderr, "  finish: \"%s\"\n", recio_writer_errmsg(w));
+    recio_writer_close(w);
+    free(rec), free(idx);
+    CHECK(recio_reader_open(&r, "s3://scratch/wc.rec") == RECIO_OK);
+    if (r) {
+        while (recio_reader_next(r, &one) == RECIO_OK) hr = recio_fnv1a64(hr, one.data, one.size), n++;
+        recio_reader_close(r);
+    }
+    CHECK(n == 2000 && hr == h);
+    memset(&ix, 0, sizeof ix);
+    CHECK(recio_index_load(&ix, "s3://scratch/wc.idx", NULL) == RECIO_OK && ix.count == 2000);
+    recio_index_free(&ix);
+    CHECK(kind_of("s3://scratch/XX.rec", NULL) == RECIO_FS_NONE && kind_of("s3://scratch/XX.idx", NULL) == RECIO_FS_NONE);
+    CHECK(orphan_uploads() == 0);
+}
+
 /* A part that cannot go up: the upload is aborted, no object appears, no part is left. */
 static void test_write_failure_aborts(void) {
     char why[RECIO_ERRMSG_SIZE];
@@ -1385,6 +1428,7 @@ int main(void) {
     RUN(test_writer_records);
     RUN(test_write_failure_aborts);
     RUN(test_writer_path);
+    RUN(test_writer_path_copied);
     RUN(test_http_read_only);
     RUN(test_list);
     RUN(test_iter_photos);
