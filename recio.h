@@ -551,6 +551,8 @@ typedef struct recio_index_desc {
 
 /* Load (or parse desc->text) into idx, which is overwritten: free a loaded one first. */
 RECIODEF recio_err recio_index_load(recio_index *idx, const char *path, const recio_index_desc *desc);
+/* Save idx as path, written whole (a file beside it renamed over it; on S3, one object): a failure
+   leaves path as it was. */
 RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path, const recio_index_desc *desc);
 RECIODEF void recio_index_free(recio_index *idx);
 /* The .idx that goes with the data file rec, the one rule the split, `recio index` and Python follow:
@@ -5717,20 +5719,37 @@ RECIODEF recio_err recio_index_load(recio_index *idx, const char *path, const re
 }
 
 /* path created (in place) through its filesystem; "PATH: offset 0: cannot open: WHY" when it cannot be. */
-static recio_err recio__create_plain(const recio_fs *list, const char *path, recio_io *io, char *msg) {
+/* path created through its filesystem to be written whole (RECIO_FS_ATOMIC): the bytes appear only
+   at recio__whole_end, and a failure leaves PATH as it was. On S3 every object is such a pending
+   one, which nothing appears of until its commit. */
+static recio_err recio__whole_begin(const recio_fs *list, const char *path, const recio_fs **fs, recio_fs_out *out,
+                                    char *msg) {
     char why[RECIO_ERRMSG_SIZE];
-    const recio_fs *fs = recio__fs_for(list, path, why);
-    recio_fs_out out;
     recio_err e = RECIO_ERR_UNSUPPORTED;
-    memset(&out, 0, sizeof out);
-    if (fs && fs->create) e = fs->create(fs->user, path, RECIO_FS_IN_PLACE, &out, why);
-    *io = out.io;
-    if (e && msg) recio__fs_fail(msg, path, "cannot open", e, why);
+    memset(out, 0, sizeof *out);
+    *fs = recio__fs_for(list, path, why);
+    if (*fs && !(*fs)->create) recio__fmt(why, RECIO_ERRMSG_SIZE, "%s", "the filesystem is read-only");
+    else if (*fs) e = (*fs)->create((*fs)->user, path, RECIO_FS_ATOMIC, out, why);
+    if (e && msg) recio__fs_fail(msg, path, "cannot create", e, why);
+    return e;
+}
+
+/* The end of recio__whole_begin's output (its io closed): committed when ok, else discarded. */
+static recio_err recio__whole_end(const recio_fs *fs, const char *path, recio_fs_out *out, int ok, char *msg) {
+    char why[RECIO_ERRMSG_SIZE];
+    recio_err e;
+    if (!out->pending) return RECIO_OK; /* written in place (a FIFO, a device) */
+    if (!ok) return fs->discard(fs->user, out->pending), RECIO_OK;
+    why[0] = 0;
+    if ((e = fs->commit(fs->user, &out->pending, 1, why)) != RECIO_OK && msg)
+        recio__fs_fail(msg, path, "cannot commit", e, why);
     return e;
 }
 
 RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path, const recio_index_desc *desc) {
     recio_io io;
+    recio_fs_out out;
+    const recio_fs *fs;
     char buf[4096]; /* many short lines: written a block at a time */
     char *errmsg = desc ? desc->errmsg : NULL;
     size_t i, len = 0;
@@ -5743,11 +5762,12 @@ RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path, co
         return recio__errf(errmsg, path, 0, "%s",
                            idx ? "the index has a count but no entries" : "the index pointer is NULL"),
                RECIO_ERR_ARG;
-    if ((e = recio__create_plain(desc ? desc->fs : NULL, path, &io, errmsg)) != RECIO_OK) return e;
+    if ((e = recio__whole_begin(desc ? desc->fs : NULL, path, &fs, &out, errmsg)) != RECIO_OK) return e;
+    io = out.io;
     for (i = 0; i <= idx->count && !bad; i++) {
         if (len && (i == idx->count || len > sizeof buf - 48)) {
             if ((bad = io.write(io.user, buf, len) != 0) && errmsg)
-                recio__errf(errmsg, path, at, "write failed: %s", recio__errno_str(errno));
+                recio__errf(errmsg, path, at, "write failed: %s", recio__io_why(&io));
             at += len, len = 0;
         }
         if (i == idx->count) break;
@@ -5756,9 +5776,10 @@ RECIODEF recio_err recio_index_save(const recio_index *idx, const char *path, co
     }
     if (io.close && io.close(io.user) != 0 && !bad) {
         bad = 1;
-        if (errmsg) recio__errf(errmsg, path, at, "close failed: %s", recio__errno_str(errno));
+        if (errmsg) recio__errf(errmsg, path, at, "close failed: %s", recio__io_why(&io));
     }
-    return bad ? RECIO_ERR_IO : RECIO_OK;
+    e = recio__whole_end(fs, path, &out, !bad, errmsg);
+    return bad ? RECIO_ERR_IO : e;
 }
 
 /* Parse a float at *s: delegates to strtod on a bounded copy (the line is not NUL-terminated). */

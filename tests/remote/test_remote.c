@@ -578,6 +578,40 @@ static void test_writer_path_copied(void) {
     CHECK(orphan_uploads() == 0);
 }
 
+/* recio_index_save to S3: the object appears, whole, when it returns (it used to write in place
+   and never commit: on S3 nothing appeared, the save said OK, and the upload's writer leaked); a
+   save the server refuses leaves no object, and says why. */
+static void test_index_save_s3(void) {
+    recio_index ix, back;
+    recio_index_desc d;
+    char msg[RECIO_ERRMSG_SIZE];
+    size_t i, same = 0;
+    memset(&ix, 0, sizeof ix);
+    memset(&back, 0, sizeof back);
+    memset(&d, 0, sizeof d);
+    d.errmsg = msg;
+    ix.count = 20000; /* about 230 KB of lines */
+    ix.entries = (recio_index_entry *)calloc(ix.count, sizeof *ix.entries);
+    if (!ix.entries) exit(1);
+    for (i = 0; i < ix.count; i++) ix.entries[i].key = i * 7, ix.entries[i].offset = i * 4096 + 12;
+    CHECK(recio_index_save(&ix, "s3://scratch/saved.idx", &d) == RECIO_OK);
+    CHECK(recio_index_load(&back, "s3://scratch/saved.idx", NULL) == RECIO_OK && back.count == ix.count);
+    for (i = 0; i < back.count && i < ix.count; i++)
+        same += back.entries[i].key == ix.entries[i].key && back.entries[i].offset == ix.entries[i].offset;
+    CHECK(same == ix.count);
+    recio_index_free(&back);
+    use_s3(PROXY_S3, "RECIOTESTKEY", SECRET, NULL);
+    faults(PROXY_S3, "status=403&count=100&match=refused.idx&methods=PUT");
+    CHECK(recio_index_save(&ix, "s3://scratch/refused.idx", &d) == RECIO_ERR_IO);
+    CHECK(strstr(msg, "s3://scratch/refused.idx") != NULL && strstr(msg, "403") != NULL);
+    fprintf(stderr, "  (as expected) %s\n", msg);
+    note(msg);
+    faults(PROXY_S3, "");
+    use_default();
+    CHECK(kind_of("s3://scratch/refused.idx", NULL) == RECIO_FS_NONE);
+    free(ix.entries);
+}
+
 /* A part that cannot go up: the upload is aborted, no object appears, no part is left. */
 static void test_write_failure_aborts(void) {
     char why[RECIO_ERRMSG_SIZE];
@@ -1429,6 +1463,7 @@ int main(void) {
     RUN(test_write_failure_aborts);
     RUN(test_writer_path);
     RUN(test_writer_path_copied);
+    RUN(test_index_save_s3);
     RUN(test_http_read_only);
     RUN(test_list);
     RUN(test_iter_photos);
