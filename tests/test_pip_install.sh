@@ -6,9 +6,11 @@
 #     finds the library built into the package, with recio.h's version (records work without NumPy);
 #  2. `pip wheel --no-build-isolation -w dist .` gives one wheel, which installs into a second venv (with
 #     --system-site-packages for Debian's NumPy) and imports and decodes from /, its own library first
-#     even with RECIO_LIBRARY set; libjpeg-turbo is linked when the compiler can link it;
-#  3. the backend's sdist installs into a third venv; RECIO_JPEG=stb builds without libjpeg; a missing
-#     stb_image.h stops the build with a message that says what to install;
+#     even with RECIO_LIBRARY set; libjpeg-turbo is linked when the compiler can link it, and libcurl
+#     likewise (the backend's probe), so that remote paths are read (RECIO_CURL=yes|no to choose);
+#  3. the backend's sdist installs into a third venv; RECIO_JPEG=stb RECIO_CURL=no builds without
+#     libjpeg and libcurl; a missing stb_image.h stops the build with a message that says what to
+#     install;
 #  4. `make install DESTDIR=... PREFIX=/usr/local` puts the package in a folder on /usr/bin/python3's
 #     sys.path, where it imports and finds PREFIX/lib/librecio.so.
 set -u
@@ -38,6 +40,17 @@ print(recio.__version__, recio.__file__, recio.library_path)'
 if printf '#include <stdio.h>\n#include <jpeglib.h>\nint main(void){struct jpeg_decompress_struct d;JDIMENSION x=0,w=1;jpeg_crop_scanline(&d,&x,&w);return 0;}\n' \
    | ${CC:-cc} -x c - -o "$T/probe" -ljpeg 2>/dev/null; then TURBO=1; else TURBO=0; fi
 links_jpeg() { readelf -d "$1" 2>/dev/null | grep -q 'NEEDED.*libjpeg'; }
+# libcurl >= 7.75 can be linked (the Makefile's probe): then the bundled library must read remote paths
+if printf '#include <curl/curl.h>\nint main(void){return (int)curl_easy_setopt(curl_easy_init(),CURLOPT_AWS_SIGV4,"aws:amz");}\n' \
+   | ${CC:-cc} -x c - -o "$T/probe" -lcurl 2>/dev/null; then CURL=1; else CURL=0; fi
+links_curl() { readelf -d "$1" 2>/dev/null | grep -q 'NEEDED.*libcurl'; }
+# a remote path's error (nothing listens on port 9: refused, retried, then said): what the build has
+REMOTE='import recio
+try:
+    recio.Reader("http://127.0.0.1:9/x.rec")
+except recio.Error as e:
+    print(e)'
+NOCURL="http://127.0.0.1:9/x.rec: offset 0: cannot open: this build has no remote filesystems (built without RECIO_CURL)"
 
 # 1. the issue's command in a venv of Debian's python3
 if "$PY" -m venv "$T/v1" >"$T/v1.log" 2>&1 && (cd "$T" && v1/bin/pip install $PIP --no-build-isolation "$SRC") >>"$T/v1.log" 2>&1; then
@@ -64,6 +77,13 @@ print(mx.image.imdecode(open(sys.argv[2], 'rb').read()).asnumpy().shape)" "$T/v2
   if [ $TURBO = 1 ] && ! links_jpeg "$site2/recio/librecio.so"; then bad "libjpeg-turbo links here, but the wheel's library does not use it"
   elif [ $TURBO = 0 ] && links_jpeg "$site2/recio/librecio.so"; then bad "the wheel's library links libjpeg, which the probe could not link"
   else ok; fi
+  out=$(cd / && "$T/v2/bin/python" -c "$REMOTE" 2>&1)
+  case $CURL:$out in
+    1:"http://127.0.0.1:9/x.rec: offset 0: cannot open: "*) [ "$out" != "$NOCURL" ] && links_curl "$site2/recio/librecio.so" && ok ||
+      bad "libcurl links here, but the wheel's library has no remote paths: '$out'" ;;
+    0:"$NOCURL") ok ;;
+    *) bad "a remote path from the wheel (libcurl probe $CURL): '$out'" ;;
+  esac
 else
   bad "the wheel into a second venv: $(tail -5 "$T/v2.log")"; bad "(nothing installed to check)"
 fi
@@ -74,10 +94,11 @@ print(b.build_sdist(sys.argv[2]))' "$SRC/python/backend" "$T/sdist" 2>"$T/sdist.
    "$PY" -m venv "$T/v3" >>"$T/sdist.log" 2>&1 && "$T/v3/bin/pip" install $PIP --no-build-isolation "$T/sdist/$sdist" >>"$T/sdist.log" 2>&1 && \
    out=$(cd / && env -u RECIO_LIBRARY "$T/v3/bin/python" -c "$CHECK" "$T/v3.rec" 2>&1) && [ "${out%% *}" = "$V" ]; then ok
 else bad "sdist ($sdist): $(tail -5 "$T/sdist.log") $out"; fi
-if (cd "$T" && RECIO_JPEG=stb v1/bin/pip wheel $PIP --no-build-isolation -w "$T/stb" "$SRC") >"$T/stb.log" 2>&1 && \
+if (cd "$T" && RECIO_JPEG=stb RECIO_CURL=no v1/bin/pip wheel $PIP --no-build-isolation -w "$T/stb" "$SRC") >"$T/stb.log" 2>&1 && \
    "$PY" -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[2], "wb").write(z.read("recio/librecio.so"))' \
-     "$(ls "$T"/stb/recio-*.whl)" "$T/stb.so" && readelf -d "$T/stb.so" | grep -q NEEDED && ! links_jpeg "$T/stb.so"; then ok
-else bad "RECIO_JPEG=stb: a library without libjpeg: $(tail -5 "$T/stb.log")"; fi
+     "$(ls "$T"/stb/recio-*.whl)" "$T/stb.so" && readelf -d "$T/stb.so" | grep -q NEEDED && ! links_jpeg "$T/stb.so" && \
+   ! links_curl "$T/stb.so"; then ok
+else bad "RECIO_JPEG=stb RECIO_CURL=no: a library without libjpeg and libcurl: $(tail -5 "$T/stb.log")"; fi
 if (cd "$T" && RECIO_STB=/nonexistent v1/bin/pip install $PIP --no-build-isolation "$SRC") >"$T/nostb.log" 2>&1; then
   bad "no stb_image.h: pip install succeeded"
 elif grep -q "recio: cannot build the C library: stb_image.h not found (looked in /nonexistent)" "$T/nostb.log" && \

@@ -1006,7 +1006,8 @@ def test_struct_mirrors_match_the_header():
                "recio_io": _lib.IO, "recio_reader_desc": _lib.ReaderDesc, "recio_writer_desc": _lib.WriterDesc,
                "recio_split_desc": _lib.SplitDesc, "recio_split_where": _lib.SplitWhere, "recio_lst": _lib.Lst,
                "recio_lst_item": _lib.LstItem, "recio_allocator": _lib.Allocator, "recio_apply_desc": _lib.ApplyDesc,
-               "recio_iter_cache_info": _lib.CacheInfo, "recio_index": _lib.Index, "recio_index_entry": _lib.IndexEntry}
+               "recio_iter_cache_info": _lib.CacheInfo, "recio_index": _lib.Index, "recio_index_entry": _lib.IndexEntry,
+               "recio_fs": _lib.Fs, "recio_fs_stat": _lib.FsStat}
     lines = ['#include "recio.h"', "#include <stddef.h>", "#include <stdio.h>", "int main(void) {"]
     for c, py in mirrors.items():
         lines.append('printf("%s sizeof %%zu\\n", sizeof(%s));' % (c, c))

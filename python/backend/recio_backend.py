@@ -9,6 +9,9 @@ of Debian's python3 (its ensurepip gives pip and setuptools but no wheel), and a
 JPEG: libjpeg-turbo (-DRECIO_TURBOJPEG -ljpeg) when the compiler can build and link a program using
 it (the Makefile's probe), else stb_image. Choose with RECIO_JPEG=turbo|stb or
 `pip install . -C jpeg=stb`. stb_image.h: RECIO_STB (or -C stb=DIR), else the usual include folders.
+Remote paths (s3://, http(s)://: docs/remote.md): libcurl >= 7.75 (-DRECIO_CURL -lcurl) when a
+program using it builds and links, as the Makefile's default build; RECIO_CURL=yes insists, no
+leaves it out (or -C curl=no). Without it, a remote path says the build has no remote filesystems.
 CC, CFLAGS and LDFLAGS are honoured. The compiled library is kept under build/python/ keyed by its
 sources and command, so a second build of the same tree (pip install, then pip wheel) reuses it.
 
@@ -36,6 +39,9 @@ SUMMARY = "RecordIO (MXNet/dmlc-core) datasets to model-ready tensors: records, 
 SDIST_FILES = ["pyproject.toml", "recio.h", "recio_impl.c", "README.md", "docs/python.md", "python/backend/recio_backend.py"]
 STB_DIRS = ["/usr/include/stb", "/usr/local/include/stb", "/usr/include", "/usr/local/include",
             "/opt/homebrew/include/stb", "/opt/homebrew/include"]
+# The Makefile's probe: CURLOPT_AWS_SIGV4 is libcurl 7.75's, which recio.h requires.
+CURL_PROBE = ("#include <curl/curl.h>\nint main(void){return (int)curl_easy_setopt(curl_easy_init(),"
+              "CURLOPT_AWS_SIGV4,\"aws:amz\");}\n")
 TURBO_PROBE = ("#include <stdio.h>\n#include <jpeglib.h>\nint main(void){struct jpeg_decompress_struct d;"
                "JDIMENSION x=0,w=1;jpeg_crop_scanline(&d,&x,&w);return 0;}\n")
 
@@ -81,6 +87,30 @@ def _stb_dir(config):
     return None
 
 
+def _probe(cc, tmp, name, source, lib):
+    """Whether cc builds and links source with lib."""
+    src = os.path.join(tmp, name + ".c")
+    with open(src, "w") as f:
+        f.write(source)
+    return subprocess.run(cc + [src, "-o", os.path.join(tmp, name), lib],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+
+
+def _curl(cc, config, tmp):
+    """True when libcurl is chosen and links (the Makefile's default build has it); RECIO_CURL=yes
+    insists, no leaves it out."""
+    want = _setting(config, "curl", "RECIO_CURL").lower()
+    if want not in ("", "auto", "yes", "no"):
+        _fail("curl=%s: say yes (s3:// and http(s):// paths through libcurl) or no" % want)
+    if want == "no":
+        return False
+    ok = _probe(cc, tmp, "curl_probe", CURL_PROBE, "-lcurl")
+    if want == "yes" and not ok:
+        _fail("curl=yes: %s cannot build a program with libcurl >= 7.75 (Debian: apt-get install "
+              "libcurl4-openssl-dev)" % " ".join(cc))
+    return ok
+
+
 def _turbo(cc, config, tmp):
     """True when libjpeg-turbo is chosen and links; False for stb. RECIO_JPEG=turbo insists."""
     want = _setting(config, "jpeg", "RECIO_JPEG").lower()
@@ -88,26 +118,23 @@ def _turbo(cc, config, tmp):
         _fail("jpeg=%s: say turbo (libjpeg-turbo) or stb (stb_image)" % want)
     if want == "stb":
         return False
-    src = os.path.join(tmp, "probe.c")
-    with open(src, "w") as f:
-        f.write(TURBO_PROBE)
-    ok = subprocess.run(cc + [src, "-o", os.path.join(tmp, "probe"), "-ljpeg"],
-                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+    ok = _probe(cc, tmp, "probe", TURBO_PROBE, "-ljpeg")
     if want == "turbo" and not ok:
         _fail("jpeg=turbo: %s cannot build a program with libjpeg-turbo >= 1.5 (Debian: apt-get install "
               "libjpeg62-turbo-dev)" % " ".join(cc))
     return ok
 
 
-def _command(cc, stb, turbo, out):
+def _command(cc, stb, turbo, out, curl=False):
     """The compile-and-link command of the shared library."""
     shared = ["-dynamiclib"] if sys.platform == "darwin" else ["-shared"]
     pic = [] if sys.platform in ("win32", "cygwin", "msys") else ["-fPIC"]
     threads = [] if sys.platform in ("win32", "cygwin", "msys") else ["-lpthread"]
     jpeg = (["-DRECIO_TURBOJPEG"], ["-ljpeg"]) if turbo else ([], [])
+    remote = (["-DRECIO_CURL"], ["-lcurl"]) if curl else ([], [])
     return (cc + ["-std=c99", "-O2"] + pic + shared + ["-I" + ROOT, "-I" + stb, "-D_FILE_OFFSET_BITS=64", "-DRECIO_THREADS"]
-            + jpeg[0] + os.environ.get("CFLAGS", "").split() + [os.path.join(ROOT, "recio_impl.c"), "-o", out]
-            + os.environ.get("LDFLAGS", "").split() + jpeg[1] + ["-lm"] + threads)
+            + jpeg[0] + remote[0] + os.environ.get("CFLAGS", "").split() + [os.path.join(ROOT, "recio_impl.c"), "-o", out]
+            + os.environ.get("LDFLAGS", "").split() + jpeg[1] + remote[1] + ["-lm"] + threads)
 
 
 def build_library(config=None):
@@ -117,6 +144,7 @@ def build_library(config=None):
     stb = _stb_dir(config)
     with tempfile.TemporaryDirectory() as tmp:
         turbo = _turbo(cc, config, tmp)
+        curl = _curl(cc, config, tmp)
     if stb is None:
         given = _setting(config, "stb", "RECIO_STB")
         _fail("cannot build the C library: stb_image.h not found (looked in %s). recio decodes PNG and BMP%s "
@@ -130,7 +158,7 @@ def build_library(config=None):
     for f in ("recio.h", "recio_impl.c"):
         with open(os.path.join(ROOT, f), "rb") as fh:
             key.update(fh.read())
-    key.update(" ".join(_command(cc, stb, turbo, name)).encode())
+    key.update(" ".join(_command(cc, stb, turbo, name, curl)).encode())
     key.update(subprocess.run(cc + ["--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT).stdout)
     cache = os.path.join(ROOT, "build", "python", key.hexdigest()[:16])
     lib = os.path.join(cache, name)
@@ -142,8 +170,10 @@ def build_library(config=None):
         cache = tempfile.mkdtemp(prefix="recio-build-")
         lib = os.path.join(cache, name)
     part = lib + ".part.%d" % os.getpid()
-    cmd = _command(cc, stb, turbo, part)
-    print("recio: building %s with %s (JPEG through %s)" % (name, " ".join(cc), "libjpeg-turbo" if turbo else "stb_image"),
+    cmd = _command(cc, stb, turbo, part, curl)
+    print("recio: building %s with %s (JPEG through %s; remote paths %s)"
+          % (name, " ".join(cc), "libjpeg-turbo" if turbo else "stb_image",
+             "through libcurl" if curl else "left out: no libcurl >= 7.75 (apt-get install libcurl4-openssl-dev)"),
           file=sys.stderr)
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     if r.returncode != 0:

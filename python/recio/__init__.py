@@ -111,6 +111,25 @@ def _fspath(value: Any, name: str) -> Any:
         raise TypeError("%s: a path (str, bytes or os.PathLike), not %r" % (name, value)) from None
 
 
+def _stat(path: Union[str, bytes, os.PathLike], name: str = "path") -> tuple:
+    """(kind, size) of what is at path, by the filesystem that serves it in the C library's table,
+    as the C calls see it: a local file, s3://BUCKET/KEY or an http(s):// URL alike (os.path knows
+    only the first). kind is "file", "dir", "other" or None (nothing there); size is the file's
+    bytes (0 for the rest). Raises FileError ("PATH: offset 0: what is there: why") when it cannot
+    tell: a network failure, a permission, a scheme no filesystem serves."""
+    p = _fspath(path, name)
+    e, kind, size, why = L.stat(L.cstr(p))
+    if e != L.OK:
+        why = (why or L.strerror(e).encode()).decode(errors="replace")
+        raise FileError("%s: offset 0: what is there: %s" % (os.fsdecode(p), why), e)
+    return {L.FS_FILE: "file", L.FS_DIR: "dir", L.FS_OTHER: "other"}.get(kind), int(size) if kind == L.FS_FILE else 0
+
+
+def _is_file(path: Union[str, bytes, os.PathLike]) -> bool:
+    """A file is at path (local or remote; see _stat)."""
+    return _stat(path)[0] == "file"
+
+
 # Every live handle, so that a forked child can give each a fresh lock (a lock another thread of the
 # parent held at the fork would stay held in the child for ever).
 _HANDLES: "weakref.WeakSet[_Handle]" = weakref.WeakSet()
@@ -1419,13 +1438,12 @@ class Split(_Handle):
         begin, end = self.bounds
         base, n = 0, 0
         for f in self.files:
-            size = os.path.getsize(f)
+            size = _stat(f)[1]
             if base < end and base + size > begin:
                 ix = _index_of(f)
-                if not os.path.exists(ix):
+                if not _is_file(ix):
                     return None
-                offs = np.loadtxt(ix, dtype=np.uint64, usecols=1, ndmin=1) if os.path.getsize(ix) else np.zeros(0, np.uint64)
-                g = offs.astype(np.int64) + base
+                g = _load_index(ix)[1].astype(np.int64) + base
                 n += int(np.count_nonzero((g >= begin) & (g < end)))
             base += size
         return n
@@ -1434,7 +1452,7 @@ class Split(_Handle):
 def _random_read_buffer(path: Union[str, os.PathLike], records: int) -> int:
     """A Reader buffer for reads by offset: about two records (a read after a seek fills the whole
     buffer: the default 1 MiB cost 100 us and more a record), as the shuffled split sizes its own."""
-    mean = os.path.getsize(path) // max(records, 1)
+    mean = _stat(path)[1] // max(records, 1)
     return min(max(2 * mean, 4096), 1 << 20)
 
 

@@ -168,6 +168,20 @@ class IndexDesc(Structure):
     _fields_ = [("text", c_char_p), ("size", c_size_t), ("errmsg", c_void_p), ("alloc", Allocator), ("fs", c_void_p)]
 
 
+class FsStat(Structure):  # recio_fs_stat
+    _fields_ = [("kind", c_int), ("size", c_uint64)]
+
+
+FS_NONE, FS_FILE, FS_DIR, FS_OTHER = 0, 1, 2, 3  # recio_fs_kind
+FS_INFO = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, POINTER(FsStat), c_void_p)  # recio_fs.info
+
+
+class Fs(Structure):  # recio_fs: a row of the filesystem table (only read here: its info hook is called)
+    _fields_ = [("scheme", c_char_p), ("user", c_void_p), ("flags", c_uint), ("open_read", c_void_p), ("info", FS_INFO),
+                ("list", c_void_p), ("create", c_void_p), ("commit", c_void_p), ("discard", c_void_p),
+                ("remove", c_void_p), ("map", c_void_p), ("unmap", c_void_p), ("next", c_void_p)]
+
+
 class LstItem(Structure):
     _fields_ = [("index", c_uint64), ("labels", POINTER(c_float)), ("nlabels", c_uint32), ("path", c_char_p),
                 ("mask", c_char_p)]
@@ -313,6 +327,7 @@ def _declare(lib):
         "recio_index_free": (None, [POINTER(Index)]),
         "recio_index_path": (E, [ctypes.c_char_p, S, c_char_p, P, POINTER(I)]),
         "recio_lst_free": (None, [POINTER(Lst)]),
+        "recio_fs_find": (POINTER(Fs), [P, c_char_p]),
         # split
         "recio_split_open_desc": (E, [POINTER(P), c_char_p, c_uint, c_uint, POINTER(SplitDesc)]),
         "recio_split_next": (E, [P, POINTER(Record)]),
@@ -329,6 +344,22 @@ def _declare(lib):
 
 path = find_library()
 lib = _declare(ctypes.CDLL(path))
+
+
+def stat(path):
+    """What is at path (bytes), asked of the filesystem that serves it in the C library's table (a
+    local file, s3://, http(s)://), as every recio call that takes a path would: (err, kind, size,
+    why). err is OK, or the recio_err of a path no filesystem serves or that cannot be told (the
+    network, a permission); why is the filesystem's reason (bytes, maybe empty)."""
+    fs = lib.recio_fs_find(None, path)
+    why = ctypes.create_string_buffer(ERRMSG_SIZE)
+    st = FsStat()
+    if not fs:
+        return ERR_UNSUPPORTED, FS_NONE, 0, b"no filesystem serves this scheme"
+    if not fs.contents.info:  # every built-in row has one; never called through NULL
+        return ERR_UNSUPPORTED, FS_NONE, 0, b"its filesystem cannot tell what is at a path"
+    e = fs.contents.info(fs.contents.user, path, ctypes.byref(st), ctypes.cast(why, c_void_p))
+    return e, st.kind, st.size, why.value
 
 
 def strerror(code):

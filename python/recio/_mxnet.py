@@ -208,8 +208,12 @@ def translate(**kw: Any) -> dict:
     rec = _path("path_imgrec", o["path_imgrec"]) if o["path_imgrec"] else ""
     if not rec:
         raise _bad("path_imgrec", "required (the .rec file, or 'a.rec;b.rec')")
+    from . import _is_file, _stat  # the C library's filesystems: local, s3:// and http(s):// alike
     for f in rec.split(";"):
-        if os.path.isdir(f) and not o["directories"]:  # a shared folder may hold another program's .rec
+        # a shared folder may hold another program's .rec; a remote name ending in .rec is taken for a
+        # file unasked (a request per shard at every open, at S3's latency), the split says if not
+        remote_rec = "://" in f and f.lower().endswith(".rec")
+        if not o["directories"] and not remote_rec and _stat(f)[0] == "dir":
             raise _bad("path_imgrec", "%s is a directory: MXNet reads one file; name the .rec file(s) ('a.rec;b.rec'), "
                        "or give directories=True to read every .rec in it" % f)
     if o["aug_seq"] != "aug_default":
@@ -238,20 +242,20 @@ def translate(**kw: Any) -> dict:
         raise _bad("part_index", "must be in [0, num_parts): %d of %d" % (part, nparts))
     idx = _path("path_imgidx", o["path_imgidx"]) if o["path_imgidx"] else None
     files = rec.split(";")
-    if idx and not os.path.exists(idx):
+    if idx and not _is_file(idx):
         raise _bad("path_imgidx", "%s does not exist (make it with 'recio index')" % idx)
     # an index partitions by record count (MXNet's indexed_recordio); over several files it is one index
     # of the whole list, global offsets
     shuffle = bool(o["shuffle"])
     if shuffle and not idx:
         for f in files:
-            if not os.path.exists(_index_of(f)):
+            if not _is_file(_index_of(f)):
                 raise _bad("shuffle", "a global shuffle needs %s (make it with 'recio index %s'), or use "
                            "shuffle_buffer=N for a streaming shuffle" % (_index_of(f), f))
     key_begin, key_end = key_range(o["keys"], "ImageRecordIter: keys")
     if key_end and not idx:
         for f in files:
-            if not os.path.exists(_index_of(f)):
+            if not _is_file(_index_of(f)):
                 raise _bad("keys", "a key range is read from the index: %s is missing (make it with 'recio index %s')"
                            % (_index_of(f), f))
     seed = int(o["seed"])
@@ -326,7 +330,7 @@ def translate(**kw: Any) -> dict:
     if prefetch < 1:
         raise _bad("prefetch_buffer", "must be at least 1")
     mean_img = _path("mean_img", o["mean_img"]) if o["mean_img"] else None
-    if mean_img and not os.path.exists(mean_img):
+    if mean_img and not _is_file(mean_img):
         raise _bad("mean_img", "%s does not exist: make it with 'recio mean %s --spec SPEC -o %s' (MXNet makes it "
                    "on the first run; recio asks)" % (mean_img, rec, mean_img))
     # the options by recio_iter_desc's sub-descs (recio/__init__.py's _DESC puts each in its field),
@@ -366,12 +370,10 @@ def _mask_fill(v):
 
 def _records_per_chunk(files, idx, mb):
     """MXNet's shuffle_chunk_size is in megabytes, recio's chunk in records: the dataset's mean record
-    size (file bytes over .idx lines) turns one into the other."""
-    size = sum(os.path.getsize(f) for f in files)
-    n = 0
-    for f in ([idx] if idx else [_index_of(f) for f in files]):
-        with open(f) as fh:
-            n += sum(1 for ln in fh if ln.strip())
+    size (file bytes over .idx entries) turns one into the other."""
+    from . import _load_index, _stat
+    size = sum(_stat(f)[1] for f in files)
+    n = sum(len(_load_index(f)[0]) for f in ([idx] if idx else [_index_of(f) for f in files]))
     return max(1, int(mb * (1 << 20) * n // max(size, 1)))
 
 

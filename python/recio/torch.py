@@ -280,11 +280,11 @@ class RecordMapDataset(torch.utils.data.Dataset):
                  label_dtype: Any = torch.float32, mmap: bool = False, threads: int = 0) -> None:
         super().__init__()
         self.rec = os.fsdecode(recio._fspath(rec, "RecordMapDataset: rec"))
-        if os.path.isdir(self.rec):
+        if recio._stat(self.rec)[0] == "dir":
             raise ValueError("RecordMapDataset: rec: %s is a directory; give one .rec file" % self.rec)
         # the .idx beside the .rec by the C library's rule (recio_index_path, through _index_of)
         self.idx = os.fsdecode(recio._fspath(idx, "RecordMapDataset: idx")) if idx is not None else _index_of(self.rec)
-        if not os.path.exists(self.idx):
+        if not recio._is_file(self.idx):
             raise ValueError("RecordMapDataset: %s has no index %s: make it with 'recio index %s', or give idx="
                              % (self.rec, self.idx, self.rec))
         all_keys, all_offsets = recio._load_index(self.idx)
