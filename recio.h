@@ -6258,6 +6258,14 @@ static recio_err recio__sp_glob(recio_split *s, const char *pat, const char *dir
     return e;
 }
 
+/* dir ends with a separator ("s3://b/prefix/", "dir/"): its files are dir + name, with no second
+   separator (which asked S3 for the keys under "prefix//", none, and named local files "dir//a.rec"). */
+static int recio__sp_sep_end(const recio_split *s, const char *dir) {
+    char why[RECIO_ERRMSG_SIZE];
+    size_t n = strlen(dir);
+    return n && recio__is_sep(dir[n - 1], recio__fs_for(s->d.fs, dir, why));
+}
+
 /* One item of the list: a pattern, a directory (its *.rec files, not its .idx or .lst companions,
    as DIR/NAME), or a file (its size kept: one stat per file is the whole open cost). What cannot
    be told now is told when the sizes are taken. */
@@ -6272,7 +6280,9 @@ static recio_err recio__sp_item(recio_split *s, const char *item, size_t n) {
         !recio__scheme_is(z, "https")) /* a URL's '?' starts its query */
         e = recio__sp_glob(s, z, NULL);
     else if ((known = recio__fs_stat(s->d.fs, z, &st, why)) == RECIO_OK && st.kind == RECIO_FS_DIR)
-        e = (pat = recio__cat(&s->alloc, z, "/*.rec", "")) != NULL ? recio__sp_glob(s, pat, z) : RECIO_ERR_NOMEM,
+        e = (pat = recio__cat(&s->alloc, z, recio__sp_sep_end(s, z) ? "*.rec" : "/*.rec", "")) != NULL
+                ? recio__sp_glob(s, pat, z)
+                : RECIO_ERR_NOMEM,
         recio__free(&s->alloc, pat);
     else if ((e = recio__sp_push(s, item, n)) == RECIO_OK && known == RECIO_OK && st.kind == RECIO_FS_FILE) {
         s->files[s->nfiles - 1].size = st.size;

@@ -380,6 +380,17 @@ static void test_split(void) {
     n = read_part("mem://ds", 0, 1, &d, ids);
     CHECK_EQ_INT(n, 70);
     for (k = 0; k < n && k < 70; k++) CHECK_EQ_INT(ids[k], want[k]);
+    n = read_part("mem://ds/", 0, 1, &d, ids); /* as S3 prefixes are written: its files are "mem://ds/a.rec" */
+    CHECK_EQ_INT(n, 70);
+    for (k = 0; k < n && k < 70; k++) CHECK_EQ_INT(ids[k], want[k]);
+    {
+        recio_split *s = NULL;
+        recio_split_info info;
+        CHECK_EQ_INT(recio_split_open_desc(&s, "mem://ds/", 0, 1, &d), RECIO_OK);
+        CHECK(s && recio_split_query(s, &info) == RECIO_OK && info.nfiles == 2 && !strcmp(info.files[0], "mem://ds/a.rec") &&
+              !strcmp(info.files[1], "mem://ds/b.rec"));
+        recio_split_close(s);
+    }
     n = read_part("mem://*/c.rec;mem://ds/?.rec", 0, 1, &d, ids); /* other/c.rec (ds/c.rec is not there), a, b */
     CHECK_EQ_INT(n, 80);
     CHECK(n == 80 && ids[0] == 4000 && ids[10] == 1000 && ids[50] == 2000);
