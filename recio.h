@@ -5718,7 +5718,6 @@ RECIODEF recio_err recio_index_load(recio_index *idx, const char *path, const re
     return e;
 }
 
-/* path created (in place) through its filesystem; "PATH: offset 0: cannot open: WHY" when it cannot be. */
 /* path created through its filesystem to be written whole (RECIO_FS_ATOMIC): the bytes appear only
    at recio__whole_end, and a failure leaves PATH as it was. On S3 every object is such a pending
    one, which nothing appears of until its commit. */
