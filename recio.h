@@ -2058,7 +2058,11 @@ static double recio__rm_now(void) {
 /* Bytes before the reader's position kept: the split's scan for a record overlaps its windows by 4,
    and each step back was a new range. */
 #define RECIO__RM_TAIL 4096u
-#define RECIO__RM_PART (8u << 20) /* a multipart upload's part (S3's least is 5 MiB) */
+#define RECIO__RM_PART (8u << 20) /* a multipart upload's first parts (S3's least is 5 MiB) */
+/* Parts double in size every RECIO__RM_TIER parts (recio__rm_part_size). */
+#ifndef RECIO__RM_TIER
+#define RECIO__RM_TIER 1000u
+#endif
 #define RECIO__RM_URL 3072
 #define RECIO__RM_TAG 160 /* an ETag, quotes included */
 
@@ -3337,6 +3341,16 @@ static int recio__rm_w_settled(recio__rm_writer *w, recio__rm_xfer *x) {
     return 0;
 }
 
+/* The size of the part that fills: 8 MiB, doubled every RECIO__RM_TIER parts, up to 4 GiB (512
+   MiB where size_t has 32 bits). S3 takes at most 10,000 parts: of 8 MiB alone they ended an object
+   at 78 GiB, and a bigger .rec failed at its 10,001st part, its upload (hours of packing) aborted.
+   These reach 8 TB, past S3's 5 TiB. A writer's two part buffers grow with its object (128 MiB at
+   100 GB); under 8 GB its parts stay 8 MiB. */
+static size_t recio__rm_part_size(const recio__rm_writer *w) {
+    unsigned t = w->nparts / RECIO__RM_TIER, most = sizeof(size_t) < 8 ? 6 : 9;
+    return (size_t)RECIO__RM_PART << (t < most ? t : most);
+}
+
 /* Starts the filled part on its way (making the upload first) and gives the writer the other one,
    once that one's upload is over. */
 static int recio__rm_w_send(recio__rm_writer *w) {
@@ -3362,8 +3376,7 @@ static int recio__rm_w_send(recio__rm_writer *w) {
     recio__fmt(q, sizeof q, "partNumber=%u&uploadId=%s", w->nparts, w->upload);
     if (recio__rm_url(&w->s.cfg, x->url, w->s.cfg.key, q))
         return recio__fmt(w->s.why, sizeof w->s.why, "URI too long"), recio__rm_w_fail(w);
-    x->method = "PUT", x->body = x->buf, x->body_len = w->fill, x->len = 0, x->grow = 0, x->cap = RECIO__RM_PART,
-    x->tries = 0;
+    x->method = "PUT", x->body = x->buf, x->body_len = w->fill, x->len = 0, x->grow = 0, x->tries = 0;
     if (recio__rm_start(x))
         return recio__fmt(w->s.why, sizeof w->s.why, "cannot start a transfer"), recio__rm_w_fail(w);
     w->cur ^= 1, w->fill = 0;
@@ -3376,12 +3389,15 @@ static int recio__rm_w_write(void *user, const void *buf, size_t n) {
     if (w->failed) return -1;
     while (n) {
         recio__rm_xfer *x = &w->part[w->cur];
-        size_t k = RECIO__RM_PART - w->fill < n ? RECIO__RM_PART - w->fill : n;
-        if (!x->buf && !(x->buf = (unsigned char *)recio__malloc(&w->s.alloc, RECIO__RM_PART)))
+        size_t part = recio__rm_part_size(w), k = part - w->fill < n ? part - w->fill : n;
+        if (x->cap < part) /* a new part, of the next size: its buffer holds nothing yet */
+            recio__free(&w->s.alloc, x->buf), x->buf = NULL, x->cap = 0;
+        if (!x->buf && !(x->buf = (unsigned char *)recio__malloc(&w->s.alloc, part)))
             return recio__fmt(w->s.why, sizeof w->s.why, "out of memory"), recio__rm_w_fail(w);
+        x->cap = part;
         memcpy(x->buf + w->fill, p, k);
         w->fill += k, p += k, n -= k;
-        if (w->fill == RECIO__RM_PART && recio__rm_w_send(w)) return -1;
+        if (w->fill == part && recio__rm_w_send(w)) return -1;
     }
     if (recio__rm_pump(&w->s, NULL, 0, 0)) return recio__rm_w_fail(w); /* the part going up moves on */
     if (w->part[w->cur ^ 1].state == RECIO__RM_FAILED) return recio__rm_w_settled(w, &w->part[w->cur ^ 1]);

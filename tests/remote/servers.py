@@ -37,6 +37,7 @@ JSON). Faults apply to the requests whose path contains `match` and whose method
                         the new object)
     watch=N             no fault: counts the GETs whose Range starts at byte N as they come
                         ("watched" in the stats: when a reader asked for a range, not when it ended)
+The stats also list every upload part that came ("parts": [partNumber, bytes] in arrival order).
 Nothing here ever connects anywhere but 127.0.0.1, and everything stops after RECIO_TEST_LIFETIME
 seconds (default 1800) whatever happens."""
 import ctypes
@@ -191,7 +192,8 @@ class Faults:
                 setattr(self, k, int(q.get(k, [v])[0]))
             self.match = q.get("match", [""])[0]
             self.methods = q.get("methods", ["GET,HEAD,PUT,POST,DELETE"])[0].split(",")
-            self.stats = {"requests": 0, "faults": 0, "gets": 0, "if_match": 0, "auth": 0, "watched": 0, "methods": {}}
+            self.stats = {"requests": 0, "faults": 0, "gets": 0, "if_match": 0, "auth": 0, "watched": 0, "methods": {},
+                          "parts": []}
 
     def take(self, field):
         """One use of a counted fault: True while some remain."""
@@ -245,6 +247,9 @@ def make_proxy(upstream_port):
                 st["if_match"] += "If-Match" in self.headers
                 st["auth"] += "Authorization" in self.headers
                 st["watched"] += self.command == "GET" and faults.watch >= 0 and self.range_start() == faults.watch
+                part = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query).get("partNumber")
+                if self.command == "PUT" and part:
+                    st["parts"].append([int(part[0]), n])
             if hit and faults.delay_ms:
                 time.sleep(faults.delay_ms / 1000)
             if hit and faults.delay_first_ms and self.range_start() == 0:
