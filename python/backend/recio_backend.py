@@ -96,32 +96,29 @@ def _probe(cc, tmp, name, source, lib):
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
 
 
-def _curl(cc, config, tmp):
-    """True when libcurl is chosen and links (the Makefile's default build has it); RECIO_CURL=yes
-    insists, no leaves it out."""
-    want = _setting(config, "curl", "RECIO_CURL").lower()
-    if want not in ("", "auto", "yes", "no"):
-        _fail("curl=%s: say yes (s3:// and http(s):// paths through libcurl) or no" % want)
-    if want == "no":
-        return False
-    ok = _probe(cc, tmp, "curl_probe", CURL_PROBE, "-lcurl")
-    if want == "yes" and not ok:
-        _fail("curl=yes: %s cannot build a program with libcurl >= 7.75 (Debian: apt-get install "
-              "libcurl4-openssl-dev)" % " ".join(cc))
-    return ok
+# The optional libraries, each chosen by one rule: linked when a probe program builds with it
+# (the Makefile's probes), left out when asked, and an error when insisted on and missing.
+# name: (config key, variable, the word that insists, the word that leaves it out, what they mean,
+#        probe source, link flag, what the probe needs)
+OPTIONAL = {
+    "turbo": ("jpeg", "RECIO_JPEG", "turbo", "stb", "turbo (libjpeg-turbo) or stb (stb_image)", TURBO_PROBE, "-ljpeg",
+              "libjpeg-turbo >= 1.5 (Debian: apt-get install libjpeg62-turbo-dev)"),
+    "curl": ("curl", "RECIO_CURL", "yes", "no", "yes (s3:// and http(s):// paths through libcurl) or no", CURL_PROBE,
+             "-lcurl", "libcurl >= 7.75 (Debian: apt-get install libcurl4-openssl-dev)"),
+}
 
 
-def _turbo(cc, config, tmp):
-    """True when libjpeg-turbo is chosen and links; False for stb. RECIO_JPEG=turbo insists."""
-    want = _setting(config, "jpeg", "RECIO_JPEG").lower()
-    if want not in ("", "auto", "turbo", "stb"):
-        _fail("jpeg=%s: say turbo (libjpeg-turbo) or stb (stb_image)" % want)
-    if want == "stb":
+def _optional(cc, config, tmp, name):
+    """True when library name (OPTIONAL) is chosen and links."""
+    key, env, yes, no, words, source, lib, needs = OPTIONAL[name]
+    want = _setting(config, key, env).lower()
+    if want not in ("", "auto", yes, no):
+        _fail("%s=%s: say %s" % (key, want, words))
+    if want == no:
         return False
-    ok = _probe(cc, tmp, "probe", TURBO_PROBE, "-ljpeg")
-    if want == "turbo" and not ok:
-        _fail("jpeg=turbo: %s cannot build a program with libjpeg-turbo >= 1.5 (Debian: apt-get install "
-              "libjpeg62-turbo-dev)" % " ".join(cc))
+    ok = _probe(cc, tmp, name + "_probe", source, lib)
+    if want == yes and not ok:
+        _fail("%s=%s: %s cannot build a program with %s" % (key, yes, " ".join(cc), needs))
     return ok
 
 
@@ -143,8 +140,8 @@ def build_library(config=None):
     cc = _compiler()
     stb = _stb_dir(config)
     with tempfile.TemporaryDirectory() as tmp:
-        turbo = _turbo(cc, config, tmp)
-        curl = _curl(cc, config, tmp)
+        turbo = _optional(cc, config, tmp, "turbo")
+        curl = _optional(cc, config, tmp, "curl")
     if stb is None:
         given = _setting(config, "stb", "RECIO_STB")
         _fail("cannot build the C library: stb_image.h not found (looked in %s). recio decodes PNG and BMP%s "
