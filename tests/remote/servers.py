@@ -17,7 +17,7 @@ COMMAND's status:
                          when openssl cannot make one)
     RECIO_TEST_CA        that certificate (PEM): the CA bundle a client must trust for RECIO_TEST_HTTPS
     RECIO_TEST_WWW       nginx's document root (compat/ holds the golden files)
-    RECIO_TEST_NGINX_LOG nginx's access log, a line per request: "CONNECTION METHOD PATH" (the
+    RECIO_TEST_NGINX_LOG nginx's access log, a line per request: "CONNECTION METHOD PATH?QUERY" (the
                          connection's serial number: the tests count the connections a client made)
     RECIO_TEST_PROXY_S3  the fault proxy before s3rver      RECIO_TEST_PROXY_HTTP  before nginx
 
@@ -114,7 +114,7 @@ pid {state}/nginx.pid;
 error_log {state}/nginx.err warn;
 events {{ worker_connections 256; }}
 http {{
-    log_format conn '$connection $request_method $uri';
+    log_format conn '$connection $request_method $request_uri';
     access_log {state}/nginx.access conn;
     client_body_temp_path {state}/nginx-tmp/body;
     proxy_temp_path {state}/nginx-tmp/proxy;
