@@ -82,15 +82,15 @@ static long stat_of(const char *proxy, const char *field) {
     return p ? strtol(p + strlen(key), NULL, 10) : -1;
 }
 
-/* stat_of once it holds still: the proxy counts a request when its thread reads it, which may come
-   after the client sent it (under load, a range asked before an epoch's end was counted after). */
-static long settled_stat(const char *proxy, const char *field) {
-    long last = stat_of(proxy, field), now;
+/* get(a, b) once it holds still (the same for 150 ms, 3 s at most): a server logs or counts a request
+   when its own thread reads or ends it, which may come after the client sent it. */
+static long settled(long (*get)(const char *, const char *), const char *a, const char *b) {
+    long last = get(a, b), now;
     int same = 0, tries;
     for (tries = 0; tries < 60 && same < 3; tries++, last = now) {
         struct timespec ms50 = {0, 50 * 1000 * 1000};
         nanosleep(&ms50, NULL);
-        now = stat_of(proxy, field);
+        now = get(a, b);
         same = now == last ? same + 1 : 0;
     }
     return last;
@@ -383,28 +383,25 @@ static long nginx_log_end(void) {
     if (f) fclose(f);
     return n;
 }
+static long log_size(const char *unused_a, const char *unused_b) {
+    (void)unused_a, (void)unused_b;
+    return nginx_log_end();
+}
 
 /* The nginx requests logged from byte `from` of its access log on whose path holds `tag` (NULL: every
    one): how many, and over how many connections (distinct $connection numbers). nginx logs a request
    when it ends, and one a client cancelled (a range asked ahead, then the file closed) when it sees
-   the connection close: the log is read once it has not grown for 200 ms (a cancelled range of one
+   the connection close: the log is read once it holds still (a cancelled range of one
    split was counted as the next split's, 9 requests where 8 were asked). */
 static void nginx_requests(long from, const char *tag, size_t *requests, size_t *conns) {
     const char *log = getenv("RECIO_TEST_NGINX_LOG");
     static unsigned long seen[4096];
     unsigned long c;
     char method[16], path[512];
-    long size = -1;
-    int quiet = 0, waits;
     size_t i;
     FILE *f;
     *requests = *conns = 0;
-    for (waits = 0; waits < 150 && quiet < 4; waits++) {
-        struct timespec ms50 = {0, 50 * 1000 * 1000};
-        long now = nginx_log_end();
-        quiet = now == size ? quiet + 1 : 0, size = now;
-        nanosleep(&ms50, NULL);
-    }
+    settled(log_size, NULL, NULL);
     if (!log || !(f = fopen(log, "r"))) return;
     fseek(f, from, SEEK_SET);
     while (fscanf(f, "%lu %15s %511s", &c, method, path) == 3) {
@@ -1206,7 +1203,7 @@ static void next_epoch_early(unsigned rank, unsigned nsplit, int delay_ms) {
         if (!e && (endl != RECIO_END || endr != RECIO_END)) hl = 0;
         if (hr != hl) fprintf(stderr, "  epoch %d: %s\n", e, recio_split_errmsg(sr));
         CHECK(hl != 0 && nl > 100 && hr == hl && nr == nl);
-        seen[e] = settled_stat(PROXY_HTTP, "watched");
+        seen[e] = settled(stat_of, PROXY_HTTP, "watched"); /* under load a range asked before an epoch's end was counted after it */
     }
     fprintf(stderr, "  part %u of %u from byte %llu, %d ms a request: ranges from it asked by each epoch's end: %ld %ld %ld %ld\n",
             rank, nsplit, (unsigned long long)si.begin, delay_ms, seen[0], seen[1], seen[2], seen[3]);
